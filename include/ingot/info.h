@@ -1,0 +1,61 @@
+/**
+ * @file info.h
+ * @brief What this build of ingot contains and what it found on this machine at run time.
+ *
+ * Build options say which paths are compiled in; run-time detection says which of them can be
+ * used here (a CUDA build on a node without a GPU or driver runs its host paths). These calls
+ * need no context and may be used before ingot_init().
+ */
+#ifndef INGOT_INFO_H
+#define INGOT_INFO_H
+
+#include <stdio.h>
+#include <ingot/status.h>
+
+INGOT_BEGIN_DECLS
+
+/** Which fields of ingot_runtime_info_t to fill. */
+enum ingot_runtime_info_field {
+    INGOT_RUNTIME_INFO_FIELD_CUDA = INGOT_BIT(0), /**< CUDA driver and devices. */
+    INGOT_RUNTIME_INFO_FIELD_NCCL = INGOT_BIT(1), /**< NCCL library found at run time. */
+    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2)  /**< UCX version and memory types. */
+};
+
+/** Run-time facts about this machine, as seen by this build. */
+typedef struct ingot_runtime_info {
+    uint64_t    field_mask;          /**< In: fields to fill (ingot_runtime_info_field). */
+
+    int         cuda_compiled;       /**< 1 if built with CUDA. */
+    int         cuda_device_count;   /**< Usable CUDA devices (0 when none or no driver). */
+    int         cuda_driver_version; /**< e.g. 13000; 0 when no driver. */
+    int         cuda_runtime_version;/**< Runtime linked into ingot; 0 when not built with CUDA. */
+    char        cuda_reason[160];    /**< Why no device is usable, when cuda_device_count == 0. */
+
+    int         nccl_compiled;       /**< 1 if built with NCCL support. */
+    int         nccl_version;        /**< e.g. 22807 when libnccl was loaded; 0 otherwise. */
+    char        nccl_reason[160];    /**< Why NCCL is not usable, when nccl_version == 0. */
+
+    unsigned    ucx_major, ucx_minor, ucx_release; /**< UCX library version at run time. */
+    int         ucx_cuda_memory;     /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
+    char        ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
+} ingot_runtime_info_t;
+
+/**
+ * @brief Detect CUDA devices, NCCL and UCX capabilities on this machine.
+ * @param info_p in: field_mask; out: the requested fields. Fields not requested are zeroed.
+ * @return INGOT_OK even when devices are absent (that is what the fields report); an error only
+ *         when detection itself failed (e.g. UCX could not be initialised).
+ * Thread-safe; may initialise a throwaway UCX context.
+ */
+INGOT_API ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p);
+
+/**
+ * @brief Print UCX's transports (component, memory domain, transport, device) and memory types,
+ *        one per line, as `ingot-info -t` shows them.
+ * @return INGOT_OK, or INGOT_ERR_UCX when UCX cannot enumerate its components.
+ */
+INGOT_API ingot_status_t ingot_ucx_transports_print(FILE *stream);
+
+INGOT_END_DECLS
+
+#endif /* INGOT_INFO_H */

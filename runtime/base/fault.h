@@ -1,0 +1,40 @@
+/*
+ * Fault injection for tests (compiled in only with -DINGOT_FAULT_INJECTION=ON).
+ * INGOT_FAULT="site:nth:action[,site:nth:action...]" makes the nth call (1-based; "N+" = the nth
+ * and every later one; "*" = every one) at a site fail with the action's errno.
+ * Sites: malloc, mmap, mlock, cuda_pin, open, pread, thread. Actions: an errno name (ENOMEM,
+ * EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES) or "fail" (the site's natural errno).
+ */
+#ifndef INGOT_BASE_FAULT_H
+#define INGOT_BASE_FAULT_H
+
+#include <ingot/status.h>
+
+typedef enum ingot_fault_site {
+    INGOT_FAULT_MALLOC,
+    INGOT_FAULT_MMAP,
+    INGOT_FAULT_MLOCK,
+    INGOT_FAULT_CUDA_PIN,
+    INGOT_FAULT_OPEN,
+    INGOT_FAULT_PREAD,
+    INGOT_FAULT_THREAD,
+    INGOT_FAULT_SITE_LAST
+} ingot_fault_site_t;
+
+/** Check a fault spec's syntax without arming it (INGOT_ERR_CONFIG with the reason in err). */
+ingot_status_t ingot_fault_validate(const char *spec, char *err, size_t errlen);
+
+/** Parse and arm a fault spec (replaces any previous one). INGOT_ERR_CONFIG with a message
+ *  naming the bad part; "none" disarms everything. */
+ingot_status_t ingot_fault_arm(const char *spec, char *err, size_t errlen);
+
+#ifdef INGOT_FAULT_INJECTION
+/** 0, or the errno this call at @p site must fail with. Thread-safe, counts every call. */
+int ingot_fault_check(ingot_fault_site_t site);
+#  define INGOT_FAULT_ENABLED 1
+#else
+static inline int ingot_fault_check(ingot_fault_site_t site) { (void)site; return 0; }
+#  define INGOT_FAULT_ENABLED 0
+#endif
+
+#endif

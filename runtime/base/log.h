@@ -1,0 +1,52 @@
+/*
+ * Logging by level (INGOT_LOG_LEVEL), lines prefixed with host, pid and rank, to stderr or to
+ * INGOT_LOG_FILE (%h host, %p pid, %r rank substituted). A line is written with one write(2),
+ * so lines of concurrent threads and ranks never interleave. No output unless a level asks.
+ */
+#ifndef INGOT_BASE_LOG_H
+#define INGOT_BASE_LOG_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+typedef enum ingot_log_level {
+    INGOT_LOG_LEVEL_ERROR = 0,
+    INGOT_LOG_LEVEL_WARN  = 1,
+    INGOT_LOG_LEVEL_INFO  = 2,
+    INGOT_LOG_LEVEL_DEBUG = 3,
+    INGOT_LOG_LEVEL_TRACE = 4
+} ingot_log_level_t;
+
+extern _Atomic int ingot_log_level_current;
+
+/** Write one log line (use the macros below). */
+void ingot_log_write(ingot_log_level_t level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Set the rank shown in log lines (ingot_init() does this; before it, the launcher's env). */
+void ingot_log_set_rank(int rank);
+
+/** Apply INGOT_LOG_LEVEL and INGOT_LOG_FILE from the parsed config. Returns INGOT_ERR_IO naming
+ *  the file when it cannot be opened (logging then stays on stderr). */
+int ingot_log_configure(int level, const char *file_pattern);
+
+/** Expand %h, %p, %r and %% in a log file pattern into @p out (size @p outlen). */
+void ingot_log_expand_path(const char *pattern, char *out, size_t outlen);
+
+/** Name of a level ("error", "warn", ...). */
+const char *ingot_log_level_name(ingot_log_level_t level);
+
+static inline int ingot_log_enabled(ingot_log_level_t level)
+{
+    return (int)level <= atomic_load_explicit(&ingot_log_level_current, memory_order_relaxed);
+}
+
+#define ingot_log(_lvl, ...) \
+    do { if (ingot_log_enabled(_lvl)) ingot_log_write(_lvl, __FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define ingot_error(...) ingot_log(INGOT_LOG_LEVEL_ERROR, __VA_ARGS__)
+#define ingot_warn(...)  ingot_log(INGOT_LOG_LEVEL_WARN,  __VA_ARGS__)
+#define ingot_info(...)  ingot_log(INGOT_LOG_LEVEL_INFO,  __VA_ARGS__)
+#define ingot_debug(...) ingot_log(INGOT_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define ingot_trace(...) ingot_log(INGOT_LOG_LEVEL_TRACE, __VA_ARGS__)
+
+#endif
