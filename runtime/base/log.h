@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 typedef enum ingot_log_level {
     INGOT_LOG_LEVEL_ERROR = 0,

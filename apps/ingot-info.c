@@ -1,0 +1,111 @@
+/*
+ * ingot-info: version, build options, what was found at run time (CUDA devices, NCCL, UCX
+ * memory types), the effective INGOT_* configuration with docs, and UCX's transports.
+ * Models: ucx_info -c -f, fi_info -e.
+ */
+#include <ingot/ingot.h>
+#include <getopt.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "usage: %s [options]\n"
+            "  (none)  version, build options and run-time detection\n"
+            "  -c      effective configuration, with each variable's doc, syntax and scope\n"
+            "  -C      effective configuration, values only\n"
+            "  -d      default configuration, values only\n"
+            "  -t      UCX transports, devices and memory types\n"
+            "  -a      everything\n"
+            "  -h      this help\n", prog);
+}
+
+static const char *yes_no(int v)
+{
+    return v ? "yes" : "no";
+}
+
+static int print_summary(void)
+{
+    ingot_runtime_info_t info = {.field_mask = INGOT_RUNTIME_INFO_FIELD_CUDA |
+                                               INGOT_RUNTIME_INFO_FIELD_NCCL |
+                                               INGOT_RUNTIME_INFO_FIELD_UCX};
+    ingot_status_t st = ingot_runtime_info_query(&info);
+    char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(mpi_version, &len);
+    for (int i = 0; i < len; i++) {
+        if (mpi_version[i] == '\n' || mpi_version[i] == ',') {
+            mpi_version[i] = '\0';
+            break;
+        }
+    }
+    printf("# ingot %s (library %s)\n", INGOT_VERSION_STRING, ingot_version_string());
+    printf("#\n# build options\n");
+    printf("#   CUDA paths compiled:        %s\n", yes_no(info.cuda_compiled));
+    printf("#   NCCL backend compiled:      %s\n", yes_no(info.nccl_compiled));
+    printf("#   MPI:                        %s\n", mpi_version);
+    printf("#   hwloc:                      %s\n", HWLOC_VERSION);
+    printf("#   zstd:                       %s\n", ZSTD_versionString());
+    printf("#\n# found at run time\n");
+    if (info.cuda_device_count > 0) {
+        printf("#   CUDA devices:               %d (driver %d, runtime %d)\n",
+               info.cuda_device_count, info.cuda_driver_version, info.cuda_runtime_version);
+    } else {
+        printf("#   CUDA devices:               0 (%s)\n", info.cuda_reason);
+    }
+    if (info.nccl_version > 0) {
+        printf("#   NCCL:                       %d\n", info.nccl_version);
+    } else {
+        printf("#   NCCL:                       not loadable (%s)\n", info.nccl_reason);
+    }
+    printf("#   UCX:                        %u.%u.%u\n", info.ucx_major, info.ucx_minor,
+           info.ucx_release);
+    printf("#   UCX memory types:           %s\n", info.ucx_memory_types);
+    printf("#   UCX CUDA memory (GPUDirect): %s\n", yes_no(info.ucx_cuda_memory));
+    printf("#\n# data path this node will take\n");
+    printf("#   batches delivered to:       %s\n",
+           info.cuda_device_count > 0 ? "GPU memory (pinned host staging + cudaMemcpyAsync)"
+                                      : "host memory (no usable GPU)");
+    printf("#   peer fetch into:            %s\n",
+           info.ucx_cuda_memory ? "GPU memory (UCX CUDA support)" : "host memory (bounce buffer)");
+    printf("#   gradient all-reduce:        %s\n",
+           (info.cuda_device_count > 0 && info.nccl_version > 0) ? "NCCL" : "MPI (host)");
+    return st == INGOT_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    int summary = 1, config = 0, transports = 0, opt;
+    unsigned flags = INGOT_CONFIG_PRINT_HEADER;
+    while ((opt = getopt(argc, argv, "cCdtah")) != -1) {
+        switch (opt) {
+        case 'c': config = 1; summary = 0; flags |= INGOT_CONFIG_PRINT_DOC; break;
+        case 'C': config = 1; summary = 0; break;
+        case 'd': config = 1; summary = 0; flags |= INGOT_CONFIG_PRINT_DEFAULT; break;
+        case 't': transports = 1; summary = 0; break;
+        case 'a': summary = config = transports = 1; flags |= INGOT_CONFIG_PRINT_DOC; break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default:  usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr, argv[0]);
+        return 2;
+    }
+    int rc = 0;
+    if (summary) {
+        rc |= print_summary();
+    }
+    if (config && ingot_config_print(stdout, flags) != INGOT_OK) {
+        rc = 1; /* the invalid variable was reported on stderr */
+    }
+    if (transports) {
+        printf("# UCX transports\n");
+        rc |= (ingot_ucx_transports_print(stdout) != INGOT_OK);
+    }
+    return rc;
+}

@@ -1,0 +1,139 @@
+/*
+ * Log lines: "[host:pid:rank] INGOT LEVEL file:line message\n", written with one write(2) so
+ * concurrent lines never interleave. The rank is "-" until known (ingot_init, or the launcher's
+ * environment: OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID, PMI_RANK).
+ */
+#include "runtime/base/log.h"
+#include "runtime/base/status.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INGOT_LOG_LINE_MAX 2048
+
+_Atomic int ingot_log_level_current = INGOT_LOG_LEVEL_WARN;
+
+static _Atomic int log_fd   = STDERR_FILENO;
+static _Atomic int log_rank = -1;
+static char        log_host[64];
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
+
+static void log_init_once(void)
+{
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID",
+                                            "PMI_RANK"};
+    if (gethostname(log_host, sizeof(log_host)) != 0) {
+        strcpy(log_host, "?");
+    }
+    log_host[sizeof(log_host) - 1] = '\0';
+    char *dot = strchr(log_host, '.');
+    if (dot != NULL) {
+        *dot = '\0';
+    }
+    for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+        const char *v = getenv(rank_vars[i]);
+        if (v != NULL && *v != '\0') {
+            atomic_store(&log_rank, atoi(v));
+            break;
+        }
+    }
+}
+
+const char *ingot_log_level_name(ingot_log_level_t level)
+{
+    return ((unsigned)level < sizeof(level_names) / sizeof(level_names[0])) ? level_names[level]
+                                                                            : "?";
+}
+
+void ingot_log_set_rank(int rank)
+{
+    pthread_once(&log_once, log_init_once);
+    atomic_store(&log_rank, rank);
+}
+
+void ingot_log_expand_path(const char *pattern, char *out, size_t outlen)
+{
+    pthread_once(&log_once, log_init_once);
+    size_t o = 0;
+    for (const char *p = pattern; *p != '\0' && o + 1 < outlen; p++) {
+        char sub[64];
+        const char *ins = NULL;
+        if (p[0] == '%' && p[1] != '\0') {
+            switch (p[1]) {
+            case 'h': ins = log_host; break;
+            case 'p': snprintf(sub, sizeof(sub), "%d", (int)getpid()); ins = sub; break;
+            case 'r': snprintf(sub, sizeof(sub), "%d", atomic_load(&log_rank)); ins = sub; break;
+            case '%': ins = "%"; break;
+            default: break;
+            }
+        }
+        if (ins == NULL) {
+            out[o++] = *p;
+            continue;
+        }
+        p++;
+        for (; *ins != '\0' && o + 1 < outlen; ins++) {
+            out[o++] = *ins;
+        }
+    }
+    out[o] = '\0';
+}
+
+int ingot_log_configure(int level, const char *file_pattern)
+{
+    pthread_once(&log_once, log_init_once);
+    atomic_store(&ingot_log_level_current, level);
+    if (file_pattern == NULL || strcmp(file_pattern, "stderr") == 0) {
+        return INGOT_OK;
+    }
+    char path[4096];
+    ingot_log_expand_path(file_pattern, path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int err = errno;
+        ingot_error("INGOT_LOG_FILE: cannot open '%s': %s (logging stays on stderr)", path,
+                    strerror(err));
+        return ingot_status_from_errno(err);
+    }
+    int old = atomic_exchange(&log_fd, fd);
+    if (old != STDERR_FILENO) {
+        close(old);
+    }
+    return INGOT_OK;
+}
+
+void ingot_log_write(ingot_log_level_t level, const char *file, int line, const char *fmt, ...)
+{
+    pthread_once(&log_once, log_init_once);
+    char buf[INGOT_LOG_LINE_MAX];
+    const char *base = strrchr(file, '/');
+    int rank = atomic_load(&log_rank);
+    char rank_str[16] = "-";
+    if (rank >= 0) {
+        snprintf(rank_str, sizeof(rank_str), "%d", rank);
+    }
+    int n = snprintf(buf, sizeof(buf), "[%s:%d:%s] INGOT %-5s %s:%d ", log_host, (int)getpid(),
+                     rank_str, ingot_log_level_name(level), base ? base + 1 : file, line);
+    if (n < 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    if ((size_t)n < sizeof(buf)) {
+        int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+        n = (m < 0) ? n : n + m;
+    }
+    va_end(ap);
+    if ((size_t)n >= sizeof(buf) - 1) {
+        n = (int)sizeof(buf) - 2; /* truncated: keep the newline */
+    }
+    buf[n++] = '\n';
+    ssize_t w = write(atomic_load(&log_fd), buf, (size_t)n);
+    (void)w; /* nowhere to report a failed log write */
+}

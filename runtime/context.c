@@ -1,0 +1,147 @@
+/*
+ * ingot_init / ingot_finalize: MPI (initialised here if the trainer has not), the configuration
+ * (parsed once, agreed on by every rank), the duplicated communicator. Every step that can fail
+ * on one rank only is followed by an agreement, so a failure returns on every rank instead of
+ * leaving the others blocked in the next collective.
+ */
+#include "runtime/context_impl.h"
+#include "runtime/base/log.h"
+#include "runtime/base/mem.h"
+#include "runtime/base/mpi.h"
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static int             ctx_live;      /* contexts alive */
+static int             ctx_mpi_owned; /* ingot initialised MPI */
+
+const char *ingot_version_string(void)
+{
+    return INGOT_VERSION_STRING;
+}
+
+static ingot_status_t ctx_init_mpi(const ingot_init_params_t *params, int *thread_level_p)
+{
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        ingot_error("ingot_init: MPI was already finalised");
+        return INGOT_ERR_MPI;
+    }
+    if (inited) {
+        MPI_Query_thread(thread_level_p);
+        return INGOT_OK;
+    }
+    if (params != NULL && (params->field_mask & INGOT_INIT_PARAM_FIELD_COMM)) {
+        ingot_error("ingot_init: params->comm is set but MPI is not initialised");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    ingot_status_t st = INGOT_MPI_CALL("ingot_init", MPI_Init_thread, NULL, NULL,
+                                       MPI_THREAD_MULTIPLE, thread_level_p);
+    if (st == INGOT_OK) {
+        ctx_mpi_owned = 1;
+    }
+    return st;
+}
+
+/* Agree on a status across @p comm: every rank returns the worst (lowest) one. */
+static ingot_status_t ctx_agree(MPI_Comm comm, ingot_status_t mine, const char *step)
+{
+    int local = (int)mine, worst = (int)mine;
+    ingot_status_t st = INGOT_MPI_CALL(step, MPI_Allreduce, &local, &worst, 1, MPI_INT, MPI_MIN,
+                                       comm);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (worst != INGOT_OK && mine == INGOT_OK) {
+        ingot_error("ingot_init: %s failed on another rank: %s", step,
+                    ingot_status_string((ingot_status_t)worst));
+    }
+    return (ingot_status_t)worst;
+}
+
+ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
+{
+    ingot_status_t st;
+    if (ctx_p == NULL) {
+        ingot_error("ingot_init: ctx_p is NULL");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    pthread_mutex_lock(&ctx_lock);
+    int level = MPI_THREAD_SINGLE;
+    st = ctx_init_mpi(params, &level);
+    pthread_mutex_unlock(&ctx_lock);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    MPI_Comm user = (params && (params->field_mask & INGOT_INIT_PARAM_FIELD_COMM))
+                    ? params->comm : MPI_COMM_WORLD;
+    const ingot_config_t *cfg = NULL;
+    st = ingot_config_global(&cfg);
+    ingot_ctx_h ctx = (st == INGOT_OK) ? ingot_calloc(1, sizeof(*ctx), "ingot context") : NULL;
+    if (st == INGOT_OK && ctx == NULL) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if ((st = ctx_agree(user, st, "configuration")) != INGOT_OK) {
+        goto err_free;
+    }
+    ctx->cfg = cfg;
+    ctx->thread_level = level;
+    if ((st = INGOT_MPI_CALL("ingot_init", MPI_Comm_dup, user, &ctx->comm)) != INGOT_OK) {
+        goto err_free;
+    }
+    MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->size);
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    ingot_log_set_rank(world_rank);
+    st = ingot_config_check_job(ctx->comm, cfg, cfg->check_job_config);
+    if (st != INGOT_OK) {
+        goto err_comm;
+    }
+    pthread_mutex_lock(&ctx_lock);
+    ctx->mpi_owned = ctx_mpi_owned;
+    ctx_live++;
+    pthread_mutex_unlock(&ctx_lock);
+    ingot_info("context ready: rank %d of %d, MPI thread level %d%s", ctx->rank, ctx->size,
+               level, ctx->mpi_owned ? " (MPI initialised by ingot)" : "");
+    *ctx_p = ctx;
+    return INGOT_OK;
+
+err_comm:
+    MPI_Comm_free(&ctx->comm);
+err_free:
+    free(ctx);
+    return st;
+}
+
+void ingot_finalize(ingot_ctx_h ctx)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    ingot_abort_raise(&ctx->abort);
+    MPI_Comm_free(&ctx->comm);
+    free(ctx);
+    pthread_mutex_lock(&ctx_lock);
+    int last = (--ctx_live == 0) && ctx_mpi_owned;
+    if (last) {
+        ctx_mpi_owned = 0;
+        MPI_Finalize();
+    }
+    pthread_mutex_unlock(&ctx_lock);
+}
+
+ingot_status_t ingot_ctx_query(ingot_ctx_h ctx, ingot_ctx_attr_t *attr_p)
+{
+    if (ctx == NULL || attr_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    attr_p->rank = ctx->rank;
+    attr_p->size = ctx->size;
+    attr_p->mpi_thread_level = ctx->thread_level;
+    attr_p->mpi_owned = ctx->mpi_owned;
+    return INGOT_OK;
+}

@@ -1,0 +1,25 @@
+/* The context behind ingot_ctx_h (internal to runtime/). */
+#ifndef INGOT_RUNTIME_CONTEXT_IMPL_H
+#define INGOT_RUNTIME_CONTEXT_IMPL_H
+
+#include <ingot/ingot.h>
+#include "runtime/base/config.h"
+#include "runtime/base/wait.h"
+
+struct ingot_ctx {
+    MPI_Comm              comm;         /* duplicate of the user's communicator */
+    int                   rank, size;
+    int                   thread_level; /* what MPI granted */
+    int                   mpi_owned;    /* ingot called MPI_Init_thread */
+    const ingot_config_t *cfg;          /* process-wide, parsed once */
+    ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
+};
+
+/**
+ * Check that job-wide variables are equal on every rank of @p comm (collective). A mismatch is
+ * logged by rank 0 (variable, its value, the differing ranks) and by each differing rank (its own
+ * value); it returns INGOT_ERR_CONFIG on every rank when @p strict, else it only warns.
+ */
+ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, int strict);
+
+#endif

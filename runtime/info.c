@@ -1,0 +1,167 @@
+/*
+ * What this build contains and what it finds at run time: CUDA devices (base/cuda.c), NCCL
+ * (dlopen'ed, never linked, so a host-only node or a framework with its own NCCL is unaffected),
+ * UCX version, memory types and transports.
+ */
+#include <ingot/info.h>
+#include <ingot/version.h>
+#include "runtime/base/cuda.h"
+#include "runtime/base/log.h"
+#include "runtime/base/status.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucp/api/ucp.h>
+#include <uct/api/uct.h>
+#include <ucs/memory/memory_type.h>
+
+#define NCCL_LIBRARY "libnccl.so.2"
+
+static void info_nccl(ingot_runtime_info_t *info)
+{
+    info->nccl_compiled = INGOT_BUILD_NCCL;
+    void *lib = dlopen(NCCL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        snprintf(info->nccl_reason, sizeof(info->nccl_reason), "%s", dlerror());
+        return;
+    }
+    int (*get_version)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
+    int version = 0;
+    if (get_version == NULL || get_version(&version) != 0) {
+        snprintf(info->nccl_reason, sizeof(info->nccl_reason),
+                 "%s has no working ncclGetVersion", NCCL_LIBRARY);
+    } else {
+        info->nccl_version = version;
+    }
+    dlclose(lib);
+}
+
+static void format_mem_types(uint64_t mask, char *buf, size_t buflen)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int t = 0; t < UCS_MEMORY_TYPE_LAST && o < buflen; t++) {
+        if (mask & (1ull << t)) {
+            o += (size_t)snprintf(buf + o, buflen - o, "%s%s", o ? "," : "",
+                                  ucs_memory_type_names[t]);
+        }
+    }
+}
+
+static ingot_status_t info_ucx(ingot_runtime_info_t *info)
+{
+    ucp_get_version(&info->ucx_major, &info->ucx_minor, &info->ucx_release);
+    ucp_config_t *config;
+    ucs_status_t us = ucp_config_read(NULL, NULL, &config);
+    if (us != UCS_OK) {
+        ingot_error("ucp_config_read: %s", ucs_status_string(us));
+        return INGOT_ERR_UCX;
+    }
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_TAG};
+    ucp_context_h ucp;
+    us = ucp_init(&params, config, &ucp);
+    ucp_config_release(config);
+    if (us != UCS_OK) {
+        ingot_error("ucp_init: %s", ucs_status_string(us));
+        return INGOT_ERR_UCX;
+    }
+    ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+    us = ucp_context_query(ucp, &attr);
+    if (us == UCS_OK) {
+        format_mem_types(attr.memory_types, info->ucx_memory_types,
+                         sizeof(info->ucx_memory_types));
+        info->ucx_cuda_memory = !!(attr.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA));
+    }
+    ucp_cleanup(ucp);
+    return (us == UCS_OK) ? INGOT_OK : INGOT_ERR_UCX;
+}
+
+ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
+{
+    if (info_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    uint64_t mask = info_p->field_mask;
+    memset(info_p, 0, sizeof(*info_p));
+    info_p->field_mask = mask;
+    info_p->cuda_compiled = INGOT_BUILD_CUDA;
+    info_p->nccl_compiled = INGOT_BUILD_NCCL;
+    if (mask & INGOT_RUNTIME_INFO_FIELD_CUDA) {
+        const ingot_cuda_probe_t *p = ingot_cuda_probe();
+        info_p->cuda_device_count = p->device_count;
+        info_p->cuda_driver_version = p->driver_version;
+        info_p->cuda_runtime_version = p->runtime_version;
+        snprintf(info_p->cuda_reason, sizeof(info_p->cuda_reason), "%s", p->reason);
+    }
+    if (mask & INGOT_RUNTIME_INFO_FIELD_NCCL) {
+        info_nccl(info_p);
+    }
+    if (mask & INGOT_RUNTIME_INFO_FIELD_UCX) {
+        return info_ucx(info_p);
+    }
+    return INGOT_OK;
+}
+
+static void print_md_transports(FILE *stream, uct_component_h comp, const char *comp_name,
+                                const char *md_name)
+{
+    uct_md_config_t *md_config;
+    uct_md_h md;
+    if (uct_md_config_read(comp, NULL, NULL, &md_config) != UCS_OK) {
+        return;
+    }
+    ucs_status_t us = uct_md_open(comp, md_name, md_config, &md);
+    uct_config_release(md_config);
+    if (us != UCS_OK) {
+        fprintf(stream, "#   %-8s %-14s (cannot open: %s)\n", comp_name, md_name,
+                ucs_status_string(us));
+        return;
+    }
+    uct_md_attr_t md_attr;
+    char mem_types[128] = "?";
+    if (uct_md_query(md, &md_attr) == UCS_OK) {
+        format_mem_types(md_attr.cap.access_mem_types, mem_types, sizeof(mem_types));
+    }
+    uct_tl_resource_desc_t *tls;
+    unsigned ntls = 0;
+    if (uct_md_query_tl_resources(md, &tls, &ntls) == UCS_OK) {
+        for (unsigned i = 0; i < ntls; i++) {
+            fprintf(stream, "  %-8s %-14s %-10s %-16s memory: %s\n", comp_name, md_name,
+                    tls[i].tl_name, tls[i].dev_name, mem_types);
+        }
+        uct_release_tl_resource_list(tls);
+    }
+    uct_md_close(md);
+}
+
+ingot_status_t ingot_ucx_transports_print(FILE *stream)
+{
+    uct_component_h *comps;
+    unsigned ncomps;
+    ucs_status_t us = uct_query_components(&comps, &ncomps);
+    if (us != UCS_OK) {
+        ingot_error("uct_query_components: %s", ucs_status_string(us));
+        return INGOT_ERR_UCX;
+    }
+    fprintf(stream, "  %-8s %-14s %-10s %-16s %s\n", "component", "md", "transport", "device",
+            "memory types");
+    for (unsigned c = 0; c < ncomps; c++) {
+        uct_component_attr_t attr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                                                   UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT};
+        if (uct_component_query(comps[c], &attr) != UCS_OK) {
+            continue;
+        }
+        uct_md_resource_desc_t mds[attr.md_resource_count ? attr.md_resource_count : 1];
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        attr.md_resources = mds;
+        if (uct_component_query(comps[c], &attr) != UCS_OK) {
+            continue;
+        }
+        for (unsigned m = 0; m < attr.md_resource_count; m++) {
+            print_md_transports(stream, comps[c], attr.name, mds[m].md_name);
+        }
+    }
+    uct_release_component_list(comps);
+    return INGOT_OK;
+}
