@@ -1,0 +1,356 @@
+/*
+ * ingot-manifest: pack files into tar shards, build a manifest over existing shards, and
+ * inspect, verify or read from a manifest. See `ingot-manifest --help`.
+ */
+#include <ingot/shard.h>
+#include "shard/shard_err.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_EXIT_FAIL  1
+#define CLI_EXIT_USAGE 2
+#define CLI_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+static const char usage[] =
+    "usage: ingot-manifest COMMAND [ARGS]\n"
+    "\n"
+    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict] [--jobs N]\n"
+    "        Pack directories of files (<key>.<field>) or existing tars into tar shards of about\n"
+    "        SIZE (default 256MiB) in DIR, zstd-compressing members at LEVEL (with a trained\n"
+    "        dictionary when --dict), and write DIR/manifest.ingot.\n"
+    "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
+    "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
+    "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
+    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE]\n"
+    "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
+    "  inspect MANIFEST\n"
+    "        Summary, field names and codecs, histogram of sample sizes.\n"
+    "  verify MANIFEST\n"
+    "        Re-hash every shard and sample; print every corrupt sample (key, shard, offset);\n"
+    "        exit 1 if any.\n"
+    "  cat MANIFEST KEY [--field NAME] [--shard N]\n"
+    "        Write one sample's field (decoded) to stdout.\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (bad input, corrupt data), 2 usage error.\n";
+
+static int cli_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ingot-manifest: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see ingot-manifest --help)\n");
+    return CLI_EXIT_USAGE;
+}
+
+/** Buckets of the sample-size histogram (powers of two). */
+#define CLI_HIST_BUCKETS 48
+#define CLI_HIST_BAR     40
+
+/* Parsed command line: positional arguments and the options every command may take. */
+typedef struct cli_args {
+    const char **pos;
+    int          npos;
+    const char  *out, *dict_file, *field, *shard_size;
+    int          reject_special, dict, fashion, zstd_level, jobs;
+    int64_t      shard;
+} cli_args_t;
+
+/* @p dict_file: "--dict" takes a file argument (build) instead of being a flag (pack). */
+static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
+{
+    *a = (cli_args_t){.shard = -1, .jobs = 1};
+    a->pos = calloc((size_t)argc + 1, sizeof(*a->pos));
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        int more = i + 1 < argc;
+        if (strcmp(o, "-o") == 0 && more) {
+            a->out = argv[++i];
+        } else if (strcmp(o, "--dict") == 0 && dict_file && more) {
+            a->dict_file = argv[++i];
+        } else if (strcmp(o, "--dict") == 0 && !dict_file) {
+            a->dict = 1;
+        } else if (strcmp(o, "--field") == 0 && more) {
+            a->field = argv[++i];
+        } else if (strcmp(o, "--shard") == 0 && more) {
+            a->shard = strtoll(argv[++i], NULL, 10);
+        } else if (strcmp(o, "--shard-size") == 0 && more) {
+            a->shard_size = argv[++i];
+        } else if (strcmp(o, "--zstd") == 0 && more) {
+            a->zstd_level = atoi(argv[++i]);
+        } else if (strcmp(o, "--jobs") == 0 && more) {
+            a->jobs = atoi(argv[++i]);
+        } else if (strcmp(o, "--reject-special") == 0) {
+            a->reject_special = 1;
+        } else if (strcmp(o, "--fashion-mnist") == 0) {
+            a->fashion = 1;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return cli_usage_error("unknown or incomplete option '%s'", o);
+        } else {
+            a->pos[a->npos++] = o;
+        }
+    }
+    return 0;
+}
+
+static int cli_build(int argc, char **argv)
+{
+    cli_args_t a;
+    if (cli_parse(argc, argv, 1, &a) != 0) {
+        return CLI_EXIT_USAGE;
+    }
+    if (a.npos == 0 || a.out == NULL) {
+        free(a.pos);
+        return cli_usage_error("%s", "build needs SHARD... -o MANIFEST");
+    }
+    ingot_manifest_builder_params_t p = {0};
+    p.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL;
+    p.special = a.reject_special ? INGOT_TAR_SPECIAL_REJECT : INGOT_TAR_SPECIAL_SKIP;
+    if (a.dict_file != NULL) {
+        p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
+        p.dict_path = a.dict_file;
+    }
+    ingot_manifest_builder_h b = NULL;
+    ingot_status_t st = ingot_manifest_builder_create(a.out, &p, &b);
+    for (int i = 0; st == INGOT_OK && i < a.npos; i++) {
+        st = ingot_manifest_builder_add_shard(b, a.pos[i]);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_manifest_builder_write(b);
+    }
+    ingot_manifest_builder_destroy(b);
+    free(a.pos);
+    if (st != INGOT_OK) {
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void cli_verify_cb(const ingot_verify_fault_t *f, void *arg)
+{
+    (void)arg;
+    if (f->key == NULL) {
+        printf("BAD shard %s: %s\n", f->shard_path, ingot_status_string(f->status));
+    } else {
+        printf("BAD sample %" PRIu64 " key '%s' shard %s field %s offset %" PRIu64 ": %s\n",
+               f->index, f->key, f->shard_path, f->field ? f->field : "-", f->offset,
+               ingot_status_string(f->status));
+    }
+}
+
+static int cli_open(const char *cmd, cli_args_t *a, int npos, ingot_manifest_h *m_p)
+{
+    if (a->npos != npos) {
+        free(a->pos);
+        return cli_usage_error("wrong number of arguments for '%s'", cmd);
+    }
+    if (ingot_manifest_open(a->pos[0], 0, m_p) != INGOT_OK) {
+        free(a->pos);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int cli_verify(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("verify", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_verify_report_t rep = {0};
+    ingot_status_t st = ingot_manifest_verify(m, cli_verify_cb, NULL, &rep);
+    printf("verified %" PRIu64 " samples, %" PRIu64 " bytes: %" PRIu64 " bad samples, %" PRIu64
+           " bad shards\n", rep.samples_checked, rep.bytes_hashed, rep.samples_bad,
+           rep.shards_bad);
+    ingot_manifest_close(m);
+    free(a.pos);
+    return st == INGOT_OK ? 0 : CLI_EXIT_FAIL;
+}
+
+static unsigned cli_log2(uint64_t v)
+{
+    unsigned b = 0;
+    while (v > 1 && b < CLI_HIST_BUCKETS - 1) {
+        v >>= 1;
+        b++;
+    }
+    return b;
+}
+
+/* Per field name: count, stored and raw bytes, codecs seen. */
+static int cli_inspect_fields(ingot_manifest_h m, const ingot_manifest_info_t *info,
+                              uint64_t *hist, uint64_t *bytes_p)
+{
+    typedef struct { const char *name; uint64_t n, stored, raw, zstd; } agg_t;
+    agg_t *agg = calloc(info->name_count ? info->name_count : 1, sizeof(*agg));
+    uint32_t nagg = 0;
+    for (uint64_t i = 0; agg && i < info->sample_count; i++) {
+        ingot_sample_info_t s;
+        if (ingot_manifest_sample_get(m, i, &s) != INGOT_OK) {
+            free(agg);
+            return CLI_EXIT_FAIL;
+        }
+        hist[cli_log2(s.length)]++;
+        *bytes_p += s.length;
+        for (uint32_t f = 0; f < s.field_count; f++) {
+            ingot_field_info_t fi;
+            ingot_manifest_field_get(m, &s, f, &fi);
+            uint32_t k = 0;
+            while (k < nagg && strcmp(agg[k].name, fi.name) != 0) {
+                k++;
+            }
+            if (k == nagg && nagg < info->name_count) {
+                agg[nagg++].name = fi.name;
+            }
+            agg[k].n++;
+            agg[k].stored += fi.stored_len;
+            agg[k].raw += fi.raw_len;
+            agg[k].zstd += fi.codec == INGOT_CODEC_ZSTD;
+        }
+    }
+    printf("\n%-16s %12s %12s %14s %14s\n", "field", "count", "zstd", "stored bytes",
+           "raw bytes");
+    for (uint32_t k = 0; k < nagg; k++) {
+        printf("%-16s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", agg[k].name,
+               agg[k].n, agg[k].zstd, agg[k].stored, agg[k].raw);
+    }
+    free(agg);
+    return 0;
+}
+
+static void cli_inspect_hist(const uint64_t *hist, uint64_t total)
+{
+    uint64_t max = 1;
+    for (unsigned b = 0; b < CLI_HIST_BUCKETS; b++) {
+        max = hist[b] > max ? hist[b] : max;
+    }
+    printf("\nsample size histogram (bytes)\n");
+    for (unsigned b = 0; b < CLI_HIST_BUCKETS; b++) {
+        if (hist[b] == 0) {
+            continue;
+        }
+        int bar = (int)(hist[b] * CLI_HIST_BAR / max);
+        printf("  [%12llu, %12llu) %10" PRIu64 " %5.1f%% %.*s\n", b ? 1ull << b : 0ull,
+               2ull << b, hist[b], 100.0 * (double)hist[b] / (double)total, bar ? bar : 1,
+               "########################################");
+    }
+}
+
+static int cli_inspect(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    ingot_manifest_info_t info;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("inspect", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_manifest_query(m, &info);
+    printf("manifest      %s\nversion       %u\ndigest        %016" PRIx64 "\nbytes         %"
+           PRIu64 " (%.1f per sample)\nshards        %" PRIu64 "\nsamples       %" PRIu64
+           "\nfields        %" PRIu64 "\ndictionary    %s\n", a.pos[0], info.version,
+           info.digest, info.file_size,
+           info.sample_count ? (double)info.file_size / (double)info.sample_count : 0.0,
+           info.shard_count, info.sample_count, info.field_count,
+           info.dict_path ? info.dict_path : "none");
+    uint64_t hist[CLI_HIST_BUCKETS] = {0}, bytes = 0;
+    rc = cli_inspect_fields(m, &info, hist, &bytes);
+    if (rc == 0) {
+        printf("\nsample bytes  %" PRIu64 " (mean %.1f)\n", bytes,
+               info.sample_count ? (double)bytes / (double)info.sample_count : 0.0);
+        cli_inspect_hist(hist, info.sample_count ? info.sample_count : 1);
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
+/* Read sample @p index and write field @p name (NULL: the first) decoded to stdout. */
+static int cli_cat_field(ingot_manifest_h m, uint64_t index, const char *name)
+{
+    ingot_shard_reader_h r = NULL;
+    ingot_sample_info_t s;
+    ingot_field_info_t f;
+    uint8_t *buf = NULL, *out = NULL;
+    size_t len = 0;
+    uint32_t i = 0;
+    ingot_status_t st = ingot_manifest_sample_get(m, index, &s);
+    for (; st == INGOT_OK && i < s.field_count; i++) {
+        st = ingot_manifest_field_get(m, &s, i, &f);
+        if (st != INGOT_OK || name == NULL || strcmp(f.name, name) == 0) {
+            break;
+        }
+    }
+    if (st == INGOT_OK && i == s.field_count) {
+        fprintf(stderr, "ingot-manifest cat: key '%s' has no field '%s'\n", s.key, name);
+        return CLI_EXIT_FAIL;
+    }
+    if (st == INGOT_OK) {
+        st = ingot_shard_reader_create(m, &r);
+    }
+    if (st == INGOT_OK && ((buf = malloc(s.length + 1)) == NULL ||
+                           (out = malloc((size_t)f.raw_len + 1)) == NULL)) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if (st == INGOT_OK && (st = ingot_shard_reader_read(r, index, buf, s.length)) == INGOT_OK) {
+        st = ingot_shard_reader_decode(r, index, buf, i, out, f.raw_len, &len);
+    }
+    if (st == INGOT_OK && fwrite(out, 1, len, stdout) != len) {
+        st = INGOT_ERR_IO;
+    }
+    ingot_shard_reader_destroy(r);
+    free(buf);
+    free(out);
+    return st == INGOT_OK ? 0 : CLI_EXIT_FAIL;
+}
+
+static int cli_cat(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    uint64_t index;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("cat", &a, 2, &m)) != 0) {
+        return rc;
+    }
+    if (ingot_manifest_find(m, a.pos[1], a.shard, &index) != INGOT_OK) {
+        fprintf(stderr, "ingot-manifest cat: %s: no sample with key '%s'%s\n", a.pos[0],
+                a.pos[1], a.shard >= 0 ? " in that shard" : "");
+        rc = CLI_EXIT_FAIL;
+    } else {
+        rc = cli_cat_field(m, index, a.field);
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
+static int cli_pack(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    return cli_usage_error("%s", "pack: not built yet");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "build") == 0) {
+        return cli_build(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "verify") == 0) {
+        return cli_verify(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "inspect") == 0) {
+        return cli_inspect(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "cat") == 0) {
+        return cli_cat(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "pack") == 0) {
+        return cli_pack(argc - 2, argv + 2);
+    }
+    return cli_usage_error("unknown command '%s'", cmd);
+}
