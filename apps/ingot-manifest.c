@@ -31,6 +31,9 @@ static const char usage[] =
     "  verify MANIFEST\n"
     "        Re-hash every shard and sample; print every corrupt sample (key, shard, offset);\n"
     "        exit 1 if any.\n"
+    "  list MANIFEST\n"
+    "        One line per member: shard path, member name (<key>.<field>[.zst]), stored bytes,\n"
+    "        offset in the shard, label.\n"
     "  cat MANIFEST KEY [--field NAME] [--shard N]\n"
     "        Write one sample's field (decoded) to stdout.\n"
     "\n"
@@ -328,6 +331,37 @@ static int cli_cat(int argc, char **argv)
     return rc;
 }
 
+static int cli_list(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("list", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_manifest_info_t info;
+    ingot_manifest_query(m, &info);
+    for (uint64_t i = 0; rc == 0 && i < info.sample_count; i++) {
+        ingot_sample_info_t s;
+        ingot_shard_info_t sh;
+        if (ingot_manifest_sample_get(m, i, &s) != INGOT_OK ||
+            ingot_manifest_shard_get(m, s.shard, &sh) != INGOT_OK) {
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+        for (uint32_t f = 0; f < s.field_count; f++) {
+            ingot_field_info_t fi;
+            ingot_manifest_field_get(m, &s, f, &fi);
+            printf("%s %s.%s%s %u %" PRIu64 " %d\n", sh.path, s.key, fi.name,
+                   fi.codec == INGOT_CODEC_ZSTD ? ".zst" : "", fi.stored_len,
+                   s.offset + fi.offset, s.label);
+        }
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
 static int cli_pack(int argc, char **argv)
 {
     (void)argc; (void)argv;
@@ -349,6 +383,8 @@ int main(int argc, char **argv)
         return cli_inspect(argc - 2, argv + 2);
     } else if (strcmp(cmd, "cat") == 0) {
         return cli_cat(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "list") == 0) {
+        return cli_list(argc - 2, argv + 2);
     } else if (strcmp(cmd, "pack") == 0) {
         return cli_pack(argc - 2, argv + 2);
     }
