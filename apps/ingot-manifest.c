@@ -1,0 +1,704 @@
+/*
+ * ingot-manifest: pack files into tar shards, build a manifest over existing shards, and
+ * inspect, verify or read from a manifest. See `ingot-manifest --help`.
+ */
+#include <ingot/shard.h>
+#include "shard/shard_err.h"
+#include "shard/pack.h"
+#include "shard/tar.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_EXIT_FAIL  1
+#define CLI_EXIT_USAGE 2
+#define CLI_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+static const char usage[] =
+    "usage: ingot-manifest COMMAND [ARGS]\n"
+    "\n"
+    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict] [--jobs N]\n"
+    "        Pack directories of files (<key>.<field>) or existing tars into tar shards of about\n"
+    "        SIZE (default 256MiB) in DIR, zstd-compressing members at LEVEL (with a trained\n"
+    "        dictionary when --dict), and write DIR/manifest.ingot.\n"
+    "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
+    "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
+    "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
+    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE]\n"
+    "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
+    "  inspect MANIFEST\n"
+    "        Summary, field names and codecs, histogram of sample sizes.\n"
+    "  verify MANIFEST\n"
+    "        Re-hash every shard and sample; print every corrupt sample (key, shard, offset);\n"
+    "        exit 1 if any.\n"
+    "  list MANIFEST\n"
+    "        One line per member: shard path, member name (<key>.<field>[.zst]), stored bytes,\n"
+    "        offset in the shard, label.\n"
+    "  cat MANIFEST KEY [--field NAME] [--shard N]\n"
+    "        Write one sample's field (decoded) to stdout.\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (bad input, corrupt data), 2 usage error.\n";
+
+static int cli_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ingot-manifest: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see ingot-manifest --help)\n");
+    return CLI_EXIT_USAGE;
+}
+
+/** Buckets of the sample-size histogram (powers of two). */
+#define CLI_HIST_BUCKETS 48
+#define CLI_HIST_BAR     40
+
+/* Parsed command line: positional arguments and the options every command may take. */
+typedef struct cli_args {
+    const char **pos;
+    int          npos;
+    const char  *out, *dict_file, *field, *shard_size;
+    int          reject_special, dict, fashion, zstd_level, jobs;
+    int64_t      shard;
+} cli_args_t;
+
+/* @p dict_file: "--dict" takes a file argument (build) instead of being a flag (pack). */
+static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
+{
+    *a = (cli_args_t){.shard = -1, .jobs = 1};
+    a->pos = calloc((size_t)argc + 1, sizeof(*a->pos));
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        int more = i + 1 < argc;
+        if (strcmp(o, "-o") == 0 && more) {
+            a->out = argv[++i];
+        } else if (strcmp(o, "--dict") == 0 && dict_file && more) {
+            a->dict_file = argv[++i];
+        } else if (strcmp(o, "--dict") == 0 && !dict_file) {
+            a->dict = 1;
+        } else if (strcmp(o, "--field") == 0 && more) {
+            a->field = argv[++i];
+        } else if (strcmp(o, "--shard") == 0 && more) {
+            a->shard = strtoll(argv[++i], NULL, 10);
+        } else if (strcmp(o, "--shard-size") == 0 && more) {
+            a->shard_size = argv[++i];
+        } else if (strcmp(o, "--zstd") == 0 && more) {
+            a->zstd_level = atoi(argv[++i]);
+        } else if (strcmp(o, "--jobs") == 0 && more) {
+            a->jobs = atoi(argv[++i]);
+        } else if (strcmp(o, "--reject-special") == 0) {
+            a->reject_special = 1;
+        } else if (strcmp(o, "--fashion-mnist") == 0) {
+            a->fashion = 1;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return cli_usage_error("unknown or incomplete option '%s'", o);
+        } else {
+            a->pos[a->npos++] = o;
+        }
+    }
+    return 0;
+}
+
+static int cli_build(int argc, char **argv)
+{
+    cli_args_t a;
+    if (cli_parse(argc, argv, 1, &a) != 0) {
+        return CLI_EXIT_USAGE;
+    }
+    if (a.npos == 0 || a.out == NULL) {
+        free(a.pos);
+        return cli_usage_error("%s", "build needs SHARD... -o MANIFEST");
+    }
+    ingot_manifest_builder_params_t p = {0};
+    p.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL;
+    p.special = a.reject_special ? INGOT_TAR_SPECIAL_REJECT : INGOT_TAR_SPECIAL_SKIP;
+    if (a.dict_file != NULL) {
+        p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
+        p.dict_path = a.dict_file;
+    }
+    ingot_manifest_builder_h b = NULL;
+    ingot_status_t st = ingot_manifest_builder_create(a.out, &p, &b);
+    for (int i = 0; st == INGOT_OK && i < a.npos; i++) {
+        st = ingot_manifest_builder_add_shard(b, a.pos[i]);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_manifest_builder_write(b);
+    }
+    ingot_manifest_builder_destroy(b);
+    free(a.pos);
+    if (st != INGOT_OK) {
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void cli_verify_cb(const ingot_verify_fault_t *f, void *arg)
+{
+    (void)arg;
+    if (f->key == NULL) {
+        printf("BAD shard %s: %s\n", f->shard_path, ingot_status_string(f->status));
+    } else {
+        printf("BAD sample %" PRIu64 " key '%s' shard %s field %s offset %" PRIu64 ": %s\n",
+               f->index, f->key, f->shard_path, f->field ? f->field : "-", f->offset,
+               ingot_status_string(f->status));
+    }
+}
+
+static int cli_open(const char *cmd, cli_args_t *a, int npos, ingot_manifest_h *m_p)
+{
+    if (a->npos != npos) {
+        free(a->pos);
+        return cli_usage_error("wrong number of arguments for '%s'", cmd);
+    }
+    if (ingot_manifest_open(a->pos[0], 0, m_p) != INGOT_OK) {
+        free(a->pos);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static int cli_verify(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("verify", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_verify_report_t rep = {0};
+    ingot_status_t st = ingot_manifest_verify(m, cli_verify_cb, NULL, &rep);
+    printf("verified %" PRIu64 " samples, %" PRIu64 " bytes: %" PRIu64 " bad samples, %" PRIu64
+           " bad shards\n", rep.samples_checked, rep.bytes_hashed, rep.samples_bad,
+           rep.shards_bad);
+    ingot_manifest_close(m);
+    free(a.pos);
+    return st == INGOT_OK ? 0 : CLI_EXIT_FAIL;
+}
+
+static unsigned cli_log2(uint64_t v)
+{
+    unsigned b = 0;
+    while (v > 1 && b < CLI_HIST_BUCKETS - 1) {
+        v >>= 1;
+        b++;
+    }
+    return b;
+}
+
+/* Per field name: count, stored and raw bytes, codecs seen. */
+static int cli_inspect_fields(ingot_manifest_h m, const ingot_manifest_info_t *info,
+                              uint64_t *hist, uint64_t *bytes_p)
+{
+    typedef struct { const char *name; uint64_t n, stored, raw, zstd; } agg_t;
+    agg_t *agg = calloc(info->name_count ? info->name_count : 1, sizeof(*agg));
+    uint32_t nagg = 0;
+    for (uint64_t i = 0; agg && i < info->sample_count; i++) {
+        ingot_sample_info_t s;
+        if (ingot_manifest_sample_get(m, i, &s) != INGOT_OK) {
+            free(agg);
+            return CLI_EXIT_FAIL;
+        }
+        hist[cli_log2(s.length)]++;
+        *bytes_p += s.length;
+        for (uint32_t f = 0; f < s.field_count; f++) {
+            ingot_field_info_t fi;
+            ingot_manifest_field_get(m, &s, f, &fi);
+            uint32_t k = 0;
+            while (k < nagg && strcmp(agg[k].name, fi.name) != 0) {
+                k++;
+            }
+            if (k == nagg && nagg < info->name_count) {
+                agg[nagg++].name = fi.name;
+            }
+            agg[k].n++;
+            agg[k].stored += fi.stored_len;
+            agg[k].raw += fi.raw_len;
+            agg[k].zstd += fi.codec == INGOT_CODEC_ZSTD;
+        }
+    }
+    printf("\n%-16s %12s %12s %14s %14s\n", "field", "count", "zstd", "stored bytes",
+           "raw bytes");
+    for (uint32_t k = 0; k < nagg; k++) {
+        printf("%-16s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", agg[k].name,
+               agg[k].n, agg[k].zstd, agg[k].stored, agg[k].raw);
+    }
+    free(agg);
+    return 0;
+}
+
+static void cli_inspect_hist(const uint64_t *hist, uint64_t total)
+{
+    uint64_t max = 1;
+    for (unsigned b = 0; b < CLI_HIST_BUCKETS; b++) {
+        max = hist[b] > max ? hist[b] : max;
+    }
+    printf("\nsample size histogram (bytes)\n");
+    for (unsigned b = 0; b < CLI_HIST_BUCKETS; b++) {
+        if (hist[b] == 0) {
+            continue;
+        }
+        int bar = (int)(hist[b] * CLI_HIST_BAR / max);
+        printf("  [%12llu, %12llu) %10" PRIu64 " %5.1f%% %.*s\n", b ? 1ull << b : 0ull,
+               2ull << b, hist[b], 100.0 * (double)hist[b] / (double)total, bar ? bar : 1,
+               "########################################");
+    }
+}
+
+static int cli_inspect(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    ingot_manifest_info_t info;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("inspect", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_manifest_query(m, &info);
+    printf("manifest      %s\nversion       %u\ndigest        %016" PRIx64 "\nbytes         %"
+           PRIu64 " (%.1f per sample)\nshards        %" PRIu64 "\nsamples       %" PRIu64
+           "\nfields        %" PRIu64 "\ndictionary    %s\n", a.pos[0], info.version,
+           info.digest, info.file_size,
+           info.sample_count ? (double)info.file_size / (double)info.sample_count : 0.0,
+           info.shard_count, info.sample_count, info.field_count,
+           info.dict_path ? info.dict_path : "none");
+    uint64_t hist[CLI_HIST_BUCKETS] = {0}, bytes = 0;
+    rc = cli_inspect_fields(m, &info, hist, &bytes);
+    if (rc == 0) {
+        printf("\nsample bytes  %" PRIu64 " (mean %.1f)\n", bytes,
+               info.sample_count ? (double)bytes / (double)info.sample_count : 0.0);
+        cli_inspect_hist(hist, info.sample_count ? info.sample_count : 1);
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
+/* Read sample @p index and write field @p name (NULL: the first) decoded to stdout. */
+static int cli_cat_field(ingot_manifest_h m, uint64_t index, const char *name)
+{
+    ingot_shard_reader_h r = NULL;
+    ingot_sample_info_t s;
+    ingot_field_info_t f;
+    uint8_t *buf = NULL, *out = NULL;
+    size_t len = 0;
+    uint32_t i = 0;
+    ingot_status_t st = ingot_manifest_sample_get(m, index, &s);
+    for (; st == INGOT_OK && i < s.field_count; i++) {
+        st = ingot_manifest_field_get(m, &s, i, &f);
+        if (st != INGOT_OK || name == NULL || strcmp(f.name, name) == 0) {
+            break;
+        }
+    }
+    if (st == INGOT_OK && i == s.field_count) {
+        fprintf(stderr, "ingot-manifest cat: key '%s' has no field '%s'\n", s.key, name);
+        return CLI_EXIT_FAIL;
+    }
+    if (st == INGOT_OK) {
+        st = ingot_shard_reader_create(m, &r);
+    }
+    if (st == INGOT_OK && ((buf = malloc(s.length + 1)) == NULL ||
+                           (out = malloc((size_t)f.raw_len + 1)) == NULL)) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if (st == INGOT_OK && (st = ingot_shard_reader_read(r, index, buf, s.length)) == INGOT_OK) {
+        st = ingot_shard_reader_decode(r, index, buf, i, out, f.raw_len, &len);
+    }
+    if (st == INGOT_OK && fwrite(out, 1, len, stdout) != len) {
+        st = INGOT_ERR_IO;
+    }
+    ingot_shard_reader_destroy(r);
+    free(buf);
+    free(out);
+    return st == INGOT_OK ? 0 : CLI_EXIT_FAIL;
+}
+
+static int cli_cat(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    uint64_t index;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("cat", &a, 2, &m)) != 0) {
+        return rc;
+    }
+    if (ingot_manifest_find(m, a.pos[1], a.shard, &index) != INGOT_OK) {
+        fprintf(stderr, "ingot-manifest cat: %s: no sample with key '%s'%s\n", a.pos[0],
+                a.pos[1], a.shard >= 0 ? " in that shard" : "");
+        rc = CLI_EXIT_FAIL;
+    } else {
+        rc = cli_cat_field(m, index, a.field);
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
+static int cli_list(int argc, char **argv)
+{
+    cli_args_t a;
+    ingot_manifest_h m;
+    int rc = cli_parse(argc, argv, 0, &a);
+    if (rc != 0 || (rc = cli_open("list", &a, 1, &m)) != 0) {
+        return rc;
+    }
+    ingot_manifest_info_t info;
+    ingot_manifest_query(m, &info);
+    for (uint64_t i = 0; rc == 0 && i < info.sample_count; i++) {
+        ingot_sample_info_t s;
+        ingot_shard_info_t sh;
+        if (ingot_manifest_sample_get(m, i, &s) != INGOT_OK ||
+            ingot_manifest_shard_get(m, s.shard, &sh) != INGOT_OK) {
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+        for (uint32_t f = 0; f < s.field_count; f++) {
+            ingot_field_info_t fi;
+            ingot_manifest_field_get(m, &s, f, &fi);
+            printf("%s %s.%s%s %u %" PRIu64 " %d\n", sh.path, s.key, fi.name,
+                   fi.codec == INGOT_CODEC_ZSTD ? ".zst" : "", fi.stored_len,
+                   s.offset + fi.offset, s.label);
+        }
+    }
+    ingot_manifest_close(m);
+    free(a.pos);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- pack */
+
+/** Bytes of member data the dictionary is trained on (zstd recommends ~100x the dict size). */
+#define CLI_DICT_TRAIN_BYTES (8u << 20)
+#define CLI_DICT_TRAIN_MAX   100000u
+#define CLI_DEFAULT_SHARD    (256ull << 20)
+#define CLI_IDX_IMAGES_MAGIC 0x00000803u
+#define CLI_IDX_LABELS_MAGIC 0x00000801u
+#define CLI_IDX_HDR_IMAGES   16
+#define CLI_IDX_HDR_LABELS   8
+#define CLI_PGM_HDR_MAX      32
+#define CLI_KIB              1024ull
+
+/* Receives every member of every source in order; returns < 0 to fail, > 0 to stop early. */
+typedef int (*cli_emit_fn)(void *ctx, const char *key, const char *field, const void *data,
+                           size_t len);
+
+typedef struct cli_trainer {
+    uint8_t *buf;
+    size_t   len;
+    size_t   sizes[CLI_DICT_TRAIN_MAX];
+    unsigned n;
+} cli_trainer_t;
+
+static int cli_emit_train(void *ctx, const char *key, const char *field, const void *data,
+                          size_t len)
+{
+    cli_trainer_t *t = ctx;
+    (void)key; (void)field;
+    if (t->len + len > CLI_DICT_TRAIN_BYTES || t->n == CLI_DICT_TRAIN_MAX) {
+        return 1;
+    }
+    memcpy(t->buf + t->len, data, len);
+    t->len += len;
+    t->sizes[t->n++] = len;
+    return 0;
+}
+
+static int cli_emit_pack(void *ctx, const char *key, const char *field, const void *data,
+                         size_t len)
+{
+    return pack_add(ctx, key, field, data, len) == INGOT_OK ? 0 : -1;
+}
+
+/* Split a member name into key and field and emit it. */
+static int cli_emit_named(cli_emit_fn emit, void *ctx, const char *src, const char *name,
+                          const void *data, size_t len)
+{
+    const char *key, *field;
+    size_t klen;
+    if (tar_name_split(src, 0, name, &key, &klen, &field) != INGOT_OK || klen >= PATH_MAX) {
+        return -1;
+    }
+    char k[PATH_MAX];
+    memcpy(k, key, klen);
+    k[klen] = '\0';
+    return emit(ctx, k, field, data, len);
+}
+
+static int cli_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **cli_walk_paths;
+static size_t cli_walk_n, cli_walk_cap;
+
+static int cli_walk_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)ftw;
+    if (flag != FTW_F) {
+        return 0;
+    }
+    if (cli_walk_n == cli_walk_cap) {
+        cli_walk_cap = cli_walk_cap ? cli_walk_cap * 2 : CLI_KIB;
+        char **n = realloc(cli_walk_paths, cli_walk_cap * sizeof(*n));
+        if (n == NULL) {
+            return -1;
+        }
+        cli_walk_paths = n;
+    }
+    return (cli_walk_paths[cli_walk_n++] = strdup(path)) ? 0 : -1;
+}
+
+static char *cli_read_file(const char *path, size_t *len_p)
+{
+    shard_src_t src;
+    if (shard_src_open(path, &src) != INGOT_OK) {
+        return NULL;
+    }
+    char *data = malloc(src.size ? src.size : 1);
+    if (data != NULL && shard_src_read(&src, 0, data, src.size) != INGOT_OK) {
+        free(data);
+        data = NULL;
+    }
+    *len_p = src.size;
+    shard_src_close(&src);
+    return data;
+}
+
+/* A directory: every regular file below it, sorted by path so a key's members are adjacent. */
+static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
+{
+    cli_walk_n = 0;
+    if (nftw(dir, cli_walk_cb, 16, FTW_PHYS) != 0) {
+        fprintf(stderr, "ingot-manifest pack: %s: cannot walk: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    qsort(cli_walk_paths, cli_walk_n, sizeof(char *), cli_cmp_str);
+    int rc = 0;
+    size_t dl = strlen(dir);
+    for (size_t i = 0; i < cli_walk_n; i++) {
+        size_t len = 0;
+        char *data = rc == 0 ? cli_read_file(cli_walk_paths[i], &len) : NULL;
+        const char *rel = cli_walk_paths[i] + dl + (cli_walk_paths[i][dl] == '/');
+        rc = rc ? rc : data ? cli_emit_named(emit, ctx, dir, rel, data, len) : -1;
+        free(data);
+        free(cli_walk_paths[i]);
+    }
+    return rc;
+}
+
+/* An existing tar: its regular members, in order. */
+static int cli_src_tar(const char *path, cli_emit_fn emit, void *ctx)
+{
+    shard_src_t src;
+    tar_reader_t r;
+    tar_member_t *m = malloc(sizeof(*m));
+    if (m == NULL || shard_src_open(path, &src) != INGOT_OK) {
+        free(m);
+        return -1;
+    }
+    int rc = tar_reader_init(&r, &src) == INGOT_OK ? 0 : -1;
+    for (int end = 0; rc == 0;) {
+        if (tar_reader_next(&r, m, &end) != INGOT_OK) {
+            rc = -1;
+        } else if (end) {
+            break;
+        } else if (m->kind == TAR_KIND_FILE) {
+            char *data = malloc(m->size ? m->size : 1);
+            rc = data && shard_src_read(&src, m->data_off, data, m->size) == INGOT_OK
+                     ? cli_emit_named(emit, ctx, path, m->name, data, m->size) : -1;
+            free(data);
+        }
+    }
+    tar_reader_release(&r);
+    shard_src_close(&src);
+    free(m);
+    return rc;
+}
+
+/* Whole output of `gzip -dc PATH` (the Debian package ships the idx files gzipped). */
+static uint8_t *cli_gunzip(const char *path, size_t *len_p)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
+    FILE *f = popen(cmd, "r");
+    size_t cap = CLI_KIB * CLI_KIB, len = 0;
+    uint8_t *buf = malloc(cap);
+    for (size_t n = 1; f != NULL && buf != NULL && n > 0;) {
+        if (len == cap) {
+            uint8_t *b = realloc(buf, cap *= 2);
+            if (b == NULL) {
+                break;
+            }
+            buf = b;
+        }
+        len += (n = fread(buf + len, 1, cap - len, f));
+    }
+    int rc = f ? pclose(f) : -1;
+    if (rc != 0 || buf == NULL) {
+        fprintf(stderr, "ingot-manifest pack: %s: cannot decompress (gzip -dc failed)\n", path);
+        free(buf);
+        return NULL;
+    }
+    *len_p = len;
+    return buf;
+}
+
+static uint32_t cli_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* One split (train or t10k) of Fashion-MNIST: <split>-<n>.pgm (P5 image) and .cls (label). */
+static int cli_fashion_split(const char *dir, const char *file, const char *split,
+                             cli_emit_fn emit, void *ctx)
+{
+    char ip[PATH_MAX], lp[PATH_MAX];
+    size_t ilen = 0, llen = 0;
+    snprintf(ip, sizeof(ip), "%s/%s-images-idx3-ubyte.gz", dir, file);
+    snprintf(lp, sizeof(lp), "%s/%s-labels-idx1-ubyte.gz", dir, file);
+    uint8_t *img = cli_gunzip(ip, &ilen), *lab = img ? cli_gunzip(lp, &llen) : NULL;
+    int rc = lab ? 0 : -1;
+    uint32_t n = 0, rows = 0, cols = 0;
+    if (rc == 0) {
+        n = cli_be32(img + 4), rows = cli_be32(img + 8), cols = cli_be32(img + 12);
+        if (ilen < CLI_IDX_HDR_IMAGES || llen < CLI_IDX_HDR_LABELS ||
+            cli_be32(img) != CLI_IDX_IMAGES_MAGIC || cli_be32(lab) != CLI_IDX_LABELS_MAGIC ||
+            cli_be32(lab + 4) != n || (uint64_t)n * rows * cols > ilen - CLI_IDX_HDR_IMAGES ||
+            n > llen - CLI_IDX_HDR_LABELS) {
+            fprintf(stderr, "ingot-manifest pack: %s, %s: not matching idx files\n", ip, lp);
+            rc = -1;
+        }
+    }
+    size_t px = (size_t)rows * cols;
+    uint8_t *pgm = rc == 0 ? malloc(px + CLI_PGM_HDR_MAX) : NULL;
+    for (uint32_t i = 0; rc == 0 && pgm && i < n; i++) {
+        char key[64], cls[16];
+        int h = snprintf((char *)pgm, CLI_PGM_HDR_MAX, "P5\n%u %u\n255\n", cols, rows);
+        memcpy(pgm + h, img + CLI_IDX_HDR_IMAGES + (size_t)i * px, px);
+        snprintf(key, sizeof(key), "%s-%05u", split, i);
+        int cl = snprintf(cls, sizeof(cls), "%u\n", lab[CLI_IDX_HDR_LABELS + i]);
+        rc = emit(ctx, key, "pgm", pgm, (size_t)h + px);
+        rc = rc ? rc : emit(ctx, key, "cls", cls, (size_t)cl);
+    }
+    free(pgm);
+    free(img);
+    free(lab);
+    return rc;
+}
+
+/* Every source in order (directories, tars, or the Fashion-MNIST idx directory). */
+static int cli_sources(const cli_args_t *a, cli_emit_fn emit, void *ctx)
+{
+    int rc = 0;
+    if (a->fashion) {
+        const char *dir = a->npos ? a->pos[0] : CLI_FASHION_MNIST_DIR;
+        rc = cli_fashion_split(dir, "train", "train", emit, ctx);
+        return rc < 0 ? rc : cli_fashion_split(dir, "t10k", "test", emit, ctx);
+    }
+    for (int i = 0; rc == 0 && i < a->npos; i++) {
+        struct stat st;
+        if (stat(a->pos[i], &st) != 0) {
+            fprintf(stderr, "ingot-manifest pack: %s: %s\n", a->pos[i], strerror(errno));
+            return -1;
+        }
+        rc = S_ISDIR(st.st_mode) ? cli_src_dir(a->pos[i], emit, ctx)
+                                 : cli_src_tar(a->pos[i], emit, ctx);
+    }
+    return rc;
+}
+
+/* "256MiB", "64k", "1G", "4096" -> bytes; 0 when invalid. */
+static uint64_t cli_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    uint64_t mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = CLI_KIB; break;
+    case 'm': case 'M': mul = CLI_KIB * CLI_KIB; break;
+    case 'g': case 'G': mul = CLI_KIB * CLI_KIB * CLI_KIB; break;
+    case '\0': break;
+    default: return 0;
+    }
+    const char *rest = *end ? end + 1 : end;
+    if (strcmp(rest, "") != 0 && strcmp(rest, "iB") != 0 && strcmp(rest, "B") != 0) {
+        return 0;
+    }
+    return v > 0 ? (uint64_t)(v * (double)mul) : 0;
+}
+
+static int cli_pack_dict(const cli_args_t *a, pack_params_t *pp)
+{
+    cli_trainer_t *t = calloc(1, sizeof(*t));
+    int rc = t && (t->buf = malloc(CLI_DICT_TRAIN_BYTES)) ? 0 : -1;
+    if (rc == 0 && cli_sources(a, cli_emit_train, t) < 0) {
+        rc = -1;
+    }
+    void *dict = NULL;
+    if (rc == 0 && pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) != INGOT_OK) {
+        rc = -1;
+    }
+    pp->dict = dict;
+    if (t) free(t->buf);
+    free(t);
+    return rc;
+}
+
+static int cli_pack(int argc, char **argv)
+{
+    cli_args_t a;
+    if (cli_parse(argc, argv, 0, &a) != 0) {
+        return CLI_EXIT_USAGE;
+    }
+    pack_params_t pp = {.out_dir = a.out, .zstd_level = a.zstd_level, .progress = isatty(2),
+                        .shard_size = a.shard_size ? cli_size(a.shard_size) : CLI_DEFAULT_SHARD};
+    if (a.out == NULL || (a.npos == 0 && !a.fashion) || pp.shard_size == 0 ||
+        (a.dict && a.zstd_level == 0)) {
+        free(a.pos);
+        return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --shard-size "
+                               "like 256MiB; --dict needs --zstd LEVEL");
+    }
+    packer_t *p = NULL;
+    uint64_t samples = 0, shards = 0;
+    int rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
+    if (rc == 0 && pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
+        pack_finish(p, &samples, &shards) == INGOT_OK) {
+        printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
+               shards, a.out, PACK_MANIFEST_NAME);
+    } else {
+        rc = CLI_EXIT_FAIL;
+    }
+    pack_destroy(p);
+    free((void *)pp.dict);
+    free(a.pos);
+    return rc ? CLI_EXIT_FAIL : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "build") == 0) {
+        return cli_build(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "verify") == 0) {
+        return cli_verify(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "inspect") == 0) {
+        return cli_inspect(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "cat") == 0) {
+        return cli_cat(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "list") == 0) {
+        return cli_list(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "pack") == 0) {
+        return cli_pack(argc - 2, argv + 2);
+    }
+    return cli_usage_error("unknown command '%s'", cmd);
+}

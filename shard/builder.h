@@ -1,0 +1,41 @@
+/* Internal state of the manifest builder (manifest_build.c, manifest_write.c). */
+#ifndef INGOT_SHARD_BUILDER_H
+#define INGOT_SHARD_BUILDER_H
+
+#include <ingot/shard.h>
+#include "shard/manifest_format.h"
+#include "shard/tar.h"
+#include "shard/vec.h"
+#include "shard/zstd_codec.h"
+
+/** Bytes read per pread while hashing shards and members. */
+#define BUILDER_CHUNK (1u << 20)
+
+struct ingot_manifest_builder {
+    char                      *path;      /* manifest to write */
+    char                      *dir_real;  /* realpath of its directory */
+    ingot_tar_special_policy_t special;
+    char                      *dict_rel;  /* dictionary path relative to dir, or NULL */
+    uint64_t                   dict_hash;
+    shard_vec_t                shards;    /* manifest_shard_t; path refs relative to strbuf */
+    shard_vec_t                names;     /* manifest_name_t; offsets into namebuf */
+    shard_vec_t                samples;   /* manifest_sample_t; key refs relative to strbuf */
+    shard_vec_t                fields;    /* manifest_field_t */
+    shard_vec_t                namebuf;   /* char: field names, NUL-terminated */
+    shard_vec_t                strbuf;    /* char: shard paths and keys, NUL-terminated */
+    shard_zstd_t               zstd;
+    uint8_t                   *chunk;     /* BUILDER_CHUNK bytes */
+    uint8_t                   *scratch;   /* BUILDER_CHUNK bytes of zstd output */
+};
+
+/** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */
+ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p);
+
+/** XXH3-64 of the whole file @p src, read in chunks into @p chunk. */
+ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_t *hash_p);
+
+/** Path of @p path relative to the manifest's directory (malloc'd); it must lie inside it. */
+ingot_status_t bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
+                               char **rel_p);
+
+#endif

@@ -1,0 +1,462 @@
+/*
+ * Manifest loading: map (or borrow) the file, check the header, then either check every row
+ * (full) or check each row when it is looked up (lazy). Lookups are O(1) by global index.
+ */
+#include "shard/manifest.h"
+#include "shard/shard_err.h"
+#include "shard/tar.h"
+#include "runtime/base/fault.h"
+#include "runtime/base/mem.h"
+#include "runtime/base/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+uint64_t shard_hash(const void *data, size_t len)
+{
+    return XXH3_64bits(data, len);
+}
+
+static ingot_status_t mf_bad(const struct ingot_manifest *m, const char *what, uint64_t row,
+                             const char *why)
+{
+    return shard_err(INGOT_ERR_FORMAT, "%s: %s row %" PRIu64 ": %s", m->name, what, row, why);
+}
+
+/* 0 when @p ref names a NUL-terminated string inside the string table. */
+static int mf_strref_ok(const struct ingot_manifest *m, uint64_t ref, int allow_empty)
+{
+    uint64_t off = manifest_strref_off(ref), len = manifest_strref_len(ref);
+    uint64_t size = m->hdr->strtab_size;
+    if ((len == 0 && !allow_empty) || off >= size || len >= size - off) {
+        return -1;
+    }
+    return m->strtab[off + len] == '\0' ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- header */
+
+/* Check that section [off, off + count * esize) starts at *pos and advance *pos (aligned). */
+static int mf_section(uint64_t off, uint64_t count, uint64_t esize, uint64_t file_size,
+                      uint64_t *pos)
+{
+    if (off != *pos || count > (file_size - off) / esize) {
+        return -1;
+    }
+    uint64_t end = off + count * esize;
+    *pos = (end + MANIFEST_ALIGN - 1) & ~(uint64_t)(MANIFEST_ALIGN - 1);
+    return *pos > file_size ? -1 : 0;
+}
+
+static ingot_status_t mf_check_layout(struct ingot_manifest *m)
+{
+    const manifest_header_t *h = m->hdr;
+    uint64_t pos = sizeof(*h);
+    if (h->header_size != sizeof(*h) || h->file_size != m->len ||
+        mf_section(h->shard_off, h->shard_count, sizeof(manifest_shard_t), m->len, &pos) ||
+        mf_section(h->name_off, h->name_count, sizeof(manifest_name_t), m->len, &pos) ||
+        mf_section(h->sample_off, h->sample_count, sizeof(manifest_sample_t), m->len, &pos) ||
+        mf_section(h->field_off, h->field_count, sizeof(manifest_field_t), m->len, &pos) ||
+        h->strtab_off != pos || h->strtab_size == 0 || h->strtab_off + h->strtab_size != m->len) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: header: section offsets, counts or sizes are "
+                         "inconsistent with the file size %zu", m->name, m->len);
+    }
+    if (h->name_count > MANIFEST_NAMES_MAX || h->shard_count > UINT32_MAX) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: header: too many shards or field names", m->name);
+    }
+    m->shards  = (const manifest_shard_t *)(m->base + h->shard_off);
+    m->names   = (const manifest_name_t *)(m->base + h->name_off);
+    m->samples = (const manifest_sample_t *)(m->base + h->sample_off);
+    m->fields  = (const manifest_field_t *)(m->base + h->field_off);
+    m->strtab  = (const char *)(m->base + h->strtab_off);
+    if (m->strtab[h->strtab_size - 1] != '\0') {
+        return shard_err(INGOT_ERR_FORMAT, "%s: string table is not NUL-terminated", m->name);
+    }
+    if ((h->flags & MANIFEST_FLAG_DICT) && mf_strref_ok(m, h->dict_path, 0) != 0) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: header: bad dictionary path", m->name);
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t mf_check_header(struct ingot_manifest *m)
+{
+    if (m->len < sizeof(manifest_header_t)) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a manifest header",
+                         m->name, m->len);
+    }
+    m->hdr = (const manifest_header_t *)m->base;
+    if (memcmp(m->hdr->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN) != 0) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: wrong magic (not an ingot manifest)", m->name);
+    }
+    if (m->hdr->version != MANIFEST_VERSION) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
+                         "reads version %u)", m->name, m->hdr->version, MANIFEST_VERSION);
+    }
+    manifest_header_t copy = *m->hdr;
+    copy.header_hash = 0;
+    if (shard_hash(&copy, sizeof(copy)) != m->hdr->header_hash) {
+        return shard_err(INGOT_ERR_CORRUPT, "%s: header checksum mismatch", m->name);
+    }
+    return mf_check_layout(m);
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t row)
+{
+    const manifest_shard_t *s = &m->shards[row];
+    if (mf_strref_ok(m, s->path, 0) != 0) {
+        return mf_bad(m, "shard", row, "bad path reference");
+    }
+    const char *path = manifest_str(m, s->path);
+    if (tar_path_is_safe(path, manifest_strref_len(s->path)) != 0 ||
+        strlen(path) != manifest_strref_len(s->path)) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
+                         "contains '..' (path traversal)", m->name, row, path);
+    }
+    if (s->first_sample > m->hdr->sample_count ||
+        s->sample_count > m->hdr->sample_count - s->first_sample) {
+        return mf_bad(m, "shard", row, "sample range beyond the sample table");
+    }
+    return INGOT_OK;
+}
+
+static uint64_t mf_field_end(const struct ingot_manifest *m, uint64_t index)
+{
+    return index + 1 < m->hdr->sample_count ? m->samples[index + 1].first_field
+                                            : m->hdr->field_count;
+}
+
+static ingot_status_t mf_check_field(const struct ingot_manifest *m, uint64_t index,
+                                     const char *key, uint64_t row, uint64_t *end_p)
+{
+    const manifest_field_t *f = &m->fields[row];
+    const char *why = NULL;
+    if (f->name >= m->hdr->name_count) {
+        why = "field name row out of range";
+    } else if (f->codec > INGOT_CODEC_ZSTD) {
+        why = "unknown codec";
+    } else if (f->codec == INGOT_CODEC_NONE && f->raw_len != f->stored_len) {
+        why = "raw length differs from stored length of an uncompressed field";
+    } else if ((uint64_t)f->offset < *end_p) {
+        why = "field overlaps the previous one";
+    }
+    if (why != NULL) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field row %"
+                         PRIu64 ": %s", m->name, index, key, row, why);
+    }
+    *end_p = (uint64_t)f->offset + f->stored_len;
+    return INGOT_OK;
+}
+
+/* Check sample row @p index and fill @p info. */
+static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t index,
+                                      ingot_sample_info_t *info)
+{
+    const manifest_sample_t *s = &m->samples[index];
+    if (mf_strref_ok(m, s->key, 0) != 0) {
+        return mf_bad(m, "sample", index, "bad key reference");
+    }
+    const char *key = manifest_str(m, s->key);
+    uint64_t ff = s->first_field, fe = mf_field_end(m, index);
+    const manifest_shard_t *sh = s->shard < m->hdr->shard_count ? &m->shards[s->shard] : NULL;
+    if (sh == NULL || index < sh->first_sample || index - sh->first_sample >= sh->sample_count) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
+                         "of range or not holding this row", m->name, index, key, s->shard);
+    }
+    if (ff >= fe || fe > m->hdr->field_count || fe - ff > UINT32_MAX) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
+                         PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
+    }
+    uint64_t end = 0;
+    for (uint64_t r = ff; r < fe; r++) {
+        INGOT_CHECK(mf_check_field(m, index, key, r, &end));
+    }
+    if (s->offset > sh->size || end > sh->size - s->offset) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): bytes [%"
+                         PRIu64 ", +%" PRIu64 ") lie beyond shard %u's size %" PRIu64, m->name,
+                         index, key, s->offset, end, s->shard, sh->size);
+    }
+    *info = (ingot_sample_info_t){.index = index, .shard = s->shard, .offset = s->offset,
+                                  .length = end, .key = key, .label = s->label,
+                                  .first_field = ff, .field_count = (uint32_t)(fe - ff)};
+    return INGOT_OK;
+}
+
+static ingot_status_t mf_check_names(const struct ingot_manifest *m)
+{
+    for (uint64_t i = 0; i < m->hdr->name_count; i++) {
+        uint64_t ref = manifest_strref(m->names[i].off, m->names[i].len);
+        if (m->names[i].len > MANIFEST_STRLEN_MAX || mf_strref_ok(m, ref, 0) != 0) {
+            return mf_bad(m, "field name", i, "bad string reference");
+        }
+    }
+    return INGOT_OK;
+}
+
+/* ---------------------------------------------------------------- full validation */
+
+/* Fail when two samples of shard @p row share a key (open addressing on key hashes). */
+static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t row,
+                                        uint64_t *table, uint64_t cap)
+{
+    const manifest_shard_t *sh = &m->shards[row];
+    memset(table, 0, cap * sizeof(*table));
+    for (uint64_t i = sh->first_sample; i < sh->first_sample + sh->sample_count; i++) {
+        const char *key = manifest_str(m, m->samples[i].key);
+        size_t len = manifest_strref_len(m->samples[i].key);
+        uint64_t slot = shard_hash(key, len) & (cap - 1);
+        for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
+            uint64_t other = m->samples[table[slot] - 1].key;
+            if (manifest_strref_len(other) == len && memcmp(manifest_str(m, other), key, len) == 0) {
+                return shard_err(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
+                                 "'%s' at sample rows %" PRIu64 " and %" PRIu64, m->name, row,
+                                 manifest_str(m, sh->path), key, table[slot] - 1, i);
+            }
+        }
+        table[slot] = i + 1;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
+{
+    uint64_t next = 0, largest = 0;
+    for (uint64_t i = 0; i < m->hdr->shard_count; i++) {
+        INGOT_CHECK(mf_check_shard(m, i));
+        if (m->shards[i].first_sample != next) {
+            return mf_bad(m, "shard", i, "sample ranges of shards are not contiguous");
+        }
+        next += m->shards[i].sample_count;
+        largest = m->shards[i].sample_count > largest ? m->shards[i].sample_count : largest;
+    }
+    if (next != m->hdr->sample_count) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: shards hold %" PRIu64 " samples, header says %"
+                         PRIu64, m->name, next, m->hdr->sample_count);
+    }
+    uint64_t cap = 1;
+    while (cap < 2 * largest) {
+        cap <<= 1;
+    }
+    uint64_t *table = ingot_calloc(cap, sizeof(*table), "manifest key table");
+    if (table == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    ingot_status_t st = INGOT_OK;
+    for (uint64_t i = 0; i < m->hdr->shard_count && st == INGOT_OK; i++) {
+        st = mf_check_dup_keys(m, i, table, cap);
+    }
+    free(table);
+    return st;
+}
+
+static ingot_status_t mf_check_all(const struct ingot_manifest *m)
+{
+    uint64_t body = shard_hash(m->base + sizeof(manifest_header_t),
+                               m->len - sizeof(manifest_header_t));
+    if (body != m->hdr->body_hash) {
+        return shard_err(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
+                         "(file corrupt)", m->name);
+    }
+    INGOT_CHECK(mf_check_names(m));
+    ingot_sample_info_t info;
+    for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
+        INGOT_CHECK(mf_check_sample(m, i, &info));
+    }
+    return mf_check_shards(m);
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const char *dir,
+                              unsigned flags)
+{
+    m->name = strdup(name);
+    m->dir  = strdup(dir);
+    if (m->name == NULL || m->dir == NULL) {
+        return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
+    }
+    INGOT_CHECK(mf_check_header(m));
+    return (flags & INGOT_MANIFEST_OPEN_LAZY) ? INGOT_OK : mf_check_all(m);
+}
+
+ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
+                                          unsigned flags, ingot_manifest_h *manifest_p)
+{
+    if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
+                         MANIFEST_ALIGN);
+    }
+    struct ingot_manifest *m = ingot_calloc(1, sizeof(*m), "manifest");
+    if (m == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    m->base = buf;
+    m->len  = len;
+    ingot_status_t st = mf_init(m, "<manifest buffer>", base_dir ? base_dir : ".", flags);
+    if (st != INGOT_OK) {
+        ingot_manifest_close(m);
+        return st;
+    }
+    *manifest_p = m;
+    return INGOT_OK;
+}
+
+static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
+{
+    shard_src_t src;
+    INGOT_CHECK(shard_src_open(path, &src));
+    if (src.size < sizeof(manifest_header_t)) {
+        shard_src_close(&src);
+        return shard_err(INGOT_ERR_FORMAT, "%s: %" PRIu64 " bytes is too short for a manifest",
+                         path, src.size);
+    }
+    int err = ingot_fault_check(INGOT_FAULT_MMAP);
+    void *p = err ? (errno = err, MAP_FAILED)
+                  : mmap(NULL, src.size, PROT_READ, MAP_SHARED, src.fd, 0);
+    shard_src_close(&src);
+    if (p == MAP_FAILED) {
+        return shard_err(ingot_status_from_errno(errno), "%s: mmap failed: %s", path,
+                         strerror(errno));
+    }
+    m->map  = p;
+    m->base = p;
+    m->len  = src.size;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manifest_h *manifest_p)
+{
+    if (path == NULL || manifest_p == NULL) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
+    }
+    struct ingot_manifest *m = ingot_calloc(1, sizeof(*m), "manifest");
+    if (m == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    char *dir = strdup(path);
+    ingot_status_t st = dir ? mf_map(m, path) : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        char *slash = strrchr(dir, '/');
+        if (slash != NULL) {
+            slash[slash == dir ? 1 : 0] = '\0';
+        }
+        st = mf_init(m, path, slash ? dir : ".", flags);
+    }
+    free(dir);
+    if (st != INGOT_OK) {
+        ingot_manifest_close(m);
+        return st;
+    }
+    *manifest_p = m;
+    return INGOT_OK;
+}
+
+void ingot_manifest_close(ingot_manifest_h m)
+{
+    if (m == NULL) {
+        return;
+    }
+    if (m->map != NULL) {
+        munmap(m->map, m->len);
+    }
+    free(m->name);
+    free(m->dir);
+    free(m);
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+ingot_status_t ingot_manifest_query(ingot_manifest_h m, ingot_manifest_info_t *info_p)
+{
+    if (m == NULL || info_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    const manifest_header_t *h = m->hdr;
+    *info_p = (ingot_manifest_info_t){
+        .version = h->version, .file_size = h->file_size, .digest = h->header_hash,
+        .shard_count = h->shard_count, .sample_count = h->sample_count,
+        .field_count = h->field_count, .name_count = (uint32_t)h->name_count,
+        .dict_path = (h->flags & MANIFEST_FLAG_DICT) ? manifest_str(m, h->dict_path) : NULL,
+        .dict_hash = h->dict_hash};
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_shard_get(ingot_manifest_h m, uint32_t shard,
+                                        ingot_shard_info_t *info_p)
+{
+    if (m == NULL || info_p == NULL || shard >= m->hdr->shard_count) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    INGOT_CHECK(mf_check_shard(m, shard));
+    const manifest_shard_t *s = &m->shards[shard];
+    *info_p = (ingot_shard_info_t){.path = manifest_str(m, s->path), .size = s->size,
+                                   .hash = s->hash, .first_sample = s->first_sample,
+                                   .sample_count = s->sample_count};
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_sample_get(ingot_manifest_h m, uint64_t index,
+                                         ingot_sample_info_t *info_p)
+{
+    if (m == NULL || info_p == NULL || index >= m->hdr->sample_count) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    return mf_check_sample(m, index, info_p);
+}
+
+ingot_status_t ingot_manifest_field_get(ingot_manifest_h m, const ingot_sample_info_t *sample,
+                                        uint32_t i, ingot_field_info_t *info_p)
+{
+    if (m == NULL || sample == NULL || info_p == NULL || i >= sample->field_count ||
+        sample->first_field + i >= m->hdr->field_count) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    const manifest_field_t *f = &m->fields[sample->first_field + i];
+    if (f->name >= m->hdr->name_count) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    *info_p = (ingot_field_info_t){.name = m->strtab + m->names[f->name].off,
+                                   .offset = f->offset, .stored_len = f->stored_len,
+                                   .raw_len = f->raw_len, .codec = (ingot_codec_t)f->codec,
+                                   .hash = f->hash};
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_find(ingot_manifest_h m, const char *key, int64_t shard,
+                                   uint64_t *index_p)
+{
+    if (m == NULL || key == NULL || index_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    size_t len = strlen(key);
+    for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
+        const manifest_sample_t *s = &m->samples[i];
+        if ((shard < 0 || s->shard == (uint64_t)shard) && mf_strref_ok(m, s->key, 0) == 0 &&
+            manifest_strref_len(s->key) == len && memcmp(manifest_str(m, s->key), key, len) == 0) {
+            *index_p = i;
+            return INGOT_OK;
+        }
+    }
+    return INGOT_ERR_NOT_FOUND;
+}
+
+ingot_status_t ingot_manifest_shard_path(ingot_manifest_h m, uint32_t shard, char *buf,
+                                         size_t buflen)
+{
+    ingot_shard_info_t info;
+    INGOT_CHECK(ingot_manifest_shard_get(m, shard, &info));
+    int n = snprintf(buf, buflen, "%s/%s", m->dir, info.path);
+    if (n < 0 || (size_t)n >= buflen) {
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    return INGOT_OK;
+}

@@ -1,0 +1,160 @@
+/*
+ * Manifest builder: indexes tar shards in place (no rewriting), grouping adjacent members that
+ * share a key into samples, hashing every member and learning zstd members' raw lengths.
+ */
+#include "shard/builder.h"
+#include "shard/manifest.h"
+#include "shard/shard_err.h"
+#include "runtime/base/mem.h"
+#include "runtime/base/status.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p)
+{
+    size_t at;
+    if (len > MANIFEST_STRLEN_MAX) {
+        return shard_err(INGOT_ERR_FORMAT, "string of %zu bytes exceeds the manifest limit %u "
+                         "('%.*s...')", len, MANIFEST_STRLEN_MAX, 64, s);
+    }
+    INGOT_CHECK(shard_vec_push(buf, s, len, &at));
+    INGOT_CHECK(shard_vec_push(buf, "", 1, NULL));
+    *ref_p = manifest_strref(at, (uint32_t)len);
+    return INGOT_OK;
+}
+
+ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_t *hash_p)
+{
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_64bits_reset(&st);
+    for (uint64_t off = 0; off < src->size;) {
+        size_t n = src->size - off < BUILDER_CHUNK ? (size_t)(src->size - off) : BUILDER_CHUNK;
+        INGOT_CHECK(shard_src_read(src, off, chunk, n));
+        XXH3_64bits_update(&st, chunk, n);
+        off += n;
+    }
+    *hash_p = XXH3_64bits_digest(&st);
+    return INGOT_OK;
+}
+
+/* ---------------------------------------------------------------- create / destroy */
+
+static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char *dict_path)
+{
+    shard_src_t src;
+    INGOT_CHECK(shard_src_open(dict_path, &src));
+    void *dict = ingot_malloc(src.size ? src.size : 1, "zstd dictionary");
+    ingot_status_t st = dict ? shard_src_read(&src, 0, dict, src.size) : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        b->dict_hash = shard_hash(dict, src.size);
+        st = shard_zstd_init(&b->zstd, dict, src.size);
+    }
+    free(dict);
+    shard_src_close(&src);
+    return st;
+}
+
+/* Path of @p path relative to the manifest's directory (malloc'd); must lie inside it. */
+ingot_status_t bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
+                               char **rel_p)
+{
+    char *real = realpath(path, NULL);
+    if (real == NULL) {
+        return shard_err(ingot_status_from_errno(errno), "%s: %s", path, strerror(errno));
+    }
+    size_t dl = strlen(b->dir_real);
+    int root = dl == 1; /* "/" */
+    if (strncmp(real, b->dir_real, dl) != 0 || (!root && real[dl] != '/')) {
+        free(real);
+        return shard_err(INGOT_ERR_FORMAT, "%s: lies outside the manifest's directory %s (shard "
+                         "paths must be relative to the manifest, without '..')", path,
+                         b->dir_real);
+    }
+    char *rel = strdup(real + dl + (root ? 0 : 1));
+    free(real);
+    *rel_p = rel;
+    return rel ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+}
+
+static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *manifest_path,
+                               const ingot_manifest_builder_params_t *params)
+{
+    char *dir = strdup(manifest_path);
+    if (dir == NULL || (b->path = strdup(manifest_path)) == NULL) {
+        free(dir);
+        return INGOT_ERR_NO_MEMORY;
+    }
+    char *slash = strrchr(dir, '/');
+    b->dir_real = realpath(slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".", NULL);
+    free(dir);
+    if (b->dir_real == NULL) {
+        return shard_err(INGOT_ERR_NOT_FOUND, "%s: the manifest's directory does not exist",
+                         manifest_path);
+    }
+    b->chunk   = ingot_malloc(BUILDER_CHUNK, "builder read buffer");
+    b->scratch = ingot_malloc(BUILDER_CHUNK, "builder zstd buffer");
+    if (b->chunk == NULL || b->scratch == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    uint64_t mask = params ? params->field_mask : 0;
+    b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
+                                                                     : INGOT_TAR_SPECIAL_SKIP;
+    if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT) && params->dict_path != NULL) {
+        INGOT_CHECK(bld_relpath_get(b, params->dict_path, &b->dict_rel));
+        return bld_dict_load(b, params->dict_path);
+    }
+    return shard_zstd_init(&b->zstd, NULL, 0);
+}
+
+ingot_status_t ingot_manifest_builder_create(const char *manifest_path,
+                                             const ingot_manifest_builder_params_t *params,
+                                             ingot_manifest_builder_h *builder_p)
+{
+    if (manifest_path == NULL || builder_p == NULL) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_create: NULL argument");
+    }
+    struct ingot_manifest_builder *b = ingot_calloc(1, sizeof(*b), "manifest builder");
+    if (b == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    shard_vec_init(&b->shards, sizeof(manifest_shard_t));
+    shard_vec_init(&b->names, sizeof(manifest_name_t));
+    shard_vec_init(&b->samples, sizeof(manifest_sample_t));
+    shard_vec_init(&b->fields, sizeof(manifest_field_t));
+    shard_vec_init(&b->namebuf, 1);
+    shard_vec_init(&b->strbuf, 1);
+    ingot_status_t st = bld_init(b, manifest_path, params);
+    if (st != INGOT_OK) {
+        ingot_manifest_builder_destroy(b);
+        return st;
+    }
+    *builder_p = b;
+    return INGOT_OK;
+}
+
+void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
+{
+    if (b == NULL) {
+        return;
+    }
+    shard_vec_free(&b->shards);
+    shard_vec_free(&b->names);
+    shard_vec_free(&b->samples);
+    shard_vec_free(&b->fields);
+    shard_vec_free(&b->namebuf);
+    shard_vec_free(&b->strbuf);
+    shard_zstd_release(&b->zstd);
+    free(b->chunk);
+    free(b->scratch);
+    free(b->dict_rel);
+    free(b->dir_real);
+    free(b->path);
+    free(b);
+}

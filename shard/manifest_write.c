@@ -1,0 +1,160 @@
+/*
+ * Writing the manifest: tables streamed to a temp file while their hash is computed, header
+ * last, then fsync and rename so readers see the old file or the new one, never a torn one.
+ */
+#include "shard/builder.h"
+#include "shard/manifest.h"
+#include "shard/shard_err.h"
+#include "runtime/base/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+/** Rows rebased per write when string references move. */
+#define WRITE_BATCH 4096
+
+typedef struct mw {
+    int          fd;
+    const char  *path;
+    XXH3_state_t hash;
+} mw_t;
+
+static ingot_status_t mw_put(mw_t *w, const void *p, size_t n)
+{
+    XXH3_64bits_update(&w->hash, p, n);
+    for (size_t done = 0; done < n;) {
+        ssize_t r = write(w->fd, (const char *)p + done, n - done);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return shard_err(ingot_status_from_errno(errno), "%s: write failed: %s", w->path,
+                             strerror(errno));
+        }
+        done += (size_t)r;
+    }
+    return INGOT_OK;
+}
+
+/* Rebase a strref that points into strbuf so it points into the final string table. */
+static uint64_t mw_rebase(uint64_t ref, uint64_t base)
+{
+    return manifest_strref(manifest_strref_off(ref) + base, manifest_strref_len(ref));
+}
+
+static ingot_status_t mw_shards(mw_t *w, const struct ingot_manifest_builder *b, uint64_t base)
+{
+    for (size_t i = 0; i < b->shards.len; i++) {
+        manifest_shard_t s = *SHARD_VEC_AT(&b->shards, manifest_shard_t, i);
+        s.path = mw_rebase(s.path, base);
+        INGOT_CHECK(mw_put(w, &s, sizeof(s)));
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t mw_samples(mw_t *w, const struct ingot_manifest_builder *b, uint64_t base)
+{
+    manifest_sample_t batch[WRITE_BATCH];
+    for (size_t i = 0; i < b->samples.len; i += WRITE_BATCH) {
+        size_t n = b->samples.len - i < WRITE_BATCH ? b->samples.len - i : WRITE_BATCH;
+        memcpy(batch, SHARD_VEC_AT(&b->samples, manifest_sample_t, i), n * sizeof(*batch));
+        for (size_t j = 0; j < n; j++) {
+            batch[j].key = mw_rebase(batch[j].key, base);
+        }
+        INGOT_CHECK(mw_put(w, batch, n * sizeof(*batch)));
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest_header_t *h,
+                                uint64_t *dict_ref_p)
+{
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN);
+    h->version      = MANIFEST_VERSION;
+    h->header_size  = sizeof(*h);
+    h->shard_count  = b->shards.len;
+    h->name_count   = b->names.len;
+    h->sample_count = b->samples.len;
+    h->field_count  = b->fields.len;
+    h->shard_off    = sizeof(*h);
+    h->name_off     = h->shard_off + h->shard_count * sizeof(manifest_shard_t);
+    h->sample_off   = h->name_off + h->name_count * sizeof(manifest_name_t);
+    h->field_off    = h->sample_off + h->sample_count * sizeof(manifest_sample_t);
+    h->strtab_off   = h->field_off + h->field_count * sizeof(manifest_field_t);
+    h->strtab_size  = b->namebuf.len + b->strbuf.len + (b->dict_rel ? strlen(b->dict_rel) + 1 : 0);
+    h->file_size    = h->strtab_off + h->strtab_size;
+    h->dict_hash    = b->dict_hash;
+    if (b->dict_rel != NULL) {
+        h->flags |= MANIFEST_FLAG_DICT;
+        *dict_ref_p = manifest_strref(b->namebuf.len + b->strbuf.len, (uint32_t)strlen(b->dict_rel));
+        h->dict_path = *dict_ref_p;
+    }
+    return h->strtab_size > MANIFEST_STROFF_MAX
+               ? shard_err(INGOT_ERR_NO_RESOURCE, "%s: string table too large", b->path)
+               : INGOT_OK;
+}
+
+static ingot_status_t mw_body(mw_t *w, const struct ingot_manifest_builder *b)
+{
+    uint64_t base = b->namebuf.len;
+    INGOT_CHECK(mw_shards(w, b, base));
+    INGOT_CHECK(mw_put(w, b->names.data, b->names.len * sizeof(manifest_name_t)));
+    INGOT_CHECK(mw_samples(w, b, base));
+    INGOT_CHECK(mw_put(w, b->fields.data, b->fields.len * sizeof(manifest_field_t)));
+    INGOT_CHECK(mw_put(w, b->namebuf.data, b->namebuf.len));
+    INGOT_CHECK(mw_put(w, b->strbuf.data, b->strbuf.len));
+    return b->dict_rel ? mw_put(w, b->dict_rel, strlen(b->dict_rel) + 1) : INGOT_OK;
+}
+
+static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
+{
+    manifest_header_t h;
+    uint64_t dict_ref = 0;
+    INGOT_CHECK(mw_header(b, &h, &dict_ref));
+    if (lseek(w->fd, sizeof(h), SEEK_SET) < 0) {
+        return shard_err(INGOT_ERR_IO, "%s: seek failed: %s", w->path, strerror(errno));
+    }
+    XXH3_64bits_reset(&w->hash);
+    INGOT_CHECK(mw_body(w, b));
+    h.body_hash   = XXH3_64bits_digest(&w->hash);
+    h.header_hash = shard_hash(&h, sizeof(h));
+    if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || fsync(w->fd) != 0) {
+        return shard_err(INGOT_ERR_IO, "%s: write or fsync failed: %s", w->path, strerror(errno));
+    }
+    return INGOT_OK;
+}
+
+
+ingot_status_t ingot_manifest_builder_write(ingot_manifest_builder_h b)
+{
+    if (b == NULL || b->samples.len == 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: no samples to write",
+                         b ? b->path : "manifest");
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", b->path, (long)getpid());
+    mw_t w = {.path = tmp};
+    XXH3_INITSTATE(&w.hash);
+    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w.fd < 0) {
+        return shard_err(ingot_status_from_errno(errno), "%s: create failed: %s", tmp,
+                         strerror(errno));
+    }
+    ingot_status_t st = mw_file(&w, b);
+    close(w.fd);
+    if (st == INGOT_OK && rename(tmp, b->path) != 0) {
+        st = shard_err(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, b->path, strerror(errno));
+    }
+    if (st != INGOT_OK) {
+        unlink(tmp);
+    }
+    return st;
+}

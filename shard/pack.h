@@ -1,0 +1,47 @@
+/*
+ * Packer: writes samples (members `<key>.<field>`) into tar shards of a target size, optionally
+ * zstd-compressing members (with a dictionary trained from the first samples), then builds the
+ * manifest over the shards it wrote. Used by `ingot-manifest pack`.
+ */
+#ifndef INGOT_SHARD_PACK_H
+#define INGOT_SHARD_PACK_H
+
+#include <ingot/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PACK_MANIFEST_NAME "manifest.ingot"
+#define PACK_DICT_NAME     "dict.zdict"
+/** Dictionary size trained by --dict (zstd's own default for `zstd --train`). */
+#define PACK_DICT_SIZE     (112640u)
+
+typedef struct pack_params {
+    const char *out_dir;     /* created if missing */
+    uint64_t    shard_size;  /* a shard is closed at the first sample boundary past this */
+    int         zstd_level;  /* 0: store members as they are */
+    const void *dict;        /* trained dictionary (copied), or NULL */
+    size_t      dict_len;
+    int         progress;    /* print a progress line on stderr */
+} pack_params_t;
+
+typedef struct packer packer_t;
+
+ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p);
+
+/**
+ * Add one member of sample @p key. Members of a sample must be added one after the other; a new
+ * key starts a new sample. A field named "cls" or ending in ".zst" is stored as given.
+ */
+ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const void *data,
+                        size_t len);
+
+/** Close the last shard and write the manifest; *samples_p, *shards_p get the totals. */
+ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p);
+
+void pack_destroy(packer_t *p);
+
+/** Train a dictionary from @p n samples (concatenated in @p buf with sizes in @p sizes). */
+ingot_status_t pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
+                               size_t *len_p);
+
+#endif

@@ -1,0 +1,125 @@
+/* zstd member decoding: reused context, window limit, raw-length bound. See zstd_codec.h. */
+#include "shard/zstd_codec.h"
+#include "shard/shard_err.h"
+#include "runtime/base/status.h"
+
+#include <zstd.h>
+
+ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
+{
+    *z = (shard_zstd_t){0};
+    z->dctx = ZSTD_createDCtx();
+    if (z->dctx == NULL) {
+        return shard_err(INGOT_ERR_NO_MEMORY, "zstd: cannot create a decompression context");
+    }
+    size_t r = ZSTD_DCtx_setParameter(z->dctx, ZSTD_d_windowLogMax, SHARD_ZSTD_WINDOW_LOG_MAX);
+    if (ZSTD_isError(r)) {
+        shard_zstd_release(z);
+        return shard_err(INGOT_ERR_ZSTD, "zstd: window limit: %s", ZSTD_getErrorName(r));
+    }
+    if (dict != NULL) {
+        z->ddict = ZSTD_createDDict(dict, dict_len);
+        if (z->ddict == NULL) {
+            shard_zstd_release(z);
+            return shard_err(INGOT_ERR_ZSTD, "zstd: dictionary of %zu bytes is invalid", dict_len);
+        }
+    }
+    return INGOT_OK;
+}
+
+void shard_zstd_release(shard_zstd_t *z)
+{
+    ZSTD_freeDCtx(z->dctx);
+    ZSTD_freeDDict(z->ddict);
+    z->dctx  = NULL;
+    z->ddict = NULL;
+}
+
+static ingot_status_t zs_reset(shard_zstd_t *z, const char *what)
+{
+    ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
+    size_t r = ZSTD_DCtx_refDDict(z->dctx, z->ddict);
+    if (ZSTD_isError(r)) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: zstd: %s", what, ZSTD_getErrorName(r));
+    }
+    z->last = 0;
+    z->out  = 0;
+    return INGOT_OK;
+}
+
+ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
+                                 size_t raw_len, const char *what)
+{
+    INGOT_CHECK(zs_reset(z, what));
+    ZSTD_inBuffer in = {src, len, 0};
+    ZSTD_outBuffer out = {dst, raw_len, 0};
+    size_t r = 1;
+    while (in.pos < in.size) {
+        r = ZSTD_decompressStream(z->dctx, &out, &in);
+        if (ZSTD_isError(r)) {
+            return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
+                             what, in.pos, ZSTD_getErrorName(r));
+        }
+        if (out.pos == out.size && r != 0) {
+            /* output full: one more byte would exceed the manifest's raw length */
+            uint8_t probe;
+            ZSTD_outBuffer more = {&probe, 1, 0};
+            r = ZSTD_decompressStream(z->dctx, &more, &in);
+            if (ZSTD_isError(r) || more.pos != 0) {
+                return shard_err(INGOT_ERR_ZSTD, "%s: zstd output exceeds the raw length %zu "
+                                 "(decompression bomb or wrong manifest)", what, raw_len);
+            }
+            if (r != 0 && in.pos == in.size) {
+                break;
+            }
+        }
+    }
+    if (r != 0) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended after %zu bytes "
+                         "while the decoder expected more)", what, len);
+    }
+    if (out.pos != raw_len) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: zstd output is %zu bytes, manifest says %zu",
+                         what, out.pos, raw_len);
+    }
+    return INGOT_OK;
+}
+
+void shard_zstd_count_begin(shard_zstd_t *z)
+{
+    (void)zs_reset(z, "zstd");
+}
+
+ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
+                                     size_t scratch_len, uint64_t limit, const char *what)
+{
+    ZSTD_inBuffer in = {src, len, 0};
+    while (in.pos < in.size || z->last > 0) {
+        ZSTD_outBuffer out = {scratch, scratch_len, 0};
+        size_t r = ZSTD_decompressStream(z->dctx, &out, &in);
+        if (ZSTD_isError(r)) {
+            return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
+                             ZSTD_getErrorName(r));
+        }
+        z->last = r;
+        z->out += out.pos;
+        if (z->out > limit) {
+            return shard_err(INGOT_ERR_ZSTD, "%s: zstd output exceeds %" "llu bytes",
+                             what, (unsigned long long)limit);
+        }
+        if (out.pos < out.size && in.pos == in.size) {
+            break; /* needs more input */
+        }
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what)
+{
+    if (z->last != 0) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended while the "
+                         "decoder expected more)", what);
+    }
+    *raw_len_p = z->out;
+    return INGOT_OK;
+}

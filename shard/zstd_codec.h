@@ -1,0 +1,41 @@
+/*
+ * zstd member decoding with one reused decompression context, an optional shared dictionary,
+ * a window limit, and the manifest's raw length as a hard bound on output (decompression bombs
+ * fail instead of allocating or writing more). Truncated frames are detected (input consumed
+ * while zstd still wants more), as the zstd CLI does.
+ */
+#ifndef INGOT_SHARD_ZSTD_CODEC_H
+#define INGOT_SHARD_ZSTD_CODEC_H
+
+#include <ingot/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Largest window a member may need: 2^27 = 128 MiB, zstd's own streaming default. */
+#define SHARD_ZSTD_WINDOW_LOG_MAX 27
+
+typedef struct shard_zstd {
+    void   *dctx;   /* ZSTD_DCtx */
+    void   *ddict;  /* ZSTD_DDict, or NULL */
+    size_t  last;   /* last return of ZSTD_decompressStream while streaming */
+    uint64_t out;   /* bytes produced while streaming */
+} shard_zstd_t;
+
+/** Create the context; @p dict (may be NULL) is copied into a digested dictionary. */
+ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len);
+void           shard_zstd_release(shard_zstd_t *z);
+
+/**
+ * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes.
+ * @p what names the member in messages ("shard.tar: key 'k' field 'jpg' at offset N").
+ */
+ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
+                                 size_t raw_len, const char *what);
+
+/** Streaming count of the decoded length (the builder learns raw lengths this way). */
+void           shard_zstd_count_begin(shard_zstd_t *z);
+ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
+                                     size_t scratch_len, uint64_t limit, const char *what);
+ingot_status_t shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what);
+
+#endif

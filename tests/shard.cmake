@@ -1,0 +1,5 @@
+# shard/ tests that drive ingot-manifest and GNU tar / the zstd CLI.
+ingot_add_test(NAME shard.gnu_tar LABELS unit TIMEOUT 60
+               COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/shard/gnu_tar.sh $<TARGET_FILE:ingot-manifest>)
+ingot_add_test(NAME shard.pack LABELS unit TIMEOUT 90
+               COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/shard/pack.sh $<TARGET_FILE:ingot-manifest>)
