@@ -1,0 +1,215 @@
+/*
+ * Resume cursor: a small little-endian file with its own checksum, written atomically (temp
+ * file, fsync, rename, fsync of the directory). Reading checks magic, version, size, checksum,
+ * then the fields against the resuming job, naming the field that does not fit.
+ */
+#include <ingot/order.h>
+#include "shard/manifest.h"
+#include "shard/shard_err.h"
+#include "shard/tar.h"
+#include "runtime/base/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CURSOR_MAGIC     "INGOTCR1"
+#define CURSOR_MAGIC_LEN 8
+/** Largest skipped list accepted when reading (bounds the allocation of a corrupt count). */
+#define CURSOR_SKIPPED_MAX (1ull << 32)
+
+typedef struct cursor_disk {
+    char     magic[CURSOR_MAGIC_LEN];
+    uint32_t version;
+    uint32_t reserved;
+    uint64_t manifest_digest, seed, epoch, consumed, global_batch, skipped_count;
+} cursor_disk_t;   /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
+
+static ingot_status_t cursor_put(int fd, const char *path, const void *p, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t r = write(fd, (const char *)p + done, n - done);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            return shard_err(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        }
+        done += (size_t)r;
+    }
+    return INGOT_OK;
+}
+
+/* Serialise a cursor into a malloc'd buffer. */
+static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
+{
+    cursor_disk_t d = {.version = INGOT_CURSOR_VERSION, .manifest_digest = c->manifest_digest,
+                       .seed = c->seed, .epoch = c->epoch, .consumed = c->consumed,
+                       .global_batch = c->global_batch, .skipped_count = c->skipped_count};
+    memcpy(d.magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN);
+    size_t ids = c->skipped_count * sizeof(uint64_t), len = sizeof(d) + ids + sizeof(uint64_t);
+    uint8_t *buf = malloc(len);
+    if (buf == NULL) {
+        return shard_err(INGOT_ERR_NO_MEMORY, "cursor: out of memory");
+    }
+    memcpy(buf, &d, sizeof(d));
+    if (ids) {
+        memcpy(buf + sizeof(d), c->skipped, ids);
+    }
+    uint64_t sum = shard_hash(buf, len - sizeof(uint64_t));
+    memcpy(buf + len - sizeof(uint64_t), &sum, sizeof(sum));
+    *buf_p = buf;
+    *len_p = len;
+    return INGOT_OK;
+}
+
+static void cursor_sync_dir(const char *path)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof(copy), "%s", path);
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
+{
+    if (path == NULL || c == NULL || c->global_batch == 0 || c->consumed % c->global_batch != 0 ||
+        (c->skipped_count && c->skipped == NULL)) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: cursor: consumed must be a multiple of "
+                         "global_batch (>= 1), skipped set when skipped_count is", path);
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    char tmp[PATH_MAX];
+    INGOT_CHECK(cursor_encode(c, &buf, &len));
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ingot_status_t st = fd < 0 ? shard_err(ingot_status_from_errno(errno), "%s: create failed: "
+                                           "%s", tmp, strerror(errno))
+                               : cursor_put(fd, tmp, buf, len);
+    if (st == INGOT_OK && fsync(fd) != 0) {
+        st = shard_err(INGOT_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (st == INGOT_OK && rename(tmp, path) != 0) {
+        st = shard_err(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, path, strerror(errno));
+    }
+    if (st == INGOT_OK) {
+        cursor_sync_dir(path);
+    } else if (fd >= 0) {
+        unlink(tmp);
+    }
+    free(buf);
+    return st;
+}
+
+/* Magic, version, size and checksum of a cursor file's bytes. */
+static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, uint64_t len,
+                                         cursor_disk_t *d)
+{
+    if (len < sizeof(*d) + sizeof(uint64_t)) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: cursor of %" PRIu64 " bytes is truncated (torn "
+                         "write?)", path, len);
+    }
+    memcpy(d, buf, sizeof(*d));
+    if (memcmp(d->magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN) != 0) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: field magic: not an ingot cursor", path);
+    }
+    if (d->version != INGOT_CURSOR_VERSION) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads %u", path,
+                         d->version, INGOT_CURSOR_VERSION);
+    }
+    uint64_t sum;
+    memcpy(&sum, buf + len - sizeof(sum), sizeof(sum));
+    if (shard_hash(buf, len - sizeof(sum)) != sum) {
+        return shard_err(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt",
+                         path);
+    }
+    if (d->skipped_count > CURSOR_SKIPPED_MAX ||
+        len != sizeof(*d) + d->skipped_count * sizeof(uint64_t) + sizeof(uint64_t)) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: field skipped_count: %" PRIu64 " does not match "
+                         "the file size %" PRIu64, path, d->skipped_count, len);
+    }
+    if (d->global_batch == 0 || d->consumed % d->global_batch != 0) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: field consumed: %" PRIu64 " is not a multiple of "
+                         "global_batch %" PRIu64, path, d->consumed, d->global_batch);
+    }
+    return INGOT_OK;
+}
+
+/* The cursor against the resuming job. */
+static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t *d,
+                                          const ingot_cursor_expect_t *e)
+{
+    if (d->manifest_digest != e->manifest_digest) {
+        return shard_err(INGOT_ERR_MISMATCH, "%s: field manifest_digest: cursor is for manifest "
+                         "%016" PRIx64 ", this job uses %016" PRIx64, path, d->manifest_digest,
+                         e->manifest_digest);
+    }
+    if (d->seed != e->seed) {
+        return shard_err(INGOT_ERR_MISMATCH, "%s: field seed: cursor has %" PRIu64 ", this job "
+                         "uses %" PRIu64, path, d->seed, e->seed);
+    }
+    if (e->world_size == 0 || d->global_batch % e->world_size != 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: field global_batch: %" PRIu64 " is not "
+                         "divisible by the world size %u; resume with a world size that divides "
+                         "it", path, d->global_batch, e->world_size);
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *expect,
+                                 ingot_cursor_t *cursor_p)
+{
+    shard_src_t src;
+    cursor_disk_t d;
+    if (path == NULL || cursor_p == NULL) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
+    }
+    INGOT_CHECK(shard_src_open(path, &src));
+    uint8_t *buf = malloc(src.size ? src.size : 1);
+    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, src.size) : INGOT_ERR_NO_MEMORY;
+    shard_src_close(&src);
+    if (st == INGOT_OK) {
+        st = cursor_check_bytes(path, buf, src.size, &d);
+    }
+    if (st == INGOT_OK && expect != NULL) {
+        st = cursor_check_expect(path, &d, expect);
+    }
+    uint64_t *skipped = NULL;
+    if (st == INGOT_OK && d.skipped_count > 0) {
+        skipped = malloc(d.skipped_count * sizeof(uint64_t));
+        st = skipped ? INGOT_OK : shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", path);
+    }
+    if (st == INGOT_OK) {
+        if (skipped) {
+            memcpy(skipped, buf + sizeof(d), d.skipped_count * sizeof(uint64_t));
+        }
+        *cursor_p = (ingot_cursor_t){.version = d.version, .manifest_digest = d.manifest_digest,
+                                     .seed = d.seed, .epoch = d.epoch, .consumed = d.consumed,
+                                     .global_batch = d.global_batch,
+                                     .skipped_count = d.skipped_count, .skipped = skipped};
+    }
+    free(buf);
+    return st;
+}
+
+void ingot_cursor_release(ingot_cursor_t *c)
+{
+    if (c != NULL) {
+        free(c->skipped);
+        c->skipped = NULL;
+        c->skipped_count = 0;
+    }
+}

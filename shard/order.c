@@ -1,0 +1,274 @@
+/*
+ * Deterministic per-epoch order: a keyed Feistel bijection over the next power of four >= N
+ * with cycle walking (a rank maps only its own positions), an optional locality mode (shuffled
+ * shards, samples shuffled within windows of shards), and the per-rank partition of a step.
+ */
+#include <ingot/order.h>
+#include "shard/shard_err.h"
+#include "runtime/base/mem.h"
+#include "runtime/base/status.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** Feistel rounds: 4 suffice for a pseudo-random permutation (Luby-Rackoff); 6 for margin. */
+#define ORDER_ROUNDS     6
+#define ORDER_MIN_BITS   2
+#define ORDER_GOLDEN     0x9e3779b97f4a7c15ull
+#define ORDER_TAG_EPOCH  0x65706f6368ull    /* "epoch" */
+#define ORDER_TAG_SHARD  0x7368617264ull    /* "shard" */
+#define ORDER_TAG_WINDOW 0x77696e646f77ull  /* "window" */
+#define ORDER_NO_EPOCH   UINT64_MAX
+
+typedef struct feistel {
+    uint64_t n;
+    unsigned half;
+    uint64_t mask;
+    uint64_t keys[ORDER_ROUNDS];
+} feistel_t;
+
+struct ingot_order {
+    ingot_order_params_t p;
+    uint64_t             steps;
+    uint64_t            *shard_first;  /* LOCALITY: first index of each shard */
+    uint64_t            *shard_count;
+    uint32_t            *shard_perm;   /* LOCALITY: shard order of cached_epoch */
+    uint64_t            *win_start;    /* LOCALITY: first position of each window (+ end) */
+    uint64_t             nwin;
+    uint64_t             cached_epoch;
+};
+
+/* splitmix64: a bijective 64-bit mixer. */
+static uint64_t order_mix(uint64_t x)
+{
+    x += ORDER_GOLDEN;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
+{
+    unsigned bits = ORDER_MIN_BITS;
+    while (bits < 64 && (1ull << bits) < n) {
+        bits++;
+    }
+    f->n    = n;
+    f->half = (bits + 1) / 2;
+    f->mask = (f->half >= 32) ? UINT32_MAX : (1ull << f->half) - 1;
+    for (unsigned r = 0; r < ORDER_ROUNDS; r++) {
+        key = order_mix(key ^ (r * ORDER_GOLDEN));
+        f->keys[r] = key;
+    }
+}
+
+static uint64_t feistel_encrypt(const feistel_t *f, uint64_t x)
+{
+    uint64_t l = x >> f->half, r = x & f->mask;
+    for (unsigned i = 0; i < ORDER_ROUNDS; i++) {
+        uint64_t nl = r;
+        r = l ^ (order_mix(r ^ f->keys[i]) & f->mask);
+        l = nl;
+    }
+    return (l << f->half) | r;
+}
+
+/* Cycle walking: the bijection on [0, 4^half) restricted to [0, n) is a bijection on [0, n). */
+static uint64_t feistel_perm(const feistel_t *f, uint64_t i)
+{
+    uint64_t x = i;
+    do {
+        x = feistel_encrypt(f, x);
+    } while (x >= f->n);
+    return x;
+}
+
+static uint64_t order_key(const struct ingot_order *o, uint64_t tag, uint64_t epoch, uint64_t w)
+{
+    return order_mix(order_mix(order_mix(o->p.seed ^ tag) ^ epoch) ^ w);
+}
+
+/* ---------------------------------------------------------------- locality */
+
+static ingot_status_t order_locality_init(struct ingot_order *o)
+{
+    const ingot_order_params_t *p = &o->p;
+    uint32_t n = p->shard_count;
+    if (p->shard_samples == NULL || n == 0 || p->window == 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "order: locality mode needs shard_samples, "
+                         "shard_count >= 1 and window >= 1");
+    }
+    o->nwin        = (n + p->window - 1) / p->window;
+    o->shard_first = ingot_calloc(n, sizeof(uint64_t), "order shards");
+    o->shard_count = ingot_calloc(n, sizeof(uint64_t), "order shards");
+    o->shard_perm  = ingot_calloc(n, sizeof(uint32_t), "order shards");
+    o->win_start   = ingot_calloc(o->nwin + 1, sizeof(uint64_t), "order windows");
+    if (!o->shard_first || !o->shard_count || !o->shard_perm || !o->win_start) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        o->shard_first[i] = sum;
+        o->shard_count[i] = p->shard_samples[i];
+        sum += p->shard_samples[i];
+    }
+    if (sum != p->sample_count) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "order: shard_samples sum to %" PRIu64
+                         ", sample_count is %" PRIu64, sum, p->sample_count);
+    }
+    o->cached_epoch = ORDER_NO_EPOCH;
+    return INGOT_OK;
+}
+
+/* Shuffle the shards of @p epoch and lay the windows out. O(shards). */
+static void order_locality_epoch(struct ingot_order *o, uint64_t epoch)
+{
+    if (o->cached_epoch == epoch) {
+        return;
+    }
+    feistel_t f;
+    feistel_init(&f, o->p.shard_count, order_key(o, ORDER_TAG_SHARD, epoch, 0));
+    uint64_t pos = 0;
+    for (uint32_t k = 0; k < o->p.shard_count; k++) {
+        o->shard_perm[k] = (uint32_t)feistel_perm(&f, k);
+        if (k % o->p.window == 0) {
+            o->win_start[k / o->p.window] = pos;
+        }
+        pos += o->shard_count[o->shard_perm[k]];
+    }
+    o->win_start[o->nwin] = pos;
+    o->cached_epoch = epoch;
+}
+
+static uint64_t order_locality_at(struct ingot_order *o, uint64_t epoch, uint64_t p)
+{
+    order_locality_epoch(o, epoch);
+    uint64_t lo = 0, hi = o->nwin; /* last window with win_start <= p */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (o->win_start[mid] <= p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    uint64_t size = o->win_start[lo + 1] - o->win_start[lo];
+    feistel_t f;
+    feistel_init(&f, size, order_key(o, ORDER_TAG_WINDOW, epoch, lo));
+    uint64_t j = feistel_perm(&f, p - o->win_start[lo]);
+    uint64_t k = lo * o->p.window;
+    while (j >= o->shard_count[o->shard_perm[k]]) {
+        j -= o->shard_count[o->shard_perm[k]];
+        k++;
+    }
+    return o->shard_first[o->shard_perm[k]] + j;
+}
+
+/* ---------------------------------------------------------------- API */
+
+ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_order_h *order_p)
+{
+    const uint64_t need = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH;
+    if (params == NULL || order_p == NULL || (params->field_mask & need) != need ||
+        params->sample_count == 0 || params->global_batch == 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "order: sample_count and global_batch are "
+                         "required and must be >= 1");
+    }
+    struct ingot_order *o = ingot_calloc(1, sizeof(*o), "order");
+    if (o == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    uint64_t m = params->field_mask;
+    o->p = (ingot_order_params_t){.field_mask = m, .sample_count = params->sample_count,
+                                  .global_batch = params->global_batch};
+    o->p.seed = (m & INGOT_ORDER_PARAM_FIELD_SEED) ? params->seed : 0;
+    o->p.tail = (m & INGOT_ORDER_PARAM_FIELD_TAIL) ? params->tail : INGOT_ORDER_TAIL_DROP;
+    if (m & INGOT_ORDER_PARAM_FIELD_MODE) {
+        o->p.mode = params->mode;
+        o->p.shard_samples = params->shard_samples;
+        o->p.shard_count = params->shard_count;
+        o->p.window = params->window;
+    }
+    uint64_t n = o->p.sample_count, b = o->p.global_batch;
+    o->steps = o->p.tail == INGOT_ORDER_TAIL_PAD ? (n + b - 1) / b : n / b;
+    ingot_status_t st = o->p.mode == INGOT_ORDER_LOCALITY ? order_locality_init(o) : INGOT_OK;
+    if (st == INGOT_OK && o->steps == 0) {
+        st = shard_err(INGOT_ERR_INVALID_PARAM, "order: global batch %" PRIu64 " exceeds the %"
+                       PRIu64 " samples and the tail policy drops it: no step at all", b, n);
+    }
+    o->p.shard_samples = NULL; /* copied into shard_count */
+    if (st != INGOT_OK) {
+        ingot_order_destroy(o);
+        return st;
+    }
+    *order_p = o;
+    return INGOT_OK;
+}
+
+void ingot_order_destroy(ingot_order_h o)
+{
+    if (o == NULL) {
+        return;
+    }
+    free(o->shard_first);
+    free(o->shard_count);
+    free(o->shard_perm);
+    free(o->win_start);
+    free(o);
+}
+
+uint64_t ingot_order_steps(ingot_order_h o)
+{
+    return o ? o->steps : 0;
+}
+
+ingot_status_t ingot_order_at(ingot_order_h o, uint64_t epoch, uint64_t position,
+                              uint64_t *index_p)
+{
+    if (o == NULL || index_p == NULL || position / o->p.global_batch >= o->steps) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    uint64_t p = position % o->p.sample_count; /* PAD wraps to the start of the order */
+    if (o->p.mode == INGOT_ORDER_LOCALITY) {
+        *index_p = order_locality_at(o, epoch, p);
+    } else {
+        feistel_t f;
+        feistel_init(&f, o->p.sample_count, order_key(o, ORDER_TAG_EPOCH, epoch, 0));
+        *index_p = feistel_perm(&f, p);
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_order_slice(ingot_order_h o, uint64_t epoch, uint64_t step, uint32_t rank,
+                                 uint32_t world, uint64_t *ids, size_t cap)
+{
+    if (o == NULL || ids == NULL || world == 0 || rank >= world ||
+        o->p.global_batch % world != 0) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "order: world size %u must divide the global "
+                         "batch %" PRIu64 " and rank %u be below it", world,
+                         o ? o->p.global_batch : 0, rank);
+    }
+    uint64_t per = o->p.global_batch / world;
+    if (step >= o->steps) {
+        return shard_err(INGOT_ERR_OUT_OF_RANGE, "order: step %" PRIu64 " beyond the %" PRIu64
+                         " steps of an epoch", step, o->steps);
+    }
+    if (cap < per) {
+        return shard_err(INGOT_ERR_NO_RESOURCE, "order: slice needs %" PRIu64 " entries, %zu "
+                         "given", per, cap);
+    }
+    uint64_t first = step * o->p.global_batch + rank * per;
+    if (o->p.mode == INGOT_ORDER_LOCALITY) {
+        for (uint64_t i = 0; i < per; i++) {
+            ids[i] = order_locality_at(o, epoch, (first + i) % o->p.sample_count);
+        }
+        return INGOT_OK;
+    }
+    feistel_t f; /* keyed once per slice */
+    feistel_init(&f, o->p.sample_count, order_key(o, ORDER_TAG_EPOCH, epoch, 0));
+    for (uint64_t i = 0; i < per; i++) {
+        ids[i] = feistel_perm(&f, (first + i) % o->p.sample_count);
+    }
+    return INGOT_OK;
+}
