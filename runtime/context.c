@@ -101,6 +101,14 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if (st != INGOT_OK) {
         goto err_comm;
     }
+    st = INGOT_MPI_CALL("node grouping", MPI_Comm_split_type, ctx->comm, MPI_COMM_TYPE_SHARED,
+                        ctx->rank, MPI_INFO_NULL, &ctx->node_comm);
+    if (st != INGOT_OK) {
+        goto err_comm;
+    }
+    MPI_Comm_set_errhandler(ctx->node_comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(ctx->node_comm, &ctx->node_rank);
+    MPI_Comm_size(ctx->node_comm, &ctx->node_size);
     pthread_mutex_lock(&ctx_lock);
     ctx->mpi_owned = ctx_mpi_owned;
     ctx_live++;
@@ -123,6 +131,7 @@ void ingot_finalize(ingot_ctx_h ctx)
         return;
     }
     ingot_abort_raise(&ctx->abort);
+    MPI_Comm_free(&ctx->node_comm);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     pthread_mutex_lock(&ctx_lock);

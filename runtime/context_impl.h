@@ -5,9 +5,12 @@
 #include <ingot/ingot.h>
 #include "runtime/base/config.h"
 #include "runtime/base/wait.h"
+#include <ingot/shard.h>
 
 struct ingot_ctx {
     MPI_Comm              comm;         /* duplicate of the user's communicator */
+    MPI_Comm              node_comm;    /* ranks of comm sharing this node's memory */
+    int                   node_rank, node_size;
     int                   rank, size;
     int                   thread_level; /* what MPI granted */
     int                   mpi_owned;    /* ingot called MPI_Init_thread */
@@ -21,5 +24,17 @@ struct ingot_ctx {
  * value); it returns INGOT_ERR_CONFIG on every rank when @p strict, else it only warns.
  */
 ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, int strict);
+
+/**
+ * Open a manifest once per node: the node's first rank reads the file into an MPI-3 shared
+ * window and validates it fully; the node's other ranks map that window and open it lazily
+ * (already validated). Collective over ctx->comm: every rank returns the same status.
+ * @param window_p out: the MPI window (free with ingot_node_manifest_close()).
+ */
+ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
+                                        ingot_manifest_h *manifest_p, void **window_p);
+/** Close a manifest opened by ingot_node_manifest_open() (collective over ctx->node_comm). */
+void           ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest,
+                                         void *window);
 
 #endif

@@ -40,7 +40,7 @@ static void test_boundaries(void)
 
 int main(void)
 {
-    for (int s = INGOT_INPROGRESS; s > INGOT_ERR_LAST; s--) {
+    for (int s = INGOT_END_OF_DATA; s > INGOT_ERR_LAST; s--) {
         const char *str = ingot_status_string((ingot_status_t)s);
         CHECK(str != NULL && strcmp(str, "Unknown ingot status") != 0);
         for (int t = s - 1; t > INGOT_ERR_LAST; t--) {
