@@ -30,24 +30,38 @@ static int plan_popcount(uint64_t m)
 
 /* ---------------------------------------------------------------- GPUs */
 
-/* Choose @p n of the usable GPUs, round-robin over NUMA nodes (lowest index first in each),
- * returned in index order. */
-static void plan_pick_gpus(const ingot_topo_t *topo, uint64_t usable, int n, int *picked)
+/* Add up to @p n GPUs of @p left to @p chosen, round-robin over NUMA nodes (lowest index first
+ * in each), so that a plan for fewer ranks than GPUs spreads them over the sockets. */
+static int plan_pick_rr(const ingot_topo_t *topo, uint64_t left, int n, uint64_t *chosen)
 {
-    uint64_t left = usable, chosen = 0;
-    int      count = 0;
-    while (count < n) {
+    int count = 0;
+    while (count < n && left != 0) {
         for (int numa = -1; numa < topo->nnuma && count < n; numa++) {
             for (int g = 0; g < topo->ngpus; g++) {
                 if ((left >> g & 1) && topo->gpus[g].numa == numa) {
-                    left   &= ~((uint64_t)1 << g);
-                    chosen |= (uint64_t)1 << g;
+                    left    &= ~((uint64_t)1 << g);
+                    *chosen |= (uint64_t)1 << g;
                     count++;
                     break;
                 }
             }
         }
     }
+    return count;
+}
+
+/* Choose @p n of the usable GPUs, those near allowed CPUs first, returned in index order. */
+static void plan_pick_gpus(const ingot_topo_t *topo, uint64_t usable, int n,
+                           hwloc_const_cpuset_t allowed, int *picked)
+{
+    uint64_t near = 0, chosen = 0;
+    for (int g = 0; g < topo->ngpus; g++) {
+        if ((usable >> g & 1) && hwloc_bitmap_intersects(topo->gpus[g].locality, allowed)) {
+            near |= (uint64_t)1 << g;
+        }
+    }
+    int count = plan_pick_rr(topo, near, n, &chosen);
+    plan_pick_rr(topo, usable & ~chosen, n - count, &chosen);
     for (int g = 0, k = 0; g < topo->ngpus; g++) {
         if (chosen >> g & 1) {
             picked[k++] = g;
@@ -75,14 +89,15 @@ static ingot_status_t plan_gpus_check(const ingot_topo_t *topo, int local_size, 
     return INGOT_OK;
 }
 
-static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *plan, uint64_t usable)
+static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *plan, uint64_t usable,
+                                       hwloc_const_cpuset_t allowed)
 {
     int  nuse   = plan_popcount(usable) < plan->local_size ? plan_popcount(usable) : plan->local_size;
     int *picked = ingot_calloc((size_t)nuse, sizeof(int), "GPU choice");
     if (picked == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    plan_pick_gpus(topo, usable, nuse, picked);
+    plan_pick_gpus(topo, usable, nuse, allowed, picked);
     for (int r = 0; r < plan->local_size; r++) {
         int slot = (int)((long)r * nuse / plan->local_size);
         plan->ranks[r].gpu  = picked[slot];
@@ -388,7 +403,7 @@ static ingot_status_t plan_fill(const ingot_topo_t *topo, ingot_plan_t *plan,
         goto out;
     }
     if (p->gpu_mask != 0) {
-        st = plan_assign_gpus(topo, plan, p->gpu_mask);
+        st = plan_assign_gpus(topo, plan, p->gpu_mask, allowed);
     } else {
         plan_assign_numa(topo, plan, allowed);
         st = INGOT_OK;
