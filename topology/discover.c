@@ -33,8 +33,14 @@ static ingot_status_t topo_xml_check(const char *path)
                     "export, e.g. from 'lstopo --of xml')", path, strerror(err));
         return ingot_status_from_errno(err);
     }
-    size_t n = fread(head, 1, XML_SNIFF_BYTES, f);
+    size_t n    = fread(head, 1, XML_SNIFF_BYTES, f);
+    int    rerr = ferror(f) ? errno : 0;
     fclose(f);
+    if (rerr != 0) {
+        ingot_error("INGOT_TOPOLOGY_XML='%s': cannot read: %s (expected a readable hwloc XML "
+                    "export, e.g. from 'lstopo --of xml')", path, strerror(rerr));
+        return INGOT_ERR_IO;
+    }
     head[n] = '\0';
     if (strstr(head, "<topology") == NULL) {
         ingot_error("INGOT_TOPOLOGY_XML='%s': not an hwloc XML export (expected a <topology> "
@@ -43,6 +49,13 @@ static ingot_status_t topo_xml_check(const char *path)
         return INGOT_ERR_FORMAT;
     }
     return INGOT_OK;
+}
+
+static void topo_xml_invalid(const char *path, const char *call, int err)
+{
+    ingot_error("INGOT_TOPOLOGY_XML='%s': invalid hwloc XML (expected an export of hwloc 1.x-2.x "
+                "such as 'lstopo --of xml' writes; %s found what hwloc cannot parse: %s; set "
+                "HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)", path, call, strerror(err));
 }
 
 static ingot_status_t topo_hwloc_load(const char *xml_path, hwloc_topology_t *hw_p)
@@ -54,16 +67,12 @@ static ingot_status_t topo_hwloc_load(const char *xml_path, hwloc_topology_t *hw
     }
     hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (xml_path != NULL && hwloc_topology_set_xml(hw, xml_path) != 0) {
-        ingot_error("INGOT_TOPOLOGY_XML='%s': hwloc cannot use it as XML input: %s", xml_path,
-                    strerror(errno));
+        topo_xml_invalid(xml_path, "hwloc_topology_set_xml", errno);
         goto err_destroy;
     }
     if (hwloc_topology_load(hw) != 0) {
         if (xml_path != NULL) {
-            ingot_error("INGOT_TOPOLOGY_XML='%s': invalid hwloc XML (expected an export of "
-                        "hwloc 1.x-2.x, found a file hwloc cannot parse: %s; set "
-                        "HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)", xml_path,
-                        strerror(errno));
+            topo_xml_invalid(xml_path, "hwloc_topology_load", errno);
         } else {
             ingot_error("hwloc topology discovery failed: %s", strerror(errno));
         }
