@@ -10,3 +10,6 @@ ingot_add_mpi_test(NAME mpi.topo_node_dgx NP 4 TIMEOUT 60 COMMAND $<TARGET_FILE:
 ingot_add_test(NAME cli.topo LABELS cli TIMEOUT 60
                COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/topology/topo_cli.sh $<TARGET_FILE:ingot-topo>
                        ${_topo_fixtures} ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE})
+
+# The plan benchmark (tests/perf, run by hand; figures in docs/topology.md).
+ingot_test_exe(topo_plan_bench ${CMAKE_CURRENT_SOURCE_DIR}/perf/topo_plan_bench.c)

@@ -5,6 +5,7 @@
  */
 #include "topology/topo.h"
 #include "runtime/base/config.h"
+#include "runtime/base/mem.h"
 #include "test.h"
 #include <sys/stat.h>
 
@@ -190,6 +191,41 @@ static void check_odd_topologies(void)
     ingot_topo_destroy(odd);
 }
 
+/* This machine: a launcher binding narrower than the plan is reported; staging memory can be
+ * bound to the plan's NUMA node. */
+static void check_launcher_binding(void)
+{
+    ingot_topo_t *live;
+    ingot_plan_t *plan;
+    ingot_mem_t   mem;
+    char          msg[INGOT_TOPOLOGY_STR_MAX];
+    bool          conflict = true;
+    CHECK_OK(ingot_topo_load(NULL, &live));
+    CHECK_OK(ingot_topo_plan(live, live->npus, NULL, &plan));
+    int numa = ingot_topo_plan_numa_os_index(live, plan, 0);
+    CHECK_OK(ingot_mem_alloc(1 << 20, INGOT_MEM_F_PREFAULT, numa, "staging", &mem));
+    CHECK(mem.numa_node == numa);
+    ingot_mem_free(&mem);
+    if (live->npus < 2) {
+        printf("one CPU: launcher conflict not checked\n");
+        goto out;
+    }
+    hwloc_bitmap_t first = hwloc_bitmap_dup(plan->ranks[0].cpuset);
+    CHECK(hwloc_set_cpubind(live->hw, first, HWLOC_CPUBIND_PROCESS) == 0);
+    CHECK_OK(ingot_topo_launcher_check(live, plan, 0, NULL, msg, sizeof(msg), &conflict));
+    CHECK(!conflict);
+    CHECK_OK(ingot_topo_launcher_check(live, plan, 1, NULL, msg, sizeof(msg), &conflict));
+    CHECK(conflict);
+    CHECK_CONTAINS(msg, "the launcher bound this process to CPUs");
+    CHECK_CONTAINS(msg, "the plan gives it");
+    CHECK(hwloc_set_cpubind(live->hw, hwloc_topology_get_allowed_cpuset(live->hw),
+                            HWLOC_CPUBIND_PROCESS) == 0);
+    hwloc_bitmap_free(first);
+out:
+    ingot_topo_plan_destroy(plan);
+    ingot_topo_destroy(live);
+}
+
 static void check_config_rows(void)
 {
     const ingot_config_field_t *bind = ingot_config_find("BIND");
@@ -217,6 +253,7 @@ int main(void)
     check_bad_policies();
     check_gpu_lists();
     check_odd_topologies();
+    check_launcher_binding();
     check_config_rows();
     return 0;
 }
