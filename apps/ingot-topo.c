@@ -6,6 +6,7 @@
 #include "topology/topo.h"
 #include "runtime/base/config.h"
 #include "runtime/base/log.h"
+#include "runtime/base/mem.h"
 #include "runtime/base/mpi.h"
 #include "runtime/base/status.h"
 #include <getopt.h>
@@ -22,14 +23,14 @@ typedef struct app_opts {
 } app_opts_t;
 
 typedef struct app {
-    app_opts_t           opt;
+    app_opts_t            opt;
     const ingot_config_t *cfg;
-    ingot_topo_t         *topo;
-    ingot_plan_t         *plan;
-    ingot_node_info_t     node;
     bool                  mpi;
-    hwloc_bitmap_t        allowed;
-    ingot_placement_t    *placements;
+    hwloc_bitmap_t        allowed;    /* --cpuset */
+    ingot_topo_setup_t   *setup;      /* under MPI: this rank's node, plan and placement */
+    ingot_topo_t         *topo;       /* the node printed (the setup's under MPI) */
+    ingot_plan_t         *plan;       /* its plan */
+    ingot_placement_t    *placements; /* one per local rank */
 } app_t;
 
 static void app_usage(FILE *out)
@@ -77,93 +78,80 @@ static int app_parse(int argc, char **argv, app_opts_t *o)
     return 0;
 }
 
-/* Every rank of the node learns the worst status, so no rank waits in a collective for one
- * that failed. */
-static ingot_status_t app_agree(app_t *a, ingot_status_t st)
+static ingot_status_t app_cpuset(app_t *a)
 {
-    int mine = (int)st, worst = (int)st;
-    if (!a->mpi) {
-        return st;
+    if (a->opt.cpuset == NULL) {
+        return INGOT_OK;
     }
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) {
-        return INGOT_ERR_MPI;
-    }
-    return (ingot_status_t)worst;
-}
-
-static ingot_status_t app_load(app_t *a)
-{
-    const char *xml = a->opt.xml != NULL ? a->opt.xml : a->cfg->topology_xml;
-    INGOT_CHECK(ingot_topo_load(xml, &a->topo));
-    if (a->opt.cpuset != NULL) {
-        a->allowed = hwloc_bitmap_alloc();
-        if (a->allowed == NULL || hwloc_bitmap_list_sscanf(a->allowed, a->opt.cpuset) != 0) {
-            ingot_error("--cpuset '%s': expected a CPU list such as '0-27,56-83'", a->opt.cpuset);
-            return INGOT_ERR_INVALID_PARAM;
-        }
+    a->allowed = hwloc_bitmap_alloc();
+    if (a->allowed == NULL || hwloc_bitmap_list_sscanf(a->allowed, a->opt.cpuset) != 0) {
+        ingot_error("--cpuset '%s': expected a CPU list such as '0-27,56-83'", a->opt.cpuset);
+        return INGOT_ERR_INVALID_PARAM;
     }
     return INGOT_OK;
 }
 
-static ingot_status_t app_plan(app_t *a, int local_size, uint64_t gpu_mask)
+/* Planning without MPI: N ranks on the node of --xml or this machine, every row filled here. */
+static ingot_status_t app_plan_offline(app_t *a)
 {
+    const char         *cuda = getenv("CUDA_VISIBLE_DEVICES");
+    uint64_t            mask;
     ingot_plan_params_t p;
-    ingot_topo_plan_params_from_config(a->cfg, gpu_mask, &p);
+    INGOT_CHECK(ingot_topo_load(a->opt.xml != NULL ? a->opt.xml : a->cfg->topology_xml, &a->topo));
+    INGOT_CHECK(ingot_topo_gpu_mask(a->topo, a->cfg->gpus, cuda, &mask));
+    ingot_topo_plan_params_from_config(a->cfg, mask, &p);
     if (a->allowed != NULL) {
         p.field_mask     |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
         p.allowed_cpuset  = a->allowed;
     }
-    return ingot_topo_plan(a->topo, local_size, &p, &a->plan);
-}
-
-/* This rank's own row: the launcher check and, if INGOT_BIND asks, the binding. */
-static ingot_status_t app_own_placement(app_t *a, const char *cuda, ingot_placement_t *p)
-{
-    bool conflict = false;
-    int  r        = a->node.local_rank;
-    ingot_topo_placement_fill(a->topo, a->plan, &a->node, r, cuda, p);
-    INGOT_CHECK(ingot_topo_launcher_check(a->topo, a->plan, r, cuda, p->conflict,
-                                          sizeof(p->conflict), &conflict));
-    if (conflict) {
-        p->flags |= INGOT_PLACEMENT_FLAG_LAUNCHER_CONFLICT;
-        ingot_warn("local rank %d: launcher and plan disagree: %s", r, p->conflict);
+    INGOT_CHECK(ingot_topo_plan(a->topo, a->opt.ranks_per_node, &p, &a->plan));
+    a->placements = ingot_calloc((size_t)a->plan->local_size, sizeof(*a->placements), "placements");
+    if (a->placements == NULL) {
+        return INGOT_ERR_NO_MEMORY;
     }
-    if (a->cfg->bind != INGOT_TOPO_BIND_NONE) {
-        INGOT_CHECK(ingot_topo_bind(a->topo, a->plan, r, (ingot_topo_bind_mode_t)a->cfg->bind));
-        p->flags |= INGOT_PLACEMENT_FLAG_BOUND;
+    for (int r = 0; r < a->plan->local_size; r++) {
+        ingot_topo_placement_fill(a->topo, a->plan, NULL, r, cuda, &a->placements[r]);
     }
     return INGOT_OK;
 }
 
-static ingot_status_t app_placements(app_t *a)
+/* Under mpirun/srun: the context's setup (launcher check, INGOT_BIND), rows gathered per node. */
+static ingot_status_t app_plan_launched(app_t *a)
 {
-    const char *cuda = getenv("CUDA_VISIBLE_DEVICES");
-    a->placements = calloc((size_t)a->plan->local_size, sizeof(*a->placements));
-    if (a->placements == NULL) {
-        ingot_error("out of memory for %d placements", a->plan->local_size);
+    ingot_topo_setup_params_t p = {.field_mask = 0};
+    if (a->opt.xml != NULL) {
+        p.field_mask |= INGOT_TOPO_SETUP_PARAM_FIELD_XML;
+        p.xml         = a->opt.xml;
+    }
+    if (a->allowed != NULL) {
+        p.field_mask     |= INGOT_TOPO_SETUP_PARAM_FIELD_ALLOWED_CPUSET;
+        p.allowed_cpuset  = a->allowed;
+    }
+    INGOT_CHECK(ingot_topo_setup_create(MPI_COMM_WORLD, a->cfg, &p, &a->setup));
+    a->topo = a->setup->topo;
+    a->plan = a->setup->plan;
+    a->placements = ingot_calloc((size_t)a->plan->local_size, sizeof(*a->placements), "placements");
+    int ok = a->placements != NULL, all = 0;
+    INGOT_CHECK(INGOT_MPI_CALL("placements", MPI_Allreduce, &ok, &all, 1, MPI_INT, MPI_MIN,
+                               MPI_COMM_WORLD));
+    if (!all) {
         return INGOT_ERR_NO_MEMORY;
     }
-    if (!a->mpi) {
-        for (int r = 0; r < a->plan->local_size; r++) {
-            ingot_topo_placement_fill(a->topo, a->plan, NULL, r, cuda, &a->placements[r]);
-        }
-        return INGOT_OK;
-    }
-    ingot_placement_t mine;
-    INGOT_CHECK(app_own_placement(a, cuda, &mine));
-    return INGOT_MPI_CALL("placements", MPI_Gather, &mine, (int)sizeof(mine), MPI_BYTE,
-                          a->placements, (int)sizeof(mine), MPI_BYTE, 0, a->node.node_comm);
+    const ingot_placement_t *mine = &a->setup->placement;
+    return INGOT_MPI_CALL("placements", MPI_Gather, mine, (int)sizeof(*mine), MPI_BYTE,
+                          a->placements, (int)sizeof(*mine), MPI_BYTE, 0, a->setup->node.node_comm);
 }
 
 /* Node leaders print in node order, each after the previous one. */
 static void app_print(app_t *a)
 {
-    int token = 0;
-    if (a->mpi && a->node.local_rank != 0) {
+    const ingot_node_info_t *node  = a->mpi ? &a->setup->node : NULL;
+    int                      token = 0;
+    if (node != NULL && node->local_rank != 0) {
         return;
     }
-    if (a->mpi && a->node.node_id > 0) {
-        MPI_Recv(&token, 1, MPI_INT, a->node.node_id - 1, 0, a->node.leader_comm, MPI_STATUS_IGNORE);
+    if (node != NULL && node->node_id > 0) {
+        MPI_Recv(&token, 1, MPI_INT, node->node_id - 1, 0, node->leader_comm, MPI_STATUS_IGNORE);
     }
     if (a->opt.json) {
         ingot_topo_print_json(stdout, a->topo, a->plan, a->placements);
@@ -171,37 +159,9 @@ static void app_print(app_t *a)
         ingot_topo_print_table(stdout, a->topo, a->plan, a->placements);
     }
     fflush(stdout);
-    if (a->mpi && a->node.node_id + 1 < a->node.node_count) {
-        MPI_Send(&token, 1, MPI_INT, a->node.node_id + 1, 0, a->node.leader_comm);
+    if (node != NULL && node->node_id + 1 < node->node_count) {
+        MPI_Send(&token, 1, MPI_INT, node->node_id + 1, 0, node->leader_comm);
     }
-}
-
-static ingot_status_t app_run(app_t *a)
-{
-    int local_size = a->opt.ranks_per_node > 0 ? a->opt.ranks_per_node
-                                               : a->mpi ? a->node.local_size : 1;
-    uint64_t       mask = 0;
-    ingot_status_t st   = app_agree(a, app_load(a));
-    if (st == INGOT_OK) {
-        st = app_agree(a, ingot_topo_gpu_mask(a->topo, a->cfg->gpus,
-                                              getenv("CUDA_VISIBLE_DEVICES"), &mask));
-    }
-    if (st == INGOT_OK && a->mpi) {
-        st = ingot_topo_node_gpu_union(&a->node, mask, &mask);
-    }
-    if (st == INGOT_OK) {
-        st = app_agree(a, app_plan(a, local_size, mask));
-    }
-    if (st == INGOT_OK && a->mpi) {
-        st = app_agree(a, ingot_topo_node_plan_agree(&a->node, a->plan));
-    }
-    if (st == INGOT_OK) {
-        st = app_agree(a, app_placements(a));
-    }
-    if (st == INGOT_OK) {
-        app_print(a);
-    }
-    return st;
 }
 
 int main(int argc, char **argv)
@@ -220,20 +180,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "ingot-topo: MPI_Init failed\n");
         return EXIT_FAILURE;
     }
-    ingot_status_t st = a.mpi ? ingot_topo_node_group(MPI_COMM_WORLD, &a.node) : INGOT_OK;
+    ingot_status_t st = app_cpuset(&a);
     if (st == INGOT_OK) {
-        st = app_run(&a);
+        st = a.mpi ? app_plan_launched(&a) : app_plan_offline(&a);
     }
-    if (st != INGOT_OK) {
+    if (st == INGOT_OK) {
+        app_print(&a);
+    } else {
         fprintf(stderr, "ingot-topo: %s\n", ingot_status_string(st));
     }
     free(a.placements);
-    ingot_topo_plan_destroy(a.plan);
     hwloc_bitmap_free(a.allowed);
-    ingot_topo_destroy(a.topo);
     if (a.mpi) {
-        ingot_topo_node_release(&a.node);
+        ingot_topo_setup_destroy(a.setup);
         MPI_Finalize();
+    } else {
+        ingot_topo_plan_destroy(a.plan);
+        ingot_topo_destroy(a.topo);
     }
     return st == INGOT_OK ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -253,4 +253,37 @@ void           ingot_topo_print_table(FILE *out, const ingot_topo_t *topo, const
 void           ingot_topo_print_json(FILE *out, const ingot_topo_t *topo, const ingot_plan_t *plan,
                                      const ingot_placement_t *placements);
 
+/* ---------------------------------------------------------------- the context's one call */
+
+enum ingot_topo_setup_params_field {
+    INGOT_TOPO_SETUP_PARAM_FIELD_XML            = 1u << 0,
+    INGOT_TOPO_SETUP_PARAM_FIELD_ALLOWED_CPUSET = 1u << 1
+};
+
+typedef struct ingot_topo_setup_params {
+    uint64_t             field_mask;
+    const char          *xml;            /* default: INGOT_TOPOLOGY_XML */
+    hwloc_const_cpuset_t allowed_cpuset; /* default: the topology's allowed cpuset */
+} ingot_topo_setup_params_t;
+
+/** Everything the context keeps about topology. Immutable after creation. */
+typedef struct ingot_topo_setup {
+    ingot_node_info_t node;      /* node communicator, ids, host names */
+    ingot_topo_t     *topo;      /* this node */
+    ingot_plan_t     *plan;      /* the plan of this node's ranks */
+    ingot_placement_t placement; /* this rank's (what ingot_placement_get() returns) */
+} ingot_topo_setup_t;
+
+/**
+ * Node grouping, discovery, plan agreement, launcher check and binding (INGOT_BIND), in one
+ * call collective over @p comm; @p params may be NULL. Every step is agreed across @p comm, so
+ * all ranks return the same status (the rank that failed logged why). The setup must be
+ * destroyed before MPI_Finalize (it holds communicators).
+ */
+ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const struct ingot_config *cfg,
+                                       const ingot_topo_setup_params_t *params,
+                                       ingot_topo_setup_t **setup_p);
+/** Free a setup (not collective). Accepts NULL. */
+void           ingot_topo_setup_destroy(ingot_topo_setup_t *setup);
+
 #endif

@@ -37,4 +37,13 @@ rc=0; "$topo" --ranks-per-node 0 2> /dev/null || rc=$?
 # mpirun -np 4 on this machine: a sane CPU-only plan (or GPU plan where there are GPUs).
 "$mpirun_sh" "$mpiexec" 4 "$topo" --json > "$tmp/mpi.json"
 "$py" "$check" mpi "$tmp/mpi.json"
+
+# INGOT_BIND=cpu binds each launched rank; a launcher binding away from the plan is reported.
+INGOT_BIND=cpu "$mpirun_sh" "$mpiexec" 2 "$topo" --json > "$tmp/bind.json"
+grep -q '"flags": \["bound"\]\|"bound"\]' "$tmp/bind.json" || fail "INGOT_BIND=cpu: $(cat "$tmp/bind.json")"
+if [ "$(nproc)" -ge 2 ]; then
+  "$mpirun_sh" "$mpiexec" 1 --bind-to core "$topo" --cpuset 1 > "$tmp/conflict.txt" 2>&1
+  grep -q "conflict: the launcher bound this process to CPUs 0, the plan gives it 1" "$tmp/conflict.txt" ||
+    fail "launcher conflict not reported: $(cat "$tmp/conflict.txt")"
+fi
 echo "cli ok"
