@@ -5,6 +5,7 @@
  */
 #include "topology/topo.h"
 #include "runtime/base/config.h"
+#include "runtime/base/fault.h"
 #include "runtime/base/mem.h"
 #include "test.h"
 #include <sys/stat.h>
@@ -226,6 +227,41 @@ out:
     ingot_topo_destroy(live);
 }
 
+/* Every allocation of load and plan failing in turn: NO_MEMORY, nothing written, no crash. */
+static void check_alloc_failures(void)
+{
+#ifdef INGOT_FAULT_INJECTION
+    char err[256], spec[64];
+    int  failed = 0;
+    for (int nth = 1;; nth++) {
+        ingot_topo_t *topo = NULL;
+        ingot_plan_t *plan = NULL;
+        snprintf(spec, sizeof(spec), "malloc:%d:ENOMEM", nth);
+        CHECK_OK(ingot_fault_arm(spec, err, sizeof(err)));
+        ingot_status_t st = ingot_topo_load(DGX, &topo);
+        if (st == INGOT_OK) {
+            ingot_plan_params_t share = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
+                                         .sharing = INGOT_TOPO_SHARING_SHARE};
+            st = ingot_topo_plan(topo, 12, &share, &plan);
+            CHECK(st == INGOT_OK || plan == NULL);
+        } else {
+            CHECK(topo == NULL);
+        }
+        CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+        ingot_topo_plan_destroy(plan);
+        ingot_topo_destroy(topo);
+        if (st == INGOT_OK) {
+            break;
+        }
+        CHECK_STATUS(st, INGOT_ERR_NO_MEMORY);
+        failed++;
+    }
+    CHECK(failed > 0);
+    printf("%d allocation failures handled\n", failed);
+    free(log_new());
+#endif
+}
+
 static void check_config_rows(void)
 {
     const ingot_config_field_t *bind = ingot_config_find("BIND");
@@ -254,6 +290,7 @@ int main(void)
     check_gpu_lists();
     check_odd_topologies();
     check_launcher_binding();
+    check_alloc_failures();
     check_config_rows();
     return 0;
 }
