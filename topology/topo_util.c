@@ -51,6 +51,9 @@ static int topo_dev_cmp(const void *pa, const void *pb)
 
 void ingot_topo_devs_sort(ingot_topo_dev_t *devs, int count)
 {
+    if (count <= 0) {
+        return; /* devs may be NULL */
+    }
     for (int i = 0; i < count; i++) {
         devs[i].index = i;
     }
