@@ -7,7 +7,7 @@
 #include "runtime/base/config.h"
 #include "runtime/base/log.h"
 #include "runtime/base/mem.h"
-#include "runtime/base/mpi.h"
+#include "runtime/base/errors.h"
 #include "runtime/base/status.h"
 #include <getopt.h>
 #include <stdlib.h>

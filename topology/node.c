@@ -6,7 +6,7 @@
 #include "topology/topo.h"
 #include "runtime/base/log.h"
 #include "runtime/base/mem.h"
-#include "runtime/base/mpi.h"
+#include "runtime/base/errors.h"
 #include "runtime/base/status.h"
 #include <stdlib.h>
 #include <string.h>
