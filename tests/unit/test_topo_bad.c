@@ -8,6 +8,7 @@
 #include "runtime/base/fault.h"
 #include "runtime/base/mem.h"
 #include "test.h"
+#include "test_topo_lsan.h"
 #include <sys/stat.h>
 
 #define FIXTURES INGOT_TEST_SRCDIR "/tests/fixtures/topology"

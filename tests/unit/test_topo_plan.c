@@ -7,6 +7,7 @@
 #include "topology/topo.h"
 #include "runtime/base/config.h"
 #include "test_topo_oracle.h"
+#include "test_topo_lsan.h"
 
 #define ORACLE_MAX_NUMA 256
 
