@@ -141,19 +141,29 @@ static void plan_domain(const ingot_topo_t *topo, const ingot_plan_t *plan, int 
     }
 }
 
+/* The @p k-th NUMA node (index into topo->numa) with allowed CPUs, or -1. */
+static int plan_numa_nth(const ingot_topo_t *topo, hwloc_const_cpuset_t allowed, int k)
+{
+    for (int i = 0; i < topo->nnuma; i++) {
+        if (hwloc_bitmap_intersects(topo->numa[i].cpuset, allowed) && k-- == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 /* CPU-only plan: ranks in blocks over the NUMA nodes that have allowed CPUs. */
 static void plan_assign_numa(const ingot_topo_t *topo, ingot_plan_t *plan,
                              hwloc_const_cpuset_t allowed)
 {
-    int doms[INGOT_TOPO_MAX_GPUS * 4], nd = 0;
-    for (int i = 0; i < topo->nnuma && nd < (int)(sizeof(doms) / sizeof(doms[0])); i++) {
-        if (hwloc_bitmap_intersects(topo->numa[i].cpuset, allowed)) {
-            doms[nd++] = i;
-        }
+    int nd = 0;
+    while (plan_numa_nth(topo, allowed, nd) >= 0) {
+        nd++;
     }
     for (int r = 0; r < plan->local_size; r++) {
         plan->ranks[r].gpu  = -1;
-        plan->ranks[r].numa = nd > 0 ? doms[(long)r * nd / plan->local_size] : -1;
+        plan->ranks[r].numa = nd > 0 ? plan_numa_nth(topo, allowed, (int)((long)r * nd / plan->local_size))
+                                     : -1;
     }
     plan->gpu_plan = false;
 }

@@ -48,8 +48,7 @@ ingot_status_t ingot_topo_device_fill(const ingot_topo_t *topo, ingot_topology_d
 {
     int                     count;
     const ingot_topo_dev_t *devs = report_devs(topo, kind, &count);
-    if (devs == NULL && kind != INGOT_TOPOLOGY_DEVICE_GPU && kind != INGOT_TOPOLOGY_DEVICE_NIC &&
-        kind != INGOT_TOPOLOGY_DEVICE_STORAGE) {
+    if ((unsigned)kind > INGOT_TOPOLOGY_DEVICE_STORAGE) {
         return INGOT_ERR_INVALID_PARAM;
     }
     if (index < 0 || index >= count) {

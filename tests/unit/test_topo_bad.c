@@ -263,6 +263,30 @@ static void check_alloc_failures(void)
 #endif
 }
 
+/* The public summary and device queries of the DGX-like fixture (what the context returns). */
+static void check_public_fill(void)
+{
+    ingot_topo_t            *dgx;
+    ingot_topology_summary_t s;
+    ingot_topology_device_t  d;
+    CHECK_OK(ingot_topo_load(DGX, &dgx));
+    ingot_topo_summary_fill(dgx, &s);
+    CHECK(s.packages == 2 && s.numa_nodes == 2 && s.cores == 112 && s.pus == 224);
+    CHECK(s.gpus == 8 && s.nics == 12 && s.nics_openfabrics == 1 && s.storage == 4);
+    CHECK(strcmp(s.hostname, "dgx-h100-01") == 0 && strcmp(s.allowed_cpuset, "0-223") == 0);
+    CHECK_OK(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_GPU, 7, &d));
+    CHECK(strcmp(d.pci_busid, "0000:db:00.0") == 0 && d.numa_node == 1 && d.package == 1);
+    CHECK(strcmp(d.name, "cuda7") == 0 && strcmp(d.locality, "56-111,168-223") == 0);
+    CHECK_OK(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_NIC, 0, &d));
+    CHECK(strcmp(d.name, "mlx5_0") == 0 && d.port == 1);
+    CHECK_STATUS(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_GPU, 8, &d), INGOT_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(ingot_topo_device_fill(dgx, (ingot_topology_device_kind_t)7, 0, &d),
+                 INGOT_ERR_INVALID_PARAM);
+    CHECK(strcmp(ingot_topology_distance_name(INGOT_TOPOLOGY_DISTANCE_HOSTBRIDGE), "hostbridge") == 0);
+    CHECK(strcmp(ingot_topology_distance_name((ingot_topology_distance_t)42), "unknown") == 0);
+    ingot_topo_destroy(dgx);
+}
+
 static void check_config_rows(void)
 {
     const ingot_config_field_t *bind = ingot_config_find("BIND");
@@ -291,6 +315,7 @@ int main(void)
     check_gpu_lists();
     check_odd_topologies();
     check_launcher_binding();
+    check_public_fill();
     check_alloc_failures();
     check_config_rows();
     return 0;
