@@ -237,6 +237,19 @@ static void check_cpu_only(void)
     CHECK(plan->ranks[3].nic_distance == INGOT_TOPOLOGY_DISTANCE_SYSTEM);
     ingot_topo_plan_destroy(plan);
     ingot_topo_destroy(topo);
+    /* CPU-only on the DGX-like node: ties among a socket's 6 NICs spread the ranks over them. */
+    ingot_plan_params_t cpu = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE, .mode = INGOT_TOPO_MODE_CPU};
+    CHECK_OK(ingot_topo_load(ORACLE_FIXTURES "/dgx-h100.xml", &topo));
+    CHECK_OK(ingot_topo_plan(topo, 12, &cpu, &plan));
+    uint64_t nics = 0;
+    for (int r = 0; r < 12; r++) {
+        CHECK(plan->ranks[r].gpu == -1 && plan->ranks[r].nic_distance == INGOT_TOPOLOGY_DISTANCE_NUMA);
+        CHECK(topo->nics[plan->ranks[r].nic].numa == plan->ranks[r].numa);
+        nics |= 1ull << plan->ranks[r].nic;
+    }
+    CHECK(__builtin_popcountll(nics) == 12);
+    ingot_topo_plan_destroy(plan);
+    ingot_topo_destroy(topo);
 }
 
 int main(void)
