@@ -5,6 +5,7 @@
 #include <ingot/ingot.h>
 #include "runtime/base/config.h"
 #include "runtime/base/wait.h"
+#include "topology/topo.h"
 
 struct ingot_ctx {
     MPI_Comm              comm;         /* duplicate of the user's communicator */
@@ -13,6 +14,7 @@ struct ingot_ctx {
     int                   mpi_owned;    /* ingot called MPI_Init_thread */
     const ingot_config_t *cfg;          /* process-wide, parsed once */
     ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
+    ingot_topo_setup_t   *topo;         /* node comm, topology, plan, this rank's placement */
 };
 
 /**

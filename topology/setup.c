@@ -13,19 +13,10 @@
 #include "runtime/base/status.h"
 #include <stdlib.h>
 
+/* Every topology step is agreed on by all ranks (a failure on one rank fails them all). */
 static ingot_status_t setup_agree(MPI_Comm comm, ingot_status_t mine, const char *step)
 {
-    int local = (int)mine, worst = (int)mine;
-    ingot_status_t st = INGOT_MPI_CALL(step, MPI_Allreduce, &local, &worst, 1, MPI_INT, MPI_MIN,
-                                       comm);
-    if (st != INGOT_OK) {
-        return st;
-    }
-    if (worst != INGOT_OK && mine == INGOT_OK) {
-        ingot_error("topology: %s failed on another rank: %s", step,
-                    ingot_status_string((ingot_status_t)worst));
-    }
-    return (ingot_status_t)worst;
+    return ingot_mpi_agree(&comm, mine, step);
 }
 
 static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_config_t *cfg,
