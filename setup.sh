@@ -62,9 +62,10 @@ install_packages() {
 
 configure() { # configure DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir.configure.log" 2>&1 \
-    || { cat "$dir.configure.log"; return 1; }
-  grep -E '^-- ingot:' "$dir.configure.log" || true
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir/configure.log" 2>&1 \
+    || { cat "$dir/configure.log"; return 1; }
+  grep -E '^-- ingot:' "$dir/configure.log" || true
 }
 
 build() { cmake --build "$1" -j "$JOBS"; }

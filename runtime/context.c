@@ -45,22 +45,6 @@ static ingot_status_t ctx_init_mpi(const ingot_init_params_t *params, int *threa
     return st;
 }
 
-/* Agree on a status across @p comm: every rank returns the worst (lowest) one. */
-static ingot_status_t ctx_agree(MPI_Comm comm, ingot_status_t mine, const char *step)
-{
-    int local = (int)mine, worst = (int)mine;
-    ingot_status_t st = INGOT_MPI_CALL(step, MPI_Allreduce, &local, &worst, 1, MPI_INT, MPI_MIN,
-                                       comm);
-    if (st != INGOT_OK) {
-        return st;
-    }
-    if (worst != INGOT_OK && mine == INGOT_OK) {
-        ingot_error("ingot_init: %s failed on another rank: %s", step,
-                    ingot_status_string((ingot_status_t)worst));
-    }
-    return (ingot_status_t)worst;
-}
-
 ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
 {
     ingot_status_t st;
@@ -83,7 +67,7 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if (st == INGOT_OK && ctx == NULL) {
         st = INGOT_ERR_NO_MEMORY;
     }
-    if ((st = ctx_agree(user, st, "configuration")) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&user, st, "ingot_init: configuration")) != INGOT_OK) {
         goto err_free;
     }
     ctx->cfg = cfg;
@@ -101,14 +85,11 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if (st != INGOT_OK) {
         goto err_comm;
     }
-    st = INGOT_MPI_CALL("node grouping", MPI_Comm_split_type, ctx->comm, MPI_COMM_TYPE_SHARED,
-                        ctx->rank, MPI_INFO_NULL, &ctx->node_comm);
+    /* Node grouping, discovery and this rank's placement (collective, agreed on every rank). */
+    st = ingot_topo_setup_create(ctx->comm, cfg, NULL, &ctx->topo);
     if (st != INGOT_OK) {
         goto err_comm;
     }
-    MPI_Comm_set_errhandler(ctx->node_comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(ctx->node_comm, &ctx->node_rank);
-    MPI_Comm_size(ctx->node_comm, &ctx->node_size);
     pthread_mutex_lock(&ctx_lock);
     ctx->mpi_owned = ctx_mpi_owned;
     ctx_live++;
@@ -131,7 +112,7 @@ void ingot_finalize(ingot_ctx_h ctx)
         return;
     }
     ingot_abort_raise(&ctx->abort);
-    MPI_Comm_free(&ctx->node_comm);
+    ingot_topo_setup_destroy(ctx->topo);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     pthread_mutex_lock(&ctx_lock);

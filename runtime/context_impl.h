@@ -5,17 +5,17 @@
 #include <ingot/ingot.h>
 #include "runtime/base/config.h"
 #include "runtime/base/wait.h"
+#include "topology/topo.h"
 #include <ingot/shard.h>
 
 struct ingot_ctx {
     MPI_Comm              comm;         /* duplicate of the user's communicator */
-    MPI_Comm              node_comm;    /* ranks of comm sharing this node's memory */
-    int                   node_rank, node_size;
     int                   rank, size;
     int                   thread_level; /* what MPI granted */
     int                   mpi_owned;    /* ingot called MPI_Init_thread */
     const ingot_config_t *cfg;          /* process-wide, parsed once */
     ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
+    ingot_topo_setup_t   *topo;         /* node comm, topology, plan, this rank's placement */
 };
 
 /**
@@ -33,7 +33,7 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, 
  */
 ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                                         ingot_manifest_h *manifest_p, void **window_p);
-/** Close a manifest opened by ingot_node_manifest_open() (collective over ctx->node_comm). */
+/** Close a manifest opened by ingot_node_manifest_open() (collective over the node's communicator). */
 void           ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest,
                                          void *window);
 

@@ -64,7 +64,7 @@ static ingot_status_t agree(MPI_Comm comm, ingot_status_t mine)
 ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                                         ingot_manifest_h *manifest_p, void **window_p)
 {
-    int leader = (ctx->node_rank == 0), fd = -1;
+    int leader = (ctx->topo->node.local_rank == 0), fd = -1;
     uint64_t size = 0;
     ingot_status_t st = leader ? leader_stat(path, &size, &fd) : INGOT_OK;
     MPI_Win *win = malloc(sizeof(*win)); /* before any collective, so failure is agreed on */
@@ -76,10 +76,10 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
         goto out_fd;
     }
     void *base = NULL;
-    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0, ctx->node_comm);
+    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0, ctx->topo->node.node_comm);
     if (st == INGOT_OK) {
         st = INGOT_MPI_CALL("manifest sharing", MPI_Win_allocate_shared,
-                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, ctx->node_comm, &base,
+                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, ctx->topo->node.node_comm, &base,
                             win);
     }
     if ((st = agree(ctx->comm, st)) != INGOT_OK) {
@@ -94,7 +94,7 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
         st = INGOT_MPI_CALL("manifest sharing", MPI_Win_shared_query, *win, 0, &qsize, &disp,
                             &base);
     }
-    MPI_Barrier(ctx->node_comm); /* the leader's copy is complete */
+    MPI_Barrier(ctx->topo->node.node_comm); /* the leader's copy is complete */
     char *dir_copy = strdup(path);
     ingot_manifest_h manifest = NULL;
     if (st == INGOT_OK && dir_copy != NULL) {

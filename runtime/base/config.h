@@ -61,6 +61,12 @@ typedef struct ingot_config {
     char    *fault;            /* fault-injection spec (test builds) */
 
     /* -- topology (topology/) -- */
+    char    *topology_xml;     /* "none" = live hwloc discovery */
+    int      placement;        /* ingot_topo_mode_t: auto, gpu, cpu */
+    char    *gpus;             /* explicit GPU list, "all" */
+    int      gpu_sharing;      /* ingot_topo_sharing_t: error, share */
+    int64_t  ingest_cores;     /* cores per rank reserved for ingest threads */
+    int      bind;             /* ingot_topo_bind_mode_t: none, cpu, cpu+mem */
 
     /* -- shard (shard/) -- */
 

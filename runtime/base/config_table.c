@@ -14,8 +14,10 @@
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const pin_modes[]  = {"auto", "off", NULL};
+static const char *const placement_modes[] = {"auto", "gpu", "cpu", NULL};
+static const char *const sharing_modes[]   = {"error", "share", NULL};
+static const char *const bind_modes[]      = {"none", "cpu", "cpu+mem", NULL};
 static const char *const verify_policies[] = {"fail", "skip", "off", NULL};
-
 
 static int check_fault_spec(const char *value, char *err, size_t errlen)
 {
@@ -66,6 +68,30 @@ const ingot_config_field_t ingot_config_table[] = {
      RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec},
 
     /* -- topology (topology/) -- */
+    {"TOPOLOGY_XML", "none",
+     "hwloc XML export (lstopo --of xml) to plan on instead of discovering this machine; 'none': "
+     "live discovery. Per rank, so that a job may mix node types; binding is refused with it.",
+     RANK, INGOT_CONFIG_STRING, F(topology_xml), 0, 0, NULL, NULL},
+    {"PLACEMENT", "auto",
+     "Placement plan: 'gpu' gives each local rank a GPU (no usable GPU is an error), 'cpu' plans "
+     "NUMA-balanced cpusets only, 'auto' does 'gpu' when the node has usable GPUs, else 'cpu'.",
+     JOB, INGOT_CONFIG_ENUM, F(placement), 0, 0, placement_modes, NULL},
+    {"GPUS", "all",
+     "GPUs the plan may use: 'all', or a comma-separated list of node GPU indices (PCI bus "
+     "order, as nvidia-smi), PCI bus ids or UUIDs; a name that matches no GPU is an error.",
+     JOB, INGOT_CONFIG_STRING, F(gpus), 0, 0, NULL, NULL},
+    {"GPU_SHARING", "error",
+     "More local ranks than usable GPUs: 'error' fails the plan, 'share' lets consecutive local "
+     "ranks share a GPU.",
+     JOB, INGOT_CONFIG_ENUM, F(gpu_sharing), 0, 0, sharing_modes, NULL},
+    {"INGEST_CORES", "1",
+     "Cores of each rank's cpuset reserved for ingot's ingest threads (the rest is the "
+     "trainer's); 0 reserves none. With too few cores, ingest and trainer share them.",
+     JOB, INGOT_CONFIG_INT, F(ingest_cores), 0, 4096, NULL, NULL},
+    {"BIND", "none",
+     "Bind each rank to its planned cpuset: 'none' leaves the launcher's binding alone, 'cpu' "
+     "binds the process, 'cpu+mem' also binds its memory to the GPU's NUMA node.",
+     JOB, INGOT_CONFIG_ENUM, F(bind), 0, 0, bind_modes, NULL},
 
     /* -- shard (shard/) -- */
 

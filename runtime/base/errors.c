@@ -25,6 +25,22 @@ ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what)
     return INGOT_ERR_MPI;
 }
 
+ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what)
+{
+    int local = (int)mine, worst = (int)mine;
+    ingot_status_t st = ingot_mpi_check(MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MIN,
+                                                      *(const MPI_Comm *)comm),
+                                        "MPI_Allreduce", what);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (worst != INGOT_OK && mine == INGOT_OK) {
+        ingot_error("%s failed on another rank: %s", what,
+                    ingot_status_string((ingot_status_t)worst));
+    }
+    return (ingot_status_t)worst;
+}
+
 ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what)
 {
     if (ucs_status == UCS_OK || ucs_status == UCS_INPROGRESS) {

@@ -19,6 +19,14 @@ ingot_status_t ingot_zstd_check(size_t rc, const char *call, const char *what);
  *  In a build without CUDA every non-zero code maps to INGOT_ERR_UNSUPPORTED. */
 ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *what);
 
+/**
+ * Agree on a status over @p comm (collective): every rank returns the worst (lowest) status of
+ * all ranks, so a step that failed on one rank fails on all and no rank is left waiting in the
+ * next collective. A rank that succeeded logs "<what> failed on another rank".
+ * @p comm is an MPI_Comm passed as a pointer so this header needs no <mpi.h>.
+ */
+ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what);
+
 #define INGOT_MPI_CALL(_what, _call, ...) ingot_mpi_check(_call(__VA_ARGS__), #_call, _what)
 #define INGOT_UCX_CALL(_what, _call, ...) ingot_ucx_check(_call(__VA_ARGS__), #_call, _what)
 

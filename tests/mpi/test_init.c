@@ -28,6 +28,15 @@ static void run_ok(void)
     CHECK(a.mpi_thread_level == provided);
     CHECK(b.rank == wrank / 2 && b.size == (wsize + 1 - wrank % 2) / 2);
     CHECK_STATUS(ingot_ctx_query(NULL, &a), INGOT_ERR_INVALID_PARAM);
+    /* The context carries this rank's placement: one node here, CPU-only, ranks 0..size-1. */
+    ingot_placement_t pl;
+    CHECK_OK(ingot_placement_get(world, &pl));
+    CHECK(pl.node_count == 1 && pl.node_id == 0 && pl.local_rank == wrank);
+    CHECK(pl.local_size == wsize && pl.node_leader == 0 && pl.hostname[0] != '\0');
+    CHECK(pl.gpu_index == -1 && pl.cuda_device == -1 && pl.cpuset[0] != '\0');
+    CHECK_STATUS(ingot_placement_get(world, NULL), INGOT_ERR_INVALID_PARAM);
+    ingot_topology_summary_t sum;
+    CHECK_OK(ingot_topology_query(world, &sum));
     ingot_finalize(half);
     ingot_finalize(world);
     ingot_finalize(NULL);
