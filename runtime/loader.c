@@ -47,7 +47,7 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     if (!PARAM(l, EPOCHS)) q->epochs = 1;
     if (!PARAM(l, DEPTH)) q->depth = LOADER_DEPTH_DEFAULT;
     if (!PARAM(l, MEMORY)) q->memory_budget = cfg->loader_memory;
-    if (!PARAM(l, DEVICE)) q->device = INGOT_DEVICE_HOST;
+    if (!PARAM(l, DEVICE)) q->device = INGOT_DEVICE_PLACEMENT;
     if (!PARAM(l, TRANSFORM)) q->transform = NULL;
     if (!PARAM(l, VERIFY)) {
         q->verify = (ingot_verify_policy_t)cfg->verify;
@@ -70,6 +70,14 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     }
     l->depth = q->depth;
     l->device = q->device;
+    if (l->device == INGOT_DEVICE_PLACEMENT) {
+        int cuda = l->ctx->topo->placement.cuda_device;
+        l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
+    }
+    l->numa_node = (cfg->bind == INGOT_TOPO_BIND_CPUMEM)
+                   ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
+                                                   l->ctx->topo->node.local_rank) : -1;
+    l->bind_threads = (cfg->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->timeout_ns;
     l->coalesce_gap = cfg->coalesce_gap;
@@ -230,7 +238,7 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
                      (l->device != INGOT_DEVICE_HOST ? INGOT_MEM_F_PINNED : 0);
     slot->id = id;
     atomic_init(&slot->state, SLOT_FREE);
-    ingot_status_t st = ingot_mem_alloc(l->slot_bytes, flags, -1, "loader batch slot",
+    ingot_status_t st = ingot_mem_alloc(l->slot_bytes, flags, l->numa_node, "loader batch slot",
                                         &slot->host);
     if (st != INGOT_OK) {
         return st;

@@ -109,6 +109,9 @@ struct ingot_loader {
     int                   direct_io;       /* INGOT_DIRECT_IO */
     uint32_t              iov_cap;         /* iovecs a scatter read may need */
     uint32_t              fields_max;      /* fields of the widest sample */
+    int                   numa_node;       /* slots bound here (INGOT_BIND=cpu+mem), or -1 */
+    int                   bind_threads;    /* run the loader's threads on the ingest cores */
+    _Atomic int           bind_warned;
     /* planner state */
     uint64_t              next_plan;       /* next step to plan (relative to start_step) */
     uint64_t             *slice_ids;
@@ -129,6 +132,7 @@ struct ingot_loader {
 };
 
 /* loader_pipeline.c */
+void           loader_thread_setup(ingot_loader_h l);
 void          *loader_planner_main(void *arg);
 void          *loader_reader_main(void *arg);
 void          *loader_worker_main(void *arg);

@@ -4,12 +4,27 @@
  * the worker finishing a step's last run completes the slot (and starts its H2D copy).
  */
 #include "runtime/loader_impl.h"
+#include "runtime/context_impl.h"
 #include "runtime/base/log.h"
 #include "runtime/base/time.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+
+/* Each loader thread runs on the placement's ingest cores when INGOT_BIND asks for binding. */
+void loader_thread_setup(ingot_loader_h l)
+{
+    if (!l->bind_threads) {
+        return;
+    }
+    const ingot_topo_setup_t *t = l->ctx->topo;
+    ingot_status_t st = ingot_topo_bind_thread(t->topo, t->plan, t->node.local_rank, true);
+    if (st != INGOT_OK && atomic_exchange(&l->bind_warned, 1) == 0) {
+        ingot_warn("loader threads stay unbound: binding to the ingest cores failed (%s)",
+                   ingot_status_string(st));
+    }
+}
 
 /* ---------------------------------------------------------------- planning */
 
@@ -161,6 +176,7 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
 void *loader_planner_main(void *arg)
 {
     ingot_loader_h l = arg;
+    loader_thread_setup(l);
     for (;;) {
         void *item;
         if (ingot_spsc_pop_wait(&l->free_slots, &item, INGOT_DEADLINE_NONE, &l->abort)
@@ -297,6 +313,7 @@ static ingot_status_t read_run(ingot_loader_h l, loader_run_t *run, struct iovec
 void *loader_reader_main(void *arg)
 {
     ingot_loader_h l = arg;
+    loader_thread_setup(l);
     struct iovec *iov = malloc(sizeof(*iov) * l->iov_cap); /* once per thread, not per run */
     for (; iov != NULL;) {
         void *item;
@@ -453,6 +470,7 @@ void *loader_worker_main(void *arg)
 {
     loader_worker_ctx_t *w = arg;
     ingot_loader_h l = w->loader;
+    loader_thread_setup(l);
     for (;;) {
         void *item;
         if (ingot_mpmc_pop_wait(&l->work_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {

@@ -8,6 +8,10 @@
  * rank's slice of the global batch, `global_batch / world_size` samples. Up to `depth` batches
  * are prepared ahead in slots sized and pre-faulted at create; nothing is allocated per sample.
  *
+ * Placement: by default batches go to the GPU of the rank's placement; with INGOT_BIND set the
+ * loader's threads run on the placement's ingest cores and, with cpu+mem, its batch slots are
+ * bound to the placement's NUMA node.
+ *
  * Threads: ingot_loader_next(), _release(), _stats() and _save() are called by one trainer
  * thread at a time. The loader owns a planner thread, `readers` storage threads and `workers`
  * verify/decode/collate threads (named ingot-plan, ingot-read*, ingot-work*); none of them
@@ -69,7 +73,7 @@ enum ingot_loader_params_field {
     INGOT_LOADER_PARAM_FIELD_EPOCHS    = INGOT_BIT(3),  /**< epochs (default 1). */
     INGOT_LOADER_PARAM_FIELD_DEPTH     = INGOT_BIT(4),  /**< depth (default 4). */
     INGOT_LOADER_PARAM_FIELD_MEMORY    = INGOT_BIT(5),  /**< memory_budget (INGOT_LOADER_MEMORY). */
-    INGOT_LOADER_PARAM_FIELD_DEVICE    = INGOT_BIT(6),  /**< device (default: host). */
+    INGOT_LOADER_PARAM_FIELD_DEVICE    = INGOT_BIT(6),  /**< device (default: the placement's). */
     INGOT_LOADER_PARAM_FIELD_TRANSFORM = INGOT_BIT(7),  /**< transform, transform_arg, sample_out_size. */
     INGOT_LOADER_PARAM_FIELD_VERIFY    = INGOT_BIT(8),  /**< verify, skip_budget (INGOT_VERIFY...). */
     INGOT_LOADER_PARAM_FIELD_CURSOR    = INGOT_BIT(9),  /**< cursor: resume from it. */
@@ -80,6 +84,9 @@ enum ingot_loader_params_field {
 
 /** Device value: deliver batches in host memory. */
 #define INGOT_DEVICE_HOST (-1)
+/** Device value (the default): the CUDA device of this rank's placement (ingot_placement_get),
+ *  or host memory when the placement has no GPU or no CUDA device is usable. */
+#define INGOT_DEVICE_PLACEMENT (-2)
 
 /** Parameters of ingot_loader_create(). */
 typedef struct ingot_loader_params {
@@ -91,7 +98,8 @@ typedef struct ingot_loader_params {
     uint64_t              epochs;          /**< Epochs to deliver (>= 1). */
     uint32_t              depth;           /**< Batches prepared ahead (>= 2). */
     uint64_t              memory_budget;   /**< Bytes the loader may allocate. */
-    int                   device;          /**< INGOT_DEVICE_HOST or a CUDA device index. */
+    int                   device;          /**< INGOT_DEVICE_PLACEMENT, INGOT_DEVICE_HOST or a
+                                                CUDA device index. */
     ingot_transform_fn_t  transform;       /**< Optional per-sample transform. */
     void                 *transform_arg;   /**< Passed to transform. */
     size_t                sample_out_size; /**< Output bytes per sample with a transform. */
