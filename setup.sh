@@ -23,7 +23,7 @@ PACKAGES=(
   libhwloc-dev hwloc
   libzstd-dev zstd libxxhash-dev xxhash
   clang libclang-rt-14-dev
-  python3
+  python3 dataset-fashion-mnist
 )
 
 declare -A PHASE_SECONDS=()
