@@ -21,6 +21,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#if INGOT_BUILD_CUDA
+#  include <cuda_runtime_api.h>
+#  include <dlfcn.h>
+#endif
 
 #define BENCH_KEY_MAX 32
 #define NS_PER_MS     1000000.0
@@ -30,7 +34,7 @@ typedef struct bench_args {
     const char *manifest, *generate, *json, *verify;
     uint64_t    samples, sample_size, shard_size, batch, epochs, steps, seed;
     double      jitter, compute_ms, min_au;
-    int         spin, zstd, compressible, depth, readers, workers, device, progress;
+    int         spin, gpu, zstd, compressible, depth, readers, workers, device, progress;
 } bench_args_t;
 
 typedef struct bench_result {
@@ -63,6 +67,8 @@ static void usage(FILE *out)
         "  --device host|placement|N  where batches go (default placement)\n"
         "  --compute-ms MS      emulated compute per step: sleep (DLIO's way)\n"
         "  --compute-spin       burn the CPU for the compute time instead of sleeping\n"
+        "  --compute-gpu        run a GPU busy kernel for the compute time, on a stream that\n"
+        "                       waits for each batch's ready event (GPU batches only)\n"
         "  --min-au F           exit 1 when the aggregate AU is below F\n"
         "  --json[=FILE]        one JSON object on stdout (rank 0) or in FILE\n"
         "  --no-progress        no progress bar\n");
@@ -110,7 +116,7 @@ static void parse_args(int argc, char **argv, bench_args_t *a)
 {
     enum { O_MANIFEST = 256, O_GENERATE, O_SAMPLES, O_SIZE, O_JITTER, O_SHARD, O_ZSTD, O_COMP,
            O_BATCH, O_EPOCHS, O_STEPS, O_SEED, O_DEPTH, O_READERS, O_WORKERS, O_VERIFY,
-           O_DEVICE, O_COMPUTE, O_SPIN, O_MINAU, O_JSON, O_NOPROG };
+           O_DEVICE, O_COMPUTE, O_SPIN, O_GPU, O_MINAU, O_JSON, O_NOPROG };
     static const struct option opts[] = {
         {"manifest", 1, 0, O_MANIFEST}, {"generate", 1, 0, O_GENERATE},
         {"samples", 1, 0, O_SAMPLES}, {"sample-size", 1, 0, O_SIZE}, {"jitter", 1, 0, O_JITTER},
@@ -119,6 +125,7 @@ static void parse_args(int argc, char **argv, bench_args_t *a)
         {"seed", 1, 0, O_SEED}, {"depth", 1, 0, O_DEPTH}, {"readers", 1, 0, O_READERS},
         {"workers", 1, 0, O_WORKERS}, {"verify", 1, 0, O_VERIFY}, {"device", 1, 0, O_DEVICE},
         {"compute-ms", 1, 0, O_COMPUTE}, {"compute-spin", 0, 0, O_SPIN},
+        {"compute-gpu", 0, 0, O_GPU},
         {"min-au", 1, 0, O_MINAU}, {"json", 2, 0, O_JSON}, {"no-progress", 0, 0, O_NOPROG},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     *a = (bench_args_t){.samples = 4096, .sample_size = 110 << 10, .shard_size = 256ull << 20,
@@ -150,6 +157,7 @@ static void parse_args(int argc, char **argv, bench_args_t *a)
             break;
         case O_COMPUTE:  a->compute_ms = parse_double("--compute-ms", optarg); break;
         case O_SPIN:     a->spin = 1; break;
+        case O_GPU:      a->gpu = 1; break;
         case O_MINAU:    a->min_au = parse_double("--min-au", optarg); break;
         case O_JSON:     a->json = optarg ? optarg : "-"; break;
         case O_NOPROG:   a->progress = 0; break;
@@ -265,6 +273,81 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* ---------------------------------------------------------------- GPU busy kernel */
+
+#if INGOT_BUILD_CUDA
+/* A kernel that spins for a number of SM clock cycles, as hand-written PTX so the build needs
+ * no nvcc; the driver JIT-compiles it for the device. Loaded through the driver API, opened at
+ * run time (libcuda.so.1 exists only where a driver does). */
+static const char spin_ptx[] =
+    ".version 7.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry ingot_spin(.param .u64 cycles)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [cycles];\n  mov.u64 %rd2, %clock64;\n"
+    "$L_spin:\n  mov.u64 %rd3, %clock64;\n  sub.s64 %rd4, %rd3, %rd2;\n"
+    "  setp.lt.u64 %p1, %rd4, %rd1;\n  @%p1 bra $L_spin;\n  ret;\n}\n";
+
+typedef int (*cu_load_t)(void **, const void *);
+typedef int (*cu_func_t)(void **, void *, const char *);
+typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, void *, void **, void **);
+
+typedef struct gpu_compute {
+    void        *kernel;
+    cu_launch_t  launch;
+    cudaStream_t stream;
+    double       cycles_per_ms;
+} gpu_compute_t;
+
+static gpu_compute_t gpu;
+
+static int gpu_spin(uint64_t cycles)
+{
+    void *args[] = {&cycles};
+    return gpu.launch(gpu.kernel, 1, 1, 1, 1, 1, 1, 0, gpu.stream, args, NULL);
+}
+
+/* Load the kernel and measure the SM clock with events (cycles per ms). */
+static int gpu_compute_init(int device)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL), *module;
+    cu_load_t load = lib ? (cu_load_t)dlsym(lib, "cuModuleLoadData") : NULL;
+    cu_func_t func = lib ? (cu_func_t)dlsym(lib, "cuModuleGetFunction") : NULL;
+    gpu.launch = lib ? (cu_launch_t)dlsym(lib, "cuLaunchKernel") : NULL;
+    cudaEvent_t e0, e1;
+    float ms = 0;
+    if (!load || !func || !gpu.launch || cudaSetDevice(device) != cudaSuccess ||
+        cudaFree(0) != cudaSuccess || load(&module, spin_ptx) != 0 ||
+        func(&gpu.kernel, module, "ingot_spin") != 0 ||
+        cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+        fprintf(stderr, "ingot-bench: --compute-gpu: cannot load the busy kernel on device %d\n",
+                device);
+        return -1;
+    }
+    const uint64_t probe = 50000000; /* ~30 ms at 1.7 GHz */
+    cudaEventRecord(e0, gpu.stream);
+    gpu_spin(probe);
+    cudaEventRecord(e1, gpu.stream);
+    cudaEventSynchronize(e1);
+    cudaEventElapsedTime(&ms, e0, e1);
+    gpu.cycles_per_ms = ms > 0 ? (double)probe / ms : 1.5e6;
+    return 0;
+}
+
+/* One step's compute on the GPU: wait for the batch's copy, spin, wait for the kernel. */
+static double gpu_compute_step(const bench_args_t *a, const ingot_batch_t *b, double (*now)(void))
+{
+    double t0 = now();
+    if (b->ready_event != NULL) {
+        cudaStreamWaitEvent(gpu.stream, (cudaEvent_t)b->ready_event, 0);
+    }
+    gpu_spin((uint64_t)(a->compute_ms * gpu.cycles_per_ms));
+    cudaStreamSynchronize(gpu.stream);
+    return now() - t0;
+}
+#endif
+
 /* Emulated compute: sleep (DLIO) or spin; returns the time it took. */
 static double compute(const bench_args_t *a)
 {
@@ -315,12 +398,34 @@ static ingot_status_t run(ingot_ctx_h ctx, const bench_args_t *a, const char *ma
     if (st != INGOT_OK) {
         return st;
     }
+    if (a->gpu) {
+#if INGOT_BUILD_CUDA
+        ingot_placement_t pl;
+        ingot_placement_get(ctx, &pl);
+        int dev = a->device >= 0 ? a->device : pl.cuda_device;
+        if (dev < 0 || gpu_compute_init(dev) != 0) {
+            fprintf(stderr, "ingot-bench: --compute-gpu needs a usable GPU (placement: %d)\n",
+                    pl.cuda_device);
+            ingot_loader_destroy(l);
+            return INGOT_ERR_NO_DEVICE;
+        }
+#else
+        fprintf(stderr, "ingot-bench: --compute-gpu: this build has no CUDA support\n");
+        ingot_loader_destroy(l);
+        return INGOT_ERR_UNSUPPORTED;
+#endif
+    }
     memset(r, 0, sizeof(*r));
     double t_start = now_s(), t_first = 0;
     int bar = a->progress && rank == 0 && isatty(2);
     ingot_batch_t b;
     while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
-        double c = compute(a);
+        double c;
+#if INGOT_BUILD_CUDA
+        c = a->gpu ? gpu_compute_step(a, &b, now_s) : compute(a);
+#else
+        c = compute(a);
+#endif
         r->compute_s += (r->steps > 0) ? c : 0;
         r->samples += b.count;
         r->bytes += b.bytes;
@@ -432,7 +537,7 @@ static void print_header(const bench_args_t *a, const char *manifest, const rank
     printf("# manifest %s\n", manifest);
     printf("# batch %" PRIu64 " global, depth %d, readers %u, workers %u, epochs %" PRIu64
            ", compute %.3g ms (%s)\n", a->batch ? a->batch : (uint64_t)64 * (uint64_t)world, a->depth,
-           st->readers, st->workers, a->epochs, a->compute_ms, a->spin ? "spin" : "sleep");
+           st->readers, st->workers, a->epochs, a->compute_ms, a->gpu ? "gpu" : a->spin ? "spin" : "sleep");
     static const char *const vars[] = {"INGOT_STORAGE_EMULATE", "INGOT_VERIFY", "INGOT_DIRECT_IO",
                                        "INGOT_COALESCE_GAP", "INGOT_BIND"};
     printf("#");
