@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Loader benchmarks (run by hand, not in ctest). Every figure is a ratio to a ceiling or a peer
+# measured in the same run, median of REPS runs with min and max (these machines are noisy).
+#
+#   fio     1 MiB samples from the page cache, one rank: bytes delivered per second vs fio
+#           buffered sequential reads of the same shard files, as many fio jobs as readers
+#           (verify off, and verify on)                                      goal >= 0.9 / 0.8
+#   torch   16 KiB and 110 KiB samples: samples/s vs PyTorch DataLoader (Debian python3-torch,
+#           num_workers = cores) on the same samples as files and as the same tar shards
+#                                                                            goal >= 5x
+#   zstd    zstd-compressed shards: decoded MiB/s with one worker vs `zstd -b3 -T1 -B<sample>`
+#           decompression on the same data                                   goal >= 0.85
+#   stall   emulated store at 2x the consumer's demand, depth 4: AU after the first step
+#                                                                            goal >= 0.99
+# usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3), READERS (2)
+set -euo pipefail
+build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
+shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch zstd stall"}
+REPS=${REPS:-3}; READERS=${READERS:-2}
+bench=$build/apps/ingot-bench; py=/usr/bin/python3
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+
+json() { $py -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval('d'+sys.argv[2]))" "$@"; }
+stats() { $py -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print('%.4g %.4g %.4g' % (statistics.median(v), v[0], v[-1]))" "$@"; }
+row() { # row NAME UNIT VALUES... -> "| name | median | min | max |"
+  local name=$1 unit=$2; shift 2; read -r med lo hi <<<"$(stats "$@")"
+  printf '| %-52s | %10s | %10s | %10s | %s |\n' "$name" "$med" "$lo" "$hi" "$unit"
+}
+ingot() { # ingot JSON_OUT ARGS...: one rank of ingot-bench (a singleton: no mpiexec needed)
+  local out=$1; shift
+  "$bench" --no-progress "$@" --json="$out" >/dev/null
+}
+header() {
+  echo "# loader benchmarks, $(date -u +%F), $(uname -n), $(nproc) cores, REPS=$REPS"
+  echo "| measurement | median | min | max | unit |"
+  echo "|---|---|---|---|---|"
+}
+
+sec_fio() {
+  local d=$work/mib1; local r1=() r2=() fio_bw=() ratio_off=() ratio_on=()
+  "$bench" --no-progress --generate "$d" --samples 1024 --sample-size 1MiB --shard-size 256MiB \
+      --steps 1 --batch 1 >/dev/null
+  local files; files=$(ls "$d"/shard-*.tar | tr '\n' ':'); files=${files%:}
+  cat "$d"/shard-*.tar >/dev/null # page cache hot
+  for i in $(seq "$REPS"); do
+    fio --name=seq --rw=read --bs=1M --ioengine=psync --numjobs="$READERS" --filename="$files" \
+        --file_service_type=sequential --group_reporting --output-format=json >"$work/fio.json"
+    local f; f=$($py -c "import json; d=json.load(open('$work/fio.json')); print(d['jobs'][0]['read']['bw_bytes']/1048576)")
+    ingot "$work/off.json" --manifest "$d/manifest.ingot" --batch 32 --epochs 2 --readers "$READERS" --verify off
+    ingot "$work/on.json" --manifest "$d/manifest.ingot" --batch 32 --epochs 2 --readers "$READERS" --verify fail
+    local off on; off=$(json "$work/off.json" "['aggregate']['mib_per_s']"); on=$(json "$work/on.json" "['aggregate']['mib_per_s']")
+    fio_bw+=("$f"); r1+=("$off"); r2+=("$on")
+    ratio_off+=("$($py -c "print($off/$f)")"); ratio_on+=("$($py -c "print($on/$f)")")
+  done
+  row "fio buffered seq read, $READERS jobs (ceiling)" MiB/s "${fio_bw[@]}"
+  row "ingot 1 MiB samples, verify off" MiB/s "${r1[@]}"
+  row "ingot 1 MiB samples, verify on (xxh3)" MiB/s "${r2[@]}"
+  row "ratio verify off / fio (goal >= 0.9)" x "${ratio_off[@]}"
+  row "ratio verify on / fio (goal >= 0.8)" x "${ratio_on[@]}"
+}
+
+sec_torch() {
+  for size in 16KiB 110KiB; do
+    local n=16384; [ "$size" = 110KiB ] && n=4096
+    local d=$work/t$size ing=() tf=() tt=() rf=() rt=()
+    "$bench" --no-progress --generate "$d" --samples $n --sample-size $size \
+        --shard-size 64MiB --steps 1 --batch 1 >/dev/null
+    if [ ! -d "$d/files" ]; then mkdir -p "$d/files"; for t in "$d"/shard-*.tar; do tar -xf "$t" -C "$d/files"; done; fi
+    cat "$d"/shard-*.tar "$d"/files/* >/dev/null 2>&1 || true
+    for i in $(seq "$REPS"); do
+      ingot "$work/t.json" --manifest "$d/manifest.ingot" --batch 256
+      local s; s=$(json "$work/t.json" "['aggregate']['samples_per_s']")
+      local f t; f=$($py "$here/torch_peer.py" files "$d/files" --batch 256 | $py -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])")
+      t=$($py "$here/torch_peer.py" tar "$d"/shard-*.tar --batch 256 | $py -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])")
+      ing+=("$s"); tf+=("$f"); tt+=("$t")
+      rf+=("$($py -c "print($s/$f)")"); rt+=("$($py -c "print($s/$t)")")
+    done
+    row "ingot $size samples (1 rank, verify on)" samples/s "${ing[@]}"
+    row "PyTorch DataLoader, $size files" samples/s "${tf[@]}"
+    row "PyTorch DataLoader, $size same tar shards" samples/s "${tt[@]}"
+    row "ratio ingot / torch files, $size (goal >= 5)" x "${rf[@]}"
+    row "ratio ingot / torch tar, $size (goal >= 5)" x "${rt[@]}"
+  done
+}
+
+sec_zstd() {
+  local d=$work/zstd ing=() zb=() ratio=()
+  "$bench" --no-progress --generate "$d" --samples 2048 --sample-size 256KiB \
+      --compressible --zstd 3 --shard-size 64MiB --steps 1 --batch 1 >/dev/null
+  # The same raw data as one file, for zstd -b (split into sample-sized independent blocks).
+  if [ ! -f "$work/zstd.raw" ]; then
+    $py - "$work/zstd.raw" <<'PY'
+import sys
+words = [b"ingot ", b"batch ", b"shard ", b"tensor ", b"gradient ", b"epoch ", b"sample ", b"rank "]
+M = (1 << 64) - 1
+def splitmix(s):
+    s = (s + 0x9e3779b97f4a7c15) & M
+    z = s
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return s, z ^ (z >> 31)
+with open(sys.argv[1], "wb") as f:
+    for i in range(2048):
+        s, out, n = (i * 0x2545f4914f6cdd1d + 1) & M, bytearray(), 256 * 1024
+        while len(out) < n:
+            s, v = splitmix(s)
+            out += words[v % 8]
+        f.write(out[:n])
+PY
+  fi
+  for i in $(seq "$REPS"); do
+    ingot "$work/z.json" --manifest "$d/manifest.ingot" --batch 32 --epochs 2 --readers 1 --workers 1 --verify off
+    local s; s=$(json "$work/z.json" "['aggregate']['mib_per_s']")
+    local z; z=$(zstd -b3 -e3 -T1 -B256KiB -i3 "$work/zstd.raw" 2>&1 | tr '\r' '\n' | grep -E '^ ?3#' | tail -1 | $py -c "
+import re,sys; m=re.findall(r'([0-9.]+) MB/s', sys.stdin.read()); print(float(m[-1])*1e6/1048576)")
+    ing+=("$s"); zb+=("$z"); ratio+=("$($py -c "print($s/$z)")")
+  done
+  row "zstd -b3 -T1 -B256KiB decompression (ceiling)" MiB/s "${zb[@]}"
+  row "ingot zstd shards, 1 worker, decoded" MiB/s "${ing[@]}"
+  row "ratio ingot / zstd -b per core (goal >= 0.85)" x "${ratio[@]}"
+}
+
+sec_stall() {
+  local d=$work/t110KiB au=()
+  "$bench" --no-progress --generate "$d" --samples 4096 --sample-size 110KiB \
+      --shard-size 64MiB --steps 1 --batch 1 >/dev/null
+  # demand: 32 x 110 KiB per 10 ms = 344 MiB/s; the store serves twice that, 5 ms per request
+  for i in $(seq "$REPS"); do
+    INGOT_STORAGE_EMULATE="bw=688MiB/s,lat=5ms" "$bench" \
+        --no-progress --manifest "$d/manifest.ingot" --batch 32 --depth 4 --compute-ms 10 \
+        --json="$work/s.json" >/dev/null
+    au+=("$(json "$work/s.json" "['aggregate']['au']")")
+  done
+  row "AU, store at 2x demand, depth 4 (goal >= 0.99)" AU "${au[@]}"
+}
+
+header
+for s in $sections; do "sec_$s"; done
