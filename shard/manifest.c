@@ -172,6 +172,9 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
         return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
                          "of range or not holding this row", m->name, index, key, s->shard);
     }
+    if (m->lazy) { /* a full open checked every shard row already */
+        INGOT_CHECK(mf_check_shard(m, s->shard));
+    }
     if (ff >= fe || fe > m->hdr->field_count || fe - ff > UINT32_MAX) {
         return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
                          PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
@@ -266,7 +269,6 @@ static ingot_status_t mf_check_all(const struct ingot_manifest *m)
         return shard_err(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
                          "(file corrupt)", m->name);
     }
-    INGOT_CHECK(mf_check_names(m));
     ingot_sample_info_t info;
     for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
         INGOT_CHECK(mf_check_sample(m, i, &info));
@@ -285,7 +287,9 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
         return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
     }
     INGOT_CHECK(mf_check_header(m));
-    return (flags & INGOT_MANIFEST_OPEN_LAZY) ? INGOT_OK : mf_check_all(m);
+    INGOT_CHECK(mf_check_names(m)); /* at most 65535 rows: checked in both modes */
+    m->lazy = (flags & INGOT_MANIFEST_OPEN_LAZY) != 0;
+    return m->lazy ? INGOT_OK : mf_check_all(m);
 }
 
 ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
