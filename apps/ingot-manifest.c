@@ -25,7 +25,7 @@
 static const char usage[] =
     "usage: ingot-manifest COMMAND [ARGS]\n"
     "\n"
-    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict] [--jobs N]\n"
+    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict]\n"
     "        Pack directories of files (<key>.<field>) or existing tars into tar shards of about\n"
     "        SIZE (default 256MiB) in DIR, zstd-compressing members at LEVEL (with a trained\n"
     "        dictionary when --dict), and write DIR/manifest.ingot.\n"
@@ -64,14 +64,14 @@ typedef struct cli_args {
     const char **pos;
     int          npos;
     const char  *out, *dict_file, *field, *shard_size;
-    int          reject_special, dict, fashion, zstd_level, jobs;
+    int          reject_special, dict, fashion, zstd_level;
     int64_t      shard;
 } cli_args_t;
 
 /* @p dict_file: "--dict" takes a file argument (build) instead of being a flag (pack). */
 static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
 {
-    *a = (cli_args_t){.shard = -1, .jobs = 1};
+    *a = (cli_args_t){.shard = -1};
     a->pos = calloc((size_t)argc + 1, sizeof(*a->pos));
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
@@ -90,8 +90,6 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->shard_size = argv[++i];
         } else if (strcmp(o, "--zstd") == 0 && more) {
             a->zstd_level = atoi(argv[++i]);
-        } else if (strcmp(o, "--jobs") == 0 && more) {
-            a->jobs = atoi(argv[++i]);
         } else if (strcmp(o, "--reject-special") == 0) {
             a->reject_special = 1;
         } else if (strcmp(o, "--fashion-mnist") == 0) {

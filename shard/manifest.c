@@ -122,7 +122,7 @@ static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t ro
         return shard_err(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
                          "contains '..' (path traversal)", m->name, row, path);
     }
-    if (s->first_sample > m->hdr->sample_count ||
+    if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
         s->sample_count > m->hdr->sample_count - s->first_sample) {
         return mf_bad(m, "shard", row, "sample range beyond the sample table");
     }
@@ -209,7 +209,7 @@ static ingot_status_t mf_check_names(const struct ingot_manifest *m)
 
 /* Fail when two samples of shard @p row share a key (open addressing on key hashes). */
 static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t row,
-                                        uint64_t *table, uint64_t cap)
+                                        uint32_t *table, uint64_t cap)
 {
     const manifest_shard_t *sh = &m->shards[row];
     memset(table, 0, cap * sizeof(*table));
@@ -218,14 +218,15 @@ static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t
         size_t len = manifest_strref_len(m->samples[i].key);
         uint64_t slot = shard_hash(key, len) & (cap - 1);
         for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
-            uint64_t other = m->samples[table[slot] - 1].key;
+            uint64_t other = m->samples[sh->first_sample + table[slot] - 1].key;
             if (manifest_strref_len(other) == len && memcmp(manifest_str(m, other), key, len) == 0) {
                 return shard_err(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
                                  "'%s' at sample rows %" PRIu64 " and %" PRIu64, m->name, row,
-                                 manifest_str(m, sh->path), key, table[slot] - 1, i);
+                                 manifest_str(m, sh->path), key,
+                                 sh->first_sample + table[slot] - 1, i);
             }
         }
-        table[slot] = i + 1;
+        table[slot] = (uint32_t)(i - sh->first_sample + 1);
     }
     return INGOT_OK;
 }
@@ -249,7 +250,7 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
     while (cap < 2 * largest) {
         cap <<= 1;
     }
-    uint64_t *table = ingot_calloc(cap, sizeof(*table), "manifest key table");
+    uint32_t *table = ingot_calloc(cap, sizeof(*table), "manifest key table");
     if (table == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }

@@ -1,6 +1,7 @@
 /*
  * Benchmark helper for shard/ (run by hand through shard_bench.sh; not a test):
- *   perf_shard gen N PATH        write a synthetic manifest of N samples (2 fields each)
+ *   perf_shard gen N PATH        write a synthetic manifest of N samples (2 fields each,
+ *                                shards of 10,000 samples of 4 KiB)
  *   perf_shard open PATH REPS    time full and lazy open (+ first lookup): median, min, max
  *   perf_shard slice N RANKS REPS  time one rank's whole-epoch slice (N/RANKS ids) against a
  *                                local Fisher-Yates shuffle of the same number of ids
@@ -20,6 +21,8 @@
 #define FIELDS        2
 #define SAMPLE_BYTES  4096u
 #define BATCH_PER_RANK 32u
+/** Samples per synthetic shard (a 40 MB shard of 4 KiB samples). */
+#define SHARD_SAMPLES  10000u
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -44,9 +47,15 @@ static int gen(uint64_t n, const char *path)
     if (ingot_manifest_builder_create(path, NULL, &b) != INGOT_OK) {
         return 1;
     }
-    manifest_shard_t sh = {.size = n * SAMPLE_BYTES, .sample_count = n};
-    builder_str_push(&b->strbuf, "synthetic.tar", strlen("synthetic.tar"), &sh.path);
-    shard_vec_push(&b->shards, &sh, 1, NULL);
+    for (uint64_t first = 0; first < n; first += SHARD_SAMPLES) {
+        char name[32];
+        uint64_t count = n - first < SHARD_SAMPLES ? n - first : SHARD_SAMPLES;
+        manifest_shard_t sh = {.size = count * SAMPLE_BYTES, .sample_count = count,
+                               .first_sample = first};
+        int nl = snprintf(name, sizeof(name), "synthetic-%06" PRIu64 ".tar", first / SHARD_SAMPLES);
+        builder_str_push(&b->strbuf, name, (size_t)nl, &sh.path);
+        shard_vec_push(&b->shards, &sh, 1, NULL);
+    }
     const char *names[FIELDS] = {"jpg", "cls"};
     for (int f = 0; f < FIELDS; f++) {
         uint64_t ref;
@@ -57,7 +66,8 @@ static int gen(uint64_t n, const char *path)
     for (uint64_t i = 0; i < n; i++) {
         char key[32];
         int kl = snprintf(key, sizeof(key), "s%09" PRIu64, i);
-        manifest_sample_t s = {.offset = i * SAMPLE_BYTES, .first_field = i * FIELDS,
+        manifest_sample_t s = {.offset = (i % SHARD_SAMPLES) * SAMPLE_BYTES,
+                               .first_field = i * FIELDS, .shard = (uint32_t)(i / SHARD_SAMPLES),
                                .label = (int32_t)(i % 10)};
         builder_str_push(&b->strbuf, key, (size_t)kl, &s.key);
         shard_vec_push(&b->samples, &s, 1, NULL);
