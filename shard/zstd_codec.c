@@ -4,6 +4,7 @@
 #include "runtime/base/status.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
 {
@@ -56,6 +57,10 @@ ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, v
     size_t r = 1;
     while (in.pos < in.size) {
         r = ZSTD_decompressStream(z->dctx, &out, &in);
+        if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
+            return shard_err(INGOT_ERR_ZSTD, "%s: zstd frame needs a window beyond the limit of "
+                             "2^%d bytes", what, SHARD_ZSTD_WINDOW_LOG_MAX);
+        }
         if (ZSTD_isError(r)) {
             return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
                              what, in.pos, ZSTD_getErrorName(r));
