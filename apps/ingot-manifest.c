@@ -32,8 +32,9 @@ static const char usage[] =
     "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
     "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
     "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
-    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE]\n"
+    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE] [--labels FILE]\n"
     "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
+    "        --labels: 'KEY LABEL' lines for samples without a .cls member.\n"
     "  inspect MANIFEST\n"
     "        Summary, field names and codecs, histogram of sample sizes.\n"
     "  verify MANIFEST\n"
@@ -63,7 +64,7 @@ static int cli_usage_error(const char *fmt, const char *arg)
 typedef struct cli_args {
     const char **pos;
     int          npos;
-    const char  *out, *dict_file, *field, *shard_size;
+    const char  *out, *dict_file, *field, *shard_size, *labels;
     int          reject_special, dict, fashion, zstd_level;
     int64_t      shard;
 } cli_args_t;
@@ -82,6 +83,8 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->dict_file = argv[++i];
         } else if (strcmp(o, "--dict") == 0 && !dict_file) {
             a->dict = 1;
+        } else if (strcmp(o, "--labels") == 0 && more) {
+            a->labels = argv[++i];
         } else if (strcmp(o, "--field") == 0 && more) {
             a->field = argv[++i];
         } else if (strcmp(o, "--shard") == 0 && more) {
@@ -119,6 +122,10 @@ static int cli_build(int argc, char **argv)
     if (a.dict_file != NULL) {
         p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
         p.dict_path = a.dict_file;
+    }
+    if (a.labels != NULL) {
+        p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS;
+        p.label_path = a.labels;
     }
     ingot_manifest_builder_h b = NULL;
     ingot_status_t st = ingot_manifest_builder_create(a.out, &p, &b);

@@ -3,6 +3,7 @@
 #define INGOT_SHARD_BUILDER_H
 
 #include <ingot/shard.h>
+#include "shard/labels.h"
 #include "shard/manifest_format.h"
 #include "shard/tar.h"
 #include "shard/vec.h"
@@ -24,6 +25,7 @@ struct ingot_manifest_builder {
     shard_vec_t                namebuf;   /* char: field names, NUL-terminated */
     shard_vec_t                strbuf;    /* char: shard paths and keys, NUL-terminated */
     shard_zstd_t               zstd;
+    shard_labels_t             labels;    /* key -> label file, or empty */
     uint8_t                   *chunk;     /* BUILDER_CHUNK bytes */
     uint8_t                   *scratch;   /* BUILDER_CHUNK bytes of zstd output */
 };

@@ -106,6 +106,9 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     uint64_t mask = params ? params->field_mask : 0;
     b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
                                                                      : INGOT_TAR_SPECIAL_SKIP;
+    if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS) && params->label_path != NULL) {
+        INGOT_CHECK(shard_labels_load(params->label_path, &b->labels));
+    }
     if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT) && params->dict_path != NULL) {
         INGOT_CHECK(bld_relpath_get(b, params->dict_path, &b->dict_rel));
         return bld_dict_load(b, params->dict_path);
@@ -151,6 +154,7 @@ void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
     shard_vec_free(&b->namebuf);
     shard_vec_free(&b->strbuf);
     shard_zstd_release(&b->zstd);
+    shard_labels_release(&b->labels);
     free(b->chunk);
     free(b->scratch);
     free(b->dict_rel);
