@@ -459,22 +459,6 @@ static int cli_walk_cb(const char *path, const struct stat *sb, int flag, struct
     return (cli_walk_paths[cli_walk_n++] = strdup(path)) ? 0 : -1;
 }
 
-static char *cli_read_file(const char *path, size_t *len_p)
-{
-    shard_src_t src;
-    if (shard_src_open(path, &src) != INGOT_OK) {
-        return NULL;
-    }
-    char *data = malloc(src.size ? src.size : 1);
-    if (data != NULL && shard_src_read(&src, 0, data, src.size) != INGOT_OK) {
-        free(data);
-        data = NULL;
-    }
-    *len_p = src.size;
-    shard_src_close(&src);
-    return data;
-}
-
 /* A directory: every regular file below it, sorted by path so a key's members are adjacent. */
 static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
 {
@@ -488,7 +472,10 @@ static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
     size_t dl = strlen(dir);
     for (size_t i = 0; i < cli_walk_n; i++) {
         size_t len = 0;
-        char *data = rc == 0 ? cli_read_file(cli_walk_paths[i], &len) : NULL;
+        uint8_t *data = NULL;
+        if (rc == 0 && shard_src_slurp(cli_walk_paths[i], &data, &len) != INGOT_OK) {
+            rc = -1;
+        }
         const char *rel = cli_walk_paths[i] + dl + (cli_walk_paths[i][dl] == '/');
         rc = rc ? rc : data ? cli_emit_named(emit, ctx, dir, rel, data, len) : -1;
         free(data);

@@ -172,18 +172,14 @@ static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t 
 ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *expect,
                                  ingot_cursor_t *cursor_p)
 {
-    shard_src_t src;
     cursor_disk_t d;
     if (path == NULL || cursor_p == NULL) {
         return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
     }
-    INGOT_CHECK(shard_src_open(path, &src));
-    uint8_t *buf = malloc(src.size ? src.size : 1);
-    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, src.size) : INGOT_ERR_NO_MEMORY;
-    shard_src_close(&src);
-    if (st == INGOT_OK) {
-        st = cursor_check_bytes(path, buf, src.size, &d);
-    }
+    uint8_t *buf;
+    size_t len;
+    INGOT_CHECK(shard_src_slurp(path, &buf, &len));
+    ingot_status_t st = cursor_check_bytes(path, buf, len, &d);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);
     }

@@ -55,23 +55,16 @@ static ingot_status_t labels_line(shard_labels_t *l, const char *path, size_t li
 
 ingot_status_t shard_labels_load(const char *path, shard_labels_t *l)
 {
-    shard_src_t src;
+    size_t lines = 1, len;
     *l = (shard_labels_t){0};
-    INGOT_CHECK(shard_src_open(path, &src));
-    size_t lines = 1;
-    l->text = ingot_malloc(src.size + 1, "label file");
-    ingot_status_t st = l->text ? shard_src_read(&src, 0, l->text, src.size) : INGOT_ERR_NO_MEMORY;
-    shard_src_close(&src);
-    if (st == INGOT_OK) {
-        l->text[src.size] = '\0';
-        for (size_t i = 0; i < src.size; i++) {
-            lines += l->text[i] == '\n';
-        }
-        for (l->cap = 1; l->cap < 2 * lines; l->cap <<= 1) {
-        }
-        l->slots = ingot_calloc(l->cap, sizeof(*l->slots), "label table");
-        st = l->slots ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    INGOT_CHECK(shard_src_slurp(path, (uint8_t **)&l->text, &len));
+    for (size_t i = 0; i < len; i++) {
+        lines += l->text[i] == '\n';
     }
+    for (l->cap = 1; l->cap < 2 * lines; l->cap <<= 1) {
+    }
+    l->slots = ingot_calloc(l->cap, sizeof(*l->slots), "label table");
+    ingot_status_t st = l->slots ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     char *line = st == INGOT_OK ? l->text : NULL;
     for (size_t n = 1; st == INGOT_OK && line != NULL; n++) {
         char *nl = strchr(line, '\n');

@@ -48,16 +48,12 @@ ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_
 
 static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char *dict_path)
 {
-    shard_src_t src;
-    INGOT_CHECK(shard_src_open(dict_path, &src));
-    void *dict = ingot_malloc(src.size ? src.size : 1, "zstd dictionary");
-    ingot_status_t st = dict ? shard_src_read(&src, 0, dict, src.size) : INGOT_ERR_NO_MEMORY;
-    if (st == INGOT_OK) {
-        b->dict_hash = shard_hash(dict, src.size);
-        st = shard_zstd_init(&b->zstd, dict, src.size);
-    }
+    uint8_t *dict;
+    size_t len;
+    INGOT_CHECK(shard_src_slurp(dict_path, &dict, &len));
+    b->dict_hash = shard_hash(dict, len);
+    ingot_status_t st = shard_zstd_init(&b->zstd, dict, len);
     free(dict);
-    shard_src_close(&src);
     return st;
 }
 

@@ -102,6 +102,23 @@ void shard_src_close(shard_src_t *src)
     }
 }
 
+ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p)
+{
+    shard_src_t src;
+    INGOT_CHECK(shard_src_open(path, &src));
+    uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
+    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
+    shard_src_close(&src);
+    if (st != INGOT_OK) {
+        free(buf);
+        return st;
+    }
+    buf[src.size] = '\0';
+    *buf_p = buf;
+    *len_p = (size_t)src.size;
+    return INGOT_OK;
+}
+
 /* ---------------------------------------------------------------- fields */
 
 static int tar_parse_base256(const uint8_t *field, size_t len, uint64_t *value_p)

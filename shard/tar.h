@@ -35,6 +35,9 @@ ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, s
 ingot_status_t shard_src_open(const char *path, shard_src_t *src);
 void           shard_src_close(shard_src_t *src);
 
+/** Read the whole file @p path into a malloc'd buffer (one spare byte, NUL-terminated). */
+ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
+
 typedef enum tar_kind {
     TAR_KIND_FILE,    /**< regular file: a member to index */
     TAR_KIND_DIR,     /**< directory: skipped silently */
