@@ -34,7 +34,7 @@ row() { # NAME BYTES SAMPLES "median min max"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); printf "  ratio (median time ours/peer): %.2f\n", x[1] / y[1]}'; }
 
 echo "# shard benchmarks  $(date -u +%FT%TZ)  $(uname -r)  $(nproc) cores  reps=$REPS"
-echo "# $(tar --version | head -1); $(xxhsum --version 2>&1 | head -1); zstd $(zstd --version | awk '{print $NF}')"
+echo "# $(tar --version | head -1); $(xxhsum --version 2>&1 | head -1); zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1)"
 
 # ---- data: FILES samples of FILE_KIB KiB (.bin) + a .cls label, page cache warm
 if [ ! -d "$W/src" ]; then
