@@ -25,10 +25,12 @@
 static const char usage[] =
     "usage: ingot-manifest COMMAND [ARGS]\n"
     "\n"
-    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict]\n"
+    "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict] [--jobs N]\n"
     "        Pack directories of files (<key>.<field>) or existing tars into tar shards of about\n"
     "        SIZE (default 256MiB) in DIR, zstd-compressing members at LEVEL (with a trained\n"
-    "        dictionary when --dict), and write DIR/manifest.ingot.\n"
+    "        dictionary when --dict), and write DIR/manifest.ingot. Shards are cut on\n"
+    "        uncompressed bytes; N shards (default: online CPUs) are compressed and written\n"
+    "        in parallel, each buffered in memory; the output does not depend on N.\n"
     "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
     "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
     "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
@@ -65,7 +67,7 @@ typedef struct cli_args {
     const char **pos;
     int          npos;
     const char  *out, *dict_file, *field, *shard_size, *labels;
-    int          reject_special, dict, fashion, zstd_level;
+    int          reject_special, dict, fashion, zstd_level, jobs;
     int64_t      shard;
 } cli_args_t;
 
@@ -83,6 +85,8 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->dict_file = argv[++i];
         } else if (strcmp(o, "--dict") == 0 && !dict_file) {
             a->dict = 1;
+        } else if (strcmp(o, "--jobs") == 0 && more) {
+            a->jobs = atoi(argv[++i]);
         } else if (strcmp(o, "--labels") == 0 && more) {
             a->labels = argv[++i];
         } else if (strcmp(o, "--field") == 0 && more) {
@@ -648,10 +652,12 @@ static int cli_pack(int argc, char **argv)
     if (cli_parse(argc, argv, 0, &a) != 0) {
         return CLI_EXIT_USAGE;
     }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     pack_params_t pp = {.out_dir = a.out, .zstd_level = a.zstd_level, .progress = isatty(2),
+                        .jobs = a.jobs ? (unsigned)a.jobs : (unsigned)(ncpu > 0 ? ncpu : 1),
                         .shard_size = a.shard_size ? cli_size(a.shard_size) : CLI_DEFAULT_SHARD};
     if (a.out == NULL || (a.npos == 0 && !a.fashion) || pp.shard_size == 0 ||
-        (a.dict && a.zstd_level == 0)) {
+        (a.dict && a.zstd_level == 0) || a.jobs < 0) {
         free(a.pos);
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --shard-size "
                                "like 256MiB; --dict needs --zstd LEVEL");
@@ -660,7 +666,7 @@ static int cli_pack(int argc, char **argv)
     uint64_t samples = 0, shards = 0;
     int rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
     if (rc == 0 && pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
-        pack_finish(p, &samples, &shards) == INGOT_OK) {
+        pack_finish(p, pp.dict, pp.dict_len, &samples, &shards) == INGOT_OK) {
         printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
                shards, a.out, PACK_MANIFEST_NAME);
     } else {
