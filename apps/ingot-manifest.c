@@ -666,7 +666,7 @@ static int cli_pack(int argc, char **argv)
     uint64_t samples = 0, shards = 0;
     int rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
     if (rc == 0 && pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
-        pack_finish(p, pp.dict, pp.dict_len, &samples, &shards) == INGOT_OK) {
+        pack_finish(p, &samples, &shards) == INGOT_OK) {
         printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
                shards, a.out, PACK_MANIFEST_NAME);
     } else {

@@ -7,7 +7,7 @@
 #include "runtime/context_impl.h"
 #include "runtime/base/log.h"
 #include "runtime/base/mem.h"
-#include "runtime/base/mpi.h"
+#include "runtime/base/errors.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

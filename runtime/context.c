@@ -7,7 +7,7 @@
 #include "runtime/context_impl.h"
 #include "runtime/base/log.h"
 #include "runtime/base/mem.h"
-#include "runtime/base/mpi.h"
+#include "runtime/base/errors.h"
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -45,22 +45,6 @@ static ingot_status_t ctx_init_mpi(const ingot_init_params_t *params, int *threa
     return st;
 }
 
-/* Agree on a status across @p comm: every rank returns the worst (lowest) one. */
-static ingot_status_t ctx_agree(MPI_Comm comm, ingot_status_t mine, const char *step)
-{
-    int local = (int)mine, worst = (int)mine;
-    ingot_status_t st = INGOT_MPI_CALL(step, MPI_Allreduce, &local, &worst, 1, MPI_INT, MPI_MIN,
-                                       comm);
-    if (st != INGOT_OK) {
-        return st;
-    }
-    if (worst != INGOT_OK && mine == INGOT_OK) {
-        ingot_error("ingot_init: %s failed on another rank: %s", step,
-                    ingot_status_string((ingot_status_t)worst));
-    }
-    return (ingot_status_t)worst;
-}
-
 ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
 {
     ingot_status_t st;
@@ -83,7 +67,7 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if (st == INGOT_OK && ctx == NULL) {
         st = INGOT_ERR_NO_MEMORY;
     }
-    if ((st = ctx_agree(user, st, "configuration")) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&user, st, "ingot_init: configuration")) != INGOT_OK) {
         goto err_free;
     }
     ctx->cfg = cfg;
@@ -98,6 +82,11 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     ingot_log_set_rank(world_rank);
     st = ingot_config_check_job(ctx->comm, cfg, cfg->check_job_config);
+    if (st != INGOT_OK) {
+        goto err_comm;
+    }
+    /* Node grouping, discovery and this rank's placement (collective, agreed on every rank). */
+    st = ingot_topo_setup_create(ctx->comm, cfg, NULL, &ctx->topo);
     if (st != INGOT_OK) {
         goto err_comm;
     }
@@ -123,6 +112,7 @@ void ingot_finalize(ingot_ctx_h ctx)
         return;
     }
     ingot_abort_raise(&ctx->abort);
+    ingot_topo_setup_destroy(ctx->topo);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     pthread_mutex_lock(&ctx_lock);

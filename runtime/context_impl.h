@@ -5,6 +5,8 @@
 #include <ingot/ingot.h>
 #include "runtime/base/config.h"
 #include "runtime/base/wait.h"
+#include "topology/topo.h"
+#include <ingot/shard.h>
 
 struct ingot_ctx {
     MPI_Comm              comm;         /* duplicate of the user's communicator */
@@ -13,6 +15,7 @@ struct ingot_ctx {
     int                   mpi_owned;    /* ingot called MPI_Init_thread */
     const ingot_config_t *cfg;          /* process-wide, parsed once */
     ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
+    ingot_topo_setup_t   *topo;         /* node comm, topology, plan, this rank's placement */
 };
 
 /**
@@ -21,5 +24,17 @@ struct ingot_ctx {
  * value); it returns INGOT_ERR_CONFIG on every rank when @p strict, else it only warns.
  */
 ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, int strict);
+
+/**
+ * Open a manifest once per node: the node's first rank reads the file into an MPI-3 shared
+ * window and validates it fully; the node's other ranks map that window and open it lazily
+ * (already validated). Collective over ctx->comm: every rank returns the same status.
+ * @param window_p out: the MPI window (free with ingot_node_manifest_close()).
+ */
+ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
+                                        ingot_manifest_h *manifest_p, void **window_p);
+/** Close a manifest opened by ingot_node_manifest_open() (collective over the node's communicator). */
+void           ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest,
+                                         void *window);
 
 #endif

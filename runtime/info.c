@@ -6,6 +6,7 @@
 #include <ingot/info.h>
 #include <ingot/version.h>
 #include "runtime/base/cuda.h"
+#include "runtime/base/errors.h"
 #include "runtime/base/log.h"
 #include "runtime/base/status.h"
 #include <dlfcn.h>
@@ -52,29 +53,27 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
 {
     ucp_get_version(&info->ucx_major, &info->ucx_minor, &info->ucx_release);
     ucp_config_t *config;
-    ucs_status_t us = ucp_config_read(NULL, NULL, &config);
-    if (us != UCS_OK) {
-        ingot_error("ucp_config_read: %s", ucs_status_string(us));
-        return INGOT_ERR_UCX;
+    ingot_status_t st = INGOT_UCX_CALL("runtime info", ucp_config_read, NULL, NULL, &config);
+    if (st != INGOT_OK) {
+        return st;
     }
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                            .features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_TAG};
     ucp_context_h ucp;
-    us = ucp_init(&params, config, &ucp);
+    st = INGOT_UCX_CALL("runtime info", ucp_init, &params, config, &ucp);
     ucp_config_release(config);
-    if (us != UCS_OK) {
-        ingot_error("ucp_init: %s", ucs_status_string(us));
-        return INGOT_ERR_UCX;
+    if (st != INGOT_OK) {
+        return st;
     }
     ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
-    us = ucp_context_query(ucp, &attr);
-    if (us == UCS_OK) {
+    st = INGOT_UCX_CALL("runtime info", ucp_context_query, ucp, &attr);
+    if (st == INGOT_OK) {
         format_mem_types(attr.memory_types, info->ucx_memory_types,
                          sizeof(info->ucx_memory_types));
         info->ucx_cuda_memory = !!(attr.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA));
     }
     ucp_cleanup(ucp);
-    return (us == UCS_OK) ? INGOT_OK : INGOT_ERR_UCX;
+    return st;
 }
 
 ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
@@ -139,10 +138,9 @@ ingot_status_t ingot_ucx_transports_print(FILE *stream)
 {
     uct_component_h *comps;
     unsigned ncomps;
-    ucs_status_t us = uct_query_components(&comps, &ncomps);
-    if (us != UCS_OK) {
-        ingot_error("uct_query_components: %s", ucs_status_string(us));
-        return INGOT_ERR_UCX;
+    ingot_status_t st = INGOT_UCX_CALL("transport list", uct_query_components, &comps, &ncomps);
+    if (st != INGOT_OK) {
+        return st;
     }
     fprintf(stream, "  %-8s %-14s %-10s %-16s %s\n", "component", "md", "transport", "device",
             "memory types");

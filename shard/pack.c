@@ -54,6 +54,7 @@ struct packer {
     uint64_t       samples, bytes, cur_bytes;
     char          *key;           /* current sample's key */
     ZSTD_CDict    *cdict;         /* shared read-only by the workers */
+    void          *dict;          /* copy of the dictionary, written at finish */
     _Atomic int    err;           /* first job error (ingot_status_t), 0 if none */
     _Atomic unsigned done;        /* jobs finished */
     uint64_t       wait_ns;
@@ -204,13 +205,17 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
         return INGOT_ERR_NO_MEMORY;
     }
     p->prm = *params;
-    p->prm.dict = NULL; /* only the digested copy is kept */
+    p->prm.dict = NULL;
     const ingot_config_t *cfg;
     p->wait_ns = ingot_config_global(&cfg) == INGOT_OK ? cfg->timeout_ns : PACK_WAIT_DEFAULT_NS;
     ingot_status_t st = INGOT_OK;
     if (params->zstd_level != 0 && params->dict != NULL) {
+        p->dict = ingot_malloc(params->dict_len, "pack dictionary");
         p->cdict = ZSTD_createCDict(params->dict, params->dict_len, params->zstd_level);
-        st = p->cdict ? INGOT_OK : shard_err(INGOT_ERR_ZSTD, "zstd: bad dictionary");
+        st = p->dict && p->cdict ? INGOT_OK : shard_err(INGOT_ERR_ZSTD, "zstd: bad dictionary");
+        if (p->dict != NULL) {
+            memcpy(p->dict, params->dict, params->dict_len);
+        }
     }
     if (st == INGOT_OK && params->jobs > 1) {
         st = ingot_pool_create(PACK_POOL_NAME, params->jobs, params->jobs, &p->pool);
@@ -315,8 +320,7 @@ static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
     return st;
 }
 
-ingot_status_t pack_finish(packer_t *p, const void *dict, size_t dict_len, uint64_t *samples_p,
-                           uint64_t *shards_p)
+ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
 {
     char dpath[PATH_MAX];
     INGOT_CHECK(pack_submit(p));
@@ -325,10 +329,11 @@ ingot_status_t pack_finish(packer_t *p, const void *dict, size_t dict_len, uint6
         fprintf(stderr, "\rpacked %llu samples, %.1f MiB, %u shards\n",
                 (unsigned long long)p->samples, (double)p->bytes / PACK_MIB, p->shards);
     }
-    if (dict != NULL) {
-        INGOT_CHECK(pack_write_dict(p->prm.out_dir, dict, dict_len, dpath, sizeof(dpath)));
+    if (p->dict != NULL) {
+        INGOT_CHECK(pack_write_dict(p->prm.out_dir, p->dict, p->prm.dict_len, dpath,
+                                    sizeof(dpath)));
     }
-    INGOT_CHECK(pack_manifest(p, dict ? dpath : NULL));
+    INGOT_CHECK(pack_manifest(p, p->dict ? dpath : NULL));
     *samples_p = p->samples;
     *shards_p  = p->shards;
     return INGOT_OK;
@@ -344,6 +349,7 @@ void pack_destroy(packer_t *p)
     }
     pack_job_free(p->cur);
     ZSTD_freeCDict(p->cdict);
+    free(p->dict);
     free(p->key);
     free(p);
 }

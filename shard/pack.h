@@ -24,7 +24,7 @@ typedef struct pack_params {
     uint64_t    shard_size;  /* a shard is closed at the first sample boundary past this many
                                 bytes of uncompressed members (headers included) */
     int         zstd_level;  /* 0: store members as they are */
-    const void *dict;        /* trained dictionary (digested at create), or NULL */
+    const void *dict;        /* trained dictionary (copied at create), or NULL */
     size_t      dict_len;
     int         progress;    /* print a progress line on stderr */
     unsigned    jobs;        /* shards compressed and written in parallel (0 or 1: inline) */
@@ -42,11 +42,10 @@ ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const v
                         size_t len);
 
 /**
- * Write the last shard, wait for all of them, write the dictionary (the one given to
- * pack_create(), or NULL) beside them and the manifest; *samples_p, *shards_p get the totals.
+ * Write the last shard, wait for all of them, write the dictionary (if one was given to
+ * pack_create()) beside them, then the manifest; *samples_p, *shards_p get the totals.
  */
-ingot_status_t pack_finish(packer_t *p, const void *dict, size_t dict_len, uint64_t *samples_p,
-                           uint64_t *shards_p);
+ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p);
 
 void pack_destroy(packer_t *p);
 

@@ -20,6 +20,7 @@
 #include <ingot/version.h>
 #include <ingot/config.h>
 #include <ingot/info.h>
+#include <ingot/topology.h>
 
 INGOT_BEGIN_DECLS
 

@@ -17,6 +17,7 @@ INGOT_BEGIN_DECLS
 typedef enum ingot_status {
     INGOT_OK                   =   0,  /**< Success. */
     INGOT_INPROGRESS           =   1,  /**< Operation started and not yet complete. */
+    INGOT_END_OF_DATA          =   2,  /**< A loader delivered its last batch. */
 
     INGOT_ERR_INVALID_PARAM    =  -1,  /**< An argument is invalid (NULL, out of range, unset). */
     INGOT_ERR_NO_MEMORY        =  -2,  /**< Memory could not be allocated. */

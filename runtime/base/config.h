@@ -61,10 +61,25 @@ typedef struct ingot_config {
     char    *fault;            /* fault-injection spec (test builds) */
 
     /* -- topology (topology/) -- */
+    char    *topology_xml;     /* "none" = live hwloc discovery */
+    int      placement;        /* ingot_topo_mode_t: auto, gpu, cpu */
+    char    *gpus;             /* explicit GPU list, "all" */
+    int      gpu_sharing;      /* ingot_topo_sharing_t: error, share */
+    int64_t  ingest_cores;     /* cores per rank reserved for ingest threads */
+    int      bind;             /* ingot_topo_bind_mode_t: none, cpu, cpu+mem */
 
     /* -- shard (shard/) -- */
 
     /* -- loader (runtime/) -- */
+    char    *storage_emulate;  /* "none" or "bw=200MiB/s,lat=5ms" */
+    char    *trace;            /* "none" or a Chrome-trace path pattern */
+    int64_t  readers;          /* storage reader threads per loader (0: auto) */
+    int64_t  workers;          /* verify/decode/collate threads per loader (0: auto) */
+    uint64_t loader_memory;    /* default memory budget of a loader */
+    bool     direct_io;        /* O_DIRECT shard reads */
+    int      verify;           /* ingot_verify_policy_t */
+    int64_t  skip_budget;      /* corrupt samples skipped per epoch before failing */
+    uint64_t coalesce_gap;     /* largest gap between samples read in one request */
 } ingot_config_t;
 
 extern const ingot_config_field_t ingot_config_table[];
@@ -100,6 +115,12 @@ ingot_status_t ingot_config_global(const ingot_config_t **cfg_p);
 
 /** Closest known variable name to @p name (edit distance), or NULL if none is close. */
 const char    *ingot_config_suggest(const char *name);
+
+/*
+ * Validators of module-specific strings, defined by the modules themselves (the table only
+ * refers to them; base never includes a module header).
+ */
+int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen); /* runtime/storage.c */
 
 /** Warn (once per name) about INGOT_* variables in @p envp that are not in the table. */
 void           ingot_config_warn_unknown(char **envp);

@@ -14,6 +14,10 @@
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *const pin_modes[]  = {"auto", "off", NULL};
+static const char *const placement_modes[] = {"auto", "gpu", "cpu", NULL};
+static const char *const sharing_modes[]   = {"error", "share", NULL};
+static const char *const bind_modes[]      = {"none", "cpu", "cpu+mem", NULL};
+static const char *const verify_policies[] = {"fail", "skip", "off", NULL};
 
 static int check_fault_spec(const char *value, char *err, size_t errlen)
 {
@@ -64,10 +68,66 @@ const ingot_config_field_t ingot_config_table[] = {
      RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec},
 
     /* -- topology (topology/) -- */
+    {"TOPOLOGY_XML", "none",
+     "hwloc XML export (lstopo --of xml) to plan on instead of discovering this machine; 'none': "
+     "live discovery. Per rank, so that a job may mix node types; binding is refused with it.",
+     RANK, INGOT_CONFIG_STRING, F(topology_xml), 0, 0, NULL, NULL},
+    {"PLACEMENT", "auto",
+     "Placement plan: 'gpu' gives each local rank a GPU (no usable GPU is an error), 'cpu' plans "
+     "NUMA-balanced cpusets only, 'auto' does 'gpu' when the node has usable GPUs, else 'cpu'.",
+     JOB, INGOT_CONFIG_ENUM, F(placement), 0, 0, placement_modes, NULL},
+    {"GPUS", "all",
+     "GPUs the plan may use: 'all', or a comma-separated list of node GPU indices (PCI bus "
+     "order, as nvidia-smi), PCI bus ids or UUIDs; a name that matches no GPU is an error.",
+     JOB, INGOT_CONFIG_STRING, F(gpus), 0, 0, NULL, NULL},
+    {"GPU_SHARING", "error",
+     "More local ranks than usable GPUs: 'error' fails the plan, 'share' lets consecutive local "
+     "ranks share a GPU.",
+     JOB, INGOT_CONFIG_ENUM, F(gpu_sharing), 0, 0, sharing_modes, NULL},
+    {"INGEST_CORES", "1",
+     "Cores of each rank's cpuset reserved for ingot's ingest threads (the rest is the "
+     "trainer's); 0 reserves none. With too few cores, ingest and trainer share them.",
+     JOB, INGOT_CONFIG_INT, F(ingest_cores), 0, 4096, NULL, NULL},
+    {"BIND", "none",
+     "Bind each rank to its planned cpuset: 'none' leaves the launcher's binding alone, 'cpu' "
+     "binds the process, 'cpu+mem' also binds its memory to the GPU's NUMA node.",
+     JOB, INGOT_CONFIG_ENUM, F(bind), 0, 0, bind_modes, NULL},
 
     /* -- shard (shard/) -- */
 
     /* -- loader (runtime/) -- */
+    {"STORAGE_EMULATE", "none",
+     "Emulate a remote store in front of the shard files: 'bw=200MiB/s,lat=5ms' caps the "
+     "bandwidth (token bucket) and adds a latency to every request; either part may be left "
+     "out; 'none' reads the files directly.",
+     JOB, INGOT_CONFIG_STRING, F(storage_emulate), 0, 0, NULL, ingot_config_check_storage_emulate},
+    {"TRACE", "none",
+     "Write a Chrome-trace/Perfetto timeline of the loader stages of each rank to this path "
+     "(%h host, %p pid, %r rank) when the loader is destroyed; 'none' disables it.",
+     RANK, INGOT_CONFIG_STRING, F(trace), 0, 0, NULL, NULL},
+    {"READERS", "0", "Storage reader threads per loader (0: 2, or 8 under STORAGE_EMULATE).",
+     RANK, INGOT_CONFIG_INT, F(readers), 0, 256, NULL, NULL},
+    {"WORKERS", "0",
+     "Verify/decode/transform/collate threads per loader (0: the cores of the process's "
+     "cpuset, at least 1).",
+     RANK, INGOT_CONFIG_INT, F(workers), 0, 256, NULL, NULL},
+    {"LOADER_MEMORY", "1GiB",
+     "Default memory budget of a loader (batch slots, staging buffers); a loader whose prefetch "
+     "depth does not fit fails at create.",
+     RANK, INGOT_CONFIG_SIZE, F(loader_memory), 1 << 20, INT64_MAX, NULL, NULL},
+    {"DIRECT_IO", "n", "Read shards with O_DIRECT into aligned buffers (bypasses the page cache).",
+     RANK, INGOT_CONFIG_BOOL, F(direct_io), 0, 0, NULL, NULL},
+    {"VERIFY", "fail",
+     "What a sample whose content hash differs from the manifest's does: 'fail' the batch, "
+     "'skip' it (logged with its key, recorded in the cursor, at most SKIP_BUDGET per epoch), "
+     "or 'off' (no hashing).",
+     JOB, INGOT_CONFIG_ENUM, F(verify), 0, 0, verify_policies, NULL},
+    {"SKIP_BUDGET", "100", "Corrupt samples skipped per epoch under VERIFY=skip before failing.",
+     JOB, INGOT_CONFIG_INT, F(skip_budget), 0, INT64_MAX, NULL, NULL},
+    {"COALESCE_GAP", "64KiB",
+     "Samples of one shard closer than this are read with one request (the gap is read and "
+     "discarded).",
+     RANK, INGOT_CONFIG_SIZE, F(coalesce_gap), 0, 1LL << 30, NULL, NULL},
 };
 
 const size_t ingot_config_table_size = sizeof(ingot_config_table) / sizeof(ingot_config_table[0]);

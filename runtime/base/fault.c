@@ -158,14 +158,18 @@ int ingot_fault_check(ingot_fault_site_t site)
     if (count == 0) {
         return 0;
     }
+    /* Armed (tests only): the lock keeps a concurrent re-arm from tearing the rules. */
+    int err = 0;
+    pthread_mutex_lock(&arm_lock);
     uint64_t call = atomic_fetch_add(&site_calls[site], 1) + 1;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < atomic_load(&armed_count) && err == 0; i++) {
         const fault_rule_t *r = &armed_rules[i];
         if (r->site == site &&
             (r->nth == 0 || call == r->nth || (r->onward && call > r->nth))) {
-            return r->err;
+            err = r->err;
         }
     }
-    return 0;
+    pthread_mutex_unlock(&arm_lock);
+    return err;
 }
 #endif

@@ -49,10 +49,9 @@ static void *pool_worker(void *arg)
         }
         pool_task_t *task = item;
         task->fn(task->arg);
-        /* Return the slot before announcing completion, so wait_idle implies free slots. */
-        while (!ingot_mpmc_try_push(&pool->free_q, task)) {
-            /* cannot happen: free_q holds every slot */
-        }
+        /* Return the slot before announcing completion, so wait_idle implies free slots. The
+         * ring has a cell per slot: this waits only while another thread finishes a pop. */
+        ingot_mpmc_push_wait(&pool->free_q, task, INGOT_DEADLINE_NONE, NULL);
         if (atomic_fetch_sub(&pool->pending, 1) == 1) {
             ingot_event_notify(&pool->idle);
         }
@@ -177,10 +176,14 @@ ingot_status_t ingot_pool_submit(ingot_pool_t *pool, ingot_task_fn_t fn, void *a
     task->fn  = fn;
     task->arg = arg;
     atomic_fetch_add(&pool->pending, 1);
-    if (!ingot_mpmc_try_push(&pool->work_q, task)) {
-        return INGOT_ERR_INTERNAL; /* work_q has room for every slot */
+    /* work_q has a cell for every slot, but a consumer that has claimed a cell and not yet
+     * released it makes the ring look full for a moment: wait rather than try once. */
+    st = ingot_mpmc_push_wait(&pool->work_q, task, deadline_ns, &pool->stop);
+    if (st != INGOT_OK) {
+        atomic_fetch_sub(&pool->pending, 1);
+        ingot_mpmc_push_wait(&pool->free_q, task, INGOT_DEADLINE_NONE, NULL);
     }
-    return INGOT_OK;
+    return st;
 }
 
 static bool pool_is_idle(void *arg)

@@ -2,6 +2,9 @@
  * Bounded lock-free rings of pointers between pipeline stages.
  *  - ingot_spsc_t: one producer thread, one consumer thread (wait-free push/pop).
  *  - ingot_mpmc_t: any number of producers and consumers (per-cell sequence numbers).
+ * MPMC try_push may fail for a moment while a consumer is between claiming and releasing a
+ * cell (and try_pop likewise against a producer): use the *_wait variants where an item must
+ * go through.
  * Capacity is rounded up to a power of two and fixed at init; storage comes from the caller's
  * init call (one allocation, none afterwards). The *_wait variants block with a deadline and an
  * abort flag (backpressure), sleeping on the ring's events, never spinning forever.

@@ -7,6 +7,7 @@ const char *ingot_status_string(ingot_status_t status)
     switch (status) {
     case INGOT_OK:                return "Success";
     case INGOT_INPROGRESS:        return "Operation in progress";
+    case INGOT_END_OF_DATA:       return "End of data";
     case INGOT_ERR_INVALID_PARAM: return "Invalid parameter";
     case INGOT_ERR_NO_MEMORY:     return "Out of memory";
     case INGOT_ERR_IO:            return "Input/output error";

@@ -5,7 +5,7 @@
 # `verify` must pass, and after a bit flip `verify` must fail naming the sample's key and shard.
 # usage: gnu_tar.sh INGOT_MANIFEST
 set -eu
-IM=$1
+IM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 command -v tar >/dev/null || { echo "SKIP: GNU tar not installed"; exit 77; }
 command -v zstd >/dev/null || { echo "SKIP: zstd CLI not installed"; exit 77; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-gnutar.XXXXXX")

@@ -4,7 +4,7 @@
 # package dataset-fashion-mnist) -> 70,000 labelled samples that verify.
 # usage: pack.sh INGOT_MANIFEST
 set -eu
-IM=$1
+IM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-pack.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -42,7 +42,7 @@ static int test_rm_cb_(const char *p, const struct stat *sb, int flag, struct FT
     return remove(p);
 }
 
-static char test_tmpdir_[4096];
+static char test_tmpdir_[512];
 
 static void test_tmpdir_cleanup_(void)
 {

@@ -1,0 +1,217 @@
+/**
+ * @file loader.h
+ * @brief The loader: prefetches, verifies, decodes, transforms and collates batches of this
+ *        rank's samples ahead of the trainer, into host or GPU memory.
+ *
+ * A loader reads one manifest (opened once per node and shared by the node's ranks), walks its
+ * deterministic per-epoch order (ingot/order.h) and hands the trainer one batch per step: this
+ * rank's slice of the global batch, `global_batch / world_size` samples. Up to `depth` batches
+ * are prepared ahead in slots sized and pre-faulted at create; nothing is allocated per sample.
+ *
+ * Placement: by default batches go to the GPU of the rank's placement; with INGOT_BIND set the
+ * loader's threads run on the placement's ingest cores and, with cpu+mem, its batch slots are
+ * bound to the placement's NUMA node.
+ *
+ * Threads: ingot_loader_next(), _release(), _stats() and _save() are called by one trainer
+ * thread at a time. The loader owns a planner thread, `readers` storage threads and `workers`
+ * verify/decode/collate threads (named ingot-plan, ingot-read*, ingot-work*); none of them
+ * calls MPI. ingot_loader_create(), _save() and _destroy() are collective over the context's
+ * communicator and call MPI on the caller's thread.
+ *
+ * Every wait has the INGOT_TIMEOUT deadline: a pipeline that cannot deliver fails with
+ * INGOT_ERR_TIMED_OUT instead of hanging.
+ */
+#ifndef INGOT_LOADER_H
+#define INGOT_LOADER_H
+
+#include <ingot/def.h>
+#include <ingot/status.h>
+#include <ingot/order.h>
+
+INGOT_BEGIN_DECLS
+
+/** Opaque handle to a loader. */
+typedef struct ingot_loader *ingot_loader_h;
+
+/** What a sample whose stored bytes do not match the manifest's hash does. */
+typedef enum ingot_verify_policy {
+    INGOT_VERIFY_FAIL = 0, /**< The batch fails with INGOT_ERR_CORRUPT naming the sample. */
+    INGOT_VERIFY_SKIP = 1, /**< The sample is left out (logged with its key, recorded in the
+                                cursor), up to skip_budget per epoch; beyond that, FAIL. */
+    INGOT_VERIFY_OFF  = 2  /**< No hashing. */
+} ingot_verify_policy_t;
+
+/** One field of a sample as the transform sees it (decoded). */
+typedef struct ingot_field_view {
+    const char *name; /**< Field name ("png", "cls", ...). */
+    const void *data; /**< Decoded bytes (valid during the callback only). */
+    size_t      len;  /**< Bytes of data. */
+} ingot_field_view_t;
+
+/** A sample as the transform sees it. */
+typedef struct ingot_sample_view {
+    uint64_t                  index;       /**< Global sample index. */
+    const char               *key;         /**< Key within its shard. */
+    int32_t                   label;       /**< Label, or -1. */
+    uint32_t                  field_count; /**< Entries of fields. */
+    const ingot_field_view_t *fields;      /**< Decoded fields, in shard order. */
+} ingot_sample_view_t;
+
+/**
+ * Transform: turn one decoded sample into its fixed-size output (e.g. a normalised tensor).
+ * Runs in the loader's worker threads, concurrently for different samples; must be
+ * thread-safe. Returning an error fails the batch (the loader logs the sample's key).
+ */
+typedef ingot_status_t (*ingot_transform_fn_t)(const ingot_sample_view_t *sample, void *out,
+                                               size_t out_size, void *arg);
+
+/** Fields of ingot_loader_params_t. */
+enum ingot_loader_params_field {
+    INGOT_LOADER_PARAM_FIELD_MANIFEST  = INGOT_BIT(0),  /**< manifest_path (required). */
+    INGOT_LOADER_PARAM_FIELD_BATCH     = INGOT_BIT(1),  /**< global_batch (required). */
+    INGOT_LOADER_PARAM_FIELD_SEED      = INGOT_BIT(2),  /**< seed (default 0). */
+    INGOT_LOADER_PARAM_FIELD_EPOCHS    = INGOT_BIT(3),  /**< epochs (default 1). */
+    INGOT_LOADER_PARAM_FIELD_DEPTH     = INGOT_BIT(4),  /**< depth (default 4). */
+    INGOT_LOADER_PARAM_FIELD_MEMORY    = INGOT_BIT(5),  /**< memory_budget (INGOT_LOADER_MEMORY). */
+    INGOT_LOADER_PARAM_FIELD_DEVICE    = INGOT_BIT(6),  /**< device (default: the placement's). */
+    INGOT_LOADER_PARAM_FIELD_TRANSFORM = INGOT_BIT(7),  /**< transform, transform_arg, sample_out_size. */
+    INGOT_LOADER_PARAM_FIELD_VERIFY    = INGOT_BIT(8),  /**< verify, skip_budget (INGOT_VERIFY...). */
+    INGOT_LOADER_PARAM_FIELD_CURSOR    = INGOT_BIT(9),  /**< cursor: resume from it. */
+    INGOT_LOADER_PARAM_FIELD_TAIL      = INGOT_BIT(10), /**< tail (default DROP). */
+    INGOT_LOADER_PARAM_FIELD_ORDER     = INGOT_BIT(11), /**< order_mode, order_window. */
+    INGOT_LOADER_PARAM_FIELD_THREADS   = INGOT_BIT(12)  /**< readers, workers (INGOT_READERS...). */
+};
+
+/** Device value: deliver batches in host memory. */
+#define INGOT_DEVICE_HOST (-1)
+/** Device value (the default): the CUDA device of this rank's placement (ingot_placement_get),
+ *  or host memory when the placement has no GPU or no CUDA device is usable. */
+#define INGOT_DEVICE_PLACEMENT (-2)
+
+/** Parameters of ingot_loader_create(). */
+typedef struct ingot_loader_params {
+    uint64_t              field_mask;      /**< ingot_loader_params_field bits. */
+    const char           *manifest_path;   /**< Manifest file. */
+    uint64_t              global_batch;    /**< Samples per step over all ranks; the world size
+                                                must divide it. */
+    uint64_t              seed;            /**< Shuffle seed. */
+    uint64_t              epochs;          /**< Epochs to deliver (>= 1). */
+    uint32_t              depth;           /**< Batches prepared ahead (>= 2). */
+    uint64_t              memory_budget;   /**< Bytes the loader may allocate. */
+    int                   device;          /**< INGOT_DEVICE_PLACEMENT, INGOT_DEVICE_HOST or a
+                                                CUDA device index. */
+    ingot_transform_fn_t  transform;       /**< Optional per-sample transform. */
+    void                 *transform_arg;   /**< Passed to transform. */
+    size_t                sample_out_size; /**< Output bytes per sample with a transform. */
+    ingot_verify_policy_t verify;          /**< Hash policy. */
+    uint64_t              skip_budget;     /**< Samples skipped per epoch under SKIP. */
+    const ingot_cursor_t *cursor;          /**< Resume point (read with ingot_cursor_read()). */
+    ingot_order_tail_t    tail;            /**< Tail policy of the epoch. */
+    ingot_order_mode_t    order_mode;      /**< Full or locality-aware shuffle. */
+    uint32_t              order_window;    /**< Shards per window in locality mode. */
+    uint32_t              readers;         /**< Storage reader threads (0: auto). */
+    uint32_t              workers;         /**< Worker threads (0: auto). */
+} ingot_loader_params_t;
+
+/**
+ * A batch handed to the trainer. Without a transform, sample i's bytes (its fields decoded and
+ * concatenated in shard order) are data[offsets[i] .. offsets[i] + lengths[i]); with one, they
+ * are sample_out_size bytes at offsets[i] = i * sample_out_size. Host arrays (offsets, lengths,
+ * labels, indices, keys) are always in host memory. The batch stays valid until released.
+ */
+typedef struct ingot_batch {
+    uint64_t           step;        /**< Steps delivered before this one, over all epochs. */
+    uint64_t           epoch;       /**< Epoch of the batch. */
+    uint64_t           epoch_step;  /**< Step within the epoch. */
+    uint32_t           count;       /**< Samples in the batch (fewer than the slice when
+                                         samples were skipped). */
+    int                device;      /**< Where data lives: INGOT_DEVICE_HOST or a CUDA index. */
+    void              *data;        /**< Batch bytes (device pointer when device >= 0). */
+    size_t             bytes;       /**< Bytes used in data. */
+    const uint64_t    *offsets;     /**< Per sample: offset in data. */
+    const uint64_t    *lengths;     /**< Per sample: bytes. */
+    const int32_t     *labels;      /**< Per sample: label or -1. */
+    const uint64_t    *indices;     /**< Per sample: global sample index. */
+    const char *const *keys;        /**< Per sample: key (valid while the loader lives). */
+    void              *ready_event; /**< cudaEvent_t the trainer's stream must wait on before
+                                         reading data (device batches), else NULL. */
+    uint32_t           slot_;       /**< Internal: the slot this batch lives in. */
+} ingot_batch_t;
+
+/** Statistics of a loader (ingot_loader_stats()). Times in nanoseconds. */
+typedef struct ingot_loader_stats {
+    uint64_t steps;            /**< Batches handed over. */
+    uint64_t samples;          /**< Samples handed over. */
+    uint64_t bytes;            /**< Bytes handed over (decoded). */
+    uint64_t bytes_read;       /**< Bytes read from storage (stored, including gaps). */
+    uint64_t read_requests;    /**< Storage requests (after coalescing). */
+    uint64_t skipped;          /**< Samples skipped (corrupt, VERIFY=skip) in this epoch. */
+    uint64_t wall_ns;          /**< From the first ingot_loader_next() to the last return. */
+    uint64_t stall_ns;         /**< Time spent waiting inside ingot_loader_next(). */
+    uint64_t stall_first_ns;   /**< Wait of the first step (pipeline fill), not in stall_ns. */
+    uint64_t stall_p50_ns, stall_p99_ns;           /**< Per-step waits (first step excluded). */
+    uint64_t read_p50_ns, read_p99_ns;             /**< Per storage request. */
+    uint64_t verify_p50_ns, verify_p99_ns;         /**< Per sample. */
+    uint64_t decode_p50_ns, decode_p99_ns;         /**< Per sample. */
+    uint64_t transform_p50_ns, transform_p99_ns;   /**< Per sample. */
+    uint64_t h2d_p50_ns, h2d_p99_ns;               /**< Per batch (GPU path). */
+    double   read_queue_avg;   /**< Mean read-queue occupancy seen at each step. */
+    double   ready_slots_avg;  /**< Mean batches ready ahead of the trainer at each step. */
+    uint64_t memory_host;      /**< Bytes of host memory allocated at create. */
+    uint64_t memory_device;    /**< Bytes of device memory allocated at create. */
+    uint64_t memory_pinned;    /**< Of memory_host, bytes actually page-locked. */
+    uint64_t minor_faults;     /**< Minor page faults of the process since create. */
+    uint32_t readers, workers; /**< Threads the loader runs. */
+    uint32_t depth;            /**< Batch slots. */
+} ingot_loader_stats_t;
+
+/**
+ * @brief Create a loader in a context (collective over the context's communicator).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (missing or inconsistent field, e.g. a world size
+ *         that does not divide global_batch: logged with the values); INGOT_ERR_NO_RESOURCE
+ *         (depth batches do not fit the memory budget: logged with both sizes);
+ *         INGOT_ERR_MISMATCH (cursor of another manifest or seed); manifest errors
+ *         (INGOT_ERR_FORMAT, INGOT_ERR_CORRUPT, INGOT_ERR_NOT_FOUND); INGOT_ERR_NO_DEVICE.
+ */
+INGOT_API ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                             ingot_loader_h *loader_p);
+
+/**
+ * @brief Hand over the next batch, waiting only if the pipeline is behind (the data stall,
+ *        measured). Batches come in step order.
+ * @return INGOT_OK; INGOT_END_OF_DATA after the last step of the last epoch; an error of the
+ *         batch (INGOT_ERR_IO, INGOT_ERR_CORRUPT, INGOT_ERR_MISMATCH, INGOT_ERR_ZSTD, a
+ *         transform's error), logged with the shard, sample key and offset: that step failed
+ *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE when
+ *         depth - 1 batches are already held.
+ */
+INGOT_API ingot_status_t ingot_loader_next(ingot_loader_h loader, ingot_batch_t *batch_p);
+
+/**
+ * @brief Give a batch back so its slot can be refilled. Batches are released in the order they
+ *        were handed over.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a batch released twice, out of order, or not
+ *         from this loader (logged with its step).
+ */
+INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch_t *batch);
+
+/**
+ * @brief The resume cursor: epoch, samples of the epoch handed over (whole global batches) and
+ *        the ids skipped in it over all ranks. Collective (gathers the skipped ids); every rank
+ *        gets the same cursor. Release it with ingot_cursor_release().
+ */
+INGOT_API ingot_status_t ingot_loader_save(ingot_loader_h loader, ingot_cursor_t *cursor_p);
+
+/** @brief Statistics so far. */
+INGOT_API ingot_status_t ingot_loader_stats(ingot_loader_h loader, ingot_loader_stats_t *stats_p);
+
+/**
+ * @brief Stop the pipeline and free the loader (collective). Batches still held become invalid
+ *        (their memory is freed): release them first; destroying with batches held is allowed,
+ *        logs a warning with their count, and never crashes. Accepts NULL.
+ */
+INGOT_API void ingot_loader_destroy(ingot_loader_h loader);
+
+INGOT_END_DECLS
+
+#endif /* INGOT_LOADER_H */

@@ -1,0 +1,33 @@
+/*
+ * Error boundary: turn an MPI, UCX, zstd or CUDA return code into an ingot status, logging the
+ * library's own text once together with the call and what it was for. Communicators ingot owns
+ * use MPI_ERRORS_RETURN so MPI errors come back here instead of aborting the job.
+ */
+#ifndef INGOT_BASE_ERRORS_H
+#define INGOT_BASE_ERRORS_H
+
+#include <ingot/status.h>
+#include <stddef.h>
+
+/** INGOT_OK for MPI_SUCCESS; else log "<call> (<what>) failed: <MPI text>", INGOT_ERR_MPI. */
+ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what);
+/** INGOT_OK for UCS_OK (or UCS_INPROGRESS); else log the UCX status text, INGOT_ERR_UCX. */
+ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what);
+/** INGOT_OK unless ZSTD_isError(rc); else log ZSTD_getErrorName, INGOT_ERR_ZSTD. */
+ingot_status_t ingot_zstd_check(size_t rc, const char *call, const char *what);
+/** INGOT_OK for cudaSuccess; else log cudaGetErrorString, clear the error, INGOT_ERR_CUDA.
+ *  In a build without CUDA every non-zero code maps to INGOT_ERR_UNSUPPORTED. */
+ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *what);
+
+/**
+ * Agree on a status over @p comm (collective): every rank returns the worst (lowest) status of
+ * all ranks, so a step that failed on one rank fails on all and no rank is left waiting in the
+ * next collective. A rank that succeeded logs "<what> failed on another rank".
+ * @p comm is an MPI_Comm passed as a pointer so this header needs no <mpi.h>.
+ */
+ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what);
+
+#define INGOT_MPI_CALL(_what, _call, ...) ingot_mpi_check(_call(__VA_ARGS__), #_call, _what)
+#define INGOT_UCX_CALL(_what, _call, ...) ingot_ucx_check(_call(__VA_ARGS__), #_call, _what)
+
+#endif

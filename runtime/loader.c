@@ -1,0 +1,710 @@
+/*
+ * The loader's public calls: create (sizing, memory, threads), next/release (the trainer's side
+ * of the slot ring, with the stall measured), save (the resume cursor), stats, destroy.
+ */
+#include "runtime/loader_impl.h"
+#include "runtime/context_impl.h"
+#include "runtime/base/cuda.h"
+#include "runtime/base/errors.h"
+#include "runtime/base/log.h"
+#include "runtime/base/time.h"
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define LOADER_DEPTH_DEFAULT   4
+#define LOADER_TRACE_EVENTS    (1u << 20)
+#define LOADER_GAP_SCRATCH_MIN (64u << 10)
+
+#define PARAM(_l, _bit) ((_l)->params.field_mask & INGOT_LOADER_PARAM_FIELD_##_bit)
+
+static long minor_faults_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* Defaults for unset fields, and the checks no MPI call is needed for. */
+static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_t *p,
+                                    const ingot_config_t *cfg)
+{
+    l->params = *p;
+    ingot_loader_params_t *q = &l->params;
+    if (!(p->field_mask & INGOT_LOADER_PARAM_FIELD_MANIFEST) || p->manifest_path == NULL ||
+        !(p->field_mask & INGOT_LOADER_PARAM_FIELD_BATCH) || p->global_batch == 0) {
+        ingot_error("ingot_loader_create: manifest_path and a non-zero global_batch are required");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    if (p->global_batch % (uint64_t)l->world != 0) {
+        ingot_error("ingot_loader_create: world size %d does not divide global batch %" PRIu64,
+                    l->world, p->global_batch);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    if (!PARAM(l, SEED)) q->seed = 0;
+    if (!PARAM(l, EPOCHS)) q->epochs = 1;
+    if (!PARAM(l, DEPTH)) q->depth = LOADER_DEPTH_DEFAULT;
+    if (!PARAM(l, MEMORY)) q->memory_budget = cfg->loader_memory;
+    if (!PARAM(l, DEVICE)) q->device = INGOT_DEVICE_PLACEMENT;
+    if (!PARAM(l, TRANSFORM)) q->transform = NULL;
+    if (!PARAM(l, VERIFY)) {
+        q->verify = (ingot_verify_policy_t)cfg->verify;
+        q->skip_budget = (uint64_t)cfg->skip_budget;
+    }
+    if (!PARAM(l, CURSOR)) q->cursor = NULL;
+    if (!PARAM(l, TAIL)) q->tail = INGOT_ORDER_TAIL_DROP;
+    if (!PARAM(l, ORDER)) {
+        q->order_mode = INGOT_ORDER_FULL;
+        q->order_window = 1;
+    }
+    if (!PARAM(l, THREADS)) q->readers = q->workers = 0;
+    if (q->epochs == 0 || q->depth < 2 || q->depth > 1024 ||
+        (q->transform != NULL && q->sample_out_size == 0) || q->verify > INGOT_VERIFY_OFF) {
+        ingot_error("ingot_loader_create: invalid parameters (epochs %" PRIu64 ", depth %u, "
+                    "transform %s with sample_out_size %zu, verify %d): epochs >= 1, 2 <= depth "
+                    "<= 1024, a transform needs sample_out_size > 0", q->epochs, q->depth,
+                    q->transform ? "set" : "unset", q->sample_out_size, (int)q->verify);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    l->depth = q->depth;
+    l->device = q->device;
+    if (l->device == INGOT_DEVICE_PLACEMENT) {
+        int cuda = l->ctx->topo->placement.cuda_device;
+        l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
+    }
+    l->numa_node = (cfg->bind == INGOT_TOPO_BIND_CPUMEM)
+                   ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
+                                                   l->ctx->topo->node.local_rank) : -1;
+    l->bind_threads = (cfg->bind != INGOT_TOPO_BIND_NONE);
+    l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
+    l->timeout_ns = cfg->timeout_ns;
+    l->coalesce_gap = cfg->coalesce_gap;
+    l->direct_io = cfg->direct_io;
+    return INGOT_OK;
+}
+
+static uint32_t cpuset_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        return 1;
+    }
+    int n = CPU_COUNT(&set);
+    return n > 0 ? (uint32_t)n : 1;
+}
+
+/* Largest sample (delivered and stored bytes) and widest sample: one pass over the table. */
+static ingot_status_t loader_scan(ingot_loader_h l, uint64_t samples)
+{
+    for (uint64_t i = 0; i < samples; i++) {
+        ingot_sample_info_t s;
+        ingot_status_t st = ingot_manifest_sample_get(l->manifest, i, &s);
+        if (st != INGOT_OK) {
+            return st;
+        }
+        uint64_t raw = 0;
+        for (uint32_t f = 0; f < s.field_count; f++) {
+            ingot_field_info_t fi;
+            if ((st = ingot_manifest_field_get(l->manifest, &s, f, &fi)) != INGOT_OK) {
+                return st;
+            }
+            raw += fi.raw_len;
+        }
+        if (raw > l->sample_bytes_max) l->sample_bytes_max = raw;
+        if (s.length > l->stored_max) l->stored_max = s.length;
+        if (s.field_count > l->fields_max) l->fields_max = s.field_count;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t *mi)
+{
+    ingot_order_params_t op = {
+        .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
+                      INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
+        .sample_count = mi->sample_count, .global_batch = l->params.global_batch,
+        .seed = l->params.seed, .tail = l->params.tail};
+    uint64_t *per_shard = NULL;
+    if (l->params.order_mode == INGOT_ORDER_LOCALITY) {
+        per_shard = ingot_calloc(mi->shard_count, sizeof(*per_shard), "shard sample counts");
+        if (per_shard == NULL) {
+            return INGOT_ERR_NO_MEMORY;
+        }
+        for (uint32_t s = 0; s < mi->shard_count; s++) {
+            ingot_shard_info_t si;
+            ingot_manifest_shard_get(l->manifest, s, &si);
+            per_shard[s] = si.sample_count;
+        }
+        op.field_mask |= INGOT_ORDER_PARAM_FIELD_MODE;
+        op.mode = INGOT_ORDER_LOCALITY;
+        op.shard_samples = per_shard;
+        op.shard_count = (uint32_t)mi->shard_count;
+        op.window = l->params.order_window;
+    }
+    ingot_status_t st = ingot_order_create(&op, &l->order);
+    free(per_shard);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    l->steps_per_epoch = ingot_order_steps(l->order);
+    if (l->steps_per_epoch == 0) {
+        ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %"
+                    PRIu64 " (tail policy drop)", mi->sample_count, l->params.global_batch);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    return INGOT_OK;
+}
+
+/* Resume point from a cursor (checked against this manifest, seed and world size). */
+static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_t *mi)
+{
+    const ingot_cursor_t *c = l->params.cursor;
+    uint64_t end = l->params.epochs * l->steps_per_epoch;
+    l->start_step = 0;
+    if (c != NULL) {
+        if (c->manifest_digest != mi->digest || c->seed != l->params.seed ||
+            c->global_batch != l->params.global_batch) {
+            ingot_error("resume cursor does not match this loader: manifest digest %016" PRIx64
+                        " vs %016" PRIx64 ", seed %" PRIu64 " vs %" PRIu64 ", global batch %"
+                        PRIu64 " vs %" PRIu64, c->manifest_digest, mi->digest, c->seed,
+                        l->params.seed, c->global_batch, l->params.global_batch);
+            return INGOT_ERR_MISMATCH;
+        }
+        if (c->consumed % c->global_batch != 0 || c->consumed / c->global_batch >
+            l->steps_per_epoch) {
+            ingot_error("resume cursor: consumed %" PRIu64 " is not a whole number of global "
+                        "batches within the epoch (%" PRIu64 " steps of %" PRIu64 ")",
+                        c->consumed, l->steps_per_epoch, c->global_batch);
+            return INGOT_ERR_FORMAT;
+        }
+        l->start_step = c->epoch * l->steps_per_epoch + c->consumed / c->global_batch;
+        for (uint64_t i = 0; i < c->skipped_count && c->consumed > 0; i++) {
+            if (l->skipped_len < l->skipped_cap) {
+                l->skipped_ids[l->skipped_len++] = c->skipped[i];
+            }
+        }
+    }
+    l->total_steps = (l->start_step < end) ? end - l->start_step : 0;
+    return INGOT_OK;
+}
+
+/* Host memory the loader needs, for the budget check (before anything big is allocated). */
+static uint64_t loader_memory_need(ingot_loader_h l)
+{
+    uint64_t meta = (uint64_t)l->slice * (sizeof(ingot_sample_info_t) + 5 * sizeof(uint64_t) +
+                                          sizeof(int32_t) + sizeof(char *) + 1 +
+                                          sizeof(uint32_t) + sizeof(loader_run_t));
+    uint64_t worker = l->sample_bytes_max + (uint64_t)l->fields_max * sizeof(ingot_field_view_t);
+    return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes
+           + (uint64_t)l->nworkers * worker + l->gap_scratch_size;
+}
+
+static ingot_status_t loader_size(ingot_loader_h l, const ingot_config_t *cfg)
+{
+    const size_t page = 4096;
+    size_t per_sample = l->params.transform ? l->params.sample_out_size : l->sample_bytes_max;
+    l->slot_bytes = ((size_t)l->slice * per_sample + page - 1) & ~(page - 1);
+    if (l->slot_bytes == 0) {
+        l->slot_bytes = page;
+    }
+    size_t run = l->stored_max > LOADER_RUN_BYTES ? l->stored_max : LOADER_RUN_BYTES;
+    l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_STORAGE_DIRECT_ALIGN;
+    l->nreaders = l->params.readers ? l->params.readers
+                  : cfg->readers ? (uint32_t)cfg->readers
+                  : (strcmp(cfg->storage_emulate, "none") != 0 ? 8 : 2);
+    l->nworkers = l->params.workers ? l->params.workers
+                  : cfg->workers ? (uint32_t)cfg->workers : cpuset_cores();
+    l->nstaging = l->nreaders + l->nworkers + 1;
+    l->gap_scratch_size = l->coalesce_gap > LOADER_GAP_SCRATCH_MIN ? l->coalesce_gap
+                                                                   : LOADER_GAP_SCRATCH_MIN;
+    l->iov_cap = LOADER_RUN_SAMPLES_MAX * (2 * l->fields_max + 1) + 16;
+    uint64_t need = loader_memory_need(l);
+    if (need > l->params.memory_budget) {
+        ingot_error("ingot_loader_create: depth %u batches of %u samples need %" PRIu64 " bytes "
+                    "of host memory (%zu per batch slot, %u staging buffers of %zu) but the "
+                    "memory budget is %" PRIu64 " bytes (memory_budget or INGOT_LOADER_MEMORY)",
+                    l->depth, l->slice, need, l->slot_bytes, l->nstaging, l->staging_bytes,
+                    l->params.memory_budget);
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t id)
+{
+    unsigned flags = INGOT_MEM_F_PREFAULT | INGOT_MEM_F_HUGEPAGE |
+                     (l->device != INGOT_DEVICE_HOST ? INGOT_MEM_F_PINNED : 0);
+    slot->id = id;
+    atomic_init(&slot->state, SLOT_FREE);
+    ingot_status_t st = ingot_mem_alloc(l->slot_bytes, flags, l->numa_node, "loader batch slot",
+                                        &slot->host);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    size_t n = l->slice;
+    slot->info        = ingot_calloc(n, sizeof(*slot->info), "slot samples");
+    slot->offsets     = ingot_calloc(n, sizeof(uint64_t), "slot offsets");
+    slot->lengths     = ingot_calloc(n, sizeof(uint64_t), "slot lengths");
+    slot->indices     = ingot_calloc(n, sizeof(uint64_t), "slot indices");
+    slot->skipped_ids = ingot_calloc(n, sizeof(uint64_t), "slot skipped ids");
+    slot->labels      = ingot_calloc(n, sizeof(int32_t), "slot labels");
+    slot->keys        = ingot_calloc(n, sizeof(char *), "slot keys");
+    slot->skipped     = ingot_calloc(n, 1, "slot skip flags");
+    slot->sorted      = ingot_calloc(n, sizeof(uint32_t), "slot order");
+    slot->runs        = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
+    if (!slot->info || !slot->offsets || !slot->lengths || !slot->indices || !slot->labels ||
+        !slot->keys || !slot->skipped || !slot->sorted || !slot->runs || !slot->skipped_ids) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    return INGOT_OK;
+}
+
+static void slot_free(loader_slot_t *slot)
+{
+    ingot_mem_free(&slot->host);
+    free(slot->info);
+    free(slot->offsets);
+    free(slot->lengths);
+    free(slot->indices);
+    free(slot->skipped_ids);
+    free(slot->labels);
+    free(slot->keys);
+    free(slot->skipped);
+    free(slot->sorted);
+    free(slot->runs);
+}
+
+static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_config_t *cfg)
+{
+    ingot_status_t st;
+    l->slots = ingot_calloc(l->depth, sizeof(*l->slots), "loader slots");
+    l->slice_ids = ingot_calloc(l->slice, sizeof(uint64_t), "loader slice");
+    l->wctx = ingot_calloc(l->nworkers, sizeof(*l->wctx), "loader workers");
+    l->threads = ingot_calloc(l->nreaders + l->nworkers, sizeof(pthread_t), "loader threads");
+    l->gap_scratch = ingot_malloc(l->gap_scratch_size, "loader gap scratch");
+    if (!l->slots || !l->slice_ids || !l->wctx || !l->threads || !l->gap_scratch) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    for (uint32_t i = 0; i < l->depth; i++) {
+        if ((st = slot_alloc(l, &l->slots[i], i)) != INGOT_OK) {
+            return st;
+        }
+    }
+    if ((st = ingot_mem_alloc((size_t)l->nstaging * l->staging_bytes, INGOT_MEM_F_PREFAULT |
+                              INGOT_MEM_F_HUGEPAGE, -1, "loader staging", &l->staging_mem)) ||
+        (st = ingot_spsc_init(&l->free_slots, l->depth)) ||
+        (st = ingot_mpmc_init(&l->read_q, (size_t)l->depth * l->slice)) ||
+        (st = ingot_mpmc_init(&l->work_q, (size_t)l->depth * l->slice)) ||
+        (st = ingot_mpmc_init(&l->staging_q, l->nstaging))) {
+        return st;
+    }
+    for (uint32_t i = 0; i < l->nstaging; i++) {
+        ingot_mpmc_try_push(&l->staging_q, (char *)l->staging_mem.ptr + (size_t)i * l->staging_bytes);
+    }
+    for (uint32_t w = 0; w < l->nworkers; w++) {
+        loader_worker_ctx_t *wc = &l->wctx[w];
+        wc->loader = l;
+        if ((st = ingot_shard_reader_create(l->manifest, &wc->reader)) != INGOT_OK) {
+            return st;
+        }
+        if (l->params.transform != NULL) {
+            wc->scratch_size = l->sample_bytes_max ? l->sample_bytes_max : 1;
+            wc->scratch = ingot_malloc(wc->scratch_size, "transform scratch");
+            wc->views = ingot_calloc(l->fields_max ? l->fields_max : 1, sizeof(*wc->views),
+                                     "transform views");
+            if (wc->scratch == NULL || wc->views == NULL) {
+                return INGOT_ERR_NO_MEMORY;
+            }
+        }
+    }
+    ingot_storage_emulation_t emu;
+    char err[256];
+    ingot_storage_emulation_parse(cfg->storage_emulate, &emu, err, sizeof(err));
+    ingot_storage_params_t sp = {.direct = l->direct_io, .emulate = &emu};
+    ingot_manifest_info_t mi;
+    ingot_manifest_query(l->manifest, &mi);
+    if ((st = ingot_storage_create(&sp, (uint32_t)mi.shard_count, &l->storage)) != INGOT_OK) {
+        return st;
+    }
+    if (strcmp(cfg->trace, "none") != 0) {
+        st = ingot_trace_create(cfg->trace, LOADER_TRACE_EVENTS, l->rank, &l->trace);
+    }
+    return st;
+}
+
+static ingot_status_t loader_start(ingot_loader_h l)
+{
+    char name[16];
+    if (pthread_create(&l->planner, NULL, loader_planner_main, l) != 0) {
+        ingot_error("ingot_loader_create: cannot start the planner thread");
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    l->planner_started = 1;
+    pthread_setname_np(l->planner, "ingot-plan");
+    for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
+        int reader = i < l->nreaders;
+        void *arg = reader ? (void *)l : (void *)&l->wctx[i - l->nreaders];
+        if (pthread_create(&l->threads[i], NULL, reader ? loader_reader_main : loader_worker_main,
+                           arg) != 0) {
+            ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
+                        l->nreaders + l->nworkers);
+            return INGOT_ERR_NO_RESOURCE;
+        }
+        l->threads_started++;
+        snprintf(name, sizeof(name), "ingot-%s%u", reader ? "read" : "work",
+                 (reader ? i : i - l->nreaders) & 0xff);
+        pthread_setname_np(l->threads[i], name);
+    }
+    for (uintptr_t i = 0; i < l->depth; i++) {
+        ingot_spsc_try_push(&l->free_slots, (void *)i);
+    }
+    return INGOT_OK;
+}
+
+static void loader_free(ingot_loader_h l)
+{
+    ingot_abort_raise(&l->abort);
+    ingot_spsc_wake_all(&l->free_slots);
+    ingot_mpmc_wake_all(&l->read_q);
+    ingot_mpmc_wake_all(&l->work_q);
+    ingot_mpmc_wake_all(&l->staging_q);
+    if (l->planner_started) {
+        pthread_join(l->planner, NULL);
+    }
+    for (uint32_t i = 0; i < l->threads_started; i++) {
+        pthread_join(l->threads[i], NULL);
+    }
+    loader_gpu_cleanup(l);
+    for (uint32_t i = 0; l->slots != NULL && i < l->depth; i++) {
+        slot_free(&l->slots[i]);
+    }
+    for (uint32_t w = 0; l->wctx != NULL && w < l->nworkers; w++) {
+        ingot_shard_reader_destroy(l->wctx[w].reader);
+        free(l->wctx[w].scratch);
+        free(l->wctx[w].views);
+    }
+    ingot_trace_destroy(l->trace);
+    ingot_storage_destroy(l->storage);
+    ingot_mem_free(&l->staging_mem);
+    ingot_mpmc_cleanup(&l->staging_q);
+    ingot_mpmc_cleanup(&l->work_q);
+    ingot_mpmc_cleanup(&l->read_q);
+    ingot_spsc_cleanup(&l->free_slots);
+    ingot_order_destroy(l->order);
+    ingot_node_manifest_close(l->ctx, l->manifest, l->manifest_window);
+    free(l->slots);
+    free(l->slice_ids);
+    free(l->wctx);
+    free(l->threads);
+    free(l->gap_scratch);
+    free(l->skipped_ids);
+    free(l);
+}
+
+static ingot_status_t loader_agree(ingot_loader_h l, ingot_status_t mine)
+{
+    int local = mine, worst = mine;
+    ingot_status_t st = INGOT_MPI_CALL("ingot_loader_create", MPI_Allreduce, &local, &worst, 1,
+                                       MPI_INT, MPI_MIN, l->ctx->comm);
+    if (st == INGOT_OK && worst != INGOT_OK && mine == INGOT_OK) {
+        ingot_error("ingot_loader_create failed on another rank: %s",
+                    ingot_status_string((ingot_status_t)worst));
+    }
+    return st != INGOT_OK ? st : (ingot_status_t)worst;
+}
+
+/* Everything after the shared manifest is open; local to this rank. */
+static ingot_status_t loader_setup(ingot_loader_h l, const ingot_config_t *cfg)
+{
+    ingot_manifest_info_t mi;
+    ingot_status_t st = ingot_manifest_query(l->manifest, &mi);
+    if (st != INGOT_OK || (st = loader_order(l, &mi)) != INGOT_OK) {
+        return st;
+    }
+    const ingot_cursor_t *c = l->params.cursor;
+    l->skipped_cap = l->params.skip_budget + l->slice + (c ? c->skipped_count : 0);
+    l->skipped_ids = ingot_calloc(l->skipped_cap, sizeof(uint64_t), "skipped ids");
+    if (l->skipped_ids == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    if ((st = loader_resume(l, &mi)) != INGOT_OK || (st = loader_scan(l, mi.sample_count)) ||
+        (st = loader_size(l, cfg)) || (st = loader_alloc(l, cfg))) {
+        return st;
+    }
+    if (l->device != INGOT_DEVICE_HOST && (st = loader_gpu_init(l)) != INGOT_OK) {
+        return st;
+    }
+    return loader_start(l);
+}
+
+ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                   ingot_loader_h *loader_p)
+{
+    if (ctx == NULL || params == NULL || loader_p == NULL) {
+        ingot_error("ingot_loader_create: NULL argument");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    ingot_loader_h l = ingot_calloc(1, sizeof(*l), "loader");
+    ingot_status_t st = (l == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
+    if (l != NULL) {
+        l->ctx = ctx;
+        l->rank = ctx->rank;
+        l->world = ctx->size;
+        st = loader_params(l, params, ctx->cfg);
+    }
+    int mine = st, worst = st;
+    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, ctx->comm);
+    if (worst != INGOT_OK) {
+        free(l);
+        return (ingot_status_t)worst;
+    }
+    st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
+    if (st != INGOT_OK) {
+        free(l);
+        return st;
+    }
+    st = loader_agree(l, loader_setup(l, ctx->cfg));
+    if (st != INGOT_OK) {
+        loader_free(l);
+        return st;
+    }
+    l->faults_at_create = minor_faults_now();
+    ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
+               "workers, storage %s, %zu bytes per slot, device %d", l->total_steps, l->slice,
+               l->depth, l->nreaders, l->nworkers, ingot_storage_name(l->storage), l->slot_bytes,
+               l->device);
+    *loader_p = l;
+    return INGOT_OK;
+}
+
+typedef struct slot_wait {
+    loader_slot_t *slot;
+    uint64_t       step;
+} slot_wait_t;
+
+static bool slot_settled(void *arg)
+{
+    slot_wait_t *w = arg;
+    int state = atomic_load(&w->slot->state);
+    return (state == SLOT_READY || state == SLOT_FAILED) && w->slot->step == w->step;
+}
+
+static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
+{
+    uint32_t n = atomic_load(&slot->skipped_count);
+    if (slot->epoch_step == 0) {
+        l->skipped_len = 0; /* a new epoch: the cursor records this epoch's skips only */
+        l->epoch_skipped[0] = 0;
+    }
+    for (uint32_t i = 0; i < n && l->skipped_len < l->skipped_cap; i++) {
+        l->skipped_ids[l->skipped_len++] = slot->skipped_ids[i];
+    }
+    l->epoch_skipped[0] += n;
+    if (l->epoch_skipped[0] > l->params.skip_budget) {
+        ingot_error("%" PRIu64 " corrupt samples skipped in epoch %" PRIu64 " on rank %d: more "
+                    "than the skip budget of %" PRIu64 " (INGOT_SKIP_BUDGET)",
+                    l->epoch_skipped[0], slot->epoch, l->rank, l->params.skip_budget);
+        l->failed = INGOT_ERR_CORRUPT;
+    }
+}
+
+static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
+{
+    *b = (ingot_batch_t){
+        .step = slot->step, .epoch = slot->epoch, .epoch_step = slot->epoch_step,
+        .count = slot->count, .device = l->device,
+        .data = (l->device == INGOT_DEVICE_HOST) ? slot->host.ptr : slot->device,
+        .bytes = slot->bytes, .offsets = slot->offsets, .lengths = slot->lengths,
+        .labels = slot->labels, .indices = slot->indices, .keys = slot->keys,
+        .ready_event = slot->event, .slot_ = slot->id};
+}
+
+ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
+{
+    if (l == NULL || batch_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    if (l->failed != INGOT_OK) {
+        return l->failed;
+    }
+    if (l->next_step >= l->total_steps) {
+        return INGOT_END_OF_DATA;
+    }
+    if (l->held >= l->depth) {
+        ingot_error("ingot_loader_next: all %u batch slots are held; release a batch first",
+                    l->depth);
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    uint64_t t0 = ingot_time_ns();
+    if (l->t_first == 0) {
+        l->t_first = t0;
+    }
+    l->read_q_sum += (double)ingot_mpmc_size(&l->read_q);
+    loader_slot_t *slot = &l->slots[l->next_step % l->depth];
+    slot_wait_t w = {.slot = slot, .step = l->next_step};
+    l->ready_sum += slot_settled(&w) ? 1.0 : 0.0;
+    ingot_status_t st = ingot_event_wait_until(&l->ready, slot_settled, &w,
+                                               t0 + l->timeout_ns, &l->abort);
+    uint64_t t1 = ingot_time_ns();
+    if (st == INGOT_ERR_TIMED_OUT) {
+        ingot_error("ingot_loader_next: step %" PRIu64 " not ready after %.1f s (INGOT_TIMEOUT)",
+                    l->next_step, (double)(t1 - t0) / 1e9);
+    }
+    if (st == INGOT_OK && atomic_load(&slot->state) == SLOT_FAILED) {
+        st = atomic_load(&slot->status);
+    }
+    if (st != INGOT_OK) {
+        l->failed = st;
+        return st;
+    }
+    if (l->next_step == 0) {
+        l->stall_first_ns = t1 - t0;
+    } else {
+        l->stall_ns += t1 - t0;
+        ingot_hist_record(&l->h_stall, t1 - t0);
+    }
+    ingot_trace_event(l->trace, INGOT_TRACE_STALL, t0, t1, l->next_step);
+    loader_account_skips(l, slot);
+    if (l->failed != INGOT_OK) {
+        return l->failed;
+    }
+    atomic_store(&slot->state, SLOT_HELD);
+    batch_fill(l, slot, batch_p);
+    l->held++;
+    l->next_step++;
+    l->samples += slot->count;
+    l->bytes += slot->bytes;
+    l->t_last = t1;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
+{
+    if (l == NULL || batch == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    loader_slot_t *slot = (batch->slot_ < l->depth) ? &l->slots[batch->slot_] : NULL;
+    if (slot == NULL || atomic_load(&slot->state) != SLOT_HELD || slot->step != batch->step) {
+        ingot_error("ingot_loader_release: the batch of step %" PRIu64 " is not held (released "
+                    "twice, or not from this loader)", batch->step);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    if (batch->step != l->oldest_held) {
+        ingot_error("ingot_loader_release: step %" PRIu64 " released out of order (step %"
+                    PRIu64 " was handed over first and is still held)", batch->step,
+                    l->oldest_held);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    loader_gpu_release(l, slot);
+    atomic_store(&slot->state, SLOT_FREE);
+    l->oldest_held++;
+    l->held--;
+    ingot_spsc_try_push(&l->free_slots, (void *)(uintptr_t)slot->id); /* room for every slot */
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
+{
+    if (l == NULL || cursor_p == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    MPI_Comm comm = l->ctx->comm;
+    uint64_t mine[2] = {l->next_step, ~l->next_step}, both[2];
+    ingot_status_t st = INGOT_MPI_CALL("ingot_loader_save", MPI_Allreduce, mine, both, 2,
+                                       MPI_UINT64_T, MPI_MAX, comm);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (both[0] != ~both[1]) {
+        ingot_error("ingot_loader_save: ranks have handed over between %" PRIu64 " and %" PRIu64
+                    " steps; save after the same step on every rank", ~both[1], both[0]);
+        return INGOT_ERR_MISMATCH;
+    }
+    uint64_t g = l->start_step + l->next_step;
+    int world = l->world, count = (int)l->skipped_len, *counts = NULL, *displs = NULL, total = 0;
+    if (g % l->steps_per_epoch == 0) {
+        count = 0; /* a fresh epoch has no skips yet */
+    }
+    counts = ingot_calloc((size_t)world, sizeof(int), "cursor counts");
+    displs = ingot_calloc((size_t)world, sizeof(int), "cursor displacements");
+    if (counts == NULL || displs == NULL ||
+        (st = INGOT_MPI_CALL("ingot_loader_save", MPI_Allgather, &count, 1, MPI_INT, counts, 1,
+                             MPI_INT, comm)) != INGOT_OK) {
+        free(counts);
+        free(displs);
+        return counts && displs ? st : INGOT_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < world; r++) {
+        displs[r] = total;
+        total += counts[r];
+    }
+    uint64_t *all = ingot_calloc(total ? (size_t)total : 1, sizeof(uint64_t), "cursor skips");
+    st = (all == NULL) ? INGOT_ERR_NO_MEMORY
+         : INGOT_MPI_CALL("ingot_loader_save", MPI_Allgatherv, l->skipped_ids, count,
+                          MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm);
+    free(counts);
+    free(displs);
+    if (st != INGOT_OK) {
+        free(all);
+        return st;
+    }
+    ingot_manifest_info_t mi;
+    ingot_manifest_query(l->manifest, &mi);
+    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION, .manifest_digest = mi.digest,
+                                 .seed = l->params.seed, .epoch = g / l->steps_per_epoch,
+                                 .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
+                                 .global_batch = l->params.global_batch,
+                                 .skipped_count = (uint64_t)total, .skipped = all};
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
+{
+    if (l == NULL || s == NULL) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    uint64_t steps = l->next_step ? l->next_step : 1;
+    memset(s, 0, sizeof(*s));
+    s->steps = l->next_step;
+    s->samples = l->samples;
+    s->bytes = l->bytes;
+    s->bytes_read = atomic_load(&l->bytes_read);
+    s->read_requests = atomic_load(&l->read_requests);
+    s->skipped = l->epoch_skipped[0];
+    s->wall_ns = l->t_last > l->t_first ? l->t_last - l->t_first : 0;
+    s->stall_ns = l->stall_ns;
+    s->stall_first_ns = l->stall_first_ns;
+#define Q(_h, _f) s->_f##_p50_ns = ingot_hist_quantile(&l->_h, 0.5); \
+                  s->_f##_p99_ns = ingot_hist_quantile(&l->_h, 0.99)
+    Q(h_stall, stall); Q(h_read, read); Q(h_verify, verify); Q(h_decode, decode);
+    Q(h_transform, transform); Q(h_h2d, h2d);
+#undef Q
+    s->read_queue_avg = l->read_q_sum / (double)steps;
+    s->ready_slots_avg = l->ready_sum / (double)steps;
+    s->memory_host = (uint64_t)l->depth * l->slot_bytes + l->staging_mem.map_size;
+    s->memory_device = (l->device != INGOT_DEVICE_HOST) ? (uint64_t)l->depth * l->slot_bytes : 0;
+    for (uint32_t i = 0; i < l->depth; i++) {
+        if (l->slots[i].host.kind != INGOT_MEM_KIND_PAGEABLE) {
+            s->memory_pinned += l->slots[i].host.map_size;
+        }
+    }
+    s->minor_faults = (uint64_t)(minor_faults_now() - l->faults_at_create);
+    s->readers = l->nreaders;
+    s->workers = l->nworkers;
+    s->depth = l->depth;
+    return INGOT_OK;
+}
+
+void ingot_loader_destroy(ingot_loader_h l)
+{
+    if (l == NULL) {
+        return;
+    }
+    if (l->held > 0) {
+        ingot_warn("ingot_loader_destroy: %u batch(es) still held; their memory is freed now",
+                   l->held);
+    }
+    loader_free(l);
+}

@@ -1,0 +1,122 @@
+/*
+ * GPU path of the loader: each slot's pinned host payload is copied with one cudaMemcpyAsync
+ * on the loader's own non-blocking stream into the slot's device buffer, and an event recorded
+ * after it is handed to the trainer, whose stream waits on it (no host synchronisation). Without
+ * CUDA in the build these calls fail cleanly or do nothing.
+ */
+#include "runtime/loader_impl.h"
+#include "runtime/base/cuda.h"
+#include "runtime/base/errors.h"
+#include "runtime/base/log.h"
+#include "runtime/base/time.h"
+#include <ingot/version.h>
+#if INGOT_BUILD_CUDA
+#  include <cuda_runtime_api.h>
+#endif
+
+#define GPU_CALL(_what, _call, ...) ingot_cuda_check((int)_call(__VA_ARGS__), #_call, _what)
+
+ingot_status_t loader_gpu_init(ingot_loader_h l)
+{
+#if INGOT_BUILD_CUDA
+    const ingot_cuda_probe_t *probe = ingot_cuda_probe();
+    if (l->device >= probe->device_count) {
+        ingot_error("loader device %d: this process sees %d CUDA device(s)%s%s", l->device,
+                    probe->device_count, probe->device_count ? "" : ": ", probe->reason);
+        return INGOT_ERR_NO_DEVICE;
+    }
+    ingot_status_t st = GPU_CALL("loader device", cudaSetDevice, l->device);
+    cudaStream_t stream;
+    if (st == INGOT_OK) {
+        st = GPU_CALL("loader ingest stream", cudaStreamCreateWithFlags, &stream,
+                      cudaStreamNonBlocking);
+    }
+    if (st != INGOT_OK) {
+        return st;
+    }
+    l->stream = stream;
+    for (uint32_t i = 0; i < l->depth && st == INGOT_OK; i++) {
+        loader_slot_t *slot = &l->slots[i];
+        cudaEvent_t done, start;
+        st = GPU_CALL("loader device slot", cudaMalloc, &slot->device, l->slot_bytes);
+        if (st == INGOT_OK) {
+            st = GPU_CALL("loader slot event", cudaEventCreate, &done);
+        }
+        if (st == INGOT_OK) {
+            slot->event = done;
+            st = GPU_CALL("loader slot event", cudaEventCreate, &start);
+        }
+        if (st == INGOT_OK) {
+            slot->h2d_start = start;
+        }
+    }
+    return st;
+#else
+    ingot_error("loader device %d: this build of ingot has no CUDA support", l->device);
+    return INGOT_ERR_NO_DEVICE;
+#endif
+}
+
+ingot_status_t loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
+{
+#if INGOT_BUILD_CUDA
+    cudaSetDevice(l->device); /* worker threads start on device 0 */
+    ingot_status_t st = GPU_CALL("H2D start", cudaEventRecord, (cudaEvent_t)slot->h2d_start,
+                                 (cudaStream_t)l->stream);
+    if (st == INGOT_OK && slot->bytes > 0) {
+        st = GPU_CALL("H2D batch copy", cudaMemcpyAsync, slot->device, slot->host.ptr,
+                      slot->bytes, cudaMemcpyHostToDevice, (cudaStream_t)l->stream);
+    }
+    if (st == INGOT_OK) {
+        st = GPU_CALL("H2D done", cudaEventRecord, (cudaEvent_t)slot->event,
+                      (cudaStream_t)l->stream);
+    }
+    return st;
+#else
+    (void)l;
+    (void)slot;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+void loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
+{
+#if INGOT_BUILD_CUDA
+    if (l->device == INGOT_DEVICE_HOST || slot->event == NULL) {
+        return;
+    }
+    /* The slot is about to be refilled: its previous copy must be finished (it nearly always
+     * is, since the trainer consumed the batch). Its duration feeds the H2D histogram. */
+    if (cudaEventSynchronize((cudaEvent_t)slot->event) == cudaSuccess) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, (cudaEvent_t)slot->h2d_start,
+                                 (cudaEvent_t)slot->event) == cudaSuccess) {
+            ingot_hist_record(&l->h_h2d, (uint64_t)(ms * 1e6));
+        }
+    }
+    cudaGetLastError();
+#else
+    (void)l;
+    (void)slot;
+#endif
+}
+
+void loader_gpu_cleanup(ingot_loader_h l)
+{
+#if INGOT_BUILD_CUDA
+    if (l->stream == NULL) {
+        return;
+    }
+    cudaStreamSynchronize((cudaStream_t)l->stream);
+    for (uint32_t i = 0; i < l->depth; i++) {
+        loader_slot_t *slot = &l->slots[i];
+        if (slot->device) cudaFree(slot->device);
+        if (slot->event) cudaEventDestroy((cudaEvent_t)slot->event);
+        if (slot->h2d_start) cudaEventDestroy((cudaEvent_t)slot->h2d_start);
+    }
+    cudaStreamDestroy((cudaStream_t)l->stream);
+    cudaGetLastError();
+#else
+    (void)l;
+#endif
+}

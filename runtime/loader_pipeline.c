@@ -1,0 +1,482 @@
+/*
+ * The loader's threads. The planner turns a free slot into a step's runs; readers issue one
+ * storage request per run; workers verify, decode, transform and collate each run's samples;
+ * the worker finishing a step's last run completes the slot (and starts its H2D copy).
+ */
+#include "runtime/loader_impl.h"
+#include "runtime/context_impl.h"
+#include "runtime/base/log.h"
+#include "runtime/base/time.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+/* Each loader thread runs on the placement's ingest cores when INGOT_BIND asks for binding. */
+void loader_thread_setup(ingot_loader_h l)
+{
+    if (!l->bind_threads) {
+        return;
+    }
+    const ingot_topo_setup_t *t = l->ctx->topo;
+    ingot_status_t st = ingot_topo_bind_thread(t->topo, t->plan, t->node.local_rank, true);
+    if (st != INGOT_OK && atomic_exchange(&l->bind_warned, 1) == 0) {
+        ingot_warn("loader threads stay unbound: binding to the ingest cores failed (%s)",
+                   ingot_status_string(st));
+    }
+}
+
+/* ---------------------------------------------------------------- planning */
+
+static int cmp_location(const void *a, const void *b, void *arg)
+{
+    const ingot_sample_info_t *info = arg;
+    const ingot_sample_info_t *x = &info[*(const uint32_t *)a], *y = &info[*(const uint32_t *)b];
+    if (x->shard != y->shard) {
+        return x->shard < y->shard ? -1 : 1;
+    }
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Whether a sample's stored bytes are exactly what is delivered (read straight into the slot). */
+static int sample_scatterable(ingot_loader_h l, const ingot_sample_info_t *info)
+{
+    if (l->params.transform != NULL || l->direct_io) {
+        return 0;
+    }
+    for (uint32_t f = 0; f < info->field_count; f++) {
+        ingot_field_info_t fi;
+        if (ingot_manifest_field_get(l->manifest, info, f, &fi) != INGOT_OK ||
+            fi.codec != INGOT_CODEC_NONE) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_t pos,
+                                  uint64_t *cursor)
+{
+    ingot_sample_info_t *info = &slot->info[pos];
+    ingot_status_t st = ingot_manifest_sample_get(l->manifest, l->slice_ids[pos], info);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    uint64_t len = l->params.sample_out_size;
+    if (l->params.transform == NULL) {
+        len = 0;
+        for (uint32_t f = 0; f < info->field_count; f++) {
+            ingot_field_info_t fi;
+            if ((st = ingot_manifest_field_get(l->manifest, info, f, &fi)) != INGOT_OK) {
+                return st;
+            }
+            len += fi.raw_len;
+        }
+    }
+    slot->offsets[pos] = *cursor;
+    slot->lengths[pos] = len;
+    slot->indices[pos] = info->index;
+    slot->labels[pos]  = info->label;
+    slot->keys[pos]    = info->key;
+    slot->skipped[pos] = 0;
+    slot->sorted[pos]  = pos;
+    *cursor += len;
+    return INGOT_OK;
+}
+
+/* Group the step's samples, sorted by location, into runs of one storage request each. */
+static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
+{
+    const uint64_t gap_max = l->coalesce_gap;
+    loader_run_t *run = NULL;
+    slot->nruns = 0;
+    for (uint32_t k = 0; k < slot->nsamples; k++) {
+        const ingot_sample_info_t *s = &slot->info[slot->sorted[k]];
+        int scatter = sample_scatterable(l, s);
+        uint64_t end = s->offset + s->length;
+        if (run != NULL && run->shard == s->shard && run->scatter == scatter &&
+            s->offset >= run->offset + run->length &&
+            s->offset - (run->offset + run->length) <= gap_max &&
+            run->count < LOADER_RUN_SAMPLES_MAX && end - run->offset <= LOADER_RUN_BYTES) {
+            run->length = end - run->offset;
+            run->count++;
+            continue;
+        }
+        run = &slot->runs[slot->nruns++];
+        *run = (loader_run_t){.slot = slot, .shard = s->shard, .offset = s->offset,
+                              .length = s->length, .first = k, .count = 1, .scatter = scatter};
+    }
+}
+
+static ingot_status_t open_shards(ingot_loader_h l, loader_slot_t *slot)
+{
+    for (uint32_t r = 0; r < slot->nruns; r++) {
+        uint32_t shard = slot->runs[r].shard;
+        if (ingot_storage_is_open(l->storage, shard)) {
+            continue;
+        }
+        ingot_shard_info_t si;
+        char path[4096];
+        ingot_status_t st = ingot_manifest_shard_get(l->manifest, shard, &si);
+        if (st == INGOT_OK) {
+            st = ingot_manifest_shard_path(l->manifest, shard, path, sizeof(path));
+        }
+        if (st == INGOT_OK) {
+            st = ingot_storage_open(l->storage, shard, path, si.size);
+        }
+        if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    return INGOT_OK;
+}
+
+static void slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st)
+{
+    atomic_store(&slot->status, st);
+    atomic_store(&slot->state, SLOT_FAILED);
+    ingot_event_notify(&l->ready);
+}
+
+static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t rel)
+{
+    uint64_t g = l->start_step + rel, cursor = 0;
+    slot->step = rel;
+    slot->epoch = g / l->steps_per_epoch;
+    slot->epoch_step = g % l->steps_per_epoch;
+    slot->nsamples = l->slice;
+    atomic_store(&slot->status, INGOT_OK);
+    atomic_store(&slot->skipped_count, 0);
+    ingot_status_t st = ingot_order_slice(l->order, slot->epoch, slot->epoch_step,
+                                          (uint32_t)l->rank, (uint32_t)l->world, l->slice_ids,
+                                          l->slice);
+    for (uint32_t i = 0; i < l->slice && st == INGOT_OK; i++) {
+        st = plan_sample(l, slot, i, &cursor);
+    }
+    if (st != INGOT_OK) {
+        return st;
+    }
+    slot->bytes = cursor;
+    qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_location, slot->info);
+    plan_runs(l, slot);
+    if ((st = open_shards(l, slot)) != INGOT_OK) {
+        return st;
+    }
+    atomic_store(&slot->runs_left, slot->nruns);
+    atomic_store(&slot->state, SLOT_FILLING);
+    for (uint32_t r = 0; r < slot->nruns; r++) {
+        st = ingot_mpmc_push_wait(&l->read_q, &slot->runs[r], INGOT_DEADLINE_NONE, &l->abort);
+        if (st != INGOT_OK) {
+            return st; /* aborted: the loader is being destroyed */
+        }
+    }
+    return INGOT_OK;
+}
+
+void *loader_planner_main(void *arg)
+{
+    ingot_loader_h l = arg;
+    loader_thread_setup(l);
+    for (;;) {
+        void *item;
+        if (ingot_spsc_pop_wait(&l->free_slots, &item, INGOT_DEADLINE_NONE, &l->abort)
+            != INGOT_OK) {
+            return NULL;
+        }
+        if (l->next_plan >= l->total_steps) {
+            continue; /* past the last step: nothing to prefetch */
+        }
+        loader_slot_t *slot = &l->slots[(uintptr_t)item];
+        uint64_t t0 = ingot_time_ns();
+        ingot_status_t st = plan_step(l, slot, l->next_plan++);
+        ingot_trace_event(l->trace, INGOT_TRACE_PLAN, t0, ingot_time_ns(), slot->step);
+        if (st != INGOT_OK && !ingot_abort_is_raised(&l->abort)) {
+            slot_fail(l, slot, st);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- completion */
+
+static void slot_compact(loader_slot_t *slot)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < slot->nsamples; i++) {
+        if (slot->skipped[i]) {
+            continue;
+        }
+        slot->offsets[out] = slot->offsets[i];
+        slot->lengths[out] = slot->lengths[i];
+        slot->indices[out] = slot->indices[i];
+        slot->labels[out]  = slot->labels[i];
+        slot->keys[out]    = slot->keys[i];
+        out++;
+    }
+    slot->count = out;
+}
+
+static void slot_complete(ingot_loader_h l, loader_slot_t *slot)
+{
+    ingot_status_t st = atomic_load(&slot->status);
+    slot->count = slot->nsamples;
+    if (st == INGOT_OK && atomic_load(&slot->skipped_count) > 0) {
+        /* Keep the skipped ids for the cursor before compacting them away. */
+        for (uint32_t i = 0, j = 0; i < slot->nsamples; i++) {
+            if (slot->skipped[i]) {
+                slot->skipped_ids[j++] = slot->indices[i];
+            }
+        }
+        slot_compact(slot);
+    }
+    if (st == INGOT_OK && l->device != INGOT_DEVICE_HOST) {
+        st = loader_gpu_copy(l, slot);
+    }
+    if (st != INGOT_OK) {
+        slot_fail(l, slot, st);
+        return;
+    }
+    atomic_store(&slot->state, SLOT_READY);
+    ingot_event_notify(&l->ready);
+}
+
+void loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status)
+{
+    loader_slot_t *slot = run->slot;
+    if (run->staging != NULL) {
+        ingot_mpmc_push_wait(&l->staging_q, run->staging, INGOT_DEADLINE_NONE, NULL);
+        run->staging = NULL;
+    }
+    if (status != INGOT_OK) {
+        int expected = INGOT_OK;
+        atomic_compare_exchange_strong(&slot->status, &expected, status);
+    }
+    if (atomic_fetch_sub(&slot->runs_left, 1) == 1) {
+        slot_complete(l, slot);
+    }
+}
+
+/* ---------------------------------------------------------------- readers */
+
+/* iovecs scattering a run's stored bytes: fields into their slot positions, gaps to scratch. */
+static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
+{
+    loader_slot_t *slot = run->slot;
+    uint64_t cursor = run->offset;
+    int n = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        uint32_t pos = slot->sorted[run->first + k];
+        const ingot_sample_info_t *s = &slot->info[pos];
+        char *dst = (char *)slot->host.ptr + slot->offsets[pos];
+        for (uint32_t f = 0; f < s->field_count; f++) {
+            ingot_field_info_t fi;
+            ingot_manifest_field_get(l->manifest, s, f, &fi);
+            uint64_t at = s->offset + fi.offset;
+            while (cursor < at && n < max) { /* tar headers and padding between fields */
+                size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size
+                               ? (size_t)(at - cursor) : l->gap_scratch_size;
+                iov[n++] = (struct iovec){.iov_base = l->gap_scratch, .iov_len = chunk};
+                cursor += chunk;
+            }
+            if (n == max) {
+                return -1;
+            }
+            iov[n++] = (struct iovec){.iov_base = dst, .iov_len = fi.stored_len};
+            dst += fi.stored_len;
+            cursor += fi.stored_len;
+        }
+    }
+    return n;
+}
+
+static ingot_status_t read_run(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
+{
+    if (run->scatter) {
+        int n = build_scatter(l, run, iov, max);
+        if (n < 0) {
+            ingot_error("internal: run of %u samples needs more than %d iovecs", run->count, max);
+            return INGOT_ERR_INTERNAL;
+        }
+        return ingot_storage_readv(l->storage, run->shard, iov, n, run->offset);
+    }
+    void *buf;
+    ingot_status_t st = ingot_mpmc_pop_wait(&l->staging_q, &buf, INGOT_DEADLINE_NONE, &l->abort);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    size_t shift = 0;
+    st = ingot_storage_read_window(l->storage, run->shard, buf, run->length, run->offset, &shift);
+    run->staging = buf;
+    run->shift = shift;
+    return st;
+}
+
+void *loader_reader_main(void *arg)
+{
+    ingot_loader_h l = arg;
+    loader_thread_setup(l);
+    struct iovec *iov = malloc(sizeof(*iov) * l->iov_cap); /* once per thread, not per run */
+    for (; iov != NULL;) {
+        void *item;
+        if (ingot_mpmc_pop_wait(&l->read_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
+            break;
+        }
+        loader_run_t *run = item;
+        uint64_t t0 = ingot_time_ns();
+        ingot_status_t st = read_run(l, run, iov, (int)l->iov_cap);
+        uint64_t t1 = ingot_time_ns();
+        ingot_hist_record(&l->h_read, t1 - t0);
+        ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
+        atomic_fetch_add_explicit(&l->bytes_read, run->length, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->read_requests, 1, memory_order_relaxed);
+        if (st == INGOT_OK) {
+            st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
+        }
+        if (st != INGOT_OK) {
+            loader_run_done(l, run, st);
+        }
+    }
+    free(iov);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- workers */
+
+static ingot_status_t shard_name(ingot_loader_h l, uint32_t shard, const char **path_p)
+{
+    ingot_shard_info_t si;
+    ingot_status_t st = ingot_manifest_shard_get(l->manifest, shard, &si);
+    *path_p = (st == INGOT_OK) ? si.path : "?";
+    return st;
+}
+
+/* Check every field's stored bytes against the manifest's hash. */
+static ingot_status_t verify_sample(ingot_loader_h l, const ingot_sample_info_t *s,
+                                    const char *stored, int scattered)
+{
+    if (l->params.verify == INGOT_VERIFY_OFF) {
+        return INGOT_OK;
+    }
+    const char *p = stored;
+    for (uint32_t f = 0; f < s->field_count; f++) {
+        ingot_field_info_t fi;
+        ingot_manifest_field_get(l->manifest, s, f, &fi);
+        const char *bytes = scattered ? p : stored + fi.offset;
+        if (XXH3_64bits(bytes, fi.stored_len) != fi.hash) {
+            const char *path;
+            shard_name(l, s->shard, &path);
+            ingot_log(l->params.verify == INGOT_VERIFY_SKIP ? INGOT_LOG_LEVEL_WARN
+                                                            : INGOT_LOG_LEVEL_ERROR,
+                      "sample '%s' (index %" PRIu64 ") field '%s' in shard '%s' at offset %"
+                      PRIu64 ": content hash differs from the manifest (corrupt)%s", s->key,
+                      s->index, fi.name, path, s->offset + fi.offset,
+                      l->params.verify == INGOT_VERIFY_SKIP ? "; skipped" : "");
+            return INGOT_ERR_CORRUPT;
+        }
+        p += fi.stored_len;
+    }
+    return INGOT_OK;
+}
+
+/* Decode (or copy) every field of a staged sample to @p dst; views for a transform. */
+static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
+                                    const ingot_sample_info_t *s, const char *stored, char *dst,
+                                    ingot_field_view_t *views)
+{
+    for (uint32_t f = 0; f < s->field_count; f++) {
+        ingot_field_info_t fi;
+        ingot_manifest_field_get(l->manifest, s, f, &fi);
+        size_t len = fi.raw_len;
+        if (fi.codec == INGOT_CODEC_NONE) {
+            memcpy(dst, stored + fi.offset, fi.stored_len);
+            len = fi.stored_len;
+        } else {
+            ingot_status_t st = ingot_shard_reader_decode(w->reader, s->index, stored, f, dst,
+                                                          fi.raw_len, &len);
+            if (st != INGOT_OK) {
+                return st; /* logged by the decoder with shard, key and field */
+            }
+        }
+        if (views != NULL) {
+            views[f] = (ingot_field_view_t){.name = fi.name, .data = dst, .len = len};
+        }
+        dst += len;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
+                                       const ingot_sample_info_t *s, void *out)
+{
+    ingot_sample_view_t view = {.index = s->index, .key = s->key, .label = s->label,
+                                .field_count = s->field_count, .fields = w->views};
+    ingot_status_t st = l->params.transform(&view, out, l->params.sample_out_size,
+                                            l->params.transform_arg);
+    if (st != INGOT_OK) {
+        ingot_error("transform failed on sample '%s' (index %" PRIu64 "): %s", s->key, s->index,
+                    ingot_status_string(st));
+    }
+    return st;
+}
+
+static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w,
+                                     loader_run_t *run, uint32_t pos)
+{
+    loader_slot_t *slot = run->slot;
+    const ingot_sample_info_t *s = &slot->info[pos];
+    char *dst = (char *)slot->host.ptr + slot->offsets[pos];
+    const char *stored = run->scatter ? dst
+                         : (const char *)run->staging + run->shift + (s->offset - run->offset);
+    uint64_t t0 = ingot_time_ns();
+    ingot_status_t st = verify_sample(l, s, stored, run->scatter);
+    uint64_t t1 = ingot_time_ns();
+    ingot_hist_record(&l->h_verify, t1 - t0);
+    if (st != INGOT_OK || run->scatter) {
+        return st;
+    }
+    int transform = (l->params.transform != NULL);
+    st = decode_sample(l, w, s, stored, transform ? w->scratch : dst,
+                       transform ? w->views : NULL);
+    uint64_t t2 = ingot_time_ns();
+    ingot_hist_record(&l->h_decode, t2 - t1);
+    ingot_trace_event(l->trace, INGOT_TRACE_DECODE, t1, t2, s->index);
+    if (st == INGOT_OK && transform) {
+        st = transform_sample(l, w, s, dst);
+        uint64_t t3 = ingot_time_ns();
+        ingot_hist_record(&l->h_transform, t3 - t2);
+        ingot_trace_event(l->trace, INGOT_TRACE_TRANSFORM, t2, t3, s->index);
+    }
+    return st;
+}
+
+static ingot_status_t process_run(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run)
+{
+    loader_slot_t *slot = run->slot;
+    uint64_t t0 = ingot_time_ns();
+    for (uint32_t k = 0; k < run->count; k++) {
+        uint32_t pos = slot->sorted[run->first + k];
+        ingot_status_t st = process_sample(l, w, run, pos);
+        if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
+            slot->skipped[pos] = 1;
+            atomic_fetch_add(&slot->skipped_count, 1);
+        } else if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    ingot_trace_event(l->trace, INGOT_TRACE_VERIFY, t0, ingot_time_ns(), run->count);
+    return INGOT_OK;
+}
+
+void *loader_worker_main(void *arg)
+{
+    loader_worker_ctx_t *w = arg;
+    ingot_loader_h l = w->loader;
+    loader_thread_setup(l);
+    for (;;) {
+        void *item;
+        if (ingot_mpmc_pop_wait(&l->work_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
+            return NULL;
+        }
+        loader_run_t *run = item;
+        loader_run_done(l, run, process_run(l, w, run));
+    }
+}

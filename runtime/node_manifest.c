@@ -1,0 +1,131 @@
+/*
+ * One copy of the manifest per node: 10,000 ranks must not open and validate the same file
+ * 10,000 times. The node leader reads the file into an MPI-3 shared-memory window and validates
+ * it once; the other ranks of the node open the same bytes in place. Every step that can fail on
+ * one rank is followed by an agreement, so no rank is left waiting in a collective.
+ */
+#include "runtime/context_impl.h"
+#include "runtime/base/errors.h"
+#include "runtime/base/log.h"
+#include "runtime/base/status.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Leader: size of the manifest file, or an error. */
+static ingot_status_t leader_stat(const char *path, uint64_t *size_p, int *fd_p)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int err = errno;
+        ingot_error("cannot open manifest '%s': %s", path, strerror(err));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return ingot_status_from_errno(err);
+    }
+    *size_p = (uint64_t)st.st_size;
+    *fd_p = fd;
+    return INGOT_OK;
+}
+
+static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t size)
+{
+    uint64_t done = 0;
+    while (done < size) {
+        ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
+                        (unsigned long long)done, n ? strerror(errno) : "unexpected end of file");
+            return INGOT_ERR_IO;
+        }
+        done += (uint64_t)n;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t agree(MPI_Comm comm, ingot_status_t mine)
+{
+    int local = mine, worst = mine;
+    ingot_status_t st = INGOT_MPI_CALL("manifest sharing", MPI_Allreduce, &local, &worst, 1,
+                                       MPI_INT, MPI_MIN, comm);
+    return st != INGOT_OK ? st : (ingot_status_t)worst;
+}
+
+ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
+                                        ingot_manifest_h *manifest_p, void **window_p)
+{
+    int leader = (ctx->topo->node.local_rank == 0), fd = -1;
+    uint64_t size = 0;
+    ingot_status_t st = leader ? leader_stat(path, &size, &fd) : INGOT_OK;
+    MPI_Win *win = malloc(sizeof(*win)); /* before any collective, so failure is agreed on */
+    if (win == NULL && st == INGOT_OK) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+        free(win);
+        goto out_fd;
+    }
+    void *base = NULL;
+    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0, ctx->topo->node.node_comm);
+    if (st == INGOT_OK) {
+        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_allocate_shared,
+                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, ctx->topo->node.node_comm, &base,
+                            win);
+    }
+    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+        free(win);
+        goto out_fd;
+    }
+    if (leader) {
+        st = leader_read(fd, path, base, size);
+    } else {
+        MPI_Aint qsize;
+        int disp;
+        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_shared_query, *win, 0, &qsize, &disp,
+                            &base);
+    }
+    MPI_Barrier(ctx->topo->node.node_comm); /* the leader's copy is complete */
+    char *dir_copy = strdup(path);
+    ingot_manifest_h manifest = NULL;
+    if (st == INGOT_OK && dir_copy != NULL) {
+        /* The leader validates everything once; the others trust it and open in O(1). */
+        st = ingot_manifest_open_buffer(base, size, dirname(dir_copy),
+                                        leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, &manifest);
+    } else if (dir_copy == NULL) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    free(dir_copy);
+    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+        ingot_manifest_close(manifest);
+        MPI_Win_free(win);
+        free(win);
+        goto out_fd;
+    }
+    *manifest_p = manifest;
+    *window_p = win;
+out_fd:
+    if (fd >= 0) {
+        close(fd);
+    }
+    return st;
+}
+
+void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void *window)
+{
+    (void)ctx;
+    ingot_manifest_close(manifest);
+    if (window != NULL) {
+        MPI_Win_free((MPI_Win *)window);
+        free(window);
+    }
+}

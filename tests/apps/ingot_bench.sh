@@ -1,0 +1,64 @@
+#!/bin/sh
+# ingot-bench end to end (4 ranks over mpiexec), JSON parsed by Debian's python3:
+#  e2e      a generated dataset: every sample of the epoch delivered, per-rank and aggregate rows
+#  stall    the same run against an emulated store slower than the consumer's demand and
+#           unthrottled: the throttled stall share must be at least 10x the unthrottled one
+#           (a relative check: both runs are measured side by side, no absolute time asserted)
+#  fmnist   the Fashion-MNIST package packed by ingot-manifest, then 4 ranks over it
+# usage: ingot_bench.sh MPIEXEC INGOT_BENCH INGOT_MANIFEST MODE
+set -eu
+mpiexec=$1; bench=$2; manifest_tool=$3; mode=$4
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ingot-bench.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+py=/usr/bin/python3
+run() { np=$1; shift; "$mpiexec" --oversubscribe -np "$np" "$bench" --no-progress "$@"; }
+field() { $py -c "import json,sys; d=json.load(open('$1')); print(eval('d' + sys.argv[1]))" "$2"; }
+
+case "$mode" in
+e2e)
+  run 4 --generate "$dir/data" --samples 512 --sample-size 16KiB --jitter 0.5 \
+      --shard-size 1MiB --batch 32 --compute-ms 1 --json="$dir/r.json"
+  $py - "$dir/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["aggregate"]
+assert d["ranks"] == 4 and len(d["per_rank"]) == 4, d["ranks"]
+assert a["samples"] == 512, a["samples"]            # one epoch: 512 / 32 = 16 steps
+assert all(r["steps"] == 16 and r["samples"] == 128 for r in d["per_rank"])
+assert 0 < a["au"] <= 1.001 and a["mib_per_s"] > 0 and a["bytes"] > 0.5 * 512 * 16384
+assert a["read_requests"] >= 1
+print("e2e ok: AU %.3f, %.0f samples/s" % (a["au"], a["samples_per_s"]))
+PY
+  ;;
+stall)
+  common="--generate $dir/data --samples 256 --sample-size 16KiB --shard-size 1MiB --batch 8 --compute-ms 2"
+  run 1 $common --json="$dir/fast.json"
+  INGOT_STORAGE_EMULATE="bw=8MiB/s,lat=1ms" "$mpiexec" --oversubscribe -x INGOT_STORAGE_EMULATE \
+      -np 1 "$bench" --no-progress $common --json="$dir/slow.json"
+  $py - "$dir/fast.json" "$dir/slow.json" <<'PY'
+import json, sys
+share = []
+for path in sys.argv[1:]:
+    a = json.load(open(path))["aggregate"]
+    share.append(a["stall_s"] / a["wall_s"])
+fast, slow = share
+print("stall share: unthrottled %.4f, throttled %.4f" % (fast, slow))
+assert slow >= 10 * fast and slow > 0.3, (fast, slow)
+PY
+  ;;
+fmnist)
+  src=/usr/share/datasets/fashion-mnist
+  [ -d "$src" ] || { echo "SKIP: dataset-fashion-mnist is not installed ($src)"; exit 77; }
+  "$manifest_tool" pack --fashion-mnist -o "$dir/fm" >/dev/null
+  "$manifest_tool" verify "$dir/fm/manifest.ingot" >/dev/null
+  run 4 --manifest "$dir/fm/manifest.ingot" --batch 256 --steps 20 --json="$dir/r.json"
+  $py - "$dir/r.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["aggregate"]
+assert a["samples"] == 20 * 256 and a["steps"] == 20, a
+print("fashion-mnist ok: %.0f samples/s over 4 ranks" % a["samples_per_s"])
+PY
+  ;;
+*) echo "unknown mode $mode"; exit 2 ;;
+esac

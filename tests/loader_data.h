@@ -1,0 +1,74 @@
+/*
+ * Datasets for loader tests: N samples "s%06u" with a "bin" field whose bytes are a function of
+ * the index (so any delivered byte can be checked) and a "cls" label (index % 10), packed by the
+ * project's own packer into shards of a given size, optionally zstd-compressed.
+ */
+#ifndef INGOT_TEST_LOADER_DATA_H
+#define INGOT_TEST_LOADER_DATA_H
+
+#include "shard/pack.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Length of sample i's "bin" field: varies so coalescing and offsets are exercised. */
+static inline size_t data_len(uint64_t i)
+{
+    return 200 + (size_t)((i * 7919) % 3000);
+}
+
+static inline uint8_t data_byte(uint64_t i, size_t j)
+{
+    return (uint8_t)((i * 131 + j * 7 + (j >> 8)) & 0xff);
+}
+
+/** Pack @p n samples into @p dir (manifest at dir/manifest.ingot). Returns 0 on success. */
+static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, int zstd_level)
+{
+    pack_params_t prm = {.out_dir = dir, .shard_size = shard_size, .zstd_level = zstd_level};
+    packer_t *p;
+    static uint8_t buf[4096];
+    if (pack_create(&prm, &p) != INGOT_OK) {
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        char key[32], cls[16];
+        snprintf(key, sizeof(key), "s%06u", (unsigned)i);
+        size_t len = data_len(i);
+        for (size_t j = 0; j < len; j++) {
+            buf[j] = data_byte(i, j);
+        }
+        int cl = snprintf(cls, sizeof(cls), "%u", (unsigned)(i % 10));
+        if (pack_add(p, key, "bin", buf, len) != INGOT_OK ||
+            pack_add(p, key, "cls", cls, (size_t)cl) != INGOT_OK) {
+            pack_destroy(p);
+            return -1;
+        }
+    }
+    uint64_t samples, shards;
+    int rc = (pack_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
+    pack_destroy(p);
+    return rc;
+}
+
+/**
+ * Check one delivered sample (no transform): its bytes are "bin" then "cls" in shard order
+ * (fields are delivered in shard order). Returns 0 when they match index @p i.
+ */
+static inline int data_check(uint64_t i, const uint8_t *bytes, uint64_t len, int32_t label)
+{
+    char cls[16];
+    int cl = snprintf(cls, sizeof(cls), "%u", (unsigned)(i % 10));
+    size_t blen = data_len(i);
+    if (len != blen + (uint64_t)cl || label != (int32_t)(i % 10)) {
+        return -1;
+    }
+    for (size_t j = 0; j < blen; j++) {
+        if (bytes[j] != data_byte(i, j)) {
+            return -1;
+        }
+    }
+    return memcmp(bytes + blen, cls, (size_t)cl) == 0 ? 0 : -1;
+}
+
+#endif

@@ -1,0 +1,6 @@
+# MPI tests of the context (4 ranks, oversubscribed).
+ingot_add_mpi_test(NAME mpi.init NP 4 COMMAND $<TARGET_FILE:test_init> ok)
+ingot_add_mpi_test(NAME mpi.init_self_mpi NP 4 COMMAND $<TARGET_FILE:test_init> self-mpi)
+ingot_add_test(NAME mpi.config_mismatch LABELS mpi
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/config_mismatch.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:test_init>)

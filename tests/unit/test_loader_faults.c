@@ -1,0 +1,387 @@
+/*
+ * Loader faults and bad inputs in one process (MPI singleton): an I/O error injected mid-epoch,
+ * a missing and a truncated shard, a corrupt sample under both policies, a transform error,
+ * releases twice and out of order, destroy with batches held, a memory budget too small, and
+ * the zstd and transform paths delivering correct bytes. Every error is checked for its status
+ * and for a message naming what was wrong.
+ */
+#include "test.h"
+#include "loader_data.h"
+#include "runtime/base/fault.h"
+#include <fcntl.h>
+#include <ingot/ingot.h>
+#include <ingot/loader.h>
+#include <ingot/shard.h>
+
+#define N        96
+#define SLICE    4
+#define SEED     7
+
+static ingot_ctx_h ctx;
+static char log_path[1024];
+
+static const char *make_data(const char *name, int zstd)
+{
+    static char manifest[8][1024];
+    static int n;
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/%s", test_tmpdir(), name);
+    CHECK(data_pack(dir, N, 8 << 10, zstd) == 0);
+    snprintf(manifest[n], sizeof(manifest[n]), "%.900s/manifest.ingot", dir);
+    return manifest[n++];
+}
+
+static ingot_loader_params_t params(const char *manifest)
+{
+    return (ingot_loader_params_t){
+        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_DEPTH |
+                      INGOT_LOADER_PARAM_FIELD_THREADS,
+        .manifest_path = manifest, .global_batch = SLICE, .seed = SEED, .depth = 8,
+        .readers = 1, .workers = 2};
+}
+
+static void check_batch(const ingot_batch_t *b)
+{
+    for (uint32_t i = 0; i < b->count; i++) {
+        if (data_check(b->indices[i], (const uint8_t *)b->data + b->offsets[i], b->lengths[i],
+                       b->labels[i]) != 0) {
+            fprintf(stderr, "step %llu: sample %llu (%s, %llu bytes, label %d) is wrong\n",
+                    (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i],
+                    (unsigned long long)b->lengths[i], b->labels[i]);
+            exit(1);
+        }
+    }
+}
+
+static char *log_text(void)
+{
+    return test_read_file(log_path, NULL);
+}
+
+/* Deliver every batch (checking raw samples unless a transform made them); returns the status
+ * that ended the loop. */
+static ingot_status_t drain_checked(ingot_loader_h l, uint64_t *samples_p, int raw)
+{
+    ingot_batch_t b;
+    ingot_status_t st;
+    uint64_t n = 0;
+    while ((st = ingot_loader_next(l, &b)) == INGOT_OK) {
+        if (raw) {
+            check_batch(&b);
+        }
+        n += b.count;
+        CHECK_OK(ingot_loader_release(l, &b));
+    }
+    if (samples_p) *samples_p = n;
+    return st;
+}
+
+static ingot_status_t drain(ingot_loader_h l, uint64_t *samples_p)
+{
+    return drain_checked(l, samples_p, 1);
+}
+
+/* The 13th storage read fails: with one reader, one read per sample (COALESCE_GAP=0) and 4
+ * samples per step, that is step 3. Steps 0-2 are delivered, stay valid while held, and step 3
+ * fails with INGOT_ERR_IO; no partial batch is handed over. */
+static void test_io_error_mid_epoch(const char *m)
+{
+    char err[128];
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    CHECK_OK(ingot_fault_arm("pread:13:EIO", err, sizeof(err)));
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_batch_t held[3], b;
+    for (int s = 0; s < 3; s++) {
+        CHECK_OK(ingot_loader_next(l, &held[s]));
+    }
+    CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_IO);
+    CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_IO); /* sticky */
+    for (int s = 0; s < 3; s++) {
+        check_batch(&held[s]); /* delivered batches are untouched by the failure */
+        CHECK_OK(ingot_loader_release(l, &held[s]));
+    }
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+    ingot_loader_destroy(l);
+    char *text = log_text();
+    CHECK_CONTAINS(text, "failed: Input/output error");
+    CHECK_CONTAINS(text, "read of shard '");
+    free(text);
+}
+
+static void test_missing_and_truncated_shard(void)
+{
+    const char *m = make_data("missing", 0);
+    ingot_manifest_h man;
+    ingot_shard_info_t si;
+    char path[1200];
+    CHECK_OK(ingot_manifest_open(m, 0, &man));
+    CHECK_OK(ingot_manifest_shard_get(man, 1, &si));
+    CHECK_OK(ingot_manifest_shard_path(man, 1, path, sizeof(path)));
+    ingot_manifest_close(man);
+    CHECK(unlink(path) == 0);
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_STATUS(drain(l, NULL), INGOT_ERR_NOT_FOUND);
+    ingot_loader_destroy(l);
+    char *text = log_text(), want[1300];
+    snprintf(want, sizeof(want), "cannot open shard '%s': No such file or directory", path);
+    CHECK_CONTAINS(text, want);
+    free(text);
+
+    m = make_data("truncated", 0);
+    CHECK_OK(ingot_manifest_open(m, 0, &man));
+    CHECK_OK(ingot_manifest_shard_get(man, 2, &si));
+    CHECK_OK(ingot_manifest_shard_path(man, 2, path, sizeof(path)));
+    ingot_manifest_close(man);
+    CHECK(truncate(path, (off_t)si.size - 700) == 0);
+    p = params(m);
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_STATUS(drain(l, NULL), INGOT_ERR_MISMATCH);
+    ingot_loader_destroy(l);
+    text = log_text();
+    snprintf(want, sizeof(want), "shard '%s' has %llu bytes but the manifest recorded %llu", path,
+             (unsigned long long)si.size - 700, (unsigned long long)si.size);
+    CHECK_CONTAINS(text, want);
+    free(text);
+}
+
+/* Flip one byte of sample @p index's "bin" field in its shard. */
+static void corrupt_sample(const char *m, uint64_t index, char *key, size_t keylen)
+{
+    ingot_manifest_h man;
+    ingot_sample_info_t s;
+    ingot_field_info_t f;
+    char path[1200];
+    CHECK_OK(ingot_manifest_open(m, 0, &man));
+    CHECK_OK(ingot_manifest_sample_get(man, index, &s));
+    CHECK_OK(ingot_manifest_field_get(man, &s, 0, &f));
+    CHECK(strcmp(f.name, "bin") == 0);
+    CHECK_OK(ingot_manifest_shard_path(man, s.shard, path, sizeof(path)));
+    snprintf(key, keylen, "%s", s.key);
+    ingot_manifest_close(man);
+    int fd = open(path, O_RDWR);
+    unsigned char c;
+    off_t at = (off_t)(s.offset + f.offset + 5);
+    CHECK(fd >= 0 && pread(fd, &c, 1, at) == 1);
+    c ^= 0x40;
+    CHECK(pwrite(fd, &c, 1, at) == 1);
+    close(fd);
+}
+
+static void test_corrupt_sample(void)
+{
+    const uint64_t bad = 37;
+    char key[64], want[256];
+    const char *m = make_data("corrupt", 0);
+    corrupt_sample(m, bad, key, sizeof(key));
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    /* Policy fail: the step holding the sample fails, naming it. */
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_VERIFY;
+    p.verify = INGOT_VERIFY_FAIL;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_STATUS(drain(l, NULL), INGOT_ERR_CORRUPT);
+    ingot_loader_destroy(l);
+    char *text = log_text();
+    snprintf(want, sizeof(want), "sample '%s' (index %llu) field 'bin' in shard '", key,
+             (unsigned long long)bad);
+    CHECK_CONTAINS(text, want);
+    CHECK_CONTAINS(text, "content hash differs from the manifest (corrupt)");
+    free(text);
+    /* Policy skip: every other sample is delivered, the bad one is left out and recorded. */
+    p.verify = INGOT_VERIFY_SKIP;
+    p.skip_budget = 1;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_batch_t b;
+    uint64_t n = 0;
+    int short_batches = 0;
+    while (ingot_loader_next(l, &b) == INGOT_OK) {
+        check_batch(&b);
+        for (uint32_t i = 0; i < b.count; i++) {
+            CHECK(b.indices[i] != bad);
+        }
+        short_batches += (b.count == SLICE - 1);
+        n += b.count;
+        CHECK_OK(ingot_loader_release(l, &b));
+    }
+    CHECK(n == N - 1 && short_batches == 1);
+    ingot_loader_stats_t st;
+    CHECK_OK(ingot_loader_stats(l, &st));
+    CHECK(st.skipped == 1);
+    ingot_loader_destroy(l);
+    text = log_text();
+    CHECK_CONTAINS(text, "(corrupt); skipped");
+    free(text);
+    /* Budget 0: the first skip exceeds it and the loader fails. */
+    p.skip_budget = 0;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_STATUS(drain(l, NULL), INGOT_ERR_CORRUPT);
+    ingot_loader_destroy(l);
+    text = log_text();
+    CHECK_CONTAINS(text, "more than the skip budget of 0 (INGOT_SKIP_BUDGET)");
+    free(text);
+}
+
+/* The cursor saved mid-epoch under the skip policy lists the skipped id. */
+static void test_cursor_records_skip(void)
+{
+    char key[64];
+    const char *m = make_data("skipcursor", 0);
+    ingot_loader_params_t p = params(m);
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_VERIFY;
+    p.verify = INGOT_VERIFY_SKIP;
+    p.skip_budget = 3;
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_batch_t b;
+    CHECK_OK(ingot_loader_next(l, &b));
+    uint64_t first = b.indices[0];
+    CHECK_OK(ingot_loader_release(l, &b));
+    ingot_loader_destroy(l);
+    corrupt_sample(m, first, key, sizeof(key)); /* corrupt a sample of step 0 */
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_OK(ingot_loader_next(l, &b));
+    CHECK(b.count == SLICE - 1);
+    CHECK_OK(ingot_loader_release(l, &b));
+    ingot_cursor_t c;
+    CHECK_OK(ingot_loader_save(l, &c));
+    CHECK(c.epoch == 0 && c.consumed == SLICE && c.skipped_count == 1 && c.skipped[0] == first);
+    ingot_cursor_release(&c);
+    ingot_loader_destroy(l);
+}
+
+typedef struct out_sample {
+    uint64_t index;
+    int32_t  label;
+    uint32_t bin_len;
+    uint8_t  first_byte;
+} out_sample_t;
+
+static ingot_status_t transform(const ingot_sample_view_t *s, void *out, size_t size, void *arg)
+{
+    uint64_t fail_index = *(const uint64_t *)arg;
+    if (s->index == fail_index) {
+        return INGOT_ERR_FORMAT;
+    }
+    if (size != sizeof(out_sample_t) || s->field_count != 2 || strcmp(s->fields[0].name, "bin")) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    out_sample_t o = {.index = s->index, .label = s->label, .bin_len = (uint32_t)s->fields[0].len,
+                      .first_byte = ((const uint8_t *)s->fields[0].data)[0]};
+    memcpy(out, &o, sizeof(o));
+    return INGOT_OK;
+}
+
+static void test_transform(const char *m)
+{
+    uint64_t fail_index = UINT64_MAX;
+    ingot_loader_params_t p = params(m);
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_TRANSFORM;
+    p.transform = transform;
+    p.transform_arg = &fail_index;
+    p.sample_out_size = sizeof(out_sample_t);
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_batch_t b;
+    uint64_t n = 0;
+    while (ingot_loader_next(l, &b) == INGOT_OK) {
+        for (uint32_t i = 0; i < b.count; i++) {
+            out_sample_t o;
+            memcpy(&o, (const char *)b.data + i * sizeof(o), sizeof(o));
+            CHECK(b.offsets[i] == i * sizeof(o) && o.index == b.indices[i]);
+            CHECK(o.label == (int32_t)(o.index % 10) && o.bin_len == data_len(o.index));
+            CHECK(o.first_byte == data_byte(o.index, 0));
+            n++;
+        }
+        CHECK_OK(ingot_loader_release(l, &b));
+    }
+    CHECK(n == N);
+    ingot_loader_destroy(l);
+    fail_index = 50; /* now the transform fails on one sample: its step fails, naming it */
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    CHECK_STATUS(drain_checked(l, NULL, 0), INGOT_ERR_FORMAT);
+    ingot_loader_destroy(l);
+    char *text = log_text();
+    CHECK_CONTAINS(text, "transform failed on sample 's000050' (index 50): Malformed input");
+    free(text);
+}
+
+static void test_release_rules(const char *m)
+{
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_batch_t a, b;
+    CHECK_OK(ingot_loader_next(l, &a));
+    CHECK_OK(ingot_loader_next(l, &b));
+    CHECK_STATUS(ingot_loader_release(l, &b), INGOT_ERR_INVALID_PARAM); /* out of order */
+    CHECK_OK(ingot_loader_release(l, &a));
+    CHECK_STATUS(ingot_loader_release(l, &a), INGOT_ERR_INVALID_PARAM); /* twice */
+    CHECK_OK(ingot_loader_release(l, &b));
+    for (int i = 0; i < 8; i++) { /* hold every slot: the next call must refuse, not hang */
+        CHECK_OK(ingot_loader_next(l, &a));
+    }
+    CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_NO_RESOURCE);
+    ingot_loader_destroy(l); /* with 8 batches held: documented, no crash */
+    char *text = log_text();
+    CHECK_CONTAINS(text, "released out of order (step 0 was handed over first and is still held)");
+    CHECK_CONTAINS(text, "the batch of step 0 is not held (released twice");
+    CHECK_CONTAINS(text, "ingot_loader_destroy: 8 batch(es) still held");
+    free(text);
+}
+
+static void test_budget_and_params(const char *m)
+{
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l = NULL;
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_MEMORY;
+    p.memory_budget = 64 << 10;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NO_RESOURCE);
+    CHECK(l == NULL);
+    char *text = log_text();
+    CHECK_CONTAINS(text, "but the memory budget is 65536 bytes");
+    free(text);
+    p = params(m);
+    p.depth = 1;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    p = params(m);
+    p.field_mask &= ~INGOT_LOADER_PARAM_FIELD_BATCH;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    p = params("/nonexistent/manifest.ingot");
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NOT_FOUND);
+    text = log_text();
+    CHECK_CONTAINS(text, "cannot open manifest '/nonexistent/manifest.ingot'");
+    free(text);
+    CHECK(l == NULL);
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(log_path, sizeof(log_path), "%s/loader.log", test_tmpdir());
+    setenv("INGOT_LOG_FILE", log_path, 1);
+    setenv("INGOT_COALESCE_GAP", "0", 1); /* one read per sample: faults land on known steps */
+    setenv("INGOT_TIMEOUT", "60s", 1);
+    CHECK_OK(ingot_init(NULL, &ctx));
+    const char *plain = make_data("plain", 0), *zstd = make_data("zstd", 3);
+    uint64_t n;
+    ingot_loader_params_t p = params(zstd);
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l)); /* the zstd path delivers the same bytes */
+    CHECK_STATUS(drain(l, &n), INGOT_END_OF_DATA);
+    CHECK(n == N);
+    ingot_loader_destroy(l);
+    test_transform(plain);
+    test_release_rules(plain);
+    test_budget_and_params(plain);
+    test_missing_and_truncated_shard();
+    test_corrupt_sample();
+    test_cursor_records_skip();
+    if (INGOT_FAULT_ENABLED && (argc < 2 || strcmp(argv[1], "no-faults") != 0)) {
+        test_io_error_mid_epoch(plain);
+    }
+    ingot_finalize(ctx);
+    return 0;
+}
