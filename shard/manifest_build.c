@@ -29,21 +29,6 @@ ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uin
     return INGOT_OK;
 }
 
-ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_t *hash_p)
-{
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_64bits_reset(&st);
-    for (uint64_t off = 0; off < src->size;) {
-        size_t n = src->size - off < BUILDER_CHUNK ? (size_t)(src->size - off) : BUILDER_CHUNK;
-        INGOT_CHECK(shard_src_read(src, off, chunk, n));
-        XXH3_64bits_update(&st, chunk, n);
-        off += n;
-    }
-    *hash_p = XXH3_64bits_digest(&st);
-    return INGOT_OK;
-}
-
 /* ---------------------------------------------------------------- create / destroy */
 
 static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char *dict_path)
@@ -99,6 +84,7 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     if (b->chunk == NULL || b->scratch == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
+    INGOT_CHECK(shard_window_init(&b->win));
     uint64_t mask = params ? params->field_mask : 0;
     b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
                                                                      : INGOT_TAR_SPECIAL_SKIP;
@@ -151,6 +137,7 @@ void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
     shard_vec_free(&b->strbuf);
     shard_zstd_release(&b->zstd);
     shard_labels_release(&b->labels);
+    shard_window_release(&b->win);
     free(b->chunk);
     free(b->scratch);
     free(b->dict_rel);
