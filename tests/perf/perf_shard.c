@@ -5,6 +5,9 @@
  *   perf_shard open PATH REPS    time full and lazy open (+ first lookup): median, min, max
  *   perf_shard slice N RANKS REPS  time one rank's whole-epoch slice (N/RANKS ids) against a
  *                                local Fisher-Yates shuffle of the same number of ids
+ *   perf_shard decode PATH REPS  read (hash-checked) and decode every field of every sample;
+ *                                MB/s of decoded output (the peer is `zstd -b3 -T1`, run by
+ *                                the script on the same raw bytes)
  */
 #include <ingot/order.h>
 #include <ingot/shard.h>
@@ -157,6 +160,51 @@ static int slice_bench(uint64_t n, uint32_t ranks, int reps)
     return 0;
 }
 
+static int decode_bench(const char *path, int reps)
+{
+    ingot_manifest_h m;
+    ingot_shard_reader_h r;
+    ingot_manifest_info_t info;
+    uint64_t ns[MAX_REPS], raw = 0, stored = 0;
+    if (ingot_manifest_open(path, 0, &m) != INGOT_OK || ingot_shard_reader_create(m, &r) != INGOT_OK) {
+        return 1;
+    }
+    ingot_manifest_query(m, &info);
+    size_t cap = 1 << 20;
+    uint8_t *buf = malloc(cap), *out = malloc(cap);
+    for (int rep = 0; rep < reps; rep++) {
+        uint64_t t0 = ingot_time_ns();
+        raw = stored = 0;
+        for (uint64_t i = 0; i < info.sample_count; i++) {
+            ingot_sample_info_t s;
+            size_t len;
+            if (ingot_manifest_sample_get(m, i, &s) != INGOT_OK || s.length > cap ||
+                ingot_shard_reader_read(r, i, buf, cap) != INGOT_OK) {
+                return 1;
+            }
+            for (uint32_t f = 0; f < s.field_count; f++) {
+                if (ingot_shard_reader_decode(r, i, buf, f, out, cap, &len) != INGOT_OK) {
+                    return 1;
+                }
+                raw += len;
+            }
+            stored += s.length;
+        }
+        ns[rep] = ingot_time_ns() - t0;
+    }
+    qsort(ns, (size_t)reps, sizeof(*ns), cmp_u64);
+    printf("decode: %" PRIu64 " samples, %" PRIu64 " bytes read, %" PRIu64 " bytes decoded: "
+           "median %.3f s (min %.3f, max %.3f), %.1f MB/s of output, %.0f samples/s\n",
+           info.sample_count, stored, raw, ns[reps / 2] / 1e9, ns[0] / 1e9, ns[reps - 1] / 1e9,
+           (double)raw / ((double)ns[reps / 2] / 1e9) / 1e6,
+           (double)info.sample_count / ((double)ns[reps / 2] / 1e9));
+    free(buf);
+    free(out);
+    ingot_shard_reader_destroy(r);
+    ingot_manifest_close(m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "gen") == 0) {
@@ -167,9 +215,13 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "open") == 0) {
         return open_bench(argv[2], reps);
     }
+    if (argc == 4 && strcmp(argv[1], "decode") == 0) {
+        return decode_bench(argv[2], reps);
+    }
     if (argc == 5 && strcmp(argv[1], "slice") == 0) {
         return slice_bench(strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), reps);
     }
-    fprintf(stderr, "usage: perf_shard gen N PATH | open PATH REPS | slice N RANKS REPS\n");
+    fprintf(stderr, "usage: perf_shard gen N PATH | open PATH REPS | slice N RANKS REPS | "
+                    "decode PATH REPS\n");
     return 2;
 }

@@ -2,7 +2,8 @@
 # shard/ benchmarks, run by hand (never in ctest). Every figure is a ratio to a peer measured in
 # the same run, median of REPS runs with min and max (machines here are shared and noisy).
 #   usage: tests/perf/shard_bench.sh BUILD_DIR [WORK_DIR]
-# Peers: GNU tar (pack, build), xxhsum -H3 (verify), a local Fisher-Yates shuffle (rank slice).
+# Peers: GNU tar (pack, build), xxhsum -H3 (verify), a local Fisher-Yates shuffle (rank slice),
+# zstd -b3 -T1 (decode; the raw Fashion-MNIST images as one stream).
 # Environment: REPS (default 3), FILES (default 20000), FILE_KIB (default 16),
 #              MANIFEST_SAMPLES (default 10000000), SLICE_N (1e9), SLICE_RANKS (10000).
 set -eu
@@ -87,5 +88,17 @@ row "xxhsum -H3 of the manifest (peer)" "$(stat -c %s "$W/big.ingot")" "${MANIFE
 echo
 echo "## per-rank slice"
 "$PERF" slice "${SLICE_N:-1000000000}" "${SLICE_RANKS:-10000}" "$REPS"
+FM=/usr/share/datasets/fashion-mnist
+if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then
+    echo
+    echo "## read + decode: Fashion-MNIST packed with --zstd 3 (70,000 pgm members of 799 bytes)"
+    [ -f "$W/fmz/manifest.ingot" ] || "$IM" pack --fashion-mnist -o "$W/fmz" --zstd 3 --shard-size 64MiB > /dev/null
+    [ -f "$W/fm-raw" ] || "$IM" pack --fashion-mnist -o "$W/fm" --shard-size 1GiB > /dev/null
+    # the peer decodes the same raw bytes as one stream (zstd's own benchmark, one thread)
+    gzip -dc "$FM/train-images-idx3-ubyte.gz" "$FM/t10k-images-idx3-ubyte.gz" > "$W/fm-raw"
+    "$PERF" decode "$W/fmz/manifest.ingot" "$REPS"
+    zstd -b3 -T1 "$W/fm-raw" 2>&1 | tr '\r' '\n' | tail -1
+fi
+
 echo
 echo "work dir: $W (remove it when done)"
