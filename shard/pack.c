@@ -25,6 +25,8 @@
 
 #define PACK_SHARD_FMT      "%s/shard-%06u.tar"
 #define PACK_PROGRESS_EVERY 1000
+#define PACK_BAR_WIDTH      30
+#define PACK_PERCENT        100.0
 #define PACK_CLS_FIELD      "cls"
 #define PACK_ZST_SUFFIX     ".zst"
 #define PACK_MIB            (1024.0 * 1024.0)
@@ -51,7 +53,7 @@ struct packer {
     ingot_pool_t  *pool;
     pack_job_t    *cur;
     unsigned       shards;
-    uint64_t       samples, bytes, cur_bytes;
+    uint64_t       samples, members, bytes, cur_bytes;
     char          *key;           /* current sample's key */
     ZSTD_CDict    *cdict;         /* shared read-only by the workers */
     void          *dict;          /* copy of the dictionary, written at finish */
@@ -228,6 +230,24 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
     return INGOT_OK;
 }
 
+/* A bar when the total is known, else a counter line; @p last ends the line. */
+static void pack_progress(const packer_t *p, int last)
+{
+    char bar[PACK_BAR_WIDTH + 1];
+    if (p->prm.total_members > 0) {
+        double f = (double)p->members / (double)p->prm.total_members;
+        int fill = (int)(f > 1 ? PACK_BAR_WIDTH : f * PACK_BAR_WIDTH);
+        memset(bar, '#', (size_t)fill);
+        memset(bar + fill, ' ', (size_t)(PACK_BAR_WIDTH - fill));
+        bar[PACK_BAR_WIDTH] = '\0';
+        fprintf(stderr, "\r[%s] %5.1f%% ", bar, f * PACK_PERCENT);
+    } else {
+        fprintf(stderr, "\rpacked ");
+    }
+    fprintf(stderr, "%llu samples, %.1f MiB, %u shards%s", (unsigned long long)p->samples,
+            (double)p->bytes / PACK_MIB, p->shards, last ? "\n" : "");
+}
+
 /* A new key: hand the shard over when it has reached the target size. */
 static ingot_status_t pack_new_sample(packer_t *p, const char *key)
 {
@@ -241,8 +261,7 @@ static ingot_status_t pack_new_sample(packer_t *p, const char *key)
     p->key = strdup(key);
     p->samples++;
     if (p->prm.progress && p->samples % PACK_PROGRESS_EVERY == 0) {
-        fprintf(stderr, "\rpacked %llu samples, %.1f MiB, %u shards", (unsigned long long)p->samples,
-                (double)p->bytes / PACK_MIB, p->shards);
+        pack_progress(p, 0);
     }
     return p->key ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
@@ -265,6 +284,7 @@ ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const v
     INGOT_CHECK(shard_vec_push(&p->cur->blob, name, (size_t)n + 1, &m.name_off));
     INGOT_CHECK(shard_vec_push(&p->cur->blob, data, len, &m.data_off));
     p->bytes += len;
+    p->members++;
     p->cur_bytes += len + TAR_BLOCK;
     return shard_vec_push(&p->cur->members, &m, 1, NULL);
 }
@@ -326,8 +346,7 @@ ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
     INGOT_CHECK(pack_submit(p));
     INGOT_CHECK(pack_drain(p));
     if (p->prm.progress) {
-        fprintf(stderr, "\rpacked %llu samples, %.1f MiB, %u shards\n",
-                (unsigned long long)p->samples, (double)p->bytes / PACK_MIB, p->shards);
+        pack_progress(p, 1);
     }
     if (p->dict != NULL) {
         INGOT_CHECK(pack_write_dict(p->prm.out_dir, p->dict, p->prm.dict_len, dpath,

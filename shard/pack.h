@@ -26,7 +26,8 @@ typedef struct pack_params {
     int         zstd_level;  /* 0: store members as they are */
     const void *dict;        /* trained dictionary (copied at create), or NULL */
     size_t      dict_len;
-    int         progress;    /* print a progress line on stderr */
+    int         progress;    /* draw a progress bar (or line) on stderr */
+    uint64_t    total_members; /* members the caller will add, for the bar (0: unknown) */
     unsigned    jobs;        /* shards compressed and written in parallel (0 or 1: inline) */
 } pack_params_t;
 
