@@ -527,8 +527,8 @@ static ingot_status_t tar_member_finish(tar_reader_t *r, const tar_pending_t *p,
     if (p->have_size && p->size != ustar_size &&
         !(p->size > TAR_OCTAL_SIZE_MAX && (ustar_size == 0 || ustar_size == TAR_OCTAL_SIZE_MAX))) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "member '%s': pax size %" PRIu64 " disagrees with ustar size %"
-                 PRIu64, m->name, p->size, ustar_size);
+        snprintf(msg, sizeof(msg), "member '%.80s': pax size %" PRIu64 " disagrees with ustar "
+                 "size %" PRIu64, m->name, p->size, ustar_size);
         return tar_bad(r, hoff, msg);
     }
     if (tar_path_is_safe(m->name, strlen(m->name)) != 0) {
