@@ -4,6 +4,7 @@
  */
 #include <ingot/shard.h>
 #include "shard/shard_err.h"
+#include "runtime/base/config.h"
 #include "shard/pack.h"
 #include "shard/tar.h"
 
@@ -712,6 +713,10 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    const ingot_config_t *cfg; /* INGOT_LOG_LEVEL, INGOT_LOG_FILE, INGOT_FAULT, INGOT_TIMEOUT */
+    if (ingot_config_global(&cfg) != INGOT_OK) {
+        return CLI_EXIT_FAIL; /* the bad variable was logged */
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "build") == 0) {

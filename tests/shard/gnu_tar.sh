@@ -44,6 +44,8 @@ if "$IM" cat m.ingot no-such-key 2> err.out; then fail "cat of a missing key"; f
 grep -q "no sample with key 'no-such-key'" err.out || fail "cat: message"
 if "$IM" frobnicate 2> /dev/null; then fail "unknown command accepted"; fi
 "$IM" --help | grep -q "usage: ingot-manifest" || fail "--help"
+if INGOT_LOG_LEVEL=bogus "$IM" inspect m.ingot > /dev/null 2> err.out; then fail "bad INGOT_LOG_LEVEL accepted"; fi
+grep -q "INGOT_LOG_LEVEL" err.out || { cat err.out; fail "config error must name the variable"; }
 
 # Differential: regular members per tar -tvf == members in the manifest.
 for s in shard-pax.tar shard-gnu.tar shard-ustar.tar; do
