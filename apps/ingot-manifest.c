@@ -4,6 +4,7 @@
  */
 #include <ingot/shard.h>
 #include "shard/shard_err.h"
+#include "runtime/base/config.h"
 #include "shard/pack.h"
 #include "shard/tar.h"
 
@@ -28,12 +29,15 @@ static const char usage[] =
     "  pack SRC... -o DIR [--shard-size SIZE] [--zstd LEVEL] [--dict] [--jobs N]\n"
     "        Pack directories of files (<key>.<field>) or existing tars into tar shards of about\n"
     "        SIZE (default 256MiB) in DIR, zstd-compressing members at LEVEL (with a trained\n"
-    "        dictionary when --dict), and write DIR/manifest.ingot.\n"
+    "        dictionary when --dict), and write DIR/manifest.ingot. Shards are cut on\n"
+    "        uncompressed bytes; N shards (default: online CPUs) are compressed and written\n"
+    "        in parallel, each buffered in memory; the output does not depend on N.\n"
     "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
     "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
     "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
-    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE]\n"
+    "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE] [--labels FILE]\n"
     "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
+    "        --labels: 'KEY LABEL' lines for samples without a .cls member.\n"
     "  inspect MANIFEST\n"
     "        Summary, field names and codecs, histogram of sample sizes.\n"
     "  verify MANIFEST\n"
@@ -63,7 +67,7 @@ static int cli_usage_error(const char *fmt, const char *arg)
 typedef struct cli_args {
     const char **pos;
     int          npos;
-    const char  *out, *dict_file, *field, *shard_size;
+    const char  *out, *dict_file, *field, *shard_size, *labels;
     int          reject_special, dict, fashion, zstd_level, jobs;
     int64_t      shard;
 } cli_args_t;
@@ -71,7 +75,7 @@ typedef struct cli_args {
 /* @p dict_file: "--dict" takes a file argument (build) instead of being a flag (pack). */
 static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
 {
-    *a = (cli_args_t){.shard = -1, .jobs = 1};
+    *a = (cli_args_t){.shard = -1};
     a->pos = calloc((size_t)argc + 1, sizeof(*a->pos));
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
@@ -82,6 +86,10 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->dict_file = argv[++i];
         } else if (strcmp(o, "--dict") == 0 && !dict_file) {
             a->dict = 1;
+        } else if (strcmp(o, "--jobs") == 0 && more) {
+            a->jobs = atoi(argv[++i]);
+        } else if (strcmp(o, "--labels") == 0 && more) {
+            a->labels = argv[++i];
         } else if (strcmp(o, "--field") == 0 && more) {
             a->field = argv[++i];
         } else if (strcmp(o, "--shard") == 0 && more) {
@@ -90,8 +98,6 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->shard_size = argv[++i];
         } else if (strcmp(o, "--zstd") == 0 && more) {
             a->zstd_level = atoi(argv[++i]);
-        } else if (strcmp(o, "--jobs") == 0 && more) {
-            a->jobs = atoi(argv[++i]);
         } else if (strcmp(o, "--reject-special") == 0) {
             a->reject_special = 1;
         } else if (strcmp(o, "--fashion-mnist") == 0) {
@@ -121,6 +127,10 @@ static int cli_build(int argc, char **argv)
     if (a.dict_file != NULL) {
         p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
         p.dict_path = a.dict_file;
+    }
+    if (a.labels != NULL) {
+        p.field_mask |= INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS;
+        p.label_path = a.labels;
     }
     ingot_manifest_builder_h b = NULL;
     ingot_status_t st = ingot_manifest_builder_create(a.out, &p, &b);
@@ -382,6 +392,8 @@ static int cli_list(int argc, char **argv)
 #define CLI_IDX_HDR_LABELS   8
 #define CLI_PGM_HDR_MAX      32
 #define CLI_KIB              1024ull
+/** Fashion-MNIST: 70,000 images, each a .pgm and a .cls member. */
+#define CLI_FASHION_MEMBERS  (2u * 70000u)
 
 /* Receives every member of every source in order; returns < 0 to fail, > 0 to stop early. */
 typedef int (*cli_emit_fn)(void *ctx, const char *key, const char *field, const void *data,
@@ -454,22 +466,6 @@ static int cli_walk_cb(const char *path, const struct stat *sb, int flag, struct
     return (cli_walk_paths[cli_walk_n++] = strdup(path)) ? 0 : -1;
 }
 
-static char *cli_read_file(const char *path, size_t *len_p)
-{
-    shard_src_t src;
-    if (shard_src_open(path, &src) != INGOT_OK) {
-        return NULL;
-    }
-    char *data = malloc(src.size ? src.size : 1);
-    if (data != NULL && shard_src_read(&src, 0, data, src.size) != INGOT_OK) {
-        free(data);
-        data = NULL;
-    }
-    *len_p = src.size;
-    shard_src_close(&src);
-    return data;
-}
-
 /* A directory: every regular file below it, sorted by path so a key's members are adjacent. */
 static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
 {
@@ -483,7 +479,10 @@ static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
     size_t dl = strlen(dir);
     for (size_t i = 0; i < cli_walk_n; i++) {
         size_t len = 0;
-        char *data = rc == 0 ? cli_read_file(cli_walk_paths[i], &len) : NULL;
+        uint8_t *data = NULL;
+        if (rc == 0 && shard_src_slurp(cli_walk_paths[i], &data, &len) != INGOT_OK) {
+            rc = -1;
+        }
         const char *rel = cli_walk_paths[i] + dl + (cli_walk_paths[i][dl] == '/');
         rc = rc ? rc : data ? cli_emit_named(emit, ctx, dir, rel, data, len) : -1;
         free(data);
@@ -650,19 +649,48 @@ static int cli_pack_dict(const cli_args_t *a, pack_params_t *pp)
     return rc;
 }
 
+static uint64_t cli_count_n;
+
+static int cli_count_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)path; (void)sb; (void)ftw;
+    cli_count_n += flag == FTW_F;
+    return 0;
+}
+
+/* Members the sources hold, for the progress bar: regular files below directories (a walk of
+ * names only); 0 (a counter line instead) when a source is a tar. */
+static uint64_t cli_count_members(const cli_args_t *a)
+{
+    cli_count_n = 0;
+    for (int i = 0; i < a->npos; i++) {
+        struct stat st;
+        if (stat(a->pos[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
+            nftw(a->pos[i], cli_count_cb, 16, FTW_PHYS) != 0) {
+            return 0;
+        }
+    }
+    return cli_count_n;
+}
+
 static int cli_pack(int argc, char **argv)
 {
     cli_args_t a;
     if (cli_parse(argc, argv, 0, &a) != 0) {
         return CLI_EXIT_USAGE;
     }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     pack_params_t pp = {.out_dir = a.out, .zstd_level = a.zstd_level, .progress = isatty(2),
+                        .jobs = a.jobs ? (unsigned)a.jobs : (unsigned)(ncpu > 0 ? ncpu : 1),
                         .shard_size = a.shard_size ? cli_size(a.shard_size) : CLI_DEFAULT_SHARD};
     if (a.out == NULL || (a.npos == 0 && !a.fashion) || pp.shard_size == 0 ||
-        (a.dict && a.zstd_level == 0)) {
+        (a.dict && a.zstd_level == 0) || a.jobs < 0) {
         free(a.pos);
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --shard-size "
                                "like 256MiB; --dict needs --zstd LEVEL");
+    }
+    if (pp.progress) {
+        pp.total_members = a.fashion ? CLI_FASHION_MEMBERS : cli_count_members(&a);
     }
     packer_t *p = NULL;
     uint64_t samples = 0, shards = 0;
@@ -685,6 +713,10 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    const ingot_config_t *cfg; /* INGOT_LOG_LEVEL, INGOT_LOG_FILE, INGOT_FAULT, INGOT_TIMEOUT */
+    if (ingot_config_global(&cfg) != INGOT_OK) {
+        return CLI_EXIT_FAIL; /* the bad variable was logged */
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "build") == 0) {

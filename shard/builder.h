@@ -3,6 +3,7 @@
 #define INGOT_SHARD_BUILDER_H
 
 #include <ingot/shard.h>
+#include "shard/labels.h"
 #include "shard/manifest_format.h"
 #include "shard/tar.h"
 #include "shard/vec.h"
@@ -24,6 +25,8 @@ struct ingot_manifest_builder {
     shard_vec_t                namebuf;   /* char: field names, NUL-terminated */
     shard_vec_t                strbuf;    /* char: shard paths and keys, NUL-terminated */
     shard_zstd_t               zstd;
+    shard_labels_t             labels;    /* key -> label file, or empty */
+    shard_window_t             win;       /* one pass: parse, hash members and the whole shard */
     uint8_t                   *chunk;     /* BUILDER_CHUNK bytes */
     uint8_t                   *scratch;   /* BUILDER_CHUNK bytes of zstd output */
 };
@@ -31,8 +34,6 @@ struct ingot_manifest_builder {
 /** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */
 ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p);
 
-/** XXH3-64 of the whole file @p src, read in chunks into @p chunk. */
-ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_t *hash_p);
 
 /** Path of @p path relative to the manifest's directory (malloc'd); it must lie inside it. */
 ingot_status_t bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,

@@ -4,6 +4,7 @@
  * then the fields against the resuming job, naming the field that does not fit.
  */
 #include <ingot/order.h>
+#include "shard/atomic.h"
 #include "shard/manifest.h"
 #include "shard/shard_err.h"
 #include "shard/tar.h"
@@ -31,21 +32,6 @@ typedef struct cursor_disk {
     uint64_t manifest_digest, seed, epoch, consumed, global_batch, skipped_count;
 } cursor_disk_t;   /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
 
-static ingot_status_t cursor_put(int fd, const char *path, const void *p, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t r = write(fd, (const char *)p + done, n - done);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r < 0) {
-            return shard_err(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        }
-        done += (size_t)r;
-    }
-    return INGOT_OK;
-}
-
 /* Serialise a cursor into a malloc'd buffer. */
 static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
 {
@@ -69,15 +55,15 @@ static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, si
     return INGOT_OK;
 }
 
-static void cursor_sync_dir(const char *path)
+typedef struct cursor_buf {
+    const uint8_t *p;
+    size_t         len;
+} cursor_buf_t;
+
+static ingot_status_t cursor_fill(int fd, const char *tmp, void *arg)
 {
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof(copy), "%s", path);
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
+    const cursor_buf_t *b = arg;
+    return shard_write_all(fd, tmp, b->p, b->len);
 }
 
 ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
@@ -85,31 +71,14 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
     if (path == NULL || c == NULL || c->global_batch == 0 || c->consumed % c->global_batch != 0 ||
         (c->skipped_count && c->skipped == NULL)) {
         return shard_err(INGOT_ERR_INVALID_PARAM, "%s: cursor: consumed must be a multiple of "
-                         "global_batch (>= 1), skipped set when skipped_count is", path);
+                         "global_batch (>= 1), skipped set when skipped_count is",
+                         path ? path : "(null)");
     }
     uint8_t *buf = NULL;
     size_t len = 0;
-    char tmp[PATH_MAX];
     INGOT_CHECK(cursor_encode(c, &buf, &len));
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    ingot_status_t st = fd < 0 ? shard_err(ingot_status_from_errno(errno), "%s: create failed: "
-                                           "%s", tmp, strerror(errno))
-                               : cursor_put(fd, tmp, buf, len);
-    if (st == INGOT_OK && fsync(fd) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    if (st == INGOT_OK && rename(tmp, path) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, path, strerror(errno));
-    }
-    if (st == INGOT_OK) {
-        cursor_sync_dir(path);
-    } else if (fd >= 0) {
-        unlink(tmp);
-    }
+    cursor_buf_t arg = {buf, len};
+    ingot_status_t st = shard_atomic_write(path, cursor_fill, &arg);
     free(buf);
     return st;
 }
@@ -172,18 +141,14 @@ static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t 
 ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *expect,
                                  ingot_cursor_t *cursor_p)
 {
-    shard_src_t src;
     cursor_disk_t d;
     if (path == NULL || cursor_p == NULL) {
         return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
     }
-    INGOT_CHECK(shard_src_open(path, &src));
-    uint8_t *buf = malloc(src.size ? src.size : 1);
-    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, src.size) : INGOT_ERR_NO_MEMORY;
-    shard_src_close(&src);
-    if (st == INGOT_OK) {
-        st = cursor_check_bytes(path, buf, src.size, &d);
-    }
+    uint8_t *buf;
+    size_t len;
+    INGOT_CHECK(shard_src_slurp(path, &buf, &len));
+    ingot_status_t st = cursor_check_bytes(path, buf, len, &d);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);
     }

@@ -122,7 +122,7 @@ static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t ro
         return shard_err(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
                          "contains '..' (path traversal)", m->name, row, path);
     }
-    if (s->first_sample > m->hdr->sample_count ||
+    if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
         s->sample_count > m->hdr->sample_count - s->first_sample) {
         return mf_bad(m, "shard", row, "sample range beyond the sample table");
     }
@@ -173,8 +173,11 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
                          "of range or not holding this row", m->name, index, key, s->shard);
     }
     /* Lazily opened manifests check rows on use: the shard row this sample names, too (a
-     * sample that passes must name a usable shard; found by fuzz_manifest). */
-    INGOT_CHECK(mf_check_shard(m, s->shard));
+     * sample that passes must name a usable shard; found by fuzz_manifest). A full open has
+     * checked every shard row already. */
+    if (m->lazy) {
+        INGOT_CHECK(mf_check_shard(m, s->shard));
+    }
     if (ff >= fe || fe > m->hdr->field_count || fe - ff > UINT32_MAX) {
         return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
                          PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
@@ -209,7 +212,7 @@ static ingot_status_t mf_check_names(const struct ingot_manifest *m)
 
 /* Fail when two samples of shard @p row share a key (open addressing on key hashes). */
 static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t row,
-                                        uint64_t *table, uint64_t cap)
+                                        uint32_t *table, uint64_t cap)
 {
     const manifest_shard_t *sh = &m->shards[row];
     memset(table, 0, cap * sizeof(*table));
@@ -218,14 +221,15 @@ static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t
         size_t len = manifest_strref_len(m->samples[i].key);
         uint64_t slot = shard_hash(key, len) & (cap - 1);
         for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
-            uint64_t other = m->samples[table[slot] - 1].key;
+            uint64_t other = m->samples[sh->first_sample + table[slot] - 1].key;
             if (manifest_strref_len(other) == len && memcmp(manifest_str(m, other), key, len) == 0) {
                 return shard_err(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
                                  "'%s' at sample rows %" PRIu64 " and %" PRIu64, m->name, row,
-                                 manifest_str(m, sh->path), key, table[slot] - 1, i);
+                                 manifest_str(m, sh->path), key,
+                                 sh->first_sample + table[slot] - 1, i);
             }
         }
-        table[slot] = i + 1;
+        table[slot] = (uint32_t)(i - sh->first_sample + 1);
     }
     return INGOT_OK;
 }
@@ -249,7 +253,7 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
     while (cap < 2 * largest) {
         cap <<= 1;
     }
-    uint64_t *table = ingot_calloc(cap, sizeof(*table), "manifest key table");
+    uint32_t *table = ingot_calloc(cap, sizeof(*table), "manifest key table");
     if (table == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
@@ -269,7 +273,6 @@ static ingot_status_t mf_check_all(const struct ingot_manifest *m)
         return shard_err(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
                          "(file corrupt)", m->name);
     }
-    INGOT_CHECK(mf_check_names(m));
     ingot_sample_info_t info;
     for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
         INGOT_CHECK(mf_check_sample(m, i, &info));
@@ -291,7 +294,8 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
     /* The name table is tiny (at most MANIFEST_NAMES_MAX rows) and every field lookup indexes
      * it: check it even when opening lazily (found by fuzz_manifest). */
     INGOT_CHECK(mf_check_names(m));
-    return (flags & INGOT_MANIFEST_OPEN_LAZY) ? INGOT_OK : mf_check_all(m);
+    m->lazy = (flags & INGOT_MANIFEST_OPEN_LAZY) != 0;
+    return m->lazy ? INGOT_OK : mf_check_all(m);
 }
 
 ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,

@@ -18,6 +18,7 @@ struct ingot_manifest {
     const manifest_sample_t *samples;
     const manifest_field_t  *fields;
     const char              *strtab;
+    int                      lazy;     /* rows are checked at lookup, shards included */
 };
 
 /** The string a (checked) strref names. */

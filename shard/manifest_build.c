@@ -29,35 +29,16 @@ ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uin
     return INGOT_OK;
 }
 
-ingot_status_t builder_hash_file(const shard_src_t *src, uint8_t *chunk, uint64_t *hash_p)
-{
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_64bits_reset(&st);
-    for (uint64_t off = 0; off < src->size;) {
-        size_t n = src->size - off < BUILDER_CHUNK ? (size_t)(src->size - off) : BUILDER_CHUNK;
-        INGOT_CHECK(shard_src_read(src, off, chunk, n));
-        XXH3_64bits_update(&st, chunk, n);
-        off += n;
-    }
-    *hash_p = XXH3_64bits_digest(&st);
-    return INGOT_OK;
-}
-
 /* ---------------------------------------------------------------- create / destroy */
 
 static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char *dict_path)
 {
-    shard_src_t src;
-    INGOT_CHECK(shard_src_open(dict_path, &src));
-    void *dict = ingot_malloc(src.size ? src.size : 1, "zstd dictionary");
-    ingot_status_t st = dict ? shard_src_read(&src, 0, dict, src.size) : INGOT_ERR_NO_MEMORY;
-    if (st == INGOT_OK) {
-        b->dict_hash = shard_hash(dict, src.size);
-        st = shard_zstd_init(&b->zstd, dict, src.size);
-    }
+    uint8_t *dict;
+    size_t len;
+    INGOT_CHECK(shard_src_slurp(dict_path, &dict, &len));
+    b->dict_hash = shard_hash(dict, len);
+    ingot_status_t st = shard_zstd_init(&b->zstd, dict, len);
     free(dict);
-    shard_src_close(&src);
     return st;
 }
 
@@ -103,9 +84,13 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     if (b->chunk == NULL || b->scratch == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
+    INGOT_CHECK(shard_window_init(&b->win));
     uint64_t mask = params ? params->field_mask : 0;
     b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
                                                                      : INGOT_TAR_SPECIAL_SKIP;
+    if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS) && params->label_path != NULL) {
+        INGOT_CHECK(shard_labels_load(params->label_path, &b->labels));
+    }
     if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT) && params->dict_path != NULL) {
         INGOT_CHECK(bld_relpath_get(b, params->dict_path, &b->dict_rel));
         return bld_dict_load(b, params->dict_path);
@@ -151,6 +136,8 @@ void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
     shard_vec_free(&b->namebuf);
     shard_vec_free(&b->strbuf);
     shard_zstd_release(&b->zstd);
+    shard_labels_release(&b->labels);
+    shard_window_release(&b->win);
     free(b->chunk);
     free(b->scratch);
     free(b->dict_rel);

@@ -264,9 +264,17 @@ static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s
                                 const char *rel)
 {
     manifest_shard_t row = {.first_sample = b->samples.len};
+    shard_window_attach(&b->win, &s->src);
     INGOT_CHECK(idx_members(b, s));
     INGOT_CHECK(idx_dup_keys(b, s));
-    INGOT_CHECK(builder_hash_file(&s->src, b->chunk, &row.hash));
+    for (size_t i = s->first_sample; i < b->samples.len; i++) { /* label file: no .cls only */
+        manifest_sample_t *sm = B_SAMPLE(b, i);
+        if (sm->label == INGOT_LABEL_NONE) {
+            sm->label = shard_labels_find(&b->labels, B_STR(b, sm->key),
+                                          manifest_strref_len(sm->key));
+        }
+    }
+    INGOT_CHECK(shard_window_finish(&s->src, &row.hash));
     row.size = s->src.size;
     row.sample_count = b->samples.len - s->first_sample;
     if (row.sample_count == 0) {

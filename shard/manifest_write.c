@@ -2,6 +2,7 @@
  * Writing the manifest: tables streamed to a temp file while their hash is computed, header
  * last, then fsync and rename so readers see the old file or the new one, never a torn one.
  */
+#include "shard/atomic.h"
 #include "shard/builder.h"
 #include "shard/manifest.h"
 #include "shard/shard_err.h"
@@ -29,18 +30,7 @@ typedef struct mw {
 static ingot_status_t mw_put(mw_t *w, const void *p, size_t n)
 {
     XXH3_64bits_update(&w->hash, p, n);
-    for (size_t done = 0; done < n;) {
-        ssize_t r = write(w->fd, (const char *)p + done, n - done);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r < 0) {
-            return shard_err(ingot_status_from_errno(errno), "%s: write failed: %s", w->path,
-                             strerror(errno));
-        }
-        done += (size_t)r;
-    }
-    return INGOT_OK;
+    return shard_write_all(w->fd, w->path, p, n);
 }
 
 /* Rebase a strref that points into strbuf so it points into the final string table. */
@@ -126,10 +116,21 @@ static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
     INGOT_CHECK(mw_body(w, b));
     h.body_hash   = XXH3_64bits_digest(&w->hash);
     h.header_hash = shard_hash(&h, sizeof(h));
-    if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || fsync(w->fd) != 0) {
-        return shard_err(INGOT_ERR_IO, "%s: write or fsync failed: %s", w->path, strerror(errno));
+    if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+        return shard_err(INGOT_ERR_IO, "%s: header write failed: %s", w->path, strerror(errno));
     }
     return INGOT_OK;
+}
+
+typedef struct mw_arg {
+    const struct ingot_manifest_builder *b;
+} mw_arg_t;
+
+static ingot_status_t mw_fill(int fd, const char *tmp, void *arg)
+{
+    mw_t w = {.fd = fd, .path = tmp};
+    XXH3_INITSTATE(&w.hash);
+    return mw_file(&w, ((mw_arg_t *)arg)->b);
 }
 
 
@@ -139,22 +140,6 @@ ingot_status_t ingot_manifest_builder_write(ingot_manifest_builder_h b)
         return shard_err(INGOT_ERR_INVALID_PARAM, "%s: no samples to write",
                          b ? b->path : "manifest");
     }
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", b->path, (long)getpid());
-    mw_t w = {.path = tmp};
-    XXH3_INITSTATE(&w.hash);
-    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w.fd < 0) {
-        return shard_err(ingot_status_from_errno(errno), "%s: create failed: %s", tmp,
-                         strerror(errno));
-    }
-    ingot_status_t st = mw_file(&w, b);
-    close(w.fd);
-    if (st == INGOT_OK && rename(tmp, b->path) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, b->path, strerror(errno));
-    }
-    if (st != INGOT_OK) {
-        unlink(tmp);
-    }
-    return st;
+    mw_arg_t arg = {.b = b};
+    return shard_atomic_write(b->path, mw_fill, &arg);
 }

@@ -1,15 +1,20 @@
 /* Packer: samples -> tar shards of a target size (+ zstd, dictionary) -> manifest. See pack.h. */
 #include "shard/pack.h"
 #include "shard/shard_err.h"
+#include "shard/tar.h"
 #include "shard/tar_write.h"
 #include "shard/vec.h"
+#include "runtime/base/config.h"
 #include "runtime/base/mem.h"
+#include "runtime/base/pool.h"
 #include "runtime/base/status.h"
+#include "runtime/base/time.h"
 #include <ingot/shard.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +25,177 @@
 
 #define PACK_SHARD_FMT      "%s/shard-%06u.tar"
 #define PACK_PROGRESS_EVERY 1000
+#define PACK_BAR_WIDTH      30
+#define PACK_PERCENT        100.0
 #define PACK_CLS_FIELD      "cls"
 #define PACK_ZST_SUFFIX     ".zst"
 #define PACK_MIB            (1024.0 * 1024.0)
+#define PACK_POOL_NAME      "pack"
+/** Wait for a worker this long without any shard finishing before giving up. */
+#define PACK_WAIT_DEFAULT_NS (300ull * INGOT_NSEC_PER_SEC)
+
+/* One member buffered for a shard job: name and data in the job's blob. */
+typedef struct pack_member {
+    size_t name_off, data_off, len;
+    int    compress;
+} pack_member_t;
+
+/* One shard: its members, compressed and written by a pool thread (or inline). */
+typedef struct pack_job {
+    struct packer *p;
+    unsigned       index;
+    shard_vec_t    members;   /* pack_member_t */
+    shard_vec_t    blob;      /* char */
+} pack_job_t;
 
 struct packer {
-    pack_params_t prm;
-    tar_writer_t  w;
-    char          path[PATH_MAX];
-    unsigned      shards;
-    uint64_t      samples, bytes;
-    char         *key;        /* current sample's key */
-    ZSTD_CCtx    *cctx;
-    ZSTD_CDict   *cdict;
-    void         *zbuf;
-    size_t        zcap;
+    pack_params_t  prm;
+    ingot_pool_t  *pool;
+    pack_job_t    *cur;
+    unsigned       shards;
+    uint64_t       samples, members, bytes, cur_bytes;
+    char          *key;           /* current sample's key */
+    ZSTD_CDict    *cdict;         /* shared read-only by the workers */
+    void          *dict;          /* copy of the dictionary, written at finish */
+    _Atomic int    err;           /* first job error (ingot_status_t), 0 if none */
+    _Atomic unsigned done;        /* jobs finished */
+    uint64_t       wait_ns;
 };
+
+static void pack_job_free(pack_job_t *j)
+{
+    if (j != NULL) {
+        shard_vec_free(&j->members);
+        shard_vec_free(&j->blob);
+        free(j);
+    }
+}
+
+static ingot_status_t pack_job_new(packer_t *p, pack_job_t **j_p)
+{
+    pack_job_t *j = ingot_calloc(1, sizeof(*j), "pack job");
+    if (j == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    j->p = p;
+    j->index = p->shards++;
+    shard_vec_init(&j->members, sizeof(pack_member_t));
+    shard_vec_init(&j->blob, 1);
+    *j_p = j;
+    return INGOT_OK;
+}
+
+static ingot_status_t pack_compress(ZSTD_CCtx *cctx, const char *path, const void *data,
+                                    size_t len, void **zbuf, size_t *zcap, size_t *zlen_p)
+{
+    size_t bound = ZSTD_compressBound(len);
+    if (bound > *zcap) {
+        void *n = realloc(*zbuf, bound);
+        if (n == NULL) {
+            return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory compressing", path);
+        }
+        *zbuf = n;
+        *zcap = bound;
+    }
+    size_t r = ZSTD_compress2(cctx, *zbuf, *zcap, data, len);
+    if (ZSTD_isError(r)) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: zstd: %s", path, ZSTD_getErrorName(r));
+    }
+    *zlen_p = r;
+    return INGOT_OK;
+}
+
+static ingot_status_t pack_cctx(const packer_t *p, ZSTD_CCtx **cctx_p)
+{
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    if (c == NULL ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, p->prm.zstd_level)) ||
+        (p->cdict != NULL && ZSTD_isError(ZSTD_CCtx_refCDict(c, p->cdict)))) {
+        ZSTD_freeCCtx(c);
+        return shard_err(INGOT_ERR_ZSTD, "zstd: cannot set up a compression context (level %d)",
+                         p->prm.zstd_level);
+    }
+    *cctx_p = c;
+    return INGOT_OK;
+}
+
+/* Write one shard file from a job's members. */
+static ingot_status_t pack_job_write(pack_job_t *j, const char *path, ZSTD_CCtx *cctx)
+{
+    void *zbuf = NULL;
+    size_t zcap = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return shard_err(INGOT_ERR_IO, "%s: create failed: %s", path, strerror(errno));
+    }
+    tar_writer_t w = {.fd = fd, .off = 0, .name = path};
+    ingot_status_t st = INGOT_OK;
+    for (size_t i = 0; st == INGOT_OK && i < j->members.len; i++) {
+        const pack_member_t *m = SHARD_VEC_AT(&j->members, pack_member_t, i);
+        const char *blob = j->blob.data;
+        const void *data = blob + m->data_off;
+        size_t len = m->len;
+        if (m->compress) {
+            st = pack_compress(cctx, path, data, len, &zbuf, &zcap, &len);
+            data = zbuf;
+        }
+        if (st == INGOT_OK) {
+            st = tar_write_member(&w, blob + m->name_off, data, len);
+        }
+    }
+    if (st == INGOT_OK) {
+        st = tar_write_end(&w);
+    }
+    if (st == INGOT_OK && fsync(fd) != 0) {
+        st = shard_err(INGOT_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
+    }
+    close(fd);
+    free(zbuf);
+    return st;
+}
+
+/* Pool task (or inline): write the job's shard, record the first error, free the job. */
+static void pack_job_run(void *arg)
+{
+    pack_job_t *j = arg;
+    packer_t *p = j->p;
+    char path[PATH_MAX];
+    ZSTD_CCtx *cctx = NULL;
+    snprintf(path, sizeof(path), PACK_SHARD_FMT, p->prm.out_dir, j->index);
+    ingot_status_t st = p->prm.zstd_level != 0 ? pack_cctx(p, &cctx) : INGOT_OK;
+    if (st == INGOT_OK) {
+        st = pack_job_write(j, path, cctx);
+    }
+    int none = 0;
+    if (st != INGOT_OK) {
+        atomic_compare_exchange_strong(&p->err, &none, (int)st);
+    }
+    ZSTD_freeCCtx(cctx);
+    pack_job_free(j);
+    atomic_fetch_add(&p->done, 1);
+}
+
+/* Hand the current shard to a worker (or write it now). */
+static ingot_status_t pack_submit(packer_t *p)
+{
+    pack_job_t *j = p->cur;
+    p->cur = NULL;
+    p->cur_bytes = 0;
+    if (j == NULL) {
+        return INGOT_OK;
+    }
+    if (p->pool == NULL) {
+        pack_job_run(j);
+        return (ingot_status_t)atomic_load(&p->err);
+    }
+    ingot_status_t st = ingot_pool_submit(p->pool, pack_job_run, j, ingot_deadline_after(p->wait_ns));
+    if (st != INGOT_OK) {
+        pack_job_free(j);
+        return shard_err(st, "%s: no packing worker became free within the deadline",
+                         p->prm.out_dir);
+    }
+    return (ingot_status_t)atomic_load(&p->err);
+}
 
 ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
 {
@@ -47,87 +207,63 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
         return INGOT_ERR_NO_MEMORY;
     }
     p->prm = *params;
-    p->w.fd = -1;
-    if (params->zstd_level != 0) {
-        p->cctx = ZSTD_createCCtx();
-        ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_compressionLevel, params->zstd_level);
-        if (params->dict != NULL) {
-            p->cdict = ZSTD_createCDict(params->dict, params->dict_len, params->zstd_level);
-            ZSTD_CCtx_refCDict(p->cctx, p->cdict);
+    p->prm.dict = NULL;
+    const ingot_config_t *cfg;
+    p->wait_ns = ingot_config_global(&cfg) == INGOT_OK ? cfg->timeout_ns : PACK_WAIT_DEFAULT_NS;
+    ingot_status_t st = INGOT_OK;
+    if (params->zstd_level != 0 && params->dict != NULL) {
+        p->dict = ingot_malloc(params->dict_len, "pack dictionary");
+        p->cdict = ZSTD_createCDict(params->dict, params->dict_len, params->zstd_level);
+        st = p->dict && p->cdict ? INGOT_OK : shard_err(INGOT_ERR_ZSTD, "zstd: bad dictionary");
+        if (p->dict != NULL) {
+            memcpy(p->dict, params->dict, params->dict_len);
         }
-        if (p->cctx == NULL || (params->dict != NULL && p->cdict == NULL)) {
-            pack_destroy(p);
-            return shard_err(INGOT_ERR_ZSTD, "zstd: cannot create a compression context");
-        }
+    }
+    if (st == INGOT_OK && params->jobs > 1) {
+        st = ingot_pool_create(PACK_POOL_NAME, params->jobs, params->jobs, &p->pool);
+    }
+    if (st != INGOT_OK) {
+        pack_destroy(p);
+        return st;
     }
     *p_p = p;
     return INGOT_OK;
 }
 
-static ingot_status_t pack_close_shard(packer_t *p)
+/* A bar when the total is known, else a counter line; @p last ends the line. */
+static void pack_progress(const packer_t *p, int last)
 {
-    if (p->w.fd < 0) {
-        return INGOT_OK;
+    char bar[PACK_BAR_WIDTH + 1];
+    if (p->prm.total_members > 0) {
+        double f = (double)p->members / (double)p->prm.total_members;
+        int fill = (int)(f > 1 ? PACK_BAR_WIDTH : f * PACK_BAR_WIDTH);
+        memset(bar, '#', (size_t)fill);
+        memset(bar + fill, ' ', (size_t)(PACK_BAR_WIDTH - fill));
+        bar[PACK_BAR_WIDTH] = '\0';
+        fprintf(stderr, "\r[%s] %5.1f%% ", bar, f * PACK_PERCENT);
+    } else {
+        fprintf(stderr, "\rpacked ");
     }
-    ingot_status_t st = tar_write_end(&p->w);
-    if (st == INGOT_OK && (fsync(p->w.fd) != 0 || close(p->w.fd) != 0)) {
-        st = shard_err(INGOT_ERR_IO, "%s: fsync/close failed: %s", p->path, strerror(errno));
-    } else if (st != INGOT_OK) {
-        close(p->w.fd);
-    }
-    p->w.fd = -1;
-    return st;
+    fprintf(stderr, "%llu samples, %.1f MiB, %u shards%s", (unsigned long long)p->samples,
+            (double)p->bytes / PACK_MIB, p->shards, last ? "\n" : "");
 }
 
-static ingot_status_t pack_open_shard(packer_t *p)
-{
-    snprintf(p->path, sizeof(p->path), PACK_SHARD_FMT, p->prm.out_dir, p->shards);
-    int fd = open(p->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return shard_err(INGOT_ERR_IO, "%s: create failed: %s", p->path, strerror(errno));
-    }
-    p->w = (tar_writer_t){.fd = fd, .off = 0, .name = p->path};
-    p->shards++;
-    return INGOT_OK;
-}
-
-/* A new key: roll the shard over when it has reached the target size. */
+/* A new key: hand the shard over when it has reached the target size. */
 static ingot_status_t pack_new_sample(packer_t *p, const char *key)
 {
-    if (p->w.fd >= 0 && p->w.off >= p->prm.shard_size) {
-        INGOT_CHECK(pack_close_shard(p));
+    if (p->cur != NULL && p->cur_bytes >= p->prm.shard_size) {
+        INGOT_CHECK(pack_submit(p));
     }
-    if (p->w.fd < 0) {
-        INGOT_CHECK(pack_open_shard(p));
+    if (p->cur == NULL) {
+        INGOT_CHECK(pack_job_new(p, &p->cur));
     }
     free(p->key);
     p->key = strdup(key);
     p->samples++;
     if (p->prm.progress && p->samples % PACK_PROGRESS_EVERY == 0) {
-        fprintf(stderr, "\rpacked %llu samples, %.1f MiB, %u shards", (unsigned long long)p->samples,
-                (double)p->bytes / PACK_MIB, p->shards);
+        pack_progress(p, 0);
     }
     return p->key ? INGOT_OK : INGOT_ERR_NO_MEMORY;
-}
-
-static ingot_status_t pack_compress(packer_t *p, const void *data, size_t len, size_t *zlen_p)
-{
-    size_t bound = ZSTD_compressBound(len);
-    if (bound > p->zcap) {
-        void *n = realloc(p->zbuf, bound);
-        if (n == NULL) {
-            return shard_err(INGOT_ERR_NO_MEMORY, "packer: out of memory");
-        }
-        p->zbuf = n;
-        p->zcap = bound;
-    }
-    size_t r = ZSTD_compress2(p->cctx, p->zbuf, p->zcap, data, len);
-    if (ZSTD_isError(r)) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: key '%s': zstd: %s", p->path, p->key,
-                         ZSTD_getErrorName(r));
-    }
-    *zlen_p = r;
-    return INGOT_OK;
 }
 
 ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const void *data,
@@ -140,61 +276,86 @@ ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const v
     size_t flen = strlen(field);
     int stored = strcmp(field, PACK_CLS_FIELD) == 0 ||
                  (flen > 4 && strcmp(field + flen - 4, PACK_ZST_SUFFIX) == 0);
-    if (p->cctx != NULL && !stored) {
-        size_t zlen = 0;
-        INGOT_CHECK(pack_compress(p, data, len, &zlen));
-        snprintf(name, sizeof(name), "%s.%s" PACK_ZST_SUFFIX, key, field);
-        data = p->zbuf;
-        len  = zlen;
-    } else {
-        snprintf(name, sizeof(name), "%s.%s", key, field);
+    pack_member_t m = {.len = len, .compress = p->prm.zstd_level != 0 && !stored};
+    int n = snprintf(name, sizeof(name), "%s.%s%s", key, field, m.compress ? PACK_ZST_SUFFIX : "");
+    if (n < 0 || (size_t)n >= sizeof(name)) {
+        return shard_err(INGOT_ERR_INVALID_PARAM, "member name too long: %s.%s", key, field);
     }
+    INGOT_CHECK(shard_vec_push(&p->cur->blob, name, (size_t)n + 1, &m.name_off));
+    INGOT_CHECK(shard_vec_push(&p->cur->blob, data, len, &m.data_off));
     p->bytes += len;
-    return tar_write_member(&p->w, name, data, len);
+    p->members++;
+    p->cur_bytes += len + TAR_BLOCK;
+    return shard_vec_push(&p->cur->members, &m, 1, NULL);
 }
 
-static ingot_status_t pack_write_dict(const packer_t *p, char *path, size_t pathlen)
+/* Wait until every submitted shard is written, as long as shards keep finishing. */
+static ingot_status_t pack_drain(packer_t *p)
 {
-    snprintf(path, pathlen, "%s/" PACK_DICT_NAME, p->prm.out_dir);
+    while (p->pool != NULL) {
+        unsigned before = atomic_load(&p->done);
+        ingot_status_t st = ingot_pool_wait_idle(p->pool, ingot_deadline_after(p->wait_ns));
+        if (st == INGOT_OK) {
+            break;
+        }
+        if (st != INGOT_ERR_TIMED_OUT || atomic_load(&p->done) == before) {
+            return shard_err(st, "%s: packing workers made no progress within the deadline",
+                             p->prm.out_dir);
+        }
+    }
+    return (ingot_status_t)atomic_load(&p->err);
+}
+
+static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, size_t len,
+                                      char *path, size_t pathlen)
+{
+    snprintf(path, pathlen, "%s/" PACK_DICT_NAME, out_dir);
     FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(p->prm.dict, 1, p->prm.dict_len, f) != p->prm.dict_len ||
-        fclose(f) != 0) {
+    if (f == NULL || fwrite(dict, 1, len, f) != len || fclose(f) != 0) {
         return shard_err(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
     return INGOT_OK;
 }
 
-ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
+static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
 {
-    char mpath[PATH_MAX], dpath[PATH_MAX];
+    char mpath[PATH_MAX], spath[PATH_MAX];
     ingot_manifest_builder_params_t bp = {0};
-    INGOT_CHECK(pack_close_shard(p));
-    if (p->prm.progress) {
-        fprintf(stderr, "\rpacked %llu samples, %.1f MiB, %u shards\n",
-                (unsigned long long)p->samples, (double)p->bytes / PACK_MIB, p->shards);
-    }
-    if (p->prm.dict != NULL) {
-        INGOT_CHECK(pack_write_dict(p, dpath, sizeof(dpath)));
+    if (dict_path != NULL) {
         bp.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
-        bp.dict_path  = dpath;
+        bp.dict_path  = dict_path;
     }
     snprintf(mpath, sizeof(mpath), "%s/" PACK_MANIFEST_NAME, p->prm.out_dir);
     ingot_manifest_builder_h b;
     INGOT_CHECK(ingot_manifest_builder_create(mpath, &bp, &b));
     ingot_status_t st = INGOT_OK;
     for (unsigned i = 0; st == INGOT_OK && i < p->shards; i++) {
-        snprintf(p->path, sizeof(p->path), PACK_SHARD_FMT, p->prm.out_dir, i);
-        st = ingot_manifest_builder_add_shard(b, p->path);
+        snprintf(spath, sizeof(spath), PACK_SHARD_FMT, p->prm.out_dir, i);
+        st = ingot_manifest_builder_add_shard(b, spath);
     }
     if (st == INGOT_OK) {
         st = ingot_manifest_builder_write(b);
     }
     ingot_manifest_builder_destroy(b);
-    if (st == INGOT_OK) {
-        *samples_p = p->samples;
-        *shards_p  = p->shards;
-    }
     return st;
+}
+
+ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
+{
+    char dpath[PATH_MAX];
+    INGOT_CHECK(pack_submit(p));
+    INGOT_CHECK(pack_drain(p));
+    if (p->prm.progress) {
+        pack_progress(p, 1);
+    }
+    if (p->dict != NULL) {
+        INGOT_CHECK(pack_write_dict(p->prm.out_dir, p->dict, p->prm.dict_len, dpath,
+                                    sizeof(dpath)));
+    }
+    INGOT_CHECK(pack_manifest(p, p->dict ? dpath : NULL));
+    *samples_p = p->samples;
+    *shards_p  = p->shards;
+    return INGOT_OK;
 }
 
 void pack_destroy(packer_t *p)
@@ -202,12 +363,12 @@ void pack_destroy(packer_t *p)
     if (p == NULL) {
         return;
     }
-    if (p->w.fd >= 0) {
-        close(p->w.fd);
+    if (p->pool != NULL) {
+        ingot_pool_destroy(p->pool, ingot_deadline_after(p->wait_ns));
     }
-    ZSTD_freeCCtx(p->cctx);
+    pack_job_free(p->cur);
     ZSTD_freeCDict(p->cdict);
-    free(p->zbuf);
+    free(p->dict);
     free(p->key);
     free(p);
 }

@@ -2,6 +2,10 @@
  * Packer: writes samples (members `<key>.<field>`) into tar shards of a target size, optionally
  * zstd-compressing members (with a dictionary trained from the first samples), then builds the
  * manifest over the shards it wrote. Used by `ingot-manifest pack`.
+ *
+ * Shard boundaries are decided by the caller's thread in sample order, so the output does not
+ * depend on the number of jobs; with jobs > 1 each shard's members are buffered in memory and
+ * compressed and written by a pool thread (memory: up to about 2 x jobs shards).
  */
 #ifndef INGOT_SHARD_PACK_H
 #define INGOT_SHARD_PACK_H
@@ -17,11 +21,14 @@
 
 typedef struct pack_params {
     const char *out_dir;     /* created if missing */
-    uint64_t    shard_size;  /* a shard is closed at the first sample boundary past this */
+    uint64_t    shard_size;  /* a shard is closed at the first sample boundary past this many
+                                bytes of uncompressed members (headers included) */
     int         zstd_level;  /* 0: store members as they are */
-    const void *dict;        /* trained dictionary (copied), or NULL */
+    const void *dict;        /* trained dictionary (copied at create), or NULL */
     size_t      dict_len;
-    int         progress;    /* print a progress line on stderr */
+    int         progress;    /* draw a progress bar (or line) on stderr */
+    uint64_t    total_members; /* members the caller will add, for the bar (0: unknown) */
+    unsigned    jobs;        /* shards compressed and written in parallel (0 or 1: inline) */
 } pack_params_t;
 
 typedef struct packer packer_t;
@@ -35,7 +42,10 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p);
 ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const void *data,
                         size_t len);
 
-/** Close the last shard and write the manifest; *samples_p, *shards_p get the totals. */
+/**
+ * Write the last shard, wait for all of them, write the dictionary (if one was given to
+ * pack_create()) beside them, then the manifest; *samples_p, *shards_p get the totals.
+ */
 ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p);
 
 void pack_destroy(packer_t *p);

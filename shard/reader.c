@@ -22,18 +22,13 @@ static ingot_status_t rd_dict(struct ingot_shard_reader *r)
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", r->m->dir, info.dict_path);
-    shard_src_t src;
-    INGOT_CHECK(shard_src_open(path, &src));
-    void *dict = ingot_malloc(src.size ? src.size : 1, "zstd dictionary");
-    ingot_status_t st = dict ? shard_src_read(&src, 0, dict, src.size) : INGOT_ERR_NO_MEMORY;
-    if (st == INGOT_OK && shard_hash(dict, src.size) != info.dict_hash) {
-        st = shard_err(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);
-    }
-    if (st == INGOT_OK) {
-        st = shard_zstd_init(&r->zstd, dict, src.size);
-    }
+    uint8_t *dict;
+    size_t len;
+    INGOT_CHECK(shard_src_slurp(path, &dict, &len));
+    ingot_status_t st = shard_hash(dict, len) == info.dict_hash
+        ? shard_zstd_init(&r->zstd, dict, len)
+        : shard_err(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);
     free(dict);
-    shard_src_close(&src);
     return st;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* ustar header fields: offset and length. */
 #define TAR_NAME_OFF     0
@@ -40,17 +41,8 @@ static const char tar_posix_magic[TAR_MAGIC_LEN] = {'u', 's', 't', 'a', 'r', '\0
 
 /* ---------------------------------------------------------------- sources */
 
-ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
+static ingot_status_t src_pread(const shard_src_t *src, uint64_t off, void *buf, size_t len)
 {
-    if (off > src->size || len > src->size - off) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: truncated: %zu bytes at offset %" PRIu64
-                         " extend past the end of the file (size %" PRIu64 ")",
-                         src->name, len, off, src->size);
-    }
-    if (src->fd < 0) {
-        memcpy(buf, src->mem + off, len);
-        return INGOT_OK;
-    }
     size_t done = 0;
     while (done < len) {
         int err = ingot_fault_check(INGOT_FAULT_PREAD);
@@ -74,6 +66,96 @@ ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, s
     return INGOT_OK;
 }
 
+/* Load the window's next chunk (the one after the current) and hash it. */
+static ingot_status_t src_window_advance(const shard_src_t *src)
+{
+    shard_window_t *w = src->win;
+    uint64_t next = w->off + w->len;
+    size_t n = src->size - next < SHARD_WINDOW_BYTES ? (size_t)(src->size - next)
+                                                     : SHARD_WINDOW_BYTES;
+    INGOT_CHECK(src_pread(src, next, w->buf, n));
+    XXH3_64bits_update(w->hash, w->buf, n);
+    w->off = next;
+    w->len = n;
+    return INGOT_OK;
+}
+
+/* Serve a forward read from the window; a read behind it falls back to pread. */
+static ingot_status_t src_window_read(const shard_src_t *src, uint64_t off, uint8_t *buf,
+                                      size_t len)
+{
+    shard_window_t *w = src->win;
+    while (len > 0) {
+        if (off < w->off) {
+            return src_pread(src, off, buf, len);
+        }
+        if (off >= w->off + w->len) {
+            INGOT_CHECK(src_window_advance(src));
+            continue;
+        }
+        size_t n = (size_t)(w->off + w->len - off) < len ? (size_t)(w->off + w->len - off) : len;
+        memcpy(buf, w->buf + (off - w->off), n);
+        buf += n;
+        off += n;
+        len -= n;
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
+{
+    if (off > src->size || len > src->size - off) {
+        return shard_err(INGOT_ERR_FORMAT, "%s: truncated: %zu bytes at offset %" PRIu64
+                         " extend past the end of the file (size %" PRIu64 ")",
+                         src->name, len, off, src->size);
+    }
+    if (src->fd < 0) {
+        memcpy(buf, src->mem + off, len);
+        return INGOT_OK;
+    }
+    return src->win ? src_window_read(src, off, buf, len) : src_pread(src, off, buf, len);
+}
+
+ingot_status_t shard_window_init(shard_window_t *w)
+{
+    w->buf  = ingot_malloc(SHARD_WINDOW_BYTES, "shard read window");
+    w->hash = XXH3_createState();
+    if (w->buf == NULL || w->hash == NULL) {
+        shard_window_release(w);
+        return shard_err(INGOT_ERR_NO_MEMORY, "out of memory for a read window");
+    }
+    return INGOT_OK;
+}
+
+void shard_window_release(shard_window_t *w)
+{
+    free(w->buf);
+    XXH3_freeState(w->hash);
+    w->buf  = NULL;
+    w->hash = NULL;
+}
+
+void shard_window_attach(shard_window_t *w, shard_src_t *src)
+{
+    w->off = 0;
+    w->len = 0;
+    XXH3_64bits_reset(w->hash);
+    src->win = w;
+}
+
+ingot_status_t shard_window_finish(shard_src_t *src, uint64_t *hash_p)
+{
+    ingot_status_t st = INGOT_OK;
+    while (st == INGOT_OK && src->win->off + src->win->len < src->size) {
+        st = src_window_advance(src);
+    }
+    if (st == INGOT_OK) {
+        *hash_p = XXH3_64bits_digest(src->win->hash);
+    }
+    src->win = NULL;
+    return st;
+}
+
 ingot_status_t shard_src_open(const char *path, shard_src_t *src)
 {
     int err = ingot_fault_check(INGOT_FAULT_OPEN);
@@ -91,6 +173,7 @@ ingot_status_t shard_src_open(const char *path, shard_src_t *src)
     src->mem  = NULL;
     src->size = (uint64_t)st.st_size;
     src->name = path;
+    src->win  = NULL;
     return INGOT_OK;
 }
 
@@ -100,6 +183,23 @@ void shard_src_close(shard_src_t *src)
         close(src->fd);
         src->fd = -1;
     }
+}
+
+ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p)
+{
+    shard_src_t src;
+    INGOT_CHECK(shard_src_open(path, &src));
+    uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
+    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
+    shard_src_close(&src);
+    if (st != INGOT_OK) {
+        free(buf);
+        return st;
+    }
+    buf[src.size] = '\0';
+    *buf_p = buf;
+    *len_p = (size_t)src.size;
+    return INGOT_OK;
 }
 
 /* ---------------------------------------------------------------- fields */

@@ -20,13 +20,36 @@
 /** Largest pax or GNU long-name header data accepted (as libarchive's 1 MiB cap). */
 #define TAR_SPECIAL_MAX  (1u << 20)
 
+/**
+ * A sequential read window over a descriptor: reads that move forward are served from chunks of
+ * SHARD_WINDOW_BYTES loaded in file order, and every chunk is hashed as it is loaded, so one
+ * pass both parses and hashes the whole file (builder, verify).
+ */
+#define SHARD_WINDOW_BYTES (1u << 20)
+
+typedef struct shard_window {
+    uint8_t  *buf;        /**< SHARD_WINDOW_BYTES */
+    uint64_t  off;        /**< file offset of buf[0] */
+    size_t    len;        /**< valid bytes in buf */
+    void     *hash;       /**< XXH3 state over [0, off + len) */
+} shard_window_t;
+
 /** Where the archive's bytes come from: a descriptor (pread) or memory. */
 typedef struct shard_src {
-    int            fd;    /**< descriptor, or -1 for memory */
-    const uint8_t *mem;   /**< memory when fd < 0 */
-    uint64_t       size;  /**< bytes of the archive */
-    const char    *name;  /**< archive name in messages */
+    int             fd;    /**< descriptor, or -1 for memory */
+    const uint8_t  *mem;   /**< memory when fd < 0 */
+    uint64_t        size;  /**< bytes of the archive */
+    const char     *name;  /**< archive name in messages */
+    shard_window_t *win;   /**< sequential window, or NULL for plain preads */
 } shard_src_t;
+
+/** Allocate a window; attach it with shard_window_attach(). */
+ingot_status_t shard_window_init(shard_window_t *w);
+void           shard_window_release(shard_window_t *w);
+/** Start reading @p src through @p w from offset 0 (hash reset). */
+void           shard_window_attach(shard_window_t *w, shard_src_t *src);
+/** Read the rest of the file through the window, detach it, and give the whole-file hash. */
+ingot_status_t shard_window_finish(shard_src_t *src, uint64_t *hash_p);
 
 /** Read exactly @p len bytes at @p off (fault site "pread"); errors name the source. */
 ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len);
@@ -34,6 +57,9 @@ ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, s
 /** Open @p path read-only (fault site "open") and fill @p src (fd, size, name). */
 ingot_status_t shard_src_open(const char *path, shard_src_t *src);
 void           shard_src_close(shard_src_t *src);
+
+/** Read the whole file @p path into a malloc'd buffer (one spare byte, NUL-terminated). */
+ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
 
 typedef enum tar_kind {
     TAR_KIND_FILE,    /**< regular file: a member to index */

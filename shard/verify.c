@@ -15,6 +15,7 @@ typedef struct vf {
     ingot_verify_cb_t          cb;
     void                      *arg;
     ingot_verify_report_t      rep;
+    shard_window_t             win;
     uint8_t                   *buf, *out;   /* sample bytes, decoded field */
     size_t                     buf_cap, out_cap;
 } vf_t;
@@ -40,27 +41,43 @@ static ingot_status_t vf_grow(uint8_t **p, size_t *cap, size_t need)
     return INGOT_OK;
 }
 
-/* Whole-shard size and hash; *usable_p = 0 when the shard cannot be read at all. */
-static ingot_status_t vf_shard(vf_t *v, uint32_t row, const ingot_shard_info_t *sh)
+static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
+                           ingot_status_t st)
 {
-    shard_src_t *src;
-    ingot_verify_fault_t fault = {.shard = row, .shard_path = sh->path, .index = UINT64_MAX};
-    ingot_status_t st = reader_shard(v->r, row, &src);
-    if (st == INGOT_OK) {
-        uint64_t hash;
-        INGOT_CHECK(vf_grow(&v->buf, &v->buf_cap, BUILDER_CHUNK));
-        st = builder_hash_file(src, v->buf, &hash);
-        v->rep.bytes_hashed += sh->size;
-        if (st == INGOT_OK && hash != sh->hash) {
-            st = shard_err(INGOT_ERR_CORRUPT, "%s: whole-shard hash mismatch", sh->path);
-        }
+    ingot_verify_fault_t fault = {.shard = row, .shard_path = sh->path, .index = UINT64_MAX,
+                                  .status = st};
+    v->rep.shards_bad++;
+    vf_report(v, &fault);
+}
+
+/* Open a shard (size check) and read it through the window so its samples are read and the
+ * whole shard is hashed in one pass; *src_p = NULL when it cannot be read at all. */
+static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
+                           shard_src_t **src_p)
+{
+    ingot_status_t st = reader_shard(v->r, row, src_p);
+    if (st != INGOT_OK) {
+        *src_p = NULL;
+        vf_shard_fault(v, row, sh, st);
+        return;
+    }
+    shard_window_attach(&v->win, *src_p);
+}
+
+static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, shard_src_t *src)
+{
+    uint64_t hash;
+    if (src == NULL) {
+        return;
+    }
+    ingot_status_t st = shard_window_finish(src, &hash);
+    v->rep.bytes_hashed += sh->size;
+    if (st == INGOT_OK && hash != sh->hash) {
+        st = shard_err(INGOT_ERR_CORRUPT, "%s: whole-shard hash mismatch", sh->path);
     }
     if (st != INGOT_OK) {
-        fault.status = st;
-        v->rep.shards_bad++;
-        vf_report(v, &fault);
+        vf_shard_fault(v, row, sh, st);
     }
-    return INGOT_OK;
 }
 
 /* One sample: read, hash each field, decode zstd fields. */
@@ -91,7 +108,6 @@ static ingot_status_t vf_sample(vf_t *v, uint64_t index)
         bad_off = s.offset + f.offset;
     }
     v->rep.samples_checked++;
-    v->rep.bytes_hashed += s.length;
     if (st != INGOT_OK) {
         ingot_verify_fault_t fault = {.shard = s.shard, .shard_path = sh.path, .index = index,
                                       .key = s.key, .field = f.name, .offset = bad_off,
@@ -109,19 +125,29 @@ ingot_status_t ingot_manifest_verify(ingot_manifest_h m, ingot_verify_cb_t cb, v
         return INGOT_ERR_INVALID_PARAM;
     }
     vf_t v = {.cb = cb, .arg = arg};
-    ingot_status_t st = ingot_shard_reader_create(m, &v.r);
+    ingot_status_t st = shard_window_init(&v.win);
+    if (st == INGOT_OK) {
+        st = ingot_shard_reader_create(m, &v.r);
+    }
     for (uint32_t row = 0; st == INGOT_OK && row < m->hdr->shard_count; row++) {
         ingot_shard_info_t sh;
+        shard_src_t *src = NULL;
         st = ingot_manifest_shard_get(m, row, &sh);
         if (st == INGOT_OK) {
-            st = vf_shard(&v, row, &sh);
+            vf_shard_begin(&v, row, &sh, &src);
         }
         for (uint64_t i = sh.first_sample; st == INGOT_OK && i < sh.first_sample + sh.sample_count;
              i++) {
             st = vf_sample(&v, i);
         }
+        if (st == INGOT_OK) {
+            vf_shard_end(&v, row, &sh, src);
+        } else if (src != NULL) {
+            src->win = NULL;
+        }
     }
     ingot_shard_reader_destroy(v.r);
+    shard_window_release(&v.win);
     free(v.buf);
     free(v.out);
     if (st != INGOT_OK) {

@@ -3,7 +3,9 @@
 #include "shard/shard_err.h"
 #include "runtime/base/status.h"
 
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader, ZSTD_frameHeader */
 #include <zstd.h>
+#include <zstd_errors.h>
 
 ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
 {
@@ -47,15 +49,50 @@ static ingot_status_t zs_reset(shard_zstd_t *z, const char *what)
     return INGOT_OK;
 }
 
+/*
+ * Fast path for the common case, one whole frame that declares exactly the raw length within
+ * the window limit: one-shot decoding into dst (capacity raw_len, so output can never exceed
+ * it). *done_p = 0 sends every other case to the streaming path, which names the problem.
+ */
+static ingot_status_t zs_decode_oneshot(shard_zstd_t *z, const void *src, size_t len, void *dst,
+                                        size_t raw_len, const char *what, int *done_p)
+{
+    ZSTD_frameHeader fh;
+    *done_p = 0;
+    if (ZSTD_getFrameHeader(&fh, src, len) != 0 || fh.frameType != ZSTD_frame ||
+        fh.frameContentSize != raw_len ||
+        fh.windowSize > (1ull << SHARD_ZSTD_WINDOW_LOG_MAX) ||
+        ZSTD_findFrameCompressedSize(src, len) != len) {
+        return INGOT_OK;
+    }
+    size_t r = z->ddict ? ZSTD_decompress_usingDDict(z->dctx, dst, raw_len, src, len, z->ddict)
+                        : ZSTD_decompressDCtx(z->dctx, dst, raw_len, src, len);
+    if (ZSTD_isError(r) || r != raw_len) {
+        return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
+                         ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong decoded length");
+    }
+    *done_p = 1;
+    return INGOT_OK;
+}
+
 ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
                                  size_t raw_len, const char *what)
 {
+    int done;
+    INGOT_CHECK(zs_decode_oneshot(z, src, len, dst, raw_len, what, &done));
+    if (done) {
+        return INGOT_OK;
+    }
     INGOT_CHECK(zs_reset(z, what));
     ZSTD_inBuffer in = {src, len, 0};
     ZSTD_outBuffer out = {dst, raw_len, 0};
     size_t r = 1;
     while (in.pos < in.size) {
         r = ZSTD_decompressStream(z->dctx, &out, &in);
+        if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
+            return shard_err(INGOT_ERR_ZSTD, "%s: zstd frame needs a window beyond the limit of "
+                             "2^%d bytes", what, SHARD_ZSTD_WINDOW_LOG_MAX);
+        }
         if (ZSTD_isError(r)) {
             return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
                              what, in.pos, ZSTD_getErrorName(r));

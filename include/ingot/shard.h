@@ -184,7 +184,8 @@ typedef enum ingot_tar_special_policy {
 /** Fields of ingot_manifest_builder_params_t. */
 enum ingot_manifest_builder_params_field {
     INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL = INGOT_BIT(0), /**< special is set. */
-    INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT    = INGOT_BIT(1)  /**< dict_path is set. */
+    INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT    = INGOT_BIT(1), /**< dict_path is set. */
+    INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS  = INGOT_BIT(2)  /**< label_path is set. */
 };
 
 /** Parameters of ingot_manifest_builder_create(). */
@@ -192,13 +193,19 @@ typedef struct ingot_manifest_builder_params {
     uint64_t                   field_mask; /**< ingot_manifest_builder_params_field bits. */
     ingot_tar_special_policy_t special;    /**< Policy for special members (default SKIP). */
     const char                *dict_path;  /**< zstd dictionary file beside the manifest. */
+    /**
+     * Text file of "KEY LABEL" lines (LABEL a non-negative decimal; '#' comments): the label of
+     * every sample with that key that has no .cls member. Read once at create.
+     */
+    const char                *label_path;
 } ingot_manifest_builder_params_t;
 
 /**
  * @brief Create a builder for the manifest @p manifest_path (written by
  *        ingot_manifest_builder_write()). Shards must lie in its directory or below it.
  * @return INGOT_OK; INGOT_ERR_INVALID_PARAM; INGOT_ERR_NO_MEMORY; INGOT_ERR_NOT_FOUND (the
- *         manifest's directory or the dictionary does not exist).
+ *         manifest's directory, the dictionary or the label file does not exist);
+ *         INGOT_ERR_FORMAT (a bad label file line, named by number).
  * Thread safety: a builder is used by one thread at a time.
  */
 INGOT_API ingot_status_t ingot_manifest_builder_create(const char *manifest_path,

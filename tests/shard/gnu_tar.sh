@@ -5,7 +5,7 @@
 # `verify` must pass, and after a bit flip `verify` must fail naming the sample's key and shard.
 # usage: gnu_tar.sh INGOT_MANIFEST
 set -eu
-IM=$1
+IM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 command -v tar >/dev/null || { echo "SKIP: GNU tar not installed"; exit 77; }
 command -v zstd >/dev/null || { echo "SKIP: zstd CLI not installed"; exit 77; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-gnutar.XXXXXX")
@@ -35,7 +35,17 @@ tar --sort=name --format=ustar -cf shard-ustar.tar -C src .
 
 "$IM" build shard-pax.tar shard-gnu.tar shard-ustar.tar -o m.ingot || fail "build"
 "$IM" verify m.ingot > verify.out || { cat verify.out; fail "verify of a good build"; }
-"$IM" inspect m.ingot > /dev/null || fail "inspect"
+"$IM" inspect m.ingot > inspect.out || fail "inspect"
+grep -q "^samples       45$" inspect.out || { cat inspect.out; fail "inspect: sample count"; }
+grep -q "^shards        3$" inspect.out || fail "inspect: shard count"
+grep -q "^data  *3  *3 " inspect.out || fail "inspect: zstd field 'data' x3"
+grep -q "sample size histogram" inspect.out || fail "inspect: histogram"
+if "$IM" cat m.ingot no-such-key 2> err.out; then fail "cat of a missing key"; fi
+grep -q "no sample with key 'no-such-key'" err.out || fail "cat: message"
+if "$IM" frobnicate 2> /dev/null; then fail "unknown command accepted"; fi
+"$IM" --help | grep -q "usage: ingot-manifest" || fail "--help"
+if INGOT_LOG_LEVEL=bogus "$IM" inspect m.ingot > /dev/null 2> err.out; then fail "bad INGOT_LOG_LEVEL accepted"; fi
+grep -q "INGOT_LOG_LEVEL" err.out || { cat err.out; fail "config error must name the variable"; }
 
 # Differential: regular members per tar -tvf == members in the manifest.
 for s in shard-pax.tar shard-gnu.tar shard-ustar.tar; do

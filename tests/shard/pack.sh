@@ -4,7 +4,7 @@
 # package dataset-fashion-mnist) -> 70,000 labelled samples that verify.
 # usage: pack.sh INGOT_MANIFEST
 set -eu
-IM=$1
+IM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-pack.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -41,6 +41,12 @@ check "$T/z"
 check "$T/zd"
 "$IM" inspect "$T/zd/manifest.ingot" | grep -q "dictionary    dict.zdict" || fail "inspect dict"
 if "$IM" pack "$T/src" -o "$T/bad" --dict 2>/dev/null; then fail "--dict without --zstd"; fi
+# Parallel packing gives the same shards and manifest as one job.
+"$IM" pack "$T/src" -o "$T/j1" --zstd 3 --shard-size 8KiB --jobs 1 > /dev/null
+"$IM" pack "$T/src" -o "$T/j3" --zstd 3 --shard-size 8KiB --jobs 3 > /dev/null
+[ "$(ls "$T/j3"/shard-*.tar | wc -l)" -gt 10 ] || fail "expected many shards"
+for f in "$T"/j1/*; do cmp -s "$f" "$T/j3/${f##*/}" || fail "--jobs 3 differs from --jobs 1: ${f##*/}"; done
+check "$T/j3"
 
 FM=/usr/share/datasets/fashion-mnist
 if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then

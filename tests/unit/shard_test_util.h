@@ -82,10 +82,10 @@ static inline void tb_write(const tb_t *t, const char *path)
 
 static inline char *tpath(const char *name)
 {
-    static char bufs[8][4096];
+    static char bufs[8][4096 + 256];
     static int next;
     char *p = bufs[next++ % 8];
-    snprintf(p, 4096, "%s/%s", test_tmpdir(), name);
+    snprintf(p, sizeof(bufs[0]), "%s/%s", test_tmpdir(), name);
     return p;
 }
 

@@ -335,6 +335,51 @@ static void test_builder_rejects(void)
     ingot_manifest_builder_destroy(b);
 }
 
+static ingot_status_t build_with_labels(const char *labels, ingot_manifest_h *m_p)
+{
+    FILE *f = fopen(tpath("labels.txt"), "w");
+    CHECK(f && fputs(labels, f) >= 0 && fclose(f) == 0);
+    ingot_manifest_builder_params_t p = {.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS,
+                                         .label_path = tpath("labels.txt")};
+    ingot_manifest_builder_h b;
+    shard_err_clear();
+    ingot_status_t st = ingot_manifest_builder_create(tpath("lab.ingot"), &p, &b);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    CHECK_OK(ingot_manifest_builder_add_shard(b, tpath("lab.tar")));
+    CHECK_OK(ingot_manifest_builder_write(b));
+    ingot_manifest_builder_destroy(b);
+    CHECK_OK(ingot_manifest_open(tpath("lab.ingot"), 0, m_p));
+    return INGOT_OK;
+}
+
+static void test_label_file(void)
+{
+    tb_t t = {0};
+    tb_file(&t, "a.jpg", "1");
+    tb_file(&t, "b.jpg", "2");
+    tb_file(&t, "c.jpg", "3");
+    tb_file(&t, "c.cls", "5");
+    tb_file(&t, "d.jpg", "4");
+    tb_end(&t);
+    tb_write(&t, tpath("lab.tar"));
+    free(t.buf);
+    ingot_manifest_h m;
+    CHECK_OK(build_with_labels("a 3\n\n# comment\nb\t4\nc 9\n", &m));
+    const int32_t want[] = {3, 4, 5, INGOT_LABEL_NONE}; /* .cls wins; d has no label */
+    for (uint64_t i = 0; i < 4; i++) {
+        ingot_sample_info_t si;
+        CHECK_OK(ingot_manifest_sample_get(m, i, &si));
+        CHECK(si.label == want[i]);
+    }
+    ingot_manifest_close(m);
+    CHECK_STATUS(build_with_labels("a 1\nb x\n", &m), INGOT_ERR_FORMAT);
+    CHECK_CONTAINS(shard_err_last(), "labels.txt: line 2");
+    CHECK_STATUS(build_with_labels("a 1\n\na 2\n", &m), INGOT_ERR_FORMAT);
+    CHECK_CONTAINS(shard_err_last(), "labels.txt: line 3: key 'a' listed twice");
+}
+
 int main(void)
 {
     char shard[4096], mpath[4096];
@@ -348,6 +393,7 @@ int main(void)
     test_bad_strings(mpath);
     test_zstd_bomb(mpath);
     test_builder_rejects();
+    test_label_file();
     test_bit_flip(mpath, shard);
     return 0;
 }

@@ -234,6 +234,11 @@ static void test_cursor_corrupt(void)
     CHECK_STATUS(ingot_cursor_write(path, &c), INGOT_ERR_INVALID_PARAM);
     snprintf(path, sizeof(path), "%s/no-such-cursor", test_tmpdir());
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_NOT_FOUND);
+    c.consumed = 8;
+    snprintf(path, sizeof(path), "%s/no-such-dir/cursor", test_tmpdir());
+    CHECK_STATUS(ingot_cursor_write(path, &c), INGOT_ERR_NOT_FOUND);
+    CHECK_CONTAINS(shard_err_last(), "no-such-dir/cursor.tmp.");
+    CHECK_CONTAINS(shard_err_last(), "create failed");
     free(good);
     free(bad);
 }
