@@ -257,6 +257,8 @@ void loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status)
 
 /* ---------------------------------------------------------------- readers */
 
+static ingot_status_t process_run(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run);
+
 /* iovecs scattering a run's stored bytes: fields into their slot positions, gaps to scratch. */
 static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
 {
@@ -328,6 +330,12 @@ void *loader_reader_main(void *arg)
         ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
         atomic_fetch_add_explicit(&l->bytes_read, run->length, memory_order_relaxed);
         atomic_fetch_add_explicit(&l->read_requests, 1, memory_order_relaxed);
+        if (st == INGOT_OK && run->scatter) {
+            /* Bytes already in place: verify them now, while they are still in this core's
+             * cache, and finish the run here (a worker would read them back from memory). */
+            loader_run_done(l, run, process_run(l, NULL, run));
+            continue;
+        }
         if (st == INGOT_OK) {
             st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
         }

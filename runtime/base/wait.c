@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static _Atomic uint64_t wait_spin_ns = 20000;
+static _Atomic uint64_t wait_spin_ns = 0; /* INGOT_SPIN */
 
 void ingot_wait_set_spin(uint64_t spin_ns)
 {
