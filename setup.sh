@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh: the two set-up commands of a fresh Debian 12 machine (README, "Quick start").
 #
-#   ./setup.sh demo   install what is missing, build, run the main job (ingot-info and the
-#                     end-to-end demos that exist so far)
+#   ./setup.sh demo   install what is missing, build, run the main job: ingot-info, the 4-rank
+#                     placement, Fashion-MNIST packed and verified, and 4-rank ingot-bench runs
+#                     over it and over a generated dataset (DEMO_DIR, default /tmp/ingot-demo)
 #   ./setup.sh test   install what is missing, build, run the whole test suite: the main tier
 #                     (unit, MPI, apps), the ASan/UBSan and TSan builds of the unit tests, and
 #                     a short libFuzzer run of every fuzz target
@@ -76,11 +77,19 @@ export_mpi_root() {
 
 run_demo() {
   export_mpi_root
-  ./build/apps/ingot-info
-  ./build/apps/ingot-info -t
-  # Every rank initialises a context and checks the job-wide configuration.
-  mpiexec -np 4 --oversubscribe ./build/tests/test_init ok && echo "4-rank ingot_init/finalize: ok"
-  if [ -x ./build/apps/ingot-topo ]; then mpiexec -np 4 --oversubscribe ./build/apps/ingot-topo; fi
+  local work=${DEMO_DIR:-/tmp/ingot-demo}
+  ./build/apps/ingot-info || return
+  # Placement of 4 ranks on this node (CPU-only here: NUMA-balanced cpusets).
+  mpiexec -np 4 --oversubscribe ./build/apps/ingot-topo || return
+  # The Fashion-MNIST package packed into labelled shards, verified, then read by 4 ranks.
+  ./build/apps/ingot-manifest pack --fashion-mnist -o "$work/fashion-mnist" || return
+  ./build/apps/ingot-manifest verify "$work/fashion-mnist/manifest.ingot" || return
+  mpiexec -np 4 --oversubscribe ./build/apps/ingot-bench --no-progress \
+    --manifest "$work/fashion-mnist/manifest.ingot" --batch 256 --epochs 1 --compute-ms 2 || return
+  # A generated image-like dataset (110 KiB samples) with an emulated 20 ms compute step.
+  mpiexec -np 4 --oversubscribe ./build/apps/ingot-bench --no-progress \
+    --generate "$work/synthetic" --samples 4096 --sample-size 110KiB --shard-size 64MiB \
+    --batch 64 --compute-ms 20
 }
 
 main_tree() {

@@ -197,9 +197,29 @@ static ingot_status_t pack_submit(packer_t *p)
     return (ingot_status_t)atomic_load(&p->err);
 }
 
+/* mkdir -p: create @p dir and any missing parent; 0 or -1 with errno set. */
+static int pack_mkdirs(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
 ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
 {
-    if (mkdir(params->out_dir, 0755) != 0 && errno != EEXIST) {
+    if (pack_mkdirs(params->out_dir) != 0) {
         return shard_err(INGOT_ERR_IO, "%s: cannot create: %s", params->out_dir, strerror(errno));
     }
     packer_t *p = ingot_calloc(1, sizeof(*p), "packer");

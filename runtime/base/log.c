@@ -4,6 +4,7 @@
  * environment: OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID, PMI_RANK).
  */
 #include "runtime/base/log.h"
+#include "runtime/base/config.h"
 #include "runtime/base/status.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,31 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
+static int log_open(const char *pattern, int *fd_p);
+static void log_expand(const char *pattern, char *out, size_t outlen);
+
+/*
+ * Library calls made before the configuration is read (ingot_init, or a tool's own call of
+ * ingot_config_global) still honour INGOT_LOG_LEVEL and INGOT_LOG_FILE: valid values are applied
+ * here; invalid ones are left for the configuration to report (it names them and fails).
+ */
+static void log_env_early(void)
+{
+    const ingot_config_field_t *lf = ingot_config_find("LOG_LEVEL");
+    const char *level = getenv(INGOT_ENV_PREFIX "LOG_LEVEL");
+    const char *file = getenv(INGOT_ENV_PREFIX "LOG_FILE");
+    char err[256];
+    int value;
+    if (lf != NULL && level != NULL && ingot_config_parse(lf, level, &value, err, sizeof(err)) ==
+        INGOT_OK) {
+        atomic_store(&ingot_log_level_current, value);
+    }
+    int fd;
+    if (file != NULL && *file != '\0' && strcmp(file, "stderr") != 0 && log_open(file, &fd) == 0) {
+        atomic_store(&log_fd, fd);
+    }
+}
+
 static void log_init_once(void)
 {
     static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID",
@@ -43,6 +69,7 @@ static void log_init_once(void)
             break;
         }
     }
+    log_env_early();
 }
 
 const char *ingot_log_level_name(ingot_log_level_t level)
@@ -60,6 +87,12 @@ void ingot_log_set_rank(int rank)
 void ingot_log_expand_path(const char *pattern, char *out, size_t outlen)
 {
     pthread_once(&log_once, log_init_once);
+    log_expand(pattern, out, outlen);
+}
+
+/* The expansion itself (host and rank must be known: called after or inside log_init_once). */
+static void log_expand(const char *pattern, char *out, size_t outlen)
+{
     size_t o = 0;
     for (const char *p = pattern; *p != '\0' && o + 1 < outlen; p++) {
         char sub[64];
@@ -85,6 +118,15 @@ void ingot_log_expand_path(const char *pattern, char *out, size_t outlen)
     out[o] = '\0';
 }
 
+/* Open the expanded log path for appending: 0, or the errno. */
+static int log_open(const char *pattern, int *fd_p)
+{
+    char path[4096];
+    log_expand(pattern, path, sizeof(path));
+    *fd_p = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return (*fd_p < 0) ? errno : 0;
+}
+
 int ingot_log_configure(int level, const char *file_pattern)
 {
     pthread_once(&log_once, log_init_once);
@@ -92,11 +134,10 @@ int ingot_log_configure(int level, const char *file_pattern)
     if (file_pattern == NULL || strcmp(file_pattern, "stderr") == 0) {
         return INGOT_OK;
     }
-    char path[4096];
-    ingot_log_expand_path(file_pattern, path, sizeof(path));
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int err = errno;
+    int fd, err = log_open(file_pattern, &fd);
+    if (err != 0) {
+        char path[4096];
+        ingot_log_expand_path(file_pattern, path, sizeof(path));
         ingot_error("INGOT_LOG_FILE: cannot open '%s': %s (logging stays on stderr)", path,
                     strerror(err));
         return ingot_status_from_errno(err);
