@@ -19,3 +19,7 @@ foreach(mode e2e stall fmnist)
                  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/ingot_bench.sh ${MPIEXEC_EXECUTABLE}
                          $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-manifest> ${mode})
 endforeach()
+
+# The same fault and content tests with O_DIRECT reads (aligned staging windows, no scatter).
+ingot_add_test(NAME unit.test_loader_faults_direct LABELS unit
+               COMMAND test_loader_faults ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)

@@ -17,8 +17,19 @@ field() { $py -c "import json,sys; d=json.load(open('$1')); print(eval('d' + sys
 
 case "$mode" in
 e2e)
-  run 4 --generate "$dir/data" --samples 512 --sample-size 16KiB --jitter 0.5 \
+  INGOT_TRACE="$dir/trace.%r.json" "$mpiexec" --oversubscribe -x INGOT_TRACE -np 4 "$bench" \
+      --no-progress --generate "$dir/data" --samples 512 --sample-size 16KiB --jitter 0.5 \
       --shard-size 1MiB --batch 32 --compute-ms 1 --json="$dir/r.json"
+  # INGOT_TRACE: one Chrome-trace file per rank, with read and stall events of that rank.
+  $py - "$dir" <<'PY'
+import json, sys
+for r in range(4):
+    t = json.load(open("%s/trace.%d.json" % (sys.argv[1], r)))
+    names = {e["name"] for e in t["traceEvents"]}
+    assert {"read", "stall", "plan"} <= names, names
+    assert all(e["ph"] == "X" and e["pid"] == r and e["dur"] >= 0 for e in t["traceEvents"])
+print("traces ok")
+PY
   $py - "$dir/r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

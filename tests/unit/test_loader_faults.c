@@ -82,9 +82,10 @@ static ingot_status_t drain(ingot_loader_h l, uint64_t *samples_p)
     return drain_checked(l, samples_p, 1);
 }
 
-/* The 13th storage read fails: with one reader, one read per sample (COALESCE_GAP=0) and 4
- * samples per step, that is step 3. Steps 0-2 are delivered, stay valid while held, and step 3
- * fails with INGOT_ERR_IO; no partial batch is handed over. */
+/* The 13th storage read fails. With one reader, one request per sample (COALESCE_GAP=0) and 4
+ * samples per step, a request costs 1 read call (2 with O_DIRECT at the end of a shard), so that
+ * call belongs to step 1, 2 or 3: the steps before it are delivered and stay valid while held,
+ * that step fails with INGOT_ERR_IO, and no partial batch is handed over. */
 static void test_io_error_mid_epoch(const char *m)
 {
     char err[128];
@@ -92,13 +93,17 @@ static void test_io_error_mid_epoch(const char *m)
     ingot_loader_h l;
     CHECK_OK(ingot_fault_arm("pread:13:EIO", err, sizeof(err)));
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
-    ingot_batch_t held[3], b;
-    for (int s = 0; s < 3; s++) {
-        CHECK_OK(ingot_loader_next(l, &held[s]));
+    ingot_batch_t held[4], b;
+    int n = 0;
+    ingot_status_t st;
+    while (n < 4 && (st = ingot_loader_next(l, &held[n])) == INGOT_OK) {
+        CHECK(held[n].count == SLICE); /* a batch handed over is whole */
+        n++;
     }
-    CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_IO);
+    CHECK(n >= 1 && n <= 3);
+    CHECK_STATUS(st, INGOT_ERR_IO);
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_IO); /* sticky */
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < n; s++) {
         check_batch(&held[s]); /* delivered batches are untouched by the failure */
         CHECK_OK(ingot_loader_release(l, &held[s]));
     }
