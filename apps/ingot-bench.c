@@ -11,6 +11,7 @@
 #include <ingot/loader.h>
 #include <ingot/shard.h>
 #include "shard/pack.h"
+#include "runtime/base/config.h"
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -74,19 +75,18 @@ static void usage(FILE *out)
         "  --no-progress        no progress bar\n");
 }
 
+/* Sizes take the syntax of every INGOT_* size (110KiB, 2MiB, 1.5GiB, 4k; KB = 1000). */
 static uint64_t parse_size(const char *opt, const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    double mult = 1;
-    if (!strcasecmp(end, "k") || !strcasecmp(end, "kib")) mult = 1024;
-    else if (!strcasecmp(end, "m") || !strcasecmp(end, "mib")) mult = MIB;
-    else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib")) mult = MIB * 1024;
-    else if (*end != '\0' || end == s || v < 0) {
-        fprintf(stderr, "ingot-bench: %s '%s' is not a size (e.g. 110KiB, 2MiB)\n", opt, s);
+    static const ingot_config_field_t size_field = {"(bench size)", "0", "", 0,
+                                                    INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
+    uint64_t v;
+    char err[512];
+    if (ingot_config_parse(&size_field, s, &v, err, sizeof(err)) != INGOT_OK) {
+        fprintf(stderr, "ingot-bench: %s '%s' is not a size (e.g. 110KiB, 2MiB, 1.5GiB)\n", opt, s);
         exit(2);
     }
-    return (uint64_t)(v * mult);
+    return v;
 }
 
 static uint64_t parse_u64(const char *opt, const char *s)

@@ -87,36 +87,61 @@ bool ingot_spsc_try_pop(ingot_spsc_t *r, void **item_p)
     return true;
 }
 
+/* ---------------------------------------------------------------- blocking waits, both rings */
+
+typedef bool (*ring_try_push_t)(void *ring, void *item);
+typedef bool (*ring_try_pop_t)(void *ring, void **item_p);
+
 typedef struct ring_op {
-    void  *ring;
-    void  *item;
-    void **item_p;
+    void           *ring;
+    void           *item;
+    void          **item_p;
+    ring_try_push_t push;
+    ring_try_pop_t  pop;
 } ring_op_t;
 
-static bool spsc_push_cond(void *arg)
+static bool ring_push_cond(void *arg)
 {
     ring_op_t *op = arg;
-    return ingot_spsc_try_push(op->ring, op->item);
+    return op->push(op->ring, op->item);
 }
 
-static bool spsc_pop_cond(void *arg)
+static bool ring_pop_cond(void *arg)
 {
     ring_op_t *op = arg;
-    return ingot_spsc_try_pop(op->ring, op->item_p);
+    return op->pop(op->ring, op->item_p);
 }
+
+/* Push, sleeping on @p not_full while the ring is full. */
+static ingot_status_t ring_push_wait(void *ring, ring_try_push_t push, ingot_event_t *not_full,
+                                     void *item, uint64_t deadline_ns, const ingot_abort_t *abort)
+{
+    ring_op_t op = {.ring = ring, .item = item, .push = push};
+    return ingot_event_wait_until(not_full, ring_push_cond, &op, deadline_ns, abort);
+}
+
+/* Pop, sleeping on @p not_empty while the ring is empty. */
+static ingot_status_t ring_pop_wait(void *ring, ring_try_pop_t pop, ingot_event_t *not_empty,
+                                    void **item_p, uint64_t deadline_ns,
+                                    const ingot_abort_t *abort)
+{
+    ring_op_t op = {.ring = ring, .item_p = item_p, .pop = pop};
+    return ingot_event_wait_until(not_empty, ring_pop_cond, &op, deadline_ns, abort);
+}
+
+static bool spsc_try_push(void *r, void *item) { return ingot_spsc_try_push(r, item); }
+static bool spsc_try_pop(void *r, void **item_p) { return ingot_spsc_try_pop(r, item_p); }
 
 ingot_status_t ingot_spsc_push_wait(ingot_spsc_t *r, void *item, uint64_t deadline_ns,
                                     const ingot_abort_t *abort)
 {
-    ring_op_t op = {.ring = r, .item = item};
-    return ingot_event_wait_until(&r->not_full, spsc_push_cond, &op, deadline_ns, abort);
+    return ring_push_wait(r, spsc_try_push, &r->not_full, item, deadline_ns, abort);
 }
 
 ingot_status_t ingot_spsc_pop_wait(ingot_spsc_t *r, void **item_p, uint64_t deadline_ns,
                                    const ingot_abort_t *abort)
 {
-    ring_op_t op = {.ring = r, .item_p = item_p};
-    return ingot_event_wait_until(&r->not_empty, spsc_pop_cond, &op, deadline_ns, abort);
+    return ring_pop_wait(r, spsc_try_pop, &r->not_empty, item_p, deadline_ns, abort);
 }
 
 void ingot_spsc_wake_all(ingot_spsc_t *r)
@@ -215,30 +240,19 @@ bool ingot_mpmc_try_pop(ingot_mpmc_t *r, void **item_p)
     }
 }
 
-static bool mpmc_push_cond(void *arg)
-{
-    ring_op_t *op = arg;
-    return ingot_mpmc_try_push(op->ring, op->item);
-}
-
-static bool mpmc_pop_cond(void *arg)
-{
-    ring_op_t *op = arg;
-    return ingot_mpmc_try_pop(op->ring, op->item_p);
-}
+static bool mpmc_try_push(void *r, void *item) { return ingot_mpmc_try_push(r, item); }
+static bool mpmc_try_pop(void *r, void **item_p) { return ingot_mpmc_try_pop(r, item_p); }
 
 ingot_status_t ingot_mpmc_push_wait(ingot_mpmc_t *r, void *item, uint64_t deadline_ns,
                                     const ingot_abort_t *abort)
 {
-    ring_op_t op = {.ring = r, .item = item};
-    return ingot_event_wait_until(&r->not_full, mpmc_push_cond, &op, deadline_ns, abort);
+    return ring_push_wait(r, mpmc_try_push, &r->not_full, item, deadline_ns, abort);
 }
 
 ingot_status_t ingot_mpmc_pop_wait(ingot_mpmc_t *r, void **item_p, uint64_t deadline_ns,
                                    const ingot_abort_t *abort)
 {
-    ring_op_t op = {.ring = r, .item_p = item_p};
-    return ingot_event_wait_until(&r->not_empty, mpmc_pop_cond, &op, deadline_ns, abort);
+    return ring_pop_wait(r, mpmc_try_pop, &r->not_empty, item_p, deadline_ns, abort);
 }
 
 void ingot_mpmc_wake_all(ingot_mpmc_t *r)

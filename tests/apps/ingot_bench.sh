@@ -15,8 +15,18 @@ py=/usr/bin/python3
 run() { np=$1; shift; "$mpiexec" --oversubscribe -np "$np" "$bench" --no-progress "$@"; }
 field() { $py -c "import json,sys; d=json.load(open('$1')); print(eval('d' + sys.argv[1]))" "$2"; }
 
+bad() { # bad EXPECTED_TEXT ARGS...: ingot-bench must exit 2 naming what was wrong
+  want=$1; shift
+  if out=$("$bench" "$@" 2>&1); then echo "accepted: $*"; exit 1; fi
+  echo "$out" | grep -qF "$want" || { echo "no '$want' in: $out"; exit 1; }
+}
+
 case "$mode" in
 e2e)
+  bad "--sample-size '10abc' is not a size" --generate "$dir/x" --sample-size 10abc
+  bad "--batch '-3' is not a non-negative integer" --generate "$dir/x" --batch -3
+  bad "give exactly one of --manifest or --generate" --generate "$dir/x" --manifest "$dir/m"
+  bad "--verify fail|skip|off" --generate "$dir/x" --verify maybe
   INGOT_TRACE="$dir/trace.%r.json" "$mpiexec" --oversubscribe -x INGOT_TRACE -np 4 "$bench" \
       --no-progress --generate "$dir/data" --samples 512 --sample-size 16KiB --jitter 0.5 \
       --shard-size 1MiB --batch 32 --compute-ms 1 --json="$dir/r.json"
