@@ -18,7 +18,7 @@ field() { $py -c "import json,sys; d=json.load(open('$1')); print(eval('d' + sys
 bad() { # bad EXPECTED_TEXT ARGS...: ingot-bench must exit 2 naming what was wrong
   want=$1; shift
   if out=$("$bench" "$@" 2>&1); then echo "accepted: $*"; exit 1; fi
-  echo "$out" | grep -qF "$want" || { echo "no '$want' in: $out"; exit 1; }
+  echo "$out" | grep -qF -- "$want" || { echo "no '$want' in: $out"; exit 1; }
 }
 
 case "$mode" in
