@@ -3,7 +3,7 @@
 #
 #   ./setup.sh demo   install what is missing, build, run the main job: ingot-info, the 4-rank
 #                     placement, Fashion-MNIST packed and verified, and 4-rank ingot-bench runs
-#                     over it and over a generated dataset (DEMO_DIR, default /tmp/ingot-demo)
+#                     over it and over a generated dataset (DEMO_DIR, default $TMPDIR/ingot-demo-$USER)
 #   ./setup.sh test   install what is missing, build, run the whole test suite: the main tier
 #                     (unit, MPI, apps), the ASan/UBSan and TSan builds of the unit tests, and
 #                     a short libFuzzer run of every fuzz target
@@ -77,7 +77,7 @@ export_mpi_root() {
 
 run_demo() {
   export_mpi_root
-  local work=${DEMO_DIR:-/tmp/ingot-demo}
+  local work=${DEMO_DIR:-${TMPDIR:-/tmp}/ingot-demo-$(id -un)} # per user: /tmp is shared
   ./build/apps/ingot-info || return
   # Placement of 4 ranks on this node (CPU-only here: NUMA-balanced cpusets).
   mpiexec -np 4 --oversubscribe ./build/apps/ingot-topo || return
