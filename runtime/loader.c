@@ -408,18 +408,6 @@ static void loader_free(ingot_loader_h l)
     free(l);
 }
 
-static ingot_status_t loader_agree(ingot_loader_h l, ingot_status_t mine)
-{
-    int local = mine, worst = mine;
-    ingot_status_t st = INGOT_MPI_CALL("ingot_loader_create", MPI_Allreduce, &local, &worst, 1,
-                                       MPI_INT, MPI_MIN, l->ctx->comm);
-    if (st == INGOT_OK && worst != INGOT_OK && mine == INGOT_OK) {
-        ingot_error("ingot_loader_create failed on another rank: %s",
-                    ingot_status_string((ingot_status_t)worst));
-    }
-    return st != INGOT_OK ? st : (ingot_status_t)worst;
-}
-
 /* Everything after the shared manifest is open; local to this rank. */
 static ingot_status_t loader_setup(ingot_loader_h l, const ingot_config_t *cfg)
 {
@@ -459,18 +447,16 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         l->world = ctx->size;
         st = loader_params(l, params, ctx->cfg);
     }
-    int mine = st, worst = st;
-    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, ctx->comm);
-    if (worst != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
         free(l);
-        return (ingot_status_t)worst;
+        return st;
     }
     st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
     if (st != INGOT_OK) {
         free(l);
         return st;
     }
-    st = loader_agree(l, loader_setup(l, ctx->cfg));
+    st = ingot_mpi_agree(&ctx->comm, loader_setup(l, ctx->cfg), "ingot_loader_create");
     if (st != INGOT_OK) {
         loader_free(l);
         return st;

@@ -53,14 +53,6 @@ static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t 
     return INGOT_OK;
 }
 
-static ingot_status_t agree(MPI_Comm comm, ingot_status_t mine)
-{
-    int local = mine, worst = mine;
-    ingot_status_t st = INGOT_MPI_CALL("manifest sharing", MPI_Allreduce, &local, &worst, 1,
-                                       MPI_INT, MPI_MIN, comm);
-    return st != INGOT_OK ? st : (ingot_status_t)worst;
-}
-
 ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                                         ingot_manifest_h *manifest_p, void **window_p)
 {
@@ -71,7 +63,7 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
     if (win == NULL && st == INGOT_OK) {
         st = INGOT_ERR_NO_MEMORY;
     }
-    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
         free(win);
         goto out_fd;
     }
@@ -82,7 +74,7 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                             leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, ctx->topo->node.node_comm, &base,
                             win);
     }
-    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
         free(win);
         goto out_fd;
     }
@@ -105,7 +97,7 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
         st = INGOT_ERR_NO_MEMORY;
     }
     free(dir_copy);
-    if ((st = agree(ctx->comm, st)) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
         ingot_manifest_close(manifest);
         MPI_Win_free(win);
         free(win);
