@@ -172,14 +172,13 @@ static ingot_status_t storage_preadv_all(storage_file_t *f, struct iovec *iov, i
     return INGOT_OK;
 }
 
-ingot_status_t ingot_storage_readv(ingot_storage_t *s, uint32_t id, const struct iovec *iov,
+ingot_status_t ingot_storage_readv(ingot_storage_t *s, uint32_t id, struct iovec *iov,
                                    int iovcnt, uint64_t offset)
 {
     if (!ingot_storage_is_open(s, id) || iovcnt <= 0) {
         return INGOT_ERR_INVALID_PARAM;
     }
     size_t len = 0;
-    struct iovec local[IOV_MAX], *v = (iovcnt <= IOV_MAX) ? local : NULL;
     for (int i = 0; i < iovcnt; i++) {
         len += iov[i].iov_len;
     }
@@ -187,21 +186,10 @@ ingot_status_t ingot_storage_readv(ingot_storage_t *s, uint32_t id, const struct
     if (st != INGOT_OK) {
         return st;
     }
-    if (v == NULL) { /* the caller's array is consumed as it is read: work on a copy */
-        v = malloc((size_t)iovcnt * sizeof(*v));
-        if (v == NULL) {
-            return INGOT_ERR_NO_MEMORY;
-        }
-    }
-    memcpy(v, iov, (size_t)iovcnt * sizeof(*v));
     if (s->emulated) {
         emulate_link(s, len);
     }
-    st = storage_preadv_all(&s->files[id], v, iovcnt, offset, len);
-    if (v != local) {
-        free(v);
-    }
-    return st;
+    return storage_preadv_all(&s->files[id], iov, iovcnt, offset, len);
 }
 
 ingot_status_t ingot_storage_read(ingot_storage_t *s, uint32_t id, void *buf, size_t len,

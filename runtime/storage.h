@@ -44,9 +44,10 @@ ingot_status_t ingot_storage_read(ingot_storage_t *storage, uint32_t id, void *b
                                   uint64_t offset);
 /**
  * Scatter read: exactly the sum of @p iov lengths at @p offset (preadv, retried on short reads,
- * split beyond IOV_MAX). Not for O_DIRECT storage.
+ * split beyond IOV_MAX). @p iov is consumed: its entries are advanced as bytes arrive, so the
+ * caller rebuilds it for the next read (no copy, no allocation). Not for O_DIRECT storage.
  */
-ingot_status_t ingot_storage_readv(ingot_storage_t *storage, uint32_t id, const struct iovec *iov,
+ingot_status_t ingot_storage_readv(ingot_storage_t *storage, uint32_t id, struct iovec *iov,
                                    int iovcnt, uint64_t offset);
 /**
  * O_DIRECT-safe read of [offset, offset + len): reads the enclosing aligned window into @p buf
