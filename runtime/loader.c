@@ -198,7 +198,7 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
 static uint64_t loader_memory_need(ingot_loader_h l)
 {
     uint64_t meta = (uint64_t)l->slice * (sizeof(ingot_sample_info_t) + 5 * sizeof(uint64_t) +
-                                          sizeof(int32_t) + sizeof(char *) + 1 +
+                                          sizeof(int32_t) + sizeof(char *) + 2 +
                                           sizeof(uint32_t) + sizeof(loader_run_t));
     uint64_t worker = l->sample_bytes_max + (uint64_t)l->fields_max * sizeof(ingot_field_view_t);
     return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes
@@ -257,10 +257,12 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
     slot->labels      = ingot_calloc(n, sizeof(int32_t), "slot labels");
     slot->keys        = ingot_calloc(n, sizeof(char *), "slot keys");
     slot->skipped     = ingot_calloc(n, 1, "slot skip flags");
+    slot->scatter     = ingot_calloc(n, 1, "slot scatter flags");
     slot->sorted      = ingot_calloc(n, sizeof(uint32_t), "slot order");
     slot->runs        = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
     if (!slot->info || !slot->offsets || !slot->lengths || !slot->indices || !slot->labels ||
-        !slot->keys || !slot->skipped || !slot->sorted || !slot->runs || !slot->skipped_ids) {
+        !slot->keys || !slot->skipped || !slot->scatter || !slot->sorted || !slot->runs ||
+        !slot->skipped_ids) {
         return INGOT_ERR_NO_MEMORY;
     }
     return INGOT_OK;
@@ -277,6 +279,7 @@ static void slot_free(loader_slot_t *slot)
     free(slot->labels);
     free(slot->keys);
     free(slot->skipped);
+    free(slot->scatter);
     free(slot->sorted);
     free(slot->runs);
 }
@@ -487,16 +490,16 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
     uint32_t n = atomic_load(&slot->skipped_count);
     if (slot->epoch_step == 0) {
         l->skipped_len = 0; /* a new epoch: the cursor records this epoch's skips only */
-        l->epoch_skipped[0] = 0;
+        l->epoch_skipped = 0;
     }
     for (uint32_t i = 0; i < n && l->skipped_len < l->skipped_cap; i++) {
         l->skipped_ids[l->skipped_len++] = slot->skipped_ids[i];
     }
-    l->epoch_skipped[0] += n;
-    if (l->epoch_skipped[0] > l->params.skip_budget) {
+    l->epoch_skipped += n;
+    if (l->epoch_skipped > l->params.skip_budget) {
         ingot_error("%" PRIu64 " corrupt samples skipped in epoch %" PRIu64 " on rank %d: more "
                     "than the skip budget of %" PRIu64 " (INGOT_SKIP_BUDGET)",
-                    l->epoch_skipped[0], slot->epoch, l->rank, l->params.skip_budget);
+                    l->epoch_skipped, slot->epoch, l->rank, l->params.skip_budget);
         l->failed = INGOT_ERR_CORRUPT;
     }
 }
@@ -663,7 +666,7 @@ ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
     s->bytes = l->bytes;
     s->bytes_read = atomic_load(&l->bytes_read);
     s->read_requests = atomic_load(&l->read_requests);
-    s->skipped = l->epoch_skipped[0];
+    s->skipped = l->epoch_skipped;
     s->wall_ns = l->t_last > l->t_first ? l->t_last - l->t_first : 0;
     s->stall_ns = l->stall_ns;
     s->stall_first_ns = l->stall_first_ns;

@@ -59,6 +59,7 @@ typedef struct loader_slot {
     int32_t             *labels;
     const char         **keys;
     uint8_t             *skipped;
+    uint8_t             *scatter;      /* per position: stored bytes == delivered bytes */
     uint64_t            *skipped_ids;  /* ids skipped in this step (VERIFY=skip) */
     uint32_t            *sorted;       /* slice positions sorted by (shard, offset) */
     loader_run_t        *runs;
@@ -82,7 +83,6 @@ struct ingot_loader {
     ingot_order_h         order;
     ingot_storage_t      *storage;
     uint64_t              steps_per_epoch, total_steps, start_step;
-    uint64_t              first_epoch;     /* epoch of start_step's origin */
     uint32_t              slice;           /* samples per rank per step */
     size_t                sample_bytes_max;/* delivered bytes of the largest sample */
     size_t                stored_max;      /* stored bytes of the largest sample */
@@ -120,7 +120,7 @@ struct ingot_loader {
     uint64_t              oldest_held;     /* first step handed over and not yet released */
     uint32_t              held;
     ingot_status_t        failed;          /* sticky error after a failed step */
-    uint64_t              epoch_skipped[2];/* skips of the current epoch (index epoch & 1) */
+    uint64_t              epoch_skipped;   /* samples skipped in the current epoch (this rank) */
     uint64_t             *skipped_ids;     /* ids skipped in the current epoch (this rank) */
     uint64_t              skipped_len, skipped_cap;
     /* statistics */

@@ -38,22 +38,6 @@ static int cmp_location(const void *a, const void *b, void *arg)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* Whether a sample's stored bytes are exactly what is delivered (read straight into the slot). */
-static int sample_scatterable(ingot_loader_h l, const ingot_sample_info_t *info)
-{
-    if (l->params.transform != NULL || l->direct_io) {
-        return 0;
-    }
-    for (uint32_t f = 0; f < info->field_count; f++) {
-        ingot_field_info_t fi;
-        if (ingot_manifest_field_get(l->manifest, info, f, &fi) != INGOT_OK ||
-            fi.codec != INGOT_CODEC_NONE) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_t pos,
                                   uint64_t *cursor)
 {
@@ -62,7 +46,10 @@ static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_
     if (st != INGOT_OK) {
         return st;
     }
+    /* Delivered size, and whether the stored bytes are exactly what is delivered (then the
+     * reader scatters them straight into the slot): one walk over the fields. */
     uint64_t len = l->params.sample_out_size;
+    int scatter = (l->params.transform == NULL && !l->direct_io);
     if (l->params.transform == NULL) {
         len = 0;
         for (uint32_t f = 0; f < info->field_count; f++) {
@@ -71,8 +58,10 @@ static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_
                 return st;
             }
             len += fi.raw_len;
+            scatter &= (fi.codec == INGOT_CODEC_NONE);
         }
     }
+    slot->scatter[pos] = (uint8_t)scatter;
     slot->offsets[pos] = *cursor;
     slot->lengths[pos] = len;
     slot->indices[pos] = info->index;
@@ -92,7 +81,7 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
     slot->nruns = 0;
     for (uint32_t k = 0; k < slot->nsamples; k++) {
         const ingot_sample_info_t *s = &slot->info[slot->sorted[k]];
-        int scatter = sample_scatterable(l, s);
+        int scatter = slot->scatter[slot->sorted[k]];
         uint64_t end = s->offset + s->length;
         if (run != NULL && run->shard == s->shard && run->scatter == scatter &&
             s->offset >= run->offset + run->length &&
