@@ -15,7 +15,8 @@ typedef struct ingot_pool ingot_pool_t;
 typedef void (*ingot_task_fn_t)(void *arg);
 
 /**
- * @param name      short name used in thread names (at most 8 characters are shown).
+ * @param name      short name used in thread names "ingot-<name><i>" (the first 5 characters
+ *                  are shown: Linux keeps 15).
  * @param nthreads  1..1024.
  * @param capacity  queued tasks at most (submit waits beyond that).
  * @param pool_p    out.

@@ -129,8 +129,7 @@ static void test_deadline_and_abort(void)
     CHECK_STATUS(ingot_mpmc_pop_wait(&mpmc, &item, INGOT_DEADLINE_NONE, &abort_flag),
                  INGOT_ERR_CANCELED);
     pthread_join(th, NULL);
-    /* Already-available items are still delivered after an abort? No: abort wins only when
-     * the ring cannot serve; a ready item is returned first. */
+    /* A raised abort does not hide an item that is already there: it is returned first. */
     CHECK(ingot_mpmc_try_push(&mpmc, (void *)7));
     CHECK_OK(ingot_mpmc_pop_wait(&mpmc, &item, INGOT_DEADLINE_NONE, &abort_flag));
     CHECK((uintptr_t)item == 7);
