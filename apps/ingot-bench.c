@@ -11,7 +11,7 @@
 #include <ingot/loader.h>
 #include <ingot/shard.h>
 #include "shard/pack.h"
-#include "runtime/base/config.h"
+#include "base/config.h"
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -238,7 +238,7 @@ static int generate(const bench_args_t *a, char *manifest, size_t len)
     packer_t *p;
     size_t cap = (size_t)(a->sample_size * (1 + a->jitter)) + 2;
     uint8_t *buf = malloc(cap);
-    if (buf == NULL || pack_create(&prm, &p) != INGOT_OK) {
+    if (buf == NULL || ingot_pack_create(&prm, &p) != INGOT_OK) {
         fprintf(stderr, "ingot-bench: cannot generate into %s\n", a->generate);
         free(buf);
         return -1;
@@ -249,13 +249,13 @@ static int generate(const bench_args_t *a, char *manifest, size_t len)
         size_t n = sample_len(a, i);
         snprintf(key, sizeof(key), "%08" PRIu64, i);
         fill_sample(buf, n, i, a->compressible);
-        rc = (pack_add(p, key, "bin", buf, n) == INGOT_OK) ? 0 : -1;
+        rc = (ingot_pack_add(p, key, "bin", buf, n) == INGOT_OK) ? 0 : -1;
     }
     uint64_t samples, shards;
-    if (rc == 0 && pack_finish(p, &samples, &shards) != INGOT_OK) {
+    if (rc == 0 && ingot_pack_finish(p, &samples, &shards) != INGOT_OK) {
         rc = -1;
     }
-    pack_destroy(p);
+    ingot_pack_destroy(p);
     free(buf);
     if (rc == 0 && (f = fopen(stamp_path, "w")) != NULL) {
         fputs(stamp, f);

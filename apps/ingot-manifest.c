@@ -3,8 +3,8 @@
  * inspect, verify or read from a manifest. See `ingot-manifest --help`.
  */
 #include <ingot/shard.h>
-#include "shard/shard_err.h"
-#include "runtime/base/config.h"
+#include "base/log.h"
+#include "base/config.h"
 #include "shard/pack.h"
 #include "shard/tar.h"
 
@@ -423,7 +423,7 @@ static int cli_emit_train(void *ctx, const char *key, const char *field, const v
 static int cli_emit_pack(void *ctx, const char *key, const char *field, const void *data,
                          size_t len)
 {
-    return pack_add(ctx, key, field, data, len) == INGOT_OK ? 0 : -1;
+    return ingot_pack_add(ctx, key, field, data, len) == INGOT_OK ? 0 : -1;
 }
 
 /* Split a member name into key and field and emit it. */
@@ -432,7 +432,7 @@ static int cli_emit_named(cli_emit_fn emit, void *ctx, const char *src, const ch
 {
     const char *key, *field;
     size_t klen;
-    if (tar_name_split(src, 0, name, &key, &klen, &field) != INGOT_OK || klen >= PATH_MAX) {
+    if (ingot_tar_name_split(src, 0, name, &key, &klen, &field) != INGOT_OK || klen >= PATH_MAX) {
         return -1;
     }
     char k[PATH_MAX];
@@ -480,7 +480,7 @@ static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
     for (size_t i = 0; i < cli_walk_n; i++) {
         size_t len = 0;
         uint8_t *data = NULL;
-        if (rc == 0 && shard_src_slurp(cli_walk_paths[i], &data, &len) != INGOT_OK) {
+        if (rc == 0 && ingot_shard_src_slurp(cli_walk_paths[i], &data, &len) != INGOT_OK) {
             rc = -1;
         }
         const char *rel = cli_walk_paths[i] + dl + (cli_walk_paths[i][dl] == '/');
@@ -497,25 +497,25 @@ static int cli_src_tar(const char *path, cli_emit_fn emit, void *ctx)
     shard_src_t src;
     tar_reader_t r;
     tar_member_t *m = malloc(sizeof(*m));
-    if (m == NULL || shard_src_open(path, &src) != INGOT_OK) {
+    if (m == NULL || ingot_shard_src_open(path, &src) != INGOT_OK) {
         free(m);
         return -1;
     }
-    int rc = tar_reader_init(&r, &src) == INGOT_OK ? 0 : -1;
+    int rc = ingot_tar_reader_init(&r, &src) == INGOT_OK ? 0 : -1;
     for (int end = 0; rc == 0;) {
-        if (tar_reader_next(&r, m, &end) != INGOT_OK) {
+        if (ingot_tar_reader_next(&r, m, &end) != INGOT_OK) {
             rc = -1;
         } else if (end) {
             break;
         } else if (m->kind == TAR_KIND_FILE) {
             char *data = malloc(m->size ? m->size : 1);
-            rc = data && shard_src_read(&src, m->data_off, data, m->size) == INGOT_OK
+            rc = data && ingot_shard_src_read(&src, m->data_off, data, m->size) == INGOT_OK
                      ? cli_emit_named(emit, ctx, path, m->name, data, m->size) : -1;
             free(data);
         }
     }
-    tar_reader_release(&r);
-    shard_src_close(&src);
+    ingot_tar_reader_release(&r);
+    ingot_shard_src_close(&src);
     free(m);
     return rc;
 }
@@ -640,7 +640,7 @@ static int cli_pack_dict(const cli_args_t *a, pack_params_t *pp)
         rc = -1;
     }
     void *dict = NULL;
-    if (rc == 0 && pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) != INGOT_OK) {
+    if (rc == 0 && ingot_pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) != INGOT_OK) {
         rc = -1;
     }
     pp->dict = dict;
@@ -695,14 +695,14 @@ static int cli_pack(int argc, char **argv)
     packer_t *p = NULL;
     uint64_t samples = 0, shards = 0;
     int rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
-    if (rc == 0 && pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
-        pack_finish(p, &samples, &shards) == INGOT_OK) {
+    if (rc == 0 && ingot_pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
+        ingot_pack_finish(p, &samples, &shards) == INGOT_OK) {
         printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
                shards, a.out, PACK_MANIFEST_NAME);
     } else {
         rc = CLI_EXIT_FAIL;
     }
-    pack_destroy(p);
+    ingot_pack_destroy(p);
     free((void *)pp.dict);
     free(a.pos);
     return rc ? CLI_EXIT_FAIL : 0;
@@ -714,8 +714,8 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_EXIT_USAGE : 0;
     }
-    const ingot_config_t *cfg; /* INGOT_LOG_LEVEL, INGOT_LOG_FILE, INGOT_FAULT, INGOT_TIMEOUT */
-    if (ingot_config_global(&cfg) != INGOT_OK) {
+    /* INGOT_LOG_LEVEL, INGOT_LOG_FILE, INGOT_FAULT, INGOT_TIMEOUT */
+    if (ingot_config_load() != INGOT_OK) {
         return CLI_EXIT_FAIL; /* the bad variable was logged */
     }
     const char *cmd = argv[1];

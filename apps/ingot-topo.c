@@ -4,11 +4,11 @@
  * under mpirun/srun, for the ranks actually launched (each rank checks the launcher's binding).
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/status.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/errors.h"
+#include "base/status.h"
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@ typedef struct app_opts {
 
 typedef struct app {
     app_opts_t            opt;
-    const ingot_config_t *cfg;
+    const ingot_topo_config_t *cfg;
     bool                  mpi;
     hwloc_bitmap_t        allowed;    /* --cpuset */
     ingot_topo_setup_t   *setup;      /* under MPI: this rank's node, plan and placement */
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         return rc;
     }
-    if (ingot_config_global(&a.cfg) != INGOT_OK) {
+    if (ingot_topo_config(&a.cfg) != INGOT_OK) {
         return EXIT_FAILURE; /* the parser named the variable */
     }
     a.mpi = a.opt.ranks_per_node == 0;

@@ -5,9 +5,9 @@
  * few hundred bytes and one all-reduce of an int.
  */
 #include "runtime/context_impl.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/errors.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +17,36 @@
 #define CHECK_DIFFERS     1
 #define CHECK_NO_MEMORY   2
 
+#define CHECK_FIELDS_MAX  256
+
+/* The job-wide variables of every registered table, in table order (the same on every rank). */
+typedef struct job_fields {
+    size_t                      count;
+    const ingot_config_field_t *field[CHECK_FIELDS_MAX];
+    const void                 *value[CHECK_FIELDS_MAX]; /* the parsed value of field[i] */
+} job_fields_t;
+
+static void collect_job_fields(job_fields_t *jf)
+{
+    jf->count = 0;
+    for (size_t t = 0; t < ingot_config_table_count(); t++) {
+        const ingot_config_table_t *tab = ingot_config_table_at(t);
+        for (size_t i = 0; i < tab->count && jf->count < CHECK_FIELDS_MAX; i++) {
+            if (tab->fields[i].scope == INGOT_CONFIG_SCOPE_JOB) {
+                jf->field[jf->count] = &tab->fields[i];
+                jf->value[jf->count++] = (const char *)tab->values + tab->fields[i].offset;
+            }
+        }
+    }
+}
+
 /* Canonical values of the job-wide fields, NUL-separated, into @p buf (returns the length). */
-static int pack_job_values(const ingot_config_t *cfg, char *buf, size_t buflen)
+static int pack_job_values(const job_fields_t *jf, char *buf, size_t buflen)
 {
     size_t o = 0;
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
-        if (f->scope != INGOT_CONFIG_SCOPE_JOB) {
-            continue;
-        }
+    for (size_t i = 0; i < jf->count; i++) {
         char v[CHECK_VALUE_MAX];
-        ingot_config_format(f, (const char *)cfg + f->offset, v, sizeof(v));
+        ingot_config_format(jf->field[i], jf->value[i], v, sizeof(v));
         size_t n = strlen(v) + 1;
         if (o + n > buflen) {
             return -1;
@@ -62,10 +81,12 @@ static void report_ranks(const ingot_config_field_t *f, const char *root_value,
               f->name, root_value, ranks, count > CHECK_RANKS_SHOWN ? ",..." : "", count, size);
 }
 
-ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, int strict)
+ingot_status_t ingot_config_check_job(MPI_Comm comm, int strict)
 {
     char mine[4096], root[4096];
-    int rank, size, len = pack_job_values(cfg, mine, sizeof(mine));
+    job_fields_t jf;
+    collect_job_fields(&jf);
+    int rank, size, len = pack_job_values(&jf, mine, sizeof(mine));
     ingot_status_t st;
     if (len < 0) {
         ingot_error("job-wide configuration does not fit in %zu bytes", sizeof(mine));
@@ -82,20 +103,14 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, 
     const char *root_values = (rank == 0) ? mine : root;
 
     /* Compare field by field. */
-    size_t nfields = 0;
-    unsigned char verdict[256] = {0};
+    size_t nfields = jf.count;
+    unsigned char verdict[CHECK_FIELDS_MAX] = {0};
     int differs = 0;
     const char *pm = mine, *pr = root_values;
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
-        if (f->scope != INGOT_CONFIG_SCOPE_JOB) {
-            continue;
-        }
-        if (nfields == sizeof(verdict)) {
-            break; /* the table is the same on every rank: all ranks stop here alike */
-        }
+    for (size_t i = 0; i < nfields; i++) {
+        const ingot_config_field_t *f = jf.field[i];
         if (strcmp(pm, pr) != 0) {
-            verdict[nfields] = 1;
+            verdict[i] = 1;
             differs = 1;
             ingot_log(strict ? INGOT_LOG_LEVEL_ERROR : INGOT_LOG_LEVEL_WARN,
                       INGOT_ENV_PREFIX "%s='%s' on rank %d, but rank 0 has '%s' (job-wide "
@@ -103,7 +118,6 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, 
         }
         pm += strlen(pm) + 1;
         pr += strlen(pr) + 1;
-        nfields++;
     }
     /* Rank 0 allocates the verdict table up front, so a failure is agreed on by every rank. */
     unsigned char *all = NULL;
@@ -124,11 +138,8 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, 
                         all, (int)nfields, MPI_UNSIGNED_CHAR, 0, comm);
     if (st == INGOT_OK && rank == 0) {
         const char *pv = root_values;
-        for (size_t i = 0, k = 0; i < ingot_config_table_size; i++) {
-            if (ingot_config_table[i].scope != INGOT_CONFIG_SCOPE_JOB) {
-                continue;
-            }
-            report_ranks(&ingot_config_table[i], pv, all, nfields, k++, size, strict);
+        for (size_t i = 0; i < nfields; i++) {
+            report_ranks(jf.field[i], pv, all, nfields, i, size, strict);
             pv += strlen(pv) + 1;
         }
     }

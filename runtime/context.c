@@ -5,9 +5,9 @@
  * leaving the others blocked in the next collective.
  */
 #include "runtime/context_impl.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/errors.h"
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -61,8 +61,12 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     }
     MPI_Comm user = (params && (params->field_mask & INGOT_INIT_PARAM_FIELD_COMM))
                     ? params->comm : MPI_COMM_WORLD;
-    const ingot_config_t *cfg = NULL;
-    st = ingot_config_global(&cfg);
+    ingot_ctx_config_t cfg = {0};
+    st = ingot_base_config(&cfg.base);
+    if (st == INGOT_OK) { /* parsed together: the first accessor parsed every table */
+        ingot_topo_config(&cfg.topo);
+        ingot_loader_config(&cfg.loader);
+    }
     ingot_ctx_h ctx = (st == INGOT_OK) ? ingot_calloc(1, sizeof(*ctx), "ingot context") : NULL;
     if (st == INGOT_OK && ctx == NULL) {
         st = INGOT_ERR_NO_MEMORY;
@@ -81,12 +85,12 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     ingot_log_set_rank(world_rank);
-    st = ingot_config_check_job(ctx->comm, cfg, cfg->check_job_config);
+    st = ingot_config_check_job(ctx->comm, cfg.base->check_job_config);
     if (st != INGOT_OK) {
         goto err_comm;
     }
     /* Node grouping, discovery and this rank's placement (collective, agreed on every rank). */
-    st = ingot_topo_setup_create(ctx->comm, cfg, NULL, &ctx->topo);
+    st = ingot_topo_setup_create(ctx->comm, cfg.topo, NULL, &ctx->topo);
     if (st != INGOT_OK) {
         goto err_comm;
     }

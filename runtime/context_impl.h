@@ -3,27 +3,36 @@
 #define INGOT_RUNTIME_CONTEXT_IMPL_H
 
 #include <ingot/ingot.h>
-#include "runtime/base/config.h"
-#include "runtime/base/wait.h"
+#include "base/base_config.h"
+#include "runtime/loader_config.h"
+#include "base/wait.h"
 #include "topology/topo.h"
 #include <ingot/shard.h>
+
+/** The process-wide values of every module's INGOT_* table (parsed once, never freed). */
+typedef struct ingot_ctx_config {
+    const ingot_base_config_t   *base;
+    const ingot_topo_config_t   *topo;
+    const ingot_loader_config_t *loader;
+} ingot_ctx_config_t;
 
 struct ingot_ctx {
     MPI_Comm              comm;         /* duplicate of the user's communicator */
     int                   rank, size;
     int                   thread_level; /* what MPI granted */
     int                   mpi_owned;    /* ingot called MPI_Init_thread */
-    const ingot_config_t *cfg;          /* process-wide, parsed once */
+    ingot_ctx_config_t    cfg;
     ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
     ingot_topo_setup_t   *topo;         /* node comm, topology, plan, this rank's placement */
 };
 
 /**
- * Check that job-wide variables are equal on every rank of @p comm (collective). A mismatch is
+ * Check that the job-wide variables of every registered table are equal on every rank of
+ * @p comm (collective). A mismatch is
  * logged by rank 0 (variable, its value, the differing ranks) and by each differing rank (its own
  * value); it returns INGOT_ERR_CONFIG on every rank when @p strict, else it only warns.
  */
-ingot_status_t ingot_config_check_job(MPI_Comm comm, const ingot_config_t *cfg, int strict);
+ingot_status_t ingot_config_check_job(MPI_Comm comm, int strict);
 
 /**
  * Open a manifest once per node: the node's first rank reads the file into an MPI-3 shared

@@ -5,10 +5,10 @@
  */
 #include <ingot/info.h>
 #include <ingot/version.h>
-#include "runtime/base/cuda.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
+#include "base/cuda.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,10 +4,10 @@
  */
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
-#include "runtime/base/cuda.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/log.h"
-#include "runtime/base/time.h"
+#include "base/cuda.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/time.h"
 #include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ static long minor_faults_now(void)
 
 /* Defaults for unset fields, and the checks no MPI call is needed for. */
 static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_t *p,
-                                    const ingot_config_t *cfg)
+                                    const ingot_ctx_config_t *cfg)
 {
     l->params = *p;
     ingot_loader_params_t *q = &l->params;
@@ -50,12 +50,12 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     if (!PARAM(l, SEED)) q->seed = 0;
     if (!PARAM(l, EPOCHS)) q->epochs = 1;
     if (!PARAM(l, DEPTH)) q->depth = LOADER_DEPTH_DEFAULT;
-    if (!PARAM(l, MEMORY)) q->memory_budget = cfg->loader_memory;
+    if (!PARAM(l, MEMORY)) q->memory_budget = cfg->loader->loader_memory;
     if (!PARAM(l, DEVICE)) q->device = INGOT_DEVICE_PLACEMENT;
     if (!PARAM(l, TRANSFORM)) q->transform = NULL;
     if (!PARAM(l, VERIFY)) {
-        q->verify = (ingot_verify_policy_t)cfg->verify;
-        q->skip_budget = (uint64_t)cfg->skip_budget;
+        q->verify = cfg->loader->verify;
+        q->skip_budget = (uint64_t)cfg->loader->skip_budget;
     }
     if (!PARAM(l, CURSOR)) q->cursor = NULL;
     if (!PARAM(l, TAIL)) q->tail = INGOT_ORDER_TAIL_DROP;
@@ -78,14 +78,14 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
         int cuda = l->ctx->topo->placement.cuda_device;
         l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
     }
-    l->numa_node = (cfg->bind == INGOT_TOPO_BIND_CPUMEM)
+    l->numa_node = (cfg->topo->bind == INGOT_TOPO_BIND_CPUMEM)
                    ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
                                                    l->ctx->topo->node.local_rank) : -1;
-    l->bind_threads = (cfg->bind != INGOT_TOPO_BIND_NONE);
+    l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
-    l->timeout_ns = cfg->timeout_ns;
-    l->coalesce_gap = cfg->coalesce_gap;
-    l->direct_io = cfg->direct_io;
+    l->timeout_ns = cfg->base->timeout_ns;
+    l->coalesce_gap = cfg->loader->coalesce_gap;
+    l->direct_io = cfg->loader->direct_io;
     return INGOT_OK;
 }
 
@@ -205,7 +205,7 @@ static uint64_t loader_memory_need(ingot_loader_h l)
            + (uint64_t)l->nworkers * worker + l->gap_scratch_size;
 }
 
-static ingot_status_t loader_size(ingot_loader_h l, const ingot_config_t *cfg)
+static ingot_status_t loader_size(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
     const size_t page = 4096;
     size_t per_sample = l->params.transform ? l->params.sample_out_size : l->sample_bytes_max;
@@ -216,11 +216,11 @@ static ingot_status_t loader_size(ingot_loader_h l, const ingot_config_t *cfg)
     size_t run = l->stored_max > LOADER_RUN_BYTES ? l->stored_max : LOADER_RUN_BYTES;
     l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_STORAGE_DIRECT_ALIGN;
     l->nreaders = l->params.readers ? l->params.readers
-                  : cfg->readers ? (uint32_t)cfg->readers
-                  : (strcmp(cfg->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
+                  : cfg->loader->readers ? (uint32_t)cfg->loader->readers
+                  : (strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
                                                                : LOADER_READERS_LOCAL);
     l->nworkers = l->params.workers ? l->params.workers
-                  : cfg->workers ? (uint32_t)cfg->workers : cpuset_cores();
+                  : cfg->loader->workers ? (uint32_t)cfg->loader->workers : cpuset_cores();
     l->nstaging = l->nreaders + l->nworkers + 1;
     l->gap_scratch_size = l->coalesce_gap > LOADER_GAP_SCRATCH_MIN ? l->coalesce_gap
                                                                    : LOADER_GAP_SCRATCH_MIN;
@@ -284,7 +284,7 @@ static void slot_free(loader_slot_t *slot)
     free(slot->runs);
 }
 
-static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_config_t *cfg)
+static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
     ingot_status_t st;
     l->slots = ingot_calloc(l->depth, sizeof(*l->slots), "loader slots");
@@ -329,15 +329,15 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_config_t *cfg)
     }
     ingot_storage_emulation_t emu;
     char err[256];
-    ingot_storage_emulation_parse(cfg->storage_emulate, &emu, err, sizeof(err));
+    ingot_storage_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
     ingot_storage_params_t sp = {.direct = l->direct_io, .emulate = &emu};
     ingot_manifest_info_t mi;
     ingot_manifest_query(l->manifest, &mi);
     if ((st = ingot_storage_create(&sp, (uint32_t)mi.shard_count, &l->storage)) != INGOT_OK) {
         return st;
     }
-    if (strcmp(cfg->trace, "none") != 0) {
-        st = ingot_trace_create(cfg->trace, LOADER_TRACE_EVENTS, l->rank, &l->trace);
+    if (strcmp(cfg->loader->trace, "none") != 0) {
+        st = ingot_trace_create(cfg->loader->trace, LOADER_TRACE_EVENTS, l->rank, &l->trace);
     }
     return st;
 }
@@ -345,7 +345,7 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_config_t *cfg)
 static ingot_status_t loader_start(ingot_loader_h l)
 {
     char name[16];
-    if (pthread_create(&l->planner, NULL, loader_planner_main, l) != 0) {
+    if (pthread_create(&l->planner, NULL, ingot_loader_planner_main, l) != 0) {
         ingot_error("ingot_loader_create: cannot start the planner thread");
         return INGOT_ERR_NO_RESOURCE;
     }
@@ -354,7 +354,7 @@ static ingot_status_t loader_start(ingot_loader_h l)
     for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
         int reader = i < l->nreaders;
         void *arg = reader ? (void *)l : (void *)&l->wctx[i - l->nreaders];
-        if (pthread_create(&l->threads[i], NULL, reader ? loader_reader_main : loader_worker_main,
+        if (pthread_create(&l->threads[i], NULL, reader ? ingot_loader_reader_main : ingot_loader_worker_main,
                            arg) != 0) {
             ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
                         l->nreaders + l->nworkers);
@@ -384,7 +384,7 @@ static void loader_free(ingot_loader_h l)
     for (uint32_t i = 0; i < l->threads_started; i++) {
         pthread_join(l->threads[i], NULL);
     }
-    loader_gpu_cleanup(l);
+    ingot_loader_gpu_cleanup(l);
     for (uint32_t i = 0; l->slots != NULL && i < l->depth; i++) {
         slot_free(&l->slots[i]);
     }
@@ -412,7 +412,7 @@ static void loader_free(ingot_loader_h l)
 }
 
 /* Everything after the shared manifest is open; local to this rank. */
-static ingot_status_t loader_setup(ingot_loader_h l, const ingot_config_t *cfg)
+static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
     ingot_manifest_info_t mi;
     ingot_status_t st = ingot_manifest_query(l->manifest, &mi);
@@ -429,7 +429,7 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_config_t *cfg)
         (st = loader_size(l, cfg)) || (st = loader_alloc(l, cfg))) {
         return st;
     }
-    if (l->device != INGOT_DEVICE_HOST && (st = loader_gpu_init(l)) != INGOT_OK) {
+    if (l->device != INGOT_DEVICE_HOST && (st = ingot_loader_gpu_init(l)) != INGOT_OK) {
         return st;
     }
     return loader_start(l);
@@ -448,7 +448,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         l->ctx = ctx;
         l->rank = ctx->rank;
         l->world = ctx->size;
-        st = loader_params(l, params, ctx->cfg);
+        st = loader_params(l, params, &ctx->cfg);
     }
     if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
         free(l);
@@ -459,7 +459,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         free(l);
         return st;
     }
-    st = ingot_mpi_agree(&ctx->comm, loader_setup(l, ctx->cfg), "ingot_loader_create");
+    st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
     if (st != INGOT_OK) {
         loader_free(l);
         return st;
@@ -591,7 +591,7 @@ ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
                     l->oldest_held);
         return INGOT_ERR_INVALID_PARAM;
     }
-    loader_gpu_release(l, slot);
+    ingot_loader_gpu_release(l, slot);
     atomic_store(&slot->state, SLOT_FREE);
     l->oldest_held++;
     l->held--;

@@ -5,10 +5,10 @@
  * CUDA in the build these calls fail cleanly or do nothing.
  */
 #include "runtime/loader_impl.h"
-#include "runtime/base/cuda.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/log.h"
-#include "runtime/base/time.h"
+#include "base/cuda.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/time.h"
 #include <ingot/version.h>
 #if INGOT_BUILD_CUDA
 #  include <cuda_runtime_api.h>
@@ -16,7 +16,7 @@
 
 #define GPU_CALL(_what, _call, ...) ingot_cuda_check((int)_call(__VA_ARGS__), #_call, _what)
 
-ingot_status_t loader_gpu_init(ingot_loader_h l)
+ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
 {
 #if INGOT_BUILD_CUDA
     const ingot_cuda_probe_t *probe = ingot_cuda_probe();
@@ -57,7 +57,7 @@ ingot_status_t loader_gpu_init(ingot_loader_h l)
 #endif
 }
 
-ingot_status_t loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
+ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
 {
 #if INGOT_BUILD_CUDA
     cudaSetDevice(l->device); /* worker threads start on device 0 */
@@ -79,7 +79,7 @@ ingot_status_t loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
 #endif
 }
 
-void loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
+void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
 {
 #if INGOT_BUILD_CUDA
     if (l->device == INGOT_DEVICE_HOST || slot->event == NULL) {
@@ -101,7 +101,7 @@ void loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
 #endif
 }
 
-void loader_gpu_cleanup(ingot_loader_h l)
+void ingot_loader_gpu_cleanup(ingot_loader_h l)
 {
 #if INGOT_BUILD_CUDA
     if (l->stream == NULL) {

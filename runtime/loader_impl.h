@@ -14,9 +14,9 @@
 
 #include <ingot/loader.h>
 #include <ingot/shard.h>
-#include "runtime/base/mem.h"
-#include "runtime/base/ring.h"
-#include "runtime/base/wait.h"
+#include "base/mem.h"
+#include "base/ring.h"
+#include "base/wait.h"
 #include "runtime/storage.h"
 #include "runtime/telemetry.h"
 #include <pthread.h>
@@ -132,16 +132,16 @@ struct ingot_loader {
 };
 
 /* loader_pipeline.c */
-void           loader_thread_setup(ingot_loader_h l);
-void          *loader_planner_main(void *arg);
-void          *loader_reader_main(void *arg);
-void          *loader_worker_main(void *arg);
-void           loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
+void           ingot_loader_thread_setup(ingot_loader_h l);
+void          *ingot_loader_planner_main(void *arg);
+void          *ingot_loader_reader_main(void *arg);
+void          *ingot_loader_worker_main(void *arg);
+void           ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
-ingot_status_t loader_gpu_init(ingot_loader_h l);
-ingot_status_t loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot);
-void           loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
-void           loader_gpu_cleanup(ingot_loader_h l);
+ingot_status_t ingot_loader_gpu_init(ingot_loader_h l);
+ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot);
+void           ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
+void           ingot_loader_gpu_cleanup(ingot_loader_h l);
 
 #endif

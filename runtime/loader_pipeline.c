@@ -5,15 +5,15 @@
  */
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
-#include "runtime/base/log.h"
-#include "runtime/base/time.h"
+#include "base/log.h"
+#include "base/time.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 /* Each loader thread runs on the placement's ingest cores when INGOT_BIND asks for binding. */
-void loader_thread_setup(ingot_loader_h l)
+void ingot_loader_thread_setup(ingot_loader_h l)
 {
     if (!l->bind_threads) {
         return;
@@ -162,10 +162,10 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
     return INGOT_OK;
 }
 
-void *loader_planner_main(void *arg)
+void *ingot_loader_planner_main(void *arg)
 {
     ingot_loader_h l = arg;
-    loader_thread_setup(l);
+    ingot_loader_thread_setup(l);
     for (;;) {
         void *item;
         if (ingot_spsc_pop_wait(&l->free_slots, &item, INGOT_DEADLINE_NONE, &l->abort)
@@ -218,7 +218,7 @@ static void slot_complete(ingot_loader_h l, loader_slot_t *slot)
         slot_compact(slot);
     }
     if (st == INGOT_OK && l->device != INGOT_DEVICE_HOST) {
-        st = loader_gpu_copy(l, slot);
+        st = ingot_loader_gpu_copy(l, slot);
     }
     if (st != INGOT_OK) {
         slot_fail(l, slot, st);
@@ -228,7 +228,7 @@ static void slot_complete(ingot_loader_h l, loader_slot_t *slot)
     ingot_event_notify(&l->ready);
 }
 
-void loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status)
+void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status)
 {
     loader_slot_t *slot = run->slot;
     if (run->staging != NULL) {
@@ -301,10 +301,10 @@ static ingot_status_t read_run(ingot_loader_h l, loader_run_t *run, struct iovec
     return st;
 }
 
-void *loader_reader_main(void *arg)
+void *ingot_loader_reader_main(void *arg)
 {
     ingot_loader_h l = arg;
-    loader_thread_setup(l);
+    ingot_loader_thread_setup(l);
     struct iovec *iov = malloc(sizeof(*iov) * l->iov_cap); /* once per thread, not per run */
     for (; iov != NULL;) {
         void *item;
@@ -322,14 +322,14 @@ void *loader_reader_main(void *arg)
         if (st == INGOT_OK && run->scatter) {
             /* Bytes already in place: verify them now, while they are still in this core's
              * cache, and finish the run here (a worker would read them back from memory). */
-            loader_run_done(l, run, process_run(l, NULL, run));
+            ingot_loader_run_done(l, run, process_run(l, NULL, run));
             continue;
         }
         if (st == INGOT_OK) {
             st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
         }
         if (st != INGOT_OK) {
-            loader_run_done(l, run, st);
+            ingot_loader_run_done(l, run, st);
         }
     }
     free(iov);
@@ -463,17 +463,17 @@ static ingot_status_t process_run(ingot_loader_h l, loader_worker_ctx_t *w, load
     return INGOT_OK;
 }
 
-void *loader_worker_main(void *arg)
+void *ingot_loader_worker_main(void *arg)
 {
     loader_worker_ctx_t *w = arg;
     ingot_loader_h l = w->loader;
-    loader_thread_setup(l);
+    ingot_loader_thread_setup(l);
     for (;;) {
         void *item;
         if (ingot_mpmc_pop_wait(&l->work_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
             return NULL;
         }
         loader_run_t *run = item;
-        loader_run_done(l, run, process_run(l, w, run));
+        ingot_loader_run_done(l, run, process_run(l, w, run));
     }
 }

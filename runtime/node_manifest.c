@@ -5,9 +5,9 @@
  * one rank is followed by an agreement, so no rank is left waiting in a collective.
  */
 #include "runtime/context_impl.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

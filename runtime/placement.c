@@ -1,6 +1,6 @@
 /* Public topology queries of a context: its placement and the node's devices. */
 #include "runtime/context_impl.h"
-#include "runtime/base/log.h"
+#include "base/log.h"
 
 ingot_status_t ingot_placement_get(ingot_ctx_h ctx, ingot_placement_t *placement_p)
 {

@@ -5,12 +5,12 @@
  * latency the way they would against a real remote store.
  */
 #include "runtime/storage.h"
-#include "runtime/base/config.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
-#include "runtime/base/time.h"
+#include "runtime/loader_config.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/time.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

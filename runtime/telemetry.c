@@ -1,9 +1,9 @@
 /* Histograms and the Chrome-trace writer (see telemetry.h). */
 #include "runtime/telemetry.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
-#include "runtime/base/time.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/time.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

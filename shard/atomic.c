@@ -1,7 +1,7 @@
 /* Atomic file replacement (see atomic.h). */
 #include "shard/atomic.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-ingot_status_t shard_write_all(int fd, const char *path, const void *p, size_t n)
+ingot_status_t ingot_shard_write_all(int fd, const char *path, const void *p, size_t n)
 {
     for (size_t done = 0; done < n;) {
         ssize_t r = write(fd, (const char *)p + done, n - done);
@@ -19,7 +19,7 @@ ingot_status_t shard_write_all(int fd, const char *path, const void *p, size_t n
             continue;
         }
         if (r < 0) {
-            return shard_err(ingot_status_from_errno(errno), "%s: write failed: %s", path,
+            return ingot_fail(ingot_status_from_errno(errno), "%s: write failed: %s", path,
                              strerror(errno));
         }
         done += (size_t)r;
@@ -38,27 +38,27 @@ static void atomic_sync_dir(const char *path)
     }
 }
 
-ingot_status_t shard_atomic_write(const char *path, shard_fill_fn_t fill, void *arg)
+ingot_status_t ingot_shard_atomic_write(const char *path, shard_fill_fn_t fill, void *arg)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: path too long", path);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: path too long", path);
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return shard_err(ingot_status_from_errno(errno), "%s: create failed: %s", tmp,
+        return ingot_fail(ingot_status_from_errno(errno), "%s: create failed: %s", tmp,
                          strerror(errno));
     }
     ingot_status_t st = fill(fd, tmp, arg);
     if (st == INGOT_OK && fsync(fd) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
+        st = ingot_fail(INGOT_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
     }
     if (close(fd) != 0 && st == INGOT_OK) {
-        st = shard_err(INGOT_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+        st = ingot_fail(INGOT_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
     }
     if (st == INGOT_OK && rename(tmp, path) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, path, strerror(errno));
+        st = ingot_fail(INGOT_ERR_IO, "%s: rename to %s failed: %s", tmp, path, strerror(errno));
     }
     if (st != INGOT_OK) {
         unlink(tmp);

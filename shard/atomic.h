@@ -12,9 +12,9 @@
 /** Writes the content to @p fd (named @p tmp in messages). */
 typedef ingot_status_t (*shard_fill_fn_t)(int fd, const char *tmp, void *arg);
 
-ingot_status_t shard_atomic_write(const char *path, shard_fill_fn_t fill, void *arg);
+ingot_status_t ingot_shard_atomic_write(const char *path, shard_fill_fn_t fill, void *arg);
 
 /** write(2) all of [p, p+n) to @p fd, retrying on EINTR; errors name @p path. */
-ingot_status_t shard_write_all(int fd, const char *path, const void *p, size_t n);
+ingot_status_t ingot_shard_write_all(int fd, const char *path, const void *p, size_t n);
 
 #endif

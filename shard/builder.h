@@ -32,11 +32,11 @@ struct ingot_manifest_builder {
 };
 
 /** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */
-ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p);
+ingot_status_t ingot_builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p);
 
 
 /** Path of @p path relative to the manifest's directory (malloc'd); it must lie inside it. */
-ingot_status_t bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
+ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
                                char **rel_p);
 
 #endif

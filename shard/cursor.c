@@ -6,9 +6,9 @@
 #include <ingot/order.h>
 #include "shard/atomic.h"
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include "shard/tar.h"
-#include "runtime/base/status.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,13 +42,13 @@ static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, si
     size_t ids = c->skipped_count * sizeof(uint64_t), len = sizeof(d) + ids + sizeof(uint64_t);
     uint8_t *buf = malloc(len);
     if (buf == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "cursor: out of memory");
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "cursor: out of memory");
     }
     memcpy(buf, &d, sizeof(d));
     if (ids) {
         memcpy(buf + sizeof(d), c->skipped, ids);
     }
-    uint64_t sum = shard_hash(buf, len - sizeof(uint64_t));
+    uint64_t sum = ingot_shard_hash(buf, len - sizeof(uint64_t));
     memcpy(buf + len - sizeof(uint64_t), &sum, sizeof(sum));
     *buf_p = buf;
     *len_p = len;
@@ -63,14 +63,14 @@ typedef struct cursor_buf {
 static ingot_status_t cursor_fill(int fd, const char *tmp, void *arg)
 {
     const cursor_buf_t *b = arg;
-    return shard_write_all(fd, tmp, b->p, b->len);
+    return ingot_shard_write_all(fd, tmp, b->p, b->len);
 }
 
 ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
 {
     if (path == NULL || c == NULL || c->global_batch == 0 || c->consumed % c->global_batch != 0 ||
         (c->skipped_count && c->skipped == NULL)) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: cursor: consumed must be a multiple of "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: cursor: consumed must be a multiple of "
                          "global_batch (>= 1), skipped set when skipped_count is",
                          path ? path : "(null)");
     }
@@ -78,7 +78,7 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
     size_t len = 0;
     INGOT_CHECK(cursor_encode(c, &buf, &len));
     cursor_buf_t arg = {buf, len};
-    ingot_status_t st = shard_atomic_write(path, cursor_fill, &arg);
+    ingot_status_t st = ingot_shard_atomic_write(path, cursor_fill, &arg);
     free(buf);
     return st;
 }
@@ -88,30 +88,30 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
                                          cursor_disk_t *d)
 {
     if (len < sizeof(*d) + sizeof(uint64_t)) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: cursor of %" PRIu64 " bytes is truncated (torn "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: cursor of %" PRIu64 " bytes is truncated (torn "
                          "write?)", path, len);
     }
     memcpy(d, buf, sizeof(*d));
     if (memcmp(d->magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN) != 0) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: field magic: not an ingot cursor", path);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: field magic: not an ingot cursor", path);
     }
     if (d->version != INGOT_CURSOR_VERSION) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads %u", path,
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads %u", path,
                          d->version, INGOT_CURSOR_VERSION);
     }
     uint64_t sum;
     memcpy(&sum, buf + len - sizeof(sum), sizeof(sum));
-    if (shard_hash(buf, len - sizeof(sum)) != sum) {
-        return shard_err(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt",
+    if (ingot_shard_hash(buf, len - sizeof(sum)) != sum) {
+        return ingot_fail(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt",
                          path);
     }
     if (d->skipped_count > CURSOR_SKIPPED_MAX ||
         len != sizeof(*d) + d->skipped_count * sizeof(uint64_t) + sizeof(uint64_t)) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: field skipped_count: %" PRIu64 " does not match "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: field skipped_count: %" PRIu64 " does not match "
                          "the file size %" PRIu64, path, d->skipped_count, len);
     }
     if (d->global_batch == 0 || d->consumed % d->global_batch != 0) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: field consumed: %" PRIu64 " is not a multiple of "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: field consumed: %" PRIu64 " is not a multiple of "
                          "global_batch %" PRIu64, path, d->consumed, d->global_batch);
     }
     return INGOT_OK;
@@ -122,16 +122,16 @@ static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t 
                                           const ingot_cursor_expect_t *e)
 {
     if (d->manifest_digest != e->manifest_digest) {
-        return shard_err(INGOT_ERR_MISMATCH, "%s: field manifest_digest: cursor is for manifest "
+        return ingot_fail(INGOT_ERR_MISMATCH, "%s: field manifest_digest: cursor is for manifest "
                          "%016" PRIx64 ", this job uses %016" PRIx64, path, d->manifest_digest,
                          e->manifest_digest);
     }
     if (d->seed != e->seed) {
-        return shard_err(INGOT_ERR_MISMATCH, "%s: field seed: cursor has %" PRIu64 ", this job "
+        return ingot_fail(INGOT_ERR_MISMATCH, "%s: field seed: cursor has %" PRIu64 ", this job "
                          "uses %" PRIu64, path, d->seed, e->seed);
     }
     if (e->world_size == 0 || d->global_batch % e->world_size != 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: field global_batch: %" PRIu64 " is not "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: field global_batch: %" PRIu64 " is not "
                          "divisible by the world size %u; resume with a world size that divides "
                          "it", path, d->global_batch, e->world_size);
     }
@@ -143,11 +143,11 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
 {
     cursor_disk_t d;
     if (path == NULL || cursor_p == NULL) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
     }
     uint8_t *buf;
     size_t len;
-    INGOT_CHECK(shard_src_slurp(path, &buf, &len));
+    INGOT_CHECK(ingot_shard_src_slurp(path, &buf, &len));
     ingot_status_t st = cursor_check_bytes(path, buf, len, &d);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);
@@ -155,7 +155,7 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
     uint64_t *skipped = NULL;
     if (st == INGOT_OK && d.skipped_count > 0) {
         skipped = malloc(d.skipped_count * sizeof(uint64_t));
-        st = skipped ? INGOT_OK : shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", path);
+        st = skipped ? INGOT_OK : ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", path);
     }
     if (st == INGOT_OK) {
         if (skipped) {

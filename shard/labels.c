@@ -1,10 +1,10 @@
 /* Key -> label map of the manifest builder (see labels.h). */
 #include "shard/labels.h"
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include "shard/tar.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 
 static size_t labels_slot(const shard_labels_t *l, const char *key, size_t len, int *found_p)
 {
-    size_t slot = shard_hash(key, len) & (l->cap - 1);
+    size_t slot = ingot_shard_hash(key, len) & (l->cap - 1);
     for (; l->slots[slot] != 0; slot = (slot + 1) & (l->cap - 1)) {
         const char *k = l->text + (l->slots[slot] >> LABELS_SLOT_SHIFT) - 1;
         if (strlen(k) == len && memcmp(k, key, len) == 0) {
@@ -39,25 +39,25 @@ static ingot_status_t labels_line(shard_labels_t *l, const char *path, size_t li
     long v = strtol(val, &end, LABELS_BASE);
     end += strspn(end, " \t\r");
     if (*sep == '\0' || end == val || *end != '\0' || v < 0 || v > INT32_MAX) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: line %zu: expected 'KEY LABEL' with a "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: line %zu: expected 'KEY LABEL' with a "
                          "non-negative decimal label", path, lineno);
     }
     *sep = '\0';
     int found;
     size_t slot = labels_slot(l, key, strlen(key), &found);
     if (found) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: line %zu: key '%s' listed twice", path, lineno,
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: line %zu: key '%s' listed twice", path, lineno,
                          key);
     }
     l->slots[slot] = ((uint64_t)(key - l->text) + 1) << LABELS_SLOT_SHIFT | (uint64_t)v;
     return INGOT_OK;
 }
 
-ingot_status_t shard_labels_load(const char *path, shard_labels_t *l)
+ingot_status_t ingot_shard_labels_load(const char *path, shard_labels_t *l)
 {
     size_t lines = 1, len;
     *l = (shard_labels_t){0};
-    INGOT_CHECK(shard_src_slurp(path, (uint8_t **)&l->text, &len));
+    INGOT_CHECK(ingot_shard_src_slurp(path, (uint8_t **)&l->text, &len));
     for (size_t i = 0; i < len; i++) {
         lines += l->text[i] == '\n';
     }
@@ -75,19 +75,19 @@ ingot_status_t shard_labels_load(const char *path, shard_labels_t *l)
         line = nl ? nl + 1 : NULL;
     }
     if (st != INGOT_OK) {
-        shard_labels_release(l);
+        ingot_shard_labels_release(l);
     }
     return st;
 }
 
-void shard_labels_release(shard_labels_t *l)
+void ingot_shard_labels_release(shard_labels_t *l)
 {
     free(l->text);
     free(l->slots);
     *l = (shard_labels_t){0};
 }
 
-int32_t shard_labels_find(const shard_labels_t *l, const char *key, size_t len)
+int32_t ingot_shard_labels_find(const shard_labels_t *l, const char *key, size_t len)
 {
     int found;
     if (l->slots == NULL) {

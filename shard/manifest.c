@@ -3,11 +3,11 @@
  * (full) or check each row when it is looked up (lazy). Lookups are O(1) by global index.
  */
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include "shard/tar.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/fault.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-uint64_t shard_hash(const void *data, size_t len)
+uint64_t ingot_shard_hash(const void *data, size_t len)
 {
     return XXH3_64bits(data, len);
 }
@@ -28,7 +28,7 @@ uint64_t shard_hash(const void *data, size_t len)
 static ingot_status_t mf_bad(const struct ingot_manifest *m, const char *what, uint64_t row,
                              const char *why)
 {
-    return shard_err(INGOT_ERR_FORMAT, "%s: %s row %" PRIu64 ": %s", m->name, what, row, why);
+    return ingot_fail(INGOT_ERR_FORMAT, "%s: %s row %" PRIu64 ": %s", m->name, what, row, why);
 }
 
 /* 0 when @p ref names a NUL-terminated string inside the string table. */
@@ -66,11 +66,11 @@ static ingot_status_t mf_check_layout(struct ingot_manifest *m)
         mf_section(h->sample_off, h->sample_count, sizeof(manifest_sample_t), m->len, &pos) ||
         mf_section(h->field_off, h->field_count, sizeof(manifest_field_t), m->len, &pos) ||
         h->strtab_off != pos || h->strtab_size == 0 || h->strtab_off + h->strtab_size != m->len) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: header: section offsets, counts or sizes are "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: header: section offsets, counts or sizes are "
                          "inconsistent with the file size %zu", m->name, m->len);
     }
     if (h->name_count > MANIFEST_NAMES_MAX || h->shard_count > UINT32_MAX) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: header: too many shards or field names", m->name);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: header: too many shards or field names", m->name);
     }
     m->shards  = (const manifest_shard_t *)(m->base + h->shard_off);
     m->names   = (const manifest_name_t *)(m->base + h->name_off);
@@ -78,10 +78,10 @@ static ingot_status_t mf_check_layout(struct ingot_manifest *m)
     m->fields  = (const manifest_field_t *)(m->base + h->field_off);
     m->strtab  = (const char *)(m->base + h->strtab_off);
     if (m->strtab[h->strtab_size - 1] != '\0') {
-        return shard_err(INGOT_ERR_FORMAT, "%s: string table is not NUL-terminated", m->name);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: string table is not NUL-terminated", m->name);
     }
     if ((h->flags & MANIFEST_FLAG_DICT) && mf_strref_ok(m, h->dict_path, 0) != 0) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: header: bad dictionary path", m->name);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: header: bad dictionary path", m->name);
     }
     return INGOT_OK;
 }
@@ -89,21 +89,21 @@ static ingot_status_t mf_check_layout(struct ingot_manifest *m)
 static ingot_status_t mf_check_header(struct ingot_manifest *m)
 {
     if (m->len < sizeof(manifest_header_t)) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a manifest header",
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a manifest header",
                          m->name, m->len);
     }
     m->hdr = (const manifest_header_t *)m->base;
     if (memcmp(m->hdr->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN) != 0) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: wrong magic (not an ingot manifest)", m->name);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: wrong magic (not an ingot manifest)", m->name);
     }
     if (m->hdr->version != MANIFEST_VERSION) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
                          "reads version %u)", m->name, m->hdr->version, MANIFEST_VERSION);
     }
     manifest_header_t copy = *m->hdr;
     copy.header_hash = 0;
-    if (shard_hash(&copy, sizeof(copy)) != m->hdr->header_hash) {
-        return shard_err(INGOT_ERR_CORRUPT, "%s: header checksum mismatch", m->name);
+    if (ingot_shard_hash(&copy, sizeof(copy)) != m->hdr->header_hash) {
+        return ingot_fail(INGOT_ERR_CORRUPT, "%s: header checksum mismatch", m->name);
     }
     return mf_check_layout(m);
 }
@@ -117,9 +117,9 @@ static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t ro
         return mf_bad(m, "shard", row, "bad path reference");
     }
     const char *path = manifest_str(m, s->path);
-    if (tar_path_is_safe(path, manifest_strref_len(s->path)) != 0 ||
+    if (ingot_tar_path_is_safe(path, manifest_strref_len(s->path)) != 0 ||
         strlen(path) != manifest_strref_len(s->path)) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
                          "contains '..' (path traversal)", m->name, row, path);
     }
     if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
@@ -150,7 +150,7 @@ static ingot_status_t mf_check_field(const struct ingot_manifest *m, uint64_t in
         why = "field overlaps the previous one";
     }
     if (why != NULL) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field row %"
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field row %"
                          PRIu64 ": %s", m->name, index, key, row, why);
     }
     *end_p = (uint64_t)f->offset + f->stored_len;
@@ -169,7 +169,7 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
     uint64_t ff = s->first_field, fe = mf_field_end(m, index);
     const manifest_shard_t *sh = s->shard < m->hdr->shard_count ? &m->shards[s->shard] : NULL;
     if (sh == NULL || index < sh->first_sample || index - sh->first_sample >= sh->sample_count) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
                          "of range or not holding this row", m->name, index, key, s->shard);
     }
     /* Lazily opened manifests check rows on use: the shard row this sample names, too (a
@@ -179,7 +179,7 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
         INGOT_CHECK(mf_check_shard(m, s->shard));
     }
     if (ff >= fe || fe > m->hdr->field_count || fe - ff > UINT32_MAX) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
                          PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
     }
     uint64_t end = 0;
@@ -187,7 +187,7 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
         INGOT_CHECK(mf_check_field(m, index, key, r, &end));
     }
     if (s->offset > sh->size || end > sh->size - s->offset) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): bytes [%"
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): bytes [%"
                          PRIu64 ", +%" PRIu64 ") lie beyond shard %u's size %" PRIu64, m->name,
                          index, key, s->offset, end, s->shard, sh->size);
     }
@@ -219,11 +219,11 @@ static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t
     for (uint64_t i = sh->first_sample; i < sh->first_sample + sh->sample_count; i++) {
         const char *key = manifest_str(m, m->samples[i].key);
         size_t len = manifest_strref_len(m->samples[i].key);
-        uint64_t slot = shard_hash(key, len) & (cap - 1);
+        uint64_t slot = ingot_shard_hash(key, len) & (cap - 1);
         for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
             uint64_t other = m->samples[sh->first_sample + table[slot] - 1].key;
             if (manifest_strref_len(other) == len && memcmp(manifest_str(m, other), key, len) == 0) {
-                return shard_err(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
+                return ingot_fail(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
                                  "'%s' at sample rows %" PRIu64 " and %" PRIu64, m->name, row,
                                  manifest_str(m, sh->path), key,
                                  sh->first_sample + table[slot] - 1, i);
@@ -246,7 +246,7 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
         largest = m->shards[i].sample_count > largest ? m->shards[i].sample_count : largest;
     }
     if (next != m->hdr->sample_count) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: shards hold %" PRIu64 " samples, header says %"
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: shards hold %" PRIu64 " samples, header says %"
                          PRIu64, m->name, next, m->hdr->sample_count);
     }
     uint64_t cap = 1;
@@ -267,10 +267,10 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
 
 static ingot_status_t mf_check_all(const struct ingot_manifest *m)
 {
-    uint64_t body = shard_hash(m->base + sizeof(manifest_header_t),
+    uint64_t body = ingot_shard_hash(m->base + sizeof(manifest_header_t),
                                m->len - sizeof(manifest_header_t));
     if (body != m->hdr->body_hash) {
-        return shard_err(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
+        return ingot_fail(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
                          "(file corrupt)", m->name);
     }
     ingot_sample_info_t info;
@@ -288,7 +288,7 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
     m->name = strdup(name);
     m->dir  = strdup(dir);
     if (m->name == NULL || m->dir == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
     }
     INGOT_CHECK(mf_check_header(m));
     /* The name table is tiny (at most MANIFEST_NAMES_MAX rows) and every field lookup indexes
@@ -302,7 +302,7 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
                                           unsigned flags, ingot_manifest_h *manifest_p)
 {
     if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
                          MANIFEST_ALIGN);
     }
     struct ingot_manifest *m = ingot_calloc(1, sizeof(*m), "manifest");
@@ -323,18 +323,18 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
 static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
 {
     shard_src_t src;
-    INGOT_CHECK(shard_src_open(path, &src));
+    INGOT_CHECK(ingot_shard_src_open(path, &src));
     if (src.size < sizeof(manifest_header_t)) {
-        shard_src_close(&src);
-        return shard_err(INGOT_ERR_FORMAT, "%s: %" PRIu64 " bytes is too short for a manifest",
+        ingot_shard_src_close(&src);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: %" PRIu64 " bytes is too short for a manifest",
                          path, src.size);
     }
     int err = ingot_fault_check(INGOT_FAULT_MMAP);
     void *p = err ? (errno = err, MAP_FAILED)
                   : mmap(NULL, src.size, PROT_READ, MAP_SHARED, src.fd, 0);
-    shard_src_close(&src);
+    ingot_shard_src_close(&src);
     if (p == MAP_FAILED) {
-        return shard_err(ingot_status_from_errno(errno), "%s: mmap failed: %s", path,
+        return ingot_fail(ingot_status_from_errno(errno), "%s: mmap failed: %s", path,
                          strerror(errno));
     }
     m->map  = p;
@@ -346,7 +346,7 @@ static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
 ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manifest_h *manifest_p)
 {
     if (path == NULL || manifest_p == NULL) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
     }
     struct ingot_manifest *m = ingot_calloc(1, sizeof(*m), "manifest");
     if (m == NULL) {

@@ -28,6 +28,6 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
 }
 
 /** Hash of bytes as stored in the manifest (XXH3-64, seed 0). */
-uint64_t shard_hash(const void *data, size_t len);
+uint64_t ingot_shard_hash(const void *data, size_t len);
 
 #endif

@@ -4,9 +4,9 @@
  */
 #include "shard/builder.h"
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,15 +16,15 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
-ingot_status_t builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p)
+ingot_status_t ingot_builder_str_push(shard_vec_t *buf, const char *s, size_t len, uint64_t *ref_p)
 {
     size_t at;
     if (len > MANIFEST_STRLEN_MAX) {
-        return shard_err(INGOT_ERR_FORMAT, "string of %zu bytes exceeds the manifest limit %u "
+        return ingot_fail(INGOT_ERR_FORMAT, "string of %zu bytes exceeds the manifest limit %u "
                          "('%.*s...')", len, MANIFEST_STRLEN_MAX, 64, s);
     }
-    INGOT_CHECK(shard_vec_push(buf, s, len, &at));
-    INGOT_CHECK(shard_vec_push(buf, "", 1, NULL));
+    INGOT_CHECK(ingot_shard_vec_push(buf, s, len, &at));
+    INGOT_CHECK(ingot_shard_vec_push(buf, "", 1, NULL));
     *ref_p = manifest_strref(at, (uint32_t)len);
     return INGOT_OK;
 }
@@ -35,26 +35,26 @@ static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char
 {
     uint8_t *dict;
     size_t len;
-    INGOT_CHECK(shard_src_slurp(dict_path, &dict, &len));
-    b->dict_hash = shard_hash(dict, len);
-    ingot_status_t st = shard_zstd_init(&b->zstd, dict, len);
+    INGOT_CHECK(ingot_shard_src_slurp(dict_path, &dict, &len));
+    b->dict_hash = ingot_shard_hash(dict, len);
+    ingot_status_t st = ingot_shard_zstd_init(&b->zstd, dict, len);
     free(dict);
     return st;
 }
 
 /* Path of @p path relative to the manifest's directory (malloc'd); must lie inside it. */
-ingot_status_t bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
+ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
                                char **rel_p)
 {
     char *real = realpath(path, NULL);
     if (real == NULL) {
-        return shard_err(ingot_status_from_errno(errno), "%s: %s", path, strerror(errno));
+        return ingot_fail(ingot_status_from_errno(errno), "%s: %s", path, strerror(errno));
     }
     size_t dl = strlen(b->dir_real);
     int root = dl == 1; /* "/" */
     if (strncmp(real, b->dir_real, dl) != 0 || (!root && real[dl] != '/')) {
         free(real);
-        return shard_err(INGOT_ERR_FORMAT, "%s: lies outside the manifest's directory %s (shard "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: lies outside the manifest's directory %s (shard "
                          "paths must be relative to the manifest, without '..')", path,
                          b->dir_real);
     }
@@ -76,7 +76,7 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     b->dir_real = realpath(slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".", NULL);
     free(dir);
     if (b->dir_real == NULL) {
-        return shard_err(INGOT_ERR_NOT_FOUND, "%s: the manifest's directory does not exist",
+        return ingot_fail(INGOT_ERR_NOT_FOUND, "%s: the manifest's directory does not exist",
                          manifest_path);
     }
     b->chunk   = ingot_malloc(BUILDER_CHUNK, "builder read buffer");
@@ -84,18 +84,18 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     if (b->chunk == NULL || b->scratch == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    INGOT_CHECK(shard_window_init(&b->win));
+    INGOT_CHECK(ingot_shard_window_init(&b->win));
     uint64_t mask = params ? params->field_mask : 0;
     b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
                                                                      : INGOT_TAR_SPECIAL_SKIP;
     if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS) && params->label_path != NULL) {
-        INGOT_CHECK(shard_labels_load(params->label_path, &b->labels));
+        INGOT_CHECK(ingot_shard_labels_load(params->label_path, &b->labels));
     }
     if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT) && params->dict_path != NULL) {
-        INGOT_CHECK(bld_relpath_get(b, params->dict_path, &b->dict_rel));
+        INGOT_CHECK(ingot_bld_relpath_get(b, params->dict_path, &b->dict_rel));
         return bld_dict_load(b, params->dict_path);
     }
-    return shard_zstd_init(&b->zstd, NULL, 0);
+    return ingot_shard_zstd_init(&b->zstd, NULL, 0);
 }
 
 ingot_status_t ingot_manifest_builder_create(const char *manifest_path,
@@ -103,7 +103,7 @@ ingot_status_t ingot_manifest_builder_create(const char *manifest_path,
                                              ingot_manifest_builder_h *builder_p)
 {
     if (manifest_path == NULL || builder_p == NULL) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_create: NULL argument");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_create: NULL argument");
     }
     struct ingot_manifest_builder *b = ingot_calloc(1, sizeof(*b), "manifest builder");
     if (b == NULL) {
@@ -129,15 +129,15 @@ void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
     if (b == NULL) {
         return;
     }
-    shard_vec_free(&b->shards);
-    shard_vec_free(&b->names);
-    shard_vec_free(&b->samples);
-    shard_vec_free(&b->fields);
-    shard_vec_free(&b->namebuf);
-    shard_vec_free(&b->strbuf);
-    shard_zstd_release(&b->zstd);
-    shard_labels_release(&b->labels);
-    shard_window_release(&b->win);
+    ingot_shard_vec_free(&b->shards);
+    ingot_shard_vec_free(&b->names);
+    ingot_shard_vec_free(&b->samples);
+    ingot_shard_vec_free(&b->fields);
+    ingot_shard_vec_free(&b->namebuf);
+    ingot_shard_vec_free(&b->strbuf);
+    ingot_shard_zstd_release(&b->zstd);
+    ingot_shard_labels_release(&b->labels);
+    ingot_shard_window_release(&b->win);
     free(b->chunk);
     free(b->scratch);
     free(b->dict_rel);

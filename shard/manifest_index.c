@@ -4,8 +4,8 @@
  */
 #include "shard/builder.h"
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,14 +53,14 @@ static ingot_status_t idx_name(struct ingot_manifest_builder *b, const char *nam
         }
     }
     if (b->names.len >= MANIFEST_NAMES_MAX) {
-        return shard_err(INGOT_ERR_NO_RESOURCE, "more than %u distinct field names",
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "more than %u distinct field names",
                          MANIFEST_NAMES_MAX);
     }
     uint64_t ref;
-    INGOT_CHECK(builder_str_push(&b->namebuf, name, len, &ref));
+    INGOT_CHECK(ingot_builder_str_push(&b->namebuf, name, len, &ref));
     manifest_name_t n = {(uint32_t)manifest_strref_off(ref), (uint32_t)len};
     *id_p = (uint16_t)b->names.len;
-    return shard_vec_push(&b->names, &n, 1, NULL);
+    return ingot_shard_vec_push(&b->names, &n, 1, NULL);
 }
 
 /* Hash a member's stored bytes and, for zstd, count its decoded length. */
@@ -73,20 +73,20 @@ static ingot_status_t idx_hash_member(struct ingot_manifest_builder *b, idx_shar
     XXH3_state_t st;
     XXH3_INITSTATE(&st);
     XXH3_64bits_reset(&st);
-    shard_zstd_count_begin(&b->zstd);
+    ingot_shard_zstd_count_begin(&b->zstd);
     for (uint64_t off = 0; off < im->m->size;) {
         size_t n = im->m->size - off < BUILDER_CHUNK ? (size_t)(im->m->size - off) : BUILDER_CHUNK;
-        INGOT_CHECK(shard_src_read(&s->src, im->m->data_off + off, b->chunk, n));
+        INGOT_CHECK(ingot_shard_src_read(&s->src, im->m->data_off + off, b->chunk, n));
         XXH3_64bits_update(&st, b->chunk, n);
         if (im->codec == INGOT_CODEC_ZSTD) {
-            INGOT_CHECK(shard_zstd_count_feed(&b->zstd, b->chunk, n, b->scratch, BUILDER_CHUNK,
+            INGOT_CHECK(ingot_shard_zstd_count_feed(&b->zstd, b->chunk, n, b->scratch, BUILDER_CHUNK,
                                               UINT32_MAX, what));
         }
         off += n;
     }
     *hash_p = XXH3_64bits_digest(&st);
     *raw_p  = im->m->size;
-    return im->codec == INGOT_CODEC_ZSTD ? shard_zstd_count_end(&b->zstd, raw_p, what) : INGOT_OK;
+    return im->codec == INGOT_CODEC_ZSTD ? ingot_shard_zstd_count_end(&b->zstd, raw_p, what) : INGOT_OK;
 }
 
 /* Label from a .cls member: decimal text, optional trailing whitespace. */
@@ -97,7 +97,7 @@ static ingot_status_t idx_label(struct ingot_manifest_builder *b, idx_shard_t *s
     if (im->m->size == 0 || im->m->size > CLS_TEXT_MAX) {
         goto bad;
     }
-    INGOT_CHECK(shard_src_read(&s->src, im->m->data_off, text, (size_t)im->m->size));
+    INGOT_CHECK(ingot_shard_src_read(&s->src, im->m->data_off, text, (size_t)im->m->size));
     text[im->m->size] = '\0';
     char *end;
     long v = strtol(text, &end, DECIMAL_BASE);
@@ -110,7 +110,7 @@ static ingot_status_t idx_label(struct ingot_manifest_builder *b, idx_shard_t *s
     *label_p = (int32_t)v;
     return INGOT_OK;
 bad:
-    return shard_err(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': .cls member is not a "
+    return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': .cls member is not a "
                      "non-negative decimal label", s->src.name, im->m->header_off,
                      (int)im->key_len, im->key);
 }
@@ -126,7 +126,7 @@ static ingot_status_t idx_classify(struct ingot_manifest_builder *b, idx_shard_t
     }
     if (m->kind == TAR_KIND_SPECIAL) {
         if (b->special == INGOT_TAR_SPECIAL_REJECT) {
-            return shard_err(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is a link, "
+            return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is a link, "
                              "device or FIFO (type '%c'), rejected by policy", s->src.name,
                              m->header_off, m->name, m->typeflag);
         }
@@ -137,7 +137,7 @@ static ingot_status_t idx_classify(struct ingot_manifest_builder *b, idx_shard_t
     }
     const char *field;
     im->m = m;
-    INGOT_CHECK(tar_name_split(s->src.name, m->header_off, m->name, &im->key, &im->key_len, &field));
+    INGOT_CHECK(ingot_tar_name_split(s->src.name, m->header_off, m->name, &im->key, &im->key_len, &field));
     size_t flen = strlen(field);
     im->codec = INGOT_CODEC_NONE;
     if (flen > ZST_SUFFIX_LEN && strcmp(field + flen - ZST_SUFFIX_LEN, ZST_SUFFIX) == 0) {
@@ -160,7 +160,7 @@ static ingot_status_t idx_sample(struct ingot_manifest_builder *b, idx_shard_t *
             memcmp(B_STR(b, cur->key), im->key, im->key_len) == 0) {
             for (size_t f = cur->first_field; f < b->fields.len; f++) {
                 if (B_FIELD(b, f)->name == name) {
-                    return shard_err(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': "
+                    return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': "
                                      "field '%s' appears twice", s->src.name,
                                      im->m->header_off, (int)im->key_len, im->key, im->field);
                 }
@@ -170,9 +170,9 @@ static ingot_status_t idx_sample(struct ingot_manifest_builder *b, idx_shard_t *
     }
     manifest_sample_t row = {.offset = im->m->data_off, .first_field = b->fields.len,
                              .shard = s->row, .label = INGOT_LABEL_NONE};
-    INGOT_CHECK(builder_str_push(&b->strbuf, im->key, im->key_len, &row.key));
+    INGOT_CHECK(ingot_builder_str_push(&b->strbuf, im->key, im->key_len, &row.key));
     s->have_sample = 1;
-    return shard_vec_push(&b->samples, &row, 1, NULL);
+    return ingot_shard_vec_push(&b->samples, &row, 1, NULL);
 }
 
 static ingot_status_t idx_member(struct ingot_manifest_builder *b, idx_shard_t *s,
@@ -190,7 +190,7 @@ static ingot_status_t idx_member(struct ingot_manifest_builder *b, idx_shard_t *
     manifest_sample_t *cur = B_SAMPLE(b, b->samples.len - 1);
     uint64_t rel = m->data_off - cur->offset, hash, raw;
     if (rel > UINT32_MAX || m->size > UINT32_MAX) {
-        return shard_err(INGOT_ERR_UNSUPPORTED, "%s: offset %" PRIu64 ": key '%.*s': sample or "
+        return ingot_fail(INGOT_ERR_UNSUPPORTED, "%s: offset %" PRIu64 ": key '%.*s': sample or "
                          "member larger than 4 GiB", s->src.name, m->header_off,
                          (int)im.key_len, im.key);
     }
@@ -200,7 +200,7 @@ static ingot_status_t idx_member(struct ingot_manifest_builder *b, idx_shard_t *
     }
     manifest_field_t f = {.name = name, .codec = (uint8_t)im.codec, .offset = (uint32_t)rel,
                           .stored_len = (uint32_t)m->size, .raw_len = (uint32_t)raw, .hash = hash};
-    return shard_vec_push(&b->fields, &f, 1, NULL);
+    return ingot_shard_vec_push(&b->fields, &f, 1, NULL);
 }
 
 static int idx_key_cmp(const void *a, const void *b_, void *arg)
@@ -219,7 +219,7 @@ static ingot_status_t idx_dup_keys(struct ingot_manifest_builder *b, const idx_s
     size_t n = b->samples.len - s->first_sample;
     size_t *order = malloc((n ? n : 1) * sizeof(*order));
     if (order == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory", s->src.name);
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", s->src.name);
     }
     for (size_t i = 0; i < n; i++) {
         order[i] = s->first_sample + i;
@@ -229,7 +229,7 @@ static ingot_status_t idx_dup_keys(struct ingot_manifest_builder *b, const idx_s
     for (size_t i = 1; i < n && st == INGOT_OK; i++) {
         if (idx_key_cmp(&order[i - 1], &order[i], b) == 0) {
             const manifest_sample_t *x = B_SAMPLE(b, order[i - 1]), *y = B_SAMPLE(b, order[i]);
-            st = shard_err(INGOT_ERR_FORMAT, "%s: duplicate key '%s': members at data offsets %"
+            st = ingot_fail(INGOT_ERR_FORMAT, "%s: duplicate key '%s': members at data offsets %"
                            PRIu64 " and %" PRIu64 " are not adjacent", s->src.name,
                            B_STR(b, x->key), x->offset < y->offset ? x->offset : y->offset,
                            x->offset < y->offset ? y->offset : x->offset);
@@ -243,19 +243,19 @@ static ingot_status_t idx_members(struct ingot_manifest_builder *b, idx_shard_t 
 {
     tar_reader_t r;
     tar_member_t *m = malloc(sizeof(*m));
-    ingot_status_t st = m ? tar_reader_init(&r, &s->src) : INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = m ? ingot_tar_reader_init(&r, &s->src) : INGOT_ERR_NO_MEMORY;
     if (st != INGOT_OK) {
         free(m);
         return st;
     }
     for (int end = 0; st == INGOT_OK;) {
-        st = tar_reader_next(&r, m, &end);
+        st = ingot_tar_reader_next(&r, m, &end);
         if (st != INGOT_OK || end) {
             break;
         }
         st = idx_member(b, s, m);
     }
-    tar_reader_release(&r);
+    ingot_tar_reader_release(&r);
     free(m);
     return st;
 }
@@ -264,41 +264,41 @@ static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s
                                 const char *rel)
 {
     manifest_shard_t row = {.first_sample = b->samples.len};
-    shard_window_attach(&b->win, &s->src);
+    ingot_shard_window_attach(&b->win, &s->src);
     INGOT_CHECK(idx_members(b, s));
     INGOT_CHECK(idx_dup_keys(b, s));
     for (size_t i = s->first_sample; i < b->samples.len; i++) { /* label file: no .cls only */
         manifest_sample_t *sm = B_SAMPLE(b, i);
         if (sm->label == INGOT_LABEL_NONE) {
-            sm->label = shard_labels_find(&b->labels, B_STR(b, sm->key),
+            sm->label = ingot_shard_labels_find(&b->labels, B_STR(b, sm->key),
                                           manifest_strref_len(sm->key));
         }
     }
-    INGOT_CHECK(shard_window_finish(&s->src, &row.hash));
+    INGOT_CHECK(ingot_shard_window_finish(&s->src, &row.hash));
     row.size = s->src.size;
     row.sample_count = b->samples.len - s->first_sample;
     if (row.sample_count == 0) {
         ingot_warn("%s: shard holds no samples", s->src.name);
     }
-    INGOT_CHECK(builder_str_push(&b->strbuf, rel, strlen(rel), &row.path));
-    return shard_vec_push(&b->shards, &row, 1, NULL);
+    INGOT_CHECK(ingot_builder_str_push(&b->strbuf, rel, strlen(rel), &row.path));
+    return ingot_shard_vec_push(&b->shards, &row, 1, NULL);
 }
 
 ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h b, const char *path)
 {
     if (b == NULL || path == NULL) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_add_shard: NULL");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_add_shard: NULL");
     }
     if (b->shards.len >= UINT32_MAX) {
-        return shard_err(INGOT_ERR_NO_RESOURCE, "%s: too many shards", path);
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "%s: too many shards", path);
     }
     size_t keep[] = {b->samples.len, b->fields.len, b->names.len, b->namebuf.len, b->strbuf.len};
     idx_shard_t s = {.row = (uint32_t)b->shards.len, .first_sample = b->samples.len};
     char *rel = NULL;
-    ingot_status_t st = bld_relpath_get(b, path, &rel);
-    if (st == INGOT_OK && (st = shard_src_open(path, &s.src)) == INGOT_OK) {
+    ingot_status_t st = ingot_bld_relpath_get(b, path, &rel);
+    if (st == INGOT_OK && (st = ingot_shard_src_open(path, &s.src)) == INGOT_OK) {
         st = idx_shard(b, &s, rel);
-        shard_src_close(&s.src);
+        ingot_shard_src_close(&s.src);
     }
     free(rel);
     if (st != INGOT_OK) { /* leave the builder as it was */

@@ -5,8 +5,8 @@
 #include "shard/atomic.h"
 #include "shard/builder.h"
 #include "shard/manifest.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@ typedef struct mw {
 static ingot_status_t mw_put(mw_t *w, const void *p, size_t n)
 {
     XXH3_64bits_update(&w->hash, p, n);
-    return shard_write_all(w->fd, w->path, p, n);
+    return ingot_shard_write_all(w->fd, w->path, p, n);
 }
 
 /* Rebase a strref that points into strbuf so it points into the final string table. */
@@ -88,7 +88,7 @@ static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest
         h->dict_path = *dict_ref_p;
     }
     return h->strtab_size > MANIFEST_STROFF_MAX
-               ? shard_err(INGOT_ERR_NO_RESOURCE, "%s: string table too large", b->path)
+               ? ingot_fail(INGOT_ERR_NO_RESOURCE, "%s: string table too large", b->path)
                : INGOT_OK;
 }
 
@@ -110,14 +110,14 @@ static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
     uint64_t dict_ref = 0;
     INGOT_CHECK(mw_header(b, &h, &dict_ref));
     if (lseek(w->fd, sizeof(h), SEEK_SET) < 0) {
-        return shard_err(INGOT_ERR_IO, "%s: seek failed: %s", w->path, strerror(errno));
+        return ingot_fail(INGOT_ERR_IO, "%s: seek failed: %s", w->path, strerror(errno));
     }
     XXH3_64bits_reset(&w->hash);
     INGOT_CHECK(mw_body(w, b));
     h.body_hash   = XXH3_64bits_digest(&w->hash);
-    h.header_hash = shard_hash(&h, sizeof(h));
+    h.header_hash = ingot_shard_hash(&h, sizeof(h));
     if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-        return shard_err(INGOT_ERR_IO, "%s: header write failed: %s", w->path, strerror(errno));
+        return ingot_fail(INGOT_ERR_IO, "%s: header write failed: %s", w->path, strerror(errno));
     }
     return INGOT_OK;
 }
@@ -137,9 +137,9 @@ static ingot_status_t mw_fill(int fd, const char *tmp, void *arg)
 ingot_status_t ingot_manifest_builder_write(ingot_manifest_builder_h b)
 {
     if (b == NULL || b->samples.len == 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: no samples to write",
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: no samples to write",
                          b ? b->path : "manifest");
     }
     mw_arg_t arg = {.b = b};
-    return shard_atomic_write(b->path, mw_fill, &arg);
+    return ingot_shard_atomic_write(b->path, mw_fill, &arg);
 }

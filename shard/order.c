@@ -4,9 +4,9 @@
  * shards, samples shuffled within windows of shards), and the per-rank partition of a step.
  */
 #include <ingot/order.h>
-#include "shard/shard_err.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -96,7 +96,7 @@ static ingot_status_t order_locality_init(struct ingot_order *o)
     const ingot_order_params_t *p = &o->p;
     uint32_t n = p->shard_count;
     if (p->shard_samples == NULL || n == 0 || p->window == 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "order: locality mode needs shard_samples, "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: locality mode needs shard_samples, "
                          "shard_count >= 1 and window >= 1");
     }
     o->nwin        = (n + p->window - 1) / p->window;
@@ -114,7 +114,7 @@ static ingot_status_t order_locality_init(struct ingot_order *o)
         sum += p->shard_samples[i];
     }
     if (sum != p->sample_count) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "order: shard_samples sum to %" PRIu64
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: shard_samples sum to %" PRIu64
                          ", sample_count is %" PRIu64, sum, p->sample_count);
     }
     o->cached_epoch = ORDER_NO_EPOCH;
@@ -172,7 +172,7 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     const uint64_t need = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH;
     if (params == NULL || order_p == NULL || (params->field_mask & need) != need ||
         params->sample_count == 0 || params->global_batch == 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "order: sample_count and global_batch are "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: sample_count and global_batch are "
                          "required and must be >= 1");
     }
     struct ingot_order *o = ingot_calloc(1, sizeof(*o), "order");
@@ -194,7 +194,7 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     o->steps = o->p.tail == INGOT_ORDER_TAIL_PAD ? (n + b - 1) / b : n / b;
     ingot_status_t st = o->p.mode == INGOT_ORDER_LOCALITY ? order_locality_init(o) : INGOT_OK;
     if (st == INGOT_OK && o->steps == 0) {
-        st = shard_err(INGOT_ERR_INVALID_PARAM, "order: global batch %" PRIu64 " exceeds the %"
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "order: global batch %" PRIu64 " exceeds the %"
                        PRIu64 " samples and the tail policy drops it: no step at all", b, n);
     }
     o->p.shard_samples = NULL; /* copied into shard_count */
@@ -245,17 +245,17 @@ ingot_status_t ingot_order_slice(ingot_order_h o, uint64_t epoch, uint64_t step,
 {
     if (o == NULL || ids == NULL || world == 0 || rank >= world ||
         o->p.global_batch % world != 0) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "order: world size %u must divide the global "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: world size %u must divide the global "
                          "batch %" PRIu64 " and rank %u be below it", world,
                          o ? o->p.global_batch : 0, rank);
     }
     uint64_t per = o->p.global_batch / world;
     if (step >= o->steps) {
-        return shard_err(INGOT_ERR_OUT_OF_RANGE, "order: step %" PRIu64 " beyond the %" PRIu64
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "order: step %" PRIu64 " beyond the %" PRIu64
                          " steps of an epoch", step, o->steps);
     }
     if (cap < per) {
-        return shard_err(INGOT_ERR_NO_RESOURCE, "order: slice needs %" PRIu64 " entries, %zu "
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "order: slice needs %" PRIu64 " entries, %zu "
                          "given", per, cap);
     }
     uint64_t first = step * o->p.global_batch + rank * per;

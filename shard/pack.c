@@ -1,14 +1,14 @@
 /* Packer: samples -> tar shards of a target size (+ zstd, dictionary) -> manifest. See pack.h. */
 #include "shard/pack.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include "shard/tar.h"
 #include "shard/tar_write.h"
 #include "shard/vec.h"
-#include "runtime/base/config.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/pool.h"
-#include "runtime/base/status.h"
-#include "runtime/base/time.h"
+#include "base/base_config.h"
+#include "base/mem.h"
+#include "base/pool.h"
+#include "base/status.h"
+#include "base/time.h"
 #include <ingot/shard.h>
 
 #include <errno.h>
@@ -65,8 +65,8 @@ struct packer {
 static void pack_job_free(pack_job_t *j)
 {
     if (j != NULL) {
-        shard_vec_free(&j->members);
-        shard_vec_free(&j->blob);
+        ingot_shard_vec_free(&j->members);
+        ingot_shard_vec_free(&j->blob);
         free(j);
     }
 }
@@ -92,14 +92,14 @@ static ingot_status_t pack_compress(ZSTD_CCtx *cctx, const char *path, const voi
     if (bound > *zcap) {
         void *n = realloc(*zbuf, bound);
         if (n == NULL) {
-            return shard_err(INGOT_ERR_NO_MEMORY, "%s: out of memory compressing", path);
+            return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory compressing", path);
         }
         *zbuf = n;
         *zcap = bound;
     }
     size_t r = ZSTD_compress2(cctx, *zbuf, *zcap, data, len);
     if (ZSTD_isError(r)) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: zstd: %s", path, ZSTD_getErrorName(r));
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd: %s", path, ZSTD_getErrorName(r));
     }
     *zlen_p = r;
     return INGOT_OK;
@@ -112,7 +112,7 @@ static ingot_status_t pack_cctx(const packer_t *p, ZSTD_CCtx **cctx_p)
         ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, p->prm.zstd_level)) ||
         (p->cdict != NULL && ZSTD_isError(ZSTD_CCtx_refCDict(c, p->cdict)))) {
         ZSTD_freeCCtx(c);
-        return shard_err(INGOT_ERR_ZSTD, "zstd: cannot set up a compression context (level %d)",
+        return ingot_fail(INGOT_ERR_ZSTD, "zstd: cannot set up a compression context (level %d)",
                          p->prm.zstd_level);
     }
     *cctx_p = c;
@@ -126,7 +126,7 @@ static ingot_status_t pack_job_write(pack_job_t *j, const char *path, ZSTD_CCtx 
     size_t zcap = 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return shard_err(INGOT_ERR_IO, "%s: create failed: %s", path, strerror(errno));
+        return ingot_fail(INGOT_ERR_IO, "%s: create failed: %s", path, strerror(errno));
     }
     tar_writer_t w = {.fd = fd, .off = 0, .name = path};
     ingot_status_t st = INGOT_OK;
@@ -140,14 +140,14 @@ static ingot_status_t pack_job_write(pack_job_t *j, const char *path, ZSTD_CCtx 
             data = zbuf;
         }
         if (st == INGOT_OK) {
-            st = tar_write_member(&w, blob + m->name_off, data, len);
+            st = ingot_tar_write_member(&w, blob + m->name_off, data, len);
         }
     }
     if (st == INGOT_OK) {
-        st = tar_write_end(&w);
+        st = ingot_tar_write_end(&w);
     }
     if (st == INGOT_OK && fsync(fd) != 0) {
-        st = shard_err(INGOT_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
+        st = ingot_fail(INGOT_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
     }
     close(fd);
     free(zbuf);
@@ -191,7 +191,7 @@ static ingot_status_t pack_submit(packer_t *p)
     ingot_status_t st = ingot_pool_submit(p->pool, pack_job_run, j, ingot_deadline_after(p->wait_ns));
     if (st != INGOT_OK) {
         pack_job_free(j);
-        return shard_err(st, "%s: no packing worker became free within the deadline",
+        return ingot_fail(st, "%s: no packing worker became free within the deadline",
                          p->prm.out_dir);
     }
     return (ingot_status_t)atomic_load(&p->err);
@@ -217,10 +217,10 @@ static int pack_mkdirs(const char *dir)
     return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
-ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
+ingot_status_t ingot_pack_create(const pack_params_t *params, packer_t **p_p)
 {
     if (pack_mkdirs(params->out_dir) != 0) {
-        return shard_err(INGOT_ERR_IO, "%s: cannot create: %s", params->out_dir, strerror(errno));
+        return ingot_fail(INGOT_ERR_IO, "%s: cannot create: %s", params->out_dir, strerror(errno));
     }
     packer_t *p = ingot_calloc(1, sizeof(*p), "packer");
     if (p == NULL) {
@@ -228,13 +228,13 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
     }
     p->prm = *params;
     p->prm.dict = NULL;
-    const ingot_config_t *cfg;
-    p->wait_ns = ingot_config_global(&cfg) == INGOT_OK ? cfg->timeout_ns : PACK_WAIT_DEFAULT_NS;
+    const ingot_base_config_t *cfg;
+    p->wait_ns = ingot_base_config(&cfg) == INGOT_OK ? cfg->timeout_ns : PACK_WAIT_DEFAULT_NS;
     ingot_status_t st = INGOT_OK;
     if (params->zstd_level != 0 && params->dict != NULL) {
         p->dict = ingot_malloc(params->dict_len, "pack dictionary");
         p->cdict = ZSTD_createCDict(params->dict, params->dict_len, params->zstd_level);
-        st = p->dict && p->cdict ? INGOT_OK : shard_err(INGOT_ERR_ZSTD, "zstd: bad dictionary");
+        st = p->dict && p->cdict ? INGOT_OK : ingot_fail(INGOT_ERR_ZSTD, "zstd: bad dictionary");
         if (p->dict != NULL) {
             memcpy(p->dict, params->dict, params->dict_len);
         }
@@ -243,7 +243,7 @@ ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p)
         st = ingot_pool_create(PACK_POOL_NAME, params->jobs, params->jobs, &p->pool);
     }
     if (st != INGOT_OK) {
-        pack_destroy(p);
+        ingot_pack_destroy(p);
         return st;
     }
     *p_p = p;
@@ -286,7 +286,7 @@ static ingot_status_t pack_new_sample(packer_t *p, const char *key)
     return p->key ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
 
-ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const void *data,
+ingot_status_t ingot_pack_add(packer_t *p, const char *key, const char *field, const void *data,
                         size_t len)
 {
     char name[PATH_MAX];
@@ -299,14 +299,14 @@ ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const v
     pack_member_t m = {.len = len, .compress = p->prm.zstd_level != 0 && !stored};
     int n = snprintf(name, sizeof(name), "%s.%s%s", key, field, m.compress ? PACK_ZST_SUFFIX : "");
     if (n < 0 || (size_t)n >= sizeof(name)) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "member name too long: %s.%s", key, field);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "member name too long: %s.%s", key, field);
     }
-    INGOT_CHECK(shard_vec_push(&p->cur->blob, name, (size_t)n + 1, &m.name_off));
-    INGOT_CHECK(shard_vec_push(&p->cur->blob, data, len, &m.data_off));
+    INGOT_CHECK(ingot_shard_vec_push(&p->cur->blob, name, (size_t)n + 1, &m.name_off));
+    INGOT_CHECK(ingot_shard_vec_push(&p->cur->blob, data, len, &m.data_off));
     p->bytes += len;
     p->members++;
     p->cur_bytes += len + TAR_BLOCK;
-    return shard_vec_push(&p->cur->members, &m, 1, NULL);
+    return ingot_shard_vec_push(&p->cur->members, &m, 1, NULL);
 }
 
 /* Wait until every submitted shard is written, as long as shards keep finishing. */
@@ -319,7 +319,7 @@ static ingot_status_t pack_drain(packer_t *p)
             break;
         }
         if (st != INGOT_ERR_TIMED_OUT || atomic_load(&p->done) == before) {
-            return shard_err(st, "%s: packing workers made no progress within the deadline",
+            return ingot_fail(st, "%s: packing workers made no progress within the deadline",
                              p->prm.out_dir);
         }
     }
@@ -332,7 +332,7 @@ static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, siz
     snprintf(path, pathlen, "%s/" PACK_DICT_NAME, out_dir);
     FILE *f = fopen(path, "wb");
     if (f == NULL || fwrite(dict, 1, len, f) != len || fclose(f) != 0) {
-        return shard_err(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        return ingot_fail(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
     return INGOT_OK;
 }
@@ -360,7 +360,7 @@ static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
     return st;
 }
 
-ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
+ingot_status_t ingot_pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
 {
     char dpath[PATH_MAX];
     INGOT_CHECK(pack_submit(p));
@@ -378,7 +378,7 @@ ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
     return INGOT_OK;
 }
 
-void pack_destroy(packer_t *p)
+void ingot_pack_destroy(packer_t *p)
 {
     if (p == NULL) {
         return;
@@ -393,17 +393,17 @@ void pack_destroy(packer_t *p)
     free(p);
 }
 
-ingot_status_t pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
+ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
                                size_t *len_p)
 {
     void *dict = malloc(PACK_DICT_SIZE);
     if (dict == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "dictionary: out of memory");
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "dictionary: out of memory");
     }
     size_t r = ZDICT_trainFromBuffer(dict, PACK_DICT_SIZE, buf, sizes, n);
     if (ZDICT_isError(r)) {
         free(dict);
-        return shard_err(INGOT_ERR_ZSTD, "dictionary training on %u samples failed: %s", n,
+        return ingot_fail(INGOT_ERR_ZSTD, "dictionary training on %u samples failed: %s", n,
                          ZDICT_getErrorName(r));
     }
     *dict_p = dict;

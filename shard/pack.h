@@ -33,25 +33,25 @@ typedef struct pack_params {
 
 typedef struct packer packer_t;
 
-ingot_status_t pack_create(const pack_params_t *params, packer_t **p_p);
+ingot_status_t ingot_pack_create(const pack_params_t *params, packer_t **p_p);
 
 /**
  * Add one member of sample @p key. Members of a sample must be added one after the other; a new
  * key starts a new sample. A field named "cls" or ending in ".zst" is stored as given.
  */
-ingot_status_t pack_add(packer_t *p, const char *key, const char *field, const void *data,
+ingot_status_t ingot_pack_add(packer_t *p, const char *key, const char *field, const void *data,
                         size_t len);
 
 /**
  * Write the last shard, wait for all of them, write the dictionary (if one was given to
- * pack_create()) beside them, then the manifest; *samples_p, *shards_p get the totals.
+ * ingot_pack_create()) beside them, then the manifest; *samples_p, *shards_p get the totals.
  */
-ingot_status_t pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p);
+ingot_status_t ingot_pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p);
 
-void pack_destroy(packer_t *p);
+void ingot_pack_destroy(packer_t *p);
 
 /** Train a dictionary from @p n samples (concatenated in @p buf with sizes in @p sizes). */
-ingot_status_t pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
+ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
                                size_t *len_p);
 
 #endif

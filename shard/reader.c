@@ -3,9 +3,9 @@
  * before the sample is handed over, zstd fields decoded into caller memory with a reused context.
  */
 #include "shard/reader.h"
-#include "shard/shard_err.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -18,16 +18,16 @@ static ingot_status_t rd_dict(struct ingot_shard_reader *r)
     ingot_manifest_info_t info;
     INGOT_CHECK(ingot_manifest_query(r->m, &info));
     if (info.dict_path == NULL) {
-        return shard_zstd_init(&r->zstd, NULL, 0);
+        return ingot_shard_zstd_init(&r->zstd, NULL, 0);
     }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/%s", r->m->dir, info.dict_path);
     uint8_t *dict;
     size_t len;
-    INGOT_CHECK(shard_src_slurp(path, &dict, &len));
-    ingot_status_t st = shard_hash(dict, len) == info.dict_hash
-        ? shard_zstd_init(&r->zstd, dict, len)
-        : shard_err(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);
+    INGOT_CHECK(ingot_shard_src_slurp(path, &dict, &len));
+    ingot_status_t st = ingot_shard_hash(dict, len) == info.dict_hash
+        ? ingot_shard_zstd_init(&r->zstd, dict, len)
+        : ingot_fail(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);
     free(dict);
     return st;
 }
@@ -35,7 +35,7 @@ static ingot_status_t rd_dict(struct ingot_shard_reader *r)
 ingot_status_t ingot_shard_reader_create(ingot_manifest_h m, ingot_shard_reader_h *reader_p)
 {
     if (m == NULL || reader_p == NULL) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "ingot_shard_reader_create: NULL argument");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_shard_reader_create: NULL argument");
     }
     struct ingot_shard_reader *r = ingot_calloc(1, sizeof(*r), "shard reader");
     uint64_t n = m->hdr->shard_count;
@@ -63,16 +63,16 @@ void ingot_shard_reader_destroy(ingot_shard_reader_h r)
         return;
     }
     for (uint64_t i = 0; r->srcs && r->m && i < r->m->hdr->shard_count; i++) {
-        shard_src_close(&r->srcs[i]);
+        ingot_shard_src_close(&r->srcs[i]);
         free(r->names[i]);
     }
-    shard_zstd_release(&r->zstd);
+    ingot_shard_zstd_release(&r->zstd);
     free(r->srcs);
     free(r->names);
     free(r);
 }
 
-ingot_status_t reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_src_t **src_p)
+ingot_status_t ingot_reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_src_t **src_p)
 {
     shard_src_t *src = &r->srcs[row];
     if (src->fd >= 0) {
@@ -87,10 +87,10 @@ ingot_status_t reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_sr
         return INGOT_ERR_NO_MEMORY;
     }
     shard_src_t s;
-    INGOT_CHECK(shard_src_open(path, &s));
+    INGOT_CHECK(ingot_shard_src_open(path, &s));
     if (s.size != info.size) {
-        shard_src_close(&s);
-        return shard_err(INGOT_ERR_MISMATCH, "%s: shard is %" PRIu64 " bytes, the manifest says %"
+        ingot_shard_src_close(&s);
+        return ingot_fail(INGOT_ERR_MISMATCH, "%s: shard is %" PRIu64 " bytes, the manifest says %"
                          PRIu64 " (it %s after the manifest was built)", path, s.size, info.size,
                          s.size < info.size ? "shrank" : "changed");
     }
@@ -100,14 +100,14 @@ ingot_status_t reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_sr
     return INGOT_OK;
 }
 
-ingot_status_t reader_check_field(struct ingot_shard_reader *r, const ingot_sample_info_t *s,
+ingot_status_t ingot_reader_check_field(struct ingot_shard_reader *r, const ingot_sample_info_t *s,
                                   const uint8_t *buf, uint32_t i, ingot_field_info_t *f_p)
 {
     INGOT_CHECK(ingot_manifest_field_get(r->m, s, i, f_p));
-    if (shard_hash(buf + f_p->offset, f_p->stored_len) != f_p->hash) {
+    if (ingot_shard_hash(buf + f_p->offset, f_p->stored_len) != f_p->hash) {
         ingot_shard_info_t sh;
         INGOT_CHECK(ingot_manifest_shard_get(r->m, s->shard, &sh));
-        return shard_err(INGOT_ERR_CORRUPT, "%s: key '%s' field '%s' at offset %" PRIu64 ": hash "
+        return ingot_fail(INGOT_ERR_CORRUPT, "%s: key '%s' field '%s' at offset %" PRIu64 ": hash "
                          "mismatch (corrupt data)", sh.path, s->key, f_p->name,
                          s->offset + f_p->offset);
     }
@@ -125,14 +125,14 @@ ingot_status_t ingot_shard_reader_read(ingot_shard_reader_h r, uint64_t index, v
     }
     INGOT_CHECK(ingot_manifest_sample_get(r->m, index, &s));
     if (buflen < s.length) {
-        return shard_err(INGOT_ERR_NO_RESOURCE, "sample %" PRIu64 " (key '%s'): buffer of %zu "
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "sample %" PRIu64 " (key '%s'): buffer of %zu "
                          "bytes is smaller than the sample (%" PRIu64 ")", index, s.key, buflen,
                          s.length);
     }
-    INGOT_CHECK(reader_shard(r, s.shard, &src));
-    INGOT_CHECK(shard_src_read(src, s.offset, buf, (size_t)s.length));
+    INGOT_CHECK(ingot_reader_shard(r, s.shard, &src));
+    INGOT_CHECK(ingot_shard_src_read(src, s.offset, buf, (size_t)s.length));
     for (uint32_t i = 0; i < s.field_count; i++) {
-        INGOT_CHECK(reader_check_field(r, &s, buf, i, &f));
+        INGOT_CHECK(ingot_reader_check_field(r, &s, buf, i, &f));
     }
     return INGOT_OK;
 }
@@ -149,7 +149,7 @@ ingot_status_t ingot_shard_reader_decode(ingot_shard_reader_h r, uint64_t index,
     INGOT_CHECK(ingot_manifest_sample_get(r->m, index, &s));
     INGOT_CHECK(ingot_manifest_field_get(r->m, &s, i, &f));
     if (dst_cap < f.raw_len) {
-        return shard_err(INGOT_ERR_NO_RESOURCE, "key '%s' field '%s': destination of %zu bytes "
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "key '%s' field '%s': destination of %zu bytes "
                          "is smaller than the raw length %u", s.key, f.name, dst_cap, f.raw_len);
     }
     const uint8_t *src = (const uint8_t *)sample_buf + f.offset;
@@ -161,7 +161,7 @@ ingot_status_t ingot_shard_reader_decode(ingot_shard_reader_h r, uint64_t index,
         INGOT_CHECK(ingot_manifest_shard_get(r->m, s.shard, &sh));
         snprintf(what, sizeof(what), "%s: key '%s' field '%s' at offset %" PRIu64, sh.path,
                  s.key, f.name, s.offset + f.offset);
-        INGOT_CHECK(shard_zstd_decode(&r->zstd, src, f.stored_len, dst, f.raw_len, what));
+        INGOT_CHECK(ingot_shard_zstd_decode(&r->zstd, src, f.stored_len, dst, f.raw_len, what));
     }
     *len_p = f.raw_len;
     return INGOT_OK;

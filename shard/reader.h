@@ -15,10 +15,10 @@ struct ingot_shard_reader {
 };
 
 /** The open source of shard @p row (opened and size-checked on first use). */
-ingot_status_t reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_src_t **src_p);
+ingot_status_t ingot_reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_src_t **src_p);
 
 /** Check field @p i of a sample read into @p buf against its hash. */
-ingot_status_t reader_check_field(struct ingot_shard_reader *r, const ingot_sample_info_t *s,
+ingot_status_t ingot_reader_check_field(struct ingot_shard_reader *r, const ingot_sample_info_t *s,
                                   const uint8_t *buf, uint32_t i, ingot_field_info_t *f_p);
 
 #endif

@@ -3,10 +3,10 @@
  * header checked before anything in it is used. See tar.h.
  */
 #include "shard/tar.h"
-#include "shard/shard_err.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/fault.h"
+#include "base/mem.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,12 +52,12 @@ static ingot_status_t src_pread(const shard_src_t *src, uint64_t off, void *buf,
             continue;
         }
         if (n < 0) {
-            return shard_err(ingot_status_from_errno(errno), "%s: pread of %zu bytes at offset %"
+            return ingot_fail(ingot_status_from_errno(errno), "%s: pread of %zu bytes at offset %"
                              PRIu64 " failed: %s", src->name, len - done, off + done,
                              strerror(errno));
         }
         if (n == 0) {
-            return shard_err(INGOT_ERR_MISMATCH, "%s: file ended at offset %" PRIu64
+            return ingot_fail(INGOT_ERR_MISMATCH, "%s: file ended at offset %" PRIu64
                              " (expected %" PRIu64 " bytes): it shrank while being read",
                              src->name, off + done, src->size);
         }
@@ -102,10 +102,10 @@ static ingot_status_t src_window_read(const shard_src_t *src, uint64_t off, uint
     return INGOT_OK;
 }
 
-ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
+ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
 {
     if (off > src->size || len > src->size - off) {
-        return shard_err(INGOT_ERR_FORMAT, "%s: truncated: %zu bytes at offset %" PRIu64
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: truncated: %zu bytes at offset %" PRIu64
                          " extend past the end of the file (size %" PRIu64 ")",
                          src->name, len, off, src->size);
     }
@@ -116,18 +116,18 @@ ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, s
     return src->win ? src_window_read(src, off, buf, len) : src_pread(src, off, buf, len);
 }
 
-ingot_status_t shard_window_init(shard_window_t *w)
+ingot_status_t ingot_shard_window_init(shard_window_t *w)
 {
     w->buf  = ingot_malloc(SHARD_WINDOW_BYTES, "shard read window");
     w->hash = XXH3_createState();
     if (w->buf == NULL || w->hash == NULL) {
-        shard_window_release(w);
-        return shard_err(INGOT_ERR_NO_MEMORY, "out of memory for a read window");
+        ingot_shard_window_release(w);
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory for a read window");
     }
     return INGOT_OK;
 }
 
-void shard_window_release(shard_window_t *w)
+void ingot_shard_window_release(shard_window_t *w)
 {
     free(w->buf);
     XXH3_freeState(w->hash);
@@ -135,7 +135,7 @@ void shard_window_release(shard_window_t *w)
     w->hash = NULL;
 }
 
-void shard_window_attach(shard_window_t *w, shard_src_t *src)
+void ingot_shard_window_attach(shard_window_t *w, shard_src_t *src)
 {
     w->off = 0;
     w->len = 0;
@@ -143,7 +143,7 @@ void shard_window_attach(shard_window_t *w, shard_src_t *src)
     src->win = w;
 }
 
-ingot_status_t shard_window_finish(shard_src_t *src, uint64_t *hash_p)
+ingot_status_t ingot_shard_window_finish(shard_src_t *src, uint64_t *hash_p)
 {
     ingot_status_t st = INGOT_OK;
     while (st == INGOT_OK && src->win->off + src->win->len < src->size) {
@@ -156,18 +156,18 @@ ingot_status_t shard_window_finish(shard_src_t *src, uint64_t *hash_p)
     return st;
 }
 
-ingot_status_t shard_src_open(const char *path, shard_src_t *src)
+ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src)
 {
     int err = ingot_fault_check(INGOT_FAULT_OPEN);
     int fd = err ? (errno = err, -1) : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return shard_err(ingot_status_from_errno(errno), "%s: open failed: %s", path,
+        return ingot_fail(ingot_status_from_errno(errno), "%s: open failed: %s", path,
                          strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return shard_err(INGOT_ERR_FORMAT, "%s: not a regular file", path);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: not a regular file", path);
     }
     src->fd   = fd;
     src->mem  = NULL;
@@ -177,7 +177,7 @@ ingot_status_t shard_src_open(const char *path, shard_src_t *src)
     return INGOT_OK;
 }
 
-void shard_src_close(shard_src_t *src)
+void ingot_shard_src_close(shard_src_t *src)
 {
     if (src->fd >= 0) {
         close(src->fd);
@@ -185,13 +185,13 @@ void shard_src_close(shard_src_t *src)
     }
 }
 
-ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p)
+ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p)
 {
     shard_src_t src;
-    INGOT_CHECK(shard_src_open(path, &src));
+    INGOT_CHECK(ingot_shard_src_open(path, &src));
     uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
-    ingot_status_t st = buf ? shard_src_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
-    shard_src_close(&src);
+    ingot_status_t st = buf ? ingot_shard_src_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
+    ingot_shard_src_close(&src);
     if (st != INGOT_OK) {
         free(buf);
         return st;
@@ -220,7 +220,7 @@ static int tar_parse_base256(const uint8_t *field, size_t len, uint64_t *value_p
     return 0;
 }
 
-int tar_parse_number(const uint8_t *field, size_t len, uint64_t *value_p)
+int ingot_tar_parse_number(const uint8_t *field, size_t len, uint64_t *value_p)
 {
     if (field[0] & TAR_BASE256_FLAG) {
         return tar_parse_base256(field, len, value_p);
@@ -272,7 +272,7 @@ static int tar_block_is_zero(const uint8_t *h)
     return 1;
 }
 
-int tar_path_is_safe(const char *path, size_t len)
+int ingot_tar_path_is_safe(const char *path, size_t len)
 {
     if (len == 0 || path[0] == '/') {
         return -1;
@@ -291,7 +291,7 @@ int tar_path_is_safe(const char *path, size_t len)
 
 /* ---------------------------------------------------------------- reader */
 
-ingot_status_t tar_reader_init(tar_reader_t *r, const shard_src_t *src)
+ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src)
 {
     r->src     = src;
     r->off     = 0;
@@ -300,7 +300,7 @@ ingot_status_t tar_reader_init(tar_reader_t *r, const shard_src_t *src)
     return r->special ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
 
-void tar_reader_release(tar_reader_t *r)
+void ingot_tar_reader_release(tar_reader_t *r)
 {
     free(r->special);
     r->special = NULL;
@@ -315,7 +315,7 @@ typedef struct tar_pending {
 
 static ingot_status_t tar_bad(const tar_reader_t *r, uint64_t off, const char *what)
 {
-    return shard_err(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": %s", r->src->name, off, what);
+    return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": %s", r->src->name, off, what);
 }
 
 /* Parse a strict decimal u64 from [s, s+len). */
@@ -395,7 +395,7 @@ static ingot_status_t tar_special_read(tar_reader_t *r, uint64_t hoff, uint64_t 
                  size, TAR_SPECIAL_MAX);
         return tar_bad(r, hoff, msg);
     }
-    INGOT_CHECK(shard_src_read(r->src, hoff + TAR_BLOCK, r->special, (size_t)size));
+    INGOT_CHECK(ingot_shard_src_read(r->src, hoff + TAR_BLOCK, r->special, (size_t)size));
     r->special[size] = '\0';
     return INGOT_OK;
 }
@@ -486,19 +486,19 @@ static ingot_status_t tar_header_read(tar_reader_t *r, uint8_t *h, uint64_t *siz
     if (r->src->size - r->off < TAR_BLOCK) {
         return tar_bad(r, r->off, "truncated: partial header block at end of archive");
     }
-    INGOT_CHECK(shard_src_read(r->src, r->off, h, TAR_BLOCK));
+    INGOT_CHECK(ingot_shard_src_read(r->src, r->off, h, TAR_BLOCK));
     *zero_p = tar_block_is_zero(h);
     if (*zero_p) {
         return INGOT_OK;
     }
     uint64_t chk;
-    if (tar_parse_number(h + TAR_CHKSUM_OFF, TAR_CHKSUM_LEN, &chk) != 0) {
+    if (ingot_tar_parse_number(h + TAR_CHKSUM_OFF, TAR_CHKSUM_LEN, &chk) != 0) {
         return tar_bad(r, r->off, "header checksum field is not octal");
     }
     if (!tar_checksum_ok(h, chk)) {
         return tar_bad(r, r->off, "bad header checksum");
     }
-    if (tar_parse_number(h + TAR_SIZE_OFF, TAR_SIZE_LEN, size_p) != 0) {
+    if (ingot_tar_parse_number(h + TAR_SIZE_OFF, TAR_SIZE_LEN, size_p) != 0) {
         return tar_bad(r, r->off, "size field is not a valid octal or base-256 number");
     }
     return INGOT_OK;
@@ -531,7 +531,7 @@ static ingot_status_t tar_member_finish(tar_reader_t *r, const tar_pending_t *p,
                  "size %" PRIu64, m->name, p->size, ustar_size);
         return tar_bad(r, hoff, msg);
     }
-    if (tar_path_is_safe(m->name, strlen(m->name)) != 0) {
+    if (ingot_tar_path_is_safe(m->name, strlen(m->name)) != 0) {
         char msg[TAR_NAME_MAX + 96];
         snprintf(msg, sizeof(msg), "member '%s': absolute path or '..' component (path traversal)",
                  m->name);
@@ -543,7 +543,7 @@ static ingot_status_t tar_member_finish(tar_reader_t *r, const tar_pending_t *p,
     return tar_data_end(r, hoff, m->size, &r->off);
 }
 
-ingot_status_t tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_p)
+ingot_status_t ingot_tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_p)
 {
     uint8_t h[TAR_BLOCK];
     tar_pending_t p = {0};
@@ -580,7 +580,7 @@ ingot_status_t tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_p)
     }
 }
 
-ingot_status_t tar_name_split(const char *archive, uint64_t off, const char *name,
+ingot_status_t ingot_tar_name_split(const char *archive, uint64_t off, const char *name,
                               const char **key_p, size_t *key_len_p, const char **field_p)
 {
     while (name[0] == '.' && name[1] == '/') {
@@ -590,7 +590,7 @@ ingot_status_t tar_name_split(const char *archive, uint64_t off, const char *nam
     base = base ? base + 1 : name;
     const char *dot = strchr(base, '.');
     if (dot == NULL || dot == base || dot[1] == '\0') {
-        return shard_err(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is not named "
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is not named "
                          "<key>.<field>", archive, off, name);
     }
     *key_p     = name;

@@ -43,23 +43,23 @@ typedef struct shard_src {
     shard_window_t *win;   /**< sequential window, or NULL for plain preads */
 } shard_src_t;
 
-/** Allocate a window; attach it with shard_window_attach(). */
-ingot_status_t shard_window_init(shard_window_t *w);
-void           shard_window_release(shard_window_t *w);
+/** Allocate a window; attach it with ingot_shard_window_attach(). */
+ingot_status_t ingot_shard_window_init(shard_window_t *w);
+void           ingot_shard_window_release(shard_window_t *w);
 /** Start reading @p src through @p w from offset 0 (hash reset). */
-void           shard_window_attach(shard_window_t *w, shard_src_t *src);
+void           ingot_shard_window_attach(shard_window_t *w, shard_src_t *src);
 /** Read the rest of the file through the window, detach it, and give the whole-file hash. */
-ingot_status_t shard_window_finish(shard_src_t *src, uint64_t *hash_p);
+ingot_status_t ingot_shard_window_finish(shard_src_t *src, uint64_t *hash_p);
 
 /** Read exactly @p len bytes at @p off (fault site "pread"); errors name the source. */
-ingot_status_t shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len);
+ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len);
 
 /** Open @p path read-only (fault site "open") and fill @p src (fd, size, name). */
-ingot_status_t shard_src_open(const char *path, shard_src_t *src);
-void           shard_src_close(shard_src_t *src);
+ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src);
+void           ingot_shard_src_close(shard_src_t *src);
 
 /** Read the whole file @p path into a malloc'd buffer (one spare byte, NUL-terminated). */
-ingot_status_t shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
+ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
 
 typedef enum tar_kind {
     TAR_KIND_FILE,    /**< regular file: a member to index */
@@ -84,27 +84,27 @@ typedef struct tar_reader {
     uint8_t           *special;  /**< scratch for pax / long-name data (TAR_SPECIAL_MAX) */
 } tar_reader_t;
 
-ingot_status_t tar_reader_init(tar_reader_t *r, const shard_src_t *src);
-void           tar_reader_release(tar_reader_t *r);
+ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src);
+void           ingot_tar_reader_release(tar_reader_t *r);
 
 /**
  * Next member into @p m. Sets *end_p = 1 at the end-of-archive marker (m untouched). An archive
  * that ends without the marker is truncated (INGOT_ERR_FORMAT).
  */
-ingot_status_t tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_p);
+ingot_status_t ingot_tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_p);
 
 /**
  * Split a member name into key and field: the key is everything up to the first '.' of the last
  * path component (a leading "./" removed), the field what follows it. Returns INGOT_ERR_FORMAT
  * (naming the member) when there is no key or no field.
  */
-ingot_status_t tar_name_split(const char *archive, uint64_t off, const char *name,
+ingot_status_t ingot_tar_name_split(const char *archive, uint64_t off, const char *name,
                               const char **key_p, size_t *key_len_p, const char **field_p);
 
 /** 0 when @p path is relative and has no ".." component; -1 otherwise. */
-int tar_path_is_safe(const char *path, size_t len);
+int ingot_tar_path_is_safe(const char *path, size_t len);
 
 /** Parse a numeric header field (octal, or base-256 when the top bit is set); -1 when invalid. */
-int tar_parse_number(const uint8_t *field, size_t len, uint64_t *value_p);
+int ingot_tar_parse_number(const uint8_t *field, size_t len, uint64_t *value_p);
 
 #endif

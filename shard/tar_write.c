@@ -1,8 +1,8 @@
 /* Minimal POSIX tar writer (see tar_write.h). */
 #include "shard/tar_write.h"
 #include "shard/tar.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #define TW_PAX_NAME    "././@PaxHeader"
 #define TW_END_BLOCKS  2
 
-void tar_header_fill(uint8_t *h, const char *name, uint64_t size, char type)
+void ingot_tar_header_fill(uint8_t *h, const char *name, uint64_t size, char type)
 {
     memset(h, 0, TAR_BLOCK);
     strncpy((char *)h, name, TW_NAME_LEN);
@@ -47,7 +47,7 @@ static ingot_status_t tw_put(tar_writer_t *w, const void *p, size_t n)
             continue;
         }
         if (r < 0) {
-            return shard_err(INGOT_ERR_IO, "%s: write at offset %llu failed: %s", w->name,
+            return ingot_fail(INGOT_ERR_IO, "%s: write at offset %llu failed: %s", w->name,
                              (unsigned long long)(w->off + done), strerror(errno));
         }
         done += (size_t)r;
@@ -74,27 +74,27 @@ static ingot_status_t tw_pax(tar_writer_t *w, const char *name)
     }
     int n = snprintf(rec, sizeof(rec), "%zu %s%s\n", len, TW_PAX_PATH, name);
     uint8_t h[TAR_BLOCK];
-    tar_header_fill(h, TW_PAX_NAME, (uint64_t)n, 'x');
+    ingot_tar_header_fill(h, TW_PAX_NAME, (uint64_t)n, 'x');
     INGOT_CHECK(tw_put(w, h, TAR_BLOCK));
     return tw_data(w, rec, (size_t)n);
 }
 
-ingot_status_t tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len)
+ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len)
 {
     if (strlen(name) > TAR_NAME_MAX) {
-        return shard_err(INGOT_ERR_INVALID_PARAM, "%s: member name too long: %.64s...", w->name,
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: member name too long: %.64s...", w->name,
                          name);
     }
     if (strlen(name) >= TW_NAME_LEN) {
         INGOT_CHECK(tw_pax(w, name));
     }
     uint8_t h[TAR_BLOCK];
-    tar_header_fill(h, name, len, '0');
+    ingot_tar_header_fill(h, name, len, '0');
     INGOT_CHECK(tw_put(w, h, TAR_BLOCK));
     return tw_data(w, data, len);
 }
 
-ingot_status_t tar_write_end(tar_writer_t *w)
+ingot_status_t ingot_tar_write_end(tar_writer_t *w)
 {
     static const uint8_t zero[TAR_BLOCK * TW_END_BLOCKS];
     return tw_put(w, zero, sizeof(zero));

@@ -16,12 +16,12 @@ typedef struct tar_writer {
 } tar_writer_t;
 
 /** Fill a ustar header block (checksum included) for a regular member or a pax header. */
-void tar_header_fill(uint8_t *block, const char *name, uint64_t size, char type);
+void ingot_tar_header_fill(uint8_t *block, const char *name, uint64_t size, char type);
 
 /** Append one regular member (pax header first when the name needs one). */
-ingot_status_t tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len);
+ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len);
 
 /** Append the end-of-archive marker (two zero blocks). */
-ingot_status_t tar_write_end(tar_writer_t *w);
+ingot_status_t ingot_tar_write_end(tar_writer_t *w);
 
 #endif

@@ -1,12 +1,12 @@
 /* Growable arrays for the builder (see vec.h). */
 #include "shard/vec.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define SHARD_VEC_MIN_CAP 64
 
-ingot_status_t shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t *at_p)
+ingot_status_t ingot_shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t *at_p)
 {
     if (v->len + n > v->cap) {
         size_t cap = v->cap ? v->cap : SHARD_VEC_MIN_CAP;
@@ -15,7 +15,7 @@ ingot_status_t shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t 
         }
         void *p = realloc(v->data, cap * v->esize);
         if (p == NULL) {
-            return shard_err(INGOT_ERR_NO_MEMORY, "out of memory growing a table to %zu rows", cap);
+            return ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory growing a table to %zu rows", cap);
         }
         v->data = p;
         v->cap  = cap;
@@ -33,7 +33,7 @@ ingot_status_t shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t 
     return INGOT_OK;
 }
 
-void shard_vec_free(shard_vec_t *v)
+void ingot_shard_vec_free(shard_vec_t *v)
 {
     free(v->data);
     shard_vec_init(v, v->esize);

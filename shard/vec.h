@@ -18,8 +18,8 @@ static inline void shard_vec_init(shard_vec_t *v, size_t esize)
 }
 
 /** Append @p n elements (copied from @p src, or zeroed when NULL); *at_p = index of the first. */
-ingot_status_t shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t *at_p);
-void           shard_vec_free(shard_vec_t *v);
+ingot_status_t ingot_shard_vec_push(shard_vec_t *v, const void *src, size_t n, size_t *at_p);
+void           ingot_shard_vec_free(shard_vec_t *v);
 
 #define SHARD_VEC_AT(_v, _type, _i) (&((_type *)(_v)->data)[_i])
 

@@ -4,8 +4,8 @@
  */
 #include "shard/builder.h"
 #include "shard/reader.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ static ingot_status_t vf_grow(uint8_t **p, size_t *cap, size_t need)
     }
     uint8_t *n = realloc(*p, need);
     if (n == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "verify: cannot allocate %zu bytes", need);
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "verify: cannot allocate %zu bytes", need);
     }
     *p = n;
     *cap = need;
@@ -55,13 +55,13 @@ static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
 static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
                            shard_src_t **src_p)
 {
-    ingot_status_t st = reader_shard(v->r, row, src_p);
+    ingot_status_t st = ingot_reader_shard(v->r, row, src_p);
     if (st != INGOT_OK) {
         *src_p = NULL;
         vf_shard_fault(v, row, sh, st);
         return;
     }
-    shard_window_attach(&v->win, *src_p);
+    ingot_shard_window_attach(&v->win, *src_p);
 }
 
 static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, shard_src_t *src)
@@ -70,10 +70,10 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, sh
     if (src == NULL) {
         return;
     }
-    ingot_status_t st = shard_window_finish(src, &hash);
+    ingot_status_t st = ingot_shard_window_finish(src, &hash);
     v->rep.bytes_hashed += sh->size;
     if (st == INGOT_OK && hash != sh->hash) {
-        st = shard_err(INGOT_ERR_CORRUPT, "%s: whole-shard hash mismatch", sh->path);
+        st = ingot_fail(INGOT_ERR_CORRUPT, "%s: whole-shard hash mismatch", sh->path);
     }
     if (st != INGOT_OK) {
         vf_shard_fault(v, row, sh, st);
@@ -93,14 +93,14 @@ static ingot_status_t vf_sample(vf_t *v, uint64_t index)
     INGOT_CHECK(ingot_manifest_shard_get(v->r->m, s.shard, &sh));
     INGOT_CHECK(vf_grow(&v->buf, &v->buf_cap, s.length ? (size_t)s.length : 1));
     shard_src_t *src;
-    st = reader_shard(v->r, s.shard, &src);
+    st = ingot_reader_shard(v->r, s.shard, &src);
     uint64_t bad_off = s.offset;
     if (st == INGOT_OK) {
-        st = shard_src_read(src, s.offset, v->buf, (size_t)s.length);
+        st = ingot_shard_src_read(src, s.offset, v->buf, (size_t)s.length);
     }
     for (uint32_t i = 0; st == INGOT_OK && i < s.field_count; i++) {
         size_t len;
-        st = reader_check_field(v->r, &s, v->buf, i, &f);
+        st = ingot_reader_check_field(v->r, &s, v->buf, i, &f);
         if (st == INGOT_OK && f.codec != INGOT_CODEC_NONE) {
             INGOT_CHECK(vf_grow(&v->out, &v->out_cap, f.raw_len ? f.raw_len : 1));
             st = ingot_shard_reader_decode(v->r, index, v->buf, i, v->out, f.raw_len, &len);
@@ -125,7 +125,7 @@ ingot_status_t ingot_manifest_verify(ingot_manifest_h m, ingot_verify_cb_t cb, v
         return INGOT_ERR_INVALID_PARAM;
     }
     vf_t v = {.cb = cb, .arg = arg};
-    ingot_status_t st = shard_window_init(&v.win);
+    ingot_status_t st = ingot_shard_window_init(&v.win);
     if (st == INGOT_OK) {
         st = ingot_shard_reader_create(m, &v.r);
     }
@@ -147,7 +147,7 @@ ingot_status_t ingot_manifest_verify(ingot_manifest_h m, ingot_verify_cb_t cb, v
         }
     }
     ingot_shard_reader_destroy(v.r);
-    shard_window_release(&v.win);
+    ingot_shard_window_release(&v.win);
     free(v.buf);
     free(v.out);
     if (st != INGOT_OK) {

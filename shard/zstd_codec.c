@@ -1,35 +1,35 @@
 /* zstd member decoding: reused context, window limit, raw-length bound. See zstd_codec.h. */
 #include "shard/zstd_codec.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader, ZSTD_frameHeader */
 #include <zstd.h>
 #include <zstd_errors.h>
 
-ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
+ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
 {
     *z = (shard_zstd_t){0};
     z->dctx = ZSTD_createDCtx();
     if (z->dctx == NULL) {
-        return shard_err(INGOT_ERR_NO_MEMORY, "zstd: cannot create a decompression context");
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "zstd: cannot create a decompression context");
     }
     size_t r = ZSTD_DCtx_setParameter(z->dctx, ZSTD_d_windowLogMax, SHARD_ZSTD_WINDOW_LOG_MAX);
     if (ZSTD_isError(r)) {
-        shard_zstd_release(z);
-        return shard_err(INGOT_ERR_ZSTD, "zstd: window limit: %s", ZSTD_getErrorName(r));
+        ingot_shard_zstd_release(z);
+        return ingot_fail(INGOT_ERR_ZSTD, "zstd: window limit: %s", ZSTD_getErrorName(r));
     }
     if (dict != NULL) {
         z->ddict = ZSTD_createDDict(dict, dict_len);
         if (z->ddict == NULL) {
-            shard_zstd_release(z);
-            return shard_err(INGOT_ERR_ZSTD, "zstd: dictionary of %zu bytes is invalid", dict_len);
+            ingot_shard_zstd_release(z);
+            return ingot_fail(INGOT_ERR_ZSTD, "zstd: dictionary of %zu bytes is invalid", dict_len);
         }
     }
     return INGOT_OK;
 }
 
-void shard_zstd_release(shard_zstd_t *z)
+void ingot_shard_zstd_release(shard_zstd_t *z)
 {
     ZSTD_freeDCtx(z->dctx);
     ZSTD_freeDDict(z->ddict);
@@ -42,7 +42,7 @@ static ingot_status_t zs_reset(shard_zstd_t *z, const char *what)
     ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
     size_t r = ZSTD_DCtx_refDDict(z->dctx, z->ddict);
     if (ZSTD_isError(r)) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: zstd: %s", what, ZSTD_getErrorName(r));
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd: %s", what, ZSTD_getErrorName(r));
     }
     z->last = 0;
     z->out  = 0;
@@ -68,14 +68,14 @@ static ingot_status_t zs_decode_oneshot(shard_zstd_t *z, const void *src, size_t
     size_t r = z->ddict ? ZSTD_decompress_usingDDict(z->dctx, dst, raw_len, src, len, z->ddict)
                         : ZSTD_decompressDCtx(z->dctx, dst, raw_len, src, len);
     if (ZSTD_isError(r) || r != raw_len) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
                          ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong decoded length");
     }
     *done_p = 1;
     return INGOT_OK;
 }
 
-ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
+ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
                                  size_t raw_len, const char *what)
 {
     int done;
@@ -90,11 +90,11 @@ ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, v
     while (in.pos < in.size) {
         r = ZSTD_decompressStream(z->dctx, &out, &in);
         if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
-            return shard_err(INGOT_ERR_ZSTD, "%s: zstd frame needs a window beyond the limit of "
+            return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd frame needs a window beyond the limit of "
                              "2^%d bytes", what, SHARD_ZSTD_WINDOW_LOG_MAX);
         }
         if (ZSTD_isError(r)) {
-            return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
+            return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
                              what, in.pos, ZSTD_getErrorName(r));
         }
         if (out.pos == out.size && r != 0) {
@@ -103,7 +103,7 @@ ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, v
             ZSTD_outBuffer more = {&probe, 1, 0};
             r = ZSTD_decompressStream(z->dctx, &more, &in);
             if (ZSTD_isError(r) || more.pos != 0) {
-                return shard_err(INGOT_ERR_ZSTD, "%s: zstd output exceeds the raw length %zu "
+                return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output exceeds the raw length %zu "
                                  "(decompression bomb or wrong manifest)", what, raw_len);
             }
             if (r != 0 && in.pos == in.size) {
@@ -112,22 +112,22 @@ ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, v
         }
     }
     if (r != 0) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended after %zu bytes "
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended after %zu bytes "
                          "while the decoder expected more)", what, len);
     }
     if (out.pos != raw_len) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: zstd output is %zu bytes, manifest says %zu",
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output is %zu bytes, manifest says %zu",
                          what, out.pos, raw_len);
     }
     return INGOT_OK;
 }
 
-void shard_zstd_count_begin(shard_zstd_t *z)
+void ingot_shard_zstd_count_begin(shard_zstd_t *z)
 {
     (void)zs_reset(z, "zstd");
 }
 
-ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
+ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
                                      size_t scratch_len, uint64_t limit, const char *what)
 {
     ZSTD_inBuffer in = {src, len, 0};
@@ -135,13 +135,13 @@ ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t le
         ZSTD_outBuffer out = {scratch, scratch_len, 0};
         size_t r = ZSTD_decompressStream(z->dctx, &out, &in);
         if (ZSTD_isError(r)) {
-            return shard_err(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
+            return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
                              ZSTD_getErrorName(r));
         }
         z->last = r;
         z->out += out.pos;
         if (z->out > limit) {
-            return shard_err(INGOT_ERR_ZSTD, "%s: zstd output exceeds %" "llu bytes",
+            return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output exceeds %" "llu bytes",
                              what, (unsigned long long)limit);
         }
         if (out.pos < out.size && in.pos == in.size) {
@@ -151,10 +151,10 @@ ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t le
     return INGOT_OK;
 }
 
-ingot_status_t shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what)
+ingot_status_t ingot_shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what)
 {
     if (z->last != 0) {
-        return shard_err(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended while the "
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended while the "
                          "decoder expected more)", what);
     }
     *raw_len_p = z->out;

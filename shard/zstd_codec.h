@@ -22,20 +22,20 @@ typedef struct shard_zstd {
 } shard_zstd_t;
 
 /** Create the context; @p dict (may be NULL) is copied into a digested dictionary. */
-ingot_status_t shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len);
-void           shard_zstd_release(shard_zstd_t *z);
+ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len);
+void           ingot_shard_zstd_release(shard_zstd_t *z);
 
 /**
  * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes.
  * @p what names the member in messages ("shard.tar: key 'k' field 'jpg' at offset N").
  */
-ingot_status_t shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
+ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
                                  size_t raw_len, const char *what);
 
 /** Streaming count of the decoded length (the builder learns raw lengths this way). */
-void           shard_zstd_count_begin(shard_zstd_t *z);
-ingot_status_t shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
+void           ingot_shard_zstd_count_begin(shard_zstd_t *z);
+ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
                                      size_t scratch_len, uint64_t limit, const char *what);
-ingot_status_t shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what);
+ingot_status_t ingot_shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what);
 
 #endif

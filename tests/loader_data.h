@@ -28,7 +28,7 @@ static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, in
     pack_params_t prm = {.out_dir = dir, .shard_size = shard_size, .zstd_level = zstd_level};
     packer_t *p;
     static uint8_t buf[4096];
-    if (pack_create(&prm, &p) != INGOT_OK) {
+    if (ingot_pack_create(&prm, &p) != INGOT_OK) {
         return -1;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -39,15 +39,15 @@ static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, in
             buf[j] = data_byte(i, j);
         }
         int cl = snprintf(cls, sizeof(cls), "%u", (unsigned)(i % 10));
-        if (pack_add(p, key, "bin", buf, len) != INGOT_OK ||
-            pack_add(p, key, "cls", cls, (size_t)cl) != INGOT_OK) {
-            pack_destroy(p);
+        if (ingot_pack_add(p, key, "bin", buf, len) != INGOT_OK ||
+            ingot_pack_add(p, key, "cls", cls, (size_t)cl) != INGOT_OK) {
+            ingot_pack_destroy(p);
             return -1;
         }
     }
     uint64_t samples, shards;
-    int rc = (pack_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
-    pack_destroy(p);
+    int rc = (ingot_pack_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
+    ingot_pack_destroy(p);
     return rc;
 }
 

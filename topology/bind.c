@@ -5,8 +5,8 @@
  */
 #include "topology/topo.h"
 #include "topology/topo_util.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <errno.h>
 #include <string.h>
 

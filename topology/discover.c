@@ -6,9 +6,9 @@
  */
 #include "topology/topo.h"
 #include "topology/topo_util.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * Indices are node-wide in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID, as nvidia-smi).
  */
 #include "topology/topo.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,10 +4,10 @@
  * the ranks' visible GPUs, and that every rank computed the same plan).
  */
 #include "topology/topo.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/errors.h"
+#include "base/status.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

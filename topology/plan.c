@@ -7,10 +7,9 @@
  */
 #include "topology/topo.h"
 #include "topology/topo_util.h"
-#include "runtime/base/config.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,14 +506,14 @@ uint64_t ingot_topo_plan_digest(const ingot_plan_t *plan)
     return h;
 }
 
-void ingot_topo_plan_params_from_config(const ingot_config_t *cfg, uint64_t gpu_mask,
+void ingot_topo_plan_params_from_config(const ingot_topo_config_t *cfg, uint64_t gpu_mask,
                                         ingot_plan_params_t *p)
 {
     memset(p, 0, sizeof(*p));
     p->field_mask   = INGOT_PLAN_PARAM_FIELD_GPU_MASK | INGOT_PLAN_PARAM_FIELD_MODE |
                       INGOT_PLAN_PARAM_FIELD_SHARING | INGOT_PLAN_PARAM_FIELD_INGEST_CORES;
     p->gpu_mask     = gpu_mask;
-    p->mode         = (ingot_topo_mode_t)cfg->placement;
-    p->sharing      = (ingot_topo_sharing_t)cfg->gpu_sharing;
+    p->mode         = cfg->placement;
+    p->sharing      = cfg->gpu_sharing;
     p->ingest_cores = (int)cfg->ingest_cores;
 }

@@ -6,11 +6,10 @@
  * every rank instead of leaving the others blocked in the next collective.
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/errors.h"
+#include "base/status.h"
 #include <stdlib.h>
 
 /* Every topology step is agreed on by all ranks (a failure on one rank fails them all). */
@@ -19,7 +18,7 @@ static ingot_status_t setup_agree(MPI_Comm comm, ingot_status_t mine, const char
     return ingot_mpi_agree(&comm, mine, step);
 }
 
-static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_config_t *cfg,
+static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_topo_config_t *cfg,
                                  const ingot_topo_setup_params_t *params, uint64_t mask)
 {
     ingot_plan_params_t p;
@@ -32,7 +31,7 @@ static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_config_t *cf
 }
 
 /* This rank's placement: the launcher check, then binding if INGOT_BIND asks for it. */
-static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_config_t *cfg,
+static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_topo_config_t *cfg,
                                       const char *cuda)
 {
     ingot_placement_t *p = &s->placement;
@@ -47,13 +46,13 @@ static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_config_
                    p->conflict);
     }
     if (cfg->bind != INGOT_TOPO_BIND_NONE) {
-        INGOT_CHECK(ingot_topo_bind(s->topo, s->plan, r, (ingot_topo_bind_mode_t)cfg->bind));
+        INGOT_CHECK(ingot_topo_bind(s->topo, s->plan, r, cfg->bind));
         p->flags |= INGOT_PLACEMENT_FLAG_BOUND;
     }
     return INGOT_OK;
 }
 
-static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm, const ingot_config_t *cfg,
+static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm, const ingot_topo_config_t *cfg,
                                   const ingot_topo_setup_params_t *params)
 {
     const char *cuda = getenv("CUDA_VISIBLE_DEVICES");
@@ -70,7 +69,7 @@ static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm, const in
     return setup_agree(comm, setup_placement(s, cfg, cuda), "placement");
 }
 
-ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const ingot_config_t *cfg,
+ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const ingot_topo_config_t *cfg,
                                        const ingot_topo_setup_params_t *params,
                                        ingot_topo_setup_t **setup_p)
 {

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <ingot/status.h>
 #include <ingot/topology.h>
+#include "base/config.h"
 
 /** GPU sets are 64-bit masks of node-wide GPU indices. */
 #define INGOT_TOPO_MAX_GPUS   64
@@ -125,6 +126,25 @@ typedef enum ingot_topo_bind_mode {
     INGOT_TOPO_BIND_CPUMEM = 2
 } ingot_topo_bind_mode_t;
 
+/** topology's INGOT_* variables (topo_config.c). */
+typedef struct ingot_topo_config {
+    char                  *topology_xml; /* "none" = live hwloc discovery */
+    ingot_topo_mode_t      placement;
+    char                  *gpus;         /* explicit GPU list, "all" */
+    ingot_topo_sharing_t   gpu_sharing;
+    int64_t                ingest_cores; /* cores per rank reserved for ingest threads */
+    ingot_topo_bind_mode_t bind;
+} ingot_topo_config_t;
+
+_Static_assert(sizeof(ingot_topo_mode_t) == sizeof(int), "enum variables are stored as int");
+_Static_assert(sizeof(ingot_topo_sharing_t) == sizeof(int), "enum variables are stored as int");
+_Static_assert(sizeof(ingot_topo_bind_mode_t) == sizeof(int), "enum variables are stored as int");
+
+extern ingot_config_table_t ingot_topo_config_table;
+
+/** topology's process-wide values (parsed at the first call of any module's accessor). */
+ingot_status_t ingot_topo_config(const ingot_topo_config_t **cfg_p);
+
 enum ingot_plan_params_field {
     INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET = 1u << 0,
     INGOT_PLAN_PARAM_FIELD_GPU_MASK       = 1u << 1,
@@ -172,10 +192,9 @@ typedef struct ingot_plan {
  */
 ingot_status_t ingot_topo_plan(const ingot_topo_t *topo, int local_size,
                                const ingot_plan_params_t *params, ingot_plan_t **plan_p);
-struct ingot_config;
 /** Plan parameters from the INGOT_* configuration (INGOT_PLACEMENT, INGOT_GPU_SHARING,
  *  INGOT_INGEST_CORES) and a GPU mask from ingot_topo_gpu_mask(); the allowed cpuset is unset. */
-void           ingot_topo_plan_params_from_config(const struct ingot_config *cfg, uint64_t gpu_mask,
+void           ingot_topo_plan_params_from_config(const ingot_topo_config_t *cfg, uint64_t gpu_mask,
                                                   ingot_plan_params_t *params);
 /** Release a plan. Accepts NULL. */
 void           ingot_topo_plan_destroy(ingot_plan_t *plan);
@@ -280,7 +299,7 @@ typedef struct ingot_topo_setup {
  * all ranks return the same status (the rank that failed logged why). The setup must be
  * destroyed before MPI_Finalize (it holds communicators).
  */
-ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const struct ingot_config *cfg,
+ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const ingot_topo_config_t *cfg,
                                        const ingot_topo_setup_params_t *params,
                                        ingot_topo_setup_t **setup_p);
 /** Free a setup (not collective). Accepts NULL. */

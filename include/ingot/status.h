@@ -53,6 +53,18 @@ typedef enum ingot_status {
  */
 INGOT_API const char *ingot_status_string(ingot_status_t status);
 
+/**
+ * @brief The calling thread's last error message: the text ingot logged (whatever the log
+ *        level) when it last detected an error on this thread, naming what was wrong (file,
+ *        offset, key, rank, variable, value).
+ * @return A thread-local string, "" when no error occurred; valid until this thread's next
+ *         failing ingot call. An error detected on one of ingot's own threads (a loader reader
+ *         or worker) is logged there and reaches the caller as a status; its message is in the
+ *         log, not here.
+ * Thread-safe.
+ */
+INGOT_API const char *ingot_last_error(void);
+
 INGOT_END_DECLS
 
 #endif /* INGOT_STATUS_H */

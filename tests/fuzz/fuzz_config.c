@@ -3,8 +3,8 @@
  * a table variable, the rest is its value. A parsed value must format and re-parse to the same
  * canonical text; nothing may crash, overflow or leak.
  */
-#include "runtime/base/config.h"
-#include "runtime/base/fault.h"
+#include "base/config.h"
+#include "base/fault.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,23 +19,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char value[FUZZ_VALUE_MAX + 1], err[512], text[FUZZ_VALUE_MAX + 64], text2[sizeof(text)];
     memcpy(value, data + 1, size - 1);
     value[size - 1] = '\0';
-    const ingot_config_field_t *f = &ingot_config_table[data[0] % ingot_config_table_size];
-    ingot_config_t cfg, again;
+    size_t nfields = 0, pick = 0;
+    for (size_t t = 0; t < ingot_config_table_count(); t++) {
+        nfields += ingot_config_table_at(t)->count;
+    }
+    const ingot_config_field_t *f = NULL;
+    pick = data[0] % nfields;
+    for (size_t t = 0; f == NULL; t++) {
+        const ingot_config_table_t *tab = ingot_config_table_at(t);
+        if (pick < tab->count) {
+            f = &tab->fields[pick];
+        } else {
+            pick -= tab->count;
+        }
+    }
+    _Alignas(16) char cfg[64], again[64]; /* one value: the largest field is a pointer or 64-bit */
     memset(&cfg, 0, sizeof(cfg));
     memset(&again, 0, sizeof(again));
     ingot_fault_validate(value, err, sizeof(err));
-    if (ingot_config_parse(f, value, (char *)&cfg + f->offset, err, sizeof(err)) != INGOT_OK) {
+    if (ingot_config_parse(f, value, cfg, err, sizeof(err)) != INGOT_OK) {
         return 0;
     }
-    ingot_config_format(f, (char *)&cfg + f->offset, text, sizeof(text));
-    if (ingot_config_parse(f, text, (char *)&again + f->offset, err, sizeof(err)) != INGOT_OK) {
+    ingot_config_format(f, cfg, text, sizeof(text));
+    if (ingot_config_parse(f, text, again, err, sizeof(err)) != INGOT_OK) {
         abort(); /* a formatted value must parse */
     }
-    ingot_config_format(f, (char *)&again + f->offset, text2, sizeof(text2));
+    ingot_config_format(f, again, text2, sizeof(text2));
     if (strcmp(text, text2) != 0) {
         abort(); /* formatting is canonical */
     }
-    ingot_config_release(&cfg);
-    ingot_config_release(&again);
+    if (f->type == INGOT_CONFIG_STRING) {
+        free(*(char **)cfg);
+        free(*(char **)again);
+    }
     return 0;
 }

@@ -6,7 +6,7 @@
 #include <ingot/shard.h>
 #include "shard/manifest.h"
 #include "shard/manifest_format.h"
-#include "runtime/base/log.h"
+#include "base/log.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     try_open(buf, size);
     if (size >= sizeof(manifest_header_t)) {
         manifest_header_t *h = (manifest_header_t *)buf;
-        h->body_hash = shard_hash((uint8_t *)buf + sizeof(*h), size - sizeof(*h));
+        h->body_hash = ingot_shard_hash((uint8_t *)buf + sizeof(*h), size - sizeof(*h));
         h->header_hash = 0;
-        h->header_hash = shard_hash(h, sizeof(*h));
+        h->header_hash = ingot_shard_hash(h, sizeof(*h));
         try_open(buf, size);
     }
     free(buf);

@@ -4,7 +4,7 @@
  * out of bounds; errors are expected.
  */
 #include "shard/tar.h"
-#include "runtime/base/log.h"
+#include "base/log.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,24 +21,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     shard_src_t src = {.fd = -1, .mem = data, .size = size, .name = "fuzz.tar"};
     tar_reader_t r;
     tar_member_t *m = malloc(sizeof(*m));
-    if (m == NULL || tar_reader_init(&r, &src) != INGOT_OK) {
+    if (m == NULL || ingot_tar_reader_init(&r, &src) != INGOT_OK) {
         free(m);
         return 0;
     }
     for (int i = 0, end = 0; i < FUZZ_TAR_MEMBERS_MAX; i++) {
-        if (tar_reader_next(&r, m, &end) != INGOT_OK || end) {
+        if (ingot_tar_reader_next(&r, m, &end) != INGOT_OK || end) {
             break;
         }
         const char *key, *field;
         size_t klen;
         uint8_t peek[FUZZ_TAR_PEEK];
-        (void)tar_name_split(src.name, m->header_off, m->name, &key, &klen, &field);
+        (void)ingot_tar_name_split(src.name, m->header_off, m->name, &key, &klen, &field);
         size_t n = m->size < sizeof(peek) ? (size_t)m->size : sizeof(peek);
-        if (shard_src_read(&src, m->data_off, peek, n) != INGOT_OK) {
+        if (ingot_shard_src_read(&src, m->data_off, peek, n) != INGOT_OK) {
             abort(); /* the reader promised the data lies inside the archive */
         }
     }
-    tar_reader_release(&r);
+    ingot_tar_reader_release(&r);
     free(m);
     return 0;
 }

@@ -5,7 +5,7 @@
  * With INGOT_TOPOLOGY_XML set, the same on that node (binding then refused).
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
+#include "base/config.h"
 #include "unit/test.h"
 
 static char log_path[8192];
@@ -98,7 +98,7 @@ static void check_binding(const ingot_topo_t *topo, const ingot_plan_t *plan, in
 
 int main(int argc, char **argv)
 {
-    const ingot_config_t *cfg;
+    const ingot_topo_config_t *cfg;
     ingot_node_info_t     node;
     ingot_topo_t         *topo;
     ingot_plan_t         *plan;
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     snprintf(log_path, sizeof(log_path), "%s/log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log_path, 1); /* expected errors are checked, not printed */
-    CHECK_OK(ingot_config_global(&cfg));
+    CHECK_OK(ingot_topo_config(&cfg));
     CHECK_OK(ingot_topo_node_group(MPI_COMM_WORLD, &node));
     check_grouping(&node);
     CHECK_OK(ingot_topo_load(cfg->topology_xml, &topo));

@@ -13,7 +13,7 @@
 #include <ingot/shard.h>
 #include "shard/builder.h"
 #include "shard/manifest_format.h"
-#include "runtime/base/time.h"
+#include "base/time.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,15 +56,15 @@ static int gen(uint64_t n, const char *path)
         manifest_shard_t sh = {.size = count * SAMPLE_BYTES, .sample_count = count,
                                .first_sample = first};
         int nl = snprintf(name, sizeof(name), "synthetic-%06" PRIu64 ".tar", first / SHARD_SAMPLES);
-        builder_str_push(&b->strbuf, name, (size_t)nl, &sh.path);
-        shard_vec_push(&b->shards, &sh, 1, NULL);
+        ingot_builder_str_push(&b->strbuf, name, (size_t)nl, &sh.path);
+        ingot_shard_vec_push(&b->shards, &sh, 1, NULL);
     }
     const char *names[FIELDS] = {"jpg", "cls"};
     for (int f = 0; f < FIELDS; f++) {
         uint64_t ref;
-        builder_str_push(&b->namebuf, names[f], 3, &ref);
+        ingot_builder_str_push(&b->namebuf, names[f], 3, &ref);
         manifest_name_t nm = {(uint32_t)manifest_strref_off(ref), 3};
-        shard_vec_push(&b->names, &nm, 1, NULL);
+        ingot_shard_vec_push(&b->names, &nm, 1, NULL);
     }
     for (uint64_t i = 0; i < n; i++) {
         char key[32];
@@ -72,14 +72,14 @@ static int gen(uint64_t n, const char *path)
         manifest_sample_t s = {.offset = (i % SHARD_SAMPLES) * SAMPLE_BYTES,
                                .first_field = i * FIELDS, .shard = (uint32_t)(i / SHARD_SAMPLES),
                                .label = (int32_t)(i % 10)};
-        builder_str_push(&b->strbuf, key, (size_t)kl, &s.key);
-        shard_vec_push(&b->samples, &s, 1, NULL);
+        ingot_builder_str_push(&b->strbuf, key, (size_t)kl, &s.key);
+        ingot_shard_vec_push(&b->samples, &s, 1, NULL);
         manifest_field_t f0 = {.name = 0, .offset = 0, .stored_len = SAMPLE_BYTES - 512 - 2,
                                .raw_len = SAMPLE_BYTES - 512 - 2, .hash = i};
         manifest_field_t f1 = {.name = 1, .offset = SAMPLE_BYTES - 2, .stored_len = 2,
                                .raw_len = 2, .hash = ~i};
-        shard_vec_push(&b->fields, &f0, 1, NULL);
-        shard_vec_push(&b->fields, &f1, 1, NULL);
+        ingot_shard_vec_push(&b->fields, &f0, 1, NULL);
+        ingot_shard_vec_push(&b->fields, &f1, 1, NULL);
     }
     ingot_status_t st = ingot_manifest_builder_write(b);
     ingot_manifest_builder_destroy(b);

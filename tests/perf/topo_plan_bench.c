@@ -7,8 +7,8 @@
  *   topo_plan_bench [XML [REPS [BATCH]]]   (default: the DGX-like fixture, 11, 20)
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
-#include "runtime/base/time.h"
+#include "base/config.h"
+#include "base/time.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,9 +95,9 @@ int main(int argc, char **argv)
     const char           *xml   = argc > 1 ? argv[1] : DEFAULT_XML;
     int                   reps  = argc > 2 ? atoi(argv[2]) : DEFAULT_REPS;
     int                   batch = argc > 3 ? atoi(argv[3]) : DEFAULT_BATCH;
-    const ingot_config_t *cfg;
+    const ingot_topo_config_t *cfg;
     ingot_topo_t         *topo;
-    if (reps < 3 || reps > MAX_REPS || batch < 1 || ingot_config_global(&cfg) != INGOT_OK ||
+    if (reps < 3 || reps > MAX_REPS || batch < 1 || ingot_topo_config(&cfg) != INGOT_OK ||
         ingot_topo_load(xml, &topo) != INGOT_OK) {
         fprintf(stderr, "usage: topo_plan_bench [XML [REPS (3-%d) [BATCH]]]\n", MAX_REPS);
         return 2;

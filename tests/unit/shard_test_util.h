@@ -8,8 +8,8 @@
 #include "test.h"
 #include "shard/tar.h"
 #include "shard/tar_write.h"
-#include "shard/shard_err.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@ static inline size_t tb_data(tb_t *t, const void *data, size_t len)
 static inline size_t tb_member(tb_t *t, const char *name, char type, const void *data, size_t len)
 {
     uint8_t h[TAR_BLOCK];
-    tar_header_fill(h, name, len, type);
+    ingot_tar_header_fill(h, name, len, type);
     size_t at = tb_data(t, h, TAR_BLOCK);
     tb_data(t, data, len);
     return at;

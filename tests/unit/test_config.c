@@ -4,7 +4,9 @@
  * ingot_config_print listing every variable with doc and scope.
  */
 #include "test.h"
-#include "runtime/base/config.h"
+#include "base/base_config.h"
+#include "runtime/loader_config.h"
+#include "topology/topo.h"
 #include <ingot/config.h>
 #include <stdint.h>
 
@@ -23,11 +25,17 @@ static const char *lookup_pairs(const char *name, void *arg)
     return NULL;
 }
 
+/* Every variable of every registered module table: for (FIELDS(t, f)) { ... } */
+#define FIELDS(_t, _f) \
+    size_t _t##_i = 0; _t##_i < ingot_config_table_count(); _t##_i++) \
+    for (const ingot_config_table_t *_t = ingot_config_table_at(_t##_i); _t != NULL; _t = NULL) \
+    for (const ingot_config_field_t *_f = _t->fields; _f < _t->fields + _t->count; _f++
+
 static const ingot_config_field_t *field_of_type(ingot_config_type_t type)
 {
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        if (ingot_config_table[i].type == type) {
-            return &ingot_config_table[i];
+    for (FIELDS(t, f)) {
+        if (f->type == type) {
+            return f;
         }
     }
     return NULL;
@@ -160,8 +168,7 @@ static void test_bool_enum(void)
 static void test_every_variable_rejects_garbage(void)
 {
     static const char *const garbage[] = {"abc", "-1", "10abc", "", "99999999999999999999999"};
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
+    for (FIELDS(t, f)) {
         char full[128];
         snprintf(full, sizeof(full), "INGOT_%s", f->name);
         for (size_t g = 0; g < sizeof(garbage) / sizeof(garbage[0]); g++) {
@@ -169,9 +176,11 @@ static void test_every_variable_rejects_garbage(void)
                 continue; /* a free-form string (a file path) accepts any non-empty text */
             }
             env_pair_t env[] = {{full, garbage[g]}, {NULL, NULL}};
-            ingot_config_t cfg;
+            _Alignas(16) char values[1024];
             char err[512] = "", want[160];
-            ingot_status_t st = ingot_config_read(&cfg, lookup_pairs, env, err, sizeof(err));
+            CHECK(t->size <= sizeof(values));
+            ingot_status_t st = ingot_config_table_read(t, values, lookup_pairs, env, err,
+                                                        sizeof(err));
             if (st != INGOT_ERR_CONFIG) {
                 fprintf(stderr, "%s='%s' was accepted\n", full, garbage[g]);
                 exit(1);
@@ -185,23 +194,26 @@ static void test_every_variable_rejects_garbage(void)
 /* Defaults parse, and formatting is canonical: format(parse(format(x))) == format(x). */
 static void test_defaults_and_round_trip(void)
 {
-    ingot_config_t cfg, again;
+    _Alignas(16) char cfg[1024], again[1024];
     char err[512];
     env_pair_t none[] = {{NULL, NULL}};
-    CHECK_OK(ingot_config_read(&cfg, lookup_pairs, none, err, sizeof(err)));
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
-        char text[512], text2[512];
-        ingot_config_format(f, (char *)&cfg + f->offset, text, sizeof(text));
-        memset(&again, 0, sizeof(again));
-        CHECK_OK(ingot_config_parse(f, text, (char *)&again + f->offset, err, sizeof(err)));
-        ingot_config_format(f, (char *)&again + f->offset, text2, sizeof(text2));
-        CHECK(strcmp(text, text2) == 0);
-        if (f->type == INGOT_CONFIG_STRING) {
-            free(*(char **)((char *)&again + f->offset));
+    for (size_t ti = 0; ti < ingot_config_table_count(); ti++) {
+        const ingot_config_table_t *t = ingot_config_table_at(ti);
+        CHECK(t->size <= sizeof(cfg));
+        CHECK_OK(ingot_config_table_read(t, cfg, lookup_pairs, none, err, sizeof(err)));
+        for (const ingot_config_field_t *f = t->fields; f < t->fields + t->count; f++) {
+            char text[512], text2[512];
+            ingot_config_format(f, cfg + f->offset, text, sizeof(text));
+            memset(again, 0, sizeof(again));
+            CHECK_OK(ingot_config_parse(f, text, again + f->offset, err, sizeof(err)));
+            ingot_config_format(f, again + f->offset, text2, sizeof(text2));
+            CHECK(strcmp(text, text2) == 0);
+            if (f->type == INGOT_CONFIG_STRING) {
+                free(*(char **)(again + f->offset));
+            }
         }
+        ingot_config_table_release(t, cfg);
     }
-    ingot_config_release(&cfg);
     /* 64MiB and 67108864 are the same value and format the same way (job-wide comparison). */
     uint64_t a, b;
     char ta[64], tb[64];
@@ -212,9 +224,38 @@ static void test_defaults_and_round_trip(void)
     CHECK(strcmp(ta, tb) == 0 && strcmp(ta, "64MiB") == 0);
     /* Values from the environment override defaults. */
     env_pair_t env[] = {{"INGOT_TIMEOUT", "2s"}, {"INGOT_LOG_LEVEL", "debug"}, {NULL, NULL}};
-    CHECK_OK(ingot_config_read(&cfg, lookup_pairs, env, err, sizeof(err)));
-    CHECK(cfg.timeout_ns == 2000000000ull && cfg.log_level == 3);
-    ingot_config_release(&cfg);
+    ingot_base_config_t base;
+    CHECK_OK(ingot_config_table_read(&ingot_base_config_table, &base, lookup_pairs, env, err,
+                                     sizeof(err)));
+    CHECK(base.timeout_ns == 2000000000ull && base.log_level == INGOT_LOG_LEVEL_DEBUG);
+    ingot_config_table_release(&ingot_base_config_table, &base);
+}
+
+/* Each module registers its own table, kept in layer order; enum variables parse to the enum
+ * value their name stands for (names indexed by the enum, so no order is assumed). */
+static void test_registry(void)
+{
+    CHECK(ingot_config_table_count() >= 3);
+    CHECK(ingot_config_table_at(0) == &ingot_base_config_table);
+    for (size_t i = 1; i < ingot_config_table_count(); i++) {
+        CHECK(ingot_config_table_at(i - 1)->order <= ingot_config_table_at(i)->order);
+    }
+    CHECK(ingot_config_table_at(ingot_config_table_count()) == NULL);
+    static const struct { const char *var, *value; int want; } enums[] = {
+        {"PLACEMENT", "cpu", INGOT_TOPO_MODE_CPU},    {"PLACEMENT", "GPU", INGOT_TOPO_MODE_GPU},
+        {"GPU_SHARING", "share", INGOT_TOPO_SHARING_SHARE},
+        {"BIND", "cpu+mem", INGOT_TOPO_BIND_CPUMEM},  {"BIND", "none", INGOT_TOPO_BIND_NONE},
+        {"VERIFY", "skip", INGOT_VERIFY_SKIP},        {"VERIFY", "off", INGOT_VERIFY_OFF},
+        {"PIN", "off", INGOT_MEM_PIN_OFF},            {"LOG_LEVEL", "trace", INGOT_LOG_LEVEL_TRACE},
+    };
+    for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
+        const ingot_config_field_t *f = ingot_config_find(enums[i].var, NULL);
+        int v = -1;
+        char err[256];
+        CHECK(f != NULL && f->type == INGOT_CONFIG_ENUM);
+        CHECK_OK(ingot_config_parse(f, enums[i].value, &v, err, sizeof(err)));
+        CHECK(v == enums[i].want);
+    }
 }
 
 static void test_suggest(void)
@@ -223,8 +264,12 @@ static void test_suggest(void)
     CHECK(strcmp(ingot_config_suggest("INGOT_LOGLEVEL"), "LOG_LEVEL") == 0);
     CHECK(strcmp(ingot_config_suggest("INGOT_TIMEOUTS"), "TIMEOUT") == 0);
     CHECK(ingot_config_suggest("INGOT_COMPLETELY_DIFFERENT_THING") == NULL);
-    CHECK(ingot_config_find("INGOT_TIMEOUT") != NULL && ingot_config_find("TIMEOUT") != NULL);
-    CHECK(ingot_config_find("NOPE") == NULL);
+    const ingot_config_table_t *t = NULL;
+    CHECK(ingot_config_find("INGOT_TIMEOUT", &t) != NULL && ingot_config_find("TIMEOUT", NULL));
+    CHECK(t == &ingot_base_config_table);
+    CHECK(ingot_config_find("INGOT_PLACEMENT", &t) != NULL && t == &ingot_topo_config_table);
+    CHECK(ingot_config_find("INGOT_VERIFY", &t) != NULL && t == &ingot_loader_config_table);
+    CHECK(ingot_config_find("NOPE", NULL) == NULL);
 }
 
 /* ingot_config_print (what ingot-info -c shows) lists every variable with doc and scope. */
@@ -237,13 +282,16 @@ static void test_print(void)
     CHECK_OK(ingot_config_print(f, INGOT_CONFIG_PRINT_DOC | INGOT_CONFIG_PRINT_HEADER));
     fclose(f);
     char *text = test_read_file(path, NULL);
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
+    for (FIELDS(t, var)) {
         char line[160];
-        snprintf(line, sizeof(line), "\nINGOT_%s=", ingot_config_table[i].name);
+        snprintf(line, sizeof(line), "\nINGOT_%s=", var->name);
         CHECK_CONTAINS(text, line);
-        CHECK_CONTAINS(text, ingot_config_table[i].doc);
-        CHECK(ingot_config_table[i].doc[0] != '\0');
+        CHECK_CONTAINS(text, var->doc);
+        CHECK(var->doc[0] != '\0');
     }
+    CHECK_CONTAINS(text, "# ---- base");
+    CHECK_CONTAINS(text, "# ---- topology");
+    CHECK_CONTAINS(text, "# ---- loader");
     CHECK_CONTAINS(text, "# scope:   job-wide");
     CHECK_CONTAINS(text, "# scope:   per-rank");
     char buf[64];
@@ -263,6 +311,7 @@ int main(void)
     test_bool_enum();
     test_every_variable_rejects_garbage();
     test_defaults_and_round_trip();
+    test_registry();
     test_suggest();
     test_print();
     return 0;

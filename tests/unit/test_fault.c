@@ -1,6 +1,6 @@
 /* INGOT_FAULT: syntax errors are named; nth, N+ and * select the right calls. */
 #include "test.h"
-#include "runtime/base/fault.h"
+#include "base/fault.h"
 #include <errno.h>
 
 static void bad(const char *spec, const char *why)

@@ -7,7 +7,7 @@
  */
 #include "test.h"
 #include "loader_data.h"
-#include "runtime/base/fault.h"
+#include "base/fault.h"
 #include <fcntl.h>
 #include <ingot/ingot.h>
 #include <ingot/loader.h>

@@ -3,8 +3,8 @@
  * "[host:pid:rank] INGOT level file:line" prefix, and one whole line per message.
  */
 #include "test.h"
-#include "runtime/base/config.h"
-#include "runtime/base/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include <pthread.h>
 
 #define LOG_THREADS 4
@@ -26,8 +26,7 @@ int main(void)
     setenv("INGOT_LOG_FILE", pattern, 1);
     setenv("INGOT_LOG_LEVEL", "info", 1);
     ingot_log_set_rank(7);
-    const ingot_config_t *cfg;
-    CHECK_OK(ingot_config_global(&cfg));
+    CHECK_OK(ingot_config_load());
     gethostname(host, sizeof(host));
     host[strcspn(host, ".")] = '\0';
     snprintf(path, sizeof(path), "%s/log.%s.%d.7", test_tmpdir(), host, (int)getpid());

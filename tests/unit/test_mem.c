@@ -4,9 +4,9 @@
  * memory beyond it (warning names the limit and the size), and fault-injected failures.
  */
 #include "test.h"
-#include "runtime/base/config.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/mem.h"
+#include "base/config.h"
+#include "base/fault.h"
+#include "base/mem.h"
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -137,8 +137,7 @@ int main(void)
 {
     snprintf(log_path, sizeof(log_path), "%s/mem.log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log_path, 1);
-    const ingot_config_t *cfg;
-    CHECK_OK(ingot_config_global(&cfg));
+    CHECK_OK(ingot_config_load());
     test_prefault();
     test_hugepage_and_numa();
     test_pinned();

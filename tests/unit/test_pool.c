@@ -3,9 +3,9 @@
  * task is stuck, destroy joins, and a failure to start a thread is reported and cleaned up.
  */
 #include "test.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/pool.h"
-#include "runtime/base/time.h"
+#include "base/fault.h"
+#include "base/pool.h"
+#include "base/time.h"
 #include <pthread.h>
 
 #define TASKS 10000

@@ -3,8 +3,8 @@
  * full and empty rings refuse, blocking waits end at their deadline or on abort.
  */
 #include "test.h"
-#include "runtime/base/ring.h"
-#include "runtime/base/time.h"
+#include "base/ring.h"
+#include "base/time.h"
 #include <pthread.h>
 #include <stdint.h>
 

@@ -102,19 +102,19 @@ static void test_round_trip(const char *mpath)
 static void reseal(uint8_t *buf, size_t len)
 {
     manifest_header_t *h = (manifest_header_t *)buf;
-    h->body_hash = shard_hash(buf + sizeof(*h), len - sizeof(*h));
+    h->body_hash = ingot_shard_hash(buf + sizeof(*h), len - sizeof(*h));
     h->header_hash = 0;
-    h->header_hash = shard_hash(h, sizeof(*h));
+    h->header_hash = ingot_shard_hash(h, sizeof(*h));
 }
 
 static void expect_open_fails(uint8_t *buf, size_t len, unsigned flags, ingot_status_t want,
                               const char *msg1, const char *msg2)
 {
     ingot_manifest_h m;
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_manifest_open_buffer(buf, len, test_tmpdir(), flags, &m), want);
-    CHECK_CONTAINS(shard_err_last(), msg1);
-    if (msg2) CHECK_CONTAINS(shard_err_last(), msg2);
+    CHECK_CONTAINS(ingot_last_error(), msg1);
+    if (msg2) CHECK_CONTAINS(ingot_last_error(), msg2);
 }
 
 static uint8_t *load(const char *mpath, size_t *len_p)
@@ -164,7 +164,7 @@ static void test_bad_rows(const char *mpath)
     CHECK_OK(ingot_manifest_open_buffer(buf, len, test_tmpdir(), INGOT_MANIFEST_OPEN_LAZY, &m));
     ingot_sample_info_t si;
     CHECK_STATUS(ingot_manifest_sample_get(m, 5, &si), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "key 'k005'");
+    CHECK_CONTAINS(ingot_last_error(), "key 'k005'");
     CHECK_OK(ingot_manifest_sample_get(m, 4, &si));
     ingot_manifest_close(m);
     s[5].offset = UINT64_MAX - 2; /* overflowing */
@@ -234,19 +234,19 @@ static void test_bit_flip(const char *mpath, const char *shard)
     ingot_shard_reader_h r;
     uint8_t buf[4096];
     CHECK_OK(ingot_shard_reader_create(m, &r));
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_shard_reader_read(r, 7, buf, sizeof(buf)), INGOT_ERR_CORRUPT);
-    CHECK_CONTAINS(shard_err_last(), "key 'k007' field 'txt' at offset");
-    CHECK_CONTAINS(shard_err_last(), "shard.tar");
+    CHECK_CONTAINS(ingot_last_error(), "key 'k007' field 'txt' at offset");
+    CHECK_CONTAINS(ingot_last_error(), "shard.tar");
     CHECK_OK(ingot_shard_reader_read(r, 8, buf, sizeof(buf)));
     ingot_shard_reader_destroy(r);
     /* a shard that shrank after the build */
     CHECK(truncate(shard, (off_t)(len - 3000)) == 0);
     CHECK_OK(ingot_shard_reader_create(m, &r));
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_shard_reader_read(r, 0, buf, sizeof(buf)), INGOT_ERR_MISMATCH);
-    CHECK_CONTAINS(shard_err_last(), "shrank");
-    CHECK_CONTAINS(shard_err_last(), "shard.tar");
+    CHECK_CONTAINS(ingot_last_error(), "shrank");
+    CHECK_CONTAINS(ingot_last_error(), "shard.tar");
     ingot_shard_reader_destroy(r);
     fl = (faults_t){0};
     CHECK_STATUS(ingot_manifest_verify(m, on_fault, &fl, &rep), INGOT_ERR_CORRUPT);
@@ -270,10 +270,10 @@ static void test_zstd_bomb(const char *mpath)
     CHECK_OK(ingot_manifest_open_buffer(buf, len, test_tmpdir(), 0, &m));
     CHECK_OK(ingot_shard_reader_create(m, &r));
     CHECK_OK(ingot_shard_reader_read(r, 4, sample, sizeof(sample)));
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_shard_reader_decode(r, 4, sample, 1, out, sizeof(out), &n), INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), "exceeds the raw length");
-    CHECK_CONTAINS(shard_err_last(), "key 'k004' field 'bin'");
+    CHECK_CONTAINS(ingot_last_error(), "exceeds the raw length");
+    CHECK_CONTAINS(ingot_last_error(), "key 'k004' field 'bin'");
     ingot_shard_reader_destroy(r);
     ingot_manifest_close(m);
     free(buf);
@@ -288,10 +288,10 @@ static void expect_build_fails(const tb_t *t, ingot_tar_special_policy_t pol, in
                                          .special = pol};
     tb_write(t, tpath("bad.tar"));
     CHECK_OK(ingot_manifest_builder_create(tpath("bad.ingot"), &p, &b));
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_manifest_builder_add_shard(b, tpath("bad.tar")), want);
-    CHECK_CONTAINS(shard_err_last(), "bad.tar");
-    CHECK_CONTAINS(shard_err_last(), msg);
+    CHECK_CONTAINS(ingot_last_error(), "bad.tar");
+    CHECK_CONTAINS(ingot_last_error(), msg);
     ingot_manifest_builder_destroy(b);
 }
 
@@ -331,7 +331,7 @@ static void test_builder_rejects(void)
     CHECK(mkdir(tpath("sub"), 0755) == 0);
     CHECK_OK(ingot_manifest_builder_create(tpath("sub/m.ingot"), NULL, &b));
     CHECK_STATUS(ingot_manifest_builder_add_shard(b, tpath("bad.tar")), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "outside the manifest's directory");
+    CHECK_CONTAINS(ingot_last_error(), "outside the manifest's directory");
     ingot_manifest_builder_destroy(b);
 }
 
@@ -342,7 +342,7 @@ static ingot_status_t build_with_labels(const char *labels, ingot_manifest_h *m_
     ingot_manifest_builder_params_t p = {.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS,
                                          .label_path = tpath("labels.txt")};
     ingot_manifest_builder_h b;
-    shard_err_clear();
+    ingot_last_error_clear();
     ingot_status_t st = ingot_manifest_builder_create(tpath("lab.ingot"), &p, &b);
     if (st != INGOT_OK) {
         return st;
@@ -375,9 +375,9 @@ static void test_label_file(void)
     }
     ingot_manifest_close(m);
     CHECK_STATUS(build_with_labels("a 1\nb x\n", &m), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "labels.txt: line 2");
+    CHECK_CONTAINS(ingot_last_error(), "labels.txt: line 2");
     CHECK_STATUS(build_with_labels("a 1\n\na 2\n", &m), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "labels.txt: line 3: key 'a' listed twice");
+    CHECK_CONTAINS(ingot_last_error(), "labels.txt: line 3: key 'a' listed twice");
 }
 
 int main(void)

@@ -6,9 +6,9 @@
  * torn, corrupt or mismatched cursors are errors naming the field.
  */
 #include "test.h"
-#include "shard/shard_err.h"
+#include "base/log.h"
 #include <ingot/order.h>
-#include "runtime/base/status.h"
+#include "base/status.h"
 #include <stdint.h>
 
 static double dabs(double x) { return x < 0 ? -x : x; }
@@ -84,9 +84,9 @@ static void test_world_sizes(void)
     CHECK_OK(ingot_order_at(o, 3, n, &wrapped));
     CHECK(first == wrapped);
     CHECK_STATUS(ingot_order_at(o, 3, steps * batch, &first), INGOT_ERR_OUT_OF_RANGE);
-    shard_err_clear();
+    ingot_last_error_clear();
     CHECK_STATUS(ingot_order_slice(o, 0, 0, 0, 5, ids, 24), INGOT_ERR_INVALID_PARAM);
-    CHECK_CONTAINS(shard_err_last(), "world size 5 must divide the global batch 24");
+    CHECK_CONTAINS(ingot_last_error(), "world size 5 must divide the global batch 24");
     ingot_order_destroy(o);
     o = make(n, batch, 7, INGOT_ORDER_TAIL_DROP);
     CHECK(ingot_order_steps(o) == n / batch);
@@ -146,7 +146,7 @@ static void test_locality(void)
     ingot_order_destroy(full);
     counts[0] = 1;
     CHECK_STATUS(ingot_order_create(&p, &loc), INGOT_ERR_INVALID_PARAM);
-    CHECK_CONTAINS(shard_err_last(), "shard_samples sum to");
+    CHECK_CONTAINS(ingot_last_error(), "shard_samples sum to");
 }
 
 /* Run an epoch from @p from_step with @p world ranks, counting every id delivered. */
@@ -188,15 +188,15 @@ static void test_cursor_resume(void)
     ingot_cursor_release(&r);
     e.world_size = 5;
     CHECK_STATUS(ingot_cursor_read(path, &e, &r), INGOT_ERR_INVALID_PARAM);
-    CHECK_CONTAINS(shard_err_last(), "field global_batch: 24 is not divisible by the world size 5");
+    CHECK_CONTAINS(ingot_last_error(), "field global_batch: 24 is not divisible by the world size 5");
     e.world_size = 2;
     e.seed = 10;
     CHECK_STATUS(ingot_cursor_read(path, &e, &r), INGOT_ERR_MISMATCH);
-    CHECK_CONTAINS(shard_err_last(), "field seed");
+    CHECK_CONTAINS(ingot_last_error(), "field seed");
     e.seed = seed;
     e.manifest_digest = 1;
     CHECK_STATUS(ingot_cursor_read(path, &e, &r), INGOT_ERR_MISMATCH);
-    CHECK_CONTAINS(shard_err_last(), "field manifest_digest");
+    CHECK_CONTAINS(ingot_last_error(), "field manifest_digest");
     free(count);
     ingot_order_destroy(o);
 }
@@ -220,16 +220,16 @@ static void test_cursor_corrupt(void)
     bad[40] ^= 1;                       /* a bit flip in consumed */
     rewrite(path, bad, len);
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_CORRUPT);
-    CHECK_CONTAINS(shard_err_last(), "field checksum");
-    CHECK_CONTAINS(shard_err_last(), path);
+    CHECK_CONTAINS(ingot_last_error(), "field checksum");
+    CHECK_CONTAINS(ingot_last_error(), path);
     rewrite(path, good, len / 2);       /* torn */
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "truncated");
+    CHECK_CONTAINS(ingot_last_error(), "truncated");
     memcpy(bad, good, len);
     bad[0] = 'X';
     rewrite(path, bad, len);
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "field magic");
+    CHECK_CONTAINS(ingot_last_error(), "field magic");
     c.consumed = 6;                     /* not a whole number of steps */
     CHECK_STATUS(ingot_cursor_write(path, &c), INGOT_ERR_INVALID_PARAM);
     snprintf(path, sizeof(path), "%s/no-such-cursor", test_tmpdir());
@@ -237,8 +237,8 @@ static void test_cursor_corrupt(void)
     c.consumed = 8;
     snprintf(path, sizeof(path), "%s/no-such-dir/cursor", test_tmpdir());
     CHECK_STATUS(ingot_cursor_write(path, &c), INGOT_ERR_NOT_FOUND);
-    CHECK_CONTAINS(shard_err_last(), "no-such-dir/cursor.tmp.");
-    CHECK_CONTAINS(shard_err_last(), "create failed");
+    CHECK_CONTAINS(ingot_last_error(), "no-such-dir/cursor.tmp.");
+    CHECK_CONTAINS(ingot_last_error(), "create failed");
     free(good);
     free(bad);
 }

@@ -13,16 +13,16 @@ static ingot_status_t scan(const tb_t *t, tar_member_t *last, int *count)
     shard_src_t src = {.fd = -1, .mem = t->buf, .size = t->len, .name = ARCH};
     tar_reader_t r;
     tar_member_t m;
-    CHECK_OK(tar_reader_init(&r, &src));
+    CHECK_OK(ingot_tar_reader_init(&r, &src));
     ingot_status_t st;
     int end = 0;
     *count = 0;
-    shard_err_clear();
-    while ((st = tar_reader_next(&r, &m, &end)) == INGOT_OK && !end) {
+    ingot_last_error_clear();
+    while ((st = ingot_tar_reader_next(&r, &m, &end)) == INGOT_OK && !end) {
         (*count)++;
         if (last) *last = m;
     }
-    tar_reader_release(&r);
+    ingot_tar_reader_release(&r);
     return st;
 }
 
@@ -30,9 +30,9 @@ static void expect_bad(const tb_t *t, const char *msg1, const char *msg2)
 {
     int n;
     CHECK_STATUS(scan(t, NULL, &n), INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), ARCH);
-    CHECK_CONTAINS(shard_err_last(), msg1);
-    if (msg2) CHECK_CONTAINS(shard_err_last(), msg2);
+    CHECK_CONTAINS(ingot_last_error(), ARCH);
+    CHECK_CONTAINS(ingot_last_error(), msg1);
+    if (msg2) CHECK_CONTAINS(ingot_last_error(), msg2);
 }
 
 static void test_good(void)
@@ -75,13 +75,13 @@ static void test_base256_size(void)
 {
     uint8_t f[12] = {0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x00};
     uint64_t v;
-    CHECK(tar_parse_number(f, sizeof(f), &v) == 0 && v == 256);
+    CHECK(ingot_tar_parse_number(f, sizeof(f), &v) == 0 && v == 256);
     f[0] = 0xff; /* negative */
-    CHECK(tar_parse_number(f, sizeof(f), &v) == -1);
+    CHECK(ingot_tar_parse_number(f, sizeof(f), &v) == -1);
     const uint8_t oct[12] = "00000000012";
-    CHECK(tar_parse_number(oct, sizeof(oct), &v) == 0 && v == 10);
+    CHECK(ingot_tar_parse_number(oct, sizeof(oct), &v) == 0 && v == 10);
     const uint8_t bad[12] = "0000000001z";
-    CHECK(tar_parse_number(bad, sizeof(bad), &v) == -1);
+    CHECK(ingot_tar_parse_number(bad, sizeof(bad), &v) == -1);
 }
 
 static void test_truncated(void)
@@ -164,17 +164,17 @@ static void test_path_traversal(void)
         tb_file(&t, names[i], "evil");
         tb_end(&t);
         expect_bad(&t, "path traversal", names[i]);
-        CHECK_CONTAINS(shard_err_last(), "offset 1024");
+        CHECK_CONTAINS(ingot_last_error(), "offset 1024");
         free(t.buf);
     }
-    CHECK(tar_path_is_safe("a/..b/c..", 9) == 0);
+    CHECK(ingot_tar_path_is_safe("a/..b/c..", 9) == 0);
 }
 
 static void test_special_header_cap(void)
 {
     tb_t t = {0};
     uint8_t h[TAR_BLOCK];
-    tar_header_fill(h, "PaxHeader", (uint64_t)TAR_SPECIAL_MAX + 1, 'x');
+    ingot_tar_header_fill(h, "PaxHeader", (uint64_t)TAR_SPECIAL_MAX + 1, 'x');
     tb_data(&t, h, TAR_BLOCK);
     tb_end(&t);
     expect_bad(&t, "exceeds the", "offset 0");
@@ -200,12 +200,12 @@ static void test_name_split(void)
 {
     const char *key, *field;
     size_t klen;
-    CHECK_OK(tar_name_split("a", 0, "./dir/s001.seg.png", &key, &klen, &field));
+    CHECK_OK(ingot_tar_name_split("a", 0, "./dir/s001.seg.png", &key, &klen, &field));
     CHECK(klen == 8 && strncmp(key, "dir/s001", klen) == 0 && strcmp(field, "seg.png") == 0);
-    CHECK_STATUS(tar_name_split("arch.tar", 512, "dir/nofield", &key, &klen, &field),
+    CHECK_STATUS(ingot_tar_name_split("arch.tar", 512, "dir/nofield", &key, &klen, &field),
                  INGOT_ERR_FORMAT);
-    CHECK_CONTAINS(shard_err_last(), "arch.tar: offset 512: member 'dir/nofield'");
-    CHECK_STATUS(tar_name_split("a", 0, "dir/.hidden", &key, &klen, &field), INGOT_ERR_FORMAT);
+    CHECK_CONTAINS(ingot_last_error(), "arch.tar: offset 512: member 'dir/nofield'");
+    CHECK_STATUS(ingot_tar_name_split("a", 0, "dir/.hidden", &key, &klen, &field), INGOT_ERR_FORMAT);
 }
 
 int main(void)

@@ -6,7 +6,7 @@
  */
 #include "shard_test_util.h"
 #include "shard/zstd_codec.h"
-#include "runtime/base/fault.h"
+#include "base/fault.h"
 #include <ingot/shard.h>
 #include <zdict.h>
 #include <zstd.h>
@@ -30,22 +30,22 @@ static void test_reuse_and_dict(void)
     size_t dl = ZDICT_trainFromBuffer(dict, sizeof(dict), all, sizes, NFRAMES);
     CHECK(!ZDICT_isError(dl));
     shard_zstd_t plain, withdict;
-    CHECK_OK(shard_zstd_init(&plain, NULL, 0));
-    CHECK_OK(shard_zstd_init(&withdict, dict, dl));
+    CHECK_OK(ingot_shard_zstd_init(&plain, NULL, 0));
+    CHECK_OK(ingot_shard_zstd_init(&withdict, dict, dl));
     ZSTD_CCtx *c = ZSTD_createCCtx();
     for (int i = 0; i < NFRAMES; i++) {
         size_t zl = ZSTD_compress_usingDict(c, z, sizeof(z), text[i], sizes[i], dict, dl, LEVEL);
         CHECK(!ZSTD_isError(zl));
-        CHECK_OK(shard_zstd_decode(&withdict, z, zl, out, sizes[i], WHAT));
+        CHECK_OK(ingot_shard_zstd_decode(&withdict, z, zl, out, sizes[i], WHAT));
         CHECK(memcmp(out, text[i], sizes[i]) == 0);
-        CHECK_STATUS(shard_zstd_decode(&plain, z, zl, out, sizes[i], WHAT), INGOT_ERR_ZSTD);
+        CHECK_STATUS(ingot_shard_zstd_decode(&plain, z, zl, out, sizes[i], WHAT), INGOT_ERR_ZSTD);
         zl = ZSTD_compressCCtx(c, z, sizeof(z), text[i], sizes[i], LEVEL);
-        CHECK_OK(shard_zstd_decode(&plain, z, zl, out, sizes[i], WHAT));
+        CHECK_OK(ingot_shard_zstd_decode(&plain, z, zl, out, sizes[i], WHAT));
         CHECK(memcmp(out, text[i], sizes[i]) == 0);
     }
     ZSTD_freeCCtx(c);
-    shard_zstd_release(&plain);
-    shard_zstd_release(&withdict);
+    ingot_shard_zstd_release(&plain);
+    ingot_shard_zstd_release(&withdict);
     free(all);
 }
 
@@ -55,29 +55,29 @@ static void test_bad_frames(void)
     char src[4096], frame[4096], out[8192];
     memset(src, 'a', sizeof(src));
     size_t zl = ZSTD_compress(frame, sizeof(frame), src, sizeof(src), LEVEL);
-    CHECK_OK(shard_zstd_init(&z, NULL, 0));
-    CHECK_OK(shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT));
-    shard_err_clear();
-    CHECK_STATUS(shard_zstd_decode(&z, frame, zl - 3, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), WHAT);
-    CHECK_CONTAINS(shard_err_last(), "truncated zstd frame");
-    CHECK_STATUS(shard_zstd_decode(&z, frame, zl, out, sizeof(src) - 1, WHAT), INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), "exceeds the raw length 4095");
-    CHECK_STATUS(shard_zstd_decode(&z, frame, zl, out, sizeof(src) + 1, WHAT), INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), "manifest says 4097");
+    CHECK_OK(ingot_shard_zstd_init(&z, NULL, 0));
+    CHECK_OK(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT));
+    ingot_last_error_clear();
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl - 3, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
+    CHECK_CONTAINS(ingot_last_error(), WHAT);
+    CHECK_CONTAINS(ingot_last_error(), "truncated zstd frame");
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) - 1, WHAT), INGOT_ERR_ZSTD);
+    CHECK_CONTAINS(ingot_last_error(), "exceeds the raw length 4095");
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) + 1, WHAT), INGOT_ERR_ZSTD);
+    CHECK_CONTAINS(ingot_last_error(), "manifest says 4097");
     frame[0] ^= 0xff;
-    CHECK_STATUS(shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), "corrupt zstd frame");
-    CHECK_STATUS(shard_zstd_decode(&z, frame, 0, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
+    CHECK_CONTAINS(ingot_last_error(), "corrupt zstd frame");
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, 0, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
     /* A frame asking for a 256 MiB window (beyond the 128 MiB limit): magic, FHD, window
      * descriptor (2^28), then a last raw block of one byte. */
     const uint8_t big_window[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, (28 - 10) << 3,
                                   0x09, 0x00, 0x00, 'x'};
-    CHECK_STATUS(shard_zstd_decode(&z, big_window, sizeof(big_window), out, 1, WHAT),
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, big_window, sizeof(big_window), out, 1, WHAT),
                  INGOT_ERR_ZSTD);
-    CHECK_CONTAINS(shard_err_last(), WHAT);
-    CHECK_CONTAINS(shard_err_last(), "window beyond the limit of 2^27");
-    shard_zstd_release(&z);
+    CHECK_CONTAINS(ingot_last_error(), WHAT);
+    CHECK_CONTAINS(ingot_last_error(), "window beyond the limit of 2^27");
+    ingot_shard_zstd_release(&z);
 }
 
 /* Injected open / pread failures while reading a sample: I/O errors naming the shard. */
@@ -104,10 +104,10 @@ static void test_io_faults(void)
     CHECK_OK(ingot_shard_reader_create(m, &r));
     CHECK_OK(ingot_fault_arm("open:*:EACCES", err, sizeof(err)));
     CHECK_STATUS(ingot_shard_reader_read(r, 0, buf, sizeof(buf)), INGOT_ERR_PERMISSION);
-    CHECK_CONTAINS(shard_err_last(), "s.tar: open failed");
+    CHECK_CONTAINS(ingot_last_error(), "s.tar: open failed");
     CHECK_OK(ingot_fault_arm("pread:*:EIO", err, sizeof(err)));
     CHECK_STATUS(ingot_shard_reader_read(r, 0, buf, sizeof(buf)), INGOT_ERR_IO);
-    CHECK_CONTAINS(shard_err_last(), "s.tar: pread of");
+    CHECK_CONTAINS(ingot_last_error(), "s.tar: pread of");
     CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
     CHECK_OK(ingot_shard_reader_read(r, 0, buf, sizeof(buf)));
     CHECK(memcmp(buf, "payload", 7) == 0);

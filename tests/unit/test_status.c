@@ -1,8 +1,8 @@
 /* Status strings are distinct and meaningful; errno maps to the right codes. */
 #include "test.h"
-#include "runtime/base/config.h"
-#include "runtime/base/errors.h"
-#include "runtime/base/status.h"
+#include "base/config.h"
+#include "base/errors.h"
+#include "base/status.h"
 #include <errno.h>
 #include <mpi.h>
 #include <ucs/type/status.h>
@@ -14,7 +14,7 @@ static void test_boundaries(void)
     char path[1024];
     snprintf(path, sizeof(path), "%s/errors.log", test_tmpdir());
     setenv("INGOT_LOG_FILE", path, 1);
-    CHECK_OK(ingot_config_global(NULL));
+    CHECK_OK(ingot_config_load());
     CHECK_OK(ingot_mpi_check(MPI_SUCCESS, "MPI_Bcast", "x"));
     CHECK_STATUS(ingot_mpi_check(MPI_ERR_COMM, "MPI_Bcast", "mpi purpose"), INGOT_ERR_MPI);
     CHECK_OK(ingot_ucx_check(UCS_OK, "ucp_init", "x"));

@@ -4,7 +4,7 @@
  * rejects what it should, saying why.
  */
 #include "test.h"
-#include "runtime/base/config.h"
+#include "base/config.h"
 #include "runtime/storage.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -94,7 +94,7 @@ int main(void)
     snprintf(path, sizeof(path), "%.900s/shard.bin", test_tmpdir());
     snprintf(log_path, sizeof(log_path), "%.900s/storage.log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log_path, 1);
-    CHECK_OK(ingot_config_global(NULL));
+    CHECK_OK(ingot_config_load());
     test_scatter_beyond_iov_max();
     test_emulation_spec();
     return 0;

@@ -4,9 +4,9 @@
  * without locality) must plan, not crash.
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/mem.h"
+#include "base/config.h"
+#include "base/fault.h"
+#include "base/mem.h"
 #include "test.h"
 #include "test_topo_lsan.h"
 #include <sys/stat.h>
@@ -289,7 +289,7 @@ static void check_public_fill(void)
 
 static void check_config_rows(void)
 {
-    const ingot_config_field_t *bind = ingot_config_find("BIND");
+    const ingot_config_field_t *bind = ingot_config_find("BIND", NULL);
     int                         v    = -1;
     char                        err[512];
     CHECK(bind != NULL);
@@ -297,18 +297,17 @@ static void check_config_rows(void)
     CHECK(v == INGOT_TOPO_BIND_CPUMEM);
     CHECK(ingot_config_parse(bind, "socket", &v, err, sizeof(err)) != INGOT_OK);
     CHECK_CONTAINS(err, "cpu+mem");
-    CHECK(ingot_config_find("TOPOLOGY_XML") != NULL && ingot_config_find("GPUS") != NULL);
-    CHECK(ingot_config_find("GPU_SHARING") != NULL && ingot_config_find("INGEST_CORES") != NULL);
-    CHECK(ingot_config_find("PLACEMENT") != NULL);
+    CHECK(ingot_config_find("TOPOLOGY_XML", NULL) != NULL && ingot_config_find("GPUS", NULL) != NULL);
+    CHECK(ingot_config_find("GPU_SHARING", NULL) != NULL && ingot_config_find("INGEST_CORES", NULL) != NULL);
+    CHECK(ingot_config_find("PLACEMENT", NULL) != NULL);
 }
 
 int main(void)
 {
-    const ingot_config_t *cfg;
     snprintf(log_path, sizeof(log_path), "%s/ingot.log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log_path, 1);
     setenv("INGOT_LOG_LEVEL", "warn", 1);
-    CHECK_OK(ingot_config_global(&cfg));
+    CHECK_OK(ingot_config_load());
     fclose(fopen(log_path, "a"));
     check_bad_files();
     check_bad_policies();

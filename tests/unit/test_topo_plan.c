@@ -5,7 +5,7 @@
  * nearest NIC chosen, NUMA balance, and plans inside a narrower allowed cpuset.
  */
 #include "topology/topo.h"
-#include "runtime/base/config.h"
+#include "base/config.h"
 #include "test_topo_oracle.h"
 #include "test_topo_lsan.h"
 
@@ -254,11 +254,10 @@ static void check_cpu_only(void)
 
 int main(void)
 {
-    const ingot_config_t *cfg;
     char                  log[8192];
     snprintf(log, sizeof(log), "%s/log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log, 1); /* expected errors (too many ranks) stay out of the output */
-    CHECK_OK(ingot_config_global(&cfg));
+    CHECK_OK(ingot_config_load());
     check_dgx_done();
     check_cpu_only();
     for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {

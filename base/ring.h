@@ -12,7 +12,7 @@
 #ifndef INGOT_BASE_RING_H
 #define INGOT_BASE_RING_H
 
-#include "runtime/base/wait.h"
+#include "base/wait.h"
 #include <stdalign.h>
 #include <stddef.h>
 

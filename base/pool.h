@@ -9,7 +9,7 @@
 
 #include <ingot/status.h>
 #include <stdint.h>
-#include "runtime/base/wait.h"
+#include "base/wait.h"
 
 typedef struct ingot_pool ingot_pool_t;
 typedef void (*ingot_task_fn_t)(void *arg);

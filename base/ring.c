@@ -4,8 +4,8 @@
  * (Vyukov's bounded queue): a producer claims a slot by CAS on tail when the cell's sequence
  * equals the position, a consumer when it equals position + 1.
  */
-#include "runtime/base/ring.h"
-#include "runtime/base/mem.h"
+#include "base/ring.h"
+#include "base/mem.h"
 #include <stdlib.h>
 #include <string.h>
 

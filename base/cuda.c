@@ -1,5 +1,5 @@
 /* Run-time CUDA detection (see cuda.h). */
-#include "runtime/base/cuda.h"
+#include "base/cuda.h"
 #include <ingot/version.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -3,13 +3,13 @@
  * Workers sleep on the work ring; destroy drains the queue, raises the stop flag and joins with
  * a deadline.
  */
-#include "runtime/base/pool.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/log.h"
-#include "runtime/base/mem.h"
-#include "runtime/base/ring.h"
-#include "runtime/base/status.h"
-#include "runtime/base/time.h"
+#include "base/pool.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/ring.h"
+#include "base/status.h"
+#include "base/time.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

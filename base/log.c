@@ -3,15 +3,15 @@
  * concurrent lines never interleave. The rank is "-" until known (ingot_init, or the launcher's
  * environment: OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID, PMI_RANK).
  */
-#include "runtime/base/log.h"
-#include "runtime/base/config.h"
-#include "runtime/base/status.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define INGOT_LOG_LINE_MAX 2048
@@ -23,6 +23,8 @@ static _Atomic int log_rank = -1;
 static char        log_host[64];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
+static _Thread_local char log_last_error[INGOT_LOG_LINE_MAX];
+
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
 static int log_open(const char *pattern, int *fd_p);
@@ -30,19 +32,17 @@ static void log_expand(const char *pattern, char *out, size_t outlen);
 
 /*
  * Library calls made before the configuration is read (ingot_init, or a tool's own call of
- * ingot_config_global) still honour INGOT_LOG_LEVEL and INGOT_LOG_FILE: valid values are applied
+ * ingot_config_load) still honour INGOT_LOG_LEVEL and INGOT_LOG_FILE: valid values are applied
  * here; invalid ones are left for the configuration to report (it names them and fails).
  */
 static void log_env_early(void)
 {
-    const ingot_config_field_t *lf = ingot_config_find("LOG_LEVEL");
-    const char *level = getenv(INGOT_ENV_PREFIX "LOG_LEVEL");
-    const char *file = getenv(INGOT_ENV_PREFIX "LOG_FILE");
-    char err[256];
-    int value;
-    if (lf != NULL && level != NULL && ingot_config_parse(lf, level, &value, err, sizeof(err)) ==
-        INGOT_OK) {
-        atomic_store(&ingot_log_level_current, value);
+    const char *level = getenv("INGOT_LOG_LEVEL");
+    const char *file = getenv("INGOT_LOG_FILE");
+    for (size_t i = 0; level != NULL && i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+        if (strcasecmp(level, level_names[i]) == 0) {
+            atomic_store(&ingot_log_level_current, (int)i);
+        }
     }
     int fd;
     if (file != NULL && *file != '\0' && strcmp(file, "stderr") != 0 && log_open(file, &fd) == 0) {
@@ -177,4 +177,25 @@ void ingot_log_write(ingot_log_level_t level, const char *file, int line, const 
     buf[n++] = '\n';
     ssize_t w = write(atomic_load(&log_fd), buf, (size_t)n);
     (void)w; /* nowhere to report a failed log write */
+}
+
+void ingot_log_error_write(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(log_last_error, sizeof(log_last_error), fmt, ap);
+    va_end(ap);
+    if (ingot_log_enabled(INGOT_LOG_LEVEL_ERROR)) {
+        ingot_log_write(INGOT_LOG_LEVEL_ERROR, file, line, "%s", log_last_error);
+    }
+}
+
+const char *ingot_last_error(void)
+{
+    return log_last_error;
+}
+
+void ingot_last_error_clear(void)
+{
+    log_last_error[0] = '\0';
 }

@@ -4,8 +4,8 @@
  * uncontended push/pop path costs one atomic increment and one load. Sleeps are cut into slices
  * of INGOT_WAIT_ABORT_POLL_NS so an abort flag is observed even without a notify.
  */
-#include "runtime/base/wait.h"
-#include "runtime/base/time.h"
+#include "base/wait.h"
+#include "base/time.h"
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>

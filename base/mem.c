@@ -3,12 +3,12 @@
  * fallback. Order matters: bind before the first touch so pages land on the right node, and
  * pre-fault before pinning so mlock/cudaHostRegister find the pages resident.
  */
-#include "runtime/base/mem.h"
-#include "runtime/base/config.h"
-#include "runtime/base/cuda.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
+#include "base/mem.h"
+#include "base/base_config.h"
+#include "base/cuda.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/status.h"
 #include <ingot/version.h>
 #include <errno.h>
 #include <hwloc.h>
@@ -40,11 +40,11 @@ static void mem_topo_load(void)
     }
 }
 
-static const ingot_config_t *mem_config(void)
+static const ingot_base_config_t *mem_config(void)
 {
-    static const ingot_config_t defaults = {.hugepages = true, .pin = INGOT_MEM_PIN_AUTO};
-    const ingot_config_t *cfg;
-    return (ingot_config_global(&cfg) == INGOT_OK) ? cfg : &defaults;
+    static const ingot_base_config_t defaults = {.hugepages = true, .pin = INGOT_MEM_PIN_AUTO};
+    const ingot_base_config_t *cfg;
+    return (ingot_base_config(&cfg) == INGOT_OK) ? cfg : &defaults;
 }
 
 const char *ingot_mem_kind_name(ingot_mem_kind_t kind)
@@ -153,7 +153,7 @@ static void mem_pin(ingot_mem_t *mem, const char *what)
 ingot_status_t ingot_mem_alloc(size_t size, unsigned flags, int numa_node, const char *what,
                                ingot_mem_t *mem_p)
 {
-    const ingot_config_t *cfg = mem_config();
+    const ingot_base_config_t *cfg = mem_config();
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     int huge = (flags & INGOT_MEM_F_HUGEPAGE) && cfg->hugepages && size >= MEM_HUGEPAGE_SIZE;
     size_t align = huge ? MEM_HUGEPAGE_SIZE : page;

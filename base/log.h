@@ -24,6 +24,13 @@ extern _Atomic int ingot_log_level_current;
 void ingot_log_write(ingot_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** Log an error (if the level allows) and keep it as the thread's last error (ingot_error). */
+void ingot_log_error_write(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Forget the calling thread's last error (ingot_last_error() then returns ""). */
+void ingot_last_error_clear(void);
+
 /** Set the rank shown in log lines (ingot_init() does this; before it, the launcher's env). */
 void ingot_log_set_rank(int rank);
 
@@ -44,7 +51,14 @@ static inline int ingot_log_enabled(ingot_log_level_t level)
 
 #define ingot_log(_lvl, ...) \
     do { if (ingot_log_enabled(_lvl)) ingot_log_write(_lvl, __FILE__, __LINE__, __VA_ARGS__); } while (0)
-#define ingot_error(...) ingot_log(INGOT_LOG_LEVEL_ERROR, __VA_ARGS__)
+/*
+ * Errors: the function that detects one calls ingot_error() once with what was wrong (file,
+ * offset, key, rank, variable); it is logged and kept as the calling thread's last error
+ * (ingot_last_error(), public). ingot_fail() does the same and evaluates to the status, for
+ * `return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %zu: ...", ...)`.
+ */
+#define ingot_error(...) ingot_log_error_write(__FILE__, __LINE__, __VA_ARGS__)
+#define ingot_fail(_status, ...) (ingot_error(__VA_ARGS__), (_status))
 #define ingot_warn(...)  ingot_log(INGOT_LOG_LEVEL_WARN,  __VA_ARGS__)
 #define ingot_info(...)  ingot_log(INGOT_LOG_LEVEL_INFO,  __VA_ARGS__)
 #define ingot_debug(...) ingot_log(INGOT_LOG_LEVEL_DEBUG, __VA_ARGS__)

@@ -2,8 +2,8 @@
  * INGOT_FAULT parsing and the per-site call counters. The parser is always built (so the config
  * table can reject specs with a clear message); counting happens only in fault-injection builds.
  */
-#include "runtime/base/fault.h"
-#include "runtime/base/status.h"
+#include "base/fault.h"
+#include "base/status.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 /* Status codes: strings and the errno boundary. */
-#include "runtime/base/status.h"
+#include "base/status.h"
 #include <errno.h>
 
 const char *ingot_status_string(ingot_status_t status)

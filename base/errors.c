@@ -1,6 +1,6 @@
 /* Error boundary for MPI, UCX, zstd and CUDA (see errors.h). */
-#include "runtime/base/errors.h"
-#include "runtime/base/log.h"
+#include "base/errors.h"
+#include "base/log.h"
 #include <ingot/version.h>
 #include <mpi.h>
 #include <stdio.h>

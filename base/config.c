@@ -3,13 +3,12 @@
  * with ranges and validated strings. Every value is parsed strictly (no trailing garbage, no
  * silent overflow, no empty values); an error names the variable, the value and the syntax.
  */
-#include "runtime/base/config.h"
-#include "runtime/base/fault.h"
-#include "runtime/base/log.h"
-#include "runtime/base/status.h"
-#include "runtime/base/wait.h"
-#include <ingot/config.h>
-#include <ingot/version.h>
+#include "base/config.h"
+#include "base/base_config.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "base/wait.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -58,14 +57,49 @@ const char *ingot_config_scope_name(ingot_config_scope_t scope)
     return (scope == INGOT_CONFIG_SCOPE_JOB) ? "job-wide" : "per-rank";
 }
 
-const ingot_config_field_t *ingot_config_find(const char *name)
+/* ---------------------------------------------------------------- registry */
+
+#define CONFIG_TABLES_MAX 32
+
+static ingot_config_table_t *config_tables[CONFIG_TABLES_MAX];
+static size_t                config_ntables;
+
+void ingot_config_register(ingot_config_table_t *table)
+{
+    if (config_ntables == CONFIG_TABLES_MAX) {
+        abort(); /* a build with more modules than the registry holds: raise the limit */
+    }
+    size_t i = config_ntables++;
+    for (; i > 0 && config_tables[i - 1]->order > table->order; i--) {
+        config_tables[i] = config_tables[i - 1];
+    }
+    config_tables[i] = table;
+}
+
+size_t ingot_config_table_count(void)
+{
+    return config_ntables;
+}
+
+const ingot_config_table_t *ingot_config_table_at(size_t i)
+{
+    return (i < config_ntables) ? config_tables[i] : NULL;
+}
+
+const ingot_config_field_t *ingot_config_find(const char *name,
+                                              const ingot_config_table_t **table_p)
 {
     if (strncmp(name, INGOT_ENV_PREFIX, strlen(INGOT_ENV_PREFIX)) == 0) {
         name += strlen(INGOT_ENV_PREFIX);
     }
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        if (strcmp(ingot_config_table[i].name, name) == 0) {
-            return &ingot_config_table[i];
+    for (size_t t = 0; t < config_ntables; t++) {
+        for (size_t i = 0; i < config_tables[t]->count; i++) {
+            if (strcmp(config_tables[t]->fields[i].name, name) == 0) {
+                if (table_p != NULL) {
+                    *table_p = config_tables[t];
+                }
+                return &config_tables[t]->fields[i];
+            }
         }
     }
     return NULL;
@@ -331,12 +365,12 @@ void ingot_config_format(const ingot_config_field_t *f, const void *value_p, cha
     }
 }
 
-void ingot_config_release(ingot_config_t *cfg)
+void ingot_config_table_release(const ingot_config_table_t *table, void *values)
 {
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
+    for (size_t i = 0; i < table->count; i++) {
+        const ingot_config_field_t *f = &table->fields[i];
         if (f->type == INGOT_CONFIG_STRING) {
-            char **p = (char **)((char *)cfg + f->offset);
+            char **p = (char **)((char *)values + f->offset);
             free(*p);
             *p = NULL;
         }
@@ -349,22 +383,23 @@ static const char *lookup_getenv(const char *name, void *arg)
     return getenv(name);
 }
 
-ingot_status_t ingot_config_read(ingot_config_t *cfg, ingot_config_lookup_fn_t lookup, void *arg,
-                                 char *err, size_t errlen)
+ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *values,
+                                       ingot_config_lookup_fn_t lookup, void *arg, char *err,
+                                       size_t errlen)
 {
-    memset(cfg, 0, sizeof(*cfg));
+    memset(values, 0, table->size);
     if (lookup == NULL) {
         lookup = lookup_getenv;
     }
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
+    for (size_t i = 0; i < table->count; i++) {
+        const ingot_config_field_t *f = &table->fields[i];
         char full[128];
         snprintf(full, sizeof(full), INGOT_ENV_PREFIX "%s", f->name);
         const char *v = lookup(full, arg);
-        ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)cfg + f->offset, err,
-                                               errlen);
+        ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)values + f->offset,
+                                               err, errlen);
         if (st != INGOT_OK) {
-            ingot_config_release(cfg);
+            ingot_config_table_release(table, values);
             return st;
         }
     }
@@ -406,11 +441,13 @@ const char *ingot_config_suggest(const char *name)
     const char *best = NULL;
     size_t best_d = SIZE_MAX, len = strlen(name);
     size_t limit = (len / 3 > 2) ? len / 3 : 2;
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        size_t d = edit_distance(name, ingot_config_table[i].name);
-        if (d < best_d) {
-            best_d = d;
-            best = ingot_config_table[i].name;
+    for (size_t t = 0; t < config_ntables; t++) {
+        for (size_t i = 0; i < config_tables[t]->count; i++) {
+            size_t d = edit_distance(name, config_tables[t]->fields[i].name);
+            if (d < best_d) {
+                best_d = d;
+                best = config_tables[t]->fields[i].name;
+            }
         }
     }
     return (best_d <= limit) ? best : NULL;
@@ -429,7 +466,7 @@ void ingot_config_warn_unknown(char **envp)
         }
         memcpy(name, *e, n);
         name[n] = '\0';
-        if (ingot_config_find(name) != NULL) {
+        if (ingot_config_find(name, NULL) != NULL) {
             continue;
         }
         const char *hint = ingot_config_suggest(name);
@@ -448,10 +485,10 @@ void ingot_config_warn_unknown(char **envp)
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static int             global_loaded;
 static ingot_status_t  global_status;
-static ingot_config_t  global_cfg;
 
-static ingot_status_t config_apply(const ingot_config_t *cfg)
+static ingot_status_t config_apply(void)
 {
+    const ingot_base_config_t *cfg = ingot_base_config_table.values;
     char err[CONFIG_ERR_MAX];
     ingot_log_configure(cfg->log_level, cfg->log_file);
     ingot_wait_set_spin(cfg->spin_ns);
@@ -465,85 +502,40 @@ static ingot_status_t config_apply(const ingot_config_t *cfg)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_config_global(const ingot_config_t **cfg_p)
+static ingot_status_t config_load_all(void)
+{
+    char err[CONFIG_ERR_MAX];
+    for (size_t t = 0; t < config_ntables; t++) {
+        ingot_status_t st = ingot_config_table_read(config_tables[t], config_tables[t]->values,
+                                                    NULL, NULL, err, sizeof(err));
+        if (st != INGOT_OK) {
+            while (t-- > 0) {
+                ingot_config_table_release(config_tables[t], config_tables[t]->values);
+            }
+            ingot_error("%s", err);
+            return st;
+        }
+    }
+    return config_apply();
+}
+
+ingot_status_t ingot_config_load(void)
 {
     pthread_mutex_lock(&global_lock);
     if (!global_loaded) {
-        char err[CONFIG_ERR_MAX];
-        global_status = ingot_config_read(&global_cfg, NULL, NULL, err, sizeof(err));
-        if (global_status != INGOT_OK) {
-            ingot_error("%s", err);
-        } else {
-            global_status = config_apply(&global_cfg);
-        }
+        global_status = config_load_all();
         global_loaded = 1;
     }
     ingot_status_t st = global_status;
     pthread_mutex_unlock(&global_lock);
-    if (st == INGOT_OK && cfg_p != NULL) {
-        *cfg_p = &global_cfg;
-    }
     return st;
 }
 
-/* ---------------------------------------------------------------- public API */
-
-static void print_doc(FILE *stream, const ingot_config_field_t *f)
+ingot_status_t ingot_config_values(const ingot_config_table_t *table, const void **values_p)
 {
-    char syntax[384];
-    fprintf(stream, "#\n# %s\n#\n# syntax:  %s\n# scope:   %s\n# default: %s\n#\n", f->doc,
-            ingot_config_syntax(f, syntax, sizeof(syntax)), ingot_config_scope_name(f->scope),
-            f->dfl);
-}
-
-ingot_status_t ingot_config_print(FILE *stream, unsigned flags)
-{
-    const ingot_config_t *cfg;
-    ingot_status_t st = ingot_config_global(&cfg);
-    if (st != INGOT_OK) {
-        return st;
+    ingot_status_t st = ingot_config_load();
+    if (st == INGOT_OK) {
+        *values_p = table->values;
     }
-    if (flags & INGOT_CONFIG_PRINT_HEADER) {
-        fprintf(stream, "# ingot %s: %zu configuration variables (%s values)\n",
-                INGOT_VERSION_STRING, ingot_config_table_size,
-                (flags & INGOT_CONFIG_PRINT_DEFAULT) ? "default" : "effective");
-    }
-    for (size_t i = 0; i < ingot_config_table_size; i++) {
-        const ingot_config_field_t *f = &ingot_config_table[i];
-        char value[CONFIG_VALUE_MAX];
-        if (flags & INGOT_CONFIG_PRINT_DOC) {
-            print_doc(stream, f);
-        }
-        if (flags & INGOT_CONFIG_PRINT_DEFAULT) {
-            snprintf(value, sizeof(value), "%s", f->dfl);
-        } else {
-            ingot_config_format(f, (const char *)cfg + f->offset, value, sizeof(value));
-        }
-        fprintf(stream, INGOT_ENV_PREFIX "%s=%s\n", f->name, value);
-    }
-    return INGOT_OK;
-}
-
-ingot_status_t ingot_config_get(const char *name, char *buf, size_t buflen)
-{
-    const ingot_config_t *cfg;
-    if (name == NULL || buf == NULL || buflen == 0) {
-        return INGOT_ERR_INVALID_PARAM;
-    }
-    const ingot_config_field_t *f = ingot_config_find(name);
-    if (f == NULL) {
-        ingot_error("ingot_config_get: unknown variable '%s'", name);
-        return INGOT_ERR_NOT_FOUND;
-    }
-    ingot_status_t st = ingot_config_global(&cfg);
-    if (st != INGOT_OK) {
-        return st;
-    }
-    char value[CONFIG_VALUE_MAX];
-    ingot_config_format(f, (const char *)cfg + f->offset, value, sizeof(value));
-    if (strlen(value) >= buflen) {
-        return INGOT_ERR_NO_RESOURCE;
-    }
-    memcpy(buf, value, strlen(value) + 1);
-    return INGOT_OK;
+    return st;
 }

@@ -1,0 +1,137 @@
+/*
+ * The INGOT_* parser and the registry of the modules' tables (config.c).
+ *
+ * Every variable: name (without the INGOT_ prefix), default (a string in the parser's syntax),
+ * doc, scope (job-wide or per-rank), type with its bounds, and the offset of its parsed value in
+ * its module's values struct. Each module owns a table (base's is base_config.c); the environment
+ * is parsed once per process into every table's struct; bad values are errors naming the
+ * variable, the value and the accepted syntax. To add a variable: add a field to the module's
+ * struct and a row to its table; ingot-info -c, the job-wide check and the tests pick it up.
+ */
+#ifndef INGOT_BASE_CONFIG_H
+#define INGOT_BASE_CONFIG_H
+
+#include <ingot/status.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define INGOT_ENV_PREFIX "INGOT_"
+
+typedef enum ingot_config_type {
+    INGOT_CONFIG_INT,      /**< int64_t; decimal integer within [min, max] */
+    INGOT_CONFIG_SIZE,     /**< uint64_t bytes; "64MiB", "4k", "1.5GiB", "512" */
+    INGOT_CONFIG_DURATION, /**< uint64_t ns; "250ms", "2s", "1.5m"; bare "0" allowed */
+    INGOT_CONFIG_BOOL,     /**< bool; y/yes/on/true/1, n/no/off/false/0 */
+    INGOT_CONFIG_ENUM,     /**< int index into enum_names; case-insensitive. The names are
+                                defined with designated initializers indexed by the module's
+                                enum ([INGOT_X_AUTO] = "auto"), so the index is the enum value */
+    INGOT_CONFIG_STRING    /**< char * (owned), validated by an optional check function */
+} ingot_config_type_t;
+
+typedef enum ingot_config_scope {
+    INGOT_CONFIG_SCOPE_JOB,  /**< must be equal on every rank (checked at ingot_init) */
+    INGOT_CONFIG_SCOPE_RANK  /**< may differ between ranks */
+} ingot_config_scope_t;
+
+/** Optional validator of a string variable: return 0, or write why into err and return -1. */
+typedef int (*ingot_config_check_fn_t)(const char *value, char *err, size_t errlen);
+
+typedef struct ingot_config_field {
+    const char             *name;
+    const char             *dfl;
+    const char             *doc;
+    ingot_config_scope_t    scope;
+    ingot_config_type_t     type;
+    size_t                  offset;
+    int64_t                 min, max;     /* INT, SIZE and DURATION bounds (inclusive) */
+    const char *const      *enum_names;   /* ENUM: NULL-terminated */
+    ingot_config_check_fn_t check;        /* STRING: optional */
+} ingot_config_field_t;
+
+/**
+ * One module's variables and the struct their parsed values go into. A module defines its table
+ * and its values struct in one file, next to the enums its variables name, and registers the
+ * table with INGOT_CONFIG_REGISTER (a constructor, as UCX registers one table per component).
+ * Tables are kept in @p order (the layer order: base first), which is the order of ingot-info -c.
+ */
+typedef struct ingot_config_table {
+    const char                 *module;  /**< section name: "base", "topology", "loader", ... */
+    int                         order;   /**< position among the tables (lower first) */
+    const ingot_config_field_t *fields;
+    size_t                      count;
+    size_t                      size;    /**< sizeof the module's values struct */
+    void                       *values;  /**< the process-wide parsed values (module storage) */
+} ingot_config_table_t;
+
+#define INGOT_CONFIG_FIELDS(_fields) (_fields), (sizeof(_fields) / sizeof((_fields)[0]))
+
+/** Register @p _table (an ingot_config_table_t) when the library is loaded. */
+#define INGOT_CONFIG_REGISTER(_table) \
+    __attribute__((constructor)) static void ingot_config_register_##_table(void) \
+    { \
+        ingot_config_register(&(_table)); \
+    }
+
+/** Order of the layers' tables. */
+enum {
+    INGOT_CONFIG_ORDER_BASE        = 0,
+    INGOT_CONFIG_ORDER_TOPOLOGY    = 10,
+    INGOT_CONFIG_ORDER_SHARD       = 20,
+    INGOT_CONFIG_ORDER_COLLECTIVES = 30,
+    INGOT_CONFIG_ORDER_RUNTIME     = 40
+};
+
+/** Add @p table to the registry (constructors only: not thread-safe against a running load). */
+void ingot_config_register(ingot_config_table_t *table);
+
+/** Registered tables, in order: ingot_config_table_at(0..ingot_config_table_count()-1). */
+size_t                      ingot_config_table_count(void);
+const ingot_config_table_t *ingot_config_table_at(size_t i);
+
+/** Environment lookup used by the reader (getenv by default; tests pass their own). */
+typedef const char *(*ingot_config_lookup_fn_t)(const char *full_name, void *arg);
+
+/**
+ * Parse every variable of @p table from @p lookup (NULL: getenv) into @p values (a struct of
+ * table->size bytes). On error, @p err holds "INGOT_X='value': why (accepted: syntax)" and
+ * @p values is left released.
+ */
+ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *values,
+                                       ingot_config_lookup_fn_t lookup, void *arg, char *err,
+                                       size_t errlen);
+/** Free the strings of @p values (parsed from @p table) and zero them. */
+void           ingot_config_table_release(const ingot_config_table_t *table, void *values);
+
+/** Parse one value for one field into @p value_p (a pointer to the field's storage). */
+ingot_status_t ingot_config_parse(const ingot_config_field_t *field, const char *str,
+                                  void *value_p, char *err, size_t errlen);
+/** Format a parsed value in the parser's syntax (canonical: equal values format equally). */
+void           ingot_config_format(const ingot_config_field_t *field, const void *value_p,
+                                   char *buf, size_t buflen);
+/** The variable @p name (with or without INGOT_), and its table in @p table_p (may be NULL). */
+const ingot_config_field_t *ingot_config_find(const char *name,
+                                              const ingot_config_table_t **table_p);
+const char    *ingot_config_syntax(const ingot_config_field_t *field, char *buf, size_t buflen);
+const char    *ingot_config_scope_name(ingot_config_scope_t scope);
+
+/**
+ * The process-wide configuration: every registered table parsed from the environment at the
+ * first call (thread-safe), then base's settings applied (logging, spin, faults) and unknown
+ * INGOT_* variables warned about. Every later call returns the same status.
+ */
+ingot_status_t ingot_config_load(void);
+
+/**
+ * The process-wide parsed values of @p table (ingot_config_load() first). On error, @p values_p
+ * is untouched. Modules wrap this in a typed accessor (ingot_base_config(), ...).
+ */
+ingot_status_t ingot_config_values(const ingot_config_table_t *table, const void **values_p);
+
+/** Closest known variable name to @p name (edit distance), or NULL if none is close. */
+const char    *ingot_config_suggest(const char *name);
+
+/** Warn (once per name) about INGOT_* variables in @p envp that are not in the table. */
+void           ingot_config_warn_unknown(char **envp);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * The public configuration calls (include/ingot/config.h) over base's registry. They live in the
+ * facade so that they name every module's table: a program linked against the static library
+ * that calls only these still carries (and so registers) every table.
+ */
+#include <ingot/config.h>
+#include <ingot/version.h>
+#include "base/config.h"
+#include "base/base_config.h"
+#include "base/log.h"
+#include "runtime/loader_config.h"
+#include "topology/topo.h"
+#include <stdio.h>
+#include <string.h>
+
+#define CONFIG_VALUE_MAX 512
+
+/* Referenced so a static link keeps each module's table (registered by its constructor). */
+const ingot_config_table_t *const ingot_runtime_config_tables[] = {
+    &ingot_base_config_table, &ingot_topo_config_table, &ingot_loader_config_table};
+
+
+static void print_doc(FILE *stream, const ingot_config_field_t *f)
+{
+    char syntax[384];
+    fprintf(stream, "#\n# %s\n#\n# syntax:  %s\n# scope:   %s\n# default: %s\n#\n", f->doc,
+            ingot_config_syntax(f, syntax, sizeof(syntax)), ingot_config_scope_name(f->scope),
+            f->dfl);
+}
+
+static void print_table(FILE *stream, const ingot_config_table_t *t, unsigned flags)
+{
+    if (flags & INGOT_CONFIG_PRINT_DOC) {
+        fprintf(stream, "#\n# ---- %s\n", t->module);
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        const ingot_config_field_t *f = &t->fields[i];
+        char value[CONFIG_VALUE_MAX];
+        if (flags & INGOT_CONFIG_PRINT_DOC) {
+            print_doc(stream, f);
+        }
+        if (flags & INGOT_CONFIG_PRINT_DEFAULT) {
+            snprintf(value, sizeof(value), "%s", f->dfl);
+        } else {
+            ingot_config_format(f, (const char *)t->values + f->offset, value, sizeof(value));
+        }
+        fprintf(stream, INGOT_ENV_PREFIX "%s=%s\n", f->name, value);
+    }
+}
+
+ingot_status_t ingot_config_print(FILE *stream, unsigned flags)
+{
+    ingot_status_t st = ingot_config_load();
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (flags & INGOT_CONFIG_PRINT_HEADER) {
+        size_t n = 0;
+        for (size_t t = 0; t < ingot_config_table_count(); t++) {
+            n += ingot_config_table_at(t)->count;
+        }
+        fprintf(stream, "# ingot %s: %zu configuration variables (%s values)\n",
+                INGOT_VERSION_STRING, n,
+                (flags & INGOT_CONFIG_PRINT_DEFAULT) ? "default" : "effective");
+    }
+    for (size_t t = 0; t < ingot_config_table_count(); t++) {
+        print_table(stream, ingot_config_table_at(t), flags);
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_config_get(const char *name, char *buf, size_t buflen)
+{
+    const ingot_config_table_t *t;
+    if (name == NULL || buf == NULL || buflen == 0) {
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    const ingot_config_field_t *f = ingot_config_find(name, &t);
+    if (f == NULL) {
+        ingot_error("ingot_config_get: unknown variable '%s'", name);
+        return INGOT_ERR_NOT_FOUND;
+    }
+    ingot_status_t st = ingot_config_load();
+    if (st != INGOT_OK) {
+        return st;
+    }
+    char value[CONFIG_VALUE_MAX];
+    ingot_config_format(f, (const char *)t->values + f->offset, value, sizeof(value));
+    if (strlen(value) >= buflen) {
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    memcpy(buf, value, strlen(value) + 1);
+    return INGOT_OK;
+}
