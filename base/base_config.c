@@ -2,6 +2,7 @@
 #include "base/base_config.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/wait.h"
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,9 +71,26 @@ static const ingot_config_field_t base_fields[] = {
 
 static ingot_base_config_t base_values;
 
+/* Settings that take effect when the configuration is loaded, before any module uses it. */
+static ingot_status_t base_config_apply(const void *values)
+{
+    extern char **environ;
+    const ingot_base_config_t *cfg = values;
+    char err[256];
+    ingot_log_configure(cfg->log_level, cfg->log_file);
+    ingot_wait_set_spin(cfg->spin_ns);
+    if (INGOT_FAULT_ENABLED && ingot_fault_arm(cfg->fault, err, sizeof(err)) != INGOT_OK) {
+        return ingot_fail(INGOT_ERR_CONFIG, INGOT_ENV_PREFIX "FAULT='%s': %s", cfg->fault, err);
+    }
+    if (cfg->warn_unknown) {
+        ingot_config_warn_unknown(environ);
+    }
+    return INGOT_OK;
+}
+
 ingot_config_table_t ingot_base_config_table = {
     "base", INGOT_CONFIG_ORDER_BASE, INGOT_CONFIG_FIELDS(base_fields), sizeof(ingot_base_config_t),
-    &base_values};
+    &base_values, base_config_apply};
 INGOT_CONFIG_REGISTER(ingot_base_config_table)
 
 ingot_status_t ingot_base_config(const ingot_base_config_t **cfg_p)

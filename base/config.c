@@ -4,11 +4,8 @@
  * silent overflow, no empty values); an error names the variable, the value and the syntax.
  */
 #include "base/config.h"
-#include "base/base_config.h"
-#include "base/fault.h"
 #include "base/log.h"
 #include "base/status.h"
-#include "base/wait.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 
-extern char **environ;
 
 #define CONFIG_ERR_MAX     512
 #define CONFIG_VALUE_MAX   512
@@ -486,22 +482,6 @@ static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static int             global_loaded;
 static ingot_status_t  global_status;
 
-static ingot_status_t config_apply(void)
-{
-    const ingot_base_config_t *cfg = ingot_base_config_table.values;
-    char err[CONFIG_ERR_MAX];
-    ingot_log_configure(cfg->log_level, cfg->log_file);
-    ingot_wait_set_spin(cfg->spin_ns);
-    if (INGOT_FAULT_ENABLED && ingot_fault_arm(cfg->fault, err, sizeof(err)) != INGOT_OK) {
-        ingot_error(INGOT_ENV_PREFIX "FAULT='%s': %s", cfg->fault, err);
-        return INGOT_ERR_CONFIG;
-    }
-    if (cfg->warn_unknown) {
-        ingot_config_warn_unknown(environ);
-    }
-    return INGOT_OK;
-}
-
 static ingot_status_t config_load_all(void)
 {
     char err[CONFIG_ERR_MAX];
@@ -516,7 +496,14 @@ static ingot_status_t config_load_all(void)
             return st;
         }
     }
-    return config_apply();
+    for (size_t t = 0; t < config_ntables; t++) {
+        ingot_status_t st = config_tables[t]->apply ? config_tables[t]->apply(config_tables[t]->values)
+                                                    : INGOT_OK;
+        if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    return INGOT_OK;
 }
 
 ingot_status_t ingot_config_load(void)

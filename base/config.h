@@ -62,6 +62,9 @@ typedef struct ingot_config_table {
     size_t                      count;
     size_t                      size;    /**< sizeof the module's values struct */
     void                       *values;  /**< the process-wide parsed values (module storage) */
+    /** Optional: applied once to the process-wide values after every table parsed (base sets
+     *  its log level, spin and faults here); a failure fails the load. */
+    ingot_status_t            (*apply)(const void *values);
 } ingot_config_table_t;
 
 #define INGOT_CONFIG_FIELDS(_fields) (_fields), (sizeof(_fields) / sizeof((_fields)[0]))

@@ -51,7 +51,7 @@ static ingot_loader_config_t loader_values;
 
 ingot_config_table_t ingot_loader_config_table = {
     "loader", INGOT_CONFIG_ORDER_RUNTIME, INGOT_CONFIG_FIELDS(loader_fields),
-    sizeof(ingot_loader_config_t), &loader_values};
+    sizeof(ingot_loader_config_t), &loader_values, NULL};
 INGOT_CONFIG_REGISTER(ingot_loader_config_table)
 
 ingot_status_t ingot_loader_config(const ingot_loader_config_t **cfg_p)

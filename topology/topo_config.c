@@ -50,7 +50,7 @@ static ingot_topo_config_t topo_values;
 
 ingot_config_table_t ingot_topo_config_table = {
     "topology", INGOT_CONFIG_ORDER_TOPOLOGY, INGOT_CONFIG_FIELDS(topo_fields),
-    sizeof(ingot_topo_config_t), &topo_values};
+    sizeof(ingot_topo_config_t), &topo_values, NULL};
 INGOT_CONFIG_REGISTER(ingot_topo_config_table)
 
 ingot_status_t ingot_topo_config(const ingot_topo_config_t **cfg_p)
