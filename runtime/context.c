@@ -5,6 +5,7 @@
  * leaving the others blocked in the next collective.
  */
 #include "runtime/context_impl.h"
+#include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/errors.h"
@@ -59,8 +60,7 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if (st != INGOT_OK) {
         return st;
     }
-    MPI_Comm user = (params && (params->field_mask & INGOT_INIT_PARAM_FIELD_COMM))
-                    ? params->comm : MPI_COMM_WORLD;
+    MPI_Comm user = INGOT_PARAM_VALUE(params, comm, INGOT_INIT_PARAM_FIELD_COMM, MPI_COMM_WORLD);
     ingot_ctx_config_t cfg = {0};
     st = ingot_base_config(&cfg.base);
     if (st == INGOT_OK) { /* parsed together: the first accessor parsed every table */

@@ -4,6 +4,7 @@
  * shards, samples shuffled within windows of shards), and the per-rank partition of a step.
  */
 #include <ingot/order.h>
+#include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -182,8 +183,8 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     uint64_t m = params->field_mask;
     o->p = (ingot_order_params_t){.field_mask = m, .sample_count = params->sample_count,
                                   .global_batch = params->global_batch};
-    o->p.seed = (m & INGOT_ORDER_PARAM_FIELD_SEED) ? params->seed : 0;
-    o->p.tail = (m & INGOT_ORDER_PARAM_FIELD_TAIL) ? params->tail : INGOT_ORDER_TAIL_DROP;
+    o->p.seed = INGOT_PARAM_VALUE(params, seed, INGOT_ORDER_PARAM_FIELD_SEED, 0);
+    o->p.tail = INGOT_PARAM_VALUE(params, tail, INGOT_ORDER_PARAM_FIELD_TAIL, INGOT_ORDER_TAIL_DROP);
     if (m & INGOT_ORDER_PARAM_FIELD_MODE) {
         o->p.mode = params->mode;
         o->p.shard_samples = params->shard_samples;

@@ -7,6 +7,7 @@
  */
 #include "topology/topo.h"
 #include "topology/topo_util.h"
+#include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -342,15 +343,18 @@ static void plan_assign_nics(const ingot_topo_t *topo, ingot_plan_t *plan, int *
 static void plan_params_apply(const ingot_topo_t *topo, const ingot_plan_params_t *in,
                               ingot_plan_params_t *p)
 {
-    uint64_t m = in != NULL ? in->field_mask : 0;
-    p->field_mask     = m;
-    p->allowed_cpuset = (m & INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET) ? in->allowed_cpuset : NULL;
+    p->field_mask     = (in != NULL) ? in->field_mask : 0;
+    p->allowed_cpuset = INGOT_PARAM_VALUE(in, allowed_cpuset, INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET,
+                                          NULL);
     p->gpu_mask       = plan_gpu_mask_all(topo) &
-                        ((m & INGOT_PLAN_PARAM_FIELD_GPU_MASK) ? in->gpu_mask : INGOT_TOPO_GPUS_ALL);
-    p->mode           = (m & INGOT_PLAN_PARAM_FIELD_MODE) ? in->mode : INGOT_TOPO_MODE_AUTO;
-    p->sharing        = (m & INGOT_PLAN_PARAM_FIELD_SHARING) ? in->sharing : INGOT_TOPO_SHARING_ERROR;
-    p->ingest_cores   = (m & INGOT_PLAN_PARAM_FIELD_INGEST_CORES) ? in->ingest_cores
-                                                                 : INGOT_PLAN_DEFAULT_INGEST_CORES;
+                        INGOT_PARAM_VALUE(in, gpu_mask, INGOT_PLAN_PARAM_FIELD_GPU_MASK,
+                                          INGOT_TOPO_GPUS_ALL);
+    p->mode           = INGOT_PARAM_VALUE(in, mode, INGOT_PLAN_PARAM_FIELD_MODE,
+                                          INGOT_TOPO_MODE_AUTO);
+    p->sharing        = INGOT_PARAM_VALUE(in, sharing, INGOT_PLAN_PARAM_FIELD_SHARING,
+                                          INGOT_TOPO_SHARING_ERROR);
+    p->ingest_cores   = INGOT_PARAM_VALUE(in, ingest_cores, INGOT_PLAN_PARAM_FIELD_INGEST_CORES,
+                                          INGOT_PLAN_DEFAULT_INGEST_CORES);
     if (p->mode == INGOT_TOPO_MODE_CPU) {
         p->gpu_mask = 0;
     }

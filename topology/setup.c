@@ -6,6 +6,7 @@
  * every rank instead of leaving the others blocked in the next collective.
  */
 #include "topology/topo.h"
+#include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/errors.h"
@@ -56,8 +57,8 @@ static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm, const in
                                   const ingot_topo_setup_params_t *params)
 {
     const char *cuda = getenv("CUDA_VISIBLE_DEVICES");
-    const char *xml  = (params != NULL && (params->field_mask & INGOT_TOPO_SETUP_PARAM_FIELD_XML))
-                           ? params->xml : cfg->topology_xml;
+    const char *xml  = INGOT_PARAM_VALUE(params, xml, INGOT_TOPO_SETUP_PARAM_FIELD_XML,
+                                         cfg->topology_xml);
     uint64_t    mask = 0;
     INGOT_CHECK(ingot_topo_node_group(comm, &s->node));
     INGOT_CHECK(setup_agree(comm, ingot_topo_load(xml, &s->topo), "topology discovery"));
