@@ -10,13 +10,20 @@
 #include "base/log.h"
 #include "base/status.h"
 #include <dlfcn.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
 #include <ucs/memory/memory_type.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #define NCCL_LIBRARY "libnccl.so.2"
+/* hwloc_get_api_version(): 0xMMmmrr */
+#define INFO_HWLOC_MAJOR_SHIFT 16
+#define INFO_HWLOC_MINOR_SHIFT 8
+#define INFO_HWLOC_PART_MASK   0xffu
 
 static void info_nccl(ingot_runtime_info_t *info)
 {
@@ -76,6 +83,17 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
     return st;
 }
 
+/* Versions of the libraries loaded with this one (not those of the headers it was built with). */
+static void info_libs(ingot_runtime_info_t *info)
+{
+    unsigned hw = hwloc_get_api_version();
+    snprintf(info->version_hwloc, sizeof(info->version_hwloc), "%u.%u.%u",
+             hw >> INFO_HWLOC_MAJOR_SHIFT, (hw >> INFO_HWLOC_MINOR_SHIFT) & INFO_HWLOC_PART_MASK,
+             hw & INFO_HWLOC_PART_MASK);
+    snprintf(info->version_zstd, sizeof(info->version_zstd), "%s", ZSTD_versionString());
+    snprintf(info->version_zlib, sizeof(info->version_zlib), "%s", zlibVersion());
+}
+
 ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
 {
     if (info_p == NULL) {
@@ -95,6 +113,9 @@ ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_NCCL) {
         info_nccl(info_p);
+    }
+    if (mask & INGOT_RUNTIME_INFO_FIELD_LIBS) {
+        info_libs(info_p);
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_UCX) {
         return info_ucx(info_p);
