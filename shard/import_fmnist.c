@@ -60,14 +60,15 @@ static gzFile fmnist_open(const char *path, ingot_status_t *st_p)
     return gz;
 }
 
-/* Up to @p len bytes more; a short count means the end. */
+/* Up to @p len bytes more; 0 at the end. A stream cut short (zlib keeps Z_BUF_ERROR and
+ * returns 0 from then on) is an error too, as `gzip -d` makes it. */
 static ingot_status_t fmnist_read(gzFile gz, const char *path, void *buf, size_t len,
                                   size_t *got_p)
 {
-    int n = gzread(gz, buf, (unsigned)len);
-    if (n < 0) {
-        int         zerr;
-        const char *msg = gzerror(gz, &zerr);
+    int         zerr = Z_OK;
+    int         n = gzread(gz, buf, (unsigned)len);
+    const char *msg = n <= 0 ? gzerror(gz, &zerr) : NULL;
+    if (n < 0 || zerr != Z_OK) {
         return ingot_fail(zerr == Z_ERRNO ? ingot_status_from_errno(errno) : INGOT_ERR_FORMAT,
                           "%s: cannot decompress: %s", path,
                           zerr == Z_ERRNO ? strerror(errno) : msg);
