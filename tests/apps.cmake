@@ -12,3 +12,8 @@ ingot_add_test(NAME app.invalid_config.ingot_manifest LABELS cli TIMEOUT 60
 ingot_add_test(NAME app.invalid_config.ingot_bench LABELS cli TIMEOUT 120
                COMMAND ${_cfg} $<TARGET_FILE:ingot-bench> --generate @TMP@/gen --samples 16
                        --sample-size 1KiB --batch 4 --no-progress)
+# The apps' include path is the public one: an internal header fails to compile there.
+ingot_add_test(NAME app.public_api_only LABELS unit TIMEOUT 60
+               COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/public_api_only.sh
+                       ${PROJECT_SOURCE_DIR}/apps ${CMAKE_C_COMPILER}
+                       "$<TARGET_PROPERTY:ingot_apps_common,INTERFACE_INCLUDE_DIRECTORIES>")
