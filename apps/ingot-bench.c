@@ -37,7 +37,11 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
 {
     double mine[M_COUNT], agg[M_COUNT], *all = malloc(sizeof(double) * M_COUNT * (size_t)world);
     ingot_report_rank_t *ranks = NULL;
-    int rc = all == NULL ? BENCH_EXIT_FAIL : 0;
+    int rc = 0;
+    if (all == NULL) {
+        fprintf(stderr, "ingot-bench: rank %d: out of memory gathering metrics\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL); /* the others wait in the gather */
+    }
     ingot_bench_metrics(r, mine);
     MPI_Gather(mine, M_COUNT, MPI_DOUBLE, all, M_COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (ingot_report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
