@@ -152,6 +152,8 @@ typedef ingot_status_t (*ingot_import_member_cb_t)(void *arg, const char *key, c
 /**
  * @brief A callback that adds each member to the packer passed as @p arg (an ingot_packer_h):
  *        `ingot_import(path, kind, ingot_pack_member_cb, packer)`.
+ * @return What ingot_packer_add() returns. Thread safety: that of ingot_packer_add() (one thread
+ *         per packer); the data is copied.
  */
 INGOT_API ingot_status_t ingot_pack_member_cb(void *arg, const char *key, const char *field,
                                               const void *data, size_t len);
