@@ -20,10 +20,6 @@
 #include <zstd.h>
 
 #define NCCL_LIBRARY "libnccl.so.2"
-/* hwloc_get_api_version(): 0xMMmmrr */
-#define INFO_HWLOC_MAJOR_SHIFT 16
-#define INFO_HWLOC_MINOR_SHIFT 8
-#define INFO_HWLOC_PART_MASK   0xffu
 
 static void info_nccl(ingot_runtime_info_t *info)
 {
@@ -83,13 +79,11 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
     return st;
 }
 
-/* Versions of the libraries loaded with this one (not those of the headers it was built with). */
+/* Versions of zstd and zlib as loaded (not those of the headers built with); hwloc's library
+ * can only say its API version (2.9 has 2.8's), so its release is the one built against. */
 static void info_libs(ingot_runtime_info_t *info)
 {
-    unsigned hw = hwloc_get_api_version();
-    snprintf(info->version_hwloc, sizeof(info->version_hwloc), "%u.%u.%u",
-             hw >> INFO_HWLOC_MAJOR_SHIFT, (hw >> INFO_HWLOC_MINOR_SHIFT) & INFO_HWLOC_PART_MASK,
-             hw & INFO_HWLOC_PART_MASK);
+    snprintf(info->version_hwloc, sizeof(info->version_hwloc), "%s", HWLOC_VERSION);
     snprintf(info->version_zstd, sizeof(info->version_zstd), "%s", ZSTD_versionString());
     snprintf(info->version_zlib, sizeof(info->version_zlib), "%s", zlibVersion());
 }

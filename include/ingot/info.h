@@ -40,7 +40,8 @@ typedef struct ingot_runtime_info {
     int         ucx_cuda_memory;     /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
     char        ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
 
-    char        version_hwloc[32];   /**< hwloc library version at run time ("2.9.0"). */
+    char        version_hwloc[32];   /**< hwloc release ingot was built with ("2.9.0"; hwloc reports
+                                          only its API version at run time). */
     char        version_zstd[32];    /**< zstd library version at run time ("1.5.4"). */
     char        version_zlib[32];    /**< zlib library version at run time ("1.2.13"). */
 } ingot_runtime_info_t;
