@@ -22,7 +22,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libucx-dev ucx-utils
   libhwloc-dev hwloc
-  libzstd-dev zstd libxxhash-dev xxhash
+  libzstd-dev zstd libxxhash-dev xxhash zlib1g-dev
   clang libclang-rt-14-dev
   python3 dataset-fashion-mnist
 )

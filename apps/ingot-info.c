@@ -5,10 +5,8 @@
  */
 #include <ingot/ingot.h>
 #include <getopt.h>
-#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <zstd.h>
 
 static void usage(FILE *out, const char *prog)
 {
@@ -32,7 +30,8 @@ static int print_summary(void)
 {
     ingot_runtime_info_t info = {.field_mask = INGOT_RUNTIME_INFO_FIELD_CUDA |
                                                INGOT_RUNTIME_INFO_FIELD_NCCL |
-                                               INGOT_RUNTIME_INFO_FIELD_UCX};
+                                               INGOT_RUNTIME_INFO_FIELD_UCX |
+                                               INGOT_RUNTIME_INFO_FIELD_LIBS};
     ingot_status_t st = ingot_runtime_info_query(&info);
     char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -48,8 +47,9 @@ static int print_summary(void)
     printf("#   CUDA paths compiled:        %s\n", yes_no(info.cuda_compiled));
     printf("#   NCCL backend compiled:      %s\n", yes_no(info.nccl_compiled));
     printf("#   MPI:                        %s\n", mpi_version);
-    printf("#   hwloc:                      %s\n", HWLOC_VERSION);
-    printf("#   zstd:                       %s\n", ZSTD_versionString());
+    printf("#   hwloc:                      %s\n", info.version_hwloc);
+    printf("#   zstd:                       %s\n", info.version_zstd);
+    printf("#   zlib:                       %s\n", info.version_zlib);
     printf("#\n# found at run time\n");
     if (info.cuda_device_count > 0) {
         printf("#   CUDA devices:               %d (driver %d, runtime %d)\n",
@@ -95,6 +95,9 @@ int main(int argc, char **argv)
     if (optind != argc) {
         usage(stderr, argv[0]);
         return 2;
+    }
+    if (ingot_config_check() != INGOT_OK) {
+        return 1; /* the parser named the variable */
     }
     int rc = 0;
     if (summary) {

@@ -2,16 +2,10 @@
  * ingot-manifest: pack files into tar shards, build a manifest over existing shards, and
  * inspect, verify or read from a manifest. See `ingot-manifest --help`.
  */
+#include <ingot/config.h>
+#include <ingot/pack.h>
 #include <ingot/shard.h>
-#include "base/log.h"
-#include "base/config.h"
-#include "shard/pack.h"
-#include "shard/tar.h"
 
-#include <errno.h>
-#include <ftw.h>
-#include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <inttypes.h>
@@ -21,7 +15,6 @@
 
 #define CLI_EXIT_FAIL  1
 #define CLI_EXIT_USAGE 2
-#define CLI_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 static const char usage[] =
     "usage: ingot-manifest COMMAND [ARGS]\n"
@@ -33,7 +26,7 @@ static const char usage[] =
     "        uncompressed bytes; N shards (default: online CPUs) are compressed and written\n"
     "        in parallel, each buffered in memory; the output does not depend on N.\n"
     "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
-    "        Turn the Fashion-MNIST idx files (default " CLI_FASHION_MNIST_DIR ",\n"
+    "        Turn the Fashion-MNIST idx files (default " INGOT_IMPORT_FASHION_MNIST_DIR ",\n"
     "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
     "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE] [--labels FILE]\n"
     "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
@@ -49,7 +42,10 @@ static const char usage[] =
     "  cat MANIFEST KEY [--field NAME] [--shard N]\n"
     "        Write one sample's field (decoded) to stdout.\n"
     "\n"
-    "Exit status: 0 success, 1 failure (bad input, corrupt data), 2 usage error.\n";
+    "Sizes take the syntax of every INGOT_* size: 64KiB, 256MiB, 1.5GiB (K/KiB/M/MiB... = 1024^n),\n"
+    "1GB (KB/MB/GB = 1000^n).\n"
+    "Exit status: 0 success, 1 failure (bad input, corrupt data, an invalid INGOT_* variable),\n"
+    "2 usage error.\n";
 
 static int cli_usage_error(const char *fmt, const char *arg)
 {
@@ -385,20 +381,8 @@ static int cli_list(int argc, char **argv)
 /** Bytes of member data the dictionary is trained on (zstd recommends ~100x the dict size). */
 #define CLI_DICT_TRAIN_BYTES (8u << 20)
 #define CLI_DICT_TRAIN_MAX   100000u
-#define CLI_DEFAULT_SHARD    (256ull << 20)
-#define CLI_IDX_IMAGES_MAGIC 0x00000803u
-#define CLI_IDX_LABELS_MAGIC 0x00000801u
-#define CLI_IDX_HDR_IMAGES   16
-#define CLI_IDX_HDR_LABELS   8
-#define CLI_PGM_HDR_MAX      32
-#define CLI_KIB              1024ull
-/** Fashion-MNIST: 70,000 images, each a .pgm and a .cls member. */
-#define CLI_FASHION_MEMBERS  (2u * 70000u)
 
-/* Receives every member of every source in order; returns < 0 to fail, > 0 to stop early. */
-typedef int (*cli_emit_fn)(void *ctx, const char *key, const char *field, const void *data,
-                           size_t len);
-
+/* The first members of the sources, concatenated, for ingot_pack_dict_train(). */
 typedef struct cli_trainer {
     uint8_t *buf;
     size_t   len;
@@ -406,303 +390,120 @@ typedef struct cli_trainer {
     unsigned n;
 } cli_trainer_t;
 
-static int cli_emit_train(void *ctx, const char *key, const char *field, const void *data,
-                          size_t len)
+static ingot_status_t cli_train_cb(void *arg, const char *key, const char *field,
+                                   const void *data, size_t len)
 {
-    cli_trainer_t *t = ctx;
+    cli_trainer_t *t = arg;
     (void)key; (void)field;
     if (t->len + len > CLI_DICT_TRAIN_BYTES || t->n == CLI_DICT_TRAIN_MAX) {
-        return 1;
+        return INGOT_END_OF_DATA; /* enough to train on */
     }
     memcpy(t->buf + t->len, data, len);
     t->len += len;
     t->sizes[t->n++] = len;
-    return 0;
+    return INGOT_OK;
 }
 
-static int cli_emit_pack(void *ctx, const char *key, const char *field, const void *data,
-                         size_t len)
+/* Every source in order (directories and tars, or the Fashion-MNIST idx directory). */
+static ingot_status_t cli_sources(const cli_args_t *a, ingot_import_member_cb_t cb, void *arg)
 {
-    return ingot_pack_add(ctx, key, field, data, len) == INGOT_OK ? 0 : -1;
-}
-
-/* Split a member name into key and field and emit it. */
-static int cli_emit_named(cli_emit_fn emit, void *ctx, const char *src, const char *name,
-                          const void *data, size_t len)
-{
-    const char *key, *field;
-    size_t klen;
-    if (ingot_tar_name_split(src, 0, name, &key, &klen, &field) != INGOT_OK || klen >= PATH_MAX) {
-        return -1;
-    }
-    char k[PATH_MAX];
-    memcpy(k, key, klen);
-    k[klen] = '\0';
-    return emit(ctx, k, field, data, len);
-}
-
-static int cli_cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char **cli_walk_paths;
-static size_t cli_walk_n, cli_walk_cap;
-
-static int cli_walk_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb; (void)ftw;
-    if (flag != FTW_F) {
-        return 0;
-    }
-    if (cli_walk_n == cli_walk_cap) {
-        cli_walk_cap = cli_walk_cap ? cli_walk_cap * 2 : CLI_KIB;
-        char **n = realloc(cli_walk_paths, cli_walk_cap * sizeof(*n));
-        if (n == NULL) {
-            return -1;
-        }
-        cli_walk_paths = n;
-    }
-    return (cli_walk_paths[cli_walk_n++] = strdup(path)) ? 0 : -1;
-}
-
-/* A directory: every regular file below it, sorted by path so a key's members are adjacent. */
-static int cli_src_dir(const char *dir, cli_emit_fn emit, void *ctx)
-{
-    cli_walk_n = 0;
-    if (nftw(dir, cli_walk_cb, 16, FTW_PHYS) != 0) {
-        fprintf(stderr, "ingot-manifest pack: %s: cannot walk: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    qsort(cli_walk_paths, cli_walk_n, sizeof(char *), cli_cmp_str);
-    int rc = 0;
-    size_t dl = strlen(dir);
-    for (size_t i = 0; i < cli_walk_n; i++) {
-        size_t len = 0;
-        uint8_t *data = NULL;
-        if (rc == 0 && ingot_shard_src_slurp(cli_walk_paths[i], &data, &len) != INGOT_OK) {
-            rc = -1;
-        }
-        const char *rel = cli_walk_paths[i] + dl + (cli_walk_paths[i][dl] == '/');
-        rc = rc ? rc : data ? cli_emit_named(emit, ctx, dir, rel, data, len) : -1;
-        free(data);
-        free(cli_walk_paths[i]);
-    }
-    return rc;
-}
-
-/* An existing tar: its regular members, in order. */
-static int cli_src_tar(const char *path, cli_emit_fn emit, void *ctx)
-{
-    shard_src_t src;
-    tar_reader_t r;
-    tar_member_t *m = malloc(sizeof(*m));
-    if (m == NULL || ingot_shard_src_open(path, &src) != INGOT_OK) {
-        free(m);
-        return -1;
-    }
-    int rc = ingot_tar_reader_init(&r, &src) == INGOT_OK ? 0 : -1;
-    for (int end = 0; rc == 0;) {
-        if (ingot_tar_reader_next(&r, m, &end) != INGOT_OK) {
-            rc = -1;
-        } else if (end) {
-            break;
-        } else if (m->kind == TAR_KIND_FILE) {
-            char *data = malloc(m->size ? m->size : 1);
-            rc = data && ingot_shard_src_read(&src, m->data_off, data, m->size) == INGOT_OK
-                     ? cli_emit_named(emit, ctx, path, m->name, data, m->size) : -1;
-            free(data);
-        }
-    }
-    ingot_tar_reader_release(&r);
-    ingot_shard_src_close(&src);
-    free(m);
-    return rc;
-}
-
-/* Whole output of `gzip -dc PATH` (the Debian package ships the idx files gzipped). */
-static uint8_t *cli_gunzip(const char *path, size_t *len_p)
-{
-    char cmd[PATH_MAX + 32];
-    snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
-    FILE *f = popen(cmd, "r");
-    size_t cap = CLI_KIB * CLI_KIB, len = 0;
-    uint8_t *buf = malloc(cap);
-    for (size_t n = 1; f != NULL && buf != NULL && n > 0;) {
-        if (len == cap) {
-            uint8_t *b = realloc(buf, cap *= 2);
-            if (b == NULL) {
-                break;
-            }
-            buf = b;
-        }
-        len += (n = fread(buf + len, 1, cap - len, f));
-    }
-    int rc = f ? pclose(f) : -1;
-    if (rc != 0 || buf == NULL) {
-        fprintf(stderr, "ingot-manifest pack: %s: cannot decompress (gzip -dc failed)\n", path);
-        free(buf);
-        return NULL;
-    }
-    *len_p = len;
-    return buf;
-}
-
-static uint32_t cli_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* One split (train or t10k) of Fashion-MNIST: <split>-<n>.pgm (P5 image) and .cls (label). */
-static int cli_fashion_split(const char *dir, const char *file, const char *split,
-                             cli_emit_fn emit, void *ctx)
-{
-    char ip[PATH_MAX], lp[PATH_MAX];
-    size_t ilen = 0, llen = 0;
-    snprintf(ip, sizeof(ip), "%s/%s-images-idx3-ubyte.gz", dir, file);
-    snprintf(lp, sizeof(lp), "%s/%s-labels-idx1-ubyte.gz", dir, file);
-    uint8_t *img = cli_gunzip(ip, &ilen), *lab = img ? cli_gunzip(lp, &llen) : NULL;
-    int rc = lab ? 0 : -1;
-    uint32_t n = 0, rows = 0, cols = 0;
-    if (rc == 0) {
-        n = cli_be32(img + 4), rows = cli_be32(img + 8), cols = cli_be32(img + 12);
-        if (ilen < CLI_IDX_HDR_IMAGES || llen < CLI_IDX_HDR_LABELS ||
-            cli_be32(img) != CLI_IDX_IMAGES_MAGIC || cli_be32(lab) != CLI_IDX_LABELS_MAGIC ||
-            cli_be32(lab + 4) != n || (uint64_t)n * rows * cols > ilen - CLI_IDX_HDR_IMAGES ||
-            n > llen - CLI_IDX_HDR_LABELS) {
-            fprintf(stderr, "ingot-manifest pack: %s, %s: not matching idx files\n", ip, lp);
-            rc = -1;
-        }
-    }
-    size_t px = (size_t)rows * cols;
-    uint8_t *pgm = rc == 0 ? malloc(px + CLI_PGM_HDR_MAX) : NULL;
-    for (uint32_t i = 0; rc == 0 && pgm && i < n; i++) {
-        char key[64], cls[16];
-        int h = snprintf((char *)pgm, CLI_PGM_HDR_MAX, "P5\n%u %u\n255\n", cols, rows);
-        memcpy(pgm + h, img + CLI_IDX_HDR_IMAGES + (size_t)i * px, px);
-        snprintf(key, sizeof(key), "%s-%05u", split, i);
-        int cl = snprintf(cls, sizeof(cls), "%u\n", lab[CLI_IDX_HDR_LABELS + i]);
-        rc = emit(ctx, key, "pgm", pgm, (size_t)h + px);
-        rc = rc ? rc : emit(ctx, key, "cls", cls, (size_t)cl);
-    }
-    free(pgm);
-    free(img);
-    free(lab);
-    return rc;
-}
-
-/* Every source in order (directories, tars, or the Fashion-MNIST idx directory). */
-static int cli_sources(const cli_args_t *a, cli_emit_fn emit, void *ctx)
-{
-    int rc = 0;
     if (a->fashion) {
-        const char *dir = a->npos ? a->pos[0] : CLI_FASHION_MNIST_DIR;
-        rc = cli_fashion_split(dir, "train", "train", emit, ctx);
-        return rc < 0 ? rc : cli_fashion_split(dir, "t10k", "test", emit, ctx);
+        return ingot_import(a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR,
+                            INGOT_IMPORT_FASHION_MNIST, cb, arg);
     }
-    for (int i = 0; rc == 0 && i < a->npos; i++) {
-        struct stat st;
-        if (stat(a->pos[i], &st) != 0) {
-            fprintf(stderr, "ingot-manifest pack: %s: %s\n", a->pos[i], strerror(errno));
-            return -1;
-        }
-        rc = S_ISDIR(st.st_mode) ? cli_src_dir(a->pos[i], emit, ctx)
-                                 : cli_src_tar(a->pos[i], emit, ctx);
+    ingot_status_t st = INGOT_OK;
+    for (int i = 0; st == INGOT_OK && i < a->npos; i++) {
+        st = ingot_import(a->pos[i], INGOT_IMPORT_AUTO, cb, arg);
     }
-    return rc;
+    return st;
 }
 
-/* "256MiB", "64k", "1G", "4096" -> bytes; 0 when invalid. */
-static uint64_t cli_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    uint64_t mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = CLI_KIB; break;
-    case 'm': case 'M': mul = CLI_KIB * CLI_KIB; break;
-    case 'g': case 'G': mul = CLI_KIB * CLI_KIB * CLI_KIB; break;
-    case '\0': break;
-    default: return 0;
-    }
-    const char *rest = *end ? end + 1 : end;
-    if (strcmp(rest, "") != 0 && strcmp(rest, "iB") != 0 && strcmp(rest, "B") != 0) {
-        return 0;
-    }
-    return v > 0 ? (uint64_t)(v * (double)mul) : 0;
-}
-
-static int cli_pack_dict(const cli_args_t *a, pack_params_t *pp)
+/* Train a dictionary on the first CLI_DICT_TRAIN_BYTES of members. */
+static int cli_pack_dict(const cli_args_t *a, ingot_packer_params_t *pp)
 {
     cli_trainer_t *t = calloc(1, sizeof(*t));
-    int rc = t && (t->buf = malloc(CLI_DICT_TRAIN_BYTES)) ? 0 : -1;
-    if (rc == 0 && cli_sources(a, cli_emit_train, t) < 0) {
-        rc = -1;
-    }
     void *dict = NULL;
-    if (rc == 0 && ingot_pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) != INGOT_OK) {
+    int rc = t && (t->buf = malloc(CLI_DICT_TRAIN_BYTES)) ? 0 : -1;
+    if (rc == 0 && (cli_sources(a, cli_train_cb, t) != INGOT_OK ||
+                    ingot_pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) !=
+                        INGOT_OK)) {
         rc = -1;
     }
     pp->dict = dict;
+    pp->field_mask |= INGOT_PACKER_PARAM_FIELD_DICT;
     if (t) free(t->buf);
     free(t);
     return rc;
 }
 
-static uint64_t cli_count_n;
-
-static int cli_count_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)path; (void)sb; (void)ftw;
-    cli_count_n += flag == FTW_F;
-    return 0;
-}
-
-/* Members the sources hold, for the progress bar: regular files below directories (a walk of
- * names only); 0 (a counter line instead) when a source is a tar. */
+/* Members the sources hold, for the progress bar (0, a counter line, when one is a tar). */
 static uint64_t cli_count_members(const cli_args_t *a)
 {
-    cli_count_n = 0;
+    uint64_t total = 0, n = 0;
+    if (a->fashion) {
+        const char *dir = a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR;
+        return ingot_import_count(dir, INGOT_IMPORT_FASHION_MNIST, &n) == INGOT_OK ? n : 0;
+    }
     for (int i = 0; i < a->npos; i++) {
-        struct stat st;
-        if (stat(a->pos[i], &st) != 0 || !S_ISDIR(st.st_mode) ||
-            nftw(a->pos[i], cli_count_cb, 16, FTW_PHYS) != 0) {
+        if (ingot_import_count(a->pos[i], INGOT_IMPORT_AUTO, &n) != INGOT_OK) {
             return 0;
         }
+        total += n;
     }
-    return cli_count_n;
+    return total;
+}
+
+/* Packer parameters from the command line; 0, or the usage error's exit code. */
+static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *pp = (ingot_packer_params_t){
+        .field_mask = INGOT_PACKER_PARAM_FIELD_OUT_DIR | INGOT_PACKER_PARAM_FIELD_SHARD_SIZE |
+                      INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL | INGOT_PACKER_PARAM_FIELD_PROGRESS |
+                      INGOT_PACKER_PARAM_FIELD_JOBS | INGOT_PACKER_PARAM_FIELD_TOTAL_MEMBERS,
+        .out_dir = a->out, .zstd_level = a->zstd_level, .progress = isatty(2),
+        .jobs = a->jobs ? (unsigned)a->jobs : (unsigned)(ncpu > 0 ? ncpu : 1),
+        .shard_size = INGOT_PACK_DEFAULT_SHARD_SIZE};
+    if (a->shard_size != NULL && (ingot_config_parse_size(a->shard_size, &pp->shard_size) !=
+                                  INGOT_OK || pp->shard_size == 0)) {
+        return cli_usage_error("--shard-size '%s': expected a size such as 256MiB or 1GB "
+                               "(K/KiB = 1024, KB = 1000)", a->shard_size);
+    }
+    if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0) ||
+        a->jobs < 0) {
+        return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
+                               "needs --zstd LEVEL");
+    }
+    if (pp->progress) {
+        pp->total_members = cli_count_members(a);
+    }
+    return 0;
 }
 
 static int cli_pack(int argc, char **argv)
 {
     cli_args_t a;
+    ingot_packer_params_t pp;
     if (cli_parse(argc, argv, 0, &a) != 0) {
         return CLI_EXIT_USAGE;
     }
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    pack_params_t pp = {.out_dir = a.out, .zstd_level = a.zstd_level, .progress = isatty(2),
-                        .jobs = a.jobs ? (unsigned)a.jobs : (unsigned)(ncpu > 0 ? ncpu : 1),
-                        .shard_size = a.shard_size ? cli_size(a.shard_size) : CLI_DEFAULT_SHARD};
-    if (a.out == NULL || (a.npos == 0 && !a.fashion) || pp.shard_size == 0 ||
-        (a.dict && a.zstd_level == 0) || a.jobs < 0) {
+    int rc = cli_pack_params(&a, &pp);
+    if (rc != 0) {
         free(a.pos);
-        return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --shard-size "
-                               "like 256MiB; --dict needs --zstd LEVEL");
+        return rc;
     }
-    if (pp.progress) {
-        pp.total_members = a.fashion ? CLI_FASHION_MEMBERS : cli_count_members(&a);
-    }
-    packer_t *p = NULL;
+    ingot_packer_h p = NULL;
     uint64_t samples = 0, shards = 0;
-    int rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
-    if (rc == 0 && ingot_pack_create(&pp, &p) == INGOT_OK && cli_sources(&a, cli_emit_pack, p) == 0 &&
-        ingot_pack_finish(p, &samples, &shards) == INGOT_OK) {
+    rc = a.dict ? cli_pack_dict(&a, &pp) : 0;
+    if (rc == 0 && ingot_packer_create(&pp, &p) == INGOT_OK &&
+        cli_sources(&a, ingot_pack_member_cb, p) == INGOT_OK &&
+        ingot_packer_finish(p, &samples, &shards) == INGOT_OK) {
         printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
-               shards, a.out, PACK_MANIFEST_NAME);
+               shards, a.out, INGOT_PACK_MANIFEST_NAME);
     } else {
         rc = CLI_EXIT_FAIL;
     }
-    ingot_pack_destroy(p);
+    ingot_packer_destroy(p);
     free((void *)pp.dict);
     free(a.pos);
     return rc ? CLI_EXIT_FAIL : 0;
@@ -715,7 +516,7 @@ int main(int argc, char **argv)
         return argc < 2 ? CLI_EXIT_USAGE : 0;
     }
     /* INGOT_LOG_LEVEL, INGOT_LOG_FILE, INGOT_FAULT, INGOT_TIMEOUT */
-    if (ingot_config_load() != INGOT_OK) {
+    if (ingot_config_check() != INGOT_OK) {
         return CLI_EXIT_FAIL; /* the bad variable was logged */
     }
     const char *cmd = argv[1];

@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CONFIG_VALUE_MAX 512
+#define CONFIG_VALUE_MAX  512
+#define CONFIG_SYNTAX_MAX 384
 
 /* Referenced so a static link keeps each module's table (registered by its constructor). */
 const ingot_config_table_t *const ingot_runtime_config_tables[] = {
@@ -22,7 +23,7 @@ const ingot_config_table_t *const ingot_runtime_config_tables[] = {
 
 static void print_doc(FILE *stream, const ingot_config_field_t *f)
 {
-    char syntax[384];
+    char syntax[CONFIG_SYNTAX_MAX];
     fprintf(stream, "#\n# %s\n#\n# syntax:  %s\n# scope:   %s\n# default: %s\n#\n", f->doc,
             ingot_config_syntax(f, syntax, sizeof(syntax)), ingot_config_scope_name(f->scope),
             f->dfl);
@@ -90,5 +91,30 @@ ingot_status_t ingot_config_get(const char *name, char *buf, size_t buflen)
         return INGOT_ERR_NO_RESOURCE;
     }
     memcpy(buf, value, strlen(value) + 1);
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_config_check(void)
+{
+    return ingot_config_load();
+}
+
+/* A field of no table, so that sizes given on command lines go through the INGOT_* parser. */
+static const ingot_config_field_t config_size_field = {
+    .name = "SIZE", .dfl = "0", .doc = "a size given to ingot_config_parse_size()",
+    .scope = INGOT_CONFIG_SCOPE_RANK, .type = INGOT_CONFIG_SIZE};
+
+ingot_status_t ingot_config_parse_size(const char *str, uint64_t *bytes_p)
+{
+    char     err[CONFIG_VALUE_MAX], syntax[CONFIG_SYNTAX_MAX];
+    uint64_t v;
+    if (str == NULL || bytes_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_config_parse_size: NULL argument");
+    }
+    if (ingot_config_parse(&config_size_field, str, &v, err, sizeof(err)) != INGOT_OK) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "'%s' is not a size (accepted: %s)", str,
+                          ingot_config_syntax(&config_size_field, syntax, sizeof(syntax)));
+    }
+    *bytes_p = v;
     return INGOT_OK;
 }

@@ -10,11 +10,14 @@
 #include "base/log.h"
 #include "base/status.h"
 #include <dlfcn.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
 #include <ucs/memory/memory_type.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #define NCCL_LIBRARY "libnccl.so.2"
 
@@ -76,6 +79,15 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
     return st;
 }
 
+/* Versions of zstd and zlib as loaded (not those of the headers built with); hwloc's library
+ * can only say its API version (2.9 has 2.8's), so its release is the one built against. */
+static void info_libs(ingot_runtime_info_t *info)
+{
+    snprintf(info->version_hwloc, sizeof(info->version_hwloc), "%s", HWLOC_VERSION);
+    snprintf(info->version_zstd, sizeof(info->version_zstd), "%s", ZSTD_versionString());
+    snprintf(info->version_zlib, sizeof(info->version_zlib), "%s", zlibVersion());
+}
+
 ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
 {
     if (info_p == NULL) {
@@ -95,6 +107,9 @@ ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_NCCL) {
         info_nccl(info_p);
+    }
+    if (mask & INGOT_RUNTIME_INFO_FIELD_LIBS) {
+        info_libs(info_p);
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_UCX) {
         return info_ucx(info_p);

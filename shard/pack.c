@@ -1,5 +1,6 @@
-/* Packer: samples -> tar shards of a target size (+ zstd, dictionary) -> manifest. See pack.h. */
-#include "shard/pack.h"
+/* Packer: samples -> tar shards of a target size (+ zstd, dictionary) -> manifest. See
+ * include/ingot/pack.h. */
+#include <ingot/pack.h>
 #include "base/log.h"
 #include "shard/tar.h"
 #include "shard/tar_write.h"
@@ -31,6 +32,8 @@
 #define PACK_ZST_SUFFIX     ".zst"
 #define PACK_MIB            (1024.0 * 1024.0)
 #define PACK_POOL_NAME      "pack"
+/** Dictionary size trained by ingot_pack_dict_train() (zstd's own default for `zstd --train`). */
+#define PACK_DICT_SIZE      (112640u)
 /** Wait for a worker this long without any shard finishing before giving up. */
 #define PACK_WAIT_DEFAULT_NS (300ull * INGOT_NSEC_PER_SEC)
 
@@ -42,14 +45,14 @@ typedef struct pack_member {
 
 /* One shard: its members, compressed and written by a pool thread (or inline). */
 typedef struct pack_job {
-    struct packer *p;
+    struct ingot_packer *p;
     unsigned       index;
     shard_vec_t    members;   /* pack_member_t */
     shard_vec_t    blob;      /* char */
 } pack_job_t;
 
-struct packer {
-    pack_params_t  prm;
+struct ingot_packer {
+    ingot_packer_params_t prm; /* defaults applied */
     ingot_pool_t  *pool;
     pack_job_t    *cur;
     unsigned       shards;
@@ -71,7 +74,7 @@ static void pack_job_free(pack_job_t *j)
     }
 }
 
-static ingot_status_t pack_job_new(packer_t *p, pack_job_t **j_p)
+static ingot_status_t pack_job_new(ingot_packer_h p, pack_job_t **j_p)
 {
     pack_job_t *j = ingot_calloc(1, sizeof(*j), "pack job");
     if (j == NULL) {
@@ -105,7 +108,7 @@ static ingot_status_t pack_compress(ZSTD_CCtx *cctx, const char *path, const voi
     return INGOT_OK;
 }
 
-static ingot_status_t pack_cctx(const packer_t *p, ZSTD_CCtx **cctx_p)
+static ingot_status_t pack_cctx(const struct ingot_packer *p, ZSTD_CCtx **cctx_p)
 {
     ZSTD_CCtx *c = ZSTD_createCCtx();
     if (c == NULL ||
@@ -158,7 +161,7 @@ static ingot_status_t pack_job_write(pack_job_t *j, const char *path, ZSTD_CCtx 
 static void pack_job_run(void *arg)
 {
     pack_job_t *j = arg;
-    packer_t *p = j->p;
+    ingot_packer_h p = j->p;
     char path[PATH_MAX];
     ZSTD_CCtx *cctx = NULL;
     snprintf(path, sizeof(path), PACK_SHARD_FMT, p->prm.out_dir, j->index);
@@ -176,7 +179,7 @@ static void pack_job_run(void *arg)
 }
 
 /* Hand the current shard to a worker (or write it now). */
-static ingot_status_t pack_submit(packer_t *p)
+static ingot_status_t pack_submit(ingot_packer_h p)
 {
     pack_job_t *j = p->cur;
     p->cur = NULL;
@@ -217,33 +220,62 @@ static int pack_mkdirs(const char *dir)
     return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
-ingot_status_t ingot_pack_create(const pack_params_t *params, packer_t **p_p)
+/* The caller's parameters with defaults applied to the unset fields. */
+static ingot_status_t pack_params_apply(const ingot_packer_params_t *in, ingot_packer_params_t *out)
 {
-    if (pack_mkdirs(params->out_dir) != 0) {
-        return ingot_fail(INGOT_ERR_IO, "%s: cannot create: %s", params->out_dir, strerror(errno));
+    if (in == NULL || !(in->field_mask & INGOT_PACKER_PARAM_FIELD_OUT_DIR) || in->out_dir == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "packer: no output directory");
     }
-    packer_t *p = ingot_calloc(1, sizeof(*p), "packer");
+    uint64_t m = in->field_mask;
+    *out = (ingot_packer_params_t){
+        .field_mask    = m,
+        .out_dir       = in->out_dir,
+        .shard_size    = (m & INGOT_PACKER_PARAM_FIELD_SHARD_SIZE) ? in->shard_size
+                                                                   : INGOT_PACK_DEFAULT_SHARD_SIZE,
+        .zstd_level    = (m & INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL) ? in->zstd_level : 0,
+        .dict          = (m & INGOT_PACKER_PARAM_FIELD_DICT) ? in->dict : NULL,
+        .dict_len      = (m & INGOT_PACKER_PARAM_FIELD_DICT) ? in->dict_len : 0,
+        .progress      = (m & INGOT_PACKER_PARAM_FIELD_PROGRESS) ? in->progress : 0,
+        .total_members = (m & INGOT_PACKER_PARAM_FIELD_TOTAL_MEMBERS) ? in->total_members : 0,
+        .jobs          = (m & INGOT_PACKER_PARAM_FIELD_JOBS) ? in->jobs : 1};
+    if (out->shard_size == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: shard size 0", in->out_dir);
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_packer_create(const ingot_packer_params_t *params, ingot_packer_h *p_p)
+{
+    ingot_packer_params_t prm;
+    INGOT_CHECK(pack_params_apply(params, &prm));
+    if (p_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_packer_create: NULL packer_p");
+    }
+    if (pack_mkdirs(prm.out_dir) != 0) {
+        return ingot_fail(INGOT_ERR_IO, "%s: cannot create: %s", prm.out_dir, strerror(errno));
+    }
+    ingot_packer_h p = ingot_calloc(1, sizeof(*p), "packer");
     if (p == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    p->prm = *params;
+    p->prm = prm;
     p->prm.dict = NULL;
     const ingot_base_config_t *cfg;
     p->wait_ns = ingot_base_config(&cfg) == INGOT_OK ? cfg->timeout_ns : PACK_WAIT_DEFAULT_NS;
     ingot_status_t st = INGOT_OK;
-    if (params->zstd_level != 0 && params->dict != NULL) {
-        p->dict = ingot_malloc(params->dict_len, "pack dictionary");
-        p->cdict = ZSTD_createCDict(params->dict, params->dict_len, params->zstd_level);
+    if (prm.zstd_level != 0 && prm.dict != NULL) {
+        p->dict = ingot_malloc(prm.dict_len, "pack dictionary");
+        p->cdict = ZSTD_createCDict(prm.dict, prm.dict_len, prm.zstd_level);
         st = p->dict && p->cdict ? INGOT_OK : ingot_fail(INGOT_ERR_ZSTD, "zstd: bad dictionary");
         if (p->dict != NULL) {
-            memcpy(p->dict, params->dict, params->dict_len);
+            memcpy(p->dict, prm.dict, prm.dict_len);
         }
     }
-    if (st == INGOT_OK && params->jobs > 1) {
-        st = ingot_pool_create(PACK_POOL_NAME, params->jobs, params->jobs, &p->pool);
+    if (st == INGOT_OK && prm.jobs > 1) {
+        st = ingot_pool_create(PACK_POOL_NAME, prm.jobs, prm.jobs, &p->pool);
     }
     if (st != INGOT_OK) {
-        ingot_pack_destroy(p);
+        ingot_packer_destroy(p);
         return st;
     }
     *p_p = p;
@@ -251,7 +283,7 @@ ingot_status_t ingot_pack_create(const pack_params_t *params, packer_t **p_p)
 }
 
 /* A bar when the total is known, else a counter line; @p last ends the line. */
-static void pack_progress(const packer_t *p, int last)
+static void pack_progress(const struct ingot_packer *p, int last)
 {
     char bar[PACK_BAR_WIDTH + 1];
     if (p->prm.total_members > 0) {
@@ -269,7 +301,7 @@ static void pack_progress(const packer_t *p, int last)
 }
 
 /* A new key: hand the shard over when it has reached the target size. */
-static ingot_status_t pack_new_sample(packer_t *p, const char *key)
+static ingot_status_t pack_new_sample(ingot_packer_h p, const char *key)
 {
     if (p->cur != NULL && p->cur_bytes >= p->prm.shard_size) {
         INGOT_CHECK(pack_submit(p));
@@ -286,7 +318,7 @@ static ingot_status_t pack_new_sample(packer_t *p, const char *key)
     return p->key ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
 
-ingot_status_t ingot_pack_add(packer_t *p, const char *key, const char *field, const void *data,
+ingot_status_t ingot_packer_add(ingot_packer_h p, const char *key, const char *field, const void *data,
                         size_t len)
 {
     char name[PATH_MAX];
@@ -310,7 +342,7 @@ ingot_status_t ingot_pack_add(packer_t *p, const char *key, const char *field, c
 }
 
 /* Wait until every submitted shard is written, as long as shards keep finishing. */
-static ingot_status_t pack_drain(packer_t *p)
+static ingot_status_t pack_drain(ingot_packer_h p)
 {
     while (p->pool != NULL) {
         unsigned before = atomic_load(&p->done);
@@ -329,7 +361,7 @@ static ingot_status_t pack_drain(packer_t *p)
 static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, size_t len,
                                       char *path, size_t pathlen)
 {
-    snprintf(path, pathlen, "%s/" PACK_DICT_NAME, out_dir);
+    snprintf(path, pathlen, "%s/" INGOT_PACK_DICT_NAME, out_dir);
     FILE *f = fopen(path, "wb");
     if (f == NULL || fwrite(dict, 1, len, f) != len || fclose(f) != 0) {
         return ingot_fail(INGOT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
@@ -337,7 +369,7 @@ static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, siz
     return INGOT_OK;
 }
 
-static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
+static ingot_status_t pack_manifest(ingot_packer_h p, const char *dict_path)
 {
     char mpath[PATH_MAX], spath[PATH_MAX];
     ingot_manifest_builder_params_t bp = {0};
@@ -345,7 +377,7 @@ static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
         bp.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
         bp.dict_path  = dict_path;
     }
-    snprintf(mpath, sizeof(mpath), "%s/" PACK_MANIFEST_NAME, p->prm.out_dir);
+    snprintf(mpath, sizeof(mpath), "%s/" INGOT_PACK_MANIFEST_NAME, p->prm.out_dir);
     ingot_manifest_builder_h b;
     INGOT_CHECK(ingot_manifest_builder_create(mpath, &bp, &b));
     ingot_status_t st = INGOT_OK;
@@ -360,7 +392,7 @@ static ingot_status_t pack_manifest(packer_t *p, const char *dict_path)
     return st;
 }
 
-ingot_status_t ingot_pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *shards_p)
+ingot_status_t ingot_packer_finish(ingot_packer_h p, uint64_t *samples_p, uint64_t *shards_p)
 {
     char dpath[PATH_MAX];
     INGOT_CHECK(pack_submit(p));
@@ -373,12 +405,16 @@ ingot_status_t ingot_pack_finish(packer_t *p, uint64_t *samples_p, uint64_t *sha
                                     sizeof(dpath)));
     }
     INGOT_CHECK(pack_manifest(p, p->dict ? dpath : NULL));
-    *samples_p = p->samples;
-    *shards_p  = p->shards;
+    if (samples_p != NULL) {
+        *samples_p = p->samples;
+    }
+    if (shards_p != NULL) {
+        *shards_p = p->shards;
+    }
     return INGOT_OK;
 }
 
-void ingot_pack_destroy(packer_t *p)
+void ingot_packer_destroy(ingot_packer_h p)
 {
     if (p == NULL) {
         return;
@@ -409,4 +445,10 @@ ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsig
     *dict_p = dict;
     *len_p  = r;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_pack_member_cb(void *arg, const char *key, const char *field,
+                                    const void *data, size_t len)
+{
+    return ingot_packer_add(arg, key, field, data, len);
 }

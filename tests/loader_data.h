@@ -6,7 +6,7 @@
 #ifndef INGOT_TEST_LOADER_DATA_H
 #define INGOT_TEST_LOADER_DATA_H
 
-#include "shard/pack.h"
+#include <ingot/pack.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +25,13 @@ static inline uint8_t data_byte(uint64_t i, size_t j)
 /** Pack @p n samples into @p dir (manifest at dir/manifest.ingot). Returns 0 on success. */
 static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, int zstd_level)
 {
-    pack_params_t prm = {.out_dir = dir, .shard_size = shard_size, .zstd_level = zstd_level};
-    packer_t *p;
+    ingot_packer_params_t prm = {.field_mask = INGOT_PACKER_PARAM_FIELD_OUT_DIR |
+                                               INGOT_PACKER_PARAM_FIELD_SHARD_SIZE |
+                                               INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL,
+                                 .out_dir = dir, .shard_size = shard_size, .zstd_level = zstd_level};
+    ingot_packer_h p;
     static uint8_t buf[4096];
-    if (ingot_pack_create(&prm, &p) != INGOT_OK) {
+    if (ingot_packer_create(&prm, &p) != INGOT_OK) {
         return -1;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -39,15 +42,15 @@ static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, in
             buf[j] = data_byte(i, j);
         }
         int cl = snprintf(cls, sizeof(cls), "%u", (unsigned)(i % 10));
-        if (ingot_pack_add(p, key, "bin", buf, len) != INGOT_OK ||
-            ingot_pack_add(p, key, "cls", cls, (size_t)cl) != INGOT_OK) {
-            ingot_pack_destroy(p);
+        if (ingot_packer_add(p, key, "bin", buf, len) != INGOT_OK ||
+            ingot_packer_add(p, key, "cls", cls, (size_t)cl) != INGOT_OK) {
+            ingot_packer_destroy(p);
             return -1;
         }
     }
     uint64_t samples, shards;
-    int rc = (ingot_pack_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
-    ingot_pack_destroy(p);
+    int rc = (ingot_packer_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
+    ingot_packer_destroy(p);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #ifndef INGOT_CONFIG_H
 #define INGOT_CONFIG_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <ingot/status.h>
 
@@ -47,6 +48,34 @@ INGOT_API ingot_status_t ingot_config_print(FILE *stream, unsigned flags);
  *         holds an invalid value; INGOT_ERR_NO_RESOURCE if @p buf is too small.
  */
 INGOT_API ingot_status_t ingot_config_get(const char *name, char *buf, size_t buflen);
+
+/**
+ * @brief Parse every INGOT_* variable of the environment now, as the first ingot_init() would.
+ *
+ * Programs that do not call ingot_init() (tools that only pack or plan) call it first so that an
+ * invalid value fails them instead of being noticed late or not at all.
+ * @return INGOT_OK, or INGOT_ERR_CONFIG when a variable is invalid: the error is logged and kept
+ *         in ingot_last_error(), naming the variable, the value and the accepted syntax. Every
+ *         later call returns the same status (the environment is parsed once per process).
+ * Thread-safe.
+ */
+INGOT_API ingot_status_t ingot_config_check(void);
+
+/**
+ * @brief Parse a size in the syntax of every INGOT_* size variable: a decimal number with an
+ *        optional fraction and an optional unit, case-insensitive: B, K or KiB (1024), M or MiB,
+ *        G or GiB, T or TiB (powers of 1024), KB, MB, GB, TB (powers of 1000). "64MiB", "4k",
+ *        "1.5GiB", "1GB" (10^9), "4096".
+ *
+ * Command-line tools use it for their size options so that one syntax holds everywhere.
+ * @param str      the text (NUL-terminated).
+ * @param bytes_p  out: the size in bytes, written only on success.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for NULL arguments or text that is not a size
+ *         (empty, negative, an unknown unit, trailing characters, beyond INT64_MAX bytes); the
+ *         error is logged and kept in ingot_last_error() with the accepted syntax.
+ * Thread-safe; needs no context and reads no environment.
+ */
+INGOT_API ingot_status_t ingot_config_parse_size(const char *str, uint64_t *bytes_p);
 
 INGOT_END_DECLS
 

@@ -18,7 +18,8 @@ INGOT_BEGIN_DECLS
 enum ingot_runtime_info_field {
     INGOT_RUNTIME_INFO_FIELD_CUDA = INGOT_BIT(0), /**< CUDA driver and devices. */
     INGOT_RUNTIME_INFO_FIELD_NCCL = INGOT_BIT(1), /**< NCCL library found at run time. */
-    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2)  /**< UCX version and memory types. */
+    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2), /**< UCX version and memory types. */
+    INGOT_RUNTIME_INFO_FIELD_LIBS = INGOT_BIT(3)  /**< Versions of hwloc, zstd and zlib. */
 };
 
 /** Run-time facts about this machine, as seen by this build. */
@@ -38,6 +39,11 @@ typedef struct ingot_runtime_info {
     unsigned    ucx_major, ucx_minor, ucx_release; /**< UCX library version at run time. */
     int         ucx_cuda_memory;     /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
     char        ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
+
+    char        version_hwloc[32];   /**< hwloc release ingot was built with ("2.9.0"; hwloc reports
+                                          only its API version at run time). */
+    char        version_zstd[32];    /**< zstd library version at run time ("1.5.4"). */
+    char        version_zlib[32];    /**< zlib library version at run time ("1.2.13"). */
 } ingot_runtime_info_t;
 
 /**

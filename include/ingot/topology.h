@@ -12,12 +12,14 @@
  * happens only when INGOT_BIND asks for it.
  *
  * Tunables: INGOT_TOPOLOGY_XML, INGOT_PLACEMENT, INGOT_GPUS, INGOT_GPU_SHARING,
- * INGOT_INGEST_CORES, INGOT_BIND (see `ingot-info -c`). The `ingot-topo` tool prints the same
- * plan without a training job.
+ * INGOT_INGEST_CORES, INGOT_BIND (see `ingot-info -c`). ingot_topology_report() (the `ingot-topo`
+ * tool) prints the same plan without a training job.
  */
 #ifndef INGOT_TOPOLOGY_H
 #define INGOT_TOPOLOGY_H
 
+#include <mpi.h>
+#include <stdio.h>
 #include <ingot/def.h>
 #include <ingot/status.h>
 
@@ -147,6 +149,57 @@ INGOT_API ingot_status_t ingot_topology_device_query(ingot_ctx_h ctx, ingot_topo
  * @return A static string, never NULL. Thread-safe; needs no context.
  */
 INGOT_API const char *ingot_topology_distance_name(ingot_topology_distance_t distance);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Planning without a context (ingot-topo)                                                      */
+
+/** Fields of ingot_topology_report_params_t. */
+enum ingot_topology_report_params_field {
+    INGOT_TOPOLOGY_REPORT_PARAM_FIELD_XML            = INGOT_BIT(0), /**< xml is set. */
+    INGOT_TOPOLOGY_REPORT_PARAM_FIELD_RANKS_PER_NODE = INGOT_BIT(1), /**< ranks_per_node is set. */
+    INGOT_TOPOLOGY_REPORT_PARAM_FIELD_CPUSET         = INGOT_BIT(2), /**< cpuset is set. */
+    INGOT_TOPOLOGY_REPORT_PARAM_FIELD_FORMAT         = INGOT_BIT(3), /**< format is set. */
+    INGOT_TOPOLOGY_REPORT_PARAM_FIELD_COMM           = INGOT_BIT(4)  /**< comm is set. */
+};
+
+/** How ingot_topology_report() prints. */
+typedef enum ingot_topology_report_format {
+    INGOT_TOPOLOGY_REPORT_TABLE = 0, /**< The node summary, its devices and one row per rank. */
+    INGOT_TOPOLOGY_REPORT_JSON  = 1  /**< One JSON object per node: node, devices, plan, ranks. */
+} ingot_topology_report_format_t;
+
+/** Parameters of ingot_topology_report(). Unset fields take their defaults. */
+typedef struct ingot_topology_report_params {
+    uint64_t    field_mask;     /**< Bits of ingot_topology_report_params_field. */
+    const char *xml;            /**< hwloc XML export of the node to plan for (default:
+                                     INGOT_TOPOLOGY_XML, else this machine). */
+    int         ranks_per_node; /**< Plan for this many local ranks without launching them: no
+                                     MPI call (default: the ranks of comm, launched). */
+    const char *cpuset;         /**< Plan within these CPUs only, a list such as "0-27,56-83", as a
+                                     launcher would restrict them (default: the allowed cpuset). */
+    ingot_topology_report_format_t format; /**< Default INGOT_TOPOLOGY_REPORT_TABLE. */
+    MPI_Comm    comm;           /**< Launched ranks (default MPI_COMM_WORLD); unused with
+                                     ranks_per_node. */
+} ingot_topology_report_params_t;
+
+/**
+ * @brief Plan the placement of a node's ranks as ingot_init() would, and print the node and the
+ *        plan to @p stream.
+ *
+ * With ranks_per_node, one plan of that many ranks is computed for the node of xml (or this
+ * machine) and printed, without MPI. Without it, the call is collective over comm (MPI must be
+ * initialised): the ranks are grouped by node, every node agrees on its plan, each rank checks the
+ * launcher's binding and binds when INGOT_BIND asks, and each node's leader prints its node, in
+ * node order. Policy comes from INGOT_PLACEMENT, INGOT_GPUS, INGOT_GPU_SHARING,
+ * INGOT_INGEST_CORES and CUDA_VISIBLE_DEVICES.
+ * @return INGOT_OK; INGOT_ERR_CONFIG (an invalid INGOT_* variable); INGOT_ERR_INVALID_PARAM (a
+ *         bad cpuset list, ranks_per_node < 1); INGOT_ERR_NOT_FOUND / INGOT_ERR_FORMAT (the XML);
+ *         INGOT_ERR_NO_DEVICE (more ranks than GPUs without INGOT_GPU_SHARING=share); the errors
+ *         of ingot_init()'s planning. Launched, every rank returns the same status.
+ * Thread-safe offline; launched, as any collective call on comm.
+ */
+INGOT_API ingot_status_t ingot_topology_report(const ingot_topology_report_params_t *params,
+                                               FILE *stream);
 
 INGOT_END_DECLS
 

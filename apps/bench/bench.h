@@ -1,0 +1,66 @@
+/*
+ * ingot-bench's modules: command line (args.c), synthetic dataset through the public packing
+ * API (gen.c), emulated compute on the CPU or a GPU (compute.c), the measured loop (run.c), the
+ * metrics and their aggregation over ranks (metrics.c), and the output (output.c, over the
+ * shared apps/common/report.h).
+ */
+#ifndef INGOT_APPS_BENCH_H
+#define INGOT_APPS_BENCH_H
+
+#include <ingot/ingot.h>
+#include <ingot/loader.h>
+#include <ingot/pack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_EXIT_FAIL  1
+#define BENCH_EXIT_USAGE 2
+/** Global batch per rank when --batch is not given. */
+#define BENCH_BATCH_PER_RANK 64
+
+typedef struct bench_args {
+    const char *manifest, *generate, *json, *verify;
+    uint64_t    samples, sample_size, shard_size, batch, epochs, steps, seed;
+    double      jitter, compute_ms, min_au;
+    int         spin, gpu, zstd, compressible, depth, readers, workers, device, progress;
+} bench_args_t;
+
+typedef struct bench_result {
+    double   wall_s, compute_s, stall_s, au;
+    uint64_t steps, samples, bytes;
+    uint64_t samples0, bytes0; /* of the first step, left out of the rates */
+    ingot_loader_stats_t st;
+} bench_result_t;
+
+/** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */
+void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a);
+/** The global batch: --batch, or BENCH_BATCH_PER_RANK per rank. */
+uint64_t ingot_bench_global_batch(const bench_args_t *a, int world);
+
+/** Make the synthetic dataset of --generate in a->generate (kept when the same is there). */
+int ingot_bench_generate(const bench_args_t *a);
+
+/** Set up the compute step (the GPU kernel with --compute-gpu on CUDA device @p device). */
+ingot_status_t ingot_bench_compute_init(const bench_args_t *a, int device);
+/** One step's emulated compute on batch @p b; returns the seconds it took. */
+double ingot_bench_compute(const bench_args_t *a, const ingot_batch_t *b);
+
+/** The measured loop over the loader of @p manifest. */
+ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
+                               int rank, int world, bench_result_t *r);
+
+enum { M_WALL, M_COMPUTE, M_STALL, M_AU, M_STEPS, M_SAMPLES, M_BYTES, M_SPS, M_MIBS,
+       M_STALL_P50, M_STALL_P99, M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50,
+       M_H2D_P50, M_FAULTS, M_BYTES_READ, M_REQUESTS, M_FIRST, M_COUNT };
+
+/** Names of the metrics in the JSON output. */
+extern const char *const ingot_bench_metric_names[M_COUNT];
+
+/** One rank's metrics from its result. */
+void   ingot_bench_metrics(const bench_result_t *r, double *m);
+/** Rates and counts summed over @p world ranks, times and AU averaged. */
+void   ingot_bench_aggregate(const double *all, int world, double *agg);
+/** The lowest AU of any rank. */
+double ingot_bench_au_min(const double *all, int world);
+
+#endif

@@ -1,0 +1,72 @@
+/* ingot-bench's metrics: one rank's from its result, and their aggregate over the ranks. */
+#include "bench/bench.h"
+
+#include <string.h>
+
+#define METRICS_NS_PER_MS 1e6
+#define METRICS_MIB       (1024.0 * 1024.0)
+#define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
+
+const char *const ingot_bench_metric_names[M_COUNT] = {
+    "wall_s", "compute_s", "stall_s", "au", "steps", "samples", "bytes", "samples_per_s",
+    "mib_per_s", "stall_p50_ms", "stall_p99_ms", "read_p50_ms", "read_p99_ms",
+    "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms", "minor_faults", "bytes_read",
+    "read_requests", "first_step_ms"};
+
+static double ms(uint64_t ns)
+{
+    return (double)ns / METRICS_NS_PER_MS;
+}
+
+void ingot_bench_metrics(const bench_result_t *r, double *m)
+{
+    double wall = r->wall_s > 0 ? r->wall_s : METRICS_MIN_WALL;
+    m[M_WALL] = r->wall_s;
+    m[M_COMPUTE] = r->compute_s;
+    m[M_STALL] = r->stall_s;
+    m[M_AU] = r->au;
+    m[M_STEPS] = (double)r->steps;
+    m[M_SAMPLES] = (double)r->samples;
+    m[M_BYTES] = (double)r->bytes;
+    m[M_SPS] = (double)(r->samples - r->samples0) / wall;
+    m[M_MIBS] = (double)(r->bytes - r->bytes0) / METRICS_MIB / wall;
+    m[M_STALL_P50] = ms(r->st.stall_p50_ns);
+    m[M_STALL_P99] = ms(r->st.stall_p99_ns);
+    m[M_READ_P50] = ms(r->st.read_p50_ns);
+    m[M_READ_P99] = ms(r->st.read_p99_ns);
+    m[M_VERIFY_P50] = ms(r->st.verify_p50_ns);
+    m[M_DECODE_P50] = ms(r->st.decode_p50_ns);
+    m[M_H2D_P50] = ms(r->st.h2d_p50_ns);
+    m[M_FAULTS] = (double)r->st.minor_faults;
+    m[M_BYTES_READ] = (double)r->st.bytes_read;
+    m[M_REQUESTS] = (double)r->st.read_requests;
+    m[M_FIRST] = ms(r->st.stall_first_ns);
+}
+
+void ingot_bench_aggregate(const double *all, int world, double *agg)
+{
+    /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
+    static const int mean[] = {M_WALL, M_COMPUTE, M_STALL, M_AU, M_STALL_P50, M_STALL_P99,
+                               M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50, M_H2D_P50,
+                               M_FIRST, M_FAULTS};
+    memset(agg, 0, sizeof(double) * M_COUNT);
+    for (int r = 0; r < world; r++) {
+        for (int k = 0; k < M_COUNT; k++) {
+            agg[k] += all[(size_t)r * M_COUNT + k];
+        }
+    }
+    for (size_t i = 0; i < sizeof(mean) / sizeof(mean[0]); i++) {
+        agg[mean[i]] /= world;
+    }
+    agg[M_STEPS] = all[M_STEPS]; /* every rank runs the same steps */
+}
+
+double ingot_bench_au_min(const double *all, int world)
+{
+    double v = all[M_AU];
+    for (int r = 1; r < world; r++) {
+        double au = all[(size_t)r * M_COUNT + M_AU];
+        v = au < v ? au : v;
+    }
+    return v;
+}

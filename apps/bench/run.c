@@ -1,0 +1,105 @@
+/*
+ * ingot-bench's measured loop: a loader over the manifest, each batch followed by the emulated
+ * compute step. AU and the rates leave out the first step (the pipeline filling), as DLIO does.
+ */
+#include "bench/bench.h"
+#include "common/report.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RUN_SKIP_BUDGET    100 /* samples --verify skip may drop before failing */
+#define RUN_PROGRESS_EVERY 16  /* steps between progress bar updates */
+#define RUN_NS_PER_S       1e9
+
+static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
+                                 int world, ingot_loader_h *l_p)
+{
+    ingot_loader_params_t p = {
+        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
+                      INGOT_LOADER_PARAM_FIELD_DEPTH | INGOT_LOADER_PARAM_FIELD_DEVICE |
+                      INGOT_LOADER_PARAM_FIELD_THREADS,
+        .manifest_path = manifest, .global_batch = ingot_bench_global_batch(a, world),
+        .seed = a->seed, .epochs = a->epochs, .depth = (uint32_t)a->depth, .device = a->device,
+        .readers = (uint32_t)a->readers, .workers = (uint32_t)a->workers};
+    if (a->verify != NULL) {
+        p.field_mask |= INGOT_LOADER_PARAM_FIELD_VERIFY;
+        p.verify = !strcmp(a->verify, "fail") ? INGOT_VERIFY_FAIL
+                   : !strcmp(a->verify, "skip") ? INGOT_VERIFY_SKIP : INGOT_VERIFY_OFF;
+        p.skip_budget = RUN_SKIP_BUDGET;
+    }
+    return ingot_loader_create(ctx, &p, l_p);
+}
+
+/* The CUDA device of --compute-gpu: --device N, else the placement's. */
+static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
+{
+    ingot_placement_t pl;
+    if (a->device >= 0) {
+        return a->device;
+    }
+    return ingot_placement_get(ctx, &pl) == INGOT_OK ? pl.cuda_device : -1;
+}
+
+/* Every step until the end of data or --steps; @p r gets the totals. */
+static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar,
+                                bench_result_t *r, double *t_first_p)
+{
+    double         t_start = ingot_report_now();
+    ingot_batch_t  b;
+    ingot_status_t st = INGOT_OK;
+    while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
+        double c = ingot_bench_compute(a, &b);
+        r->compute_s += (r->steps > 0) ? c : 0;
+        r->samples += b.count;
+        r->bytes += b.bytes;
+        st = ingot_loader_release(l, &b);
+        if (st != INGOT_OK) {
+            return st;
+        }
+        if (r->steps == 0) {
+            *t_first_p = ingot_report_now();
+            r->samples0 = b.count;
+            r->bytes0 = b.bytes;
+        }
+        if (++r->steps % RUN_PROGRESS_EVERY == 0 && bar) {
+            ingot_report_progress(stderr, r->steps, a->steps, "steps",
+                                  ingot_report_now() - t_start);
+        }
+    }
+    return st;
+}
+
+ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
+                               int rank, int world, bench_result_t *r)
+{
+    ingot_loader_h l;
+    ingot_status_t st = run_loader(ctx, a, manifest, world, &l);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    st = ingot_bench_compute_init(a, run_device(ctx, a));
+    if (st != INGOT_OK) {
+        ingot_loader_destroy(l);
+        return st;
+    }
+    memset(r, 0, sizeof(*r));
+    double t_first = 0;
+    int    bar = a->progress && rank == 0 && isatty(2);
+    st = run_steps(l, a, bar, r, &t_first);
+    if (bar) {
+        fprintf(stderr, "\n");
+    }
+    double t_end = ingot_report_now();
+    ingot_loader_stats(l, &r->st);
+    ingot_loader_destroy(l);
+    if (st != INGOT_OK && st != INGOT_END_OF_DATA) {
+        return st;
+    }
+    r->wall_s = t_end - (t_first ? t_first : t_end);
+    r->stall_s = (double)r->st.stall_ns / RUN_NS_PER_S;
+    r->au = r->wall_s > 0 ? r->compute_s / r->wall_s : 0;
+    return INGOT_OK;
+}

@@ -1,0 +1,19 @@
+# App tests beyond those of their modules: every app refuses an invalid INGOT_* value (exit 1,
+# message naming the variable) for a command line that succeeds without it. Label cli: the apps
+# start MPI or UCX, so the sanitizer tiers (label unit) leave them out.
+set(_cfg ${CMAKE_CURRENT_SOURCE_DIR}/apps/invalid_config.sh)
+ingot_add_test(NAME app.invalid_config.ingot_info LABELS cli TIMEOUT 60
+               COMMAND ${_cfg} $<TARGET_FILE:ingot-info>)
+ingot_add_test(NAME app.invalid_config.ingot_topo LABELS cli TIMEOUT 60
+               COMMAND ${_cfg} $<TARGET_FILE:ingot-topo> --ranks-per-node 2
+                       --xml ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/topology/cpu-2s.xml)
+ingot_add_test(NAME app.invalid_config.ingot_manifest LABELS cli TIMEOUT 60
+               COMMAND ${_cfg} $<TARGET_FILE:ingot-manifest> pack @TMP@/src -o @TMP@/out)
+ingot_add_test(NAME app.invalid_config.ingot_bench LABELS cli TIMEOUT 120
+               COMMAND ${_cfg} $<TARGET_FILE:ingot-bench> --generate @TMP@/gen --samples 16
+                       --sample-size 1KiB --batch 4 --no-progress)
+# The apps' include path is the public one: an internal header fails to compile there.
+ingot_add_test(NAME app.public_api_only LABELS unit TIMEOUT 60
+               COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/public_api_only.sh
+                       ${PROJECT_SOURCE_DIR}/apps ${CMAKE_C_COMPILER}
+                       "$<TARGET_PROPERTY:ingot_apps_common,INTERFACE_INCLUDE_DIRECTORIES>")

@@ -1,0 +1,54 @@
+#!/bin/sh
+# Importers of `ingot-manifest pack` on hostile and real input:
+#  - a source directory whose name holds single quotes and a `$(...)` packs byte-exact and runs
+#    nothing (the Fashion-MNIST idx files were once decompressed by `gzip -dc '<dir>/...'`
+#    through popen, so such a name ran as shell);
+#  - the Fashion-MNIST package imported through zlib gives the manifest digest the gzip-based
+#    importer gave (7bb8db54da050c92: `ingot-manifest pack --fashion-mnist -o DIR` at a3c7ae4,
+#    default shard size), from that same hostile directory; a corrupt .gz is an error naming it;
+#  - --shard-size takes the INGOT_* size syntax: 4KB is 4000 bytes, 4KiB 4096.
+# usage: import.sh INGOT_MANIFEST
+set -eu
+IM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+T=$(mktemp -d "${TMPDIR:-/tmp}/ingot-import.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cd "$T"
+EVIL="$T/it's \$(touch pwned) 'q"
+mkdir -p "$EVIL/sub"
+i=0
+while [ $i -lt 40 ]; do
+    head -c 1000 /dev/urandom > "$EVIL/sub/r$i.bin"
+    echo $((i % 3)) > "$EVIL/sub/r$i.cls"
+    i=$((i + 1))
+done
+
+"$IM" pack "$EVIL" -o "$T/d" > /dev/null || fail "pack of a directory named with a quote and \$(...)"
+"$IM" verify "$T/d/manifest.ingot" > /dev/null || fail "verify"
+[ "$("$IM" list "$T/d/manifest.ingot" | wc -l)" -eq 80 ] || fail "expected 80 members"
+"$IM" cat "$T/d/manifest.ingot" sub/r17 --field bin > got && cmp -s got "$EVIL/sub/r17.bin" || fail "r17.bin differs"
+
+# Size syntax: a sample counts 1000 + 2 bytes of members and 2 x 512 of headers (2026), and a
+# shard closes at the first sample boundary past the size: 4KB (4000) -> 2 samples a shard,
+# 4KiB (4096) -> 3 (the parser ingot-manifest had before read 4KB as 4096).
+"$IM" pack "$EVIL" -o "$T/kb" --shard-size 4KB > /dev/null
+"$IM" pack "$EVIL" -o "$T/kib" --shard-size 4KiB > /dev/null
+[ "$(ls "$T/kb"/shard-*.tar | wc -l)" -eq 20 ] || fail "4KB: $(ls "$T/kb" | wc -l) files, expected 20 shards"
+[ "$(ls "$T/kib"/shard-*.tar | wc -l)" -eq 14 ] || fail "4KiB: $(ls "$T/kib" | wc -l) files, expected 14 shards"
+rc=0; "$IM" pack "$EVIL" -o "$T/bad" --shard-size 3XB 2> err || rc=$?
+[ "$rc" = 2 ] && grep -q "shard-size '3XB'" err || { cat err; fail "--shard-size 3XB: exit $rc"; }
+
+FM=/usr/share/datasets/fashion-mnist
+if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then
+    cp "$FM"/*.gz "$EVIL/"
+    "$IM" pack --fashion-mnist "$EVIL" -o "$T/fm" > /dev/null || fail "Fashion-MNIST from $EVIL"
+    "$IM" inspect "$T/fm/manifest.ingot" | grep -q "^digest        7bb8db54da050c92$" ||
+        fail "Fashion-MNIST digest: $("$IM" inspect "$T/fm/manifest.ingot" | grep digest)"
+    head -c 5000 "$FM/t10k-images-idx3-ubyte.gz" > "$EVIL/t10k-images-idx3-ubyte.gz"
+    if "$IM" pack --fashion-mnist "$EVIL" -o "$T/fm2" 2> err; then fail "truncated .gz accepted"; fi
+    grep -q "t10k-images-idx3-ubyte.gz: cannot decompress" err || { cat err; fail "truncated .gz message"; }
+else
+    echo "note: dataset-fashion-mnist not installed; Fashion-MNIST part not run"
+fi
+[ ! -e pwned ] && [ ! -e "$EVIL/pwned" ] || fail "a source path ran as shell"
+echo ok
