@@ -4,9 +4,11 @@
  */
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
+#include "shard/manifest.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/status.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <sched.h>
@@ -99,27 +101,15 @@ static uint32_t cpuset_cores(void)
     return n > 0 ? (uint32_t)n : 1;
 }
 
-/* Largest sample (delivered and stored bytes) and widest sample: one pass over the table. */
-static ingot_status_t loader_scan(ingot_loader_h l, uint64_t samples)
+/* Largest sample (delivered and stored bytes) and widest sample, which size every buffer: from
+ * the manifest's header (version 2, O(1)), or one pass over its sample table (version 1). */
+static ingot_status_t loader_maxima(ingot_loader_h l)
 {
-    for (uint64_t i = 0; i < samples; i++) {
-        ingot_sample_info_t s;
-        ingot_status_t st = ingot_manifest_sample_get(l->manifest, i, &s);
-        if (st != INGOT_OK) {
-            return st;
-        }
-        uint64_t raw = 0;
-        for (uint32_t f = 0; f < s.field_count; f++) {
-            ingot_field_info_t fi;
-            if ((st = ingot_manifest_field_get(l->manifest, &s, f, &fi)) != INGOT_OK) {
-                return st;
-            }
-            raw += fi.raw_len;
-        }
-        if (raw > l->sample_bytes_max) l->sample_bytes_max = raw;
-        if (s.length > l->stored_max) l->stored_max = s.length;
-        if (s.field_count > l->fields_max) l->fields_max = s.field_count;
-    }
+    ingot_manifest_maxima_t max;
+    INGOT_CHECK(ingot_manifest_maxima_get(l->manifest, &max));
+    l->sample_bytes_max = max.raw_bytes;
+    l->stored_max = max.stored_bytes;
+    l->fields_max = max.fields;
     return INGOT_OK;
 }
 
@@ -331,9 +321,7 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
     char err[256];
     ingot_storage_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
     ingot_storage_params_t sp = {.direct = l->direct_io, .emulate = &emu};
-    ingot_manifest_info_t mi;
-    ingot_manifest_query(l->manifest, &mi);
-    if ((st = ingot_storage_create(&sp, (uint32_t)mi.shard_count, &l->storage)) != INGOT_OK) {
+    if ((st = ingot_storage_create(&sp, (uint32_t)l->minfo.shard_count, &l->storage)) != INGOT_OK) {
         return st;
     }
     if (strcmp(cfg->loader->trace, "none") != 0) {
@@ -414,9 +402,9 @@ static void loader_free(ingot_loader_h l)
 /* Everything after the shared manifest is open; local to this rank. */
 static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
-    ingot_manifest_info_t mi;
-    ingot_status_t st = ingot_manifest_query(l->manifest, &mi);
-    if (st != INGOT_OK || (st = loader_order(l, &mi)) != INGOT_OK) {
+    const ingot_manifest_info_t *mi = &l->minfo;
+    ingot_status_t st = ingot_manifest_query(l->manifest, &l->minfo); /* once; kept */
+    if (st != INGOT_OK || (st = loader_order(l, mi)) != INGOT_OK) {
         return st;
     }
     const ingot_cursor_t *c = l->params.cursor;
@@ -425,7 +413,7 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
     if (l->skipped_ids == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    if ((st = loader_resume(l, &mi)) != INGOT_OK || (st = loader_scan(l, mi.sample_count)) ||
+    if ((st = loader_resume(l, mi)) != INGOT_OK || (st = loader_maxima(l)) ||
         (st = loader_size(l, cfg)) || (st = loader_alloc(l, cfg))) {
         return st;
     }
@@ -644,9 +632,8 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
         free(all);
         return st;
     }
-    ingot_manifest_info_t mi;
-    ingot_manifest_query(l->manifest, &mi);
-    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION, .manifest_digest = mi.digest,
+    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION,
+                                 .manifest_digest = l->minfo.digest,
                                  .seed = l->params.seed, .epoch = g / l->steps_per_epoch,
                                  .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
                                  .global_batch = l->params.global_batch,

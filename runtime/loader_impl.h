@@ -79,6 +79,7 @@ struct ingot_loader {
     ingot_loader_params_t params;
     int                   rank, world;
     ingot_manifest_h      manifest;
+    ingot_manifest_info_t minfo;           /* queried once at create */
     void                 *manifest_window; /* MPI_Win of the node-shared copy */
     ingot_order_h         order;
     ingot_storage_t      *storage;

@@ -382,6 +382,36 @@ static void test_budget_and_params(const char *m)
     CHECK(l == NULL);
 }
 
+/* A version-1 manifest (tests/fixtures/manifest-v1, written by the code before version 2: no
+ * maxima in its header, so the loader sizes its slots from a scan) still loads, every sample
+ * once with its bytes: its .cls then its zstd-compressed .txt, decoded. */
+static void test_version_1_manifest(void)
+{
+    ingot_loader_params_t p = params(INGOT_TEST_SRCDIR "/tests/fixtures/manifest-v1/manifest.ingot");
+    ingot_loader_h l;
+    ingot_batch_t b;
+    int seen[8] = {0};
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    while (ingot_loader_next(l, &b) == INGOT_OK) {
+        for (uint32_t i = 0; i < b.count; i++) {
+            uint64_t k = b.indices[i];
+            char want[64], key[8];
+            int n = snprintf(want, sizeof(want), "%d\nsample %d of the version-1 fixture\n",
+                             (int)(k % 3), (int)k);
+            snprintf(key, sizeof(key), "s%03d", (int)k);
+            CHECK(k < 8 && b.lengths[i] == (uint64_t)n && strcmp(b.keys[i], key) == 0);
+            CHECK(memcmp((const char *)b.data + b.offsets[i], want, (size_t)n) == 0);
+            CHECK(b.labels[i] == (int32_t)(k % 3));
+            seen[k]++;
+        }
+        CHECK_OK(ingot_loader_release(l, &b));
+    }
+    for (int i = 0; i < 8; i++) {
+        CHECK(seen[i] == 1);
+    }
+    ingot_loader_destroy(l);
+}
+
 int main(void)
 {
     snprintf(log_path, sizeof(log_path), "%s/loader.log", test_tmpdir());
@@ -399,6 +429,7 @@ int main(void)
     ingot_loader_destroy(l);
     test_transform(plain);
     test_release_rules(plain);
+    test_version_1_manifest();
     test_budget_and_params(plain);
     test_missing_and_truncated_shard();
     test_corrupt_sample();
