@@ -400,7 +400,7 @@ static ingot_status_t run(ingot_ctx_h ctx, const bench_args_t *a, const char *ma
     }
     if (a->gpu) {
 #if INGOT_BUILD_CUDA
-        ingot_placement_t pl;
+        ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_GPU};
         ingot_placement_get(ctx, &pl);
         int dev = a->device >= 0 ? a->device : pl.cuda_device;
         if (dev < 0 || gpu_compute_init(dev) != 0) {
@@ -447,6 +447,8 @@ static ingot_status_t run(ingot_ctx_h ctx, const bench_args_t *a, const char *ma
         fprintf(stderr, "\n");
     }
     double t_end = now_s();
+    r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
+                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY;
     ingot_loader_stats(l, &r->st);
     ingot_loader_destroy(l);
     if (st != INGOT_OK && st != INGOT_END_OF_DATA) {
@@ -623,7 +625,7 @@ static int write_json(const bench_args_t *a, const char *manifest, const double 
 
 static void rank_info(ingot_ctx_h ctx, rank_info_t *mine)
 {
-    ingot_placement_t pl;
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE | INGOT_PLACEMENT_FIELD_GPU};
     memset(mine, 0, sizeof(*mine));
     if (ingot_placement_get(ctx, &pl) == INGOT_OK) {
         snprintf(mine->host, sizeof(mine->host), "%.63s", pl.hostname);

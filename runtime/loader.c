@@ -7,6 +7,7 @@
 #include "shard/manifest.h"
 #include "base/cuda.h"
 #include "base/errors.h"
+#include "base/field_mask.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "base/time.h"
@@ -641,11 +642,17 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
+#define STATS_SPAN(_bit, _first, _last) \
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_##_bit, ingot_loader_stats_t, _first, _last)
+
+static const ingot_field_span_t stats_spans[] = {
+    STATS_SPAN(COUNTS, steps, skipped),           STATS_SPAN(STALL, wall_ns, stall_p99_ns),
+    STATS_SPAN(STAGES, read_p50_ns, h2d_p99_ns),  STATS_SPAN(QUEUES, read_queue_avg, ready_slots_avg),
+    STATS_SPAN(MEMORY, memory_host, minor_faults), STATS_SPAN(THREADS, readers, depth)};
+
+/* Every statistic, into a complete struct the caller's field_mask then picks from. */
+static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
 {
-    if (l == NULL || s == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
-    }
     uint64_t steps = l->next_step ? l->next_step : 1;
     memset(s, 0, sizeof(*s));
     s->steps = l->next_step;
@@ -675,6 +682,18 @@ ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
     s->readers = l->nreaders;
     s->workers = l->nworkers;
     s->depth = l->depth;
+}
+
+ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_p)
+{
+    if (l == NULL || stats_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_stats: NULL %s",
+                          l == NULL ? "loader" : "stats_p");
+    }
+    ingot_loader_stats_t all;
+    stats_collect(l, &all);
+    ingot_field_mask_copy(stats_p, &all, stats_p->field_mask, stats_spans,
+                          INGOT_ARRAY_SIZE(stats_spans));
     return INGOT_OK;
 }
 

@@ -138,8 +138,24 @@ typedef struct ingot_batch {
     uint32_t           slot_;       /**< Internal: the slot this batch lives in. */
 } ingot_batch_t;
 
-/** Statistics of a loader (ingot_loader_stats()). Times in nanoseconds. */
+/** Fields of ingot_loader_stats_t (each bit covers the members named). */
+enum ingot_loader_stats_field {
+    INGOT_LOADER_STATS_FIELD_COUNTS  = INGOT_BIT(0), /**< steps .. skipped. */
+    INGOT_LOADER_STATS_FIELD_STALL   = INGOT_BIT(1), /**< wall_ns .. stall_p99_ns. */
+    INGOT_LOADER_STATS_FIELD_STAGES  = INGOT_BIT(2), /**< read_p50_ns .. h2d_p99_ns. */
+    INGOT_LOADER_STATS_FIELD_QUEUES  = INGOT_BIT(3), /**< read_queue_avg, ready_slots_avg. */
+    INGOT_LOADER_STATS_FIELD_MEMORY  = INGOT_BIT(4), /**< memory_host .. minor_faults. */
+    INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5)  /**< readers, workers, depth. */
+};
+
+/**
+ * Statistics of a loader (ingot_loader_stats()). Times in nanoseconds. The caller sets
+ * field_mask: ingot writes the fields it names and leaves every other byte untouched
+ * (field_mask included; bits this library does not know are ignored), so fields can be
+ * appended later without breaking programs built against this header.
+ */
 typedef struct ingot_loader_stats {
+    uint64_t field_mask;       /**< In: ingot_loader_stats_field bits of the fields to write. */
     uint64_t steps;            /**< Batches handed over. */
     uint64_t samples;          /**< Samples handed over. */
     uint64_t bytes;            /**< Bytes handed over (decoded). */
@@ -202,7 +218,12 @@ INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch
  */
 INGOT_API ingot_status_t ingot_loader_save(ingot_loader_h loader, ingot_cursor_t *cursor_p);
 
-/** @brief Statistics so far. */
+/**
+ * @brief Statistics so far.
+ * @param stats_p in: field_mask; out: the fields it names (nothing else is written).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for NULL arguments.
+ * Called by the trainer thread (as ingot_loader_next()); no MPI call.
+ */
 INGOT_API ingot_status_t ingot_loader_stats(ingot_loader_h loader, ingot_loader_stats_t *stats_p);
 
 /**

@@ -6,7 +6,7 @@
 int main(void)
 {
     ingot_ctx_h ctx;
-    ingot_ctx_attr_t attr;
+    ingot_ctx_attr_t attr = {.field_mask = INGOT_CTX_ATTR_FIELD_RANK | INGOT_CTX_ATTR_FIELD_SIZE};
     if (strcmp(ingot_version_string(), INGOT_VERSION_STRING) != 0) {
         fprintf(stderr, "header %s != library %s\n", INGOT_VERSION_STRING, ingot_version_string());
         return 1;

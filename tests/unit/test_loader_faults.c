@@ -233,7 +233,7 @@ static void test_corrupt_sample(void)
         CHECK_OK(ingot_loader_release(l, &b));
     }
     CHECK(n == N - 1 && short_batches == 1);
-    ingot_loader_stats_t st;
+    ingot_loader_stats_t st = {.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_loader_stats(l, &st));
     CHECK(st.skipped == 1);
     ingot_loader_destroy(l);
