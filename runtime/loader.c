@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "base/field_mask.h"
 #include "base/log.h"
+#include "base/mix.h"
 #include "base/status.h"
 #include "base/time.h"
 #include <inttypes.h>
@@ -454,6 +455,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         return st;
     }
     l->faults_at_create = minor_faults_now();
+    l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
                "workers, storage %s, %zu bytes per slot, device %d", l->total_steps, l->slice,
                l->depth, l->nreaders, l->nworkers, ingot_storage_name(l->storage), l->slot_bytes,
@@ -501,7 +503,14 @@ static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
         .data = (l->device == INGOT_DEVICE_HOST) ? slot->host.ptr : slot->device,
         .bytes = slot->bytes, .offsets = slot->offsets, .lengths = slot->lengths,
         .labels = slot->labels, .indices = slot->indices, .keys = slot->keys,
-        .ready_event = slot->event, .slot_ = slot->id};
+        .ready_event = slot->event, .token = slot->token};
+}
+
+/* A batch's token: a bijection of the step keyed per loader, so tokens are unique per step and
+ * neither guessable nor valid across loaders. */
+static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
+{
+    return ingot_mix64(l->token_key + step * INGOT_MIX_GOLDEN);
 }
 
 ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
@@ -554,6 +563,7 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
         return l->failed;
     }
     atomic_store(&slot->state, SLOT_HELD);
+    slot->token = batch_token(l, l->next_step);
     batch_fill(l, slot, batch_p);
     l->held++;
     l->next_step++;
@@ -563,23 +573,37 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
     return INGOT_OK;
 }
 
+/* The held step whose batch carries @p token, or UINT64_MAX. Held steps: [oldest_held, next_step). */
+static uint64_t held_step_of(const struct ingot_loader *l, uint64_t token)
+{
+    for (uint64_t step = l->oldest_held; step < l->next_step; step++) {
+        const loader_slot_t *slot = &l->slots[step % l->depth];
+        if (atomic_load(&slot->state) == SLOT_HELD && slot->token == token) {
+            return step;
+        }
+    }
+    return UINT64_MAX;
+}
+
 ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
 {
     if (l == NULL || batch == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: NULL %s",
+                          l == NULL ? "loader" : "batch");
     }
-    loader_slot_t *slot = (batch->slot_ < l->depth) ? &l->slots[batch->slot_] : NULL;
-    if (slot == NULL || atomic_load(&slot->state) != SLOT_HELD || slot->step != batch->step) {
-        ingot_error("ingot_loader_release: the batch of step %" PRIu64 " is not held (released "
-                    "twice, or not from this loader)", batch->step);
-        return INGOT_ERR_INVALID_PARAM;
+    uint64_t step = held_step_of(l, batch->token);
+    if (step == UINT64_MAX) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: token %016" PRIx64
+                          " (a batch of step %" PRIu64 ", as the caller has it) names no batch "
+                          "this loader holds: released twice, forged, or from another loader",
+                          batch->token, batch->step);
     }
-    if (batch->step != l->oldest_held) {
-        ingot_error("ingot_loader_release: step %" PRIu64 " released out of order (step %"
-                    PRIu64 " was handed over first and is still held)", batch->step,
-                    l->oldest_held);
-        return INGOT_ERR_INVALID_PARAM;
+    if (step != l->oldest_held) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: step %" PRIu64
+                          " released out of order (step %" PRIu64 " was handed over first and "
+                          "is still held)", step, l->oldest_held);
     }
+    loader_slot_t *slot = &l->slots[step % l->depth];
     ingot_loader_gpu_release(l, slot);
     atomic_store(&slot->state, SLOT_FREE);
     l->oldest_held++;

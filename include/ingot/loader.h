@@ -118,6 +118,8 @@ typedef struct ingot_loader_params {
  * concatenated in shard order) are data[offsets[i] .. offsets[i] + lengths[i]); with one, they
  * are sample_out_size bytes at offsets[i] = i * sample_out_size. Host arrays (offsets, lengths,
  * labels, indices, keys) are always in host memory. The batch stays valid until released.
+ * Every field is an output of ingot_loader_next(): the loader trusts none of them back, and
+ * ingot_loader_release() identifies the batch by its token alone.
  */
 typedef struct ingot_batch {
     uint64_t           step;        /**< Steps delivered before this one, over all epochs. */
@@ -135,7 +137,12 @@ typedef struct ingot_batch {
     const char *const *keys;        /**< Per sample: key (valid while the loader lives). */
     void              *ready_event; /**< cudaEvent_t the trainer's stream must wait on before
                                          reading data (device batches), else NULL. */
-    uint32_t           slot_;       /**< Internal: the slot this batch lives in. */
+    /**
+     * Opaque: names this hand-over to ingot_loader_release(). Unique per loader and step and
+     * unpredictable (not a slot index); release refuses a token that is not one of the batches
+     * the loader holds (forged, already released, or from another loader). Do not change it.
+     */
+    uint64_t           token;
 } ingot_batch_t;
 
 /** Fields of ingot_loader_stats_t (each bit covers the members named). */
@@ -198,16 +205,20 @@ INGOT_API ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader
  * @return INGOT_OK; INGOT_END_OF_DATA after the last step of the last epoch; an error of the
  *         batch (INGOT_ERR_IO, INGOT_ERR_CORRUPT, INGOT_ERR_MISMATCH, INGOT_ERR_ZSTD, a
  *         transform's error), logged with the shard, sample key and offset: that step failed
- *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE when
- *         depth - 1 batches are already held.
+ *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE, at
+ *         once, when all depth batches are already held. The trainer may hold up to depth
+ *         batches: with depth - 1 held the pipeline still fills the one free slot, so the call
+ *         succeeds; with depth held no slot is left for the step asked for, and waiting would
+ *         never end.
  */
 INGOT_API ingot_status_t ingot_loader_next(ingot_loader_h loader, ingot_batch_t *batch_p);
 
 /**
  * @brief Give a batch back so its slot can be refilled. Batches are released in the order they
- *        were handed over.
- * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a batch released twice, out of order, or not
- *         from this loader (logged with its step).
+ *        were handed over. The batch is identified by its token only.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a batch released out of order (logged with both
+ *         steps), or whose token names no batch this loader holds: released twice, forged or
+ *         from another loader (logged with the token); nothing is released then.
  */
 INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch_t *batch);
 
