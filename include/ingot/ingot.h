@@ -1,6 +1,7 @@
 /**
  * @file ingot.h
- * @brief ingot: distributed ingest runtime for GPU training clusters (umbrella header).
+ * @brief ingot: distributed ingest runtime for GPU training clusters (umbrella header: it
+ *        includes every public header, so a program needs only this one).
  *
  * Lifecycle: ingot_init() creates a context on a communicator (the trainer keeps its own; ingot
  * duplicates it), ingot_finalize() destroys it. A process may hold several contexts.
@@ -21,6 +22,9 @@
 #include <ingot/config.h>
 #include <ingot/info.h>
 #include <ingot/topology.h>
+#include <ingot/shard.h>
+#include <ingot/order.h>
+#include <ingot/loader.h>
 
 INGOT_BEGIN_DECLS
 
