@@ -495,8 +495,16 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
     }
 }
 
+/* A batch's token: a bijection of the step keyed per loader, so tokens are unique per step and
+ * neither guessable nor valid across loaders. */
+static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
+{
+    return ingot_mix64(l->token_key + step * INGOT_MIX_GOLDEN);
+}
+
 static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
 {
+    slot->token = batch_token(l, slot->step);
     *b = (ingot_batch_t){
         .step = slot->step, .epoch = slot->epoch, .epoch_step = slot->epoch_step,
         .count = slot->count, .device = l->device,
@@ -504,13 +512,6 @@ static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
         .bytes = slot->bytes, .offsets = slot->offsets, .lengths = slot->lengths,
         .labels = slot->labels, .indices = slot->indices, .keys = slot->keys,
         .ready_event = slot->event, .token = slot->token};
-}
-
-/* A batch's token: a bijection of the step keyed per loader, so tokens are unique per step and
- * neither guessable nor valid across loaders. */
-static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
-{
-    return ingot_mix64(l->token_key + step * INGOT_MIX_GOLDEN);
 }
 
 ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
@@ -563,7 +564,6 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
         return l->failed;
     }
     atomic_store(&slot->state, SLOT_HELD);
-    slot->token = batch_token(l, l->next_step);
     batch_fill(l, slot, batch_p);
     l->held++;
     l->next_step++;
