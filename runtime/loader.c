@@ -666,13 +666,17 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     return INGOT_OK;
 }
 
-#define STATS_SPAN(_bit, _first, _last) \
-    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_##_bit, ingot_loader_stats_t, _first, _last)
-
+/* The members each ingot_loader_stats_field bit covers. */
 static const ingot_field_span_t stats_spans[] = {
-    STATS_SPAN(COUNTS, steps, skipped),           STATS_SPAN(STALL, wall_ns, stall_p99_ns),
-    STATS_SPAN(STAGES, read_p50_ns, h2d_p99_ns),  STATS_SPAN(QUEUES, read_queue_avg, ready_slots_avg),
-    STATS_SPAN(MEMORY, memory_host, minor_faults), STATS_SPAN(THREADS, readers, depth)};
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_COUNTS, ingot_loader_stats_t, steps, skipped),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STALL, ingot_loader_stats_t, wall_ns, stall_p99_ns),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STAGES, ingot_loader_stats_t, read_p50_ns,
+                     h2d_p99_ns),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_QUEUES, ingot_loader_stats_t, read_queue_avg,
+                     ready_slots_avg),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_MEMORY, ingot_loader_stats_t, memory_host,
+                     minor_faults),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth)};
 
 /* Every statistic, into a complete struct the caller's field_mask then picks from. */
 static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)

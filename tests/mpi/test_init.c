@@ -14,26 +14,32 @@
 #define SENTINEL_INT  ((int)0xa5a5a5a5u)
 #define SENTINEL_U64  0xa5a5a5a5a5a5a5a5ull
 
+/* A query with field_mask 0 writes nothing: every byte keeps the sentinel. */
+#define CHECK_MASK_ZERO_WRITES_NOTHING(_query, _ctx, _type)                               \
+    do {                                                                                   \
+        _type x_, x0_;                                                                     \
+        memset(&x_, SENTINEL, sizeof(x_));                                                 \
+        x_.field_mask = 0;                                                                 \
+        x0_ = x_;                                                                          \
+        CHECK_OK(_query(_ctx, &x_));                                                       \
+        CHECK(memcmp(&x_, &x0_, sizeof(x_)) == 0);                                         \
+    } while (0)
+
 /* Output structs: a query writes only the fields its field_mask names (mask 0: nothing). */
 static void check_field_masks(ingot_ctx_h ctx)
 {
-    ingot_ctx_attr_t a, a0;
+    CHECK_MASK_ZERO_WRITES_NOTHING(ingot_ctx_query, ctx, ingot_ctx_attr_t);
+    CHECK_MASK_ZERO_WRITES_NOTHING(ingot_placement_get, ctx, ingot_placement_t);
+    CHECK_MASK_ZERO_WRITES_NOTHING(ingot_topology_query, ctx, ingot_topology_summary_t);
+    ingot_ctx_attr_t a;
     memset(&a, SENTINEL, sizeof(a));
-    a.field_mask = 0;
-    a0 = a;
-    CHECK_OK(ingot_ctx_query(ctx, &a));
-    CHECK(memcmp(&a, &a0, sizeof(a)) == 0);
     a.field_mask = INGOT_CTX_ATTR_FIELD_SIZE;
     CHECK_OK(ingot_ctx_query(ctx, &a));
     CHECK(a.field_mask == INGOT_CTX_ATTR_FIELD_SIZE && a.size >= 1 && a.rank == SENTINEL_INT);
     CHECK(a.mpi_thread_level == SENTINEL_INT && a.mpi_owned == SENTINEL_INT);
 
-    ingot_placement_t pl, pl0;
+    ingot_placement_t pl;
     memset(&pl, SENTINEL, sizeof(pl));
-    pl.field_mask = 0;
-    pl0 = pl;
-    CHECK_OK(ingot_placement_get(ctx, &pl));
-    CHECK(memcmp(&pl, &pl0, sizeof(pl)) == 0);
     pl.field_mask = INGOT_PLACEMENT_FIELD_GPU;
     CHECK_OK(ingot_placement_get(ctx, &pl));
     CHECK(pl.cuda_device == -1 && pl.gpu_index == -1 && pl.node_id == SENTINEL_INT);
