@@ -38,6 +38,13 @@ static void check_field_masks(ingot_ctx_h ctx)
     CHECK(a.field_mask == INGOT_CTX_ATTR_FIELD_SIZE && a.size >= 1 && a.rank == SENTINEL_INT);
     CHECK(a.mpi_thread_level == SENTINEL_INT && a.mpi_owned == SENTINEL_INT);
 
+    ingot_runtime_info_t ri;
+    memset(&ri, SENTINEL, sizeof(ri));
+    ri.field_mask = INGOT_RUNTIME_INFO_FIELD_CUDA;
+    CHECK_OK(ingot_runtime_info_query(&ri));
+    CHECK(ri.cuda_compiled == INGOT_BUILD_CUDA && ri.cuda_device_count >= 0);
+    CHECK(ri.nccl_compiled == SENTINEL_INT && ri.ucx_major == (unsigned)SENTINEL_INT);
+
     ingot_placement_t pl;
     memset(&pl, SENTINEL, sizeof(pl));
     pl.field_mask = INGOT_PLACEMENT_FIELD_GPU;
