@@ -355,7 +355,7 @@ static ingot_status_t mf_scan_samples(const struct ingot_manifest *m, ingot_mani
     return INGOT_OK;
 }
 
-static ingot_status_t mf_check_all(const struct ingot_manifest *m)
+static ingot_status_t mf_check_all(struct ingot_manifest *m)
 {
     uint64_t hs = m->hdr->header_size;
     if (ingot_shard_hash(m->base + hs, m->len - hs) != m->hdr->body_hash) {
@@ -373,6 +373,8 @@ static ingot_status_t mf_check_all(const struct ingot_manifest *m)
                          m->max.raw_bytes, m->max.fields, max.stored_bytes, max.raw_bytes,
                          max.fields);
     }
+    m->max = max; /* version 1: kept, so nobody scans again */
+    m->has_max = 1;
     return mf_check_shards(m);
 }
 
@@ -385,7 +387,7 @@ ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h m, ingot_manifest_maxi
         *max_p = m->max;
         return INGOT_OK;
     }
-    return mf_scan_samples(m, max_p); /* version 1: nothing stored, one pass */
+    return mf_scan_samples(m, max_p); /* version 1 opened lazily: nothing stored, one pass */
 }
 
 /* ---------------------------------------------------------------- open / close */

@@ -26,8 +26,9 @@ struct ingot_manifest {
     const manifest_field_t  *fields;
     const char              *strtab;
     int                      lazy;     /* rows are checked at lookup, shards included */
-    int                      has_max;  /* version 2: max holds the header's maxima */
-    ingot_manifest_maxima_t  max;      /* every sample row is checked against them */
+    int                      has_max;  /* max holds the largest sample: version 2 from the */
+    ingot_manifest_maxima_t  max;      /* header, version 1 found by a full open; every row
+                                          looked up is checked against it */
 };
 
 /** The string a (checked) strref names. */
@@ -49,7 +50,8 @@ uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr);
 /**
  * The largest sample of an open manifest. Version 2: the header's values, O(1) (checked
  * against every row at a full open, and against each row looked up in a lazy one). Version 1:
- * one pass over the sample table, checking every row. Thread-safe.
+ * what the full open found, O(1); opened lazily, one pass over the sample table, checking
+ * every row. Thread-safe.
  * @return INGOT_OK, or the error of a bad row (version 1, logged with the row).
  */
 ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h manifest, ingot_manifest_maxima_t *max_p);
