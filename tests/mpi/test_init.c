@@ -20,7 +20,7 @@
         _type x_, x0_;                                                                     \
         memset(&x_, SENTINEL, sizeof(x_));                                                 \
         x_.field_mask = 0;                                                                 \
-        x0_ = x_;                                                                          \
+        memcpy(&x0_, &x_, sizeof(x_)); /* padding included */                             \
         CHECK_OK(_query(_ctx, &x_));                                                       \
         CHECK(memcmp(&x_, &x0_, sizeof(x_)) == 0);                                         \
     } while (0)
