@@ -496,7 +496,7 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
 }
 
 /* A batch's token: a bijection of the step keyed per loader, so tokens are unique per step and
- * neither guessable nor valid across loaders. */
+ * not valid across loaders (a guard against mistakes, not a secret). */
 static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
 {
     return ingot_mix64(l->token_key + step * INGOT_MIX_GOLDEN);

@@ -138,9 +138,10 @@ typedef struct ingot_batch {
     void              *ready_event; /**< cudaEvent_t the trainer's stream must wait on before
                                          reading data (device batches), else NULL. */
     /**
-     * Opaque: names this hand-over to ingot_loader_release(). Unique per loader and step and
-     * unpredictable (not a slot index); release refuses a token that is not one of the batches
-     * the loader holds (forged, already released, or from another loader). Do not change it.
+     * Opaque: names this hand-over to ingot_loader_release(). Unique per step, keyed per
+     * loader (not a slot index; a guard against mistakes, not a secret); release refuses a
+     * token that is not one of the batches the loader holds (forged, already released, or from
+     * another loader). Do not change it.
      */
     uint64_t           token;
 } ingot_batch_t;
