@@ -9,6 +9,8 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/errors.h"
+#include "base/field_mask.h"
+#include "base/status.h"
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -131,11 +133,17 @@ void ingot_finalize(ingot_ctx_h ctx)
 ingot_status_t ingot_ctx_query(ingot_ctx_h ctx, ingot_ctx_attr_t *attr_p)
 {
     if (ctx == NULL || attr_p == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_ctx_query: NULL %s",
+                          ctx == NULL ? "ctx" : "attr_p");
     }
-    attr_p->rank = ctx->rank;
-    attr_p->size = ctx->size;
-    attr_p->mpi_thread_level = ctx->thread_level;
-    attr_p->mpi_owned = ctx->mpi_owned;
+    static const ingot_field_span_t spans[] = {
+        INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_RANK, ingot_ctx_attr_t, rank, rank),
+        INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_SIZE, ingot_ctx_attr_t, size, size),
+        INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_THREAD_LEVEL, ingot_ctx_attr_t, mpi_thread_level,
+                         mpi_thread_level),
+        INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_MPI_OWNED, ingot_ctx_attr_t, mpi_owned, mpi_owned)};
+    ingot_ctx_attr_t all = {.rank = ctx->rank, .size = ctx->size,
+                            .mpi_thread_level = ctx->thread_level, .mpi_owned = ctx->mpi_owned};
+    ingot_field_mask_copy(attr_p, &all, attr_p->field_mask, spans, INGOT_ARRAY_SIZE(spans));
     return INGOT_OK;
 }

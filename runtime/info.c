@@ -7,6 +7,7 @@
 #include <ingot/version.h>
 #include "base/cuda.h"
 #include "base/errors.h"
+#include "base/field_mask.h"
 #include "base/log.h"
 #include "base/status.h"
 #include <dlfcn.h>
@@ -88,32 +89,42 @@ static void info_libs(ingot_runtime_info_t *info)
     snprintf(info->version_zlib, sizeof(info->version_zlib), "%s", zlibVersion());
 }
 
+/* The members each ingot_runtime_info_field bit covers. */
+static const ingot_field_span_t info_spans[] = {
+    INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_CUDA, ingot_runtime_info_t, cuda_compiled,
+                     cuda_reason),
+    INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_NCCL, ingot_runtime_info_t, nccl_compiled,
+                     nccl_reason),
+    INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_UCX, ingot_runtime_info_t, ucx_major,
+                     ucx_memory_types),
+    INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_LIBS, ingot_runtime_info_t, version_hwloc,
+                     version_zlib)};
+
 ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
 {
     if (info_p == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_runtime_info_query: NULL info_p");
     }
     uint64_t mask = info_p->field_mask;
-    memset(info_p, 0, sizeof(*info_p));
-    info_p->field_mask = mask;
-    info_p->cuda_compiled = INGOT_BUILD_CUDA;
-    info_p->nccl_compiled = INGOT_BUILD_NCCL;
+    ingot_runtime_info_t all = {.cuda_compiled = INGOT_BUILD_CUDA,
+                                .nccl_compiled = INGOT_BUILD_NCCL};
     if (mask & INGOT_RUNTIME_INFO_FIELD_CUDA) {
         const ingot_cuda_probe_t *p = ingot_cuda_probe();
-        info_p->cuda_device_count = p->device_count;
-        info_p->cuda_driver_version = p->driver_version;
-        info_p->cuda_runtime_version = p->runtime_version;
-        snprintf(info_p->cuda_reason, sizeof(info_p->cuda_reason), "%s", p->reason);
+        all.cuda_device_count = p->device_count;
+        all.cuda_driver_version = p->driver_version;
+        all.cuda_runtime_version = p->runtime_version;
+        snprintf(all.cuda_reason, sizeof(all.cuda_reason), "%s", p->reason);
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_NCCL) {
-        info_nccl(info_p);
+        info_nccl(&all);
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_LIBS) {
-        info_libs(info_p);
+        info_libs(&all);
     }
     if (mask & INGOT_RUNTIME_INFO_FIELD_UCX) {
-        return info_ucx(info_p);
+        INGOT_CHECK(info_ucx(&all));
     }
+    ingot_field_mask_copy(info_p, &all, mask, info_spans, INGOT_ARRAY_SIZE(info_spans));
     return INGOT_OK;
 }
 

@@ -4,9 +4,13 @@
  */
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
+#include "shard/manifest.h"
 #include "base/cuda.h"
 #include "base/errors.h"
+#include "base/field_mask.h"
 #include "base/log.h"
+#include "base/mix.h"
+#include "base/status.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <sched.h>
@@ -99,27 +103,15 @@ static uint32_t cpuset_cores(void)
     return n > 0 ? (uint32_t)n : 1;
 }
 
-/* Largest sample (delivered and stored bytes) and widest sample: one pass over the table. */
-static ingot_status_t loader_scan(ingot_loader_h l, uint64_t samples)
+/* Largest sample (delivered and stored bytes) and widest sample, which size every buffer: from
+ * the manifest's header (version 2, O(1)), or one pass over its sample table (version 1). */
+static ingot_status_t loader_maxima(ingot_loader_h l)
 {
-    for (uint64_t i = 0; i < samples; i++) {
-        ingot_sample_info_t s;
-        ingot_status_t st = ingot_manifest_sample_get(l->manifest, i, &s);
-        if (st != INGOT_OK) {
-            return st;
-        }
-        uint64_t raw = 0;
-        for (uint32_t f = 0; f < s.field_count; f++) {
-            ingot_field_info_t fi;
-            if ((st = ingot_manifest_field_get(l->manifest, &s, f, &fi)) != INGOT_OK) {
-                return st;
-            }
-            raw += fi.raw_len;
-        }
-        if (raw > l->sample_bytes_max) l->sample_bytes_max = raw;
-        if (s.length > l->stored_max) l->stored_max = s.length;
-        if (s.field_count > l->fields_max) l->fields_max = s.field_count;
-    }
+    ingot_manifest_maxima_t max;
+    INGOT_CHECK(ingot_manifest_maxima_get(l->manifest, &max));
+    l->sample_bytes_max = max.raw_bytes;
+    l->stored_max = max.stored_bytes;
+    l->fields_max = max.fields;
     return INGOT_OK;
 }
 
@@ -331,9 +323,7 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
     char err[256];
     ingot_storage_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
     ingot_storage_params_t sp = {.direct = l->direct_io, .emulate = &emu};
-    ingot_manifest_info_t mi;
-    ingot_manifest_query(l->manifest, &mi);
-    if ((st = ingot_storage_create(&sp, (uint32_t)mi.shard_count, &l->storage)) != INGOT_OK) {
+    if ((st = ingot_storage_create(&sp, (uint32_t)l->minfo.shard_count, &l->storage)) != INGOT_OK) {
         return st;
     }
     if (strcmp(cfg->loader->trace, "none") != 0) {
@@ -414,9 +404,9 @@ static void loader_free(ingot_loader_h l)
 /* Everything after the shared manifest is open; local to this rank. */
 static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
-    ingot_manifest_info_t mi;
-    ingot_status_t st = ingot_manifest_query(l->manifest, &mi);
-    if (st != INGOT_OK || (st = loader_order(l, &mi)) != INGOT_OK) {
+    const ingot_manifest_info_t *mi = &l->minfo;
+    ingot_status_t st = ingot_manifest_query(l->manifest, &l->minfo); /* once; kept */
+    if (st != INGOT_OK || (st = loader_order(l, mi)) != INGOT_OK) {
         return st;
     }
     const ingot_cursor_t *c = l->params.cursor;
@@ -425,7 +415,7 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
     if (l->skipped_ids == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    if ((st = loader_resume(l, &mi)) != INGOT_OK || (st = loader_scan(l, mi.sample_count)) ||
+    if ((st = loader_resume(l, mi)) != INGOT_OK || (st = loader_maxima(l)) ||
         (st = loader_size(l, cfg)) || (st = loader_alloc(l, cfg))) {
         return st;
     }
@@ -465,6 +455,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         return st;
     }
     l->faults_at_create = minor_faults_now();
+    l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
                "workers, storage %s, %zu bytes per slot, device %d", l->total_steps, l->slice,
                l->depth, l->nreaders, l->nworkers, ingot_storage_name(l->storage), l->slot_bytes,
@@ -504,15 +495,23 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
     }
 }
 
+/* A batch's token: a bijection of the step keyed per loader, so tokens are unique per step and
+ * not valid across loaders (a guard against mistakes, not a secret). */
+static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
+{
+    return ingot_mix64(l->token_key + step * INGOT_MIX_GOLDEN);
+}
+
 static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
 {
+    slot->token = batch_token(l, slot->step);
     *b = (ingot_batch_t){
         .step = slot->step, .epoch = slot->epoch, .epoch_step = slot->epoch_step,
         .count = slot->count, .device = l->device,
         .data = (l->device == INGOT_DEVICE_HOST) ? slot->host.ptr : slot->device,
         .bytes = slot->bytes, .offsets = slot->offsets, .lengths = slot->lengths,
         .labels = slot->labels, .indices = slot->indices, .keys = slot->keys,
-        .ready_event = slot->event, .slot_ = slot->id};
+        .ready_event = slot->event, .token = slot->token};
 }
 
 ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
@@ -574,23 +573,37 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
     return INGOT_OK;
 }
 
+/* The held step whose batch carries @p token, or UINT64_MAX. Held steps: [oldest_held, next_step). */
+static uint64_t held_step_of(const struct ingot_loader *l, uint64_t token)
+{
+    for (uint64_t step = l->oldest_held; step < l->next_step; step++) {
+        const loader_slot_t *slot = &l->slots[step % l->depth];
+        if (atomic_load(&slot->state) == SLOT_HELD && slot->token == token) {
+            return step;
+        }
+    }
+    return UINT64_MAX;
+}
+
 ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
 {
     if (l == NULL || batch == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: NULL %s",
+                          l == NULL ? "loader" : "batch");
     }
-    loader_slot_t *slot = (batch->slot_ < l->depth) ? &l->slots[batch->slot_] : NULL;
-    if (slot == NULL || atomic_load(&slot->state) != SLOT_HELD || slot->step != batch->step) {
-        ingot_error("ingot_loader_release: the batch of step %" PRIu64 " is not held (released "
-                    "twice, or not from this loader)", batch->step);
-        return INGOT_ERR_INVALID_PARAM;
+    uint64_t step = held_step_of(l, batch->token);
+    if (step == UINT64_MAX) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: token %016" PRIx64
+                          " (a batch of step %" PRIu64 ", as the caller has it) names no batch "
+                          "this loader holds: released twice, forged, or from another loader",
+                          batch->token, batch->step);
     }
-    if (batch->step != l->oldest_held) {
-        ingot_error("ingot_loader_release: step %" PRIu64 " released out of order (step %"
-                    PRIu64 " was handed over first and is still held)", batch->step,
-                    l->oldest_held);
-        return INGOT_ERR_INVALID_PARAM;
+    if (step != l->oldest_held) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: step %" PRIu64
+                          " released out of order (step %" PRIu64 " was handed over first and "
+                          "is still held)", step, l->oldest_held);
     }
+    loader_slot_t *slot = &l->slots[step % l->depth];
     ingot_loader_gpu_release(l, slot);
     atomic_store(&slot->state, SLOT_FREE);
     l->oldest_held++;
@@ -644,9 +657,8 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
         free(all);
         return st;
     }
-    ingot_manifest_info_t mi;
-    ingot_manifest_query(l->manifest, &mi);
-    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION, .manifest_digest = mi.digest,
+    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION,
+                                 .manifest_digest = l->minfo.digest,
                                  .seed = l->params.seed, .epoch = g / l->steps_per_epoch,
                                  .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
                                  .global_batch = l->params.global_batch,
@@ -654,11 +666,21 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
+/* The members each ingot_loader_stats_field bit covers. */
+static const ingot_field_span_t stats_spans[] = {
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_COUNTS, ingot_loader_stats_t, steps, skipped),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STALL, ingot_loader_stats_t, wall_ns, stall_p99_ns),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STAGES, ingot_loader_stats_t, read_p50_ns,
+                     h2d_p99_ns),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_QUEUES, ingot_loader_stats_t, read_queue_avg,
+                     ready_slots_avg),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_MEMORY, ingot_loader_stats_t, memory_host,
+                     minor_faults),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth)};
+
+/* Every statistic, into a complete struct the caller's field_mask then picks from. */
+static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
 {
-    if (l == NULL || s == NULL) {
-        return INGOT_ERR_INVALID_PARAM;
-    }
     uint64_t steps = l->next_step ? l->next_step : 1;
     memset(s, 0, sizeof(*s));
     s->steps = l->next_step;
@@ -688,6 +710,18 @@ ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *s)
     s->readers = l->nreaders;
     s->workers = l->nworkers;
     s->depth = l->depth;
+}
+
+ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_p)
+{
+    if (l == NULL || stats_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_stats: NULL %s",
+                          l == NULL ? "loader" : "stats_p");
+    }
+    ingot_loader_stats_t all;
+    stats_collect(l, &all);
+    ingot_field_mask_copy(stats_p, &all, stats_p->field_mask, stats_spans,
+                          INGOT_ARRAY_SIZE(stats_spans));
     return INGOT_OK;
 }
 

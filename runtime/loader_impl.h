@@ -43,6 +43,7 @@ typedef struct loader_run {
 
 typedef struct loader_slot {
     uint32_t             id;
+    uint64_t             token;        /* of the batch handed over from it (ingot_batch_t) */
     _Atomic int          state;        /* loader_slot_state_t */
     _Atomic int          status;       /* first error of the step */
     _Atomic uint32_t     runs_left;
@@ -79,6 +80,7 @@ struct ingot_loader {
     ingot_loader_params_t params;
     int                   rank, world;
     ingot_manifest_h      manifest;
+    ingot_manifest_info_t minfo;           /* queried once at create */
     void                 *manifest_window; /* MPI_Win of the node-shared copy */
     ingot_order_h         order;
     ingot_storage_t      *storage;
@@ -119,6 +121,7 @@ struct ingot_loader {
     uint64_t              next_step;       /* next step to hand over (relative) */
     uint64_t              oldest_held;     /* first step handed over and not yet released */
     uint32_t              held;
+    uint64_t              token_key;       /* keys batch tokens: per loader, not guessable */
     ingot_status_t        failed;          /* sticky error after a failed step */
     uint64_t              epoch_skipped;   /* samples skipped in the current epoch (this rank) */
     uint64_t             *skipped_ids;     /* ids skipped in the current epoch (this rank) */

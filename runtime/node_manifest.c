@@ -1,8 +1,9 @@
 /*
  * One copy of the manifest per node: 10,000 ranks must not open and validate the same file
  * 10,000 times. The node leader reads the file into an MPI-3 shared-memory window and validates
- * it once; the other ranks of the node open the same bytes in place. Every step that can fail on
- * one rank is followed by an agreement, so no rank is left waiting in a collective.
+ * it once; the other ranks of the node open the same bytes in place. The only rank of a node maps
+ * the file instead. Every step that can fail on one rank is followed by an agreement, so no rank
+ * is left waiting in a collective.
  */
 #include "runtime/context_impl.h"
 #include "base/errors.h"
@@ -53,9 +54,28 @@ static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t 
     return INGOT_OK;
 }
 
+/* The only rank of its node shares with nobody: it maps the file (no copy into fresh memory,
+ * which costs about as much as validating it) and validates it fully. */
+static ingot_status_t node_manifest_alone(ingot_ctx_h ctx, const char *path,
+                                          ingot_manifest_h *manifest_p, void **window_p)
+{
+    ingot_manifest_h manifest = NULL;
+    ingot_status_t st = ingot_manifest_open(path, 0, &manifest);
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest open")) != INGOT_OK) {
+        ingot_manifest_close(manifest);
+        return st;
+    }
+    *manifest_p = manifest;
+    *window_p = NULL;
+    return INGOT_OK;
+}
+
 ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                                         ingot_manifest_h *manifest_p, void **window_p)
 {
+    if (ctx->topo->node.local_size == 1) {
+        return node_manifest_alone(ctx, path, manifest_p, window_p);
+    }
     int leader = (ctx->topo->node.local_rank == 0), fd = -1;
     uint64_t size = 0;
     ingot_status_t st = leader ? leader_stat(path, &size, &fd) : INGOT_OK;

@@ -59,15 +59,16 @@ static int mf_section(uint64_t off, uint64_t count, uint64_t esize, uint64_t fil
 static ingot_status_t mf_check_layout(struct ingot_manifest *m)
 {
     const manifest_header_t *h = m->hdr;
-    uint64_t pos = sizeof(*h);
-    if (h->header_size != sizeof(*h) || h->file_size != m->len ||
+    uint64_t pos = h->header_size; /* checked against the version by mf_check_version() */
+    if (h->file_size != m->len ||
         mf_section(h->shard_off, h->shard_count, sizeof(manifest_shard_t), m->len, &pos) ||
         mf_section(h->name_off, h->name_count, sizeof(manifest_name_t), m->len, &pos) ||
         mf_section(h->sample_off, h->sample_count, sizeof(manifest_sample_t), m->len, &pos) ||
         mf_section(h->field_off, h->field_count, sizeof(manifest_field_t), m->len, &pos) ||
         h->strtab_off != pos || h->strtab_size == 0 || h->strtab_off + h->strtab_size != m->len) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: header: section offsets, counts or sizes are "
-                         "inconsistent with the file size %zu", m->name, m->len);
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: section offsets, counts or "
+                         "sizes are inconsistent with the file size %zu", m->name, h->version,
+                         m->len);
     }
     if (h->name_count > MANIFEST_NAMES_MAX || h->shard_count > UINT32_MAX) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: header: too many shards or field names", m->name);
@@ -86,6 +87,62 @@ static ingot_status_t mf_check_layout(struct ingot_manifest *m)
     return INGOT_OK;
 }
 
+uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr)
+{
+    manifest_header_v2_t copy; /* the largest header this build reads */
+    size_t size = hdr->header_size < sizeof(copy) ? hdr->header_size : sizeof(copy);
+    memcpy(&copy, hdr, size);
+    copy.base.header_hash = 0;
+    return ingot_shard_hash(&copy, size);
+}
+
+/* The version is one this build reads and the header is laid out as that version's. */
+static ingot_status_t mf_check_version(const struct ingot_manifest *m)
+{
+    const manifest_header_t *h = m->hdr;
+    uint32_t want = manifest_header_size(h->version);
+    if (want == 0) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
+                         "reads versions %u to %u)", m->name, h->version, MANIFEST_VERSION_1,
+                         MANIFEST_VERSION);
+    }
+    if (h->header_size != want) {
+        char layout[40] = "not the layout of any version";
+        for (uint32_t v = MANIFEST_VERSION_1; v <= MANIFEST_VERSION; v++) {
+            if (h->header_size == manifest_header_size(v)) {
+                snprintf(layout, sizeof(layout), "laid out as version %u", v);
+            }
+        }
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: claims manifest version %u but its header is %u "
+                         "bytes, not the %u of a version-%u header (%s)", m->name, h->version,
+                         h->header_size, want, h->version, layout);
+    }
+    if (m->len < want) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a version-%u "
+                         "manifest header", m->name, m->len, h->version);
+    }
+    return INGOT_OK;
+}
+
+/* Version 2: keep the header's maxima; each sample row is checked against them. */
+static ingot_status_t mf_read_maxima(struct ingot_manifest *m)
+{
+    if (m->hdr->version == MANIFEST_VERSION_1) {
+        return INGOT_OK;
+    }
+    const manifest_header_ext_t *x = &((const manifest_header_v2_t *)m->hdr)->ext;
+    if (x->reserved != 0 || (m->hdr->sample_count > 0 && x->sample_fields_max == 0)) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: bad sample maxima (fields %u, "
+                         "reserved %u)", m->name, m->hdr->version, x->sample_fields_max,
+                         x->reserved);
+    }
+    m->max = (ingot_manifest_maxima_t){.raw_bytes = x->sample_raw_max,
+                                       .stored_bytes = x->sample_stored_max,
+                                       .fields = x->sample_fields_max};
+    m->has_max = 1;
+    return INGOT_OK;
+}
+
 static ingot_status_t mf_check_header(struct ingot_manifest *m)
 {
     if (m->len < sizeof(manifest_header_t)) {
@@ -96,16 +153,12 @@ static ingot_status_t mf_check_header(struct ingot_manifest *m)
     if (memcmp(m->hdr->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN) != 0) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: wrong magic (not an ingot manifest)", m->name);
     }
-    if (m->hdr->version != MANIFEST_VERSION) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
-                         "reads version %u)", m->name, m->hdr->version, MANIFEST_VERSION);
-    }
-    manifest_header_t copy = *m->hdr;
-    copy.header_hash = 0;
-    if (ingot_shard_hash(&copy, sizeof(copy)) != m->hdr->header_hash) {
+    INGOT_CHECK(mf_check_version(m));
+    if (ingot_manifest_header_hash(m->hdr) != m->hdr->header_hash) {
         return ingot_fail(INGOT_ERR_CORRUPT, "%s: header checksum mismatch", m->name);
     }
-    return mf_check_layout(m);
+    INGOT_CHECK(mf_check_layout(m));
+    return mf_read_maxima(m);
 }
 
 /* ---------------------------------------------------------------- rows */
@@ -135,8 +188,10 @@ static uint64_t mf_field_end(const struct ingot_manifest *m, uint64_t index)
                                             : m->hdr->field_count;
 }
 
+/* Check field @p row of a sample; advance *end_p past its stored bytes, add its raw length. */
 static ingot_status_t mf_check_field(const struct ingot_manifest *m, uint64_t index,
-                                     const char *key, uint64_t row, uint64_t *end_p)
+                                     const char *key, uint64_t row, uint64_t *end_p,
+                                     uint64_t *raw_p)
 {
     const manifest_field_t *f = &m->fields[row];
     const char *why = NULL;
@@ -154,12 +209,28 @@ static ingot_status_t mf_check_field(const struct ingot_manifest *m, uint64_t in
                          PRIu64 ": %s", m->name, index, key, row, why);
     }
     *end_p = (uint64_t)f->offset + f->stored_len;
+    *raw_p += f->raw_len;
     return INGOT_OK;
 }
 
-/* Check sample row @p index and fill @p info. */
+/* Version 2: a sample larger than the header's maxima would overrun buffers sized by them. */
+static ingot_status_t mf_check_within_max(const struct ingot_manifest *m, uint64_t index,
+                                          const char *key, uint64_t stored, uint64_t raw,
+                                          uint64_t fields)
+{
+    if (!m->has_max || (stored <= m->max.stored_bytes && raw <= m->max.raw_bytes &&
+                        fields <= m->max.fields)) {
+        return INGOT_OK;
+    }
+    return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): %" PRIu64 " stored "
+                     "bytes, %" PRIu64 " raw bytes, %" PRIu64 " fields exceed the header's maxima "
+                     "(%" PRIu64 ", %" PRIu64 ", %u)", m->name, index, key, stored, raw, fields,
+                     m->max.stored_bytes, m->max.raw_bytes, m->max.fields);
+}
+
+/* Check sample row @p index and fill @p info; *raw_p (may be NULL): its decoded bytes. */
 static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t index,
-                                      ingot_sample_info_t *info)
+                                      ingot_sample_info_t *info, uint64_t *raw_p)
 {
     const manifest_sample_t *s = &m->samples[index];
     if (mf_strref_ok(m, s->key, 0) != 0) {
@@ -182,14 +253,18 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
         return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
                          PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
     }
-    uint64_t end = 0;
+    uint64_t end = 0, raw = 0;
     for (uint64_t r = ff; r < fe; r++) {
-        INGOT_CHECK(mf_check_field(m, index, key, r, &end));
+        INGOT_CHECK(mf_check_field(m, index, key, r, &end, &raw));
     }
     if (s->offset > sh->size || end > sh->size - s->offset) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): bytes [%"
                          PRIu64 ", +%" PRIu64 ") lie beyond shard %u's size %" PRIu64, m->name,
                          index, key, s->offset, end, s->shard, sh->size);
+    }
+    INGOT_CHECK(mf_check_within_max(m, index, key, end, raw, fe - ff));
+    if (raw_p != NULL) {
+        *raw_p = raw;
     }
     *info = (ingot_sample_info_t){.index = index, .shard = s->shard, .offset = s->offset,
                                   .length = end, .key = key, .label = s->label,
@@ -265,19 +340,54 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
     return st;
 }
 
-static ingot_status_t mf_check_all(const struct ingot_manifest *m)
+/* Check every sample row and find the largest sample: one pass over the sample table. */
+static ingot_status_t mf_scan_samples(const struct ingot_manifest *m, ingot_manifest_maxima_t *max)
 {
-    uint64_t body = ingot_shard_hash(m->base + sizeof(manifest_header_t),
-                               m->len - sizeof(manifest_header_t));
-    if (body != m->hdr->body_hash) {
+    ingot_sample_info_t info;
+    *max = (ingot_manifest_maxima_t){0};
+    for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
+        uint64_t raw;
+        INGOT_CHECK(mf_check_sample(m, i, &info, &raw));
+        max->raw_bytes = raw > max->raw_bytes ? raw : max->raw_bytes;
+        max->stored_bytes = info.length > max->stored_bytes ? info.length : max->stored_bytes;
+        max->fields = info.field_count > max->fields ? info.field_count : max->fields;
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t mf_check_all(struct ingot_manifest *m)
+{
+    uint64_t hs = m->hdr->header_size;
+    if (ingot_shard_hash(m->base + hs, m->len - hs) != m->hdr->body_hash) {
         return ingot_fail(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
                          "(file corrupt)", m->name);
     }
-    ingot_sample_info_t info;
-    for (uint64_t i = 0; i < m->hdr->sample_count; i++) {
-        INGOT_CHECK(mf_check_sample(m, i, &info));
+    ingot_manifest_maxima_t max;
+    INGOT_CHECK(mf_scan_samples(m, &max));
+    /* Every row is within the header's maxima already; they must also be attained. */
+    if (m->has_max && (max.stored_bytes != m->max.stored_bytes ||
+                       max.raw_bytes != m->max.raw_bytes || max.fields != m->max.fields)) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: sample maxima (stored %"
+                         PRIu64 ", raw %" PRIu64 ", fields %u) differ from the tables' (%" PRIu64
+                         ", %" PRIu64 ", %u)", m->name, m->hdr->version, m->max.stored_bytes,
+                         m->max.raw_bytes, m->max.fields, max.stored_bytes, max.raw_bytes,
+                         max.fields);
     }
+    m->max = max; /* version 1: kept, so nobody scans again */
+    m->has_max = 1;
     return mf_check_shards(m);
+}
+
+ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h m, ingot_manifest_maxima_t *max_p)
+{
+    if (m == NULL || max_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_maxima_get: NULL argument");
+    }
+    if (m->has_max) {
+        *max_p = m->max;
+        return INGOT_OK;
+    }
+    return mf_scan_samples(m, max_p); /* version 1 opened lazily: nothing stored, one pass */
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -420,7 +530,7 @@ ingot_status_t ingot_manifest_sample_get(ingot_manifest_h m, uint64_t index,
     if (m == NULL || info_p == NULL || index >= m->hdr->sample_count) {
         return INGOT_ERR_OUT_OF_RANGE;
     }
-    return mf_check_sample(m, index, info_p);
+    return mf_check_sample(m, index, info_p, NULL);
 }
 
 ingot_status_t ingot_manifest_field_get(ingot_manifest_h m, const ingot_sample_info_t *sample,

@@ -6,6 +6,13 @@
 #include "shard/manifest_format.h"
 #include <stddef.h>
 
+/** The largest sample of a manifest: what a loader sizes its batch slots and buffers with. */
+typedef struct ingot_manifest_maxima {
+    uint64_t raw_bytes;    /**< Decoded bytes (sum of the fields' raw lengths) of the largest. */
+    uint64_t stored_bytes; /**< Stored byte range of the longest sample. */
+    uint32_t fields;       /**< Fields of the widest sample. */
+} ingot_manifest_maxima_t;
+
 struct ingot_manifest {
     const uint8_t           *base;     /* the manifest's bytes */
     size_t                   len;
@@ -19,6 +26,9 @@ struct ingot_manifest {
     const manifest_field_t  *fields;
     const char              *strtab;
     int                      lazy;     /* rows are checked at lookup, shards included */
+    int                      has_max;  /* max holds the largest sample: version 2 from the */
+    ingot_manifest_maxima_t  max;      /* header, version 1 found by a full open; every row
+                                          looked up is checked against it */
 };
 
 /** The string a (checked) strref names. */
@@ -29,5 +39,21 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
 
 /** Hash of bytes as stored in the manifest (XXH3-64, seed 0). */
 uint64_t ingot_shard_hash(const void *data, size_t len);
+
+/**
+ * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a
+ * version's whole header) with header_hash taken as zero. header_size must be a valid size
+ * (manifest_header_size() of some version).
+ */
+uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr);
+
+/**
+ * The largest sample of an open manifest. Version 2: the header's values, O(1) (checked
+ * against every row at a full open, and against each row looked up in a lazy one). Version 1:
+ * what the full open found, O(1); opened lazily, one pass over the sample table, checking
+ * every row. Thread-safe.
+ * @return INGOT_OK, or the error of a bad row (version 1, logged with the row).
+ */
+ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h manifest, ingot_manifest_maxima_t *max_p);
 
 #endif

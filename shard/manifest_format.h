@@ -1,8 +1,8 @@
 /*
- * On-disk layout of the manifest (format version 1). Little-endian, every section 8-byte
- * aligned, read in place through these structs (mmap or a shared buffer):
+ * On-disk layout of the manifest (format version 2; version 1 is still read). Little-endian,
+ * every section 8-byte aligned, read in place through these structs (mmap or a shared buffer):
  *
- *   header      manifest_header_t (144 bytes)
+ *   header      manifest_header_t (144 bytes), then in version 2 manifest_header_ext_t (24 bytes)
  *   shards      shard_count  x manifest_shard_t  (48 bytes)
  *   names       name_count   x manifest_name_t   (8 bytes; field names)
  *   samples     sample_count x manifest_sample_t (32 bytes)
@@ -12,9 +12,14 @@
  * A string reference (manifest_strref) packs a strtab offset (high 48 bits) and a length (low 16
  * bits); the string is also NUL-terminated in the table. A sample's fields are the rows
  * [first_field, next sample's first_field) (field_count for the last sample), so a sample costs
- * 32 bytes and a field 24, keys apart. header_hash is XXH3-64 of the header with header_hash
- * zeroed and covers body_hash, the XXH3-64 of everything after the header: it is the manifest's
- * digest.
+ * 32 bytes and a field 24, keys apart. header_hash is XXH3-64 of the whole header (header_size
+ * bytes, the version-2 extension included) with header_hash zeroed, and covers body_hash, the
+ * XXH3-64 of everything after the header: it is the manifest's digest.
+ *
+ * Versions differ only in the header: version 2 appends the largest sample's sizes (what a
+ * loader sizes its buffers with), so a reader needs no pass over the sample table for them.
+ * header_size must be the size of the version's header, and the shard table starts right after
+ * it, so a file claiming a version it is not laid out as fails the layout check.
  */
 #ifndef INGOT_SHARD_MANIFEST_FORMAT_H
 #define INGOT_SHARD_MANIFEST_FORMAT_H
@@ -23,7 +28,8 @@
 
 #define MANIFEST_MAGIC        "INGOTMF1"
 #define MANIFEST_MAGIC_LEN    8
-#define MANIFEST_VERSION      1u
+#define MANIFEST_VERSION_1    1u  /* header without the extension: maxima found by a scan */
+#define MANIFEST_VERSION      2u  /* written by this build */
 #define MANIFEST_ALIGN        8u
 #define MANIFEST_STRLEN_BITS  16
 #define MANIFEST_STRLEN_MAX   ((1u << MANIFEST_STRLEN_BITS) - 1)
@@ -53,6 +59,20 @@ typedef struct manifest_header {
     uint64_t body_hash;
     uint64_t header_hash;
 } manifest_header_t;
+
+/* Version 2: follows manifest_header_t. The largest sample (exact maxima over the tables). */
+typedef struct manifest_header_ext {
+    uint64_t sample_raw_max;    /* decoded bytes: sum of the fields' raw lengths */
+    uint64_t sample_stored_max; /* stored bytes: the sample's byte range in its shard */
+    uint32_t sample_fields_max; /* fields */
+    uint32_t reserved;          /* zero */
+} manifest_header_ext_t;
+
+/* The whole header of the version this build writes. */
+typedef struct manifest_header_v2 {
+    manifest_header_t     base;
+    manifest_header_ext_t ext;
+} manifest_header_v2_t;
 
 typedef struct manifest_shard {
     uint64_t path;          /* strref, relative to the manifest's directory */
@@ -87,10 +107,18 @@ typedef struct manifest_field {
 } manifest_field_t;
 
 _Static_assert(sizeof(manifest_header_t) == 144, "manifest header layout");
+_Static_assert(sizeof(manifest_header_v2_t) == 168, "manifest version-2 header layout");
 _Static_assert(sizeof(manifest_shard_t) == 48, "manifest shard layout");
 _Static_assert(sizeof(manifest_sample_t) == 32, "manifest sample layout");
 _Static_assert(sizeof(manifest_field_t) == 24, "manifest field layout");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "manifest is read in place: LE hosts");
+
+/* Bytes of a version's header, or 0 for a version this build does not read. */
+static inline uint32_t manifest_header_size(uint32_t version)
+{
+    return version == MANIFEST_VERSION_1 ? (uint32_t)sizeof(manifest_header_t)
+         : version == MANIFEST_VERSION   ? (uint32_t)sizeof(manifest_header_v2_t) : 0;
+}
 
 static inline uint64_t manifest_strref(uint64_t off, uint32_t len)
 {

@@ -63,18 +63,42 @@ static ingot_status_t mw_samples(mw_t *w, const struct ingot_manifest_builder *b
     return INGOT_OK;
 }
 
-static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest_header_t *h,
+/* The largest sample (version-2 header): one pass over the builder's sample and field rows. */
+static void mw_maxima(const struct ingot_manifest_builder *b, manifest_header_ext_t *x)
+{
+    memset(x, 0, sizeof(*x));
+    for (size_t i = 0; i < b->samples.len; i++) {
+        uint64_t ff = SHARD_VEC_AT(&b->samples, manifest_sample_t, i)->first_field;
+        uint64_t fe = i + 1 < b->samples.len
+                      ? SHARD_VEC_AT(&b->samples, manifest_sample_t, i + 1)->first_field
+                      : b->fields.len;
+        uint64_t raw = 0, end = 0;
+        for (uint64_t r = ff; r < fe; r++) {
+            const manifest_field_t *f = SHARD_VEC_AT(&b->fields, manifest_field_t, r);
+            raw += f->raw_len;
+            end = (uint64_t)f->offset + f->stored_len; /* fields are in offset order */
+        }
+        x->sample_raw_max = raw > x->sample_raw_max ? raw : x->sample_raw_max;
+        x->sample_stored_max = end > x->sample_stored_max ? end : x->sample_stored_max;
+        x->sample_fields_max = fe - ff > x->sample_fields_max ? (uint32_t)(fe - ff)
+                                                              : x->sample_fields_max;
+    }
+}
+
+static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest_header_v2_t *hv,
                                 uint64_t *dict_ref_p)
 {
-    memset(h, 0, sizeof(*h));
+    manifest_header_t *h = &hv->base;
+    memset(hv, 0, sizeof(*hv));
+    mw_maxima(b, &hv->ext);
     memcpy(h->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN);
     h->version      = MANIFEST_VERSION;
-    h->header_size  = sizeof(*h);
+    h->header_size  = sizeof(*hv);
     h->shard_count  = b->shards.len;
     h->name_count   = b->names.len;
     h->sample_count = b->samples.len;
     h->field_count  = b->fields.len;
-    h->shard_off    = sizeof(*h);
+    h->shard_off    = sizeof(*hv);
     h->name_off     = h->shard_off + h->shard_count * sizeof(manifest_shard_t);
     h->sample_off   = h->name_off + h->name_count * sizeof(manifest_name_t);
     h->field_off    = h->sample_off + h->sample_count * sizeof(manifest_sample_t);
@@ -106,7 +130,7 @@ static ingot_status_t mw_body(mw_t *w, const struct ingot_manifest_builder *b)
 
 static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
 {
-    manifest_header_t h;
+    manifest_header_v2_t h;
     uint64_t dict_ref = 0;
     INGOT_CHECK(mw_header(b, &h, &dict_ref));
     if (lseek(w->fd, sizeof(h), SEEK_SET) < 0) {
@@ -114,8 +138,8 @@ static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
     }
     XXH3_64bits_reset(&w->hash);
     INGOT_CHECK(mw_body(w, b));
-    h.body_hash   = XXH3_64bits_digest(&w->hash);
-    h.header_hash = ingot_shard_hash(&h, sizeof(h));
+    h.base.body_hash   = XXH3_64bits_digest(&w->hash);
+    h.base.header_hash = ingot_manifest_header_hash(&h.base);
     if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
         return ingot_fail(INGOT_ERR_IO, "%s: header write failed: %s", w->path, strerror(errno));
     }

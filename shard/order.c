@@ -7,6 +7,7 @@
 #include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/mix.h"
 #include "base/status.h"
 
 #include <inttypes.h>
@@ -16,7 +17,7 @@
 /** Feistel rounds: 4 suffice for a pseudo-random permutation (Luby-Rackoff); 6 for margin. */
 #define ORDER_ROUNDS     6
 #define ORDER_MIN_BITS   2
-#define ORDER_GOLDEN     0x9e3779b97f4a7c15ull
+#define ORDER_GOLDEN     INGOT_MIX_GOLDEN
 #define ORDER_TAG_EPOCH  0x65706f6368ull    /* "epoch" */
 #define ORDER_TAG_SHARD  0x7368617264ull    /* "shard" */
 #define ORDER_TAG_WINDOW 0x77696e646f77ull  /* "window" */
@@ -40,15 +41,6 @@ struct ingot_order {
     uint64_t             cached_epoch;
 };
 
-/* splitmix64: a bijective 64-bit mixer. */
-static uint64_t order_mix(uint64_t x)
-{
-    x += ORDER_GOLDEN;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
 {
     unsigned bits = ORDER_MIN_BITS;
@@ -59,7 +51,7 @@ static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
     f->half = (bits + 1) / 2;
     f->mask = (f->half >= 32) ? UINT32_MAX : (1ull << f->half) - 1;
     for (unsigned r = 0; r < ORDER_ROUNDS; r++) {
-        key = order_mix(key ^ (r * ORDER_GOLDEN));
+        key = ingot_mix64(key ^ (r * ORDER_GOLDEN));
         f->keys[r] = key;
     }
 }
@@ -69,7 +61,7 @@ static uint64_t feistel_encrypt(const feistel_t *f, uint64_t x)
     uint64_t l = x >> f->half, r = x & f->mask;
     for (unsigned i = 0; i < ORDER_ROUNDS; i++) {
         uint64_t nl = r;
-        r = l ^ (order_mix(r ^ f->keys[i]) & f->mask);
+        r = l ^ (ingot_mix64(r ^ f->keys[i]) & f->mask);
         l = nl;
     }
     return (l << f->half) | r;
@@ -87,7 +79,7 @@ static uint64_t feistel_perm(const feistel_t *f, uint64_t i)
 
 static uint64_t order_key(const struct ingot_order *o, uint64_t tag, uint64_t epoch, uint64_t w)
 {
-    return order_mix(order_mix(order_mix(o->p.seed ^ tag) ^ epoch) ^ w);
+    return ingot_mix64(ingot_mix64(ingot_mix64(o->p.seed ^ tag) ^ epoch) ^ w);
 }
 
 /* ---------------------------------------------------------------- locality */

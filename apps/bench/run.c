@@ -36,7 +36,7 @@ static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const c
 /* The CUDA device of --compute-gpu: --device N, else the placement's. */
 static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
 {
-    ingot_placement_t pl;
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_GPU};
     if (a->device >= 0) {
         return a->device;
     }
@@ -93,6 +93,8 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
         fprintf(stderr, "\n");
     }
     double t_end = ingot_report_now();
+    r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
+                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY;
     ingot_loader_stats(l, &r->st);
     ingot_loader_destroy(l);
     if (st != INGOT_OK && st != INGOT_END_OF_DATA) {

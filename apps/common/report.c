@@ -17,7 +17,7 @@ extern char **environ;
 
 static void ingot_report_rank_fill(ingot_ctx_h ctx, ingot_report_rank_t *me)
 {
-    ingot_placement_t pl;
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE | INGOT_PLACEMENT_FIELD_GPU};
     memset(me, 0, sizeof(*me));
     if (ingot_placement_get(ctx, &pl) != INGOT_OK) {
         return;

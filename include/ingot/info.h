@@ -14,12 +14,13 @@
 
 INGOT_BEGIN_DECLS
 
-/** Which fields of ingot_runtime_info_t to fill. */
+/** Which fields of ingot_runtime_info_t to fill (each bit covers the members named). */
 enum ingot_runtime_info_field {
-    INGOT_RUNTIME_INFO_FIELD_CUDA = INGOT_BIT(0), /**< CUDA driver and devices. */
-    INGOT_RUNTIME_INFO_FIELD_NCCL = INGOT_BIT(1), /**< NCCL library found at run time. */
-    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2), /**< UCX version and memory types. */
-    INGOT_RUNTIME_INFO_FIELD_LIBS = INGOT_BIT(3)  /**< Versions of hwloc, zstd and zlib. */
+    INGOT_RUNTIME_INFO_FIELD_CUDA = INGOT_BIT(0), /**< cuda_compiled .. cuda_reason. */
+    INGOT_RUNTIME_INFO_FIELD_NCCL = INGOT_BIT(1), /**< nccl_compiled .. nccl_reason. */
+    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2), /**< ucx_major .. ucx_memory_types. */
+    INGOT_RUNTIME_INFO_FIELD_LIBS = INGOT_BIT(3)  /**< version_hwloc .. version_zlib (hwloc, zstd
+                                                       and zlib). */
 };
 
 /** Run-time facts about this machine, as seen by this build. */
@@ -48,9 +49,11 @@ typedef struct ingot_runtime_info {
 
 /**
  * @brief Detect CUDA devices, NCCL and UCX capabilities on this machine.
- * @param info_p in: field_mask; out: the requested fields. Fields not requested are zeroed.
+ * @param info_p in: field_mask; out: the requested fields, written only on success; every
+ *        other byte is left untouched (see the field-mask convention in ingot/def.h).
  * @return INGOT_OK even when devices are absent (that is what the fields report); an error only
- *         when detection itself failed (e.g. UCX could not be initialised).
+ *         when detection itself failed (e.g. UCX could not be initialised);
+ *         INGOT_ERR_INVALID_PARAM for NULL.
  * Thread-safe; may initialise a throwaway UCX context.
  */
 INGOT_API ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p);

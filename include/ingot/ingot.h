@@ -1,6 +1,7 @@
 /**
  * @file ingot.h
- * @brief ingot: distributed ingest runtime for GPU training clusters (umbrella header).
+ * @brief ingot: distributed ingest runtime for GPU training clusters (umbrella header: it
+ *        includes every public header, so a program needs only this one).
  *
  * Lifecycle: ingot_init() creates a context on a communicator (the trainer keeps its own; ingot
  * duplicates it), ingot_finalize() destroys it. A process may hold several contexts.
@@ -21,6 +22,10 @@
 #include <ingot/config.h>
 #include <ingot/info.h>
 #include <ingot/topology.h>
+#include <ingot/shard.h>
+#include <ingot/order.h>
+#include <ingot/loader.h>
+#include <ingot/pack.h>
 
 INGOT_BEGIN_DECLS
 
@@ -41,8 +46,22 @@ typedef struct ingot_init_params {
     MPI_Comm comm;
 } ingot_init_params_t;
 
-/** Attributes of a context (ingot_ctx_query()). */
+/** Fields of ingot_ctx_attr_t. */
+enum ingot_ctx_attr_field {
+    INGOT_CTX_ATTR_FIELD_RANK         = INGOT_BIT(0), /**< rank. */
+    INGOT_CTX_ATTR_FIELD_SIZE         = INGOT_BIT(1), /**< size. */
+    INGOT_CTX_ATTR_FIELD_THREAD_LEVEL = INGOT_BIT(2), /**< mpi_thread_level. */
+    INGOT_CTX_ATTR_FIELD_MPI_OWNED    = INGOT_BIT(3)  /**< mpi_owned. */
+};
+
+/**
+ * Attributes of a context (ingot_ctx_query()). Like every struct ingot writes into caller memory,
+ * it begins with a field_mask the caller sets: ingot writes the fields asked for and leaves every
+ * other byte untouched (field_mask included; bits this library does not know are ignored), so
+ * fields can be appended in later releases without breaking programs built against this header.
+ */
 typedef struct ingot_ctx_attr {
+    uint64_t field_mask;  /**< In: ingot_ctx_attr_field bits of the fields to write. */
     int rank;             /**< Rank in the context's communicator. */
     int size;             /**< Size of the context's communicator. */
     int mpi_thread_level; /**< Thread level MPI granted (MPI_THREAD_*). */
@@ -69,7 +88,9 @@ INGOT_API void ingot_finalize(ingot_ctx_h ctx);
 
 /**
  * @brief Query a context's attributes.
+ * @param attr_p in: field_mask; out: the fields it names (nothing else is written).
  * @return INGOT_OK, or INGOT_ERR_INVALID_PARAM for NULL arguments.
+ * Thread-safe; no MPI call.
  */
 INGOT_API ingot_status_t ingot_ctx_query(ingot_ctx_h ctx, ingot_ctx_attr_t *attr_p);
 

@@ -118,6 +118,8 @@ typedef struct ingot_loader_params {
  * concatenated in shard order) are data[offsets[i] .. offsets[i] + lengths[i]); with one, they
  * are sample_out_size bytes at offsets[i] = i * sample_out_size. Host arrays (offsets, lengths,
  * labels, indices, keys) are always in host memory. The batch stays valid until released.
+ * Every field is an output of ingot_loader_next(): the loader trusts none of them back, and
+ * ingot_loader_release() identifies the batch by its token alone.
  */
 typedef struct ingot_batch {
     uint64_t           step;        /**< Steps delivered before this one, over all epochs. */
@@ -135,11 +137,33 @@ typedef struct ingot_batch {
     const char *const *keys;        /**< Per sample: key (valid while the loader lives). */
     void              *ready_event; /**< cudaEvent_t the trainer's stream must wait on before
                                          reading data (device batches), else NULL. */
-    uint32_t           slot_;       /**< Internal: the slot this batch lives in. */
+    /**
+     * Opaque: names this hand-over to ingot_loader_release(). Unique per step, keyed per
+     * loader (not a slot index; a guard against mistakes, not a secret); release refuses a
+     * token that is not one of the batches the loader holds (forged, already released, or from
+     * another loader). Do not change it.
+     */
+    uint64_t           token;
 } ingot_batch_t;
 
-/** Statistics of a loader (ingot_loader_stats()). Times in nanoseconds. */
+/** Fields of ingot_loader_stats_t (each bit covers the members named). */
+enum ingot_loader_stats_field {
+    INGOT_LOADER_STATS_FIELD_COUNTS  = INGOT_BIT(0), /**< steps .. skipped. */
+    INGOT_LOADER_STATS_FIELD_STALL   = INGOT_BIT(1), /**< wall_ns .. stall_p99_ns. */
+    INGOT_LOADER_STATS_FIELD_STAGES  = INGOT_BIT(2), /**< read_p50_ns .. h2d_p99_ns. */
+    INGOT_LOADER_STATS_FIELD_QUEUES  = INGOT_BIT(3), /**< read_queue_avg, ready_slots_avg. */
+    INGOT_LOADER_STATS_FIELD_MEMORY  = INGOT_BIT(4), /**< memory_host .. minor_faults. */
+    INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5)  /**< readers, workers, depth. */
+};
+
+/**
+ * Statistics of a loader (ingot_loader_stats()). Times in nanoseconds. The caller sets
+ * field_mask: ingot writes the fields it names and leaves every other byte untouched
+ * (field_mask included; bits this library does not know are ignored), so fields can be
+ * appended later without breaking programs built against this header.
+ */
 typedef struct ingot_loader_stats {
+    uint64_t field_mask;       /**< In: ingot_loader_stats_field bits of the fields to write. */
     uint64_t steps;            /**< Batches handed over. */
     uint64_t samples;          /**< Samples handed over. */
     uint64_t bytes;            /**< Bytes handed over (decoded). */
@@ -182,16 +206,20 @@ INGOT_API ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader
  * @return INGOT_OK; INGOT_END_OF_DATA after the last step of the last epoch; an error of the
  *         batch (INGOT_ERR_IO, INGOT_ERR_CORRUPT, INGOT_ERR_MISMATCH, INGOT_ERR_ZSTD, a
  *         transform's error), logged with the shard, sample key and offset: that step failed
- *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE when
- *         depth - 1 batches are already held.
+ *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE, at
+ *         once, when all depth batches are already held. The trainer may hold up to depth
+ *         batches: with depth - 1 held the pipeline still fills the one free slot, so the call
+ *         succeeds; with depth held no slot is left for the step asked for, and waiting would
+ *         never end.
  */
 INGOT_API ingot_status_t ingot_loader_next(ingot_loader_h loader, ingot_batch_t *batch_p);
 
 /**
  * @brief Give a batch back so its slot can be refilled. Batches are released in the order they
- *        were handed over.
- * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a batch released twice, out of order, or not
- *         from this loader (logged with its step).
+ *        were handed over. The batch is identified by its token only.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a batch released out of order (logged with both
+ *         steps), or whose token names no batch this loader holds: released twice, forged or
+ *         from another loader (logged with the token); nothing is released then.
  */
 INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch_t *batch);
 
@@ -202,7 +230,12 @@ INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch
  */
 INGOT_API ingot_status_t ingot_loader_save(ingot_loader_h loader, ingot_cursor_t *cursor_p);
 
-/** @brief Statistics so far. */
+/**
+ * @brief Statistics so far.
+ * @param stats_p in: field_mask; out: the fields it names (nothing else is written).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for NULL arguments.
+ * Called by the trainer thread (as ingot_loader_next()); no MPI call.
+ */
 INGOT_API ingot_status_t ingot_loader_stats(ingot_loader_h loader, ingot_loader_stats_t *stats_p);
 
 /**

@@ -49,8 +49,17 @@ typedef enum ingot_topology_device_kind {
     INGOT_TOPOLOGY_DEVICE_STORAGE = 2  /**< A block device (NVMe, disk). */
 } ingot_topology_device_kind_t;
 
-/** What a node holds (ingot_topology_query()). */
+/** Fields of ingot_topology_summary_t (each bit covers the members named). */
+enum ingot_topology_summary_field {
+    INGOT_TOPOLOGY_SUMMARY_FIELD_HOST   = INGOT_BIT(0), /**< hostname, source. */
+    INGOT_TOPOLOGY_SUMMARY_FIELD_COUNTS = INGOT_BIT(1), /**< packages .. storage. */
+    INGOT_TOPOLOGY_SUMMARY_FIELD_CPUSET = INGOT_BIT(2)  /**< allowed_cpuset. */
+};
+
+/** What a node holds (ingot_topology_query()). The caller sets field_mask (see
+ *  ingot_ctx_attr_t): only the fields it names are written. */
 typedef struct ingot_topology_summary {
+    uint64_t field_mask; /**< In: ingot_topology_summary_field bits of the fields to write. */
     char hostname[INGOT_TOPOLOGY_STR_MAX]; /**< Host name (from the XML export when one was loaded). */
     char source[INGOT_TOPOLOGY_STR_MAX];   /**< "live", or the path of the XML export loaded. */
     int  packages;       /**< Sockets. */
@@ -64,8 +73,18 @@ typedef struct ingot_topology_summary {
     char allowed_cpuset[INGOT_TOPOLOGY_STR_MAX]; /**< Allowed cpuset as a list ("0-55,112-167"). */
 } ingot_topology_summary_t;
 
-/** One device (ingot_topology_device_query()). */
+/** Fields of ingot_topology_device_t (each bit covers the members named). */
+enum ingot_topology_device_field {
+    INGOT_TOPOLOGY_DEVICE_FIELD_NAME     = INGOT_BIT(0), /**< kind, index, name, pci_busid. */
+    INGOT_TOPOLOGY_DEVICE_FIELD_NUMA     = INGOT_BIT(1), /**< numa_node, package. */
+    INGOT_TOPOLOGY_DEVICE_FIELD_PORT     = INGOT_BIT(2), /**< port. */
+    INGOT_TOPOLOGY_DEVICE_FIELD_LOCALITY = INGOT_BIT(3)  /**< locality. */
+};
+
+/** One device (ingot_topology_device_query()). The caller sets field_mask (see
+ *  ingot_ctx_attr_t): only the fields it names are written. */
 typedef struct ingot_topology_device {
+    uint64_t field_mask; /**< In: ingot_topology_device_field bits of the fields to write. */
     ingot_topology_device_kind_t kind; /**< Kind of device. */
     int  index;          /**< Index among the node's devices of that kind (GPUs: PCI bus order, as nvidia-smi). */
     char name[INGOT_TOPOLOGY_STR_MAX];  /**< OS name ("mlx5_0", "nvme0n1", "cuda0"), or the PCI model. */
@@ -85,8 +104,21 @@ enum ingot_placement_flag {
     INGOT_PLACEMENT_FLAG_BOUND           = INGOT_BIT(4)  /**< ingot bound the process as INGOT_BIND asked. */
 };
 
-/** This rank's placement (ingot_placement_get()). Strings are NUL-terminated. */
+/** Fields of ingot_placement_t (each bit covers the members named). */
+enum ingot_placement_field {
+    INGOT_PLACEMENT_FIELD_NODE  = INGOT_BIT(0), /**< node_id, node_count, local_rank, local_size,
+                                                     node_leader, hostname. */
+    INGOT_PLACEMENT_FIELD_GPU   = INGOT_BIT(1), /**< gpu_index, cuda_device, gpu_pci_busid, gpu_ranks. */
+    INGOT_PLACEMENT_FIELD_NIC   = INGOT_BIT(2), /**< nic_name, nic_port, nic_distance. */
+    INGOT_PLACEMENT_FIELD_CPUS  = INGOT_BIT(3), /**< numa_node, cpuset, ingest_cpuset, trainer_cpuset. */
+    INGOT_PLACEMENT_FIELD_ENV   = INGOT_BIT(4), /**< cuda_visible_devices, ucx_net_devices, nccl_ib_hca. */
+    INGOT_PLACEMENT_FIELD_FLAGS = INGOT_BIT(5)  /**< flags, conflict. */
+};
+
+/** This rank's placement (ingot_placement_get()). Strings are NUL-terminated. The caller sets
+ *  field_mask (see ingot_ctx_attr_t): only the fields it names are written. */
 typedef struct ingot_placement {
+    uint64_t field_mask; /**< In: ingot_placement_field bits of the fields to write. */
     int  node_id;        /**< Index of this rank's node (0..node_count-1, in order of the nodes' lowest rank). */
     int  node_count;     /**< Number of nodes in the context's communicator. */
     int  local_rank;     /**< Rank among the ranks of this node. */
@@ -119,7 +151,7 @@ typedef struct ingot_placement {
 /**
  * @brief This rank's placement, as planned at ingot_init().
  * @param ctx          a context from ingot_init().
- * @param placement_p  out: written only on success.
+ * @param placement_p  in: field_mask; out: the fields it names, written only on success.
  * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for NULL arguments.
  * Thread-safe (the plan is fixed at init; no MPI call).
  */
@@ -127,6 +159,7 @@ INGOT_API ingot_status_t ingot_placement_get(ingot_ctx_h ctx, ingot_placement_t 
 
 /**
  * @brief What this rank's node holds.
+ * @param summary_p in: field_mask; out: the fields it names, written only on success.
  * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for NULL arguments.
  * Thread-safe; no MPI call.
  */
@@ -136,7 +169,7 @@ INGOT_API ingot_status_t ingot_topology_query(ingot_ctx_h ctx, ingot_topology_su
  * @brief One device of this rank's node.
  * @param kind   GPU, NIC or storage.
  * @param index  0 .. (count of that kind in ingot_topology_summary_t) - 1.
- * @param dev_p  out: written only on success.
+ * @param dev_p  in: field_mask; out: the fields it names, written only on success.
  * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE for an index beyond the node's devices;
  *         INGOT_ERR_INVALID_PARAM for NULL arguments or an unknown kind.
  * Thread-safe; no MPI call.

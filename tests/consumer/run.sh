@@ -13,6 +13,12 @@ test -f "$tmp/prefix/include/ingot/ingot.h"
 test -f "$tmp/prefix/include/ingot/version.h"
 test -x "$tmp/prefix/bin/ingot-info"
 ls "$tmp"/prefix/lib/libingot.so.0* >/dev/null
+# The umbrella header includes every public header (main.c then uses one symbol of each).
+for h in "$tmp"/prefix/include/ingot/*.h; do
+    n=${h##*/}
+    [ "$n" = ingot.h ] || grep -q "^#include <ingot/$n>" "$tmp/prefix/include/ingot/ingot.h" ||
+        { echo "ingot.h does not include <ingot/$n>" >&2; exit 1; }
+done
 cmake -S "$src" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cmake-build" >/dev/null
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/cmake-build/consumer" | grep -q "consumer: ingot"

@@ -62,11 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     memcpy(buf, data, size);
     try_open(buf, size);
-    if (size >= sizeof(manifest_header_t)) {
-        manifest_header_t *h = (manifest_header_t *)buf;
-        h->body_hash = ingot_shard_hash((uint8_t *)buf + sizeof(*h), size - sizeof(*h));
-        h->header_hash = 0;
-        h->header_hash = ingot_shard_hash(h, sizeof(*h));
+    manifest_header_t *h = (manifest_header_t *)buf;
+    if (size >= sizeof(*h) && manifest_header_size(h->version) == h->header_size &&
+        size >= h->header_size) { /* reseal a header of a version this build reads */
+        h->body_hash = ingot_shard_hash((uint8_t *)buf + h->header_size, size - h->header_size);
+        h->header_hash = ingot_manifest_header_hash(h);
         try_open(buf, size);
     }
     free(buf);

@@ -115,7 +115,7 @@ static void run_exactly_once(ingot_ctx_h ctx)
     }
     ingot_batch_t b;
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_END_OF_DATA);
-    ingot_loader_stats_t st;
+    ingot_loader_stats_t st = {.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_loader_stats(l, &st));
     CHECK(st.steps == 2 * steps && st.samples == 2 * steps * slice && st.bytes > 0);
     CHECK(st.read_requests > 0 && st.read_requests <= st.samples);

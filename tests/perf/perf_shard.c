@@ -8,7 +8,14 @@
  *   perf_shard decode PATH REPS  read (hash-checked) and decode every field of every sample;
  *                                MB/s of decoded output (the peer is `zstd -b3 -T1`, run by
  *                                the script on the same raw bytes)
+ *   perf_shard startup PATH REPS ingot_loader_create() on one rank (MPI singleton) against a
+ *                                fully validated ingot_manifest_open() of the same file,
+ *                                alternating in one process: the loader's start-up cost as a
+ *                                ratio to the open it cannot avoid (public API only, so the
+ *                                same file builds against older trees for before/after)
  */
+#include <ingot/ingot.h>
+#include <ingot/loader.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
 #include "shard/builder.h"
@@ -205,6 +212,48 @@ static int decode_bench(const char *path, int reps)
     return 0;
 }
 
+/* Global batch of the start-up benchmark: one rank, a small slice (slot sizing is per sample). */
+#define STARTUP_BATCH 32u
+
+static int startup_bench(const char *path, int reps)
+{
+    uint64_t open_ns[MAX_REPS], create_ns[MAX_REPS], ratio_x1000[MAX_REPS];
+    ingot_ctx_h ctx;
+    if (ingot_init(NULL, &ctx) != INGOT_OK) {
+        return 1;
+    }
+    ingot_loader_params_t p = {
+        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                      INGOT_LOADER_PARAM_FIELD_THREADS | INGOT_LOADER_PARAM_FIELD_DEVICE,
+        .manifest_path = path, .global_batch = STARTUP_BATCH, .readers = 1, .workers = 1,
+        .device = INGOT_DEVICE_HOST};
+    for (int r = 0; r < reps; r++) {
+        ingot_manifest_h m;
+        ingot_loader_h l;
+        uint64_t t0 = ingot_time_ns();
+        if (ingot_manifest_open(path, 0, &m) != INGOT_OK) {
+            return 1;
+        }
+        open_ns[r] = ingot_time_ns() - t0;
+        ingot_manifest_close(m);
+        t0 = ingot_time_ns();
+        if (ingot_loader_create(ctx, &p, &l) != INGOT_OK) {
+            return 1;
+        }
+        create_ns[r] = ingot_time_ns() - t0;
+        ingot_loader_destroy(l);
+        ratio_x1000[r] = create_ns[r] * 1000 / open_ns[r];
+    }
+    ingot_finalize(ctx);
+    report("manifest open, full", open_ns, reps, 0);
+    report("ingot_loader_create", create_ns, reps, 0);
+    qsort(ratio_x1000, (size_t)reps, sizeof(*ratio_x1000), cmp_u64);
+    printf("ratio create/open: median of medians %.3f; per repetition median %.3f (min %.3f, "
+           "max %.3f)\n", (double)create_ns[reps / 2] / (double)open_ns[reps / 2],
+           ratio_x1000[reps / 2] / 1e3, ratio_x1000[0] / 1e3, ratio_x1000[reps - 1] / 1e3);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "gen") == 0) {
@@ -215,6 +264,9 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "open") == 0) {
         return open_bench(argv[2], reps);
     }
+    if (argc == 4 && strcmp(argv[1], "startup") == 0) {
+        return startup_bench(argv[2], reps);
+    }
     if (argc == 4 && strcmp(argv[1], "decode") == 0) {
         return decode_bench(argv[2], reps);
     }
@@ -222,6 +274,6 @@ int main(int argc, char **argv)
         return slice_bench(strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), reps);
     }
     fprintf(stderr, "usage: perf_shard gen N PATH | open PATH REPS | slice N RANKS REPS | "
-                    "decode PATH REPS\n");
+                    "decode PATH REPS | startup PATH REPS\n");
     return 2;
 }

@@ -5,7 +5,10 @@
 # Peers: GNU tar (pack, build), xxhsum -H3 (verify), a local Fisher-Yates shuffle (rank slice),
 # zstd -b3 -T1 (decode; the raw Fashion-MNIST images as one stream).
 # Environment: REPS (default 3), FILES (default 20000), FILE_KIB (default 16),
-#              MANIFEST_SAMPLES (default 10000000), SLICE_N (1e9), SLICE_RANKS (10000).
+#              MANIFEST_SAMPLES (default 10000000), SLICE_N (1e9), SLICE_RANKS (10000),
+#              BEFORE_BUILD: a build of an older tree with this perf_shard.c copied in (its
+#              startup mode uses the public API only): loader start-up is then measured
+#              before and after, each on the manifest format its build writes.
 set -eu
 B=$1
 W=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-bench.XXXXXX")}
@@ -84,6 +87,21 @@ cat "$W/big.ingot" > /dev/null
 "$PERF" open "$W/big.ingot" "$REPS"
 X=$(timeit xxhsum -H3 "$W/big.ingot")
 row "xxhsum -H3 of the manifest (peer)" "$(stat -c %s "$W/big.ingot")" "${MANIFEST_SAMPLES:-10000000}" "$X"
+
+echo
+echo "## loader start-up: ingot_loader_create (one rank) vs a full open of the same manifest, same process"
+# The planner starts at once and fails on the synthetic shards, which do not exist: not timed.
+startup() { "$1" startup "$2" "$REPS" 2>&1 | grep -v "cannot open shard"; }
+echo "# this build, its own format (version $("$IM" inspect "$W/big.ingot" | awk '/^version/ {print $2}'))"
+startup "$PERF" "$W/big.ingot"
+if [ -n "${BEFORE_BUILD:-}" ]; then
+    [ -f "$W/big-before.ingot" ] || "$BEFORE_BUILD/tests/perf_shard" gen "${MANIFEST_SAMPLES:-10000000}" "$W/big-before.ingot"
+    cat "$W/big-before.ingot" > /dev/null
+    echo "# before: $BEFORE_BUILD, its own format (version $("$IM" inspect "$W/big-before.ingot" | awk '/^version/ {print $2}'))"
+    startup "$BEFORE_BUILD/tests/perf_shard" "$W/big-before.ingot"
+    echo "# this build on the older file"
+    startup "$PERF" "$W/big-before.ingot"
+fi
 
 echo
 echo "## per-rank slice"

@@ -1,13 +1,15 @@
 /*
  * Loader faults and bad inputs in one process (MPI singleton): an I/O error injected mid-epoch,
  * a missing and a truncated shard, a corrupt sample under both policies, a transform error,
- * releases twice and out of order, destroy with batches held, a memory budget too small, and
- * the zstd and transform paths delivering correct bytes. Every error is checked for its status
- * and for a message naming what was wrong.
+ * releases twice, out of order, forged and of another loader, the hold boundary (depth - 1
+ * held still progresses, depth held is refused at once), destroy with batches held, a memory
+ * budget too small, a version-1 manifest, and the zstd and transform paths delivering correct
+ * bytes. Every error is checked for its status and for a message naming what was wrong.
  */
 #include "test.h"
 #include "loader_data.h"
 #include "base/fault.h"
+#include "base/time.h"
 #include <fcntl.h>
 #include <ingot/ingot.h>
 #include <ingot/loader.h>
@@ -116,14 +118,15 @@ static void test_io_error_mid_epoch(const char *m)
 }
 
 /* An unreadable shard (as root, permissions do not stop a read, so the open is made to fail):
- * its step fails with INGOT_ERR_PERMISSION naming the file. */
+ * its step fails with INGOT_ERR_PERMISSION naming the file. The first open is the manifest's
+ * (the only rank of its node maps the file), the second the shard's. */
 static void test_unreadable_shard(void)
 {
     char err[128];
     const char *m = make_data("unreadable", 0);
     ingot_loader_params_t p = params(m);
     ingot_loader_h l;
-    CHECK_OK(ingot_fault_arm("open:1:EACCES", err, sizeof(err)));
+    CHECK_OK(ingot_fault_arm("open:2:EACCES", err, sizeof(err)));
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     CHECK_STATUS(drain(l, NULL), INGOT_ERR_PERMISSION);
     CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
@@ -232,7 +235,7 @@ static void test_corrupt_sample(void)
         CHECK_OK(ingot_loader_release(l, &b));
     }
     CHECK(n == N - 1 && short_batches == 1);
-    ingot_loader_stats_t st;
+    ingot_loader_stats_t st = {.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_loader_stats(l, &st));
     CHECK(st.skipped == 1);
     ingot_loader_destroy(l);
@@ -336,25 +339,68 @@ static void test_transform(const char *m)
 static void test_release_rules(const char *m)
 {
     ingot_loader_params_t p = params(m);
-    ingot_loader_h l;
+    ingot_loader_h l, other;
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
-    ingot_batch_t a, b;
+    CHECK_OK(ingot_loader_create(ctx, &p, &other));
+    ingot_batch_t a, b, forged, foreign;
     CHECK_OK(ingot_loader_next(l, &a));
     CHECK_OK(ingot_loader_next(l, &b));
+    CHECK_OK(ingot_loader_next(other, &foreign));
+    CHECK(a.token != b.token && a.token != foreign.token);
     CHECK_STATUS(ingot_loader_release(l, &b), INGOT_ERR_INVALID_PARAM); /* out of order */
+    forged = a;
+    forged.token ^= 1; /* a forged token, even on a batch that looks right */
+    CHECK_STATUS(ingot_loader_release(l, &forged), INGOT_ERR_INVALID_PARAM);
+    CHECK_STATUS(ingot_loader_release(l, &foreign), INGOT_ERR_INVALID_PARAM); /* another loader's */
     CHECK_OK(ingot_loader_release(l, &a));
     CHECK_STATUS(ingot_loader_release(l, &a), INGOT_ERR_INVALID_PARAM); /* twice */
     CHECK_OK(ingot_loader_release(l, &b));
+    CHECK_STATUS(ingot_loader_release(l, &b), INGOT_ERR_INVALID_PARAM); /* twice, none held */
+    CHECK_OK(ingot_loader_release(other, &foreign));
+    ingot_loader_destroy(other);
     for (int i = 0; i < 8; i++) { /* hold every slot: the next call must refuse, not hang */
         CHECK_OK(ingot_loader_next(l, &a));
     }
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_NO_RESOURCE);
     ingot_loader_destroy(l); /* with 8 batches held: documented, no crash */
     char *text = log_text();
-    CHECK_CONTAINS(text, "released out of order (step 0 was handed over first and is still held)");
-    CHECK_CONTAINS(text, "the batch of step 0 is not held (released twice");
+    CHECK_CONTAINS(text, "step 1 released out of order (step 0 was handed over first and is still held)");
+    CHECK_CONTAINS(text, "(a batch of step 0, as the caller has it) names no batch this loader "
+                         "holds: released twice, forged, or from another loader");
+    CHECK_CONTAINS(text, "all 8 batch slots are held");
     CHECK_CONTAINS(text, "ingot_loader_destroy: 8 batch(es) still held");
     free(text);
+}
+
+/* The trainer may hold depth batches: with depth - 1 held the pipeline still fills the last
+ * free slot (next() succeeds, with the right step); with depth held next() refuses at once. */
+static void test_hold_boundary(const char *m)
+{
+    ingot_loader_params_t p = params(m);
+    p.depth = 3;
+    ingot_loader_h l;
+    ingot_batch_t b[4];
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    for (uint32_t i = 0; i < p.depth - 1; i++) {
+        CHECK_OK(ingot_loader_next(l, &b[i]));
+    }
+    CHECK_OK(ingot_loader_next(l, &b[p.depth - 1])); /* depth - 1 held: still progresses */
+    CHECK(b[p.depth - 1].step == p.depth - 1);
+    uint64_t t0 = ingot_time_ns();
+    CHECK_STATUS(ingot_loader_next(l, &b[p.depth]), INGOT_ERR_NO_RESOURCE); /* depth held */
+    CHECK(ingot_time_ns() - t0 < 1000000000ull); /* refused at once, no wait for a timeout */
+    CHECK_OK(ingot_loader_release(l, &b[0]));
+    CHECK_OK(ingot_loader_next(l, &b[0])); /* a slot freed: progress again */
+    CHECK(b[0].step == p.depth);
+    check_batch(&b[0]);
+    ingot_loader_stats_t st;
+    memset(&st, 0xa5, sizeof(st));
+    st.field_mask = INGOT_LOADER_STATS_FIELD_THREADS; /* only what it asks for is written */
+    CHECK_OK(ingot_loader_stats(l, &st));
+    CHECK(st.depth == p.depth && st.readers == 1 && st.workers == 2);
+    CHECK(st.steps == 0xa5a5a5a5a5a5a5a5ull && st.memory_host == 0xa5a5a5a5a5a5a5a5ull);
+    CHECK(st.field_mask == INGOT_LOADER_STATS_FIELD_THREADS);
+    ingot_loader_destroy(l);
 }
 
 static void test_budget_and_params(const char *m)
@@ -377,9 +423,40 @@ static void test_budget_and_params(const char *m)
     p = params("/nonexistent/manifest.ingot");
     CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NOT_FOUND);
     text = log_text();
-    CHECK_CONTAINS(text, "cannot open manifest '/nonexistent/manifest.ingot'");
+    CHECK_CONTAINS(text, "/nonexistent/manifest.ingot");
+    CHECK_CONTAINS(text, "No such file or directory");
     free(text);
     CHECK(l == NULL);
+}
+
+/* A version-1 manifest (tests/fixtures/manifest-v1, written by the code before version 2: no
+ * maxima in its header, so the loader sizes its slots from a scan) still loads, every sample
+ * once with its bytes: its .cls then its zstd-compressed .txt, decoded. */
+static void test_version_1_manifest(void)
+{
+    ingot_loader_params_t p = params(INGOT_TEST_SRCDIR "/tests/fixtures/manifest-v1/manifest.ingot");
+    ingot_loader_h l;
+    ingot_batch_t b;
+    int seen[8] = {0};
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    while (ingot_loader_next(l, &b) == INGOT_OK) {
+        for (uint32_t i = 0; i < b.count; i++) {
+            uint64_t k = b.indices[i];
+            char want[64], key[8];
+            int n = snprintf(want, sizeof(want), "%d\nsample %d of the version-1 fixture\n",
+                             (int)(k % 3), (int)k);
+            snprintf(key, sizeof(key), "s%03d", (int)k);
+            CHECK(k < 8 && b.lengths[i] == (uint64_t)n && strcmp(b.keys[i], key) == 0);
+            CHECK(memcmp((const char *)b.data + b.offsets[i], want, (size_t)n) == 0);
+            CHECK(b.labels[i] == (int32_t)(k % 3));
+            seen[k]++;
+        }
+        CHECK_OK(ingot_loader_release(l, &b));
+    }
+    for (int i = 0; i < 8; i++) {
+        CHECK(seen[i] == 1);
+    }
+    ingot_loader_destroy(l);
 }
 
 int main(void)
@@ -399,6 +476,8 @@ int main(void)
     ingot_loader_destroy(l);
     test_transform(plain);
     test_release_rules(plain);
+    test_hold_boundary(plain);
+    test_version_1_manifest();
     test_budget_and_params(plain);
     test_missing_and_truncated_shard();
     test_corrupt_sample();

@@ -2,7 +2,9 @@
  * Manifest: build from tars written here, open from a file and from a buffer (full and lazy),
  * O(1) lookups, reading and decoding (zstd included), and every bad manifest the issue lists:
  * wrong magic or version, corrupt header or tables, rows beyond a shard's size or overflowing,
- * path traversal in shard paths, duplicate keys, a shrunken shard, bit flips, zstd bombs.
+ * path traversal in shard paths, duplicate keys, a shrunken shard, bit flips, zstd bombs;
+ * format versions: a version-1 file (tests/fixtures/manifest-v1, written by the code before
+ * version 2) still opens, and files claiming a version they are not laid out as are refused.
  */
 #include "shard_test_util.h"
 #include "shard/manifest_format.h"
@@ -102,9 +104,8 @@ static void test_round_trip(const char *mpath)
 static void reseal(uint8_t *buf, size_t len)
 {
     manifest_header_t *h = (manifest_header_t *)buf;
-    h->body_hash = ingot_shard_hash(buf + sizeof(*h), len - sizeof(*h));
-    h->header_hash = 0;
-    h->header_hash = ingot_shard_hash(h, sizeof(*h));
+    h->body_hash = ingot_shard_hash(buf + h->header_size, len - h->header_size);
+    h->header_hash = ingot_manifest_header_hash(h);
 }
 
 static void expect_open_fails(uint8_t *buf, size_t len, unsigned flags, ingot_status_t want,
@@ -380,6 +381,130 @@ static void test_label_file(void)
     CHECK_CONTAINS(ingot_last_error(), "labels.txt: line 3: key 'a' listed twice");
 }
 
+/* ---------------------------------------------------------------- format versions */
+
+#define V1_FIXTURE INGOT_TEST_SRCDIR "/tests/fixtures/manifest-v1/manifest.ingot"
+
+/* Write @p buf to a file and open it: the error must name the file and every string given. */
+static void expect_file_fails(const uint8_t *buf, size_t len, ingot_status_t want,
+                              const char *msg1, const char *msg2)
+{
+    const char *path = tpath("claims.ingot");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && write(fd, buf, len) == (ssize_t)len && close(fd) == 0);
+    ingot_manifest_h m;
+    ingot_last_error_clear();
+    CHECK_STATUS(ingot_manifest_open(path, 0, &m), want);
+    CHECK_CONTAINS(ingot_last_error(), path);
+    CHECK_CONTAINS(ingot_last_error(), msg1);
+    if (msg2) CHECK_CONTAINS(ingot_last_error(), msg2);
+}
+
+/* The maxima a full scan finds, to compare with what the header says. */
+static ingot_manifest_maxima_t scan_maxima(ingot_manifest_h m)
+{
+    ingot_manifest_info_t info;
+    ingot_manifest_maxima_t max = {0};
+    CHECK_OK(ingot_manifest_query(m, &info));
+    for (uint64_t i = 0; i < info.sample_count; i++) {
+        ingot_sample_info_t s;
+        ingot_field_info_t f;
+        uint64_t raw = 0;
+        CHECK_OK(ingot_manifest_sample_get(m, i, &s));
+        for (uint32_t k = 0; k < s.field_count; k++) {
+            CHECK_OK(ingot_manifest_field_get(m, &s, k, &f));
+            raw += f.raw_len;
+        }
+        max.raw_bytes = raw > max.raw_bytes ? raw : max.raw_bytes;
+        max.stored_bytes = s.length > max.stored_bytes ? s.length : max.stored_bytes;
+        max.fields = s.field_count > max.fields ? s.field_count : max.fields;
+    }
+    return max;
+}
+
+static void check_maxima(const char *path, uint32_t version)
+{
+    const unsigned flags[] = {0, INGOT_MANIFEST_OPEN_LAZY};
+    for (int k = 0; k < 2; k++) {
+        ingot_manifest_h m;
+        ingot_manifest_info_t info;
+        ingot_manifest_maxima_t got, want;
+        CHECK_OK(ingot_manifest_open(path, flags[k], &m));
+        CHECK_OK(ingot_manifest_query(m, &info));
+        CHECK(info.version == version);
+        CHECK(m->has_max == (version >= MANIFEST_VERSION || flags[k] == 0)); /* v1: full open */
+        want = scan_maxima(m);
+        CHECK_OK(ingot_manifest_maxima_get(m, &got));
+        CHECK(got.raw_bytes == want.raw_bytes && got.stored_bytes == want.stored_bytes &&
+              got.fields == want.fields && want.fields > 0 && want.raw_bytes > 0);
+        ingot_manifest_close(m);
+    }
+}
+
+/* A version-1 file (written by the code before version 2) opens; maxima come from a scan. */
+static void test_version_1_fixture(void)
+{
+    check_maxima(V1_FIXTURE, MANIFEST_VERSION_1);
+    ingot_manifest_h m;
+    CHECK_OK(ingot_manifest_open(V1_FIXTURE, 0, &m));
+    CHECK_OK(ingot_manifest_verify(m, NULL, NULL, NULL)); /* its shard is there and intact */
+    ingot_manifest_close(m);
+}
+
+/* Files claiming a version they are not laid out as: refused, naming the file and version. */
+static void test_version_claims(const char *mpath)
+{
+    size_t len, len1;
+    uint8_t *buf = load(mpath, &len), *v1 = load(V1_FIXTURE, &len1);
+    manifest_header_t *h = (manifest_header_t *)buf, *h1 = (manifest_header_t *)v1;
+    CHECK(h->version == MANIFEST_VERSION && h1->version == MANIFEST_VERSION_1);
+    h->version = 3; /* a version this build does not know */
+    expect_file_fails(buf, len, INGOT_ERR_FORMAT, "unsupported manifest version 3", NULL);
+    h->version = MANIFEST_VERSION_1; /* says 1, carries the version-2 fields */
+    reseal(buf, len);
+    expect_file_fails(buf, len, INGOT_ERR_FORMAT, "claims manifest version 1 but its header is "
+                      "168 bytes", "laid out as version 2");
+    h1->version = MANIFEST_VERSION; /* says 2, laid out as 1 */
+    reseal(v1, len1);
+    expect_file_fails(v1, len1, INGOT_ERR_FORMAT, "claims manifest version 2 but its header is "
+                      "144 bytes", "laid out as version 1");
+    h1->header_size = sizeof(manifest_header_v2_t); /* ... even with a version-2 header size */
+    reseal(v1, len1);
+    expect_file_fails(v1, len1, INGOT_ERR_FORMAT, "version 2 header: section offsets", NULL);
+    free(v1);
+    free(buf);
+}
+
+/* The version-2 maxima are covered by the header checksum and checked against the rows. */
+static void test_version_2_maxima(const char *mpath)
+{
+    check_maxima(mpath, MANIFEST_VERSION);
+    size_t len;
+    uint8_t *buf = load(mpath, &len);
+    manifest_header_ext_t *x = &((manifest_header_v2_t *)buf)->ext;
+    x->sample_stored_max--; /* unsealed: the checksum covers the new fields */
+    expect_open_fails(buf, len, 0, INGOT_ERR_CORRUPT, "header checksum", NULL);
+    reseal(buf, len); /* sealed: a row beyond the maxima is refused, at open or at lookup */
+    expect_open_fails(buf, len, 0, INGOT_ERR_FORMAT, "exceed the header's maxima", NULL);
+    ingot_manifest_h m;
+    CHECK_OK(ingot_manifest_open_buffer(buf, len, test_tmpdir(), INGOT_MANIFEST_OPEN_LAZY, &m));
+    int refused = 0;
+    for (uint64_t i = 0; i < NSAMPLES; i++) {
+        ingot_sample_info_t s;
+        refused += ingot_manifest_sample_get(m, i, &s) == INGOT_ERR_FORMAT;
+    }
+    CHECK(refused > 0);
+    ingot_manifest_close(m);
+    x->sample_stored_max += 2; /* larger than any sample: not the maxima of these tables */
+    reseal(buf, len);
+    expect_open_fails(buf, len, 0, INGOT_ERR_FORMAT, "sample maxima", "differ from the tables'");
+    x->sample_stored_max--;
+    x->reserved = 1;
+    reseal(buf, len);
+    expect_open_fails(buf, len, 0, INGOT_ERR_FORMAT, "bad sample maxima", NULL);
+    free(buf);
+}
+
 int main(void)
 {
     char shard[4096], mpath[4096];
@@ -389,6 +514,9 @@ int main(void)
     build(mpath, shard);
     test_round_trip(mpath);
     test_bad_header(mpath);
+    test_version_1_fixture();
+    test_version_claims(mpath);
+    test_version_2_maxima(mpath);
     test_bad_rows(mpath);
     test_bad_strings(mpath);
     test_zstd_bomb(mpath);
