@@ -103,6 +103,7 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
         } else if (strcmp(o, "--fashion-mnist") == 0) {
             a->fashion = 1;
         } else if (o[0] == '-' && o[1] != '\0') {
+            free(a->pos); /* the callers return at once: nothing else frees it */
             return cli_usage_error("unknown or incomplete option '%s'", o);
         } else {
             a->pos[a->npos++] = o;
