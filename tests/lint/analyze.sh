@@ -26,7 +26,7 @@ fi
 # The regex run-clang-tidy matches against the files of the database (absolute paths).
 src_re=$(printf '%s' "$src" | sed 's/[][\.*^$+?(){}|/]/\\&/g')
 files_re="^$src_re/($FOLDERS)/"
-nfiles=$(grep -cE "\"file\": \"$src/($FOLDERS)/" "$db" || true)
+nfiles=$(grep -cE "\"file\": \"$src_re/($FOLDERS)/" "$db" || true)
 if [ "$nfiles" -eq 0 ]; then
   echo "FAIL: no source of $src/{${FOLDERS//|/,}} in $db" >&2
   exit 1

@@ -5,7 +5,8 @@
 #            (ctest -L lint runs this); exit 77 when clang-format-14 is not installed
 #   --apply  format those files in place
 #
-# Files: the git-tracked *.c and *.h under the source folders, fixtures and fuzz corpora left out.
+# Files: the git-tracked *.c and *.h under the source folders (all of them there without git),
+# fixtures and fuzz corpora left out.
 # The version is pinned: another clang-format release formats differently. CLANG_FORMAT overrides.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,16 +22,19 @@ if ! command -v "$CLANG_FORMAT" >/dev/null 2>&1; then
   echo "SKIP: $CLANG_FORMAT not found (Debian: apt-get install clang-format-14)"
   exit 77
 fi
-if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  echo "SKIP: not a git work tree: the file list is git's (git ls-files)"
-  exit 77
-fi
+FOLDERS=(base topology shard collectives runtime apps include tests)
+list_files() { # git's list; without git (a tarball, a checkout git deems unsafe): find
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -- "${FOLDERS[@]}"
+  else
+    find "${FOLDERS[@]}" -type f | sort
+  fi | grep -E '\.[ch]$' | grep -Ev '^tests/(fixtures|fuzz/corpus)/'
+}
 
 files=()
 while IFS= read -r f; do
   [ -f "$f" ] && files+=("$f")
-done < <(git ls-files -- base topology shard collectives runtime apps include tests \
-           | grep -E '\.[ch]$' | grep -Ev '^tests/(fixtures|fuzz/corpus)/')
+done < <(list_files)
 if [ ${#files[@]} -eq 0 ]; then
   echo "no files to check" >&2
   exit 1
