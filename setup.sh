@@ -24,6 +24,7 @@ PACKAGES=(
   libhwloc-dev hwloc
   libzstd-dev zstd libxxhash-dev xxhash zlib1g-dev
   clang libclang-rt-14-dev
+  clang-format-14 clang-tidy-14
   python3 dataset-fashion-mnist
 )
 

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,37 +69,79 @@ typedef struct cli_args {
     int64_t      shard;
 } cli_args_t;
 
+/** Bounds of the integer options. */
+#define CLI_JOBS_MAX       4096
+#define CLI_ZSTD_LEVEL_MAX 22
+
+/* A decimal integer in [lo, hi] into @p v_p, or a usage error naming the option and the value. */
+static int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *v_p)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "ingot-manifest: %s '%s': expected an integer in %" PRId64 "..%" PRId64
+                "\n(see ingot-manifest --help)\n", opt, s, lo, hi);
+        return CLI_EXIT_USAGE;
+    }
+    *v_p = v;
+    return 0;
+}
+
+/* The integer options; 1 when @p o is none of them. */
+static int cli_parse_int(const char *o, const char *arg, cli_args_t *a, int *rc_p)
+{
+    int64_t v = 0;
+    if (strcmp(o, "--jobs") == 0) {
+        *rc_p = cli_int(o, arg, 1, CLI_JOBS_MAX, &v);
+        a->jobs = (int)v;
+    } else if (strcmp(o, "--zstd") == 0) {
+        *rc_p = cli_int(o, arg, 0, CLI_ZSTD_LEVEL_MAX, &v);
+        a->zstd_level = (int)v;
+    } else if (strcmp(o, "--shard") == 0) {
+        *rc_p = cli_int(o, arg, 0, INT64_MAX, &a->shard);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 /* @p dict_file: "--dict" takes a file argument (build) instead of being a flag (pack). */
 static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
 {
     *a = (cli_args_t){.shard = -1};
     a->pos = calloc((size_t)argc + 1, sizeof(*a->pos));
+    if (a->pos == NULL) {
+        fprintf(stderr, "ingot-manifest: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
-        int more = i + 1 < argc;
+        int more = i + 1 < argc, rc = 0;
         if (strcmp(o, "-o") == 0 && more) {
             a->out = argv[++i];
         } else if (strcmp(o, "--dict") == 0 && dict_file && more) {
             a->dict_file = argv[++i];
         } else if (strcmp(o, "--dict") == 0 && !dict_file) {
             a->dict = 1;
-        } else if (strcmp(o, "--jobs") == 0 && more) {
-            a->jobs = atoi(argv[++i]);
+        } else if (more && cli_parse_int(o, argv[i + 1], a, &rc) == 0) {
+            i++;
+            if (rc != 0) {
+                free(a->pos);
+                return rc;
+            }
         } else if (strcmp(o, "--labels") == 0 && more) {
             a->labels = argv[++i];
         } else if (strcmp(o, "--field") == 0 && more) {
             a->field = argv[++i];
-        } else if (strcmp(o, "--shard") == 0 && more) {
-            a->shard = strtoll(argv[++i], NULL, 10);
         } else if (strcmp(o, "--shard-size") == 0 && more) {
             a->shard_size = argv[++i];
-        } else if (strcmp(o, "--zstd") == 0 && more) {
-            a->zstd_level = atoi(argv[++i]);
         } else if (strcmp(o, "--reject-special") == 0) {
             a->reject_special = 1;
         } else if (strcmp(o, "--fashion-mnist") == 0) {
             a->fashion = 1;
         } else if (o[0] == '-' && o[1] != '\0') {
+            free(a->pos); /* the callers return at once: nothing else frees it */
             return cli_usage_error("unknown or incomplete option '%s'", o);
         } else {
             a->pos[a->npos++] = o;
@@ -469,8 +512,7 @@ static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
         return cli_usage_error("--shard-size '%s': expected a size such as 256MiB or 1GB "
                                "(K/KiB = 1024, KB = 1000)", a->shard_size);
     }
-    if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0) ||
-        a->jobs < 0) {
+    if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0)) {
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
                                "needs --zstd LEVEL");
     }

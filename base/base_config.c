@@ -31,6 +31,8 @@ static int check_fault_spec(const char *value, char *err, size_t errlen)
     return ingot_fault_validate(value, err, errlen) == INGOT_OK ? 0 : -1;
 }
 
+/* Rows are name, default, doc; then scope, type, offset, bounds: kept as laid out by hand. */
+/* clang-format off */
 static const ingot_config_field_t base_fields[] = {
     {"LOG_LEVEL", "warn", "Lowest level of messages printed.",
      RANK, INGOT_CONFIG_ENUM, F(log_level), 0, 0, log_levels, NULL},
@@ -68,6 +70,7 @@ static const ingot_config_field_t base_fields[] = {
      RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec},
 
 };
+/* clang-format on */
 
 static ingot_base_config_t base_values;
 

@@ -25,6 +25,8 @@ typedef struct unit {
     uint64_t    mult;
 } unit_t;
 
+/* Unit tables, one row per magnitude: kept as laid out by hand. */
+/* clang-format off */
 static const unit_t size_units[] = {
     {"", 1}, {"b", 1},
     {"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000ull},
@@ -44,6 +46,7 @@ static const unit_t duration_out_units[] = {
     {"h", 3600000000000ull}, {"m", 60000000000ull}, {"s", 1000000000ull},
     {"ms", 1000000ull}, {"us", 1000ull}, {"ns", 1ull},
 };
+/* clang-format on */
 
 static const char *const bool_true[]  = {"y", "yes", "on", "true", "1"};
 static const char *const bool_false[] = {"n", "no", "off", "false", "0"};

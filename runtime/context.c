@@ -76,6 +76,8 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     if ((st = ingot_mpi_agree(&user, st, "ingot_init: configuration")) != INGOT_OK) {
         goto err_free;
     }
+    /* ctx != NULL: ingot_mpi_agree() returns the worst status of all ranks, never OK when
+     * ours is not. NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
     ctx->cfg = cfg;
     ctx->thread_level = level;
     if ((st = INGOT_MPI_CALL("ingot_init", MPI_Comm_dup, user, &ctx->comm)) != INGOT_OK) {

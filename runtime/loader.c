@@ -444,6 +444,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         free(l);
         return st;
     }
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): l != NULL, or agree failed */
     st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
     if (st != INGOT_OK) {
         free(l);

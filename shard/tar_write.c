@@ -30,6 +30,7 @@ void ingot_tar_header_fill(uint8_t *h, const char *name, uint64_t size, char typ
     memcpy(h + 136, TW_MTIME, sizeof(TW_MTIME));
     h[156] = (uint8_t)type;
     memcpy(h + 257, "ustar", 6);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): ustar version is "00", unterminated */
     memcpy(h + 263, "00", 2);
     memset(h + TW_CHKSUM_OFF, ' ', TW_CHKSUM_LEN);
     unsigned sum = 0;

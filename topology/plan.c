@@ -203,6 +203,8 @@ static void plan_split(const ingot_topo_t *topo, ingot_plan_t *plan, const int *
                 hwloc_bitmap_or(rk->cpuset, rk->cpuset, units[u]);
             }
         } else {
+            /* nu >= 1: avail is never empty (a domain falls back to the non-empty allowed cpuset).
+             * NOLINTNEXTLINE(clang-analyzer-core.DivideZero) */
             hwloc_bitmap_copy(rk->cpuset, units[k % nu]);
             rk->flags |= INGOT_PLACEMENT_FLAG_CPUS_SHARED;
         }
@@ -238,6 +240,8 @@ static void plan_bitmaps_free(hwloc_bitmap_t *maps, int n)
 
 static hwloc_bitmap_t *plan_bitmaps_alloc(int n, const char *what)
 {
+    /* hwloc_bitmap_t is a pointer typedef: an array of handles, sized as such.
+     * NOLINTNEXTLINE(bugprone-sizeof-expression) */
     hwloc_bitmap_t *maps = ingot_calloc((size_t)(n > 0 ? n : 1), sizeof(*maps), what);
     for (int i = 0; maps != NULL && i < n; i++) {
         if ((maps[i] = hwloc_bitmap_alloc()) == NULL) {

@@ -81,6 +81,8 @@ ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const ingot_topo_config_t 
         free(s);
         return st;
     }
+    /* s != NULL: setup_agree() returns the worst status of all ranks, never OK when ours is not.
+     * NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
     s->node.node_comm   = MPI_COMM_NULL;
     s->node.leader_comm = MPI_COMM_NULL;
     st = setup_steps(s, comm, cfg, params);

@@ -48,6 +48,17 @@ if "$IM" pack "$T/src" -o "$T/bad" --dict 2>/dev/null; then fail "--dict without
 for f in "$T"/j1/*; do cmp -s "$f" "$T/j3/${f##*/}" || fail "--jobs 3 differs from --jobs 1: ${f##*/}"; done
 check "$T/j3"
 
+# Integer options are parsed strictly: garbage, out of range or trailing text is a usage error
+# (exit 2) naming the option and the value, never a silent 0.
+for bad in "--jobs abc" "--jobs 0" "--jobs 4x" "--zstd 23" "--zstd -1" "--zstd x"; do
+    rc=0; "$IM" pack "$T/src" -o "$T/bad" $bad 2> "$T/err" || rc=$?
+    opt=${bad%% *}; val=${bad#* }
+    [ "$rc" = 2 ] && grep -q -- "$opt '$val': expected an integer" "$T/err" ||
+        { cat "$T/err"; fail "pack $bad: exit $rc"; }
+done
+rc=0; "$IM" cat "$T/j1/manifest.ingot" r7 --shard 1x 2> "$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--shard '1x'" "$T/err" || { cat "$T/err"; fail "cat --shard 1x: exit $rc"; }
+
 FM=/usr/share/datasets/fashion-mnist
 if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then
     "$IM" pack --fashion-mnist -o "$T/fm" --shard-size 64MiB > /dev/null
