@@ -4,6 +4,7 @@
  */
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
+#include "runtime/node_manifest.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"

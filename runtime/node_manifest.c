@@ -4,7 +4,9 @@
  * it once; the other ranks of the node open the same bytes in place. Every step that can fail on
  * one rank is followed by an agreement, so no rank is left waiting in a collective.
  */
+#include "runtime/node_manifest.h"
 #include "runtime/context_impl.h"
+#include "base/io.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -37,18 +39,13 @@ static ingot_status_t leader_stat(const char *path, uint64_t *size_p, int *fd_p)
 
 static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t size)
 {
-    uint64_t done = 0;
-    while (done < size) {
-        ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
-                        (unsigned long long)done, n ? strerror(errno) : "unexpected end of file");
-            return INGOT_ERR_IO;
-        }
-        done += (uint64_t)n;
+    ingot_io_fail_t fail;
+    ingot_status_t st = ingot_io_pread_full(fd, buf, (size_t)size, 0, &fail);
+    if (st != INGOT_OK) {
+        ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
+                    (unsigned long long)fail.offset,
+                    fail.err ? strerror(fail.err) : "unexpected end of file");
+        return INGOT_ERR_IO;
     }
     return INGOT_OK;
 }

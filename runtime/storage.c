@@ -7,6 +7,7 @@
 #include "runtime/storage.h"
 #include "runtime/loader_config.h"
 #include "base/fault.h"
+#include "base/io.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -140,36 +141,13 @@ static ingot_status_t storage_check_range(const storage_file_t *f, size_t len, u
 static ingot_status_t storage_preadv_all(storage_file_t *f, struct iovec *iov, int iovcnt,
                                          uint64_t offset, size_t need)
 {
-    size_t done = 0;
-    while (iovcnt > 0) {
-        int err = ingot_fault_check(INGOT_FAULT_PREAD);
-        int cnt = iovcnt < IOV_MAX ? iovcnt : IOV_MAX;
-        ssize_t n = err ? -1 : preadv(f->fd, iov, cnt, (off_t)(offset + done));
-        if (n < 0 && !err && errno == EINTR) {
-            continue;
-        }
-        if (n == 0 && done >= need) {
-            return INGOT_OK; /* O_DIRECT window past the end of the file */
-        }
-        if (n <= 0) {
-            err = (n == 0) ? 0 : (err ? err : errno);
-            ingot_error("read of shard '%s' at offset %" PRIu64 " failed: %s", f->path,
-                        offset + done, n == 0 ? "unexpected end of file (the shard shrank)"
-                                              : strerror(err));
-            return (n == 0) ? INGOT_ERR_MISMATCH : ingot_status_from_errno(err);
-        }
-        done += (size_t)n;
-        while (iovcnt > 0 && (size_t)n >= iov->iov_len) { /* drop what is complete */
-            n -= (ssize_t)iov->iov_len;
-            iov++;
-            iovcnt--;
-        }
-        if (iovcnt > 0) {
-            iov->iov_base = (char *)iov->iov_base + n;
-            iov->iov_len -= (size_t)n;
-        }
+    ingot_io_fail_t fail;
+    ingot_status_t st = ingot_io_preadv_full(f->fd, iov, iovcnt, offset, need, &fail);
+    if (st != INGOT_OK) {
+        ingot_error("read of shard '%s' at offset %" PRIu64 " failed: %s", f->path, fail.offset,
+                    fail.err ? strerror(fail.err) : "unexpected end of file (the shard shrank)");
     }
-    return INGOT_OK;
+    return st;
 }
 
 ingot_status_t ingot_storage_readv(ingot_storage_t *s, uint32_t id, struct iovec *iov,

@@ -82,7 +82,8 @@ static ingot_status_t drain(ingot_loader_h l, uint64_t *samples_p)
     return drain_checked(l, samples_p, 1);
 }
 
-/* The 13th storage read fails. With one reader, one request per sample (COALESCE_GAP=0) and 4
+/* The 13th storage read fails (the 14th read call: reading the manifest at create is the first,
+ * see test_manifest_read_error). With one reader, one request per sample (COALESCE_GAP=0) and 4
  * samples per step, a request costs 1 read call (2 with O_DIRECT at the end of a shard), so that
  * call belongs to step 1, 2 or 3: the steps before it are delivered and stay valid while held,
  * that step fails with INGOT_ERR_IO, and no partial batch is handed over. */
@@ -91,7 +92,7 @@ static void test_io_error_mid_epoch(const char *m)
     char err[128];
     ingot_loader_params_t p = params(m);
     ingot_loader_h l;
-    CHECK_OK(ingot_fault_arm("pread:13:EIO", err, sizeof(err)));
+    CHECK_OK(ingot_fault_arm("pread:14:EIO", err, sizeof(err)));
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     ingot_batch_t held[4], b;
     int n = 0;
@@ -112,6 +113,22 @@ static void test_io_error_mid_epoch(const char *m)
     char *text = log_text();
     CHECK_CONTAINS(text, "failed: Input/output error");
     CHECK_CONTAINS(text, "read of shard '");
+    free(text);
+}
+
+/* The node's copy of the manifest is read with the same helper as shards: an I/O error there
+ * fails ingot_loader_create() on every rank, naming the manifest. */
+static void test_manifest_read_error(const char *m)
+{
+    char err[128], want[1200];
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    CHECK_OK(ingot_fault_arm("pread:1:EIO", err, sizeof(err)));
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_IO);
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+    char *text = log_text();
+    snprintf(want, sizeof(want), "cannot read manifest '%s' at offset 0: Input/output error", m);
+    CHECK_CONTAINS(text, want);
     free(text);
 }
 
@@ -405,6 +422,7 @@ int main(void)
     test_cursor_records_skip();
     if (INGOT_FAULT_ENABLED) { /* sites compiled into test builds only */
         test_io_error_mid_epoch(plain);
+        test_manifest_read_error(plain);
         test_unreadable_shard();
     }
     ingot_finalize(ctx);
