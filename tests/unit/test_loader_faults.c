@@ -22,23 +22,14 @@ static char log_path[1024];
 
 static const char *make_data(const char *name, int zstd)
 {
-    static char manifest[8][1024];
-    static int n;
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s/%s", test_tmpdir(), name);
-    CHECK(data_pack(dir, N, 8 << 10, zstd) == 0);
-    snprintf(manifest[n], sizeof(manifest[n]), "%.900s/manifest.ingot", dir);
-    return manifest[n++];
+    const char *m = data_set(test_tmpdir(), name, N, 8 << 10, zstd);
+    CHECK(m != NULL);
+    return m;
 }
 
 static ingot_loader_params_t params(const char *manifest)
 {
-    return (ingot_loader_params_t){
-        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
-                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_DEPTH |
-                      INGOT_LOADER_PARAM_FIELD_THREADS,
-        .manifest_path = manifest, .global_batch = SLICE, .seed = SEED, .depth = 8,
-        .readers = 1, .workers = 2};
+    return data_params(manifest, SLICE, SEED, 8, 1, 2);
 }
 
 static void check_batch(const ingot_batch_t *b)
