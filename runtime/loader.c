@@ -291,25 +291,22 @@ static void slot_free(loader_slot_t *slot)
     free(slot->runs);
 }
 
-/* Per reader: its completion event and iovecs; the request pool shared by the readers. */
+/* Per reader: its completion event, iovecs and requests. */
 static ingot_status_t loader_alloc_readers(ingot_loader_h l)
 {
-    uint32_t nreqs = l->nreaders * LOADER_REQS_PER_READER;
-    l->reqs = ingot_calloc(nreqs, sizeof(*l->reqs), "loader requests");
-    ingot_status_t st = (l->reqs == NULL) ? INGOT_ERR_NO_MEMORY
-                                          : ingot_mpmc_init(&l->req_pool, nreqs);
-    for (uint32_t i = 0; st == INGOT_OK && i < nreqs; i++) {
-        l->reqs[i].loader = l;
-        ingot_mpmc_try_push(&l->req_pool, &l->reqs[i]);
-    }
-    for (uint32_t r = 0; st == INGOT_OK && r < l->nreaders; r++) {
+    for (uint32_t r = 0; r < l->nreaders; r++) {
         loader_reader_ctx_t *rd = &l->rctx[r];
         rd->loader = l;
         ingot_event_init(&rd->done);
+        for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+            rd->reqs[i].reader = rd;
+        }
         rd->iov = ingot_calloc(l->iov_cap, sizeof(*rd->iov), "reader iovecs");
-        st = (rd->iov == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
+        if (rd->iov == NULL) {
+            return INGOT_ERR_NO_MEMORY;
+        }
     }
-    return st;
+    return INGOT_OK;
 }
 
 /* Per worker: a zstd context over the loader's one dictionary, transform scratch. */
@@ -421,7 +418,7 @@ static ingot_status_t loader_start(ingot_loader_h l)
     return INGOT_OK;
 }
 
-/* What the readers and workers own: codecs, the dictionary, iovecs, the request pool. */
+/* What the readers and workers own: codecs, the dictionary, iovecs. */
 static void loader_free_stages(ingot_loader_h l)
 {
     for (uint32_t w = 0; l->wctx != NULL && w < l->nworkers; w++) {
@@ -435,8 +432,6 @@ static void loader_free_stages(ingot_loader_h l)
         free(l->rctx[r].iov);
     }
     ingot_shard_dict_destroy(l->dict);
-    ingot_mpmc_cleanup(&l->req_pool);
-    free(l->reqs);
     free(l->rctx);
 }
 
@@ -450,7 +445,6 @@ static void loader_free(ingot_loader_h l)
     ingot_mpmc_wake_all(&l->read_q);
     ingot_mpmc_wake_all(&l->work_q);
     ingot_mpmc_wake_all(&l->staging_q);
-    ingot_mpmc_wake_all(&l->req_pool);
     if (l->planner_started) {
         pthread_join(l->planner, NULL);
     }

@@ -71,17 +71,21 @@ typedef struct loader_slot {
     uint32_t             nruns;
 } loader_slot_t;
 
-/* A byte-source request and what its owner must take back when it completes late. */
+struct loader_reader_ctx;
+
+/* A byte-source request of one reader, and what it must take back when it completes late. */
 typedef struct loader_req {
-    ingot_source_req_t   req;
-    struct ingot_loader *loader;
-    void                *staging; /* staging buffer held in quarantine, or NULL */
+    ingot_source_req_t        req;
+    struct loader_reader_ctx *reader;
+    void                     *staging; /* staging buffer held in quarantine, or NULL */
+    _Atomic int               busy;    /* 1: quarantined, 2: being released; 0: reusable */
 } loader_req_t;
 
 typedef struct loader_reader_ctx {
     struct ingot_loader *loader;
-    ingot_event_t        done;    /* a request of this reader completed */
+    ingot_event_t        done;    /* a request of this reader completed (late ones included) */
     struct iovec        *iov;     /* iov_cap entries */
+    loader_req_t         reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
 } loader_reader_ctx_t;
 
 typedef struct loader_worker_ctx {
@@ -103,8 +107,6 @@ struct ingot_loader {
     ingot_source_t       *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
     uint32_t              nsources;
     ingot_shard_dict_t   *dict;            /* zstd dictionary, loaded once */
-    loader_req_t         *reqs;            /* request pool (req_pool holds the free ones) */
-    ingot_mpmc_t          req_pool;
     uint64_t              steps_per_epoch, total_steps, start_step;
     uint32_t              slice;           /* samples per rank per step */
     size_t                sample_bytes_max;/* delivered bytes of the largest sample */
@@ -170,8 +172,8 @@ void          *ingot_loader_planner_main(void *arg);
 void          *ingot_loader_reader_main(void *arg);
 void          *ingot_loader_worker_main(void *arg);
 void           ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
-/* Completion callback of the loader's byte-source requests: takes a quarantined request's
- * staging buffer and the request itself back into service when it completes late. */
+/* Completion callback of the loader's byte-source requests: when a quarantined request
+ * completes late, takes its staging buffer and the request itself back into service. */
 void           ingot_loader_req_done(ingot_source_req_t *req, int late);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */

@@ -96,16 +96,22 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
     }
 }
 
-/* Each run carries the manifest's opaque id of its shard (a peer cache names bytes by it). */
+/* Each run carries the manifest's opaque id of its shard (a peer cache names bytes by it);
+ * runs are sorted by shard, so one lookup serves a shard's consecutive runs. */
 static ingot_status_t runs_shard_ids(ingot_loader_h l, loader_slot_t *slot)
 {
     for (uint32_t r = 0; r < slot->nruns; r++) {
+        loader_run_t *run = &slot->runs[r];
+        if (r > 0 && run[-1].shard == run->shard) {
+            run->shard_id = run[-1].shard_id;
+            continue;
+        }
         ingot_shard_info_t si;
-        ingot_status_t st = ingot_manifest_shard_get(l->manifest, slot->runs[r].shard, &si);
+        ingot_status_t st = ingot_manifest_shard_get(l->manifest, run->shard, &si);
         if (st != INGOT_OK) {
             return st;
         }
-        slot->runs[r].shard_id = si.hash;
+        run->shard_id = si.hash;
     }
     return INGOT_OK;
 }
@@ -326,44 +332,80 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
     return st;
 }
 
+/* One of the reader's requests not held in quarantine, or NULL. */
+static loader_req_t *reader_free_req(loader_reader_ctx_t *rd)
+{
+    for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+        if (!atomic_load_explicit(&rd->reqs[i].busy, memory_order_acquire)) {
+            return &rd->reqs[i];
+        }
+    }
+    return NULL;
+}
+
+static bool reader_has_free_req(void *arg)
+{
+    return reader_free_req(arg) != NULL;
+}
+
+/* A request to read with (waits while all of the reader's requests are in quarantine). */
+static ingot_status_t reader_req(ingot_loader_h l, loader_reader_ctx_t *rd, loader_req_t **lr_p)
+{
+    while ((*lr_p = reader_free_req(rd)) == NULL) {
+        ingot_status_t st = ingot_event_wait_until(&rd->done, reader_has_free_req, rd,
+                                                   INGOT_DEADLINE_NONE, &l->abort);
+        if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    return INGOT_OK;
+}
+
 static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run)
 {
-    void *item;
+    loader_req_t *lr;
     ingot_status_t st;
     if (!run->scatter &&
         (st = ingot_mpmc_pop_wait(&l->staging_q, &run->staging, INGOT_DEADLINE_NONE, &l->abort))
         != INGOT_OK) {
         return st;
     }
-    if ((st = ingot_mpmc_pop_wait(&l->req_pool, &item, INGOT_DEADLINE_NONE, &l->abort))
-        != INGOT_OK) {
+    if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
         return st; /* aborted: run_done gives the staging buffer back */
     }
-    loader_req_t *lr = item;
     int quarantined = 0;
     st = read_sources(l, rd, run, lr, &quarantined);
     if (quarantined) {
         lr->staging = run->staging; /* the source still writes there: out of service */
         run->staging = NULL;
+        atomic_store_explicit(&lr->busy, 1, memory_order_release);
+        if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
+            ingot_loader_req_done(&lr->req, 1); /* it completed while being quarantined */
+        }
         return st;
     }
     run->shift = lr->req.shift;
-    ingot_mpmc_push_wait(&l->req_pool, lr, INGOT_DEADLINE_NONE, NULL); /* room for all */
     return st;
 }
 
 void ingot_loader_req_done(ingot_source_req_t *req, int late)
 {
     loader_req_t *lr = req->arg;
-    if (!late) {
-        return; /* its reader is waiting for it */
+    int held = 1;
+    /* Late completions only, once (the source's thread and the quarantining reader may both
+     * get here); 2 = being released, still not to be reused. */
+    if (!late || !atomic_compare_exchange_strong(&lr->busy, &held, 2)) {
+        return;
     }
-    /* Both queues have room for every item: a push waits only while a consumer is mid-pop. */
-    if (lr->staging != NULL) {
-        ingot_mpmc_push_wait(&lr->loader->staging_q, lr->staging, INGOT_DEADLINE_NONE, NULL);
-        lr->staging = NULL;
+    loader_reader_ctx_t *rd = lr->reader;
+    void *staging = lr->staging;
+    lr->staging = NULL;
+    if (staging != NULL) {
+        /* The queue has room for every buffer: a push waits only while a consumer is mid-pop. */
+        ingot_mpmc_push_wait(&rd->loader->staging_q, staging, INGOT_DEADLINE_NONE, NULL);
     }
-    ingot_mpmc_push_wait(&lr->loader->req_pool, lr, INGOT_DEADLINE_NONE, NULL);
+    atomic_store_explicit(&lr->busy, 0, memory_order_release);
+    ingot_event_notify(&rd->done);
 }
 
 static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0)

@@ -24,4 +24,4 @@ endforeach()
 ingot_add_test(NAME unit.test_loader_faults_direct LABELS unit
                COMMAND test_loader_faults ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)
 # MPI singleton in-process, as unit.test_loader_faults: Open MPI's allocations are not leaks.
-set_property(TEST unit.test_loader_sources APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+set_property(TEST unit.test_loader_deadline APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

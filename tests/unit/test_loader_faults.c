@@ -7,6 +7,8 @@
  */
 #include "test.h"
 #include "loader_data.h"
+#include "source_test_util.h"
+#include "runtime/loader_impl.h"
 #include "base/fault.h"
 #include <fcntl.h>
 #include <ingot/ingot.h>
@@ -178,6 +180,25 @@ static void test_missing_and_truncated_shard(void)
              (unsigned long long)si.size - 700, (unsigned long long)si.size);
     CHECK_CONTAINS(text, want);
     free(text);
+}
+
+/* A byte source in front of storage that answers "retry elsewhere": every read falls through
+ * to storage, every batch is exact. */
+static void test_retry_elsewhere(const char *m)
+{
+    static test_source_t retry = {.base = {.ops = &test_source_ops}};
+    ingot_source_t *front = &retry.base;
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    uint64_t samples;
+    CHECK_OK(ingot_loader_create_sources(ctx, &p, &front, 1, &l));
+    CHECK_STATUS(drain(l, &samples), INGOT_END_OF_DATA); /* every sample checked */
+    ingot_loader_stats_t stats;
+    CHECK_OK(ingot_loader_stats(l, &stats));
+    CHECK(samples == N);
+    /* Every request went to the front source first, then fell through to storage. */
+    CHECK((uint64_t)atomic_load(&retry.submitted) == stats.read_requests);
+    ingot_loader_destroy(l);
 }
 
 /* Flip one byte of sample @p index's "bin" field in its shard. */
@@ -405,6 +426,7 @@ int main(void)
     CHECK_STATUS(drain(l, &n), INGOT_END_OF_DATA);
     CHECK(n == N);
     ingot_loader_destroy(l);
+    test_retry_elsewhere(plain);
     test_transform(plain);
     test_release_rules(plain);
     test_budget_and_params(plain);
