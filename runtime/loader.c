@@ -5,10 +5,14 @@
 #include "runtime/loader_impl.h"
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
+#include "runtime/node_manifest.h"
+#include "runtime/source/emulate.h"
+#include "runtime/source/posix.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/field_mask.h"
 #include "base/log.h"
+#include "base/param.h"
 #include "base/mix.h"
 #include "base/status.h"
 #include "base/time.h"
@@ -26,13 +30,35 @@
 #define LOADER_TRACE_EVENTS    (1u << 20)
 #define LOADER_GAP_SCRATCH_MIN (64u << 10)
 
-#define PARAM(_l, _bit) ((_l)->params.field_mask & INGOT_LOADER_PARAM_FIELD_##_bit)
 
 static long minor_faults_now(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
+}
+
+/* The caller's fields where it set them, the defaults elsewhere. */
+#define LOADER_PARAM(_name, _bit, _default) \
+    INGOT_PARAM_VALUE(p, _name, INGOT_LOADER_PARAM_FIELD_##_bit, _default)
+
+static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_params_t *p,
+                                   const ingot_ctx_config_t *cfg)
+{
+    q->seed          = LOADER_PARAM(seed, SEED, 0);
+    q->epochs        = LOADER_PARAM(epochs, EPOCHS, 1);
+    q->depth         = LOADER_PARAM(depth, DEPTH, LOADER_DEPTH_DEFAULT);
+    q->memory_budget = LOADER_PARAM(memory_budget, MEMORY, cfg->loader->loader_memory);
+    q->device        = LOADER_PARAM(device, DEVICE, INGOT_DEVICE_PLACEMENT);
+    q->transform     = LOADER_PARAM(transform, TRANSFORM, NULL);
+    q->verify        = LOADER_PARAM(verify, VERIFY, cfg->loader->verify);
+    q->skip_budget   = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
+    q->cursor        = LOADER_PARAM(cursor, CURSOR, NULL);
+    q->tail          = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
+    q->order_mode    = LOADER_PARAM(order_mode, ORDER, INGOT_ORDER_FULL);
+    q->order_window  = LOADER_PARAM(order_window, ORDER, 1);
+    q->readers       = LOADER_PARAM(readers, THREADS, 0);
+    q->workers       = LOADER_PARAM(workers, THREADS, 0);
 }
 
 /* Defaults for unset fields, and the checks no MPI call is needed for. */
@@ -51,23 +77,7 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
                     l->world, p->global_batch);
         return INGOT_ERR_INVALID_PARAM;
     }
-    if (!PARAM(l, SEED)) q->seed = 0;
-    if (!PARAM(l, EPOCHS)) q->epochs = 1;
-    if (!PARAM(l, DEPTH)) q->depth = LOADER_DEPTH_DEFAULT;
-    if (!PARAM(l, MEMORY)) q->memory_budget = cfg->loader->loader_memory;
-    if (!PARAM(l, DEVICE)) q->device = INGOT_DEVICE_PLACEMENT;
-    if (!PARAM(l, TRANSFORM)) q->transform = NULL;
-    if (!PARAM(l, VERIFY)) {
-        q->verify = cfg->loader->verify;
-        q->skip_budget = (uint64_t)cfg->loader->skip_budget;
-    }
-    if (!PARAM(l, CURSOR)) q->cursor = NULL;
-    if (!PARAM(l, TAIL)) q->tail = INGOT_ORDER_TAIL_DROP;
-    if (!PARAM(l, ORDER)) {
-        q->order_mode = INGOT_ORDER_FULL;
-        q->order_window = 1;
-    }
-    if (!PARAM(l, THREADS)) q->readers = q->workers = 0;
+    loader_params_defaults(q, p, cfg);
     if (q->epochs == 0 || q->depth < 2 || q->depth > 1024 ||
         (q->transform != NULL && q->sample_out_size == 0) || q->verify > INGOT_VERIFY_OFF) {
         ingot_error("ingot_loader_create: invalid parameters (epochs %" PRIu64 ", depth %u, "
@@ -192,6 +202,7 @@ static uint64_t loader_memory_need(ingot_loader_h l)
     uint64_t meta = (uint64_t)l->slice * (sizeof(ingot_sample_info_t) + 5 * sizeof(uint64_t) +
                                           sizeof(int32_t) + sizeof(char *) + 2 +
                                           sizeof(uint32_t) + sizeof(loader_run_t));
+    meta += (uint64_t)l->slice * l->fields_max * sizeof(ingot_field_info_t);
     uint64_t worker = l->sample_bytes_max + (uint64_t)l->fields_max * sizeof(ingot_field_view_t);
     return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes
            + (uint64_t)l->nworkers * worker + l->gap_scratch_size;
@@ -206,7 +217,7 @@ static ingot_status_t loader_size(ingot_loader_h l, const ingot_ctx_config_t *cf
         l->slot_bytes = page;
     }
     size_t run = l->stored_max > LOADER_RUN_BYTES ? l->stored_max : LOADER_RUN_BYTES;
-    l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_STORAGE_DIRECT_ALIGN;
+    l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_SOURCE_DIRECT_ALIGN;
     l->nreaders = l->params.readers ? l->params.readers
                   : cfg->loader->readers ? (uint32_t)cfg->loader->readers
                   : (strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
@@ -242,6 +253,8 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
     }
     size_t n = l->slice;
     slot->info        = ingot_calloc(n, sizeof(*slot->info), "slot samples");
+    slot->fields      = ingot_calloc(n * (l->fields_max ? l->fields_max : 1),
+                                     sizeof(*slot->fields), "slot field rows");
     slot->offsets     = ingot_calloc(n, sizeof(uint64_t), "slot offsets");
     slot->lengths     = ingot_calloc(n, sizeof(uint64_t), "slot lengths");
     slot->indices     = ingot_calloc(n, sizeof(uint64_t), "slot indices");
@@ -252,7 +265,7 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
     slot->scatter     = ingot_calloc(n, 1, "slot scatter flags");
     slot->sorted      = ingot_calloc(n, sizeof(uint32_t), "slot order");
     slot->runs        = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
-    if (!slot->info || !slot->offsets || !slot->lengths || !slot->indices || !slot->labels ||
+    if (!slot->info || !slot->fields || !slot->offsets || !slot->lengths || !slot->indices || !slot->labels ||
         !slot->keys || !slot->skipped || !slot->scatter || !slot->sorted || !slot->runs ||
         !slot->skipped_ids) {
         return INGOT_ERR_NO_MEMORY;
@@ -264,6 +277,7 @@ static void slot_free(loader_slot_t *slot)
 {
     ingot_mem_free(&slot->host);
     free(slot->info);
+    free(slot->fields);
     free(slot->offsets);
     free(slot->lengths);
     free(slot->indices);
@@ -276,15 +290,76 @@ static void slot_free(loader_slot_t *slot)
     free(slot->runs);
 }
 
+/* Per reader: its completion event, iovecs and requests. */
+static ingot_status_t loader_alloc_readers(ingot_loader_h l)
+{
+    for (uint32_t r = 0; r < l->nreaders; r++) {
+        loader_reader_ctx_t *rd = &l->rctx[r];
+        rd->loader = l;
+        ingot_event_init(&rd->done);
+        for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+            rd->reqs[i].reader = rd;
+        }
+        rd->iov = ingot_calloc(l->iov_cap, sizeof(*rd->iov), "reader iovecs");
+        if (rd->iov == NULL) {
+            return INGOT_ERR_NO_MEMORY;
+        }
+    }
+    return INGOT_OK;
+}
+
+/* Per worker: a zstd context over the loader's one dictionary, transform scratch. */
+static ingot_status_t loader_alloc_workers(ingot_loader_h l)
+{
+    ingot_status_t st = ingot_shard_dict_load(l->manifest, &l->dict);
+    for (uint32_t w = 0; st == INGOT_OK && w < l->nworkers; w++) {
+        loader_worker_ctx_t *wc = &l->wctx[w];
+        wc->loader = l;
+        if ((st = ingot_shard_codec_init(&wc->codec, l->dict)) != INGOT_OK) {
+            return st;
+        }
+        wc->codec_ready = 1;
+        if (l->params.transform != NULL) {
+            wc->scratch_size = l->sample_bytes_max ? l->sample_bytes_max : 1;
+            wc->scratch = ingot_malloc(wc->scratch_size, "transform scratch");
+            wc->views = ingot_calloc(l->fields_max ? l->fields_max : 1, sizeof(*wc->views),
+                                     "transform views");
+            if (wc->scratch == NULL || wc->views == NULL) {
+                return INGOT_ERR_NO_MEMORY;
+            }
+        }
+    }
+    return st;
+}
+
+/* Storage, the last byte source: POSIX files, behind the emulated store when asked. */
+static ingot_status_t loader_sources(ingot_loader_h l, const ingot_ctx_config_t *cfg)
+{
+    ingot_source_emulation_t emu;
+    ingot_source_t *storage;
+    char err[256];
+    ingot_source_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
+    ingot_status_t st = ingot_source_posix_create(l->manifest, l->direct_io, &storage);
+    if (st == INGOT_OK && ingot_source_emulation_active(&emu)) {
+        st = ingot_source_emulate_create(&emu, storage, l->nreaders * LOADER_REQS_PER_READER,
+                                         &storage);
+    }
+    if (st == INGOT_OK) {
+        l->sources[l->nsources++] = storage;
+    }
+    return st;
+}
+
 static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
     ingot_status_t st;
     l->slots = ingot_calloc(l->depth, sizeof(*l->slots), "loader slots");
     l->slice_ids = ingot_calloc(l->slice, sizeof(uint64_t), "loader slice");
     l->wctx = ingot_calloc(l->nworkers, sizeof(*l->wctx), "loader workers");
+    l->rctx = ingot_calloc(l->nreaders, sizeof(*l->rctx), "loader readers");
     l->threads = ingot_calloc(l->nreaders + l->nworkers, sizeof(pthread_t), "loader threads");
     l->gap_scratch = ingot_malloc(l->gap_scratch_size, "loader gap scratch");
-    if (!l->slots || !l->slice_ids || !l->wctx || !l->threads || !l->gap_scratch) {
+    if (!l->slots || !l->slice_ids || !l->wctx || !l->rctx || !l->threads || !l->gap_scratch) {
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint32_t i = 0; i < l->depth; i++) {
@@ -303,27 +378,8 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
     for (uint32_t i = 0; i < l->nstaging; i++) {
         ingot_mpmc_try_push(&l->staging_q, (char *)l->staging_mem.ptr + (size_t)i * l->staging_bytes);
     }
-    for (uint32_t w = 0; w < l->nworkers; w++) {
-        loader_worker_ctx_t *wc = &l->wctx[w];
-        wc->loader = l;
-        if ((st = ingot_shard_reader_create(l->manifest, &wc->reader)) != INGOT_OK) {
-            return st;
-        }
-        if (l->params.transform != NULL) {
-            wc->scratch_size = l->sample_bytes_max ? l->sample_bytes_max : 1;
-            wc->scratch = ingot_malloc(wc->scratch_size, "transform scratch");
-            wc->views = ingot_calloc(l->fields_max ? l->fields_max : 1, sizeof(*wc->views),
-                                     "transform views");
-            if (wc->scratch == NULL || wc->views == NULL) {
-                return INGOT_ERR_NO_MEMORY;
-            }
-        }
-    }
-    ingot_storage_emulation_t emu;
-    char err[256];
-    ingot_storage_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
-    ingot_storage_params_t sp = {.direct = l->direct_io, .emulate = &emu};
-    if ((st = ingot_storage_create(&sp, (uint32_t)l->minfo.shard_count, &l->storage)) != INGOT_OK) {
+    if ((st = loader_alloc_readers(l)) != INGOT_OK || (st = loader_alloc_workers(l)) != INGOT_OK ||
+        (st = loader_sources(l, cfg)) != INGOT_OK) {
         return st;
     }
     if (strcmp(cfg->loader->trace, "none") != 0) {
@@ -343,7 +399,7 @@ static ingot_status_t loader_start(ingot_loader_h l)
     pthread_setname_np(l->planner, "ingot-plan");
     for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
         int reader = i < l->nreaders;
-        void *arg = reader ? (void *)l : (void *)&l->wctx[i - l->nreaders];
+        void *arg = reader ? (void *)&l->rctx[i] : (void *)&l->wctx[i - l->nreaders];
         if (pthread_create(&l->threads[i], NULL, reader ? ingot_loader_reader_main : ingot_loader_worker_main,
                            arg) != 0) {
             ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
@@ -361,8 +417,28 @@ static ingot_status_t loader_start(ingot_loader_h l)
     return INGOT_OK;
 }
 
+/* What the readers and workers own: codecs, the dictionary, iovecs. */
+static void loader_free_stages(ingot_loader_h l)
+{
+    for (uint32_t w = 0; l->wctx != NULL && w < l->nworkers; w++) {
+        if (l->wctx[w].codec_ready) {
+            ingot_shard_codec_release(&l->wctx[w].codec);
+        }
+        free(l->wctx[w].scratch);
+        free(l->wctx[w].views);
+    }
+    for (uint32_t r = 0; l->rctx != NULL && r < l->nreaders; r++) {
+        free(l->rctx[r].iov);
+    }
+    ingot_shard_dict_destroy(l->dict);
+    free(l->rctx);
+}
+
 static void loader_free(ingot_loader_h l)
 {
+    if (l == NULL) {
+        return;
+    }
     ingot_abort_raise(&l->abort);
     ingot_spsc_wake_all(&l->free_slots);
     ingot_mpmc_wake_all(&l->read_q);
@@ -374,17 +450,17 @@ static void loader_free(ingot_loader_h l)
     for (uint32_t i = 0; i < l->threads_started; i++) {
         pthread_join(l->threads[i], NULL);
     }
+    /* Sources first: each fails what it still holds, so quarantined buffers come back before
+     * the memory they point into is freed. */
+    for (uint32_t i = 0; i < l->nsources; i++) {
+        ingot_source_destroy(l->sources[i]);
+    }
     ingot_loader_gpu_cleanup(l);
     for (uint32_t i = 0; l->slots != NULL && i < l->depth; i++) {
         slot_free(&l->slots[i]);
     }
-    for (uint32_t w = 0; l->wctx != NULL && w < l->nworkers; w++) {
-        ingot_shard_reader_destroy(l->wctx[w].reader);
-        free(l->wctx[w].scratch);
-        free(l->wctx[w].views);
-    }
+    loader_free_stages(l);
     ingot_trace_destroy(l->trace);
-    ingot_storage_destroy(l->storage);
     ingot_mem_free(&l->staging_mem);
     ingot_mpmc_cleanup(&l->staging_q);
     ingot_mpmc_cleanup(&l->work_q);
@@ -425,13 +501,11 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
     return loader_start(l);
 }
 
-ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
-                                   ingot_loader_h *loader_p)
+/* The loader object with its parameters checked, holding the caller's front sources. */
+static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                 ingot_source_t *const *front, uint32_t nfront,
+                                 ingot_loader_h *l_p)
 {
-    if (ctx == NULL || params == NULL || loader_p == NULL) {
-        ingot_error("ingot_loader_create: NULL argument");
-        return INGOT_ERR_INVALID_PARAM;
-    }
     ingot_loader_h l = ingot_calloc(1, sizeof(*l), "loader");
     ingot_status_t st = (l == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
     if (l != NULL) {
@@ -440,29 +514,66 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         l->world = ctx->size;
         st = loader_params(l, params, &ctx->cfg);
     }
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
+    if (st == INGOT_OK && nfront >= LOADER_SOURCES_MAX) {
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_create: %u byte sources, at most "
+                        "%d before storage", nfront, LOADER_SOURCES_MAX - 1);
+    }
+    for (uint32_t i = 0; l != NULL && i < nfront && st == INGOT_OK; i++) {
+        l->sources[l->nsources++] = front[i];
+    }
+    if (st != INGOT_OK) {
+        for (uint32_t i = (l != NULL) ? l->nsources : 0; i < nfront; i++) {
+            ingot_source_destroy(front[i]); /* owned from the call on */
+        }
+        for (uint32_t i = 0; l != NULL && i < l->nsources; i++) {
+            ingot_source_destroy(l->sources[i]);
+        }
         free(l);
+        l = NULL;
+    }
+    *l_p = l;
+    return st;
+}
+
+ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                           ingot_source_t *const *front, uint32_t nfront,
+                                           ingot_loader_h *loader_p)
+{
+    ingot_loader_h l;
+    ingot_status_t st = loader_new(ctx, params, front, nfront, &l);
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
+        loader_free(l); /* accepts NULL */
         return st;
     }
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): l != NULL, or agree failed */
     st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
-    if (st != INGOT_OK) {
-        free(l);
-        return st;
+    if (st == INGOT_OK) {
+        st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
     }
-    st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
     if (st != INGOT_OK) {
         loader_free(l);
         return st;
     }
     l->faults_at_create = minor_faults_now();
     l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
+    char d[INGOT_SOURCE_DESCRIBE_MAX];
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
                "workers, storage %s, %zu bytes per slot, device %d", l->total_steps, l->slice,
-               l->depth, l->nreaders, l->nworkers, ingot_storage_name(l->storage), l->slot_bytes,
-               l->device);
+               l->depth, l->nreaders, l->nworkers,
+               ingot_source_describe(l->sources[l->nsources - 1], INGOT_SOURCE_ALL, d, sizeof(d)),
+               l->slot_bytes, l->device);
     *loader_p = l;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                   ingot_loader_h *loader_p)
+{
+    if (ctx == NULL || params == NULL || loader_p == NULL) {
+        ingot_error("ingot_loader_create: NULL argument");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    return ingot_loader_create_sources(ctx, params, NULL, 0, loader_p);
 }
 
 typedef struct slot_wait {

@@ -27,7 +27,7 @@ extern ingot_config_table_t ingot_loader_config_table;
 /** The loader's process-wide values. */
 ingot_status_t ingot_loader_config(const ingot_loader_config_t **cfg_p);
 
-/** Validator of INGOT_STORAGE_EMULATE (storage.c). */
+/** Validator of INGOT_STORAGE_EMULATE (source/emulate.c). */
 int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen);
 
 #endif

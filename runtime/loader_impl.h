@@ -17,13 +17,16 @@
 #include "base/mem.h"
 #include "base/ring.h"
 #include "base/wait.h"
-#include "runtime/storage.h"
+#include "runtime/source/source.h"
 #include "runtime/telemetry.h"
+#include "shard/codec.h"
 #include <pthread.h>
 #include <sys/uio.h>
 
 #define LOADER_RUN_SAMPLES_MAX 256        /* samples per coalesced request (iovec bound) */
 #define LOADER_RUN_BYTES       (4u << 20) /* coalesce up to this many bytes per request */
+#define LOADER_SOURCES_MAX     8          /* byte sources a run may fall through */
+#define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
 
 typedef enum loader_slot_state {
     SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_FAILED, SLOT_HELD
@@ -34,6 +37,7 @@ struct loader_slot;
 typedef struct loader_run {
     struct loader_slot *slot;
     uint32_t            shard;
+    uint64_t            shard_id;       /* the manifest's id of the shard (for sources) */
     uint64_t            offset, length; /* byte range in the shard */
     uint32_t            first, count;   /* entries of slot->sorted */
     int                 scatter;        /* read straight into the slot */
@@ -55,7 +59,8 @@ typedef struct loader_slot {
     ingot_mem_t          host;         /* payload (pinned on the GPU path) */
     void                *device;       /* device payload, or NULL */
     void                *event, *h2d_start; /* cudaEvent_t */
-    ingot_sample_info_t *info;         /* per slice position */
+    ingot_sample_info_t *info;         /* per slice position: its manifest row, read once */
+    ingot_field_info_t  *fields;       /* per slice position: fields_max field rows */
     uint64_t            *offsets, *lengths, *indices;
     int32_t             *labels;
     const char         **keys;
@@ -67,9 +72,27 @@ typedef struct loader_slot {
     uint32_t             nruns;
 } loader_slot_t;
 
+struct loader_reader_ctx;
+
+/* A byte-source request of one reader, and what it must take back when it completes late. */
+typedef struct loader_req {
+    ingot_source_req_t        req;
+    struct loader_reader_ctx *reader;
+    void                     *staging; /* staging buffer held in quarantine, or NULL */
+    _Atomic int               busy;    /* 1: quarantined, 2: being released; 0: reusable */
+} loader_req_t;
+
+typedef struct loader_reader_ctx {
+    struct ingot_loader *loader;
+    ingot_event_t        done;    /* a request of this reader completed (late ones included) */
+    struct iovec        *iov;     /* iov_cap entries */
+    loader_req_t         reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
+} loader_reader_ctx_t;
+
 typedef struct loader_worker_ctx {
     struct ingot_loader *loader;
-    ingot_shard_reader_h reader;  /* zstd context (+ dictionary) for decoding */
+    ingot_shard_codec_t  codec;   /* zstd context over the loader's dictionary */
+    int                  codec_ready;
     void                *scratch; /* decoded fields for a transform */
     size_t               scratch_size;
     ingot_field_view_t  *views;
@@ -83,7 +106,9 @@ struct ingot_loader {
     ingot_manifest_info_t minfo;           /* queried once at create */
     void                 *manifest_window; /* MPI_Win of the node-shared copy */
     ingot_order_h         order;
-    ingot_storage_t      *storage;
+    ingot_source_t       *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
+    uint32_t              nsources;
+    ingot_shard_dict_t   *dict;            /* zstd dictionary, loaded once */
     uint64_t              steps_per_epoch, total_steps, start_step;
     uint32_t              slice;           /* samples per rank per step */
     size_t                sample_bytes_max;/* delivered bytes of the largest sample */
@@ -102,6 +127,7 @@ struct ingot_loader {
     uint32_t              threads_started;
     int                   planner_started;
     loader_worker_ctx_t  *wctx;
+    loader_reader_ctx_t  *rctx;
     ingot_mem_t           staging_mem;
     ingot_trace_t        *trace;
     void                 *gap_scratch;     /* sink for tar headers between scattered fields */
@@ -134,12 +160,24 @@ struct ingot_loader {
     long                  faults_at_create;
 };
 
+/**
+ * ingot_loader_create() with byte sources tried before storage, in order (a peer cache; tests
+ * use sources that answer "retry elsewhere" or never complete). The loader owns @p front from
+ * the call on (destroyed with it, also when create fails). Collective, as ingot_loader_create().
+ */
+ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                           ingot_source_t *const *front, uint32_t nfront,
+                                           ingot_loader_h *loader_p);
+
 /* loader_pipeline.c */
 void           ingot_loader_thread_setup(ingot_loader_h l);
 void          *ingot_loader_planner_main(void *arg);
 void          *ingot_loader_reader_main(void *arg);
 void          *ingot_loader_worker_main(void *arg);
 void           ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
+/* Completion callback of the loader's byte-source requests: when a quarantined request
+ * completes late, takes its staging buffer and the request itself back into service. */
+void           ingot_loader_req_done(ingot_source_req_t *req, int late);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
 ingot_status_t ingot_loader_gpu_init(ingot_loader_h l);

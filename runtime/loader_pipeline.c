@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 /* Each loader thread runs on the placement's ingest cores when INGOT_BIND asks for binding. */
 void ingot_loader_thread_setup(ingot_loader_h l)
@@ -38,27 +37,27 @@ static int cmp_location(const void *a, const void *b, void *arg)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* The sample's rows, read from the manifest once per sample: the readers and workers get them
+ * with the run (slot->info, slot->fields) and never look them up again. */
 static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_t pos,
                                   uint64_t *cursor)
 {
     ingot_sample_info_t *info = &slot->info[pos];
-    ingot_status_t st = ingot_manifest_sample_get(l->manifest, l->slice_ids[pos], info);
+    ingot_field_info_t *fields = &slot->fields[(size_t)pos * l->fields_max];
+    ingot_status_t st = ingot_shard_rows_get(l->manifest, l->slice_ids[pos], info, fields,
+                                             l->fields_max);
     if (st != INGOT_OK) {
         return st;
     }
     /* Delivered size, and whether the stored bytes are exactly what is delivered (then the
-     * reader scatters them straight into the slot): one walk over the fields. */
+     * reader scatters them straight into the slot). */
     uint64_t len = l->params.sample_out_size;
     int scatter = (l->params.transform == NULL && !l->direct_io);
     if (l->params.transform == NULL) {
         len = 0;
         for (uint32_t f = 0; f < info->field_count; f++) {
-            ingot_field_info_t fi;
-            if ((st = ingot_manifest_field_get(l->manifest, info, f, &fi)) != INGOT_OK) {
-                return st;
-            }
-            len += fi.raw_len;
-            scatter &= (fi.codec == INGOT_CODEC_NONE);
+            len += fields[f].raw_len;
+            scatter &= (fields[f].codec == INGOT_CODEC_NONE);
         }
     }
     slot->scatter[pos] = (uint8_t)scatter;
@@ -97,25 +96,22 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
     }
 }
 
-static ingot_status_t open_shards(ingot_loader_h l, loader_slot_t *slot)
+/* Each run carries the manifest's opaque id of its shard (a peer cache names bytes by it);
+ * runs are sorted by shard, so one lookup serves a shard's consecutive runs. */
+static ingot_status_t runs_shard_ids(ingot_loader_h l, loader_slot_t *slot)
 {
     for (uint32_t r = 0; r < slot->nruns; r++) {
-        uint32_t shard = slot->runs[r].shard;
-        if (ingot_storage_is_open(l->storage, shard)) {
+        loader_run_t *run = &slot->runs[r];
+        if (r > 0 && run[-1].shard == run->shard) {
+            run->shard_id = run[-1].shard_id;
             continue;
         }
         ingot_shard_info_t si;
-        char path[4096];
-        ingot_status_t st = ingot_manifest_shard_get(l->manifest, shard, &si);
-        if (st == INGOT_OK) {
-            st = ingot_manifest_shard_path(l->manifest, shard, path, sizeof(path));
-        }
-        if (st == INGOT_OK) {
-            st = ingot_storage_open(l->storage, shard, path, si.size);
-        }
+        ingot_status_t st = ingot_manifest_shard_get(l->manifest, run->shard, &si);
         if (st != INGOT_OK) {
             return st;
         }
+        run->shard_id = si.hash;
     }
     return INGOT_OK;
 }
@@ -148,7 +144,7 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
     slot->bytes = cursor;
     qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_location, slot->info);
     plan_runs(l, slot);
-    if ((st = open_shards(l, slot)) != INGOT_OK) {
+    if ((st = runs_shard_ids(l, slot)) != INGOT_OK) {
         return st;
     }
     atomic_store(&slot->runs_left, slot->nruns);
@@ -248,6 +244,13 @@ void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t s
 
 static ingot_status_t process_run(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run);
 
+/* The rows of the sample at slice position @p pos, as the planner read them. */
+static ingot_shard_rows_t run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos)
+{
+    return (ingot_shard_rows_t){.sample = &slot->info[pos],
+                                .fields = &slot->fields[(size_t)pos * l->fields_max]};
+}
+
 /* iovecs scattering a run's stored bytes: fields into their slot positions, gaps to scratch. */
 static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
 {
@@ -256,12 +259,11 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
     int n = 0;
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
-        const ingot_sample_info_t *s = &slot->info[pos];
+        ingot_shard_rows_t rows = run_rows(l, slot, pos);
         char *dst = (char *)slot->host.ptr + slot->offsets[pos];
-        for (uint32_t f = 0; f < s->field_count; f++) {
-            ingot_field_info_t fi;
-            ingot_manifest_field_get(l->manifest, s, f, &fi);
-            uint64_t at = s->offset + fi.offset;
+        for (uint32_t f = 0; f < rows.sample->field_count; f++) {
+            const ingot_field_info_t *fi = &rows.fields[f];
+            uint64_t at = rows.sample->offset + fi->offset;
             while (cursor < at && n < max) { /* tar headers and padding between fields */
                 size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size
                                ? (size_t)(at - cursor) : l->gap_scratch_size;
@@ -271,54 +273,164 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
             if (n == max) {
                 return -1;
             }
-            iov[n++] = (struct iovec){.iov_base = dst, .iov_len = fi.stored_len};
-            dst += fi.stored_len;
-            cursor += fi.stored_len;
+            iov[n++] = (struct iovec){.iov_base = dst, .iov_len = fi->stored_len};
+            dst += fi->stored_len;
+            cursor += fi->stored_len;
         }
     }
     return n;
 }
 
-static ingot_status_t read_run(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
+/* Point the request at the run's destination: the slot (scatter) or a staging buffer. */
+static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                 loader_req_t *lr)
 {
+    ingot_source_req_t *req = &lr->req;
     if (run->scatter) {
-        int n = build_scatter(l, run, iov, max);
+        int n = build_scatter(l, run, rd->iov, (int)l->iov_cap);
         if (n < 0) {
-            ingot_error("internal: run of %u samples needs more than %d iovecs", run->count, max);
+            ingot_error("internal: run of %u samples needs more than %u iovecs", run->count,
+                        l->iov_cap);
             return INGOT_ERR_INTERNAL;
         }
-        return ingot_storage_readv(l->storage, run->shard, iov, n, run->offset);
+        req->iov = rd->iov;
+        req->iovcnt = n;
+        req->slack = 0;
+        return INGOT_OK;
     }
-    void *buf;
-    ingot_status_t st = ingot_mpmc_pop_wait(&l->staging_q, &buf, INGOT_DEADLINE_NONE, &l->abort);
-    if (st != INGOT_OK) {
+    rd->iov[0] = (struct iovec){.iov_base = run->staging, .iov_len = (size_t)run->length};
+    req->iov = rd->iov;
+    req->iovcnt = 1;
+    req->slack = l->staging_bytes - (size_t)run->length;
+    return INGOT_OK;
+}
+
+/* Read a run from the first source that has its bytes ("retry elsewhere" falls through). */
+static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                   loader_req_t *lr, int *quarantined_p)
+{
+    ingot_source_req_t *req = &lr->req;
+    *req = (ingot_source_req_t){.shard = run->shard, .shard_id = run->shard_id,
+                                .offset = run->offset, .length = run->length,
+                                .deadline_ns = ingot_deadline_after(l->timeout_ns),
+                                .cb = ingot_loader_req_done, .arg = lr, .done_ev = &rd->done};
+    ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    for (uint32_t i = 0; i < l->nsources; i++) {
+        if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
+            (st = ingot_source_submit(l->sources[i], req)) != INGOT_OK) {
+            return st;
+        }
+        st = ingot_source_wait(l->sources[i], req, &rd->done, &l->abort, quarantined_p);
+        if (*quarantined_p || !req->retry) {
+            return st;
+        }
+    }
+    char d[INGOT_SOURCE_DESCRIBE_MAX];
+    ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
+                run->length, run->offset, ingot_source_describe(l->sources[l->nsources - 1],
+                run->shard, d, sizeof(d)), ingot_status_string(st));
+    return st;
+}
+
+/* One of the reader's requests not held in quarantine, or NULL. */
+static loader_req_t *reader_free_req(loader_reader_ctx_t *rd)
+{
+    for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+        if (!atomic_load_explicit(&rd->reqs[i].busy, memory_order_acquire)) {
+            return &rd->reqs[i];
+        }
+    }
+    return NULL;
+}
+
+static bool reader_has_free_req(void *arg)
+{
+    return reader_free_req(arg) != NULL;
+}
+
+/* A request to read with (waits while all of the reader's requests are in quarantine). */
+static ingot_status_t reader_req(ingot_loader_h l, loader_reader_ctx_t *rd, loader_req_t **lr_p)
+{
+    while ((*lr_p = reader_free_req(rd)) == NULL) {
+        ingot_status_t st = ingot_event_wait_until(&rd->done, reader_has_free_req, rd,
+                                                   INGOT_DEADLINE_NONE, &l->abort);
+        if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run)
+{
+    loader_req_t *lr;
+    ingot_status_t st;
+    if (!run->scatter &&
+        (st = ingot_mpmc_pop_wait(&l->staging_q, &run->staging, INGOT_DEADLINE_NONE, &l->abort))
+        != INGOT_OK) {
         return st;
     }
-    size_t shift = 0;
-    st = ingot_storage_read_window(l->storage, run->shard, buf, run->length, run->offset, &shift);
-    run->staging = buf;
-    run->shift = shift;
+    if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
+        return st; /* aborted: run_done gives the staging buffer back */
+    }
+    int quarantined = 0;
+    st = read_sources(l, rd, run, lr, &quarantined);
+    if (quarantined) {
+        lr->staging = run->staging; /* the source still writes there: out of service */
+        run->staging = NULL;
+        atomic_store_explicit(&lr->busy, 1, memory_order_release);
+        if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
+            ingot_loader_req_done(&lr->req, 1); /* it completed while being quarantined */
+        }
+        return st;
+    }
+    run->shift = lr->req.shift;
     return st;
+}
+
+void ingot_loader_req_done(ingot_source_req_t *req, int late)
+{
+    loader_req_t *lr = req->arg;
+    int held = 1;
+    /* Late completions only, once (the source's thread and the quarantining reader may both
+     * get here); 2 = being released, still not to be reused. */
+    if (!late || !atomic_compare_exchange_strong(&lr->busy, &held, 2)) {
+        return;
+    }
+    loader_reader_ctx_t *rd = lr->reader;
+    void *staging = lr->staging;
+    lr->staging = NULL;
+    if (staging != NULL) {
+        /* The queue has room for every buffer: a push waits only while a consumer is mid-pop. */
+        ingot_mpmc_push_wait(&rd->loader->staging_q, staging, INGOT_DEADLINE_NONE, NULL);
+    }
+    atomic_store_explicit(&lr->busy, 0, memory_order_release);
+    ingot_event_notify(&rd->done);
+}
+
+static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0)
+{
+    uint64_t t1 = ingot_time_ns();
+    ingot_hist_record(&l->h_read, t1 - t0);
+    ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
+    atomic_fetch_add_explicit(&l->bytes_read, run->length, memory_order_relaxed);
+    atomic_fetch_add_explicit(&l->read_requests, 1, memory_order_relaxed);
 }
 
 void *ingot_loader_reader_main(void *arg)
 {
-    ingot_loader_h l = arg;
+    loader_reader_ctx_t *rd = arg;
+    ingot_loader_h l = rd->loader;
     ingot_loader_thread_setup(l);
-    struct iovec *iov = malloc(sizeof(*iov) * l->iov_cap); /* once per thread, not per run */
-    for (; iov != NULL;) {
+    for (;;) {
         void *item;
         if (ingot_mpmc_pop_wait(&l->read_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
-            break;
+            return NULL;
         }
         loader_run_t *run = item;
         uint64_t t0 = ingot_time_ns();
-        ingot_status_t st = read_run(l, run, iov, (int)l->iov_cap);
-        uint64_t t1 = ingot_time_ns();
-        ingot_hist_record(&l->h_read, t1 - t0);
-        ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
-        atomic_fetch_add_explicit(&l->bytes_read, run->length, memory_order_relaxed);
-        atomic_fetch_add_explicit(&l->read_requests, 1, memory_order_relaxed);
+        ingot_status_t st = read_run(l, rd, run);
+        read_account(l, run, t0);
         if (st == INGOT_OK && run->scatter) {
             /* Bytes already in place: verify them now, while they are still in this core's
              * cache, and finish the run here (a worker would read them back from memory). */
@@ -332,69 +444,40 @@ void *ingot_loader_reader_main(void *arg)
             ingot_loader_run_done(l, run, st);
         }
     }
-    free(iov);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- workers */
 
-static ingot_status_t shard_name(ingot_loader_h l, uint32_t shard, const char **path_p)
-{
-    ingot_shard_info_t si;
-    ingot_status_t st = ingot_manifest_shard_get(l->manifest, shard, &si);
-    *path_p = (st == INGOT_OK) ? si.path : "?";
-    return st;
-}
-
-/* Check every field's stored bytes against the manifest's hash. */
-static ingot_status_t verify_sample(ingot_loader_h l, const ingot_sample_info_t *s,
+/* Check every field's stored bytes against the manifest's hash (the shard codec). */
+static ingot_status_t verify_sample(ingot_loader_h l, const ingot_shard_rows_t *rows,
                                     const char *stored, int scattered)
 {
     if (l->params.verify == INGOT_VERIFY_OFF) {
         return INGOT_OK;
     }
-    const char *p = stored;
-    for (uint32_t f = 0; f < s->field_count; f++) {
-        ingot_field_info_t fi;
-        ingot_manifest_field_get(l->manifest, s, f, &fi);
-        const char *bytes = scattered ? p : stored + fi.offset;
-        if (XXH3_64bits(bytes, fi.stored_len) != fi.hash) {
-            const char *path;
-            shard_name(l, s->shard, &path);
-            ingot_log(l->params.verify == INGOT_VERIFY_SKIP ? INGOT_LOG_LEVEL_WARN
-                                                            : INGOT_LOG_LEVEL_ERROR,
-                      "sample '%s' (index %" PRIu64 ") field '%s' in shard '%s' at offset %"
-                      PRIu64 ": content hash differs from the manifest (corrupt)%s", s->key,
-                      s->index, fi.name, path, s->offset + fi.offset,
-                      l->params.verify == INGOT_VERIFY_SKIP ? "; skipped" : "");
-            return INGOT_ERR_CORRUPT;
-        }
-        p += fi.stored_len;
-    }
-    return INGOT_OK;
+    return ingot_shard_codec_verify(l->manifest, rows, (const uint8_t *)stored,
+                                    scattered ? INGOT_SHARD_LAYOUT_PACKED
+                                              : INGOT_SHARD_LAYOUT_STORED,
+                                    l->params.verify == INGOT_VERIFY_SKIP
+                                    ? INGOT_SHARD_VERIFY_SKIP : INGOT_SHARD_VERIFY_FAIL, NULL);
 }
 
 /* Decode (or copy) every field of a staged sample to @p dst; views for a transform. */
 static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
-                                    const ingot_sample_info_t *s, const char *stored, char *dst,
-                                    ingot_field_view_t *views)
+                                    const ingot_shard_rows_t *rows, const char *stored,
+                                    char *dst, ingot_field_view_t *views)
 {
-    for (uint32_t f = 0; f < s->field_count; f++) {
-        ingot_field_info_t fi;
-        ingot_manifest_field_get(l->manifest, s, f, &fi);
-        size_t len = fi.raw_len;
-        if (fi.codec == INGOT_CODEC_NONE) {
-            memcpy(dst, stored + fi.offset, fi.stored_len);
-            len = fi.stored_len;
-        } else {
-            ingot_status_t st = ingot_shard_reader_decode(w->reader, s->index, stored, f, dst,
-                                                          fi.raw_len, &len);
-            if (st != INGOT_OK) {
-                return st; /* logged by the decoder with shard, key and field */
-            }
+    for (uint32_t f = 0; f < rows->sample->field_count; f++) {
+        size_t len;
+        ingot_status_t st = ingot_shard_codec_decode(&w->codec, l->manifest, rows, f,
+                                                     (const uint8_t *)stored, dst,
+                                                     rows->fields[f].raw_len, &len);
+        if (st != INGOT_OK) {
+            return st; /* logged by the codec with shard, key and field */
         }
         if (views != NULL) {
-            views[f] = (ingot_field_view_t){.name = fi.name, .data = dst, .len = len};
+            views[f] = (ingot_field_view_t){.name = rows->fields[f].name, .data = dst,
+                                            .len = len};
         }
         dst += len;
     }
@@ -419,19 +502,20 @@ static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w,
                                      loader_run_t *run, uint32_t pos)
 {
     loader_slot_t *slot = run->slot;
-    const ingot_sample_info_t *s = &slot->info[pos];
+    ingot_shard_rows_t rows = run_rows(l, slot, pos);
+    const ingot_sample_info_t *s = rows.sample;
     char *dst = (char *)slot->host.ptr + slot->offsets[pos];
     const char *stored = run->scatter ? dst
                          : (const char *)run->staging + run->shift + (s->offset - run->offset);
     uint64_t t0 = ingot_time_ns();
-    ingot_status_t st = verify_sample(l, s, stored, run->scatter);
+    ingot_status_t st = verify_sample(l, &rows, stored, run->scatter);
     uint64_t t1 = ingot_time_ns();
     ingot_hist_record(&l->h_verify, t1 - t0);
     if (st != INGOT_OK || run->scatter) {
         return st;
     }
     int transform = (l->params.transform != NULL);
-    st = decode_sample(l, w, s, stored, transform ? w->scratch : dst,
+    st = decode_sample(l, w, &rows, stored, transform ? w->scratch : dst,
                        transform ? w->views : NULL);
     uint64_t t2 = ingot_time_ns();
     ingot_hist_record(&l->h_decode, t2 - t1);

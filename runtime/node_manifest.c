@@ -5,7 +5,9 @@
  * the file instead. Every step that can fail on one rank is followed by an agreement, so no rank
  * is left waiting in a collective.
  */
+#include "runtime/node_manifest.h"
 #include "runtime/context_impl.h"
+#include "base/io.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -38,18 +40,13 @@ static ingot_status_t leader_stat(const char *path, uint64_t *size_p, int *fd_p)
 
 static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t size)
 {
-    uint64_t done = 0;
-    while (done < size) {
-        ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
-                        (unsigned long long)done, n ? strerror(errno) : "unexpected end of file");
-            return INGOT_ERR_IO;
-        }
-        done += (uint64_t)n;
+    ingot_io_fail_t fail;
+    ingot_status_t st = ingot_io_pread_full(fd, buf, (size_t)size, 0, &fail);
+    if (st != INGOT_OK) {
+        ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
+                    (unsigned long long)fail.offset,
+                    fail.err ? strerror(fail.err) : "unexpected end of file");
+        return INGOT_ERR_IO;
     }
     return INGOT_OK;
 }
@@ -111,7 +108,9 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
         st = INGOT_MPI_CALL("manifest sharing", MPI_Win_shared_query, *win, 0, &qsize, &disp,
                             &base);
     }
-    MPI_Barrier(ctx->topo->node.node_comm); /* the leader's copy is complete */
+    /* The leader's copy is complete, and the node knows whether it succeeded: the others must
+     * not open a window the leader failed to fill (they would report its garbage). */
+    st = ingot_mpi_agree(&ctx->topo->node.node_comm, st, "manifest copy");
     char *dir_copy = strdup(path);
     ingot_manifest_h manifest = NULL;
     if (st == INGOT_OK && dir_copy != NULL) {

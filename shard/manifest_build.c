@@ -4,6 +4,7 @@
  */
 #include "shard/builder.h"
 #include "shard/manifest.h"
+#include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -85,15 +86,18 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
         return INGOT_ERR_NO_MEMORY;
     }
     INGOT_CHECK(ingot_shard_window_init(&b->win));
-    uint64_t mask = params ? params->field_mask : 0;
-    b->special = (mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL) ? params->special
-                                                                     : INGOT_TAR_SPECIAL_SKIP;
-    if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS) && params->label_path != NULL) {
-        INGOT_CHECK(ingot_shard_labels_load(params->label_path, &b->labels));
+    b->special = INGOT_PARAM_VALUE(params, special, INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL,
+                                   INGOT_TAR_SPECIAL_SKIP);
+    const char *labels = INGOT_PARAM_VALUE(params, label_path,
+                                           INGOT_MANIFEST_BUILDER_PARAM_FIELD_LABELS, NULL);
+    const char *dict = INGOT_PARAM_VALUE(params, dict_path, INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT,
+                                         NULL);
+    if (labels != NULL) {
+        INGOT_CHECK(ingot_shard_labels_load(labels, &b->labels));
     }
-    if ((mask & INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT) && params->dict_path != NULL) {
-        INGOT_CHECK(ingot_bld_relpath_get(b, params->dict_path, &b->dict_rel));
-        return bld_dict_load(b, params->dict_path);
+    if (dict != NULL) {
+        INGOT_CHECK(ingot_bld_relpath_get(b, dict, &b->dict_rel));
+        return bld_dict_load(b, dict);
     }
     return ingot_shard_zstd_init(&b->zstd, NULL, 0);
 }

@@ -1,6 +1,7 @@
 /* Packer: samples -> tar shards of a target size (+ zstd, dictionary) -> manifest. See
  * include/ingot/pack.h. */
 #include <ingot/pack.h>
+#include "base/param.h"
 #include "base/log.h"
 #include "shard/tar.h"
 #include "shard/tar_write.h"
@@ -226,18 +227,19 @@ static ingot_status_t pack_params_apply(const ingot_packer_params_t *in, ingot_p
     if (in == NULL || !(in->field_mask & INGOT_PACKER_PARAM_FIELD_OUT_DIR) || in->out_dir == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "packer: no output directory");
     }
-    uint64_t m = in->field_mask;
+#define PACK_PARAM(_name, _bit, _default) \
+    INGOT_PARAM_VALUE(in, _name, INGOT_PACKER_PARAM_FIELD_##_bit, _default)
     *out = (ingot_packer_params_t){
-        .field_mask    = m,
+        .field_mask    = in->field_mask,
         .out_dir       = in->out_dir,
-        .shard_size    = (m & INGOT_PACKER_PARAM_FIELD_SHARD_SIZE) ? in->shard_size
-                                                                   : INGOT_PACK_DEFAULT_SHARD_SIZE,
-        .zstd_level    = (m & INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL) ? in->zstd_level : 0,
-        .dict          = (m & INGOT_PACKER_PARAM_FIELD_DICT) ? in->dict : NULL,
-        .dict_len      = (m & INGOT_PACKER_PARAM_FIELD_DICT) ? in->dict_len : 0,
-        .progress      = (m & INGOT_PACKER_PARAM_FIELD_PROGRESS) ? in->progress : 0,
-        .total_members = (m & INGOT_PACKER_PARAM_FIELD_TOTAL_MEMBERS) ? in->total_members : 0,
-        .jobs          = (m & INGOT_PACKER_PARAM_FIELD_JOBS) ? in->jobs : 1};
+        .shard_size    = PACK_PARAM(shard_size, SHARD_SIZE, INGOT_PACK_DEFAULT_SHARD_SIZE),
+        .zstd_level    = PACK_PARAM(zstd_level, ZSTD_LEVEL, 0),
+        .dict          = PACK_PARAM(dict, DICT, NULL),
+        .dict_len      = PACK_PARAM(dict_len, DICT, 0),
+        .progress      = PACK_PARAM(progress, PROGRESS, 0),
+        .total_members = PACK_PARAM(total_members, TOTAL_MEMBERS, 0),
+        .jobs          = PACK_PARAM(jobs, JOBS, 1)};
+#undef PACK_PARAM
     if (out->shard_size == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: shard size 0", in->out_dir);
     }

@@ -3,22 +3,25 @@
 #define INGOT_SHARD_READER_H
 
 #include <ingot/shard.h>
+#include "shard/codec.h"
+#include "shard/files.h"
 #include "shard/manifest.h"
-#include "shard/tar.h"
-#include "shard/zstd_codec.h"
 
 struct ingot_shard_reader {
     struct ingot_manifest *m;
-    shard_src_t           *srcs;   /* one per shard; fd -1 until first use */
-    char                 **names;  /* resolved shard paths (for messages), lazily */
-    shard_zstd_t           zstd;
+    ingot_shard_files_t   *files;   /* shard descriptors, opened on first use */
+    ingot_shard_dict_t    *dict;    /* loaded once per reader */
+    ingot_shard_codec_t    codec;
+    ingot_sample_info_t    sample;  /* rows of the last sample looked up */
+    ingot_field_info_t    *fields;
+    uint32_t               fields_cap;
 };
 
-/** The open source of shard @p row (opened and size-checked on first use). */
-ingot_status_t ingot_reader_shard(struct ingot_shard_reader *r, uint32_t row, shard_src_t **src_p);
-
-/** Check field @p i of a sample read into @p buf against its hash. */
-ingot_status_t ingot_reader_check_field(struct ingot_shard_reader *r, const ingot_sample_info_t *s,
-                                  const uint8_t *buf, uint32_t i, ingot_field_info_t *f_p);
+/**
+ * Look up sample @p index's rows once into r->sample and r->fields (grown as needed: the reader
+ * is a tool's object, not a hot path). Errors as ingot_shard_rows_get(); INGOT_ERR_NO_MEMORY.
+ */
+ingot_status_t ingot_reader_rows(struct ingot_shard_reader *r, uint64_t index,
+                                 ingot_shard_rows_t *rows_p);
 
 #endif

@@ -5,6 +5,7 @@
 #include "shard/tar.h"
 #include "base/log.h"
 #include "base/fault.h"
+#include "base/io.h"
 #include "base/mem.h"
 #include "base/status.h"
 
@@ -43,25 +44,17 @@ static const char tar_posix_magic[TAR_MAGIC_LEN] = {'u', 's', 't', 'a', 'r', '\0
 
 static ingot_status_t src_pread(const shard_src_t *src, uint64_t off, void *buf, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        int err = ingot_fault_check(INGOT_FAULT_PREAD);
-        ssize_t n = err ? (errno = err, -1)
-                        : pread(src->fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return ingot_fail(ingot_status_from_errno(errno), "%s: pread of %zu bytes at offset %"
-                             PRIu64 " failed: %s", src->name, len - done, off + done,
-                             strerror(errno));
-        }
-        if (n == 0) {
-            return ingot_fail(INGOT_ERR_MISMATCH, "%s: file ended at offset %" PRIu64
-                             " (expected %" PRIu64 " bytes): it shrank while being read",
-                             src->name, off + done, src->size);
-        }
-        done += (size_t)n;
+    ingot_io_fail_t fail;
+    ingot_status_t st = ingot_io_pread_full(src->fd, buf, len, off, &fail);
+    if (st == INGOT_ERR_MISMATCH) {
+        return ingot_fail(st, "%s: file ended at offset %" PRIu64 " (expected %" PRIu64
+                          " bytes): it shrank while being read", src->name, fail.offset,
+                          src->size);
+    }
+    if (st != INGOT_OK) {
+        return ingot_fail(st, "%s: pread of %zu bytes at offset %" PRIu64 " failed: %s",
+                          src->name, len - (size_t)(fail.offset - off), fail.offset,
+                          strerror(fail.err));
     }
     return INGOT_OK;
 }

@@ -55,7 +55,7 @@ static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
 static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
                            shard_src_t **src_p)
 {
-    ingot_status_t st = ingot_reader_shard(v->r, row, src_p);
+    ingot_status_t st = ingot_shard_files_get(v->r->files, row, src_p);
     if (st != INGOT_OK) {
         *src_p = NULL;
         vf_shard_fault(v, row, sh, st);
@@ -80,38 +80,48 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, sh
     }
 }
 
-/* One sample: read, hash each field, decode zstd fields. */
+/* Read one sample and check it with the codec: every field's hash, then zstd decoding. */
+static ingot_status_t vf_check(vf_t *v, const ingot_shard_rows_t *rows, uint32_t *field_p)
+{
+    const ingot_sample_info_t *s = rows->sample;
+    shard_src_t *src;
+    INGOT_CHECK(ingot_shard_files_get(v->r->files, s->shard, &src));
+    INGOT_CHECK(ingot_shard_src_read(src, s->offset, v->buf, (size_t)s->length));
+    INGOT_CHECK(ingot_shard_codec_verify(v->r->m, rows, v->buf, INGOT_SHARD_LAYOUT_STORED,
+                                         INGOT_SHARD_VERIFY_FAIL, field_p));
+    for (uint32_t i = 0; i < s->field_count; i++) {
+        const ingot_field_info_t *f = &rows->fields[i];
+        size_t len;
+        *field_p = i;
+        if (f->codec != INGOT_CODEC_NONE) {
+            INGOT_CHECK(vf_grow(&v->out, &v->out_cap, f->raw_len ? f->raw_len : 1));
+            INGOT_CHECK(ingot_shard_codec_decode(&v->r->codec, v->r->m, rows, i, v->buf, v->out,
+                                                 f->raw_len, &len));
+        }
+    }
+    return INGOT_OK;
+}
+
+/* One sample: a fault is reported (by shard, key, field and offset), not returned. */
 static ingot_status_t vf_sample(vf_t *v, uint64_t index)
 {
-    ingot_sample_info_t s;
-    ingot_field_info_t f = {0};
-    ingot_status_t st = ingot_manifest_sample_get(v->r->m, index, &s);
+    ingot_shard_rows_t rows;
+    ingot_status_t st = ingot_reader_rows(v->r, index, &rows);
     if (st != INGOT_OK) {
         return st; /* a bad row: the manifest itself is broken */
     }
+    const ingot_sample_info_t *s = rows.sample;
     ingot_shard_info_t sh;
-    INGOT_CHECK(ingot_manifest_shard_get(v->r->m, s.shard, &sh));
-    INGOT_CHECK(vf_grow(&v->buf, &v->buf_cap, s.length ? (size_t)s.length : 1));
-    shard_src_t *src;
-    st = ingot_reader_shard(v->r, s.shard, &src);
-    uint64_t bad_off = s.offset;
-    if (st == INGOT_OK) {
-        st = ingot_shard_src_read(src, s.offset, v->buf, (size_t)s.length);
-    }
-    for (uint32_t i = 0; st == INGOT_OK && i < s.field_count; i++) {
-        size_t len;
-        st = ingot_reader_check_field(v->r, &s, v->buf, i, &f);
-        if (st == INGOT_OK && f.codec != INGOT_CODEC_NONE) {
-            INGOT_CHECK(vf_grow(&v->out, &v->out_cap, f.raw_len ? f.raw_len : 1));
-            st = ingot_shard_reader_decode(v->r, index, v->buf, i, v->out, f.raw_len, &len);
-        }
-        bad_off = s.offset + f.offset;
-    }
+    INGOT_CHECK(ingot_manifest_shard_get(v->r->m, s->shard, &sh));
+    INGOT_CHECK(vf_grow(&v->buf, &v->buf_cap, s->length ? (size_t)s->length : 1));
+    uint32_t field = UINT32_MAX;
+    st = vf_check(v, &rows, &field);
     v->rep.samples_checked++;
     if (st != INGOT_OK) {
-        ingot_verify_fault_t fault = {.shard = s.shard, .shard_path = sh.path, .index = index,
-                                      .key = s.key, .field = f.name, .offset = bad_off,
-                                      .status = st};
+        const ingot_field_info_t *f = field < s->field_count ? &rows.fields[field] : NULL;
+        ingot_verify_fault_t fault = {.shard = s->shard, .shard_path = sh.path, .index = index,
+                                      .key = s->key, .field = f ? f->name : NULL,
+                                      .offset = s->offset + (f ? f->offset : 0), .status = st};
         v->rep.samples_bad++;
         vf_report(v, &fault);
     }

@@ -7,7 +7,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
+ingot_status_t ingot_shard_zstd_init_shared(shard_zstd_t *z, const void *ddict)
 {
     *z = (shard_zstd_t){0};
     z->dctx = ZSTD_createDCtx();
@@ -19,22 +19,51 @@ ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t d
         ingot_shard_zstd_release(z);
         return ingot_fail(INGOT_ERR_ZSTD, "zstd: window limit: %s", ZSTD_getErrorName(r));
     }
-    if (dict != NULL) {
-        z->ddict = ZSTD_createDDict(dict, dict_len);
-        if (z->ddict == NULL) {
-            ingot_shard_zstd_release(z);
-            return ingot_fail(INGOT_ERR_ZSTD, "zstd: dictionary of %zu bytes is invalid", dict_len);
-        }
+    z->ddict = (void *)ddict;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_shard_zstd_ddict_create(const void *dict, size_t dict_len, const char *what,
+                                             void **ddict_p)
+{
+    ZSTD_DDict *d = ZSTD_createDDict(dict, dict_len);
+    if (d == NULL) {
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd dictionary of %zu bytes is invalid", what,
+                          dict_len);
     }
+    *ddict_p = d;
+    return INGOT_OK;
+}
+
+void ingot_shard_zstd_ddict_free(void *ddict)
+{
+    ZSTD_freeDDict(ddict);
+}
+
+ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len)
+{
+    void *ddict = NULL;
+    if (dict != NULL) {
+        INGOT_CHECK(ingot_shard_zstd_ddict_create(dict, dict_len, "zstd", &ddict));
+    }
+    ingot_status_t st = ingot_shard_zstd_init_shared(z, ddict);
+    if (st != INGOT_OK) {
+        ZSTD_freeDDict(ddict);
+        return st;
+    }
+    z->owns_ddict = (ddict != NULL);
     return INGOT_OK;
 }
 
 void ingot_shard_zstd_release(shard_zstd_t *z)
 {
     ZSTD_freeDCtx(z->dctx);
-    ZSTD_freeDDict(z->ddict);
+    if (z->owns_ddict) {
+        ZSTD_freeDDict(z->ddict);
+    }
     z->dctx  = NULL;
     z->ddict = NULL;
+    z->owns_ddict = 0;
 }
 
 static ingot_status_t zs_reset(shard_zstd_t *z, const char *what)

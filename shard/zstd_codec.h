@@ -17,13 +17,30 @@
 typedef struct shard_zstd {
     void   *dctx;   /* ZSTD_DCtx */
     void   *ddict;  /* ZSTD_DDict, or NULL */
+    int     owns_ddict; /* ddict was made by init (else borrowed, shared with other contexts) */
     size_t  last;   /* last return of ZSTD_decompressStream while streaming */
     uint64_t out;   /* bytes produced while streaming */
 } shard_zstd_t;
 
 /** Create the context; @p dict (may be NULL) is copied into a digested dictionary. */
 ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t dict_len);
+/**
+ * Create the context over a digested dictionary made by ingot_shard_zstd_ddict_create() (or
+ * NULL), which is borrowed, not copied: contexts of many threads share one dictionary, which
+ * must outlive them.
+ */
+ingot_status_t ingot_shard_zstd_init_shared(shard_zstd_t *z, const void *ddict);
+/** Free the context (and the dictionary when init made it). */
 void           ingot_shard_zstd_release(shard_zstd_t *z);
+
+/**
+ * Digest a dictionary once (a ZSTD_DDict: immutable, safe to share between threads).
+ * @return INGOT_OK; INGOT_ERR_ZSTD (invalid dictionary, logged naming @p what).
+ */
+ingot_status_t ingot_shard_zstd_ddict_create(const void *dict, size_t dict_len, const char *what,
+                                             void **ddict_p);
+/** Free a dictionary of ingot_shard_zstd_ddict_create(). Accepts NULL. */
+void           ingot_shard_zstd_ddict_free(void *ddict);
 
 /**
  * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes.

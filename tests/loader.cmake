@@ -6,6 +6,10 @@ ingot_add_test(NAME mpi.loader_resume_4_to_2 LABELS mpi
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/loader.sh ${MPIEXEC_EXECUTABLE} ${_lt} resume)
 ingot_add_test(NAME mpi.loader_two_loaders LABELS mpi
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/loader.sh ${MPIEXEC_EXECUTABLE} ${_lt} two-loaders)
+if(INGOT_FAULT_INJECTION)
+  ingot_add_test(NAME mpi.loader_manifest_eio LABELS mpi
+                 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/loader.sh ${MPIEXEC_EXECUTABLE} ${_lt} manifest-eio)
+endif()
 ingot_add_test(NAME mpi.loader_bad_batch LABELS mpi
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/loader.sh ${MPIEXEC_EXECUTABLE} ${_lt} bad-batch)
 
@@ -23,3 +27,5 @@ endforeach()
 # The same fault and content tests with O_DIRECT reads (aligned staging windows, no scatter).
 ingot_add_test(NAME unit.test_loader_faults_direct LABELS unit
                COMMAND test_loader_faults ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)
+# MPI singleton in-process, as unit.test_loader_faults: Open MPI's allocations are not leaks.
+set_property(TEST unit.test_loader_deadline APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

@@ -7,6 +7,7 @@
 #define INGOT_TEST_LOADER_DATA_H
 
 #include <ingot/pack.h>
+#include <ingot/loader.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,42 @@ static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, in
     int rc = (ingot_packer_finish(p, &samples, &shards) == INGOT_OK && samples == n) ? 0 : -1;
     ingot_packer_destroy(p);
     return rc;
+}
+
+#define DATA_SETS_MAX 8 /* data sets one test process may make */
+
+/**
+ * Pack @p n samples into shards of @p shard_size in @p root/@p name and return the path of its
+ * manifest (static storage, one per set), or NULL when packing failed or DATA_SETS_MAX is used up.
+ */
+static inline const char *data_set(const char *root, const char *name, uint64_t n,
+                                   uint64_t shard_size, int zstd_level)
+{
+    static char manifest[DATA_SETS_MAX][1024];
+    static int sets;
+    char dir[1024];
+    if (sets == DATA_SETS_MAX) {
+        return NULL;
+    }
+    snprintf(dir, sizeof(dir), "%.900s/%s", root, name);
+    if (data_pack(dir, n, shard_size, zstd_level) != 0) {
+        return NULL;
+    }
+    snprintf(manifest[sets], sizeof(manifest[sets]), "%.900s/manifest.ingot", dir);
+    return manifest[sets++];
+}
+
+/** Loader parameters for tests: manifest, batch, seed, depth and thread counts set. */
+static inline ingot_loader_params_t data_params(const char *manifest, uint64_t batch,
+                                                uint64_t seed, uint32_t depth, uint32_t readers,
+                                                uint32_t workers)
+{
+    return (ingot_loader_params_t){
+        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_DEPTH |
+                      INGOT_LOADER_PARAM_FIELD_THREADS,
+        .manifest_path = manifest, .global_batch = batch, .seed = seed, .depth = depth,
+        .readers = readers, .workers = workers};
 }
 
 /**

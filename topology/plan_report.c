@@ -5,6 +5,7 @@
  * in node order).
  */
 #include "topology/topo.h"
+#include "base/param.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -32,7 +33,7 @@ static bool report_has(const plan_report_t *r, uint64_t field)
 
 static const char *report_xml(const plan_report_t *r)
 {
-    return report_has(r, INGOT_TOPOLOGY_REPORT_PARAM_FIELD_XML) ? r->prm->xml : NULL;
+    return INGOT_PARAM_VALUE(r->prm, xml, INGOT_TOPOLOGY_REPORT_PARAM_FIELD_XML, NULL);
 }
 
 static ingot_status_t report_cpuset(plan_report_t *r)

@@ -12,6 +12,7 @@
  */
 #include "unit/test.h"
 #include "loader_data.h"
+#include "base/fault.h"
 #include <ingot/ingot.h>
 #include <ingot/loader.h>
 #include <ingot/shard.h>
@@ -255,6 +256,25 @@ static void run_bad_batch(ingot_ctx_h ctx)
     CHECK(l == NULL);
 }
 
+/* Several ranks share a node: its first rank reads the manifest into the node's window with the
+ * pread helper. An I/O error there fails ingot_loader_create() on every rank, and the reading
+ * rank's message names the manifest (fault-injection builds only). */
+static void run_manifest_eio(ingot_ctx_h ctx)
+{
+    char err[128], want[1200];
+    ingot_loader_params_t p = params(1);
+    ingot_loader_h l = NULL;
+    CHECK_OK(ingot_fault_arm(rank == 0 ? "pread:1:EIO" : "none", err, sizeof(err)));
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_IO);
+    CHECK(l == NULL);
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+    if (rank == 0) {
+        snprintf(want, sizeof(want), "cannot read manifest '%s' at offset 0: Input/output error",
+                 manifest);
+        CHECK_CONTAINS(ingot_last_error(), want);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -278,6 +298,8 @@ int main(int argc, char **argv)
         run_two_loaders(ctx);
     } else if (strcmp(mode, "bad-batch") == 0) {
         run_bad_batch(ctx);
+    } else if (strcmp(mode, "manifest-eio") == 0) {
+        run_manifest_eio(ctx);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

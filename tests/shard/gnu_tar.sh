@@ -73,7 +73,10 @@ done
 # Bit flip in one member: verify must name it.
 line=$("$IM" list m.ingot | awk '$1 == "shard-gnu.tar" && $2 == "s7.bin"')
 off=$(echo "$line" | awk '{print $4}')
-printf '\377' | dd of=shard-gnu.tar bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
+# Invert the byte (writing a constant would change nothing when the random byte already held it).
+byte=$(od -An -tu1 -j $((off + 3)) -N1 shard-gnu.tar | tr -d ' ')
+printf "\\$(printf '%03o' $((255 - byte)))" | dd of=shard-gnu.tar bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
+[ "$(od -An -tu1 -j $((off + 3)) -N1 shard-gnu.tar | tr -d ' ')" = $((255 - byte)) ] || fail "bit flip"
 if "$IM" verify m.ingot > verify.out 2>/dev/null; then fail "verify passed a flipped shard"; fi
 grep -q "key 's7' shard shard-gnu.tar field bin offset $off" verify.out || { cat verify.out; fail "verify did not name s7"; }
 grep -q "1 bad samples, 1 bad shards" verify.out || { cat verify.out; fail "verify summary"; }

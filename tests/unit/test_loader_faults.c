@@ -8,6 +8,8 @@
  */
 #include "test.h"
 #include "loader_data.h"
+#include "source_test_util.h"
+#include "runtime/loader_impl.h"
 #include "base/fault.h"
 #include "base/time.h"
 #include <fcntl.h>
@@ -24,23 +26,14 @@ static char log_path[1024];
 
 static const char *make_data(const char *name, int zstd)
 {
-    static char manifest[8][1024];
-    static int n;
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s/%s", test_tmpdir(), name);
-    CHECK(data_pack(dir, N, 8 << 10, zstd) == 0);
-    snprintf(manifest[n], sizeof(manifest[n]), "%.900s/manifest.ingot", dir);
-    return manifest[n++];
+    const char *m = data_set(test_tmpdir(), name, N, 8 << 10, zstd);
+    CHECK(m != NULL);
+    return m;
 }
 
 static ingot_loader_params_t params(const char *manifest)
 {
-    return (ingot_loader_params_t){
-        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
-                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_DEPTH |
-                      INGOT_LOADER_PARAM_FIELD_THREADS,
-        .manifest_path = manifest, .global_batch = SLICE, .seed = SEED, .depth = 8,
-        .readers = 1, .workers = 2};
+    return data_params(manifest, SLICE, SEED, 8, 1, 2);
 }
 
 static void check_batch(const ingot_batch_t *b)
@@ -84,7 +77,8 @@ static ingot_status_t drain(ingot_loader_h l, uint64_t *samples_p)
     return drain_checked(l, samples_p, 1);
 }
 
-/* The 13th storage read fails. With one reader, one request per sample (COALESCE_GAP=0) and 4
+/* The 13th storage read fails (the only rank of its node maps the manifest: no read call of its
+ * own). With one reader, one request per sample (COALESCE_GAP=0) and 4
  * samples per step, a request costs 1 read call (2 with O_DIRECT at the end of a shard), so that
  * call belongs to step 1, 2 or 3: the steps before it are delivered and stay valid while held,
  * that step fails with INGOT_ERR_IO, and no partial batch is handed over. */
@@ -114,6 +108,23 @@ static void test_io_error_mid_epoch(const char *m)
     char *text = log_text();
     CHECK_CONTAINS(text, "failed: Input/output error");
     CHECK_CONTAINS(text, "read of shard '");
+    free(text);
+}
+
+/* The only rank of its node maps the manifest itself: an I/O error opening it fails
+ * ingot_loader_create(), naming the manifest. (A node of several ranks reads it into the node's
+ * window with the pread helper: mpi.loader_manifest_eio.) */
+static void test_manifest_read_error(const char *m)
+{
+    char err[128], want[1200];
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    CHECK_OK(ingot_fault_arm("open:1:EIO", err, sizeof(err)));
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_IO);
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+    char *text = log_text();
+    snprintf(want, sizeof(want), "%s: open failed: Input/output error", m);
+    CHECK_CONTAINS(text, want);
     free(text);
 }
 
@@ -173,6 +184,25 @@ static void test_missing_and_truncated_shard(void)
              (unsigned long long)si.size - 700, (unsigned long long)si.size);
     CHECK_CONTAINS(text, want);
     free(text);
+}
+
+/* A byte source in front of storage that answers "retry elsewhere": every read falls through
+ * to storage, every batch is exact. */
+static void test_retry_elsewhere(const char *m)
+{
+    static test_source_t retry = {.base = {.ops = &test_source_ops}};
+    ingot_source_t *front = &retry.base;
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l;
+    uint64_t samples;
+    CHECK_OK(ingot_loader_create_sources(ctx, &p, &front, 1, &l));
+    CHECK_STATUS(drain(l, &samples), INGOT_END_OF_DATA); /* every sample checked */
+    ingot_loader_stats_t stats = {.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS};
+    CHECK_OK(ingot_loader_stats(l, &stats));
+    CHECK(samples == N);
+    /* Every request went to the front source first, then fell through to storage. */
+    CHECK((uint64_t)atomic_load(&retry.submitted) == stats.read_requests);
+    ingot_loader_destroy(l);
 }
 
 /* Flip one byte of sample @p index's "bin" field in its shard. */
@@ -474,6 +504,7 @@ int main(void)
     CHECK_STATUS(drain(l, &n), INGOT_END_OF_DATA);
     CHECK(n == N);
     ingot_loader_destroy(l);
+    test_retry_elsewhere(plain);
     test_transform(plain);
     test_release_rules(plain);
     test_hold_boundary(plain);
@@ -484,6 +515,7 @@ int main(void)
     test_cursor_records_skip();
     if (INGOT_FAULT_ENABLED) { /* sites compiled into test builds only */
         test_io_error_mid_epoch(plain);
+        test_manifest_read_error(plain);
         test_unreadable_shard();
     }
     ingot_finalize(ctx);

@@ -237,7 +237,7 @@ static void test_bit_flip(const char *mpath, const char *shard)
     CHECK_OK(ingot_shard_reader_create(m, &r));
     ingot_last_error_clear();
     CHECK_STATUS(ingot_shard_reader_read(r, 7, buf, sizeof(buf)), INGOT_ERR_CORRUPT);
-    CHECK_CONTAINS(ingot_last_error(), "key 'k007' field 'txt' at offset");
+    CHECK_CONTAINS(ingot_last_error(), "sample 'k007' (index 7) field 'txt' in shard '");
     CHECK_CONTAINS(ingot_last_error(), "shard.tar");
     CHECK_OK(ingot_shard_reader_read(r, 8, buf, sizeof(buf)));
     ingot_shard_reader_destroy(r);

@@ -1,0 +1,142 @@
+/*
+ * POSIX byte source (see posix.h): one preadv per request into the caller's iovecs (split beyond
+ * IOV_MAX by base/io), or an aligned window for O_DIRECT. Errors name the shard and offset.
+ */
+#include "runtime/source/posix.h"
+#include "shard/files.h"
+#include "base/io.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct posix_source {
+    ingot_source_t       base;
+    ingot_shard_files_t *files;
+    int                  direct;
+} posix_source_t;
+
+static ingot_status_t posix_check(const posix_source_t *p, const ingot_source_req_t *req,
+                                  const shard_src_t *f)
+{
+    if (req->offset > f->size || req->length > f->size - req->offset) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "read of %" PRIu64 " bytes at offset %" PRIu64
+                          " is beyond the end of shard '%s' (%" PRIu64 " bytes)", req->length,
+                          req->offset, f->name, f->size);
+    }
+    if (p->direct && (req->iovcnt != 1 || req->slack < 2 * INGOT_SOURCE_DIRECT_ALIGN)) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "internal: O_DIRECT read of shard '%s' needs "
+                          "one aligned window with %d bytes of slack", f->name,
+                          2 * INGOT_SOURCE_DIRECT_ALIGN);
+    }
+    return INGOT_OK;
+}
+
+/* The read itself: the caller's iovecs, or the enclosing aligned window under O_DIRECT. */
+static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *req,
+                                 const shard_src_t *f)
+{
+    const uint64_t align = INGOT_SOURCE_DIRECT_ALIGN;
+    uint64_t start = req->offset;
+    size_t need = (size_t)req->length;
+    struct iovec window;
+    struct iovec *iov = req->iov;
+    if (p->direct) {
+        start = req->offset & ~(align - 1);
+        uint64_t end = (req->offset + req->length + align - 1) & ~(align - 1);
+        window = (struct iovec){.iov_base = req->iov[0].iov_base, .iov_len = end - start};
+        iov = &window;
+        need += (size_t)(req->offset - start);
+    }
+    ingot_io_fail_t fail;
+    ingot_status_t st = ingot_io_preadv_full(f->fd, iov, req->iovcnt, start, need, &fail);
+    if (st != INGOT_OK) {
+        return ingot_fail(st, "read of shard '%s' at offset %" PRIu64 " failed: %s", f->name,
+                          fail.offset, fail.err ? strerror(fail.err)
+                                                : "unexpected end of file (the shard shrank)");
+    }
+    req->shift = (size_t)(req->offset - start);
+    return INGOT_OK;
+}
+
+static ingot_status_t posix_submit(ingot_source_t *src, ingot_source_req_t *req)
+{
+    posix_source_t *p = (posix_source_t *)src;
+    for (int i = 0; req->mem != NULL && i < req->iovcnt; i++) {
+        if (req->mem[i] != INGOT_SOURCE_MEM_HOST) {
+            ingot_source_retry(req, INGOT_ERR_UNSUPPORTED); /* a source with device reach may */
+            return INGOT_OK;
+        }
+    }
+    shard_src_t *f;
+    ingot_status_t st = ingot_shard_files_get(p->files, req->shard, &f);
+    if (st == INGOT_OK) {
+        st = posix_check(p, req, f);
+    }
+    if (st == INGOT_OK) {
+        st = posix_read(p, req, f);
+    }
+    ingot_source_complete(req, st);
+    return INGOT_OK;
+}
+
+static unsigned posix_progress(ingot_source_t *src, uint64_t until_ns)
+{
+    (void)src;
+    (void)until_ns;
+    return 0; /* every request completed inside submit */
+}
+
+static ingot_status_t posix_cancel(ingot_source_t *src, ingot_source_req_t *req)
+{
+    (void)src;
+    (void)req;
+    return INGOT_ERR_BUSY; /* being read by the submitting thread */
+}
+
+static const char *posix_describe(const ingot_source_t *src, uint32_t shard, char *buf,
+                                  size_t len)
+{
+    const posix_source_t *p = (const posix_source_t *)src;
+    shard_src_t *f;
+    const char *kind = p->direct ? "posix-direct" : "posix";
+    if (shard == INGOT_SOURCE_ALL ||
+        ingot_shard_files_get(p->files, shard, &f) != INGOT_OK) {
+        snprintf(buf, len, "%s", kind);
+    } else {
+        snprintf(buf, len, "%s:%s", kind, f->name);
+    }
+    return buf;
+}
+
+static void posix_destroy(ingot_source_t *src)
+{
+    posix_source_t *p = (posix_source_t *)src;
+    ingot_shard_files_destroy(p->files);
+    free(p);
+}
+
+static const ingot_source_ops_t posix_ops = {
+    .submit = posix_submit, .progress = posix_progress, .cancel = posix_cancel,
+    .describe = posix_describe, .destroy = posix_destroy};
+
+ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int direct,
+                                         ingot_source_t **src_p)
+{
+    posix_source_t *p = ingot_calloc(1, sizeof(*p), "posix source");
+    if (p == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    ingot_status_t st = ingot_shard_files_create(manifest, direct ? INGOT_SHARD_FILES_DIRECT : 0,
+                                                 &p->files);
+    if (st != INGOT_OK) {
+        free(p);
+        return st;
+    }
+    p->base.ops = &posix_ops;
+    p->direct = direct;
+    *src_p = &p->base;
+    return INGOT_OK;
+}

@@ -1,0 +1,145 @@
+/*
+ * Byte sources: where the loader's bytes come from, behind one asynchronous interface. A source
+ * reads a byte range of a shard (addressed by manifest shard row + offset + length, plus the
+ * manifest's opaque per-shard id; no file descriptors) into caller iovecs, each tagged host or
+ * device memory, and completes the request through a callback. Backends: POSIX files (posix.c,
+ * completes in the submitting thread), the emulated remote store (emulate.c, a decorator over
+ * another source); the UCX peer cache plugs in as a third by filling an ingot_source_ops_t.
+ *
+ * A request's life: the caller fills the "in" part and submits; the source completes it once
+ * with ingot_source_complete() (bytes in place, or an error) or ingot_source_retry() ("not
+ * here, ask the next source": the caller resubmits it to the next source of its chain). A
+ * request past its deadline is cancelled if the source can take it back; otherwise it is
+ * QUARANTINED: the source keeps writing into its buffer until it completes or fails it, so the
+ * owner keeps the buffer out of service until the callback reports the late completion.
+ *
+ * Thread safety: submit, progress, cancel and describe may be called from any number of threads
+ * at once; create and destroy from one thread. Requests come from the caller's pools (no
+ * allocation on the hot path); a source's own per-request state is sized at its creation.
+ */
+#ifndef INGOT_RUNTIME_SOURCE_H
+#define INGOT_RUNTIME_SOURCE_H
+
+#include <ingot/status.h>
+#include "base/wait.h"
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/** Where an iovec's memory lives. */
+typedef enum ingot_source_mem {
+    INGOT_SOURCE_MEM_HOST = 0,
+    INGOT_SOURCE_MEM_DEVICE = 1
+} ingot_source_mem_t;
+
+/** States of a request (ingot_source_req_t.state). */
+enum {
+    INGOT_SOURCE_REQ_IDLE,        /**< not submitted, or completed and seen by its owner */
+    INGOT_SOURCE_REQ_PENDING,     /**< submitted, not completed */
+    INGOT_SOURCE_REQ_QUARANTINED, /**< past its deadline, its buffer still owned by the source */
+    INGOT_SOURCE_REQ_DONE         /**< completed (status, retry) */
+};
+
+typedef struct ingot_source     ingot_source_t;
+typedef struct ingot_source_req ingot_source_req_t;
+
+/**
+ * Completion callback: called once per request, by the thread that completes it (inside submit,
+ * progress, or a thread of the source), after the request's status and state are set. @p late
+ * is 1 when the request had been quarantined: its owner got INGOT_ERR_TIMED_OUT long ago and now
+ * takes its buffer back into service. Must not block.
+ */
+typedef void (*ingot_source_cb_t)(ingot_source_req_t *req, int late);
+
+struct ingot_source_req {
+    /* in: set by the caller before submit */
+    uint32_t                  shard;       /**< manifest shard row */
+    uint64_t                  shard_id;    /**< the manifest's opaque id of the shard (its hash) */
+    uint64_t                  offset;      /**< first byte of the range in the shard */
+    uint64_t                  length;      /**< bytes of the range (== sum of iov lengths) */
+    struct iovec             *iov;         /**< destination; consumed (advanced) by the read */
+    int                       iovcnt;
+    const ingot_source_mem_t *mem;         /**< memory kind per iovec; NULL: all host */
+    size_t                    slack;       /**< room in iov[0] past length (one iovec only): the
+                                                source may read an enclosing aligned window and
+                                                report where offset landed in @ref shift */
+    uint64_t                  deadline_ns; /**< absolute CLOCK_MONOTONIC deadline */
+    ingot_source_cb_t         cb;          /**< may be NULL */
+    void                     *arg;         /**< the owner's */
+    /* out */
+    ingot_status_t            status;      /**< INGOT_OK, or what failed */
+    int                       retry;       /**< 1: "retry elsewhere", status says why */
+    size_t                    shift;       /**< where offset's byte lies in iov[0] (windows) */
+    /* state shared by the source and the waiter */
+    _Atomic int               state;
+    ingot_event_t            *done_ev;     /**< notified on completion (ingot_source_wait) */
+};
+
+/** What a backend implements. */
+typedef struct ingot_source_ops {
+    /**
+     * Start reading @p req. INGOT_OK: accepted, and the callback comes exactly once (possibly
+     * before submit returns). Any other status: refused (invalid request, no room), no callback.
+     */
+    ingot_status_t (*submit)(ingot_source_t *src, ingot_source_req_t *req);
+    /**
+     * Make progress on outstanding requests, completing them in this thread. May sleep until
+     * @p until_ns, never longer, when it holds requests that become ready later (the emulated
+     * link). Returns non-zero when it completed or waited for something (call it again), 0 when
+     * it can do nothing until a completion arrives from elsewhere (the caller then sleeps).
+     */
+    unsigned       (*progress)(ingot_source_t *src, uint64_t until_ns);
+    /**
+     * Take @p req back before it completes. INGOT_OK: cancelled, no callback will come and the
+     * buffer is free; INGOT_ERR_BUSY: in flight, the source still owns the buffer and the
+     * callback will come (the caller quarantines it).
+     */
+    ingot_status_t (*cancel)(ingot_source_t *src, ingot_source_req_t *req);
+    /**
+     * Write a description for messages into @p buf: of the source as a whole when @p shard is
+     * INGOT_SOURCE_ALL ("emulated(bw=200MiB/s,lat=5ms) over posix"), or of one shard
+     * ("posix:/data/shard-0003.tar"). Returns @p buf.
+     */
+    const char    *(*describe)(const ingot_source_t *src, uint32_t shard, char *buf, size_t len);
+    /** Fail every outstanding request (its callback runs), then free the source. */
+    void           (*destroy)(ingot_source_t *src);
+} ingot_source_ops_t;
+
+/** ingot_source_describe() of the whole source. */
+#define INGOT_SOURCE_ALL UINT32_MAX
+/** Room for any description. */
+#define INGOT_SOURCE_DESCRIBE_MAX 4352
+
+/** Every backend's object begins with this. */
+struct ingot_source {
+    const ingot_source_ops_t *ops;
+};
+
+/** Submit @p req to @p src (state PENDING, out fields reset); see ingot_source_ops_t.submit. */
+ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req);
+
+/** Backends: complete @p req with @p status (wakes its waiter, runs its callback). */
+void           ingot_source_complete(ingot_source_req_t *req, ingot_status_t status);
+
+/** Backends: complete @p req as "retry elsewhere" (@p why: e.g. INGOT_ERR_NOT_FOUND). */
+void           ingot_source_retry(ingot_source_req_t *req, ingot_status_t why);
+
+/**
+ * Wait for @p req (submitted to @p src) to complete, driving @p src's progress, sleeping on
+ * @p ev between completions. At its deadline, or when @p abort is raised, the request is
+ * cancelled or else quarantined (*quarantined_p = 1: the callback will report it late).
+ * @return the request's status when it completed (check req->retry); INGOT_ERR_TIMED_OUT at
+ *         the deadline (logged, naming the source, shard, offset and length); INGOT_ERR_CANCELED.
+ */
+ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, ingot_event_t *ev,
+                                 const ingot_abort_t *abort, int *quarantined_p);
+
+/** @p src's description (see ingot_source_ops_t.describe). */
+const char    *ingot_source_describe(const ingot_source_t *src, uint32_t shard, char *buf,
+                                     size_t len);
+
+/** Destroy @p src (see ingot_source_ops_t.destroy). Accepts NULL. */
+void           ingot_source_destroy(ingot_source_t *src);
+
+#endif

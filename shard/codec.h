@@ -1,0 +1,93 @@
+/*
+ * The sample codec: verify and decode one sample's fields from the manifest rows the caller
+ * already holds (read once per sample by ingot_shard_rows_get()). The content hash of each
+ * field is checked against its stored bytes before anything is decoded; zstd fields are decoded
+ * with a reusable per-thread context, bounded by the manifest's raw length, with the manifest's
+ * dictionary digested once (ingot_shard_dict_t) and shared by every context. Used by the sample
+ * reader and verifier of this layer and by the loader's readers and workers.
+ */
+#ifndef INGOT_SHARD_CODEC_H
+#define INGOT_SHARD_CODEC_H
+
+#include <ingot/shard.h>
+#include "shard/zstd_codec.h"
+#include <stdint.h>
+
+/** One sample's manifest rows, as the caller holds them (borrowed by every call). */
+typedef struct ingot_shard_rows {
+    const ingot_sample_info_t *sample;
+    const ingot_field_info_t  *fields; /**< sample->field_count rows */
+} ingot_shard_rows_t;
+
+/** How a sample's stored bytes lie in the buffer given to the codec. */
+typedef enum ingot_shard_layout {
+    INGOT_SHARD_LAYOUT_STORED, /**< as in the shard: field f at fields[f].offset (headers between) */
+    INGOT_SHARD_LAYOUT_PACKED  /**< fields back to back in field order (a scatter read) */
+} ingot_shard_layout_t;
+
+/**
+ * Read sample @p index's row and its field rows from @p m, once.
+ * @param fields    room for @p fields_cap rows.
+ * @return INGOT_OK; as ingot_manifest_sample_get(); INGOT_ERR_NO_RESOURCE when the sample has
+ *         more than @p fields_cap fields (logged with its key). Thread-safe.
+ */
+ingot_status_t ingot_shard_rows_get(ingot_manifest_h m, uint64_t index, ingot_sample_info_t *sample,
+                                    ingot_field_info_t *fields, uint32_t fields_cap);
+
+/** The field rows of @p sample (a row of @p m) into @p fields: the second half of rows_get. */
+ingot_status_t ingot_shard_rows_fields(ingot_manifest_h m, const ingot_sample_info_t *sample,
+                                       ingot_field_info_t *fields, uint32_t fields_cap);
+
+/** The manifest's zstd dictionary, digested once; immutable, shared by any number of threads. */
+typedef struct ingot_shard_dict ingot_shard_dict_t;
+
+/**
+ * Load and digest @p m's dictionary (checked against the manifest's hash); a manifest without
+ * one gives an empty dictionary (decoding then uses none).
+ * @return INGOT_OK; the file's errors (logged naming it); INGOT_ERR_CORRUPT when its hash differs;
+ *         INGOT_ERR_ZSTD (invalid); INGOT_ERR_NO_MEMORY.
+ */
+ingot_status_t ingot_shard_dict_load(ingot_manifest_h m, ingot_shard_dict_t **dict_p);
+/** Free a dictionary once no codec uses it. Accepts NULL. */
+void           ingot_shard_dict_destroy(ingot_shard_dict_t *dict);
+
+/** One thread's decoder: a reused zstd context over a shared dictionary. */
+typedef struct ingot_shard_codec {
+    shard_zstd_t zstd;
+} ingot_shard_codec_t;
+
+/** Create @p c over @p dict (may be NULL: no dictionary), which must outlive it. */
+ingot_status_t ingot_shard_codec_init(ingot_shard_codec_t *c, const ingot_shard_dict_t *dict);
+/** Free @p c's context (not the dictionary). */
+void           ingot_shard_codec_release(ingot_shard_codec_t *c);
+
+/** What a hash mismatch means to the caller: an error, or a warning (the sample is skipped). */
+typedef enum ingot_shard_verify_mode {
+    INGOT_SHARD_VERIFY_FAIL,
+    INGOT_SHARD_VERIFY_SKIP
+} ingot_shard_verify_mode_t;
+
+/**
+ * Check every field's stored bytes in @p bytes (laid out as @p layout says) against its hash.
+ * @param m  for messages only (the shard's path).
+ * @return INGOT_OK, or INGOT_ERR_CORRUPT logged (error, or warning under SKIP) as "sample
+ *         '<key>' (index i) field '<f>' in shard '<path>' at offset o: content hash differs from
+ *         the manifest (corrupt)", with *bad_field_p (may be NULL) set to the field. Thread-safe.
+ */
+ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_rows_t *rows,
+                                        const uint8_t *bytes, ingot_shard_layout_t layout,
+                                        ingot_shard_verify_mode_t mode, uint32_t *bad_field_p);
+
+/**
+ * Decode (or copy) field @p i of a sample whose stored bytes lie at @p stored (STORED layout)
+ * into @p dst of @p cap bytes; *len_p = the field's raw length. No allocation.
+ * @return INGOT_OK; INGOT_ERR_NO_RESOURCE when @p cap < raw length; INGOT_ERR_ZSTD (corrupt,
+ *         truncated, or more output than the raw length), logged naming shard, key and field.
+ * Thread safety: one thread at a time per codec.
+ */
+ingot_status_t ingot_shard_codec_decode(ingot_shard_codec_t *c, ingot_manifest_h m,
+                                        const ingot_shard_rows_t *rows, uint32_t i,
+                                        const uint8_t *stored, void *dst, size_t cap,
+                                        size_t *len_p);
+
+#endif

@@ -1,0 +1,130 @@
+/* The shard descriptor cache (see files.h). */
+#include "shard/files.h"
+#include "shard/manifest.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct files_entry {
+    _Atomic int open;  /* src is filled (release after the fill) */
+    shard_src_t src;
+    char       *path;
+} files_entry_t;
+
+struct ingot_shard_files {
+    ingot_manifest_h m;
+    unsigned         flags;
+    uint64_t         count;
+    pthread_mutex_t  lock; /* serialises opening */
+    files_entry_t   *entries;
+};
+
+ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flags,
+                                        ingot_shard_files_t **files_p)
+{
+    if (manifest == NULL || files_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_shard_files_create: NULL argument");
+    }
+    ingot_shard_files_t *f = ingot_calloc(1, sizeof(*f), "shard descriptor cache");
+    uint64_t n = manifest->hdr->shard_count;
+    if (f == NULL || (f->entries = ingot_calloc(n ? n : 1, sizeof(*f->entries),
+                                                "shard descriptors")) == NULL) {
+        free(f);
+        return INGOT_ERR_NO_MEMORY;
+    }
+    f->m = manifest;
+    f->flags = flags;
+    f->count = n;
+    pthread_mutex_init(&f->lock, NULL);
+    *files_p = f;
+    return INGOT_OK;
+}
+
+/* Open @p path and check its size against the manifest's; fills @p e. Called under the lock. */
+static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const char *path,
+                                 uint64_t expect_size)
+{
+    int oflags = O_RDONLY | O_CLOEXEC | ((f->flags & INGOT_SHARD_FILES_DIRECT) ? O_DIRECT : 0);
+    int err = ingot_fault_check(INGOT_FAULT_OPEN);
+    int fd = err ? -1 : open(path, oflags);
+    if (fd < 0) {
+        err = err ? err : errno;
+        return ingot_fail(ingot_status_from_errno(err), "cannot open shard '%s': %s", path,
+                          strerror(err));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != expect_size) {
+        uint64_t size = (uint64_t)st.st_size;
+        close(fd);
+        return ingot_fail(INGOT_ERR_MISMATCH, "shard '%s' has %" PRIu64 " bytes but the manifest "
+                          "recorded %" PRIu64 ": it %s after the manifest was built", path, size,
+                          expect_size, size < expect_size ? "shrank" : "changed");
+    }
+    if (!(f->flags & INGOT_SHARD_FILES_DIRECT)) {
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    if (e->path == NULL && (e->path = strdup(path)) == NULL) {
+        close(fd);
+        return INGOT_ERR_NO_MEMORY;
+    }
+    e->src = (shard_src_t){.fd = fd, .size = expect_size, .name = e->path};
+    atomic_store_explicit(&e->open, 1, memory_order_release);
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard,
+                                     shard_src_t **src_p)
+{
+    if (shard >= f->count) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "shard %u is beyond the manifest's %" PRIu64
+                          " shards", shard, f->count);
+    }
+    files_entry_t *e = &f->entries[shard];
+    if (atomic_load_explicit(&e->open, memory_order_acquire)) {
+        *src_p = &e->src;
+        return INGOT_OK;
+    }
+    ingot_shard_info_t info;
+    char path[PATH_MAX];
+    ingot_status_t st = ingot_manifest_shard_get(f->m, shard, &info);
+    if (st == INGOT_OK) {
+        st = ingot_manifest_shard_path(f->m, shard, path, sizeof(path));
+    }
+    pthread_mutex_lock(&f->lock);
+    if (st == INGOT_OK && !atomic_load_explicit(&e->open, memory_order_acquire)) {
+        st = files_open(f, e, path, info.size);
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (st == INGOT_OK) {
+        *src_p = &e->src;
+    }
+    return st;
+}
+
+void ingot_shard_files_destroy(ingot_shard_files_t *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    for (uint64_t i = 0; i < f->count; i++) {
+        if (atomic_load(&f->entries[i].open)) {
+            close(f->entries[i].src.fd);
+        }
+        free(f->entries[i].path);
+    }
+    pthread_mutex_destroy(&f->lock);
+    free(f->entries);
+    free(f);
+}
