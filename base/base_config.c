@@ -72,8 +72,6 @@ static const ingot_config_field_t base_fields[] = {
 };
 /* clang-format on */
 
-static ingot_base_config_t base_values;
-
 /* Settings that take effect when the configuration is loaded, before any module uses it. */
 static ingot_status_t base_config_apply(const void *values)
 {
@@ -91,12 +89,5 @@ static ingot_status_t base_config_apply(const void *values)
     return INGOT_OK;
 }
 
-ingot_config_table_t ingot_base_config_table = {
-    "base", INGOT_CONFIG_ORDER_BASE, INGOT_CONFIG_FIELDS(base_fields), sizeof(ingot_base_config_t),
-    &base_values, base_config_apply};
-INGOT_CONFIG_REGISTER(ingot_base_config_table)
-
-ingot_status_t ingot_base_config(const ingot_base_config_t **cfg_p)
-{
-    return ingot_config_values(&ingot_base_config_table, (const void **)cfg_p);
-}
+INGOT_CONFIG_MODULE(ingot_base, "base", INGOT_CONFIG_ORDER_BASE, base_fields, ingot_base_config_t,
+                    base_config_apply)

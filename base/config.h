@@ -69,6 +69,21 @@ typedef struct ingot_config_table {
 
 #define INGOT_CONFIG_FIELDS(_fields) (_fields), (sizeof(_fields) / sizeof((_fields)[0]))
 
+/**
+ * Define a module's table: its values struct (@p _type), the table `<_prefix>_config_table`
+ * over @p _fields, its registration, and the typed accessor `<_prefix>_config(const _type **)`.
+ * @p _apply may be NULL.
+ */
+#define INGOT_CONFIG_MODULE(_prefix, _module, _order, _fields, _type, _apply) \
+    static _type _prefix##_values; \
+    ingot_config_table_t _prefix##_config_table = { \
+        _module, _order, INGOT_CONFIG_FIELDS(_fields), sizeof(_type), &_prefix##_values, _apply}; \
+    INGOT_CONFIG_REGISTER(_prefix##_config_table) \
+    ingot_status_t _prefix##_config(const _type **cfg_p) \
+    { \
+        return ingot_config_values(&_prefix##_config_table, (const void **)cfg_p); \
+    }
+
 /** Register @p _table (an ingot_config_table_t) when the library is loaded. */
 #define INGOT_CONFIG_REGISTER(_table) \
     __attribute__((constructor)) static void ingot_config_register_##_table(void) \

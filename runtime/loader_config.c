@@ -47,14 +47,5 @@ static const ingot_config_field_t loader_fields[] = {
      RANK, INGOT_CONFIG_SIZE, F(coalesce_gap), 0, 1LL << 30, NULL, NULL},
 };
 
-static ingot_loader_config_t loader_values;
-
-ingot_config_table_t ingot_loader_config_table = {
-    "loader", INGOT_CONFIG_ORDER_RUNTIME, INGOT_CONFIG_FIELDS(loader_fields),
-    sizeof(ingot_loader_config_t), &loader_values, NULL};
-INGOT_CONFIG_REGISTER(ingot_loader_config_table)
-
-ingot_status_t ingot_loader_config(const ingot_loader_config_t **cfg_p)
-{
-    return ingot_config_values(&ingot_loader_config_table, (const void **)cfg_p);
-}
+INGOT_CONFIG_MODULE(ingot_loader, "loader", INGOT_CONFIG_ORDER_RUNTIME, loader_fields,
+                    ingot_loader_config_t, NULL)

@@ -46,14 +46,5 @@ static const ingot_config_field_t topo_fields[] = {
      JOB, INGOT_CONFIG_ENUM, F(bind), 0, 0, bind_modes, NULL},
 };
 
-static ingot_topo_config_t topo_values;
-
-ingot_config_table_t ingot_topo_config_table = {
-    "topology", INGOT_CONFIG_ORDER_TOPOLOGY, INGOT_CONFIG_FIELDS(topo_fields),
-    sizeof(ingot_topo_config_t), &topo_values, NULL};
-INGOT_CONFIG_REGISTER(ingot_topo_config_table)
-
-ingot_status_t ingot_topo_config(const ingot_topo_config_t **cfg_p)
-{
-    return ingot_config_values(&ingot_topo_config_table, (const void **)cfg_p);
-}
+INGOT_CONFIG_MODULE(ingot_topo, "topology", INGOT_CONFIG_ORDER_TOPOLOGY, topo_fields,
+                    ingot_topo_config_t, NULL)
