@@ -49,8 +49,13 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
     }
     if (rank == 0 && rc == 0) {
         ingot_bench_aggregate(all, world, agg);
-        bench_output_t o = {.args = a, .manifest = manifest, .world = world, .stats = &r->st,
-                            .ranks = ranks, .all = all, .agg = agg};
+        bench_output_t o = {.args = a,
+                            .manifest = manifest,
+                            .world = world,
+                            .stats = &r->st,
+                            .ranks = ranks,
+                            .all = all,
+                            .agg = agg};
         if (a->json == NULL || strcmp(a->json, "-") != 0) {
             ingot_bench_print(&o);
         }
@@ -83,7 +88,8 @@ int main(int argc, char **argv)
     char manifest[PATH_MAX];
     bench_result_t r;
     ingot_status_t st = bench_manifest(&a, rank, manifest, sizeof(manifest)) != 0
-                            ? INGOT_ERR_IO : ingot_bench_run(ctx, &a, manifest, rank, world, &r);
+                            ? INGOT_ERR_IO
+                            : ingot_bench_run(ctx, &a, manifest, rank, world, &r);
     ok = (st == INGOT_OK);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {

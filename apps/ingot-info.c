@@ -18,7 +18,8 @@ static void usage(FILE *out, const char *prog)
             "  -d      default configuration, values only\n"
             "  -t      UCX transports, devices and memory types\n"
             "  -a      everything\n"
-            "  -h      this help\n", prog);
+            "  -h      this help\n",
+            prog);
 }
 
 static const char *yes_no(int v)
@@ -28,10 +29,9 @@ static const char *yes_no(int v)
 
 static int print_summary(void)
 {
-    ingot_runtime_info_t info = {.field_mask = INGOT_RUNTIME_INFO_FIELD_CUDA |
-                                               INGOT_RUNTIME_INFO_FIELD_NCCL |
-                                               INGOT_RUNTIME_INFO_FIELD_UCX |
-                                               INGOT_RUNTIME_INFO_FIELD_LIBS};
+    ingot_runtime_info_t info = {
+        .field_mask = INGOT_RUNTIME_INFO_FIELD_CUDA | INGOT_RUNTIME_INFO_FIELD_NCCL |
+                      INGOT_RUNTIME_INFO_FIELD_UCX | INGOT_RUNTIME_INFO_FIELD_LIBS};
     ingot_status_t st = ingot_runtime_info_query(&info);
     char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -83,13 +83,30 @@ int main(int argc, char **argv)
     unsigned flags = INGOT_CONFIG_PRINT_HEADER;
     while ((opt = getopt(argc, argv, "cCdtah")) != -1) {
         switch (opt) {
-        case 'c': config = 1; summary = 0; flags |= INGOT_CONFIG_PRINT_DOC; break;
-        case 'C': config = 1; summary = 0; break;
-        case 'd': config = 1; summary = 0; flags |= INGOT_CONFIG_PRINT_DEFAULT; break;
-        case 't': transports = 1; summary = 0; break;
-        case 'a': summary = config = transports = 1; flags |= INGOT_CONFIG_PRINT_DOC; break;
+        case 'c':
+            config = 1;
+            summary = 0;
+            flags |= INGOT_CONFIG_PRINT_DOC;
+            break;
+        case 'C':
+            config = 1;
+            summary = 0;
+            break;
+        case 'd':
+            config = 1;
+            summary = 0;
+            flags |= INGOT_CONFIG_PRINT_DEFAULT;
+            break;
+        case 't':
+            transports = 1;
+            summary = 0;
+            break;
+        case 'a':
+            summary = config = transports = 1;
+            flags |= INGOT_CONFIG_PRINT_DOC;
+            break;
         case 'h': usage(stdout, argv[0]); return 0;
-        default:  usage(stderr, argv[0]); return 2;
+        default: usage(stderr, argv[0]); return 2;
         }
     }
     if (optind != argc) {

@@ -63,10 +63,10 @@ static int cli_usage_error(const char *fmt, const char *arg)
 /* Parsed command line: positional arguments and the options every command may take. */
 typedef struct cli_args {
     const char **pos;
-    int          npos;
-    const char  *out, *dict_file, *field, *shard_size, *labels;
-    int          reject_special, dict, fashion, zstd_level, jobs;
-    int64_t      shard;
+    int npos;
+    const char *out, *dict_file, *field, *shard_size, *labels;
+    int reject_special, dict, fashion, zstd_level, jobs;
+    int64_t shard;
 } cli_args_t;
 
 /** Bounds of the integer options. */
@@ -80,8 +80,10 @@ static int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ingot-manifest: %s '%s': expected an integer in %" PRId64 "..%" PRId64
-                "\n(see ingot-manifest --help)\n", opt, s, lo, hi);
+        fprintf(stderr,
+                "ingot-manifest: %s '%s': expected an integer in %" PRId64 "..%" PRId64
+                "\n(see ingot-manifest --help)\n",
+                opt, s, lo, hi);
         return CLI_EXIT_USAGE;
     }
     *v_p = v;
@@ -223,8 +225,8 @@ static int cli_verify(int argc, char **argv)
     ingot_verify_report_t rep = {0};
     ingot_status_t st = ingot_manifest_verify(m, cli_verify_cb, NULL, &rep);
     printf("verified %" PRIu64 " samples, %" PRIu64 " bytes: %" PRIu64 " bad samples, %" PRIu64
-           " bad shards\n", rep.samples_checked, rep.bytes_hashed, rep.samples_bad,
-           rep.shards_bad);
+           " bad shards\n",
+           rep.samples_checked, rep.bytes_hashed, rep.samples_bad, rep.shards_bad);
     ingot_manifest_close(m);
     free(a.pos);
     return st == INGOT_OK ? 0 : CLI_EXIT_FAIL;
@@ -241,10 +243,13 @@ static unsigned cli_log2(uint64_t v)
 }
 
 /* Per field name: count, stored and raw bytes, codecs seen. */
-static int cli_inspect_fields(ingot_manifest_h m, const ingot_manifest_info_t *info,
-                              uint64_t *hist, uint64_t *bytes_p)
+static int cli_inspect_fields(ingot_manifest_h m, const ingot_manifest_info_t *info, uint64_t *hist,
+                              uint64_t *bytes_p)
 {
-    typedef struct { const char *name; uint64_t n, stored, raw, zstd; } agg_t;
+    typedef struct {
+        const char *name;
+        uint64_t n, stored, raw, zstd;
+    } agg_t;
     agg_t *agg = calloc(info->name_count ? info->name_count : 1, sizeof(*agg));
     uint32_t nagg = 0;
     for (uint64_t i = 0; agg && i < info->sample_count; i++) {
@@ -271,8 +276,7 @@ static int cli_inspect_fields(ingot_manifest_h m, const ingot_manifest_info_t *i
             agg[k].zstd += fi.codec == INGOT_CODEC_ZSTD;
         }
     }
-    printf("\n%-16s %12s %12s %14s %14s\n", "field", "count", "zstd", "stored bytes",
-           "raw bytes");
+    printf("\n%-16s %12s %12s %14s %14s\n", "field", "count", "zstd", "stored bytes", "raw bytes");
     for (uint32_t k = 0; k < nagg; k++) {
         printf("%-16s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", agg[k].name,
                agg[k].n, agg[k].zstd, agg[k].stored, agg[k].raw);
@@ -293,8 +297,8 @@ static void cli_inspect_hist(const uint64_t *hist, uint64_t total)
             continue;
         }
         int bar = (int)(hist[b] * CLI_HIST_BAR / max);
-        printf("  [%12llu, %12llu) %10" PRIu64 " %5.1f%% %.*s\n", b ? 1ull << b : 0ull,
-               2ull << b, hist[b], 100.0 * (double)hist[b] / (double)total, bar ? bar : 1,
+        printf("  [%12llu, %12llu) %10" PRIu64 " %5.1f%% %.*s\n", b ? 1ull << b : 0ull, 2ull << b,
+               hist[b], 100.0 * (double)hist[b] / (double)total, bar ? bar : 1,
                "########################################");
     }
 }
@@ -309,10 +313,10 @@ static int cli_inspect(int argc, char **argv)
         return rc;
     }
     ingot_manifest_query(m, &info);
-    printf("manifest      %s\nversion       %u\ndigest        %016" PRIx64 "\nbytes         %"
-           PRIu64 " (%.1f per sample)\nshards        %" PRIu64 "\nsamples       %" PRIu64
-           "\nfields        %" PRIu64 "\ndictionary    %s\n", a.pos[0], info.version,
-           info.digest, info.file_size,
+    printf("manifest      %s\nversion       %u\ndigest        %016" PRIx64
+           "\nbytes         %" PRIu64 " (%.1f per sample)\nshards        %" PRIu64
+           "\nsamples       %" PRIu64 "\nfields        %" PRIu64 "\ndictionary    %s\n",
+           a.pos[0], info.version, info.digest, info.file_size,
            info.sample_count ? (double)info.file_size / (double)info.sample_count : 0.0,
            info.shard_count, info.sample_count, info.field_count,
            info.dict_path ? info.dict_path : "none");
@@ -351,8 +355,8 @@ static int cli_cat_field(ingot_manifest_h m, uint64_t index, const char *name)
     if (st == INGOT_OK) {
         st = ingot_shard_reader_create(m, &r);
     }
-    if (st == INGOT_OK && ((buf = malloc(s.length + 1)) == NULL ||
-                           (out = malloc((size_t)f.raw_len + 1)) == NULL)) {
+    if (st == INGOT_OK &&
+        ((buf = malloc(s.length + 1)) == NULL || (out = malloc((size_t)f.raw_len + 1)) == NULL)) {
         st = INGOT_ERR_NO_MEMORY;
     }
     if (st == INGOT_OK && (st = ingot_shard_reader_read(r, index, buf, s.length)) == INGOT_OK) {
@@ -377,8 +381,8 @@ static int cli_cat(int argc, char **argv)
         return rc;
     }
     if (ingot_manifest_find(m, a.pos[1], a.shard, &index) != INGOT_OK) {
-        fprintf(stderr, "ingot-manifest cat: %s: no sample with key '%s'%s\n", a.pos[0],
-                a.pos[1], a.shard >= 0 ? " in that shard" : "");
+        fprintf(stderr, "ingot-manifest cat: %s: no sample with key '%s'%s\n", a.pos[0], a.pos[1],
+                a.shard >= 0 ? " in that shard" : "");
         rc = CLI_EXIT_FAIL;
     } else {
         rc = cli_cat_field(m, index, a.field);
@@ -410,8 +414,8 @@ static int cli_list(int argc, char **argv)
             ingot_field_info_t fi;
             ingot_manifest_field_get(m, &s, f, &fi);
             printf("%s %s.%s%s %u %" PRIu64 " %d\n", sh.path, s.key, fi.name,
-                   fi.codec == INGOT_CODEC_ZSTD ? ".zst" : "", fi.stored_len,
-                   s.offset + fi.offset, s.label);
+                   fi.codec == INGOT_CODEC_ZSTD ? ".zst" : "", fi.stored_len, s.offset + fi.offset,
+                   s.label);
         }
     }
     ingot_manifest_close(m);
@@ -428,16 +432,17 @@ static int cli_list(int argc, char **argv)
 /* The first members of the sources, concatenated, for ingot_pack_dict_train(). */
 typedef struct cli_trainer {
     uint8_t *buf;
-    size_t   len;
-    size_t   sizes[CLI_DICT_TRAIN_MAX];
+    size_t len;
+    size_t sizes[CLI_DICT_TRAIN_MAX];
     unsigned n;
 } cli_trainer_t;
 
-static ingot_status_t cli_train_cb(void *arg, const char *key, const char *field,
-                                   const void *data, size_t len)
+static ingot_status_t cli_train_cb(void *arg, const char *key, const char *field, const void *data,
+                                   size_t len)
 {
     cli_trainer_t *t = arg;
-    (void)key; (void)field;
+    (void)key;
+    (void)field;
     if (t->len + len > CLI_DICT_TRAIN_BYTES || t->n == CLI_DICT_TRAIN_MAX) {
         return INGOT_END_OF_DATA; /* enough to train on */
     }
@@ -467,9 +472,9 @@ static int cli_pack_dict(const cli_args_t *a, ingot_packer_params_t *pp)
     cli_trainer_t *t = calloc(1, sizeof(*t));
     void *dict = NULL;
     int rc = t && (t->buf = malloc(CLI_DICT_TRAIN_BYTES)) ? 0 : -1;
-    if (rc == 0 && (cli_sources(a, cli_train_cb, t) != INGOT_OK ||
-                    ingot_pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) !=
-                        INGOT_OK)) {
+    if (rc == 0 &&
+        (cli_sources(a, cli_train_cb, t) != INGOT_OK ||
+         ingot_pack_dict_train(t->buf, t->sizes, t->n, &dict, &pp->dict_len) != INGOT_OK)) {
         rc = -1;
     }
     pp->dict = dict;
@@ -504,17 +509,21 @@ static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
         .field_mask = INGOT_PACKER_PARAM_FIELD_OUT_DIR | INGOT_PACKER_PARAM_FIELD_SHARD_SIZE |
                       INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL | INGOT_PACKER_PARAM_FIELD_PROGRESS |
                       INGOT_PACKER_PARAM_FIELD_JOBS | INGOT_PACKER_PARAM_FIELD_TOTAL_MEMBERS,
-        .out_dir = a->out, .zstd_level = a->zstd_level, .progress = isatty(2),
+        .out_dir = a->out,
+        .zstd_level = a->zstd_level,
+        .progress = isatty(2),
         .jobs = a->jobs ? (unsigned)a->jobs : (unsigned)(ncpu > 0 ? ncpu : 1),
         .shard_size = INGOT_PACK_DEFAULT_SHARD_SIZE};
-    if (a->shard_size != NULL && (ingot_config_parse_size(a->shard_size, &pp->shard_size) !=
-                                  INGOT_OK || pp->shard_size == 0)) {
+    if (a->shard_size != NULL &&
+        (ingot_config_parse_size(a->shard_size, &pp->shard_size) != INGOT_OK ||
+         pp->shard_size == 0)) {
         return cli_usage_error("--shard-size '%s': expected a size such as 256MiB or 1GB "
-                               "(K/KiB = 1024, KB = 1000)", a->shard_size);
+                               "(K/KiB = 1024, KB = 1000)",
+                               a->shard_size);
     }
     if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0)) {
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
-                               "needs --zstd LEVEL");
+                                     "needs --zstd LEVEL");
     }
     if (pp->progress) {
         pp->total_members = cli_count_members(a);

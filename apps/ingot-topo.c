@@ -15,16 +15,17 @@
 
 static void app_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ingot-topo [--xml FILE] [--ranks-per-node N] [--cpuset LIST] [--json]\n"
-            "  --xml FILE           plan for the node described by an hwloc XML export\n"
-            "                       (default: INGOT_TOPOLOGY_XML, else this machine)\n"
-            "  --ranks-per-node N   plan for N local ranks without launching them\n"
-            "                       (default: the ranks of this node under mpirun/srun, else 1)\n"
-            "  --cpuset LIST        plan within these CPUs only (\"0-27,56-83\"), as a launcher would\n"
-            "  --json               print JSON instead of a table\n"
-            "Policy comes from INGOT_PLACEMENT, INGOT_GPUS, INGOT_GPU_SHARING, INGOT_INGEST_CORES\n"
-            "and CUDA_VISIBLE_DEVICES; INGOT_BIND binds launched ranks (see ingot-info -c).\n");
+    fprintf(
+        out,
+        "usage: ingot-topo [--xml FILE] [--ranks-per-node N] [--cpuset LIST] [--json]\n"
+        "  --xml FILE           plan for the node described by an hwloc XML export\n"
+        "                       (default: INGOT_TOPOLOGY_XML, else this machine)\n"
+        "  --ranks-per-node N   plan for N local ranks without launching them\n"
+        "                       (default: the ranks of this node under mpirun/srun, else 1)\n"
+        "  --cpuset LIST        plan within these CPUs only (\"0-27,56-83\"), as a launcher would\n"
+        "  --json               print JSON instead of a table\n"
+        "Policy comes from INGOT_PLACEMENT, INGOT_GPUS, INGOT_GPU_SHARING, INGOT_INGEST_CORES\n"
+        "and CUDA_VISIBLE_DEVICES; INGOT_BIND binds launched ranks (see ingot-info -c).\n");
 }
 
 static int app_ranks(const char *arg, ingot_topology_report_params_t *p)
@@ -42,13 +43,16 @@ static int app_ranks(const char *arg, ingot_topology_report_params_t *p)
 static int app_parse(int argc, char **argv, ingot_topology_report_params_t *p)
 {
     static const struct option longopts[] = {
-        {"xml", required_argument, NULL, 'x'},   {"ranks-per-node", required_argument, NULL, 'n'},
+        {"xml", required_argument, NULL, 'x'},    {"ranks-per-node", required_argument, NULL, 'n'},
         {"cpuset", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int c, rc = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, "x:n:c:jh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'x': p->xml = optarg; p->field_mask |= INGOT_TOPOLOGY_REPORT_PARAM_FIELD_XML; break;
+        case 'x':
+            p->xml = optarg;
+            p->field_mask |= INGOT_TOPOLOGY_REPORT_PARAM_FIELD_XML;
+            break;
         case 'c':
             p->cpuset = optarg;
             p->field_mask |= INGOT_TOPOLOGY_REPORT_PARAM_FIELD_CPUSET;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #define F(_field) offsetof(ingot_base_config_t, _field)
-#define JOB  INGOT_CONFIG_SCOPE_JOB
-#define RANK INGOT_CONFIG_SCOPE_RANK
+#define JOB       INGOT_CONFIG_SCOPE_JOB
+#define RANK      INGOT_CONFIG_SCOPE_RANK
 
 static const char *const log_levels[] = {
     [INGOT_LOG_LEVEL_ERROR] = "error", [INGOT_LOG_LEVEL_WARN] = "warn",
@@ -24,7 +24,8 @@ static int check_fault_spec(const char *value, char *err, size_t errlen)
         return 0;
     }
     if (!INGOT_FAULT_ENABLED) {
-        snprintf(err, errlen, "fault injection is not compiled into this build "
+        snprintf(err, errlen,
+                 "fault injection is not compiled into this build "
                  "(configure with -DINGOT_FAULT_INJECTION=ON)");
         return -1;
     }

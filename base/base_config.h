@@ -15,15 +15,15 @@ typedef enum ingot_mem_pin_mode {
 } ingot_mem_pin_mode_t;
 
 typedef struct ingot_base_config {
-    ingot_log_level_t    log_level;
-    char                *log_file;         /* "stderr" or a path pattern */
-    uint64_t             timeout_ns;       /* deadline of every blocking wait */
-    uint64_t             spin_ns;          /* busy-wait before sleeping */
-    bool                 hugepages;
+    ingot_log_level_t log_level;
+    char *log_file;      /* "stderr" or a path pattern */
+    uint64_t timeout_ns; /* deadline of every blocking wait */
+    uint64_t spin_ns;    /* busy-wait before sleeping */
+    bool hugepages;
     ingot_mem_pin_mode_t pin;
-    bool                 check_job_config; /* compare job-wide variables at init */
-    bool                 warn_unknown;     /* warn about unknown INGOT_* variables */
-    char                *fault;            /* fault-injection spec (test builds) */
+    bool check_job_config; /* compare job-wide variables at init */
+    bool warn_unknown;     /* warn about unknown INGOT_* variables */
+    char *fault;           /* fault-injection spec (test builds) */
 } ingot_base_config_t;
 
 /* The parser stores enum variables as int. */

@@ -22,7 +22,7 @@
 
 typedef struct unit {
     const char *name;
-    uint64_t    mult;
+    uint64_t mult;
 } unit_t;
 
 /* Unit tables, one row per magnitude: kept as laid out by hand. */
@@ -48,7 +48,7 @@ static const unit_t duration_out_units[] = {
 };
 /* clang-format on */
 
-static const char *const bool_true[]  = {"y", "yes", "on", "true", "1"};
+static const char *const bool_true[] = {"y", "yes", "on", "true", "1"};
 static const char *const bool_false[] = {"n", "no", "off", "false", "0"};
 
 const char *ingot_config_scope_name(ingot_config_scope_t scope)
@@ -61,7 +61,7 @@ const char *ingot_config_scope_name(ingot_config_scope_t scope)
 #define CONFIG_TABLES_MAX 32
 
 static ingot_config_table_t *config_tables[CONFIG_TABLES_MAX];
-static size_t                config_ntables;
+static size_t config_ntables;
 
 void ingot_config_register(ingot_config_table_t *table)
 {
@@ -119,16 +119,15 @@ const char *ingot_config_syntax(const ingot_config_field_t *f, char *buf, size_t
         format_range(f, range, sizeof(range));
     }
     switch (f->type) {
-    case INGOT_CONFIG_INT:
-        snprintf(buf, buflen, "a decimal integer%s", range);
-        break;
+    case INGOT_CONFIG_INT: snprintf(buf, buflen, "a decimal integer%s", range); break;
     case INGOT_CONFIG_SIZE:
-        snprintf(buf, buflen, "a number with an optional unit B, K|KiB, M|MiB, G|GiB, "
-                 "T|TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), e.g. 64MiB%s", range);
+        snprintf(buf, buflen,
+                 "a number with an optional unit B, K|KiB, M|MiB, G|GiB, "
+                 "T|TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), e.g. 64MiB%s",
+                 range);
         break;
     case INGOT_CONFIG_DURATION:
-        snprintf(buf, buflen, "a number with a unit ns, us, ms, s, m, h, e.g. 250ms%s",
-                 range);
+        snprintf(buf, buflen, "a number with a unit ns, us, ms, s, m, h, e.g. 250ms%s", range);
         break;
     case INGOT_CONFIG_BOOL:
         snprintf(buf, buflen, "a boolean: y|yes|on|true|1 or n|no|off|false|0");
@@ -140,9 +139,7 @@ const char *ingot_config_syntax(const ingot_config_field_t *f, char *buf, size_t
         }
         break;
     }
-    case INGOT_CONFIG_STRING:
-        snprintf(buf, buflen, "a string");
-        break;
+    case INGOT_CONFIG_STRING: snprintf(buf, buflen, "a string"); break;
     }
     return buf;
 }
@@ -262,9 +259,11 @@ static ingot_status_t parse_number(const ingot_config_field_t *f, const char *st
         v = (int64_t)u;
     }
     if (rc != 0) {
-        return config_error(f, str, err, errlen, overflow ? "value overflows" :
-                            (f->type == INGOT_CONFIG_INT) ? "not an integer" :
-                            (f->type == INGOT_CONFIG_SIZE) ? "not a size" : "not a duration");
+        return config_error(f, str, err, errlen,
+                            overflow                         ? "value overflows"
+                            : (f->type == INGOT_CONFIG_INT)  ? "not an integer"
+                            : (f->type == INGOT_CONFIG_SIZE) ? "not a size"
+                                                             : "not a duration");
     }
     if (f->type != INGOT_CONFIG_INT && u > INT64_MAX) {
         return config_error(f, str, err, errlen, "value overflows");
@@ -291,8 +290,7 @@ ingot_status_t ingot_config_parse(const ingot_config_field_t *f, const char *str
     switch (f->type) {
     case INGOT_CONFIG_INT:
     case INGOT_CONFIG_SIZE:
-    case INGOT_CONFIG_DURATION:
-        return parse_number(f, str, value_p, err, errlen);
+    case INGOT_CONFIG_DURATION: return parse_number(f, str, value_p, err, errlen);
     case INGOT_CONFIG_BOOL:
         if (match_name(str, bool_true, INGOT_ARRAY_SIZE(bool_true)) >= 0) {
             *(bool *)value_p = true;
@@ -341,26 +339,20 @@ void ingot_config_format(const ingot_config_field_t *f, const void *value_p, cha
                          size_t buflen)
 {
     switch (f->type) {
-    case INGOT_CONFIG_INT:
-        snprintf(buf, buflen, "%" PRId64, *(const int64_t *)value_p);
-        break;
+    case INGOT_CONFIG_INT: snprintf(buf, buflen, "%" PRId64, *(const int64_t *)value_p); break;
     case INGOT_CONFIG_SIZE:
-        format_scaled(*(const uint64_t *)value_p, size_out_units,
-                      INGOT_ARRAY_SIZE(size_out_units), buf, buflen);
+        format_scaled(*(const uint64_t *)value_p, size_out_units, INGOT_ARRAY_SIZE(size_out_units),
+                      buf, buflen);
         break;
     case INGOT_CONFIG_DURATION:
         format_scaled(*(const uint64_t *)value_p, duration_out_units,
                       INGOT_ARRAY_SIZE(duration_out_units), buf, buflen);
         break;
-    case INGOT_CONFIG_BOOL:
-        snprintf(buf, buflen, "%s", *(const bool *)value_p ? "y" : "n");
-        break;
+    case INGOT_CONFIG_BOOL: snprintf(buf, buflen, "%s", *(const bool *)value_p ? "y" : "n"); break;
     case INGOT_CONFIG_ENUM:
         snprintf(buf, buflen, "%s", f->enum_names[*(const int *)value_p]);
         break;
-    case INGOT_CONFIG_STRING:
-        snprintf(buf, buflen, "%s", *(char *const *)value_p);
-        break;
+    case INGOT_CONFIG_STRING: snprintf(buf, buflen, "%s", *(char *const *)value_p); break;
     }
 }
 
@@ -395,8 +387,8 @@ ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *
         char full[128];
         snprintf(full, sizeof(full), INGOT_ENV_PREFIX "%s", f->name);
         const char *v = lookup(full, arg);
-        ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)values + f->offset,
-                                               err, errlen);
+        ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)values + f->offset, err,
+                                               errlen);
         if (st != INGOT_OK) {
             ingot_config_table_release(table, values);
             return st;
@@ -421,7 +413,8 @@ static size_t edit_distance(const char *a, const char *b)
         for (size_t j = 1; j <= lb; j++) {
             size_t up = row[j];
             size_t cost = (toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 1]))
-                          ? 0 : 1;
+                              ? 0
+                              : 1;
             size_t best = diag + cost;
             if (row[j] + 1 < best) best = row[j] + 1;
             if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
@@ -471,10 +464,12 @@ void ingot_config_warn_unknown(char **envp)
         const char *hint = ingot_config_suggest(name);
         if (hint != NULL) {
             ingot_warn("unknown environment variable %s (did you mean " INGOT_ENV_PREFIX "%s?); "
-                       "set INGOT_WARN_UNKNOWN=n to silence", name, hint);
+                       "set INGOT_WARN_UNKNOWN=n to silence",
+                       name, hint);
         } else {
             ingot_warn("unknown environment variable %s (ingot-info -c lists the known ones); "
-                       "set INGOT_WARN_UNKNOWN=n to silence", name);
+                       "set INGOT_WARN_UNKNOWN=n to silence",
+                       name);
         }
     }
 }
@@ -482,8 +477,8 @@ void ingot_config_warn_unknown(char **envp)
 /* ---------------------------------------------------------------- process-wide configuration */
 
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
-static int             global_loaded;
-static ingot_status_t  global_status;
+static int global_loaded;
+static ingot_status_t global_status;
 
 static ingot_status_t config_load_all(void)
 {
@@ -500,8 +495,9 @@ static ingot_status_t config_load_all(void)
         }
     }
     for (size_t t = 0; t < config_ntables; t++) {
-        ingot_status_t st = config_tables[t]->apply ? config_tables[t]->apply(config_tables[t]->values)
-                                                    : INGOT_OK;
+        ingot_status_t st = config_tables[t]->apply
+                                ? config_tables[t]->apply(config_tables[t]->values)
+                                : INGOT_OK;
         if (st != INGOT_OK) {
             return st;
         }

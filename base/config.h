@@ -30,23 +30,23 @@ typedef enum ingot_config_type {
 } ingot_config_type_t;
 
 typedef enum ingot_config_scope {
-    INGOT_CONFIG_SCOPE_JOB,  /**< must be equal on every rank (checked at ingot_init) */
-    INGOT_CONFIG_SCOPE_RANK  /**< may differ between ranks */
+    INGOT_CONFIG_SCOPE_JOB, /**< must be equal on every rank (checked at ingot_init) */
+    INGOT_CONFIG_SCOPE_RANK /**< may differ between ranks */
 } ingot_config_scope_t;
 
 /** Optional validator of a string variable: return 0, or write why into err and return -1. */
 typedef int (*ingot_config_check_fn_t)(const char *value, char *err, size_t errlen);
 
 typedef struct ingot_config_field {
-    const char             *name;
-    const char             *dfl;
-    const char             *doc;
-    ingot_config_scope_t    scope;
-    ingot_config_type_t     type;
-    size_t                  offset;
-    int64_t                 min, max;     /* INT, SIZE and DURATION bounds (inclusive) */
-    const char *const      *enum_names;   /* ENUM: NULL-terminated */
-    ingot_config_check_fn_t check;        /* STRING: optional */
+    const char *name;
+    const char *dfl;
+    const char *doc;
+    ingot_config_scope_t scope;
+    ingot_config_type_t type;
+    size_t offset;
+    int64_t min, max;              /* INT, SIZE and DURATION bounds (inclusive) */
+    const char *const *enum_names; /* ENUM: NULL-terminated */
+    ingot_config_check_fn_t check; /* STRING: optional */
 } ingot_config_field_t;
 
 /**
@@ -56,15 +56,15 @@ typedef struct ingot_config_field {
  * Tables are kept in @p order (the layer order: base first), which is the order of ingot-info -c.
  */
 typedef struct ingot_config_table {
-    const char                 *module;  /**< section name: "base", "topology", "loader", ... */
-    int                         order;   /**< position among the tables (lower first) */
+    const char *module; /**< section name: "base", "topology", "loader", ... */
+    int order;          /**< position among the tables (lower first) */
     const ingot_config_field_t *fields;
-    size_t                      count;
-    size_t                      size;    /**< sizeof the module's values struct */
-    void                       *values;  /**< the process-wide parsed values (module storage) */
+    size_t count;
+    size_t size;  /**< sizeof the module's values struct */
+    void *values; /**< the process-wide parsed values (module storage) */
     /** Optional: applied once to the process-wide values after every table parsed (base sets
      *  its log level, spin and faults here); a failure fails the load. */
-    ingot_status_t            (*apply)(const void *values);
+    ingot_status_t (*apply)(const void *values);
 } ingot_config_table_t;
 
 #define INGOT_CONFIG_FIELDS(_fields) (_fields), (sizeof(_fields) / sizeof((_fields)[0]))
@@ -93,18 +93,18 @@ typedef struct ingot_config_table {
 
 /** Order of the layers' tables. */
 enum {
-    INGOT_CONFIG_ORDER_BASE        = 0,
-    INGOT_CONFIG_ORDER_TOPOLOGY    = 10,
-    INGOT_CONFIG_ORDER_SHARD       = 20,
+    INGOT_CONFIG_ORDER_BASE = 0,
+    INGOT_CONFIG_ORDER_TOPOLOGY = 10,
+    INGOT_CONFIG_ORDER_SHARD = 20,
     INGOT_CONFIG_ORDER_COLLECTIVES = 30,
-    INGOT_CONFIG_ORDER_RUNTIME     = 40
+    INGOT_CONFIG_ORDER_RUNTIME = 40
 };
 
 /** Add @p table to the registry (constructors only: not thread-safe against a running load). */
 void ingot_config_register(ingot_config_table_t *table);
 
 /** Registered tables, in order: ingot_config_table_at(0..ingot_config_table_count()-1). */
-size_t                      ingot_config_table_count(void);
+size_t ingot_config_table_count(void);
 const ingot_config_table_t *ingot_config_table_at(size_t i);
 
 /** Environment lookup used by the reader (getenv by default; tests pass their own). */
@@ -119,19 +119,19 @@ ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *
                                        ingot_config_lookup_fn_t lookup, void *arg, char *err,
                                        size_t errlen);
 /** Free the strings of @p values (parsed from @p table) and zero them. */
-void           ingot_config_table_release(const ingot_config_table_t *table, void *values);
+void ingot_config_table_release(const ingot_config_table_t *table, void *values);
 
 /** Parse one value for one field into @p value_p (a pointer to the field's storage). */
-ingot_status_t ingot_config_parse(const ingot_config_field_t *field, const char *str,
-                                  void *value_p, char *err, size_t errlen);
+ingot_status_t ingot_config_parse(const ingot_config_field_t *field, const char *str, void *value_p,
+                                  char *err, size_t errlen);
 /** Format a parsed value in the parser's syntax (canonical: equal values format equally). */
-void           ingot_config_format(const ingot_config_field_t *field, const void *value_p,
-                                   char *buf, size_t buflen);
+void ingot_config_format(const ingot_config_field_t *field, const void *value_p, char *buf,
+                         size_t buflen);
 /** The variable @p name (with or without INGOT_), and its table in @p table_p (may be NULL). */
 const ingot_config_field_t *ingot_config_find(const char *name,
                                               const ingot_config_table_t **table_p);
-const char    *ingot_config_syntax(const ingot_config_field_t *field, char *buf, size_t buflen);
-const char    *ingot_config_scope_name(ingot_config_scope_t scope);
+const char *ingot_config_syntax(const ingot_config_field_t *field, char *buf, size_t buflen);
+const char *ingot_config_scope_name(ingot_config_scope_t scope);
 
 /**
  * The process-wide configuration: every registered table parsed from the environment at the
@@ -147,9 +147,9 @@ ingot_status_t ingot_config_load(void);
 ingot_status_t ingot_config_values(const ingot_config_table_t *table, const void **values_p);
 
 /** Closest known variable name to @p name (edit distance), or NULL if none is close. */
-const char    *ingot_config_suggest(const char *name);
+const char *ingot_config_suggest(const char *name);
 
 /** Warn (once per name) about INGOT_* variables in @p envp that are not in the table. */
-void           ingot_config_warn_unknown(char **envp);
+void ingot_config_warn_unknown(char **envp);
 
 #endif

@@ -4,10 +4,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #if INGOT_BUILD_CUDA
-#  include <cuda_runtime_api.h>
+#    include <cuda_runtime_api.h>
 #endif
 
-static pthread_once_t     probe_once = PTHREAD_ONCE_INIT;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static ingot_cuda_probe_t probe_result;
 
 static void cuda_probe_once(void)

@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 typedef struct ingot_cuda_probe {
-    int  device_count;    /* usable devices (0 when none, no driver, or not built with CUDA) */
-    int  driver_version;  /* e.g. 13000, 0 without a driver */
-    int  runtime_version; /* runtime linked into ingot, 0 without CUDA */
-    char reason[160];     /* why no device is usable */
+    int device_count;    /* usable devices (0 when none, no driver, or not built with CUDA) */
+    int driver_version;  /* e.g. 13000, 0 without a driver */
+    int runtime_version; /* runtime linked into ingot, 0 without CUDA */
+    char reason[160];    /* why no device is usable */
 } ingot_cuda_probe_t;
 
 /** Probe once per process (thread-safe) and return the cached result. */

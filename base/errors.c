@@ -7,7 +7,7 @@
 #include <ucs/type/status.h>
 #include <zstd.h>
 #if INGOT_BUILD_CUDA
-#  include <cuda_runtime_api.h>
+#    include <cuda_runtime_api.h>
 #endif
 
 ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what)

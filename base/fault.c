@@ -17,9 +17,9 @@
 
 typedef struct fault_rule {
     ingot_fault_site_t site;
-    uint64_t           nth;    /* 1-based call number; 0 = every call */
-    int                onward; /* "N+": the nth and every later call */
-    int                err;
+    uint64_t nth; /* 1-based call number; 0 = every call */
+    int onward;   /* "N+": the nth and every later call */
+    int err;
 } fault_rule_t;
 
 static const char *const site_names[INGOT_FAULT_SITE_LAST] = {
@@ -31,16 +31,16 @@ static const int site_default_errno[INGOT_FAULT_SITE_LAST] = {
 
 static const struct {
     const char *name;
-    int         err;
+    int err;
 } errno_names[] = {
-    {"ENOMEM", ENOMEM}, {"EIO", EIO}, {"EAGAIN", EAGAIN}, {"EPERM", EPERM}, {"ENOSPC", ENOSPC},
-    {"EINVAL", EINVAL}, {"ENOENT", ENOENT}, {"EACCES", EACCES},
+    {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EAGAIN", EAGAIN}, {"EPERM", EPERM},
+    {"ENOSPC", ENOSPC}, {"EINVAL", EINVAL}, {"ENOENT", ENOENT}, {"EACCES", EACCES},
 };
 
-static fault_rule_t      armed_rules[FAULT_RULES_MAX];
-static _Atomic int       armed_count;
-static _Atomic uint64_t  site_calls[INGOT_FAULT_SITE_LAST];
-static pthread_mutex_t   arm_lock = PTHREAD_MUTEX_INITIALIZER;
+static fault_rule_t armed_rules[FAULT_RULES_MAX];
+static _Atomic int armed_count;
+static _Atomic uint64_t site_calls[INGOT_FAULT_SITE_LAST];
+static pthread_mutex_t arm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
 {
@@ -54,8 +54,10 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
     for (s = 0; s < INGOT_FAULT_SITE_LAST && strcmp(site, site_names[s]) != 0; s++) {
     }
     if (s == INGOT_FAULT_SITE_LAST) {
-        snprintf(err, errlen, "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
-                 "pread, thread)", site);
+        snprintf(err, errlen,
+                 "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
+                 "pread, thread)",
+                 site);
         return -1;
     }
     rule->site = (ingot_fault_site_t)s;
@@ -87,8 +89,10 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
         }
     }
     if (rule->err == 0) {
-        snprintf(err, errlen, "unknown action '%s' (fail, ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, "
-                 "EINVAL, ENOENT, EACCES)", action);
+        snprintf(err, errlen,
+                 "unknown action '%s' (fail, ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, "
+                 "EINVAL, ENOENT, EACCES)",
+                 action);
         return -1;
     }
     return 0;
@@ -164,8 +168,7 @@ int ingot_fault_check(ingot_fault_site_t site)
     uint64_t call = atomic_fetch_add(&site_calls[site], 1) + 1;
     for (int i = 0; i < atomic_load(&armed_count) && err == 0; i++) {
         const fault_rule_t *r = &armed_rules[i];
-        if (r->site == site &&
-            (r->nth == 0 || call == r->nth || (r->onward && call > r->nth))) {
+        if (r->site == site && (r->nth == 0 || call == r->nth || (r->onward && call > r->nth))) {
             err = r->err;
         }
     }

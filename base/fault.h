@@ -31,10 +31,14 @@ ingot_status_t ingot_fault_arm(const char *spec, char *err, size_t errlen);
 #ifdef INGOT_FAULT_INJECTION
 /** 0, or the errno this call at @p site must fail with. Thread-safe, counts every call. */
 int ingot_fault_check(ingot_fault_site_t site);
-#  define INGOT_FAULT_ENABLED 1
+#    define INGOT_FAULT_ENABLED 1
 #else
-static inline int ingot_fault_check(ingot_fault_site_t site) { (void)site; return 0; }
-#  define INGOT_FAULT_ENABLED 0
+static inline int ingot_fault_check(ingot_fault_site_t site)
+{
+    (void)site;
+    return 0;
+}
+#    define INGOT_FAULT_ENABLED 0
 #endif
 
 #endif

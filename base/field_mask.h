@@ -13,15 +13,17 @@
 
 /** The members one field-mask bit covers: a contiguous run of a struct. */
 typedef struct ingot_field_span {
-    uint64_t bit;    /**< The field-mask bit. */
-    size_t   offset; /**< Offset of the first member it covers. */
-    size_t   size;   /**< Bytes from there to the end of the last member it covers. */
+    uint64_t bit;  /**< The field-mask bit. */
+    size_t offset; /**< Offset of the first member it covers. */
+    size_t size;   /**< Bytes from there to the end of the last member it covers. */
 } ingot_field_span_t;
 
 /** The span of bit @p _bit: members @p _first to @p _last (inclusive, in declaration order). */
 #define INGOT_FIELD_SPAN(_bit, _type, _first, _last) \
-    {(_bit), offsetof(_type, _first), \
-     offsetof(_type, _last) + sizeof(((_type *)0)->_last) - offsetof(_type, _first)}
+    { \
+        (_bit), offsetof(_type, _first), \
+            offsetof(_type, _last) + sizeof(((_type *)0)->_last) - offsetof(_type, _first) \
+    }
 
 /**
  * Copy from @p src to @p dst the spans whose bit is set in @p mask; bits no span names are

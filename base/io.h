@@ -15,7 +15,7 @@
 /** Where and why a read stopped (filled only when a read fails). */
 typedef struct ingot_io_fail {
     uint64_t offset; /**< file offset of the call that failed */
-    int      err;    /**< its errno, or 0 when the file ended early */
+    int err;         /**< its errno, or 0 when the file ended early */
 } ingot_io_fail_t;
 
 /**

@@ -18,9 +18,9 @@
 
 _Atomic int ingot_log_level_current = INGOT_LOG_LEVEL_WARN;
 
-static _Atomic int log_fd   = STDERR_FILENO;
+static _Atomic int log_fd = STDERR_FILENO;
 static _Atomic int log_rank = -1;
-static char        log_host[64];
+static char log_host[64];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local char log_last_error[INGOT_LOG_LINE_MAX];
@@ -100,8 +100,14 @@ static void log_expand(const char *pattern, char *out, size_t outlen)
         if (p[0] == '%' && p[1] != '\0') {
             switch (p[1]) {
             case 'h': ins = log_host; break;
-            case 'p': snprintf(sub, sizeof(sub), "%d", (int)getpid()); ins = sub; break;
-            case 'r': snprintf(sub, sizeof(sub), "%d", atomic_load(&log_rank)); ins = sub; break;
+            case 'p':
+                snprintf(sub, sizeof(sub), "%d", (int)getpid());
+                ins = sub;
+                break;
+            case 'r':
+                snprintf(sub, sizeof(sub), "%d", atomic_load(&log_rank));
+                ins = sub;
+                break;
             case '%': ins = "%"; break;
             default: break;
             }

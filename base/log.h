@@ -12,8 +12,8 @@
 
 typedef enum ingot_log_level {
     INGOT_LOG_LEVEL_ERROR = 0,
-    INGOT_LOG_LEVEL_WARN  = 1,
-    INGOT_LOG_LEVEL_INFO  = 2,
+    INGOT_LOG_LEVEL_WARN = 1,
+    INGOT_LOG_LEVEL_INFO = 2,
     INGOT_LOG_LEVEL_DEBUG = 3,
     INGOT_LOG_LEVEL_TRACE = 4
 } ingot_log_level_t;
@@ -50,18 +50,20 @@ static inline int ingot_log_enabled(ingot_log_level_t level)
 }
 
 #define ingot_log(_lvl, ...) \
-    do { if (ingot_log_enabled(_lvl)) ingot_log_write(_lvl, __FILE__, __LINE__, __VA_ARGS__); } while (0)
+    do { \
+        if (ingot_log_enabled(_lvl)) ingot_log_write(_lvl, __FILE__, __LINE__, __VA_ARGS__); \
+    } while (0)
 /*
  * Errors: the function that detects one calls ingot_error() once with what was wrong (file,
  * offset, key, rank, variable); it is logged and kept as the calling thread's last error
  * (ingot_last_error(), public). ingot_fail() does the same and evaluates to the status, for
  * `return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %zu: ...", ...)`.
  */
-#define ingot_error(...) ingot_log_error_write(__FILE__, __LINE__, __VA_ARGS__)
+#define ingot_error(...)         ingot_log_error_write(__FILE__, __LINE__, __VA_ARGS__)
 #define ingot_fail(_status, ...) (ingot_error(__VA_ARGS__), (_status))
-#define ingot_warn(...)  ingot_log(INGOT_LOG_LEVEL_WARN,  __VA_ARGS__)
-#define ingot_info(...)  ingot_log(INGOT_LOG_LEVEL_INFO,  __VA_ARGS__)
-#define ingot_debug(...) ingot_log(INGOT_LOG_LEVEL_DEBUG, __VA_ARGS__)
-#define ingot_trace(...) ingot_log(INGOT_LOG_LEVEL_TRACE, __VA_ARGS__)
+#define ingot_warn(...)          ingot_log(INGOT_LOG_LEVEL_WARN, __VA_ARGS__)
+#define ingot_info(...)          ingot_log(INGOT_LOG_LEVEL_INFO, __VA_ARGS__)
+#define ingot_debug(...)         ingot_log(INGOT_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define ingot_trace(...)         ingot_log(INGOT_LOG_LEVEL_TRACE, __VA_ARGS__)
 
 #endif

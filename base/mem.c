@@ -21,15 +21,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #if INGOT_BUILD_CUDA
-#  include <cuda_runtime_api.h>
+#    include <cuda_runtime_api.h>
 #endif
 
 #define MEM_HUGEPAGE_SIZE (2ull << 20)
 #ifndef MADV_POPULATE_WRITE
-#  define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL and we touch pages */
+#    define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL and we touch pages */
 #endif
 
-static pthread_once_t   mem_topo_once = PTHREAD_ONCE_INIT;
+static pthread_once_t mem_topo_once = PTHREAD_ONCE_INIT;
 static hwloc_topology_t mem_topo;
 
 static void mem_topo_load(void)
@@ -50,9 +50,9 @@ static const ingot_base_config_t *mem_config(void)
 const char *ingot_mem_kind_name(ingot_mem_kind_t kind)
 {
     switch (kind) {
-    case INGOT_MEM_KIND_MLOCKED:   return "mlocked";
+    case INGOT_MEM_KIND_MLOCKED: return "mlocked";
     case INGOT_MEM_KIND_CUDA_HOST: return "cuda-pinned";
-    default:                       return "pageable";
+    default: return "pageable";
     }
 }
 
@@ -86,8 +86,8 @@ static ingot_status_t mem_bind(ingot_mem_t *mem, int numa_node, const char *what
     }
     hwloc_obj_t node = hwloc_get_numanode_obj_by_os_index(mem_topo, (unsigned)numa_node);
     if (node == NULL) {
-        ingot_error("%s: NUMA node %d does not exist on this machine (%d node(s))", what,
-                    numa_node, hwloc_get_nbobjs_by_type(mem_topo, HWLOC_OBJ_NUMANODE));
+        ingot_error("%s: NUMA node %d does not exist on this machine (%d node(s))", what, numa_node,
+                    hwloc_get_nbobjs_by_type(mem_topo, HWLOC_OBJ_NUMANODE));
         return INGOT_ERR_INVALID_PARAM;
     }
     if (hwloc_set_area_membind(mem_topo, mem->map_base, mem->map_size, node->nodeset,
@@ -146,8 +146,8 @@ static void mem_pin(ingot_mem_t *mem, const char *what)
         snprintf(limit, sizeof(limit), "%" PRIu64 " bytes", (uint64_t)lim.rlim_cur);
     }
     ingot_warn("pinning %s (%zu bytes) failed: mlock: %s; RLIMIT_MEMLOCK (ulimit -l) is %s; "
-               "using pageable memory (raise the limit to pin it)", what, mem->map_size,
-               strerror(err), limit);
+               "using pageable memory (raise the limit to pin it)",
+               what, mem->map_size, strerror(err), limit);
 }
 
 ingot_status_t ingot_mem_alloc(size_t size, unsigned flags, int numa_node, const char *what,

@@ -13,24 +13,24 @@
 #include <stddef.h>
 
 typedef enum ingot_mem_kind {
-    INGOT_MEM_KIND_PAGEABLE  = 0, /**< ordinary memory */
-    INGOT_MEM_KIND_MLOCKED   = 1, /**< page-locked with mlock */
-    INGOT_MEM_KIND_CUDA_HOST = 2  /**< page-locked and registered with CUDA */
+    INGOT_MEM_KIND_PAGEABLE = 0, /**< ordinary memory */
+    INGOT_MEM_KIND_MLOCKED = 1,  /**< page-locked with mlock */
+    INGOT_MEM_KIND_CUDA_HOST = 2 /**< page-locked and registered with CUDA */
 } ingot_mem_kind_t;
 
 enum {
     INGOT_MEM_F_PREFAULT = 1u << 0, /**< touch every page now */
     INGOT_MEM_F_HUGEPAGE = 1u << 1, /**< madvise(MADV_HUGEPAGE), 2 MiB aligned when large */
-    INGOT_MEM_F_PINNED   = 1u << 2  /**< page-lock (falls back to pageable with a warning) */
+    INGOT_MEM_F_PINNED = 1u << 2    /**< page-lock (falls back to pageable with a warning) */
 };
 
 typedef struct ingot_mem {
-    void            *ptr;       /**< start of the usable buffer */
-    size_t           size;      /**< bytes requested */
-    size_t           map_size;  /**< bytes mapped (rounded to pages) */
-    void            *map_base;  /**< start of the mapping */
-    ingot_mem_kind_t kind;      /**< what pinning was achieved */
-    int              numa_node; /**< node it was bound to, or -1 */
+    void *ptr;             /**< start of the usable buffer */
+    size_t size;           /**< bytes requested */
+    size_t map_size;       /**< bytes mapped (rounded to pages) */
+    void *map_base;        /**< start of the mapping */
+    ingot_mem_kind_t kind; /**< what pinning was achieved */
+    int numa_node;         /**< node it was bound to, or -1 */
 } ingot_mem_t;
 
 /**
@@ -41,11 +41,11 @@ typedef struct ingot_mem {
 ingot_status_t ingot_mem_alloc(size_t size, unsigned flags, int numa_node, const char *what,
                                ingot_mem_t *mem_p);
 /** Unpin and unmap. Accepts a zeroed ingot_mem_t. */
-void           ingot_mem_free(ingot_mem_t *mem);
-const char    *ingot_mem_kind_name(ingot_mem_kind_t kind);
+void ingot_mem_free(ingot_mem_t *mem);
+const char *ingot_mem_kind_name(ingot_mem_kind_t kind);
 
 /** malloc/calloc for control structures (fault-injectable as site "malloc"; logs on failure). */
-void          *ingot_calloc(size_t n, size_t size, const char *what);
-void          *ingot_malloc(size_t size, const char *what);
+void *ingot_calloc(size_t n, size_t size, const char *what);
+void *ingot_malloc(size_t size, const char *what);
 
 #endif

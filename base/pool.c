@@ -17,25 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POOL_THREADS_MAX   1024 /* power of two: thread names show i & (MAX - 1) */
-#define POOL_THREAD_NAME   16 /* Linux limit, NUL included */
+#define POOL_THREADS_MAX 1024 /* power of two: thread names show i & (MAX - 1) */
+#define POOL_THREAD_NAME 16   /* Linux limit, NUL included */
 
 typedef struct pool_task {
     ingot_task_fn_t fn;
-    void           *arg;
+    void *arg;
 } pool_task_t;
 
 struct ingot_pool {
-    char             name[POOL_THREAD_NAME];
-    unsigned         nthreads;
-    unsigned         started;
-    pthread_t       *threads;
-    pool_task_t     *tasks;
-    ingot_mpmc_t     free_q;
-    ingot_mpmc_t     work_q;
-    ingot_abort_t    stop;
+    char name[POOL_THREAD_NAME];
+    unsigned nthreads;
+    unsigned started;
+    pthread_t *threads;
+    pool_task_t *tasks;
+    ingot_mpmc_t free_q;
+    ingot_mpmc_t work_q;
+    ingot_abort_t stop;
     _Atomic uint64_t pending;
-    ingot_event_t    idle;
+    ingot_event_t idle;
 };
 
 static void *pool_worker(void *arg)
@@ -43,8 +43,8 @@ static void *pool_worker(void *arg)
     ingot_pool_t *pool = arg;
     for (;;) {
         void *item;
-        if (ingot_mpmc_pop_wait(&pool->work_q, &item, INGOT_DEADLINE_NONE, &pool->stop)
-            != INGOT_OK) {
+        if (ingot_mpmc_pop_wait(&pool->work_q, &item, INGOT_DEADLINE_NONE, &pool->stop) !=
+            INGOT_OK) {
             return NULL; /* stop raised */
         }
         pool_task_t *task = item;
@@ -70,7 +70,7 @@ static ingot_status_t pool_join(ingot_pool_t *pool, uint64_t deadline_ns)
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t abs = (uint64_t)ts.tv_sec * INGOT_NSEC_PER_SEC + (uint64_t)ts.tv_nsec + left;
-            ts.tv_sec  = (time_t)(abs / INGOT_NSEC_PER_SEC);
+            ts.tv_sec = (time_t)(abs / INGOT_NSEC_PER_SEC);
             ts.tv_nsec = (long)(abs % INGOT_NSEC_PER_SEC);
             rc = pthread_timedjoin_np(pool->threads[i], NULL, &ts);
         }
@@ -118,8 +118,8 @@ ingot_status_t ingot_pool_create(const char *name, unsigned nthreads, unsigned c
     if (name == NULL || nthreads == 0 || nthreads > POOL_THREADS_MAX || capacity == 0 ||
         pool_p == NULL) {
         ingot_error("thread pool '%s': invalid parameters (threads %u, capacity %u; threads must "
-                    "be 1..%d and capacity > 0)", name ? name : "?", nthreads, capacity,
-                    POOL_THREADS_MAX);
+                    "be 1..%d and capacity > 0)",
+                    name ? name : "?", nthreads, capacity, POOL_THREADS_MAX);
         return INGOT_ERR_INVALID_PARAM;
     }
     ingot_pool_t *pool = ingot_calloc(1, sizeof(*pool), "thread pool");
@@ -132,7 +132,7 @@ ingot_status_t ingot_pool_create(const char *name, unsigned nthreads, unsigned c
     atomic_init(&pool->pending, 0);
     atomic_init(&pool->stop.raised, 0);
     pool->threads = ingot_calloc(nthreads, sizeof(*pool->threads), "thread pool threads");
-    pool->tasks   = ingot_calloc(capacity, sizeof(*pool->tasks), "thread pool tasks");
+    pool->tasks = ingot_calloc(capacity, sizeof(*pool->tasks), "thread pool tasks");
     if (pool->threads == NULL || pool->tasks == NULL) {
         status = INGOT_ERR_NO_MEMORY;
         goto err_free;
@@ -173,7 +173,7 @@ ingot_status_t ingot_pool_submit(ingot_pool_t *pool, ingot_task_fn_t fn, void *a
         return st;
     }
     pool_task_t *task = slot;
-    task->fn  = fn;
+    task->fn = fn;
     task->arg = arg;
     atomic_fetch_add(&pool->pending, 1);
     /* work_q has a cell for every slot, but a consumer that has claimed a cell and not yet

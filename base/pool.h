@@ -29,7 +29,7 @@ ingot_status_t ingot_pool_submit(ingot_pool_t *pool, ingot_task_fn_t fn, void *a
 /** Wait until every submitted task has finished. */
 ingot_status_t ingot_pool_wait_idle(ingot_pool_t *pool, uint64_t deadline_ns);
 /** Number of threads. */
-unsigned       ingot_pool_size(const ingot_pool_t *pool);
+unsigned ingot_pool_size(const ingot_pool_t *pool);
 /**
  * Stop the threads after the queued tasks and join them. If a thread does not finish by
  * @p deadline_ns (a task is stuck), the threads are detached, the pool is leaked on purpose (a

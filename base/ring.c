@@ -93,11 +93,11 @@ typedef bool (*ring_try_push_t)(void *ring, void *item);
 typedef bool (*ring_try_pop_t)(void *ring, void **item_p);
 
 typedef struct ring_op {
-    void           *ring;
-    void           *item;
-    void          **item_p;
+    void *ring;
+    void *item;
+    void **item_p;
     ring_try_push_t push;
-    ring_try_pop_t  pop;
+    ring_try_pop_t pop;
 } ring_op_t;
 
 static bool ring_push_cond(void *arg)
@@ -122,15 +122,20 @@ static ingot_status_t ring_push_wait(void *ring, ring_try_push_t push, ingot_eve
 
 /* Pop, sleeping on @p not_empty while the ring is empty. */
 static ingot_status_t ring_pop_wait(void *ring, ring_try_pop_t pop, ingot_event_t *not_empty,
-                                    void **item_p, uint64_t deadline_ns,
-                                    const ingot_abort_t *abort)
+                                    void **item_p, uint64_t deadline_ns, const ingot_abort_t *abort)
 {
     ring_op_t op = {.ring = ring, .item_p = item_p, .pop = pop};
     return ingot_event_wait_until(not_empty, ring_pop_cond, &op, deadline_ns, abort);
 }
 
-static bool spsc_try_push(void *r, void *item) { return ingot_spsc_try_push(r, item); }
-static bool spsc_try_pop(void *r, void **item_p) { return ingot_spsc_try_pop(r, item_p); }
+static bool spsc_try_push(void *r, void *item)
+{
+    return ingot_spsc_try_push(r, item);
+}
+static bool spsc_try_pop(void *r, void **item_p)
+{
+    return ingot_spsc_try_pop(r, item_p);
+}
 
 ingot_status_t ingot_spsc_push_wait(ingot_spsc_t *r, void *item, uint64_t deadline_ns,
                                     const ingot_abort_t *abort)
@@ -200,8 +205,7 @@ bool ingot_mpmc_try_push(ingot_mpmc_t *r, void *item)
         size_t seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
         intptr_t dif = (intptr_t)seq - (intptr_t)pos;
         if (dif == 0) {
-            if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1,
-                                                      memory_order_relaxed,
+            if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 cell->item = item;
                 atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
@@ -224,8 +228,7 @@ bool ingot_mpmc_try_pop(ingot_mpmc_t *r, void **item_p)
         size_t seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
         intptr_t dif = (intptr_t)seq - (intptr_t)(pos + 1);
         if (dif == 0) {
-            if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1,
-                                                      memory_order_relaxed,
+            if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 *item_p = cell->item;
                 atomic_store_explicit(&cell->seq, pos + r->mask + 1, memory_order_release);
@@ -240,8 +243,14 @@ bool ingot_mpmc_try_pop(ingot_mpmc_t *r, void **item_p)
     }
 }
 
-static bool mpmc_try_push(void *r, void *item) { return ingot_mpmc_try_push(r, item); }
-static bool mpmc_try_pop(void *r, void **item_p) { return ingot_mpmc_try_pop(r, item_p); }
+static bool mpmc_try_push(void *r, void *item)
+{
+    return ingot_mpmc_try_push(r, item);
+}
+static bool mpmc_try_pop(void *r, void **item_p)
+{
+    return ingot_mpmc_try_pop(r, item_p);
+}
 
 ingot_status_t ingot_mpmc_push_wait(ingot_mpmc_t *r, void *item, uint64_t deadline_ns,
                                     const ingot_abort_t *abort)

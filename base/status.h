@@ -9,7 +9,10 @@ ingot_status_t ingot_status_from_errno(int err);
 
 /** Return early with @p _st when it is an error (propagation without re-logging). */
 #define INGOT_CHECK(_expr) \
-    do { ingot_status_t _st = (_expr); if (_st < 0) return _st; } while (0)
+    do { \
+        ingot_status_t _st = (_expr); \
+        if (_st < 0) return _st; \
+    } while (0)
 
 #define INGOT_ARRAY_SIZE(_a) (sizeof(_a) / sizeof((_a)[0]))
 

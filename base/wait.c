@@ -31,7 +31,7 @@ static inline void cpu_relax(void)
 static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
 {
     struct timespec ts = {
-        .tv_sec  = (time_t)(timeout_ns / INGOT_NSEC_PER_SEC),
+        .tv_sec = (time_t)(timeout_ns / INGOT_NSEC_PER_SEC),
         .tv_nsec = (long)(timeout_ns % INGOT_NSEC_PER_SEC),
     };
     /* EAGAIN (value changed), EINTR and ETIMEDOUT all send the caller back to its checks. */
@@ -52,8 +52,7 @@ ingot_status_t ingot_event_wait_until(ingot_event_t *ev, ingot_wait_cond_t cond,
     if (cond(arg)) {
         return INGOT_OK;
     }
-    uint64_t spin_end = ingot_time_ns() + atomic_load_explicit(&wait_spin_ns,
-                                                               memory_order_relaxed);
+    uint64_t spin_end = ingot_time_ns() + atomic_load_explicit(&wait_spin_ns, memory_order_relaxed);
     for (;;) {
         if (ingot_abort_is_raised(abort)) {
             return INGOT_ERR_CANCELED;
@@ -78,7 +77,8 @@ ingot_status_t ingot_event_wait_until(ingot_event_t *ev, ingot_wait_cond_t cond,
             return INGOT_OK;
         }
         uint64_t left = deadline_ns - now;
-        futex_wait(&ev->seq, key, left < INGOT_WAIT_ABORT_POLL_NS ? left : INGOT_WAIT_ABORT_POLL_NS);
+        futex_wait(&ev->seq, key,
+                   left < INGOT_WAIT_ABORT_POLL_NS ? left : INGOT_WAIT_ABORT_POLL_NS);
         atomic_fetch_sub(&ev->waiters, 1);
         if (cond(arg)) {
             return INGOT_OK;

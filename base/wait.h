@@ -18,7 +18,10 @@ typedef struct ingot_abort {
     _Atomic int raised;
 } ingot_abort_t;
 
-static inline void ingot_abort_raise(ingot_abort_t *a) { atomic_store(&a->raised, 1); }
+static inline void ingot_abort_raise(ingot_abort_t *a)
+{
+    atomic_store(&a->raised, 1);
+}
 static inline bool ingot_abort_is_raised(const ingot_abort_t *a)
 {
     return a != NULL && atomic_load_explicit(&((ingot_abort_t *)a)->raised, memory_order_acquire);

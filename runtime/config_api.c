@@ -101,12 +101,15 @@ ingot_status_t ingot_config_check(void)
 
 /* A field of no table, so that sizes given on command lines go through the INGOT_* parser. */
 static const ingot_config_field_t config_size_field = {
-    .name = "SIZE", .dfl = "0", .doc = "a size given to ingot_config_parse_size()",
-    .scope = INGOT_CONFIG_SCOPE_RANK, .type = INGOT_CONFIG_SIZE};
+    .name = "SIZE",
+    .dfl = "0",
+    .doc = "a size given to ingot_config_parse_size()",
+    .scope = INGOT_CONFIG_SCOPE_RANK,
+    .type = INGOT_CONFIG_SIZE};
 
 ingot_status_t ingot_config_parse_size(const char *str, uint64_t *bytes_p)
 {
-    char     err[CONFIG_VALUE_MAX], syntax[CONFIG_SYNTAX_MAX];
+    char err[CONFIG_VALUE_MAX], syntax[CONFIG_SYNTAX_MAX];
     uint64_t v;
     if (str == NULL || bytes_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_config_parse_size: NULL argument");

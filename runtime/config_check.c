@@ -17,13 +17,13 @@
 #define CHECK_DIFFERS     1
 #define CHECK_NO_MEMORY   2
 
-#define CHECK_FIELDS_MAX  256
+#define CHECK_FIELDS_MAX 256
 
 /* The job-wide variables of every registered table, in table order (the same on every rank). */
 typedef struct job_fields {
-    size_t                      count;
+    size_t count;
     const ingot_config_field_t *field[CHECK_FIELDS_MAX];
-    const void                 *value[CHECK_FIELDS_MAX]; /* the parsed value of field[i] */
+    const void *value[CHECK_FIELDS_MAX]; /* the parsed value of field[i] */
 } job_fields_t;
 
 static void collect_job_fields(job_fields_t *jf)
@@ -116,7 +116,8 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, int strict)
             differs = 1;
             ingot_log(strict ? INGOT_LOG_LEVEL_ERROR : INGOT_LOG_LEVEL_WARN,
                       INGOT_ENV_PREFIX "%s='%s' on rank %d, but rank 0 has '%s' (job-wide "
-                      "variables must be equal on every rank)", f->name, pm, rank, pr);
+                                       "variables must be equal on every rank)",
+                      f->name, pm, rank, pr);
         }
         pm += strlen(pm) + 1;
         pr += strlen(pr) + 1;
@@ -127,8 +128,8 @@ ingot_status_t ingot_config_check_job(MPI_Comm comm, int strict)
     if (rank == 0 && (all = ingot_calloc((size_t)size, nfields, "job config verdicts")) == NULL) {
         flags |= CHECK_NO_MEMORY;
     }
-    if ((st = INGOT_MPI_CALL("job config check", MPI_Allreduce, &flags, &any, 1, MPI_INT,
-                             MPI_BOR, comm))) {
+    if ((st = INGOT_MPI_CALL("job config check", MPI_Allreduce, &flags, &any, 1, MPI_INT, MPI_BOR,
+                             comm))) {
         free(all);
         return st;
     }

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static int             ctx_live;      /* contexts alive */
-static int             ctx_mpi_owned; /* ingot initialised MPI */
+static int ctx_live;      /* contexts alive */
+static int ctx_mpi_owned; /* ingot initialised MPI */
 
 const char *ingot_version_string(void)
 {
@@ -102,8 +102,8 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     ctx->mpi_owned = ctx_mpi_owned;
     ctx_live++;
     pthread_mutex_unlock(&ctx_lock);
-    ingot_info("context ready: rank %d of %d, MPI thread level %d%s", ctx->rank, ctx->size,
-               level, ctx->mpi_owned ? " (MPI initialised by ingot)" : "");
+    ingot_info("context ready: rank %d of %d, MPI thread level %d%s", ctx->rank, ctx->size, level,
+               ctx->mpi_owned ? " (MPI initialised by ingot)" : "");
     *ctx_p = ctx;
     return INGOT_OK;
 
@@ -144,8 +144,10 @@ ingot_status_t ingot_ctx_query(ingot_ctx_h ctx, ingot_ctx_attr_t *attr_p)
         INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_THREAD_LEVEL, ingot_ctx_attr_t, mpi_thread_level,
                          mpi_thread_level),
         INGOT_FIELD_SPAN(INGOT_CTX_ATTR_FIELD_MPI_OWNED, ingot_ctx_attr_t, mpi_owned, mpi_owned)};
-    ingot_ctx_attr_t all = {.rank = ctx->rank, .size = ctx->size,
-                            .mpi_thread_level = ctx->thread_level, .mpi_owned = ctx->mpi_owned};
+    ingot_ctx_attr_t all = {.rank = ctx->rank,
+                            .size = ctx->size,
+                            .mpi_thread_level = ctx->thread_level,
+                            .mpi_owned = ctx->mpi_owned};
     ingot_field_mask_copy(attr_p, &all, attr_p->field_mask, spans, INGOT_ARRAY_SIZE(spans));
     return INGOT_OK;
 }

@@ -11,19 +11,19 @@
 
 /** The process-wide values of every module's INGOT_* table (parsed once, never freed). */
 typedef struct ingot_ctx_config {
-    const ingot_base_config_t   *base;
-    const ingot_topo_config_t   *topo;
+    const ingot_base_config_t *base;
+    const ingot_topo_config_t *topo;
     const ingot_loader_config_t *loader;
 } ingot_ctx_config_t;
 
 struct ingot_ctx {
-    MPI_Comm              comm;         /* duplicate of the user's communicator */
-    int                   rank, size;
-    int                   thread_level; /* what MPI granted */
-    int                   mpi_owned;    /* ingot called MPI_Init_thread */
-    ingot_ctx_config_t    cfg;
-    ingot_abort_t         abort;        /* raised at finalize: every wait of this context ends */
-    ingot_topo_setup_t   *topo;         /* node comm, topology, plan, this rank's placement */
+    MPI_Comm comm; /* duplicate of the user's communicator */
+    int rank, size;
+    int thread_level; /* what MPI granted */
+    int mpi_owned;    /* ingot called MPI_Init_thread */
+    ingot_ctx_config_t cfg;
+    ingot_abort_t abort;      /* raised at finalize: every wait of this context ends */
+    ingot_topo_setup_t *topo; /* node comm, topology, plan, this rank's placement */
 };
 
 /**

@@ -33,8 +33,8 @@ static void info_nccl(ingot_runtime_info_t *info)
     int (*get_version)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
     int version = 0;
     if (get_version == NULL || get_version(&version) != 0) {
-        snprintf(info->nccl_reason, sizeof(info->nccl_reason),
-                 "%s has no working ncclGetVersion", NCCL_LIBRARY);
+        snprintf(info->nccl_reason, sizeof(info->nccl_reason), "%s has no working ncclGetVersion",
+                 NCCL_LIBRARY);
     } else {
         info->nccl_version = version;
     }
@@ -72,8 +72,7 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
     ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
     st = INGOT_UCX_CALL("runtime info", ucp_context_query, ucp, &attr);
     if (st == INGOT_OK) {
-        format_mem_types(attr.memory_types, info->ucx_memory_types,
-                         sizeof(info->ucx_memory_types));
+        format_mem_types(attr.memory_types, info->ucx_memory_types, sizeof(info->ucx_memory_types));
         info->ucx_cuda_memory = !!(attr.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA));
     }
     ucp_cleanup(ucp);

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define LOADER_DEPTH_DEFAULT   4
-#define LOADER_READERS_LOCAL   2  /* page cache / local NVMe: a couple of threads saturate it */
+#define LOADER_DEPTH_DEFAULT 4
+#define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
 /* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
  * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
 #define LOADER_READERS_REMOTE  32
@@ -45,20 +45,20 @@ static long minor_faults_now(void)
 static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_params_t *p,
                                    const ingot_ctx_config_t *cfg)
 {
-    q->seed          = LOADER_PARAM(seed, SEED, 0);
-    q->epochs        = LOADER_PARAM(epochs, EPOCHS, 1);
-    q->depth         = LOADER_PARAM(depth, DEPTH, LOADER_DEPTH_DEFAULT);
+    q->seed = LOADER_PARAM(seed, SEED, 0);
+    q->epochs = LOADER_PARAM(epochs, EPOCHS, 1);
+    q->depth = LOADER_PARAM(depth, DEPTH, LOADER_DEPTH_DEFAULT);
     q->memory_budget = LOADER_PARAM(memory_budget, MEMORY, cfg->loader->loader_memory);
-    q->device        = LOADER_PARAM(device, DEVICE, INGOT_DEVICE_PLACEMENT);
-    q->transform     = LOADER_PARAM(transform, TRANSFORM, NULL);
-    q->verify        = LOADER_PARAM(verify, VERIFY, cfg->loader->verify);
-    q->skip_budget   = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
-    q->cursor        = LOADER_PARAM(cursor, CURSOR, NULL);
-    q->tail          = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
-    q->order_mode    = LOADER_PARAM(order_mode, ORDER, INGOT_ORDER_FULL);
-    q->order_window  = LOADER_PARAM(order_window, ORDER, 1);
-    q->readers       = LOADER_PARAM(readers, THREADS, 0);
-    q->workers       = LOADER_PARAM(workers, THREADS, 0);
+    q->device = LOADER_PARAM(device, DEVICE, INGOT_DEVICE_PLACEMENT);
+    q->transform = LOADER_PARAM(transform, TRANSFORM, NULL);
+    q->verify = LOADER_PARAM(verify, VERIFY, cfg->loader->verify);
+    q->skip_budget = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
+    q->cursor = LOADER_PARAM(cursor, CURSOR, NULL);
+    q->tail = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
+    q->order_mode = LOADER_PARAM(order_mode, ORDER, INGOT_ORDER_FULL);
+    q->order_window = LOADER_PARAM(order_window, ORDER, 1);
+    q->readers = LOADER_PARAM(readers, THREADS, 0);
+    q->workers = LOADER_PARAM(workers, THREADS, 0);
 }
 
 /* Defaults for unset fields, and the checks no MPI call is needed for. */
@@ -82,8 +82,9 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
         (q->transform != NULL && q->sample_out_size == 0) || q->verify > INGOT_VERIFY_OFF) {
         ingot_error("ingot_loader_create: invalid parameters (epochs %" PRIu64 ", depth %u, "
                     "transform %s with sample_out_size %zu, verify %d): epochs >= 1, 2 <= depth "
-                    "<= 1024, a transform needs sample_out_size > 0", q->epochs, q->depth,
-                    q->transform ? "set" : "unset", q->sample_out_size, (int)q->verify);
+                    "<= 1024, a transform needs sample_out_size > 0",
+                    q->epochs, q->depth, q->transform ? "set" : "unset", q->sample_out_size,
+                    (int)q->verify);
         return INGOT_ERR_INVALID_PARAM;
     }
     l->depth = q->depth;
@@ -93,8 +94,9 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
         l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
     }
     l->numa_node = (cfg->topo->bind == INGOT_TOPO_BIND_CPUMEM)
-                   ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
-                                                   l->ctx->topo->node.local_rank) : -1;
+                       ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
+                                                       l->ctx->topo->node.local_rank)
+                       : -1;
     l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->base->timeout_ns;
@@ -130,8 +132,10 @@ static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t
     ingot_order_params_t op = {
         .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
                       INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
-        .sample_count = mi->sample_count, .global_batch = l->params.global_batch,
-        .seed = l->params.seed, .tail = l->params.tail};
+        .sample_count = mi->sample_count,
+        .global_batch = l->params.global_batch,
+        .seed = l->params.seed,
+        .tail = l->params.tail};
     uint64_t *per_shard = NULL;
     if (l->params.order_mode == INGOT_ORDER_LOCALITY) {
         per_shard = ingot_calloc(mi->shard_count, sizeof(*per_shard), "shard sample counts");
@@ -156,8 +160,9 @@ static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t
     }
     l->steps_per_epoch = ingot_order_steps(l->order);
     if (l->steps_per_epoch == 0) {
-        ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %"
-                    PRIu64 " (tail policy drop)", mi->sample_count, l->params.global_batch);
+        ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %" PRIu64
+                    " (tail policy drop)",
+                    mi->sample_count, l->params.global_batch);
         return INGOT_ERR_INVALID_PARAM;
     }
     return INGOT_OK;
@@ -173,13 +178,14 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
         if (c->manifest_digest != mi->digest || c->seed != l->params.seed ||
             c->global_batch != l->params.global_batch) {
             ingot_error("resume cursor does not match this loader: manifest digest %016" PRIx64
-                        " vs %016" PRIx64 ", seed %" PRIu64 " vs %" PRIu64 ", global batch %"
-                        PRIu64 " vs %" PRIu64, c->manifest_digest, mi->digest, c->seed,
-                        l->params.seed, c->global_batch, l->params.global_batch);
+                        " vs %016" PRIx64 ", seed %" PRIu64 " vs %" PRIu64 ", global batch %" PRIu64
+                        " vs %" PRIu64,
+                        c->manifest_digest, mi->digest, c->seed, l->params.seed, c->global_batch,
+                        l->params.global_batch);
             return INGOT_ERR_MISMATCH;
         }
-        if (c->consumed % c->global_batch != 0 || c->consumed / c->global_batch >
-            l->steps_per_epoch) {
+        if (c->consumed % c->global_batch != 0 ||
+            c->consumed / c->global_batch > l->steps_per_epoch) {
             ingot_error("resume cursor: consumed %" PRIu64 " is not a whole number of global "
                         "batches within the epoch (%" PRIu64 " steps of %" PRIu64 ")",
                         c->consumed, l->steps_per_epoch, c->global_batch);
@@ -199,13 +205,13 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
 /* Host memory the loader needs, for the budget check (before anything big is allocated). */
 static uint64_t loader_memory_need(ingot_loader_h l)
 {
-    uint64_t meta = (uint64_t)l->slice * (sizeof(ingot_sample_info_t) + 5 * sizeof(uint64_t) +
-                                          sizeof(int32_t) + sizeof(char *) + 2 +
-                                          sizeof(uint32_t) + sizeof(loader_run_t));
+    uint64_t meta = (uint64_t)l->slice *
+                    (sizeof(ingot_sample_info_t) + 5 * sizeof(uint64_t) + sizeof(int32_t) +
+                     sizeof(char *) + 2 + sizeof(uint32_t) + sizeof(loader_run_t));
     meta += (uint64_t)l->slice * l->fields_max * sizeof(ingot_field_info_t);
     uint64_t worker = l->sample_bytes_max + (uint64_t)l->fields_max * sizeof(ingot_field_view_t);
-    return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes
-           + (uint64_t)l->nworkers * worker + l->gap_scratch_size;
+    return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes +
+           (uint64_t)l->nworkers * worker + l->gap_scratch_size;
 }
 
 static ingot_status_t loader_size(ingot_loader_h l, const ingot_ctx_config_t *cfg)
@@ -219,11 +225,13 @@ static ingot_status_t loader_size(ingot_loader_h l, const ingot_ctx_config_t *cf
     size_t run = l->stored_max > LOADER_RUN_BYTES ? l->stored_max : LOADER_RUN_BYTES;
     l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_SOURCE_DIRECT_ALIGN;
     l->nreaders = l->params.readers ? l->params.readers
-                  : cfg->loader->readers ? (uint32_t)cfg->loader->readers
-                  : (strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
-                                                               : LOADER_READERS_LOCAL);
-    l->nworkers = l->params.workers ? l->params.workers
-                  : cfg->loader->workers ? (uint32_t)cfg->loader->workers : cpuset_cores();
+                  : cfg->loader->readers
+                      ? (uint32_t)cfg->loader->readers
+                      : (strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
+                                                                           : LOADER_READERS_LOCAL);
+    l->nworkers = l->params.workers      ? l->params.workers
+                  : cfg->loader->workers ? (uint32_t)cfg->loader->workers
+                                         : cpuset_cores();
     l->nstaging = l->nreaders + l->nworkers + 1;
     l->gap_scratch_size = l->coalesce_gap > LOADER_GAP_SCRATCH_MIN ? l->coalesce_gap
                                                                    : LOADER_GAP_SCRATCH_MIN;
@@ -252,22 +260,22 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
         return st;
     }
     size_t n = l->slice;
-    slot->info        = ingot_calloc(n, sizeof(*slot->info), "slot samples");
-    slot->fields      = ingot_calloc(n * (l->fields_max ? l->fields_max : 1),
-                                     sizeof(*slot->fields), "slot field rows");
-    slot->offsets     = ingot_calloc(n, sizeof(uint64_t), "slot offsets");
-    slot->lengths     = ingot_calloc(n, sizeof(uint64_t), "slot lengths");
-    slot->indices     = ingot_calloc(n, sizeof(uint64_t), "slot indices");
+    slot->info = ingot_calloc(n, sizeof(*slot->info), "slot samples");
+    slot->fields = ingot_calloc(n * (l->fields_max ? l->fields_max : 1), sizeof(*slot->fields),
+                                "slot field rows");
+    slot->offsets = ingot_calloc(n, sizeof(uint64_t), "slot offsets");
+    slot->lengths = ingot_calloc(n, sizeof(uint64_t), "slot lengths");
+    slot->indices = ingot_calloc(n, sizeof(uint64_t), "slot indices");
     slot->skipped_ids = ingot_calloc(n, sizeof(uint64_t), "slot skipped ids");
-    slot->labels      = ingot_calloc(n, sizeof(int32_t), "slot labels");
-    slot->keys        = ingot_calloc(n, sizeof(char *), "slot keys");
-    slot->skipped     = ingot_calloc(n, 1, "slot skip flags");
-    slot->scatter     = ingot_calloc(n, 1, "slot scatter flags");
-    slot->sorted      = ingot_calloc(n, sizeof(uint32_t), "slot order");
-    slot->runs        = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
-    if (!slot->info || !slot->fields || !slot->offsets || !slot->lengths || !slot->indices || !slot->labels ||
-        !slot->keys || !slot->skipped || !slot->scatter || !slot->sorted || !slot->runs ||
-        !slot->skipped_ids) {
+    slot->labels = ingot_calloc(n, sizeof(int32_t), "slot labels");
+    slot->keys = ingot_calloc(n, sizeof(char *), "slot keys");
+    slot->skipped = ingot_calloc(n, 1, "slot skip flags");
+    slot->scatter = ingot_calloc(n, 1, "slot scatter flags");
+    slot->sorted = ingot_calloc(n, sizeof(uint32_t), "slot order");
+    slot->runs = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
+    if (!slot->info || !slot->fields || !slot->offsets || !slot->lengths || !slot->indices ||
+        !slot->labels || !slot->keys || !slot->skipped || !slot->scatter || !slot->sorted ||
+        !slot->runs || !slot->skipped_ids) {
         return INGOT_ERR_NO_MEMORY;
     }
     return INGOT_OK;
@@ -367,8 +375,9 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
             return st;
         }
     }
-    if ((st = ingot_mem_alloc((size_t)l->nstaging * l->staging_bytes, INGOT_MEM_F_PREFAULT |
-                              INGOT_MEM_F_HUGEPAGE, -1, "loader staging", &l->staging_mem)) ||
+    if ((st = ingot_mem_alloc((size_t)l->nstaging * l->staging_bytes,
+                              INGOT_MEM_F_PREFAULT | INGOT_MEM_F_HUGEPAGE, -1, "loader staging",
+                              &l->staging_mem)) ||
         (st = ingot_spsc_init(&l->free_slots, l->depth)) ||
         (st = ingot_mpmc_init(&l->read_q, (size_t)l->depth * l->slice)) ||
         (st = ingot_mpmc_init(&l->work_q, (size_t)l->depth * l->slice)) ||
@@ -376,7 +385,8 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
         return st;
     }
     for (uint32_t i = 0; i < l->nstaging; i++) {
-        ingot_mpmc_try_push(&l->staging_q, (char *)l->staging_mem.ptr + (size_t)i * l->staging_bytes);
+        ingot_mpmc_try_push(&l->staging_q,
+                            (char *)l->staging_mem.ptr + (size_t)i * l->staging_bytes);
     }
     if ((st = loader_alloc_readers(l)) != INGOT_OK || (st = loader_alloc_workers(l)) != INGOT_OK ||
         (st = loader_sources(l, cfg)) != INGOT_OK) {
@@ -400,7 +410,8 @@ static ingot_status_t loader_start(ingot_loader_h l)
     for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
         int reader = i < l->nreaders;
         void *arg = reader ? (void *)&l->rctx[i] : (void *)&l->wctx[i - l->nreaders];
-        if (pthread_create(&l->threads[i], NULL, reader ? ingot_loader_reader_main : ingot_loader_worker_main,
+        if (pthread_create(&l->threads[i], NULL,
+                           reader ? ingot_loader_reader_main : ingot_loader_worker_main,
                            arg) != 0) {
             ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
                         l->nreaders + l->nworkers);
@@ -503,8 +514,7 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
 
 /* The loader object with its parameters checked, holding the caller's front sources. */
 static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *params,
-                                 ingot_source_t *const *front, uint32_t nfront,
-                                 ingot_loader_h *l_p)
+                                 ingot_source_t *const *front, uint32_t nfront, ingot_loader_h *l_p)
 {
     ingot_loader_h l = ingot_calloc(1, sizeof(*l), "loader");
     ingot_status_t st = (l == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
@@ -515,8 +525,10 @@ static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *p
         st = loader_params(l, params, &ctx->cfg);
     }
     if (st == INGOT_OK && nfront >= LOADER_SOURCES_MAX) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_create: %u byte sources, at most "
-                        "%d before storage", nfront, LOADER_SOURCES_MAX - 1);
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "ingot_loader_create: %u byte sources, at most "
+                        "%d before storage",
+                        nfront, LOADER_SOURCES_MAX - 1);
     }
     for (uint32_t i = 0; l != NULL && i < nfront && st == INGOT_OK; i++) {
         l->sources[l->nsources++] = front[i];
@@ -558,8 +570,8 @@ ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_p
     l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
     char d[INGOT_SOURCE_DESCRIBE_MAX];
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
-               "workers, storage %s, %zu bytes per slot, device %d", l->total_steps, l->slice,
-               l->depth, l->nreaders, l->nworkers,
+               "workers, storage %s, %zu bytes per slot, device %d",
+               l->total_steps, l->slice, l->depth, l->nreaders, l->nworkers,
                ingot_source_describe(l->sources[l->nsources - 1], INGOT_SOURCE_ALL, d, sizeof(d)),
                l->slot_bytes, l->device);
     *loader_p = l;
@@ -578,7 +590,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
 
 typedef struct slot_wait {
     loader_slot_t *slot;
-    uint64_t       step;
+    uint64_t step;
 } slot_wait_t;
 
 static bool slot_settled(void *arg)
@@ -617,13 +629,20 @@ static uint64_t batch_token(const struct ingot_loader *l, uint64_t step)
 static void batch_fill(ingot_loader_h l, loader_slot_t *slot, ingot_batch_t *b)
 {
     slot->token = batch_token(l, slot->step);
-    *b = (ingot_batch_t){
-        .step = slot->step, .epoch = slot->epoch, .epoch_step = slot->epoch_step,
-        .count = slot->count, .device = l->device,
-        .data = (l->device == INGOT_DEVICE_HOST) ? slot->host.ptr : slot->device,
-        .bytes = slot->bytes, .offsets = slot->offsets, .lengths = slot->lengths,
-        .labels = slot->labels, .indices = slot->indices, .keys = slot->keys,
-        .ready_event = slot->event, .token = slot->token};
+    *b = (ingot_batch_t){.step = slot->step,
+                         .epoch = slot->epoch,
+                         .epoch_step = slot->epoch_step,
+                         .count = slot->count,
+                         .device = l->device,
+                         .data = (l->device == INGOT_DEVICE_HOST) ? slot->host.ptr : slot->device,
+                         .bytes = slot->bytes,
+                         .offsets = slot->offsets,
+                         .lengths = slot->lengths,
+                         .labels = slot->labels,
+                         .indices = slot->indices,
+                         .keys = slot->keys,
+                         .ready_event = slot->event,
+                         .token = slot->token};
 }
 
 ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
@@ -650,8 +669,8 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
     loader_slot_t *slot = &l->slots[l->next_step % l->depth];
     slot_wait_t w = {.slot = slot, .step = l->next_step};
     l->ready_sum += slot_settled(&w) ? 1.0 : 0.0;
-    ingot_status_t st = ingot_event_wait_until(&l->ready, slot_settled, &w,
-                                               t0 + l->timeout_ns, &l->abort);
+    ingot_status_t st = ingot_event_wait_until(&l->ready, slot_settled, &w, t0 + l->timeout_ns,
+                                               &l->abort);
     uint64_t t1 = ingot_time_ns();
     if (st == INGOT_ERR_TIMED_OUT) {
         ingot_error("ingot_loader_next: step %" PRIu64 " not ready after %.1f s (INGOT_TIMEOUT)",
@@ -705,15 +724,18 @@ ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
     }
     uint64_t step = held_step_of(l, batch->token);
     if (step == UINT64_MAX) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: token %016" PRIx64
-                          " (a batch of step %" PRIu64 ", as the caller has it) names no batch "
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_loader_release: token %016" PRIx64 " (a batch of step %" PRIu64
+                          ", as the caller has it) names no batch "
                           "this loader holds: released twice, forged, or from another loader",
                           batch->token, batch->step);
     }
     if (step != l->oldest_held) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: step %" PRIu64
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_loader_release: step %" PRIu64
                           " released out of order (step %" PRIu64 " was handed over first and "
-                          "is still held)", step, l->oldest_held);
+                          "is still held)",
+                          step, l->oldest_held);
     }
     loader_slot_t *slot = &l->slots[step % l->depth];
     ingot_loader_gpu_release(l, slot);
@@ -738,7 +760,8 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     }
     if (both[0] != ~both[1]) {
         ingot_error("ingot_loader_save: ranks have handed over between %" PRIu64 " and %" PRIu64
-                    " steps; save after the same step on every rank", ~both[1], both[0]);
+                    " steps; save after the same step on every rank",
+                    ~both[1], both[0]);
         return INGOT_ERR_MISMATCH;
     }
     uint64_t g = l->start_step + l->next_step;
@@ -761,8 +784,8 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     }
     uint64_t *all = ingot_calloc(total ? (size_t)total : 1, sizeof(uint64_t), "cursor skips");
     st = (all == NULL) ? INGOT_ERR_NO_MEMORY
-         : INGOT_MPI_CALL("ingot_loader_save", MPI_Allgatherv, l->skipped_ids, count,
-                          MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm);
+                       : INGOT_MPI_CALL("ingot_loader_save", MPI_Allgatherv, l->skipped_ids, count,
+                                        MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm);
     free(counts);
     free(displs);
     if (st != INGOT_OK) {
@@ -771,10 +794,12 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     }
     *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION,
                                  .manifest_digest = l->minfo.digest,
-                                 .seed = l->params.seed, .epoch = g / l->steps_per_epoch,
+                                 .seed = l->params.seed,
+                                 .epoch = g / l->steps_per_epoch,
                                  .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
                                  .global_batch = l->params.global_batch,
-                                 .skipped_count = (uint64_t)total, .skipped = all};
+                                 .skipped_count = (uint64_t)total,
+                                 .skipped = all};
     return INGOT_OK;
 }
 
@@ -804,10 +829,15 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->wall_ns = l->t_last > l->t_first ? l->t_last - l->t_first : 0;
     s->stall_ns = l->stall_ns;
     s->stall_first_ns = l->stall_first_ns;
-#define Q(_h, _f) s->_f##_p50_ns = ingot_hist_quantile(&l->_h, 0.5); \
-                  s->_f##_p99_ns = ingot_hist_quantile(&l->_h, 0.99)
-    Q(h_stall, stall); Q(h_read, read); Q(h_verify, verify); Q(h_decode, decode);
-    Q(h_transform, transform); Q(h_h2d, h2d);
+#define Q(_h, _f) \
+    s->_f##_p50_ns = ingot_hist_quantile(&l->_h, 0.5); \
+    s->_f##_p99_ns = ingot_hist_quantile(&l->_h, 0.99)
+    Q(h_stall, stall);
+    Q(h_read, read);
+    Q(h_verify, verify);
+    Q(h_decode, decode);
+    Q(h_transform, transform);
+    Q(h_h2d, h2d);
 #undef Q
     s->read_queue_avg = l->read_q_sum / (double)steps;
     s->ready_slots_avg = l->ready_sum / (double)steps;

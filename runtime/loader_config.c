@@ -4,12 +4,13 @@
 #include <stddef.h>
 
 #define F(_field) offsetof(ingot_loader_config_t, _field)
-#define JOB  INGOT_CONFIG_SCOPE_JOB
-#define RANK INGOT_CONFIG_SCOPE_RANK
+#define JOB       INGOT_CONFIG_SCOPE_JOB
+#define RANK      INGOT_CONFIG_SCOPE_RANK
 
-static const char *const verify_policies[] = {
-    [INGOT_VERIFY_FAIL] = "fail", [INGOT_VERIFY_SKIP] = "skip", [INGOT_VERIFY_OFF] = "off",
-    [INGOT_VERIFY_OFF + 1] = NULL};
+static const char *const verify_policies[] = {[INGOT_VERIFY_FAIL] = "fail",
+                                              [INGOT_VERIFY_SKIP] = "skip",
+                                              [INGOT_VERIFY_OFF] = "off",
+                                              [INGOT_VERIFY_OFF + 1] = NULL};
 
 static const ingot_config_field_t loader_fields[] = {
     {"STORAGE_EMULATE", "none",
@@ -21,7 +22,8 @@ static const ingot_config_field_t loader_fields[] = {
      "Write a Chrome-trace/Perfetto timeline of the loader stages of each rank to this path "
      "(%h host, %p pid, %r rank) when the loader is destroyed; 'none' disables it.",
      RANK, INGOT_CONFIG_STRING, F(trace), 0, 0, NULL, NULL},
-    {"READERS", "0", "Storage reader threads per loader (0: 2, or 32 under STORAGE_EMULATE, whose latency "
+    {"READERS", "0",
+     "Storage reader threads per loader (0: 2, or 32 under STORAGE_EMULATE, whose latency "
      "only many requests in flight can hide).",
      RANK, INGOT_CONFIG_INT, F(readers), 0, 256, NULL, NULL},
     {"WORKERS", "0",

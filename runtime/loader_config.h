@@ -9,15 +9,15 @@
 #include "base/config.h"
 
 typedef struct ingot_loader_config {
-    char                 *storage_emulate; /* "none" or "bw=200MiB/s,lat=5ms" */
-    char                 *trace;           /* "none" or a Chrome-trace path pattern */
-    int64_t               readers;         /* storage reader threads per loader (0: auto) */
-    int64_t               workers;         /* verify/decode/collate threads per loader (0: auto) */
-    uint64_t              loader_memory;   /* default memory budget of a loader */
-    bool                  direct_io;       /* O_DIRECT shard reads */
+    char *storage_emulate;  /* "none" or "bw=200MiB/s,lat=5ms" */
+    char *trace;            /* "none" or a Chrome-trace path pattern */
+    int64_t readers;        /* storage reader threads per loader (0: auto) */
+    int64_t workers;        /* verify/decode/collate threads per loader (0: auto) */
+    uint64_t loader_memory; /* default memory budget of a loader */
+    bool direct_io;         /* O_DIRECT shard reads */
     ingot_verify_policy_t verify;
-    int64_t               skip_budget;     /* corrupt samples skipped per epoch before failing */
-    uint64_t              coalesce_gap;    /* largest gap between samples read in one request */
+    int64_t skip_budget;   /* corrupt samples skipped per epoch before failing */
+    uint64_t coalesce_gap; /* largest gap between samples read in one request */
 } ingot_loader_config_t;
 
 _Static_assert(sizeof(ingot_verify_policy_t) == sizeof(int), "enum variables are stored as int");

@@ -11,7 +11,7 @@
 #include "base/time.h"
 #include <ingot/version.h>
 #if INGOT_BUILD_CUDA
-#  include <cuda_runtime_api.h>
+#    include <cuda_runtime_api.h>
 #endif
 
 #define GPU_CALL(_what, _call, ...) ingot_cuda_check((int)_call(__VA_ARGS__), #_call, _what)
@@ -64,8 +64,8 @@ ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
     ingot_status_t st = GPU_CALL("H2D start", cudaEventRecord, (cudaEvent_t)slot->h2d_start,
                                  (cudaStream_t)l->stream);
     if (st == INGOT_OK && slot->bytes > 0) {
-        st = GPU_CALL("H2D batch copy", cudaMemcpyAsync, slot->device, slot->host.ptr,
-                      slot->bytes, cudaMemcpyHostToDevice, (cudaStream_t)l->stream);
+        st = GPU_CALL("H2D batch copy", cudaMemcpyAsync, slot->device, slot->host.ptr, slot->bytes,
+                      cudaMemcpyHostToDevice, (cudaStream_t)l->stream);
     }
     if (st == INGOT_OK) {
         st = GPU_CALL("H2D done", cudaEventRecord, (cudaEvent_t)slot->event,
@@ -89,8 +89,8 @@ void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
      * is, since the trainer consumed the batch). Its duration feeds the H2D histogram. */
     if (cudaEventSynchronize((cudaEvent_t)slot->event) == cudaSuccess) {
         float ms = 0;
-        if (cudaEventElapsedTime(&ms, (cudaEvent_t)slot->h2d_start,
-                                 (cudaEvent_t)slot->event) == cudaSuccess) {
+        if (cudaEventElapsedTime(&ms, (cudaEvent_t)slot->h2d_start, (cudaEvent_t)slot->event) ==
+            cudaSuccess) {
             ingot_hist_record(&l->h_h2d, (uint64_t)(ms * 1e6));
         }
     }

@@ -29,135 +29,139 @@
 #define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
 
 typedef enum loader_slot_state {
-    SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_FAILED, SLOT_HELD
+    SLOT_FREE,
+    SLOT_FILLING,
+    SLOT_READY,
+    SLOT_FAILED,
+    SLOT_HELD
 } loader_slot_state_t;
 
 struct loader_slot;
 
 typedef struct loader_run {
     struct loader_slot *slot;
-    uint32_t            shard;
-    uint64_t            shard_id;       /* the manifest's id of the shard (for sources) */
-    uint64_t            offset, length; /* byte range in the shard */
-    uint32_t            first, count;   /* entries of slot->sorted */
-    int                 scatter;        /* read straight into the slot */
-    void               *staging;        /* staging buffer (not scatter) */
-    size_t              shift;          /* where offset lies in staging (O_DIRECT alignment) */
+    uint32_t shard;
+    uint64_t shard_id;       /* the manifest's id of the shard (for sources) */
+    uint64_t offset, length; /* byte range in the shard */
+    uint32_t first, count;   /* entries of slot->sorted */
+    int scatter;             /* read straight into the slot */
+    void *staging;           /* staging buffer (not scatter) */
+    size_t shift;            /* where offset lies in staging (O_DIRECT alignment) */
 } loader_run_t;
 
 typedef struct loader_slot {
-    uint32_t             id;
-    uint64_t             token;        /* of the batch handed over from it (ingot_batch_t) */
-    _Atomic int          state;        /* loader_slot_state_t */
-    _Atomic int          status;       /* first error of the step */
-    _Atomic uint32_t     runs_left;
-    _Atomic uint32_t     skipped_count;
-    uint64_t             step, epoch, epoch_step;
-    uint32_t             nsamples;     /* the rank's slice */
-    uint32_t             count;        /* delivered (after skips) */
-    uint64_t             bytes;
-    ingot_mem_t          host;         /* payload (pinned on the GPU path) */
-    void                *device;       /* device payload, or NULL */
-    void                *event, *h2d_start; /* cudaEvent_t */
-    ingot_sample_info_t *info;         /* per slice position: its manifest row, read once */
-    ingot_field_info_t  *fields;       /* per slice position: fields_max field rows */
-    uint64_t            *offsets, *lengths, *indices;
-    int32_t             *labels;
-    const char         **keys;
-    uint8_t             *skipped;
-    uint8_t             *scatter;      /* per position: stored bytes == delivered bytes */
-    uint64_t            *skipped_ids;  /* ids skipped in this step (VERIFY=skip) */
-    uint32_t            *sorted;       /* slice positions sorted by (shard, offset) */
-    loader_run_t        *runs;
-    uint32_t             nruns;
+    uint32_t id;
+    uint64_t token;     /* of the batch handed over from it (ingot_batch_t) */
+    _Atomic int state;  /* loader_slot_state_t */
+    _Atomic int status; /* first error of the step */
+    _Atomic uint32_t runs_left;
+    _Atomic uint32_t skipped_count;
+    uint64_t step, epoch, epoch_step;
+    uint32_t nsamples; /* the rank's slice */
+    uint32_t count;    /* delivered (after skips) */
+    uint64_t bytes;
+    ingot_mem_t host;           /* payload (pinned on the GPU path) */
+    void *device;               /* device payload, or NULL */
+    void *event, *h2d_start;    /* cudaEvent_t */
+    ingot_sample_info_t *info;  /* per slice position: its manifest row, read once */
+    ingot_field_info_t *fields; /* per slice position: fields_max field rows */
+    uint64_t *offsets, *lengths, *indices;
+    int32_t *labels;
+    const char **keys;
+    uint8_t *skipped;
+    uint8_t *scatter;      /* per position: stored bytes == delivered bytes */
+    uint64_t *skipped_ids; /* ids skipped in this step (VERIFY=skip) */
+    uint32_t *sorted;      /* slice positions sorted by (shard, offset) */
+    loader_run_t *runs;
+    uint32_t nruns;
 } loader_slot_t;
 
 struct loader_reader_ctx;
 
 /* A byte-source request of one reader, and what it must take back when it completes late. */
 typedef struct loader_req {
-    ingot_source_req_t        req;
+    ingot_source_req_t req;
     struct loader_reader_ctx *reader;
-    void                     *staging; /* staging buffer held in quarantine, or NULL */
-    _Atomic int               busy;    /* 1: quarantined, 2: being released; 0: reusable */
+    void *staging;    /* staging buffer held in quarantine, or NULL */
+    _Atomic int busy; /* 1: quarantined, 2: being released; 0: reusable */
 } loader_req_t;
 
 typedef struct loader_reader_ctx {
     struct ingot_loader *loader;
-    ingot_event_t        done;    /* a request of this reader completed (late ones included) */
-    struct iovec        *iov;     /* iov_cap entries */
-    loader_req_t         reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
+    ingot_event_t done; /* a request of this reader completed (late ones included) */
+    struct iovec *iov;  /* iov_cap entries */
+    loader_req_t reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
 } loader_reader_ctx_t;
 
 typedef struct loader_worker_ctx {
     struct ingot_loader *loader;
-    ingot_shard_codec_t  codec;   /* zstd context over the loader's dictionary */
-    int                  codec_ready;
-    void                *scratch; /* decoded fields for a transform */
-    size_t               scratch_size;
-    ingot_field_view_t  *views;
+    ingot_shard_codec_t codec; /* zstd context over the loader's dictionary */
+    int codec_ready;
+    void *scratch; /* decoded fields for a transform */
+    size_t scratch_size;
+    ingot_field_view_t *views;
 } loader_worker_ctx_t;
 
 struct ingot_loader {
-    ingot_ctx_h           ctx;
+    ingot_ctx_h ctx;
     ingot_loader_params_t params;
-    int                   rank, world;
-    ingot_manifest_h      manifest;
-    ingot_manifest_info_t minfo;           /* queried once at create */
-    void                 *manifest_window; /* MPI_Win of the node-shared copy */
-    ingot_order_h         order;
-    ingot_source_t       *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
-    uint32_t              nsources;
-    ingot_shard_dict_t   *dict;            /* zstd dictionary, loaded once */
-    uint64_t              steps_per_epoch, total_steps, start_step;
-    uint32_t              slice;           /* samples per rank per step */
-    size_t                sample_bytes_max;/* delivered bytes of the largest sample */
-    size_t                stored_max;      /* stored bytes of the largest sample */
-    size_t                slot_bytes, staging_bytes;
-    uint32_t              depth, nreaders, nworkers, nstaging;
-    int                   device;          /* INGOT_DEVICE_HOST or CUDA index */
-    void                 *stream;          /* cudaStream_t */
-    loader_slot_t        *slots;
-    ingot_spsc_t          free_slots;      /* trainer -> planner */
-    ingot_mpmc_t          read_q, work_q, staging_q;
-    ingot_event_t         ready;           /* a slot became READY or FAILED */
-    ingot_abort_t         abort;
-    pthread_t             planner;
-    pthread_t            *threads;         /* readers then workers */
-    uint32_t              threads_started;
-    int                   planner_started;
-    loader_worker_ctx_t  *wctx;
-    loader_reader_ctx_t  *rctx;
-    ingot_mem_t           staging_mem;
-    ingot_trace_t        *trace;
-    void                 *gap_scratch;     /* sink for tar headers between scattered fields */
-    size_t                gap_scratch_size;
-    uint64_t              timeout_ns;
-    uint64_t              coalesce_gap;    /* INGOT_COALESCE_GAP */
-    int                   direct_io;       /* INGOT_DIRECT_IO */
-    uint32_t              iov_cap;         /* iovecs a scatter read may need */
-    uint32_t              fields_max;      /* fields of the widest sample */
-    int                   numa_node;       /* slots bound here (INGOT_BIND=cpu+mem), or -1 */
-    int                   bind_threads;    /* run the loader's threads on the ingest cores */
-    _Atomic int           bind_warned;
+    int rank, world;
+    ingot_manifest_h manifest;
+    ingot_manifest_info_t minfo; /* queried once at create */
+    void *manifest_window;       /* MPI_Win of the node-shared copy */
+    ingot_order_h order;
+    ingot_source_t *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
+    uint32_t nsources;
+    ingot_shard_dict_t *dict; /* zstd dictionary, loaded once */
+    uint64_t steps_per_epoch, total_steps, start_step;
+    uint32_t slice;          /* samples per rank per step */
+    size_t sample_bytes_max; /* delivered bytes of the largest sample */
+    size_t stored_max;       /* stored bytes of the largest sample */
+    size_t slot_bytes, staging_bytes;
+    uint32_t depth, nreaders, nworkers, nstaging;
+    int device;   /* INGOT_DEVICE_HOST or CUDA index */
+    void *stream; /* cudaStream_t */
+    loader_slot_t *slots;
+    ingot_spsc_t free_slots; /* trainer -> planner */
+    ingot_mpmc_t read_q, work_q, staging_q;
+    ingot_event_t ready; /* a slot became READY or FAILED */
+    ingot_abort_t abort;
+    pthread_t planner;
+    pthread_t *threads; /* readers then workers */
+    uint32_t threads_started;
+    int planner_started;
+    loader_worker_ctx_t *wctx;
+    loader_reader_ctx_t *rctx;
+    ingot_mem_t staging_mem;
+    ingot_trace_t *trace;
+    void *gap_scratch; /* sink for tar headers between scattered fields */
+    size_t gap_scratch_size;
+    uint64_t timeout_ns;
+    uint64_t coalesce_gap; /* INGOT_COALESCE_GAP */
+    int direct_io;         /* INGOT_DIRECT_IO */
+    uint32_t iov_cap;      /* iovecs a scatter read may need */
+    uint32_t fields_max;   /* fields of the widest sample */
+    int numa_node;         /* slots bound here (INGOT_BIND=cpu+mem), or -1 */
+    int bind_threads;      /* run the loader's threads on the ingest cores */
+    _Atomic int bind_warned;
     /* planner state */
-    uint64_t              next_plan;       /* next step to plan (relative to start_step) */
-    uint64_t             *slice_ids;
+    uint64_t next_plan; /* next step to plan (relative to start_step) */
+    uint64_t *slice_ids;
     /* trainer state */
-    uint64_t              next_step;       /* next step to hand over (relative) */
-    uint64_t              oldest_held;     /* first step handed over and not yet released */
-    uint32_t              held;
-    uint64_t              token_key;       /* keys batch tokens: per loader, not guessable */
-    ingot_status_t        failed;          /* sticky error after a failed step */
-    uint64_t              epoch_skipped;   /* samples skipped in the current epoch (this rank) */
-    uint64_t             *skipped_ids;     /* ids skipped in the current epoch (this rank) */
-    uint64_t              skipped_len, skipped_cap;
+    uint64_t next_step;   /* next step to hand over (relative) */
+    uint64_t oldest_held; /* first step handed over and not yet released */
+    uint32_t held;
+    uint64_t token_key;     /* keys batch tokens: per loader, not guessable */
+    ingot_status_t failed;  /* sticky error after a failed step */
+    uint64_t epoch_skipped; /* samples skipped in the current epoch (this rank) */
+    uint64_t *skipped_ids;  /* ids skipped in the current epoch (this rank) */
+    uint64_t skipped_len, skipped_cap;
     /* statistics */
-    uint64_t              t_first, t_last, stall_ns, stall_first_ns, samples, bytes;
-    double                read_q_sum, ready_sum;
-    _Atomic uint64_t      bytes_read, read_requests;
-    ingot_hist_t          h_stall, h_read, h_verify, h_decode, h_transform, h_h2d;
-    long                  faults_at_create;
+    uint64_t t_first, t_last, stall_ns, stall_first_ns, samples, bytes;
+    double read_q_sum, ready_sum;
+    _Atomic uint64_t bytes_read, read_requests;
+    ingot_hist_t h_stall, h_read, h_verify, h_decode, h_transform, h_h2d;
+    long faults_at_create;
 };
 
 /**
@@ -170,19 +174,19 @@ ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_p
                                            ingot_loader_h *loader_p);
 
 /* loader_pipeline.c */
-void           ingot_loader_thread_setup(ingot_loader_h l);
-void          *ingot_loader_planner_main(void *arg);
-void          *ingot_loader_reader_main(void *arg);
-void          *ingot_loader_worker_main(void *arg);
-void           ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
+void ingot_loader_thread_setup(ingot_loader_h l);
+void *ingot_loader_planner_main(void *arg);
+void *ingot_loader_reader_main(void *arg);
+void *ingot_loader_worker_main(void *arg);
+void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
 /* Completion callback of the loader's byte-source requests: when a quarantined request
  * completes late, takes its staging buffer and the request itself back into service. */
-void           ingot_loader_req_done(ingot_source_req_t *req, int late);
+void ingot_loader_req_done(ingot_source_req_t *req, int late);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
 ingot_status_t ingot_loader_gpu_init(ingot_loader_h l);
 ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot);
-void           ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
-void           ingot_loader_gpu_cleanup(ingot_loader_h l);
+void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
+void ingot_loader_gpu_cleanup(ingot_loader_h l);
 
 #endif

@@ -64,10 +64,10 @@ static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_
     slot->offsets[pos] = *cursor;
     slot->lengths[pos] = len;
     slot->indices[pos] = info->index;
-    slot->labels[pos]  = info->label;
-    slot->keys[pos]    = info->key;
+    slot->labels[pos] = info->label;
+    slot->keys[pos] = info->key;
     slot->skipped[pos] = 0;
-    slot->sorted[pos]  = pos;
+    slot->sorted[pos] = pos;
     *cursor += len;
     return INGOT_OK;
 }
@@ -91,8 +91,13 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
             continue;
         }
         run = &slot->runs[slot->nruns++];
-        *run = (loader_run_t){.slot = slot, .shard = s->shard, .offset = s->offset,
-                              .length = s->length, .first = k, .count = 1, .scatter = scatter};
+        *run = (loader_run_t){.slot = slot,
+                              .shard = s->shard,
+                              .offset = s->offset,
+                              .length = s->length,
+                              .first = k,
+                              .count = 1,
+                              .scatter = scatter};
     }
 }
 
@@ -164,8 +169,8 @@ void *ingot_loader_planner_main(void *arg)
     ingot_loader_thread_setup(l);
     for (;;) {
         void *item;
-        if (ingot_spsc_pop_wait(&l->free_slots, &item, INGOT_DEADLINE_NONE, &l->abort)
-            != INGOT_OK) {
+        if (ingot_spsc_pop_wait(&l->free_slots, &item, INGOT_DEADLINE_NONE, &l->abort) !=
+            INGOT_OK) {
             return NULL;
         }
         if (l->next_plan >= l->total_steps) {
@@ -193,8 +198,8 @@ static void slot_compact(loader_slot_t *slot)
         slot->offsets[out] = slot->offsets[i];
         slot->lengths[out] = slot->lengths[i];
         slot->indices[out] = slot->indices[i];
-        slot->labels[out]  = slot->labels[i];
-        slot->keys[out]    = slot->keys[i];
+        slot->labels[out] = slot->labels[i];
+        slot->keys[out] = slot->keys[i];
         out++;
     }
     slot->count = out;
@@ -265,8 +270,8 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
             const ingot_field_info_t *fi = &rows.fields[f];
             uint64_t at = rows.sample->offset + fi->offset;
             while (cursor < at && n < max) { /* tar headers and padding between fields */
-                size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size
-                               ? (size_t)(at - cursor) : l->gap_scratch_size;
+                size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size ? (size_t)(at - cursor)
+                                                                           : l->gap_scratch_size;
                 iov[n++] = (struct iovec){.iov_base = l->gap_scratch, .iov_len = chunk};
                 cursor += chunk;
             }
@@ -310,10 +315,14 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
                                    loader_req_t *lr, int *quarantined_p)
 {
     ingot_source_req_t *req = &lr->req;
-    *req = (ingot_source_req_t){.shard = run->shard, .shard_id = run->shard_id,
-                                .offset = run->offset, .length = run->length,
+    *req = (ingot_source_req_t){.shard = run->shard,
+                                .shard_id = run->shard_id,
+                                .offset = run->offset,
+                                .length = run->length,
                                 .deadline_ns = ingot_deadline_after(l->timeout_ns),
-                                .cb = ingot_loader_req_done, .arg = lr, .done_ev = &rd->done};
+                                .cb = ingot_loader_req_done,
+                                .arg = lr,
+                                .done_ev = &rd->done};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     for (uint32_t i = 0; i < l->nsources; i++) {
         if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
@@ -327,8 +336,9 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
     }
     char d[INGOT_SOURCE_DESCRIBE_MAX];
     ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
-                run->length, run->offset, ingot_source_describe(l->sources[l->nsources - 1],
-                run->shard, d, sizeof(d)), ingot_status_string(st));
+                run->length, run->offset,
+                ingot_source_describe(l->sources[l->nsources - 1], run->shard, d, sizeof(d)),
+                ingot_status_string(st));
     return st;
 }
 
@@ -365,9 +375,8 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
 {
     loader_req_t *lr;
     ingot_status_t st;
-    if (!run->scatter &&
-        (st = ingot_mpmc_pop_wait(&l->staging_q, &run->staging, INGOT_DEADLINE_NONE, &l->abort))
-        != INGOT_OK) {
+    if (!run->scatter && (st = ingot_mpmc_pop_wait(&l->staging_q, &run->staging,
+                                                   INGOT_DEADLINE_NONE, &l->abort)) != INGOT_OK) {
         return st;
     }
     if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
@@ -455,17 +464,17 @@ static ingot_status_t verify_sample(ingot_loader_h l, const ingot_shard_rows_t *
     if (l->params.verify == INGOT_VERIFY_OFF) {
         return INGOT_OK;
     }
-    return ingot_shard_codec_verify(l->manifest, rows, (const uint8_t *)stored,
-                                    scattered ? INGOT_SHARD_LAYOUT_PACKED
-                                              : INGOT_SHARD_LAYOUT_STORED,
-                                    l->params.verify == INGOT_VERIFY_SKIP
-                                    ? INGOT_SHARD_VERIFY_SKIP : INGOT_SHARD_VERIFY_FAIL, NULL);
+    return ingot_shard_codec_verify(
+        l->manifest, rows, (const uint8_t *)stored,
+        scattered ? INGOT_SHARD_LAYOUT_PACKED : INGOT_SHARD_LAYOUT_STORED,
+        l->params.verify == INGOT_VERIFY_SKIP ? INGOT_SHARD_VERIFY_SKIP : INGOT_SHARD_VERIFY_FAIL,
+        NULL);
 }
 
 /* Decode (or copy) every field of a staged sample to @p dst; views for a transform. */
 static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
-                                    const ingot_shard_rows_t *rows, const char *stored,
-                                    char *dst, ingot_field_view_t *views)
+                                    const ingot_shard_rows_t *rows, const char *stored, char *dst,
+                                    ingot_field_view_t *views)
 {
     for (uint32_t f = 0; f < rows->sample->field_count; f++) {
         size_t len;
@@ -476,8 +485,7 @@ static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
             return st; /* logged by the codec with shard, key and field */
         }
         if (views != NULL) {
-            views[f] = (ingot_field_view_t){.name = rows->fields[f].name, .data = dst,
-                                            .len = len};
+            views[f] = (ingot_field_view_t){.name = rows->fields[f].name, .data = dst, .len = len};
         }
         dst += len;
     }
@@ -487,8 +495,11 @@ static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
 static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
                                        const ingot_sample_info_t *s, void *out)
 {
-    ingot_sample_view_t view = {.index = s->index, .key = s->key, .label = s->label,
-                                .field_count = s->field_count, .fields = w->views};
+    ingot_sample_view_t view = {.index = s->index,
+                                .key = s->key,
+                                .label = s->label,
+                                .field_count = s->field_count,
+                                .fields = w->views};
     ingot_status_t st = l->params.transform(&view, out, l->params.sample_out_size,
                                             l->params.transform_arg);
     if (st != INGOT_OK) {
@@ -498,15 +509,16 @@ static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
     return st;
 }
 
-static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w,
-                                     loader_run_t *run, uint32_t pos)
+static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run,
+                                     uint32_t pos)
 {
     loader_slot_t *slot = run->slot;
     ingot_shard_rows_t rows = run_rows(l, slot, pos);
     const ingot_sample_info_t *s = rows.sample;
     char *dst = (char *)slot->host.ptr + slot->offsets[pos];
-    const char *stored = run->scatter ? dst
-                         : (const char *)run->staging + run->shift + (s->offset - run->offset);
+    const char *stored = run->scatter
+                             ? dst
+                             : (const char *)run->staging + run->shift + (s->offset - run->offset);
     uint64_t t0 = ingot_time_ns();
     ingot_status_t st = verify_sample(l, &rows, stored, run->scatter);
     uint64_t t1 = ingot_time_ns();

@@ -87,11 +87,12 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
         goto out_fd;
     }
     void *base = NULL;
-    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0, ctx->topo->node.node_comm);
+    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0,
+                        ctx->topo->node.node_comm);
     if (st == INGOT_OK) {
         st = INGOT_MPI_CALL("manifest sharing", MPI_Win_allocate_shared,
-                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, ctx->topo->node.node_comm, &base,
-                            win);
+                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL,
+                            ctx->topo->node.node_comm, &base, win);
     }
     if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
         free(win);

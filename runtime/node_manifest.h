@@ -17,7 +17,6 @@
 ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
                                         ingot_manifest_h *manifest_p, void **window_p);
 /** Close a manifest opened by ingot_node_manifest_open() (collective over the node's communicator). */
-void           ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest,
-                                         void *window);
+void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void *window);
 
 #endif

@@ -13,9 +13,12 @@
     INGOT_FIELD_SPAN(INGOT_TOPOLOGY_DEVICE_FIELD_##_bit, ingot_topology_device_t, _first, _last)
 
 static const ingot_field_span_t placement_spans[] = {
-    PL_SPAN(NODE, node_id, hostname),       PL_SPAN(GPU, gpu_index, gpu_ranks),
-    PL_SPAN(NIC, nic_name, nic_distance),   PL_SPAN(CPUS, numa_node, trainer_cpuset),
-    PL_SPAN(ENV, cuda_visible_devices, nccl_ib_hca), PL_SPAN(FLAGS, flags, conflict)};
+    PL_SPAN(NODE, node_id, hostname),
+    PL_SPAN(GPU, gpu_index, gpu_ranks),
+    PL_SPAN(NIC, nic_name, nic_distance),
+    PL_SPAN(CPUS, numa_node, trainer_cpuset),
+    PL_SPAN(ENV, cuda_visible_devices, nccl_ib_hca),
+    PL_SPAN(FLAGS, flags, conflict)};
 
 static const ingot_field_span_t summary_spans[] = {
     SUM_SPAN(HOST, hostname, source), SUM_SPAN(COUNTS, packages, storage),

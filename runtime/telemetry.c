@@ -18,7 +18,7 @@ static unsigned hist_bucket(uint64_t ns)
     if (ns < INGOT_HIST_SUB) {
         return (unsigned)ns;
     }
-    unsigned octave = 63u - (unsigned)__builtin_clzll(ns);          /* >= 3 */
+    unsigned octave = 63u - (unsigned)__builtin_clzll(ns); /* >= 3 */
     unsigned sub = (unsigned)(ns >> (octave - 3)) & (INGOT_HIST_SUB - 1);
     unsigned b = (octave - 2) * INGOT_HIST_SUB + sub;
     return b < INGOT_HIST_BUCKETS ? b : INGOT_HIST_BUCKETS - 1;
@@ -65,16 +65,16 @@ uint64_t ingot_hist_quantile(const ingot_hist_t *h, double q)
 typedef struct trace_event {
     uint64_t start_ns, dur_ns, arg;
     uint32_t tid;
-    uint8_t  stage;
+    uint8_t stage;
 } trace_event_t;
 
 struct ingot_trace {
-    char             path[4096];
-    int              rank;
-    uint32_t         capacity;
+    char path[4096];
+    int rank;
+    uint32_t capacity;
     _Atomic uint32_t next;
-    uint64_t         origin_ns;
-    trace_event_t   *events;
+    uint64_t origin_ns;
+    trace_event_t *events;
 };
 
 static const char *const stage_names[INGOT_TRACE_STAGE_LAST] = {
@@ -120,8 +120,11 @@ void ingot_trace_event(ingot_trace_t *t, ingot_trace_stage_t stage, uint64_t sta
     if (tid == 0) {
         tid = (uint32_t)syscall(SYS_gettid);
     }
-    t->events[i] = (trace_event_t){.start_ns = start_ns, .dur_ns = end_ns - start_ns,
-                                   .arg = arg, .tid = tid, .stage = (uint8_t)stage};
+    t->events[i] = (trace_event_t){.start_ns = start_ns,
+                                   .dur_ns = end_ns - start_ns,
+                                   .arg = arg,
+                                   .tid = tid,
+                                   .stage = (uint8_t)stage};
 }
 
 ingot_status_t ingot_trace_destroy(ingot_trace_t *t)
@@ -136,13 +139,16 @@ ingot_status_t ingot_trace_destroy(ingot_trace_t *t)
         st = INGOT_ERR_IO;
     } else {
         uint32_t n = atomic_load(&t->next), kept = n < t->capacity ? n : t->capacity;
-        fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"rank\":%d,\"dropped\":%u},"
-                "\"traceEvents\":[\n", t->rank, n - kept);
+        fprintf(f,
+                "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"rank\":%d,\"dropped\":%u},"
+                "\"traceEvents\":[\n",
+                t->rank, n - kept);
         for (uint32_t i = 0; i < kept; i++) {
             const trace_event_t *e = &t->events[i];
-            fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
-                    "\"dur\":%.3f,\"args\":{\"n\":%" PRIu64 "}}\n", i ? "," : "",
-                    stage_names[e->stage], t->rank, e->tid,
+            fprintf(f,
+                    "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
+                    "\"dur\":%.3f,\"args\":{\"n\":%" PRIu64 "}}\n",
+                    i ? "," : "", stage_names[e->stage], t->rank, e->tid,
                     (double)(e->start_ns - t->origin_ns) / 1e3, (double)e->dur_ns / 1e3, e->arg);
         }
         fprintf(f, "]}\n");

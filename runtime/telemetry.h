@@ -22,13 +22,19 @@ typedef struct ingot_hist {
     _Atomic uint64_t buckets[INGOT_HIST_BUCKETS];
 } ingot_hist_t;
 
-void     ingot_hist_record(ingot_hist_t *h, uint64_t ns);
+void ingot_hist_record(ingot_hist_t *h, uint64_t ns);
 /** Value at quantile @p q (0..1): the upper edge of the bucket holding it (0 when empty). */
 uint64_t ingot_hist_quantile(const ingot_hist_t *h, double q);
 
 typedef enum ingot_trace_stage {
-    INGOT_TRACE_READ, INGOT_TRACE_VERIFY, INGOT_TRACE_DECODE, INGOT_TRACE_TRANSFORM,
-    INGOT_TRACE_H2D, INGOT_TRACE_STALL, INGOT_TRACE_PLAN, INGOT_TRACE_STAGE_LAST
+    INGOT_TRACE_READ,
+    INGOT_TRACE_VERIFY,
+    INGOT_TRACE_DECODE,
+    INGOT_TRACE_TRANSFORM,
+    INGOT_TRACE_H2D,
+    INGOT_TRACE_STALL,
+    INGOT_TRACE_PLAN,
+    INGOT_TRACE_STAGE_LAST
 } ingot_trace_stage_t;
 
 typedef struct ingot_trace ingot_trace_t;
@@ -38,10 +44,10 @@ typedef struct ingot_trace ingot_trace_t;
 ingot_status_t ingot_trace_create(const char *path_pattern, uint32_t capacity, int rank,
                                   ingot_trace_t **trace_p);
 /** Record one complete event (thread-safe, lock-free). Accepts a NULL trace (no tracing). */
-void           ingot_trace_event(ingot_trace_t *trace, ingot_trace_stage_t stage,
-                                 uint64_t start_ns, uint64_t end_ns, uint64_t arg);
+void ingot_trace_event(ingot_trace_t *trace, ingot_trace_stage_t stage, uint64_t start_ns,
+                       uint64_t end_ns, uint64_t arg);
 /** Write the JSON file and free. Accepts NULL. */
 ingot_status_t ingot_trace_destroy(ingot_trace_t *trace);
-const char    *ingot_trace_stage_name(ingot_trace_stage_t stage);
+const char *ingot_trace_stage_name(ingot_trace_stage_t stage);
 
 #endif

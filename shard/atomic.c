@@ -20,7 +20,7 @@ ingot_status_t ingot_shard_write_all(int fd, const char *path, const void *p, si
         }
         if (r < 0) {
             return ingot_fail(ingot_status_from_errno(errno), "%s: write failed: %s", path,
-                             strerror(errno));
+                              strerror(errno));
         }
         done += (size_t)r;
     }
@@ -48,7 +48,7 @@ ingot_status_t ingot_shard_atomic_write(const char *path, shard_fill_fn_t fill, 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return ingot_fail(ingot_status_from_errno(errno), "%s: create failed: %s", tmp,
-                         strerror(errno));
+                          strerror(errno));
     }
     ingot_status_t st = fill(fd, tmp, arg);
     if (st == INGOT_OK && fsync(fd) != 0) {

@@ -13,22 +13,22 @@
 #define BUILDER_CHUNK (1u << 20)
 
 struct ingot_manifest_builder {
-    char                      *path;      /* manifest to write */
-    char                      *dir_real;  /* realpath of its directory */
+    char *path;     /* manifest to write */
+    char *dir_real; /* realpath of its directory */
     ingot_tar_special_policy_t special;
-    char                      *dict_rel;  /* dictionary path relative to dir, or NULL */
-    uint64_t                   dict_hash;
-    shard_vec_t                shards;    /* manifest_shard_t; path refs relative to strbuf */
-    shard_vec_t                names;     /* manifest_name_t; offsets into namebuf */
-    shard_vec_t                samples;   /* manifest_sample_t; key refs relative to strbuf */
-    shard_vec_t                fields;    /* manifest_field_t */
-    shard_vec_t                namebuf;   /* char: field names, NUL-terminated */
-    shard_vec_t                strbuf;    /* char: shard paths and keys, NUL-terminated */
-    shard_zstd_t               zstd;
-    shard_labels_t             labels;    /* key -> label file, or empty */
-    shard_window_t             win;       /* one pass: parse, hash members and the whole shard */
-    uint8_t                   *chunk;     /* BUILDER_CHUNK bytes */
-    uint8_t                   *scratch;   /* BUILDER_CHUNK bytes of zstd output */
+    char *dict_rel; /* dictionary path relative to dir, or NULL */
+    uint64_t dict_hash;
+    shard_vec_t shards;  /* manifest_shard_t; path refs relative to strbuf */
+    shard_vec_t names;   /* manifest_name_t; offsets into namebuf */
+    shard_vec_t samples; /* manifest_sample_t; key refs relative to strbuf */
+    shard_vec_t fields;  /* manifest_field_t */
+    shard_vec_t namebuf; /* char: field names, NUL-terminated */
+    shard_vec_t strbuf;  /* char: shard paths and keys, NUL-terminated */
+    shard_zstd_t zstd;
+    shard_labels_t labels; /* key -> label file, or empty */
+    shard_window_t win;    /* one pass: parse, hash members and the whole shard */
+    uint8_t *chunk;        /* BUILDER_CHUNK bytes */
+    uint8_t *scratch;      /* BUILDER_CHUNK bytes of zstd output */
 };
 
 /** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */
@@ -37,6 +37,6 @@ ingot_status_t ingot_builder_str_push(shard_vec_t *buf, const char *s, size_t le
 
 /** Path of @p path relative to the manifest's directory (malloc'd); it must lie inside it. */
 ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
-                               char **rel_p);
+                                     char **rel_p);
 
 #endif

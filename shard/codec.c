@@ -23,9 +23,10 @@ ingot_status_t ingot_shard_rows_fields(ingot_manifest_h m, const ingot_sample_in
                                        ingot_field_info_t *fields, uint32_t fields_cap)
 {
     if (sample->field_count > fields_cap) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "sample '%s' (index %" PRIu64 ") has %u fields, "
-                          "more than the %u expected", sample->key, sample->index,
-                          sample->field_count, fields_cap);
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "sample '%s' (index %" PRIu64 ") has %u fields, "
+                          "more than the %u expected",
+                          sample->key, sample->index, sample->field_count, fields_cap);
     }
     for (uint32_t f = 0; f < sample->field_count; f++) {
         INGOT_CHECK(ingot_manifest_field_get(m, sample, f, &fields[f]));
@@ -96,13 +97,13 @@ static const char *codec_shard_path(ingot_manifest_h m, uint32_t shard)
     return ingot_manifest_shard_get(m, shard, &si) == INGOT_OK ? si.path : "?";
 }
 
-static ingot_status_t codec_mismatch(ingot_manifest_h m, const ingot_shard_rows_t *rows,
-                                     uint32_t f, ingot_shard_verify_mode_t mode)
+static ingot_status_t codec_mismatch(ingot_manifest_h m, const ingot_shard_rows_t *rows, uint32_t f,
+                                     ingot_shard_verify_mode_t mode)
 {
     const ingot_sample_info_t *s = rows->sample;
     int skip = (mode == INGOT_SHARD_VERIFY_SKIP);
-    const char *fmt = "sample '%s' (index %" PRIu64 ") field '%s' in shard '%s' at offset %"
-                      PRIu64 ": content hash differs from the manifest (corrupt)%s";
+    const char *fmt = "sample '%s' (index %" PRIu64 ") field '%s' in shard '%s' at offset %" PRIu64
+                      ": content hash differs from the manifest (corrupt)%s";
     if (skip) {
         ingot_warn(fmt, s->key, s->index, rows->fields[f].name, codec_shard_path(m, s->shard),
                    s->offset + rows->fields[f].offset, "; skipped");
@@ -133,14 +134,15 @@ ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_ro
 
 ingot_status_t ingot_shard_codec_decode(ingot_shard_codec_t *c, ingot_manifest_h m,
                                         const ingot_shard_rows_t *rows, uint32_t i,
-                                        const uint8_t *stored, void *dst, size_t cap,
-                                        size_t *len_p)
+                                        const uint8_t *stored, void *dst, size_t cap, size_t *len_p)
 {
     const ingot_sample_info_t *s = rows->sample;
     const ingot_field_info_t *f = &rows->fields[i];
     if (cap < f->raw_len) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "key '%s' field '%s': destination of %zu bytes "
-                          "is smaller than the raw length %u", s->key, f->name, cap, f->raw_len);
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "key '%s' field '%s': destination of %zu bytes "
+                          "is smaller than the raw length %u",
+                          s->key, f->name, cap, f->raw_len);
     }
     if (f->codec == INGOT_CODEC_NONE) {
         memcpy(dst, stored + f->offset, f->raw_len);

@@ -16,7 +16,7 @@
 /** One sample's manifest rows, as the caller holds them (borrowed by every call). */
 typedef struct ingot_shard_rows {
     const ingot_sample_info_t *sample;
-    const ingot_field_info_t  *fields; /**< sample->field_count rows */
+    const ingot_field_info_t *fields; /**< sample->field_count rows */
 } ingot_shard_rows_t;
 
 /** How a sample's stored bytes lie in the buffer given to the codec. */
@@ -49,7 +49,7 @@ typedef struct ingot_shard_dict ingot_shard_dict_t;
  */
 ingot_status_t ingot_shard_dict_load(ingot_manifest_h m, ingot_shard_dict_t **dict_p);
 /** Free a dictionary once no codec uses it. Accepts NULL. */
-void           ingot_shard_dict_destroy(ingot_shard_dict_t *dict);
+void ingot_shard_dict_destroy(ingot_shard_dict_t *dict);
 
 /** One thread's decoder: a reused zstd context over a shared dictionary. */
 typedef struct ingot_shard_codec {
@@ -59,7 +59,7 @@ typedef struct ingot_shard_codec {
 /** Create @p c over @p dict (may be NULL: no dictionary), which must outlive it. */
 ingot_status_t ingot_shard_codec_init(ingot_shard_codec_t *c, const ingot_shard_dict_t *dict);
 /** Free @p c's context (not the dictionary). */
-void           ingot_shard_codec_release(ingot_shard_codec_t *c);
+void ingot_shard_codec_release(ingot_shard_codec_t *c);
 
 /** What a hash mismatch means to the caller: an error, or a warning (the sample is skipped). */
 typedef enum ingot_shard_verify_mode {

@@ -26,18 +26,22 @@
 #define CURSOR_SKIPPED_MAX (1ull << 32)
 
 typedef struct cursor_disk {
-    char     magic[CURSOR_MAGIC_LEN];
+    char magic[CURSOR_MAGIC_LEN];
     uint32_t version;
     uint32_t reserved;
     uint64_t manifest_digest, seed, epoch, consumed, global_batch, skipped_count;
-} cursor_disk_t;   /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
+} cursor_disk_t; /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
 
 /* Serialise a cursor into a malloc'd buffer. */
 static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
 {
-    cursor_disk_t d = {.version = INGOT_CURSOR_VERSION, .manifest_digest = c->manifest_digest,
-                       .seed = c->seed, .epoch = c->epoch, .consumed = c->consumed,
-                       .global_batch = c->global_batch, .skipped_count = c->skipped_count};
+    cursor_disk_t d = {.version = INGOT_CURSOR_VERSION,
+                       .manifest_digest = c->manifest_digest,
+                       .seed = c->seed,
+                       .epoch = c->epoch,
+                       .consumed = c->consumed,
+                       .global_batch = c->global_batch,
+                       .skipped_count = c->skipped_count};
     memcpy(d.magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN);
     size_t ids = c->skipped_count * sizeof(uint64_t), len = sizeof(d) + ids + sizeof(uint64_t);
     uint8_t *buf = malloc(len);
@@ -57,7 +61,7 @@ static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, si
 
 typedef struct cursor_buf {
     const uint8_t *p;
-    size_t         len;
+    size_t len;
 } cursor_buf_t;
 
 static ingot_status_t cursor_fill(int fd, const char *tmp, void *arg)
@@ -70,9 +74,10 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
 {
     if (path == NULL || c == NULL || c->global_batch == 0 || c->consumed % c->global_batch != 0 ||
         (c->skipped_count && c->skipped == NULL)) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: cursor: consumed must be a multiple of "
-                         "global_batch (>= 1), skipped set when skipped_count is",
-                         path ? path : "(null)");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "%s: cursor: consumed must be a multiple of "
+                          "global_batch (>= 1), skipped set when skipped_count is",
+                          path ? path : "(null)");
     }
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -88,8 +93,10 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
                                          cursor_disk_t *d)
 {
     if (len < sizeof(*d) + sizeof(uint64_t)) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: cursor of %" PRIu64 " bytes is truncated (torn "
-                         "write?)", path, len);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: cursor of %" PRIu64 " bytes is truncated (torn "
+                          "write?)",
+                          path, len);
     }
     memcpy(d, buf, sizeof(*d));
     if (memcmp(d->magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN) != 0) {
@@ -97,22 +104,25 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
     }
     if (d->version != INGOT_CURSOR_VERSION) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads %u", path,
-                         d->version, INGOT_CURSOR_VERSION);
+                          d->version, INGOT_CURSOR_VERSION);
     }
     uint64_t sum;
     memcpy(&sum, buf + len - sizeof(sum), sizeof(sum));
     if (ingot_shard_hash(buf, len - sizeof(sum)) != sum) {
-        return ingot_fail(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt",
-                         path);
+        return ingot_fail(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt", path);
     }
     if (d->skipped_count > CURSOR_SKIPPED_MAX ||
         len != sizeof(*d) + d->skipped_count * sizeof(uint64_t) + sizeof(uint64_t)) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: field skipped_count: %" PRIu64 " does not match "
-                         "the file size %" PRIu64, path, d->skipped_count, len);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: field skipped_count: %" PRIu64 " does not match "
+                          "the file size %" PRIu64,
+                          path, d->skipped_count, len);
     }
     if (d->global_batch == 0 || d->consumed % d->global_batch != 0) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: field consumed: %" PRIu64 " is not a multiple of "
-                         "global_batch %" PRIu64, path, d->consumed, d->global_batch);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: field consumed: %" PRIu64 " is not a multiple of "
+                          "global_batch %" PRIu64,
+                          path, d->consumed, d->global_batch);
     }
     return INGOT_OK;
 }
@@ -122,18 +132,23 @@ static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t 
                                           const ingot_cursor_expect_t *e)
 {
     if (d->manifest_digest != e->manifest_digest) {
-        return ingot_fail(INGOT_ERR_MISMATCH, "%s: field manifest_digest: cursor is for manifest "
-                         "%016" PRIx64 ", this job uses %016" PRIx64, path, d->manifest_digest,
-                         e->manifest_digest);
+        return ingot_fail(INGOT_ERR_MISMATCH,
+                          "%s: field manifest_digest: cursor is for manifest "
+                          "%016" PRIx64 ", this job uses %016" PRIx64,
+                          path, d->manifest_digest, e->manifest_digest);
     }
     if (d->seed != e->seed) {
-        return ingot_fail(INGOT_ERR_MISMATCH, "%s: field seed: cursor has %" PRIu64 ", this job "
-                         "uses %" PRIu64, path, d->seed, e->seed);
+        return ingot_fail(INGOT_ERR_MISMATCH,
+                          "%s: field seed: cursor has %" PRIu64 ", this job "
+                          "uses %" PRIu64,
+                          path, d->seed, e->seed);
     }
     if (e->world_size == 0 || d->global_batch % e->world_size != 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: field global_batch: %" PRIu64 " is not "
-                         "divisible by the world size %u; resume with a world size that divides "
-                         "it", path, d->global_batch, e->world_size);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "%s: field global_batch: %" PRIu64 " is not "
+                          "divisible by the world size %u; resume with a world size that divides "
+                          "it",
+                          path, d->global_batch, e->world_size);
     }
     return INGOT_OK;
 }
@@ -161,10 +176,14 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
         if (skipped) {
             memcpy(skipped, buf + sizeof(d), d.skipped_count * sizeof(uint64_t));
         }
-        *cursor_p = (ingot_cursor_t){.version = d.version, .manifest_digest = d.manifest_digest,
-                                     .seed = d.seed, .epoch = d.epoch, .consumed = d.consumed,
+        *cursor_p = (ingot_cursor_t){.version = d.version,
+                                     .manifest_digest = d.manifest_digest,
+                                     .seed = d.seed,
+                                     .epoch = d.epoch,
+                                     .consumed = d.consumed,
                                      .global_batch = d.global_batch,
-                                     .skipped_count = d.skipped_count, .skipped = skipped};
+                                     .skipped_count = d.skipped_count,
+                                     .skipped = skipped};
     }
     free(buf);
     return st;

@@ -18,17 +18,17 @@
 #include <unistd.h>
 
 typedef struct files_entry {
-    _Atomic int open;  /* src is filled (release after the fill) */
+    _Atomic int open; /* src is filled (release after the fill) */
     shard_src_t src;
-    char       *path;
+    char *path;
 } files_entry_t;
 
 struct ingot_shard_files {
     ingot_manifest_h m;
-    unsigned         flags;
-    uint64_t         count;
-    pthread_mutex_t  lock; /* serialises opening */
-    files_entry_t   *entries;
+    unsigned flags;
+    uint64_t count;
+    pthread_mutex_t lock; /* serialises opening */
+    files_entry_t *entries;
 };
 
 ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flags,
@@ -39,8 +39,8 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
     }
     ingot_shard_files_t *f = ingot_calloc(1, sizeof(*f), "shard descriptor cache");
     uint64_t n = manifest->hdr->shard_count;
-    if (f == NULL || (f->entries = ingot_calloc(n ? n : 1, sizeof(*f->entries),
-                                                "shard descriptors")) == NULL) {
+    if (f == NULL ||
+        (f->entries = ingot_calloc(n ? n : 1, sizeof(*f->entries), "shard descriptors")) == NULL) {
         free(f);
         return INGOT_ERR_NO_MEMORY;
     }
@@ -68,9 +68,10 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != expect_size) {
         uint64_t size = (uint64_t)st.st_size;
         close(fd);
-        return ingot_fail(INGOT_ERR_MISMATCH, "shard '%s' has %" PRIu64 " bytes but the manifest "
-                          "recorded %" PRIu64 ": it %s after the manifest was built", path, size,
-                          expect_size, size < expect_size ? "shrank" : "changed");
+        return ingot_fail(INGOT_ERR_MISMATCH,
+                          "shard '%s' has %" PRIu64 " bytes but the manifest "
+                          "recorded %" PRIu64 ": it %s after the manifest was built",
+                          path, size, expect_size, size < expect_size ? "shrank" : "changed");
     }
     if (!(f->flags & INGOT_SHARD_FILES_DIRECT)) {
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -84,12 +85,11 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const
     return INGOT_OK;
 }
 
-ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard,
-                                     shard_src_t **src_p)
+ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, shard_src_t **src_p)
 {
     if (shard >= f->count) {
-        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "shard %u is beyond the manifest's %" PRIu64
-                          " shards", shard, f->count);
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "shard %u is beyond the manifest's %" PRIu64 " shards", shard, f->count);
     }
     files_entry_t *e = &f->entries[shard];
     if (atomic_load_explicit(&e->open, memory_order_acquire)) {

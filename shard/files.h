@@ -40,6 +40,6 @@ ingot_status_t ingot_shard_files_get(ingot_shard_files_t *files, uint32_t shard,
                                      shard_src_t **src_p);
 
 /** Close every descriptor and free the cache. Accepts NULL. */
-void           ingot_shard_files_destroy(ingot_shard_files_t *files);
+void ingot_shard_files_destroy(ingot_shard_files_t *files);
 
 #endif

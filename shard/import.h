@@ -10,12 +10,12 @@
 /** Call @p cb once per member: the callback's status, with INGOT_END_OF_DATA kept (a stop). */
 typedef struct import_sink {
     ingot_import_member_cb_t cb;
-    void                    *arg;
+    void *arg;
 } import_sink_t;
 
 /** Split the member name @p name of source @p src into key and field and hand it to @p sink. */
-ingot_status_t ingot_import_emit_named(const import_sink_t *sink, const char *src,
-                                       const char *name, const void *data, size_t len);
+ingot_status_t ingot_import_emit_named(const import_sink_t *sink, const char *src, const char *name,
+                                       const void *data, size_t len);
 
 /** The regular files below @p dir, sorted by path (import_dir.c). */
 ingot_status_t ingot_import_dir(const char *dir, const import_sink_t *sink);

@@ -21,9 +21,9 @@
 /* One walk: the root and the regular files found below it. */
 typedef struct import_walk {
     const char *root;
-    char      **paths;   /* NULL when only counting */
-    size_t      n, cap;
-    int         collect; /* keep the paths (else count them) */
+    char **paths; /* NULL when only counting */
+    size_t n, cap;
+    int collect; /* keep the paths (else count them) */
 } import_walk_t;
 
 static ingot_status_t walk_keep(import_walk_t *w, const char *path)
@@ -52,15 +52,13 @@ static ingot_status_t walk_keep(import_walk_t *w, const char *path)
 static ingot_status_t walk_entry(import_walk_t *w, const FTSENT *e)
 {
     switch (e->fts_info) {
-    case FTS_F:
-        return walk_keep(w, e->fts_path);
+    case FTS_F: return walk_keep(w, e->fts_path);
     case FTS_DNR:
     case FTS_ERR:
     case FTS_NS:
-        return ingot_fail(ingot_status_from_errno(e->fts_errno), "%s: cannot walk: %s",
-                          e->fts_path, strerror(e->fts_errno));
-    default:
-        return INGOT_OK; /* directories, links, devices, FIFOs: not members */
+        return ingot_fail(ingot_status_from_errno(e->fts_errno), "%s: cannot walk: %s", e->fts_path,
+                          strerror(e->fts_errno));
+    default: return INGOT_OK; /* directories, links, devices, FIFOs: not members */
     }
 }
 
@@ -68,14 +66,14 @@ static ingot_status_t walk_run(import_walk_t *w)
 {
     char *root = strdup(w->root);
     char *argv[] = {root, NULL};
-    FTS  *fts = root ? fts_open(argv, FTS_PHYSICAL | FTS_NOCHDIR, NULL) : NULL;
+    FTS *fts = root ? fts_open(argv, FTS_PHYSICAL | FTS_NOCHDIR, NULL) : NULL;
     if (fts == NULL) {
         int e = root ? errno : ENOMEM;
         free(root);
         return ingot_fail(ingot_status_from_errno(e), "%s: cannot walk: %s", w->root, strerror(e));
     }
     ingot_status_t st = INGOT_OK;
-    FTSENT        *e;
+    FTSENT *e;
     errno = 0;
     while (st == INGOT_OK && (e = fts_read(fts)) != NULL) {
         st = walk_entry(w, e);
@@ -97,12 +95,12 @@ static int walk_cmp(const void *a, const void *b)
 /* Read each collected file and hand it over as its path relative to the root. */
 static ingot_status_t walk_emit(const import_walk_t *w, const import_sink_t *sink)
 {
-    size_t         dl = strlen(w->root);
+    size_t dl = strlen(w->root);
     ingot_status_t st = INGOT_OK;
     for (size_t i = 0; st == INGOT_OK && i < w->n; i++) {
-        uint8_t    *data = NULL;
-        size_t      len  = 0;
-        const char *rel  = w->paths[i] + dl + (w->paths[i][dl] == '/');
+        uint8_t *data = NULL;
+        size_t len = 0;
+        const char *rel = w->paths[i] + dl + (w->paths[i][dl] == '/');
         st = ingot_shard_src_slurp(w->paths[i], &data, &len);
         if (st == INGOT_OK) {
             st = ingot_import_emit_named(sink, w->root, rel, data, len);
@@ -122,7 +120,7 @@ static void walk_release(import_walk_t *w)
 
 ingot_status_t ingot_import_dir(const char *dir, const import_sink_t *sink)
 {
-    import_walk_t  w  = {.root = dir, .collect = 1};
+    import_walk_t w = {.root = dir, .collect = 1};
     ingot_status_t st = walk_run(&w);
     if (st == INGOT_OK && w.n > 0) {
         qsort(w.paths, w.n, sizeof(*w.paths), walk_cmp);

@@ -16,17 +16,17 @@
 #include <string.h>
 #include <zlib.h>
 
-#define FMNIST_IMAGES_MAGIC 0x00000803u /* idx3: unsigned bytes, 3 dimensions */
-#define FMNIST_LABELS_MAGIC 0x00000801u /* idx1: unsigned bytes, 1 dimension */
-#define FMNIST_HDR_IMAGES   16          /* magic, count, rows, cols */
-#define FMNIST_HDR_LABELS   8           /* magic, count */
-#define FMNIST_PGM_HDR_MAX  32          /* "P5\n<cols> <rows>\n255\n" */
-#define FMNIST_KEY_MAX      64
-#define FMNIST_CLS_MAX      16
-#define FMNIST_MEMBERS_PER_SAMPLE 2     /* pgm + cls */
-#define FMNIST_READ_CHUNK   (1u << 20)  /* first buffer and zlib's input buffer */
-#define FMNIST_IMAGES_FMT   "%s/%s-images-idx3-ubyte.gz"
-#define FMNIST_LABELS_FMT   "%s/%s-labels-idx1-ubyte.gz"
+#define FMNIST_IMAGES_MAGIC       0x00000803u /* idx3: unsigned bytes, 3 dimensions */
+#define FMNIST_LABELS_MAGIC       0x00000801u /* idx1: unsigned bytes, 1 dimension */
+#define FMNIST_HDR_IMAGES         16          /* magic, count, rows, cols */
+#define FMNIST_HDR_LABELS         8           /* magic, count */
+#define FMNIST_PGM_HDR_MAX        32          /* "P5\n<cols> <rows>\n255\n" */
+#define FMNIST_KEY_MAX            64
+#define FMNIST_CLS_MAX            16
+#define FMNIST_MEMBERS_PER_SAMPLE 2          /* pgm + cls */
+#define FMNIST_READ_CHUNK         (1u << 20) /* first buffer and zlib's input buffer */
+#define FMNIST_IMAGES_FMT         "%s/%s-images-idx3-ubyte.gz"
+#define FMNIST_LABELS_FMT         "%s/%s-labels-idx1-ubyte.gz"
 
 /* One split: the file prefix in the package and the key prefix of its samples. */
 typedef struct fmnist_split {
@@ -37,9 +37,9 @@ static const fmnist_split_t fmnist_splits[] = {{"train", "train"}, {"t10k", "tes
 
 /* Both decompressed files of a split and their geometry. */
 typedef struct fmnist_data {
-    char     images_path[PATH_MAX], labels_path[PATH_MAX];
+    char images_path[PATH_MAX], labels_path[PATH_MAX];
     uint8_t *img, *lab;
-    size_t   ilen, llen;
+    size_t ilen, llen;
     uint32_t n, rows, cols;
 } fmnist_data_t;
 
@@ -62,11 +62,10 @@ static gzFile fmnist_open(const char *path, ingot_status_t *st_p)
 
 /* Up to @p len bytes more; 0 at the end. A stream cut short (zlib keeps Z_BUF_ERROR and
  * returns 0 from then on) is an error too, as `gzip -d` makes it. */
-static ingot_status_t fmnist_read(gzFile gz, const char *path, void *buf, size_t len,
-                                  size_t *got_p)
+static ingot_status_t fmnist_read(gzFile gz, const char *path, void *buf, size_t len, size_t *got_p)
 {
-    int         zerr = Z_OK;
-    int         n = gzread(gz, buf, (unsigned)len);
+    int zerr = Z_OK;
+    int n = gzread(gz, buf, (unsigned)len);
     const char *msg = n <= 0 ? gzerror(gz, &zerr) : NULL;
     if (n < 0 || zerr != Z_OK) {
         return ingot_fail(zerr == Z_ERRNO ? ingot_status_from_errno(errno) : INGOT_ERR_FORMAT,
@@ -81,11 +80,11 @@ static ingot_status_t fmnist_read(gzFile gz, const char *path, void *buf, size_t
 static ingot_status_t fmnist_gunzip(const char *path, uint8_t **buf_p, size_t *len_p)
 {
     ingot_status_t st;
-    gzFile         gz = fmnist_open(path, &st);
+    gzFile gz = fmnist_open(path, &st);
     if (gz == NULL) {
         return st;
     }
-    size_t   cap = FMNIST_READ_CHUNK, len = 0, got = 1;
+    size_t cap = FMNIST_READ_CHUNK, len = 0, got = 1;
     uint8_t *buf = ingot_malloc(cap, path);
     st = buf ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     while (st == INGOT_OK && got > 0) {
@@ -133,7 +132,7 @@ static ingot_status_t fmnist_check(fmnist_data_t *d)
 static ingot_status_t fmnist_emit(const fmnist_data_t *d, const char *key_prefix,
                                   const import_sink_t *sink)
 {
-    size_t   px  = (size_t)d->rows * d->cols;
+    size_t px = (size_t)d->rows * d->cols;
     uint8_t *pgm = ingot_malloc(px + FMNIST_PGM_HDR_MAX, "Fashion-MNIST image");
     if (pgm == NULL) {
         return INGOT_ERR_NO_MEMORY;
@@ -188,9 +187,9 @@ ingot_status_t ingot_import_fmnist(const char *dir, const import_sink_t *sink)
 static ingot_status_t fmnist_split_count(const char *dir, const fmnist_split_t *split,
                                          uint64_t *n_p)
 {
-    char           path[PATH_MAX];
-    uint8_t        hdr[FMNIST_HDR_LABELS];
-    size_t         got = 0;
+    char path[PATH_MAX];
+    uint8_t hdr[FMNIST_HDR_LABELS];
+    size_t got = 0;
     ingot_status_t st;
     snprintf(path, sizeof(path), FMNIST_LABELS_FMT, dir, split->file);
     gzFile gz = fmnist_open(path, &st);

@@ -24,8 +24,8 @@ static ingot_status_t tar_emit(const shard_src_t *src, const tar_member_t *m, co
 
 ingot_status_t ingot_import_tar(const char *path, const import_sink_t *sink)
 {
-    shard_src_t   src;
-    tar_reader_t  r;
+    shard_src_t src;
+    tar_reader_t r;
     tar_member_t *m = ingot_malloc(sizeof(*m), path); /* names up to TAR_NAME_MAX: not on stack */
     if (m == NULL) {
         return INGOT_ERR_NO_MEMORY;

@@ -39,15 +39,17 @@ static ingot_status_t labels_line(shard_labels_t *l, const char *path, size_t li
     long v = strtol(val, &end, LABELS_BASE);
     end += strspn(end, " \t\r");
     if (*sep == '\0' || end == val || *end != '\0' || v < 0 || v > INT32_MAX) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: line %zu: expected 'KEY LABEL' with a "
-                         "non-negative decimal label", path, lineno);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: line %zu: expected 'KEY LABEL' with a "
+                          "non-negative decimal label",
+                          path, lineno);
     }
     *sep = '\0';
     int found;
     size_t slot = labels_slot(l, key, strlen(key), &found);
     if (found) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: line %zu: key '%s' listed twice", path, lineno,
-                         key);
+                          key);
     }
     l->slots[slot] = ((uint64_t)(key - l->text) + 1) << LABELS_SLOT_SHIFT | (uint64_t)v;
     return INGOT_OK;

@@ -66,18 +66,19 @@ static ingot_status_t mf_check_layout(struct ingot_manifest *m)
         mf_section(h->sample_off, h->sample_count, sizeof(manifest_sample_t), m->len, &pos) ||
         mf_section(h->field_off, h->field_count, sizeof(manifest_field_t), m->len, &pos) ||
         h->strtab_off != pos || h->strtab_size == 0 || h->strtab_off + h->strtab_size != m->len) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: section offsets, counts or "
-                         "sizes are inconsistent with the file size %zu", m->name, h->version,
-                         m->len);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: version %u header: section offsets, counts or "
+                          "sizes are inconsistent with the file size %zu",
+                          m->name, h->version, m->len);
     }
     if (h->name_count > MANIFEST_NAMES_MAX || h->shard_count > UINT32_MAX) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: header: too many shards or field names", m->name);
     }
-    m->shards  = (const manifest_shard_t *)(m->base + h->shard_off);
-    m->names   = (const manifest_name_t *)(m->base + h->name_off);
+    m->shards = (const manifest_shard_t *)(m->base + h->shard_off);
+    m->names = (const manifest_name_t *)(m->base + h->name_off);
     m->samples = (const manifest_sample_t *)(m->base + h->sample_off);
-    m->fields  = (const manifest_field_t *)(m->base + h->field_off);
-    m->strtab  = (const char *)(m->base + h->strtab_off);
+    m->fields = (const manifest_field_t *)(m->base + h->field_off);
+    m->strtab = (const char *)(m->base + h->strtab_off);
     if (m->strtab[h->strtab_size - 1] != '\0') {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: string table is not NUL-terminated", m->name);
     }
@@ -102,9 +103,10 @@ static ingot_status_t mf_check_version(const struct ingot_manifest *m)
     const manifest_header_t *h = m->hdr;
     uint32_t want = manifest_header_size(h->version);
     if (want == 0) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: unsupported manifest version %u (this build "
-                         "reads versions %u to %u)", m->name, h->version, MANIFEST_VERSION_1,
-                         MANIFEST_VERSION);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: unsupported manifest version %u (this build "
+                          "reads versions %u to %u)",
+                          m->name, h->version, MANIFEST_VERSION_1, MANIFEST_VERSION);
     }
     if (h->header_size != want) {
         char layout[40] = "not the layout of any version";
@@ -113,13 +115,16 @@ static ingot_status_t mf_check_version(const struct ingot_manifest *m)
                 snprintf(layout, sizeof(layout), "laid out as version %u", v);
             }
         }
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: claims manifest version %u but its header is %u "
-                         "bytes, not the %u of a version-%u header (%s)", m->name, h->version,
-                         h->header_size, want, h->version, layout);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: claims manifest version %u but its header is %u "
+                          "bytes, not the %u of a version-%u header (%s)",
+                          m->name, h->version, h->header_size, want, h->version, layout);
     }
     if (m->len < want) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a version-%u "
-                         "manifest header", m->name, m->len, h->version);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: %zu bytes is too short for a version-%u "
+                          "manifest header",
+                          m->name, m->len, h->version);
     }
     return INGOT_OK;
 }
@@ -132,9 +137,10 @@ static ingot_status_t mf_read_maxima(struct ingot_manifest *m)
     }
     const manifest_header_ext_t *x = &((const manifest_header_v2_t *)m->hdr)->ext;
     if (x->reserved != 0 || (m->hdr->sample_count > 0 && x->sample_fields_max == 0)) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: bad sample maxima (fields %u, "
-                         "reserved %u)", m->name, m->hdr->version, x->sample_fields_max,
-                         x->reserved);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: version %u header: bad sample maxima (fields %u, "
+                          "reserved %u)",
+                          m->name, m->hdr->version, x->sample_fields_max, x->reserved);
     }
     m->max = (ingot_manifest_maxima_t){.raw_bytes = x->sample_raw_max,
                                        .stored_bytes = x->sample_stored_max,
@@ -147,7 +153,7 @@ static ingot_status_t mf_check_header(struct ingot_manifest *m)
 {
     if (m->len < sizeof(manifest_header_t)) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: %zu bytes is too short for a manifest header",
-                         m->name, m->len);
+                          m->name, m->len);
     }
     m->hdr = (const manifest_header_t *)m->base;
     if (memcmp(m->hdr->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN) != 0) {
@@ -172,8 +178,10 @@ static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t ro
     const char *path = manifest_str(m, s->path);
     if (ingot_tar_path_is_safe(path, manifest_strref_len(s->path)) != 0 ||
         strlen(path) != manifest_strref_len(s->path)) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: shard row %" PRIu64 ": path '%s' is absolute or "
-                         "contains '..' (path traversal)", m->name, row, path);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: shard row %" PRIu64 ": path '%s' is absolute or "
+                          "contains '..' (path traversal)",
+                          m->name, row, path);
     }
     if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
         s->sample_count > m->hdr->sample_count - s->first_sample) {
@@ -205,8 +213,9 @@ static ingot_status_t mf_check_field(const struct ingot_manifest *m, uint64_t in
         why = "field overlaps the previous one";
     }
     if (why != NULL) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field row %"
-                         PRIu64 ": %s", m->name, index, key, row, why);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: sample row %" PRIu64 " (key '%s'): field row %" PRIu64 ": %s",
+                          m->name, index, key, row, why);
     }
     *end_p = (uint64_t)f->offset + f->stored_len;
     *raw_p += f->raw_len;
@@ -218,14 +227,16 @@ static ingot_status_t mf_check_within_max(const struct ingot_manifest *m, uint64
                                           const char *key, uint64_t stored, uint64_t raw,
                                           uint64_t fields)
 {
-    if (!m->has_max || (stored <= m->max.stored_bytes && raw <= m->max.raw_bytes &&
-                        fields <= m->max.fields)) {
+    if (!m->has_max ||
+        (stored <= m->max.stored_bytes && raw <= m->max.raw_bytes && fields <= m->max.fields)) {
         return INGOT_OK;
     }
-    return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): %" PRIu64 " stored "
-                     "bytes, %" PRIu64 " raw bytes, %" PRIu64 " fields exceed the header's maxima "
-                     "(%" PRIu64 ", %" PRIu64 ", %u)", m->name, index, key, stored, raw, fields,
-                     m->max.stored_bytes, m->max.raw_bytes, m->max.fields);
+    return ingot_fail(INGOT_ERR_FORMAT,
+                      "%s: sample row %" PRIu64 " (key '%s'): %" PRIu64 " stored "
+                      "bytes, %" PRIu64 " raw bytes, %" PRIu64 " fields exceed the header's maxima "
+                      "(%" PRIu64 ", %" PRIu64 ", %u)",
+                      m->name, index, key, stored, raw, fields, m->max.stored_bytes,
+                      m->max.raw_bytes, m->max.fields);
 }
 
 /* Check sample row @p index and fill @p info; *raw_p (may be NULL): its decoded bytes. */
@@ -240,8 +251,10 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
     uint64_t ff = s->first_field, fe = mf_field_end(m, index);
     const manifest_shard_t *sh = s->shard < m->hdr->shard_count ? &m->shards[s->shard] : NULL;
     if (sh == NULL || index < sh->first_sample || index - sh->first_sample >= sh->sample_count) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
-                         "of range or not holding this row", m->name, index, key, s->shard);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: sample row %" PRIu64 " (key '%s'): shard %u out "
+                          "of range or not holding this row",
+                          m->name, index, key, s->shard);
     }
     /* Lazily opened manifests check rows on use: the shard row this sample names, too (a
      * sample that passes must name a usable shard; found by fuzz_manifest). A full open has
@@ -250,25 +263,33 @@ static ingot_status_t mf_check_sample(const struct ingot_manifest *m, uint64_t i
         INGOT_CHECK(mf_check_shard(m, s->shard));
     }
     if (ff >= fe || fe > m->hdr->field_count || fe - ff > UINT32_MAX) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): field rows [%"
-                         PRIu64 ", %" PRIu64 ") out of range", m->name, index, key, ff, fe);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: sample row %" PRIu64 " (key '%s'): field rows [%" PRIu64 ", %" PRIu64
+                          ") out of range",
+                          m->name, index, key, ff, fe);
     }
     uint64_t end = 0, raw = 0;
     for (uint64_t r = ff; r < fe; r++) {
         INGOT_CHECK(mf_check_field(m, index, key, r, &end, &raw));
     }
     if (s->offset > sh->size || end > sh->size - s->offset) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: sample row %" PRIu64 " (key '%s'): bytes [%"
-                         PRIu64 ", +%" PRIu64 ") lie beyond shard %u's size %" PRIu64, m->name,
-                         index, key, s->offset, end, s->shard, sh->size);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: sample row %" PRIu64 " (key '%s'): bytes [%" PRIu64 ", +%" PRIu64
+                          ") lie beyond shard %u's size %" PRIu64,
+                          m->name, index, key, s->offset, end, s->shard, sh->size);
     }
     INGOT_CHECK(mf_check_within_max(m, index, key, end, raw, fe - ff));
     if (raw_p != NULL) {
         *raw_p = raw;
     }
-    *info = (ingot_sample_info_t){.index = index, .shard = s->shard, .offset = s->offset,
-                                  .length = end, .key = key, .label = s->label,
-                                  .first_field = ff, .field_count = (uint32_t)(fe - ff)};
+    *info = (ingot_sample_info_t){.index = index,
+                                  .shard = s->shard,
+                                  .offset = s->offset,
+                                  .length = end,
+                                  .key = key,
+                                  .label = s->label,
+                                  .first_field = ff,
+                                  .field_count = (uint32_t)(fe - ff)};
     return INGOT_OK;
 }
 
@@ -297,11 +318,13 @@ static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t
         uint64_t slot = ingot_shard_hash(key, len) & (cap - 1);
         for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
             uint64_t other = m->samples[sh->first_sample + table[slot] - 1].key;
-            if (manifest_strref_len(other) == len && memcmp(manifest_str(m, other), key, len) == 0) {
-                return ingot_fail(INGOT_ERR_FORMAT, "%s: shard %" PRIu64 " ('%s'): duplicate key "
-                                 "'%s' at sample rows %" PRIu64 " and %" PRIu64, m->name, row,
-                                 manifest_str(m, sh->path), key,
-                                 sh->first_sample + table[slot] - 1, i);
+            if (manifest_strref_len(other) == len &&
+                memcmp(manifest_str(m, other), key, len) == 0) {
+                return ingot_fail(INGOT_ERR_FORMAT,
+                                  "%s: shard %" PRIu64 " ('%s'): duplicate key "
+                                  "'%s' at sample rows %" PRIu64 " and %" PRIu64,
+                                  m->name, row, manifest_str(m, sh->path), key,
+                                  sh->first_sample + table[slot] - 1, i);
             }
         }
         table[slot] = (uint32_t)(i - sh->first_sample + 1);
@@ -321,8 +344,9 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
         largest = m->shards[i].sample_count > largest ? m->shards[i].sample_count : largest;
     }
     if (next != m->hdr->sample_count) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: shards hold %" PRIu64 " samples, header says %"
-                         PRIu64, m->name, next, m->hdr->sample_count);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: shards hold %" PRIu64 " samples, header says %" PRIu64, m->name,
+                          next, m->hdr->sample_count);
     }
     uint64_t cap = 1;
     while (cap < 2 * largest) {
@@ -359,19 +383,21 @@ static ingot_status_t mf_check_all(struct ingot_manifest *m)
 {
     uint64_t hs = m->hdr->header_size;
     if (ingot_shard_hash(m->base + hs, m->len - hs) != m->hdr->body_hash) {
-        return ingot_fail(INGOT_ERR_CORRUPT, "%s: checksum of the tables mismatches the header "
-                         "(file corrupt)", m->name);
+        return ingot_fail(INGOT_ERR_CORRUPT,
+                          "%s: checksum of the tables mismatches the header "
+                          "(file corrupt)",
+                          m->name);
     }
     ingot_manifest_maxima_t max;
     INGOT_CHECK(mf_scan_samples(m, &max));
     /* Every row is within the header's maxima already; they must also be attained. */
     if (m->has_max && (max.stored_bytes != m->max.stored_bytes ||
                        max.raw_bytes != m->max.raw_bytes || max.fields != m->max.fields)) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: version %u header: sample maxima (stored %"
-                         PRIu64 ", raw %" PRIu64 ", fields %u) differ from the tables' (%" PRIu64
-                         ", %" PRIu64 ", %u)", m->name, m->hdr->version, m->max.stored_bytes,
-                         m->max.raw_bytes, m->max.fields, max.stored_bytes, max.raw_bytes,
-                         max.fields);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: version %u header: sample maxima (stored %" PRIu64 ", raw %" PRIu64
+                          ", fields %u) differ from the tables' (%" PRIu64 ", %" PRIu64 ", %u)",
+                          m->name, m->hdr->version, m->max.stored_bytes, m->max.raw_bytes,
+                          m->max.fields, max.stored_bytes, max.raw_bytes, max.fields);
     }
     m->max = max; /* version 1: kept, so nobody scans again */
     m->has_max = 1;
@@ -396,7 +422,7 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
                               unsigned flags)
 {
     m->name = strdup(name);
-    m->dir  = strdup(dir);
+    m->dir = strdup(dir);
     if (m->name == NULL || m->dir == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
     }
@@ -413,14 +439,14 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
 {
     if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
-                         MANIFEST_ALIGN);
+                          MANIFEST_ALIGN);
     }
     struct ingot_manifest *m = ingot_calloc(1, sizeof(*m), "manifest");
     if (m == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
     m->base = buf;
-    m->len  = len;
+    m->len = len;
     ingot_status_t st = mf_init(m, "<manifest buffer>", base_dir ? base_dir : ".", flags);
     if (st != INGOT_OK) {
         ingot_manifest_close(m);
@@ -437,7 +463,7 @@ static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
     if (src.size < sizeof(manifest_header_t)) {
         ingot_shard_src_close(&src);
         return ingot_fail(INGOT_ERR_FORMAT, "%s: %" PRIu64 " bytes is too short for a manifest",
-                         path, src.size);
+                          path, src.size);
     }
     int err = ingot_fault_check(INGOT_FAULT_MMAP);
     void *p = err ? (errno = err, MAP_FAILED)
@@ -445,11 +471,11 @@ static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
     ingot_shard_src_close(&src);
     if (p == MAP_FAILED) {
         return ingot_fail(ingot_status_from_errno(errno), "%s: mmap failed: %s", path,
-                         strerror(errno));
+                          strerror(errno));
     }
-    m->map  = p;
+    m->map = p;
     m->base = p;
-    m->len  = src.size;
+    m->len = src.size;
     return INGOT_OK;
 }
 
@@ -502,9 +528,13 @@ ingot_status_t ingot_manifest_query(ingot_manifest_h m, ingot_manifest_info_t *i
     }
     const manifest_header_t *h = m->hdr;
     *info_p = (ingot_manifest_info_t){
-        .version = h->version, .file_size = h->file_size, .digest = h->header_hash,
-        .shard_count = h->shard_count, .sample_count = h->sample_count,
-        .field_count = h->field_count, .name_count = (uint32_t)h->name_count,
+        .version = h->version,
+        .file_size = h->file_size,
+        .digest = h->header_hash,
+        .shard_count = h->shard_count,
+        .sample_count = h->sample_count,
+        .field_count = h->field_count,
+        .name_count = (uint32_t)h->name_count,
         .dict_path = (h->flags & MANIFEST_FLAG_DICT) ? manifest_str(m, h->dict_path) : NULL,
         .dict_hash = h->dict_hash};
     return INGOT_OK;
@@ -518,8 +548,10 @@ ingot_status_t ingot_manifest_shard_get(ingot_manifest_h m, uint32_t shard,
     }
     INGOT_CHECK(mf_check_shard(m, shard));
     const manifest_shard_t *s = &m->shards[shard];
-    *info_p = (ingot_shard_info_t){.path = manifest_str(m, s->path), .size = s->size,
-                                   .hash = s->hash, .first_sample = s->first_sample,
+    *info_p = (ingot_shard_info_t){.path = manifest_str(m, s->path),
+                                   .size = s->size,
+                                   .hash = s->hash,
+                                   .first_sample = s->first_sample,
                                    .sample_count = s->sample_count};
     return INGOT_OK;
 }
@@ -545,8 +577,10 @@ ingot_status_t ingot_manifest_field_get(ingot_manifest_h m, const ingot_sample_i
         return INGOT_ERR_OUT_OF_RANGE;
     }
     *info_p = (ingot_field_info_t){.name = m->strtab + m->names[f->name].off,
-                                   .offset = f->offset, .stored_len = f->stored_len,
-                                   .raw_len = f->raw_len, .codec = (ingot_codec_t)f->codec,
+                                   .offset = f->offset,
+                                   .stored_len = f->stored_len,
+                                   .raw_len = f->raw_len,
+                                   .codec = (ingot_codec_t)f->codec,
                                    .hash = f->hash};
     return INGOT_OK;
 }

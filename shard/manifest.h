@@ -14,20 +14,20 @@ typedef struct ingot_manifest_maxima {
 } ingot_manifest_maxima_t;
 
 struct ingot_manifest {
-    const uint8_t           *base;     /* the manifest's bytes */
-    size_t                   len;
-    void                    *map;      /* our mapping, or NULL for a borrowed buffer */
-    char                    *dir;      /* directory shard paths are relative to */
-    char                    *name;     /* manifest name in messages */
+    const uint8_t *base; /* the manifest's bytes */
+    size_t len;
+    void *map;  /* our mapping, or NULL for a borrowed buffer */
+    char *dir;  /* directory shard paths are relative to */
+    char *name; /* manifest name in messages */
     const manifest_header_t *hdr;
-    const manifest_shard_t  *shards;
-    const manifest_name_t   *names;
+    const manifest_shard_t *shards;
+    const manifest_name_t *names;
     const manifest_sample_t *samples;
-    const manifest_field_t  *fields;
-    const char              *strtab;
-    int                      lazy;     /* rows are checked at lookup, shards included */
-    int                      has_max;  /* max holds the largest sample: version 2 from the */
-    ingot_manifest_maxima_t  max;      /* header, version 1 found by a full open; every row
+    const manifest_field_t *fields;
+    const char *strtab;
+    int lazy;                    /* rows are checked at lookup, shards included */
+    int has_max;                 /* max holds the largest sample: version 2 from the */
+    ingot_manifest_maxima_t max; /* header, version 1 found by a full open; every row
                                           looked up is checked against it */
 };
 

@@ -21,8 +21,10 @@ ingot_status_t ingot_builder_str_push(shard_vec_t *buf, const char *s, size_t le
 {
     size_t at;
     if (len > MANIFEST_STRLEN_MAX) {
-        return ingot_fail(INGOT_ERR_FORMAT, "string of %zu bytes exceeds the manifest limit %u "
-                         "('%.*s...')", len, MANIFEST_STRLEN_MAX, 64, s);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "string of %zu bytes exceeds the manifest limit %u "
+                          "('%.*s...')",
+                          len, MANIFEST_STRLEN_MAX, 64, s);
     }
     INGOT_CHECK(ingot_shard_vec_push(buf, s, len, &at));
     INGOT_CHECK(ingot_shard_vec_push(buf, "", 1, NULL));
@@ -45,7 +47,7 @@ static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char
 
 /* Path of @p path relative to the manifest's directory (malloc'd); must lie inside it. */
 ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
-                               char **rel_p)
+                                     char **rel_p)
 {
     char *real = realpath(path, NULL);
     if (real == NULL) {
@@ -55,9 +57,10 @@ ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, con
     int root = dl == 1; /* "/" */
     if (strncmp(real, b->dir_real, dl) != 0 || (!root && real[dl] != '/')) {
         free(real);
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: lies outside the manifest's directory %s (shard "
-                         "paths must be relative to the manifest, without '..')", path,
-                         b->dir_real);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: lies outside the manifest's directory %s (shard "
+                          "paths must be relative to the manifest, without '..')",
+                          path, b->dir_real);
     }
     char *rel = strdup(real + dl + (root ? 0 : 1));
     free(real);
@@ -78,9 +81,9 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     free(dir);
     if (b->dir_real == NULL) {
         return ingot_fail(INGOT_ERR_NOT_FOUND, "%s: the manifest's directory does not exist",
-                         manifest_path);
+                          manifest_path);
     }
-    b->chunk   = ingot_malloc(BUILDER_CHUNK, "builder read buffer");
+    b->chunk = ingot_malloc(BUILDER_CHUNK, "builder read buffer");
     b->scratch = ingot_malloc(BUILDER_CHUNK, "builder zstd buffer");
     if (b->chunk == NULL || b->scratch == NULL) {
         return INGOT_ERR_NO_MEMORY;

@@ -26,19 +26,19 @@
 
 #include <stdint.h>
 
-#define MANIFEST_MAGIC        "INGOTMF1"
-#define MANIFEST_MAGIC_LEN    8
-#define MANIFEST_VERSION_1    1u  /* header without the extension: maxima found by a scan */
-#define MANIFEST_VERSION      2u  /* written by this build */
-#define MANIFEST_ALIGN        8u
-#define MANIFEST_STRLEN_BITS  16
-#define MANIFEST_STRLEN_MAX   ((1u << MANIFEST_STRLEN_BITS) - 1)
-#define MANIFEST_STROFF_MAX   ((1ull << (64 - MANIFEST_STRLEN_BITS)) - 1)
-#define MANIFEST_NAMES_MAX    UINT16_MAX
-#define MANIFEST_FLAG_DICT    1u
+#define MANIFEST_MAGIC       "INGOTMF1"
+#define MANIFEST_MAGIC_LEN   8
+#define MANIFEST_VERSION_1   1u /* header without the extension: maxima found by a scan */
+#define MANIFEST_VERSION     2u /* written by this build */
+#define MANIFEST_ALIGN       8u
+#define MANIFEST_STRLEN_BITS 16
+#define MANIFEST_STRLEN_MAX  ((1u << MANIFEST_STRLEN_BITS) - 1)
+#define MANIFEST_STROFF_MAX  ((1ull << (64 - MANIFEST_STRLEN_BITS)) - 1)
+#define MANIFEST_NAMES_MAX   UINT16_MAX
+#define MANIFEST_FLAG_DICT   1u
 
 typedef struct manifest_header {
-    char     magic[MANIFEST_MAGIC_LEN];
+    char magic[MANIFEST_MAGIC_LEN];
     uint32_t version;
     uint32_t header_size;
     uint64_t file_size;
@@ -52,7 +52,7 @@ typedef struct manifest_header {
     uint64_t field_off;
     uint64_t strtab_off;
     uint64_t strtab_size;
-    uint64_t dict_path;    /* strref, valid when flags & MANIFEST_FLAG_DICT */
+    uint64_t dict_path; /* strref, valid when flags & MANIFEST_FLAG_DICT */
     uint64_t dict_hash;
     uint32_t flags;
     uint32_t reserved;
@@ -70,40 +70,40 @@ typedef struct manifest_header_ext {
 
 /* The whole header of the version this build writes. */
 typedef struct manifest_header_v2 {
-    manifest_header_t     base;
+    manifest_header_t base;
     manifest_header_ext_t ext;
 } manifest_header_v2_t;
 
 typedef struct manifest_shard {
-    uint64_t path;          /* strref, relative to the manifest's directory */
+    uint64_t path; /* strref, relative to the manifest's directory */
     uint64_t size;
-    uint64_t hash;          /* XXH3-64 of the whole shard */
+    uint64_t hash; /* XXH3-64 of the whole shard */
     uint64_t first_sample;
     uint64_t sample_count;
     uint64_t reserved;
 } manifest_shard_t;
 
 typedef struct manifest_name {
-    uint32_t off;           /* strtab offset */
+    uint32_t off; /* strtab offset */
     uint32_t len;
 } manifest_name_t;
 
 typedef struct manifest_sample {
-    uint64_t offset;        /* data offset of the first member in the shard */
+    uint64_t offset; /* data offset of the first member in the shard */
     uint64_t first_field;
-    uint64_t key;           /* strref */
+    uint64_t key; /* strref */
     uint32_t shard;
-    int32_t  label;
+    int32_t label;
 } manifest_sample_t;
 
 typedef struct manifest_field {
-    uint16_t name;          /* row of the name table */
-    uint8_t  codec;         /* ingot_codec_t */
-    uint8_t  reserved;
-    uint32_t offset;        /* from the sample's offset */
+    uint16_t name; /* row of the name table */
+    uint8_t codec; /* ingot_codec_t */
+    uint8_t reserved;
+    uint32_t offset; /* from the sample's offset */
     uint32_t stored_len;
     uint32_t raw_len;
-    uint64_t hash;          /* XXH3-64 of the stored bytes */
+    uint64_t hash; /* XXH3-64 of the stored bytes */
 } manifest_field_t;
 
 _Static_assert(sizeof(manifest_header_t) == 144, "manifest header layout");
@@ -117,14 +117,18 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "manifest is read in p
 static inline uint32_t manifest_header_size(uint32_t version)
 {
     return version == MANIFEST_VERSION_1 ? (uint32_t)sizeof(manifest_header_t)
-         : version == MANIFEST_VERSION   ? (uint32_t)sizeof(manifest_header_v2_t) : 0;
+           : version == MANIFEST_VERSION ? (uint32_t)sizeof(manifest_header_v2_t)
+                                         : 0;
 }
 
 static inline uint64_t manifest_strref(uint64_t off, uint32_t len)
 {
     return (off << MANIFEST_STRLEN_BITS) | len;
 }
-static inline uint64_t manifest_strref_off(uint64_t ref) { return ref >> MANIFEST_STRLEN_BITS; }
+static inline uint64_t manifest_strref_off(uint64_t ref)
+{
+    return ref >> MANIFEST_STRLEN_BITS;
+}
 static inline uint32_t manifest_strref_len(uint64_t ref)
 {
     return (uint32_t)(ref & MANIFEST_STRLEN_MAX);

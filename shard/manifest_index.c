@@ -18,23 +18,23 @@
 #define ZST_SUFFIX_LEN 4
 #define CLS_FIELD      "cls"
 /** Longest text of a .cls label member. */
-#define CLS_TEXT_MAX   32
-#define DECIMAL_BASE   10
+#define CLS_TEXT_MAX 32
+#define DECIMAL_BASE 10
 
 typedef struct idx_shard {
     shard_src_t src;
-    uint32_t    row;
-    size_t      first_sample;   /* builder row of this shard's first sample */
-    int         have_sample;
+    uint32_t row;
+    size_t first_sample; /* builder row of this shard's first sample */
+    int have_sample;
 } idx_shard_t;
 
 typedef struct idx_member {
     const tar_member_t *m;
-    const char         *key;
-    size_t              key_len;
-    char                field[TAR_NAME_MAX + 1];
-    size_t              field_len;
-    ingot_codec_t       codec;
+    const char *key;
+    size_t key_len;
+    char field[TAR_NAME_MAX + 1];
+    size_t field_len;
+    ingot_codec_t codec;
 } idx_member_t;
 
 #define B_SAMPLE(_b, _i) SHARD_VEC_AT(&(_b)->samples, manifest_sample_t, _i)
@@ -54,7 +54,7 @@ static ingot_status_t idx_name(struct ingot_manifest_builder *b, const char *nam
     }
     if (b->names.len >= MANIFEST_NAMES_MAX) {
         return ingot_fail(INGOT_ERR_NO_RESOURCE, "more than %u distinct field names",
-                         MANIFEST_NAMES_MAX);
+                          MANIFEST_NAMES_MAX);
     }
     uint64_t ref;
     INGOT_CHECK(ingot_builder_str_push(&b->namebuf, name, len, &ref));
@@ -79,14 +79,15 @@ static ingot_status_t idx_hash_member(struct ingot_manifest_builder *b, idx_shar
         INGOT_CHECK(ingot_shard_src_read(&s->src, im->m->data_off + off, b->chunk, n));
         XXH3_64bits_update(&st, b->chunk, n);
         if (im->codec == INGOT_CODEC_ZSTD) {
-            INGOT_CHECK(ingot_shard_zstd_count_feed(&b->zstd, b->chunk, n, b->scratch, BUILDER_CHUNK,
-                                              UINT32_MAX, what));
+            INGOT_CHECK(ingot_shard_zstd_count_feed(&b->zstd, b->chunk, n, b->scratch,
+                                                    BUILDER_CHUNK, UINT32_MAX, what));
         }
         off += n;
     }
     *hash_p = XXH3_64bits_digest(&st);
-    *raw_p  = im->m->size;
-    return im->codec == INGOT_CODEC_ZSTD ? ingot_shard_zstd_count_end(&b->zstd, raw_p, what) : INGOT_OK;
+    *raw_p = im->m->size;
+    return im->codec == INGOT_CODEC_ZSTD ? ingot_shard_zstd_count_end(&b->zstd, raw_p, what)
+                                         : INGOT_OK;
 }
 
 /* Label from a .cls member: decimal text, optional trailing whitespace. */
@@ -110,9 +111,10 @@ static ingot_status_t idx_label(struct ingot_manifest_builder *b, idx_shard_t *s
     *label_p = (int32_t)v;
     return INGOT_OK;
 bad:
-    return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': .cls member is not a "
-                     "non-negative decimal label", s->src.name, im->m->header_off,
-                     (int)im->key_len, im->key);
+    return ingot_fail(INGOT_ERR_FORMAT,
+                      "%s: offset %" PRIu64 ": key '%.*s': .cls member is not a "
+                      "non-negative decimal label",
+                      s->src.name, im->m->header_off, (int)im->key_len, im->key);
 }
 
 /* Name -> key, field name, codec; *skip_p for members that are not indexed. */
@@ -126,9 +128,10 @@ static ingot_status_t idx_classify(struct ingot_manifest_builder *b, idx_shard_t
     }
     if (m->kind == TAR_KIND_SPECIAL) {
         if (b->special == INGOT_TAR_SPECIAL_REJECT) {
-            return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is a link, "
-                             "device or FIFO (type '%c'), rejected by policy", s->src.name,
-                             m->header_off, m->name, m->typeflag);
+            return ingot_fail(INGOT_ERR_FORMAT,
+                              "%s: offset %" PRIu64 ": member '%s' is a link, "
+                              "device or FIFO (type '%c'), rejected by policy",
+                              s->src.name, m->header_off, m->name, m->typeflag);
         }
         ingot_warn("%s: offset %" PRIu64 ": skipping non-regular member '%s' (type '%c')",
                    s->src.name, m->header_off, m->name, m->typeflag);
@@ -137,7 +140,8 @@ static ingot_status_t idx_classify(struct ingot_manifest_builder *b, idx_shard_t
     }
     const char *field;
     im->m = m;
-    INGOT_CHECK(ingot_tar_name_split(s->src.name, m->header_off, m->name, &im->key, &im->key_len, &field));
+    INGOT_CHECK(ingot_tar_name_split(s->src.name, m->header_off, m->name, &im->key, &im->key_len,
+                                     &field));
     size_t flen = strlen(field);
     im->codec = INGOT_CODEC_NONE;
     if (flen > ZST_SUFFIX_LEN && strcmp(field + flen - ZST_SUFFIX_LEN, ZST_SUFFIX) == 0) {
@@ -160,16 +164,20 @@ static ingot_status_t idx_sample(struct ingot_manifest_builder *b, idx_shard_t *
             memcmp(B_STR(b, cur->key), im->key, im->key_len) == 0) {
             for (size_t f = cur->first_field; f < b->fields.len; f++) {
                 if (B_FIELD(b, f)->name == name) {
-                    return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": key '%.*s': "
-                                     "field '%s' appears twice", s->src.name,
-                                     im->m->header_off, (int)im->key_len, im->key, im->field);
+                    return ingot_fail(INGOT_ERR_FORMAT,
+                                      "%s: offset %" PRIu64 ": key '%.*s': "
+                                      "field '%s' appears twice",
+                                      s->src.name, im->m->header_off, (int)im->key_len, im->key,
+                                      im->field);
                 }
             }
             return INGOT_OK;
         }
     }
-    manifest_sample_t row = {.offset = im->m->data_off, .first_field = b->fields.len,
-                             .shard = s->row, .label = INGOT_LABEL_NONE};
+    manifest_sample_t row = {.offset = im->m->data_off,
+                             .first_field = b->fields.len,
+                             .shard = s->row,
+                             .label = INGOT_LABEL_NONE};
     INGOT_CHECK(ingot_builder_str_push(&b->strbuf, im->key, im->key_len, &row.key));
     s->have_sample = 1;
     return ingot_shard_vec_push(&b->samples, &row, 1, NULL);
@@ -190,16 +198,21 @@ static ingot_status_t idx_member(struct ingot_manifest_builder *b, idx_shard_t *
     manifest_sample_t *cur = B_SAMPLE(b, b->samples.len - 1);
     uint64_t rel = m->data_off - cur->offset, hash, raw;
     if (rel > UINT32_MAX || m->size > UINT32_MAX) {
-        return ingot_fail(INGOT_ERR_UNSUPPORTED, "%s: offset %" PRIu64 ": key '%.*s': sample or "
-                         "member larger than 4 GiB", s->src.name, m->header_off,
-                         (int)im.key_len, im.key);
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "%s: offset %" PRIu64 ": key '%.*s': sample or "
+                          "member larger than 4 GiB",
+                          s->src.name, m->header_off, (int)im.key_len, im.key);
     }
     INGOT_CHECK(idx_hash_member(b, s, &im, &hash, &raw));
     if (im.codec == INGOT_CODEC_NONE && strcmp(im.field, CLS_FIELD) == 0) {
         INGOT_CHECK(idx_label(b, s, &im, &cur->label));
     }
-    manifest_field_t f = {.name = name, .codec = (uint8_t)im.codec, .offset = (uint32_t)rel,
-                          .stored_len = (uint32_t)m->size, .raw_len = (uint32_t)raw, .hash = hash};
+    manifest_field_t f = {.name = name,
+                          .codec = (uint8_t)im.codec,
+                          .offset = (uint32_t)rel,
+                          .stored_len = (uint32_t)m->size,
+                          .raw_len = (uint32_t)raw,
+                          .hash = hash};
     return ingot_shard_vec_push(&b->fields, &f, 1, NULL);
 }
 
@@ -229,10 +242,12 @@ static ingot_status_t idx_dup_keys(struct ingot_manifest_builder *b, const idx_s
     for (size_t i = 1; i < n && st == INGOT_OK; i++) {
         if (idx_key_cmp(&order[i - 1], &order[i], b) == 0) {
             const manifest_sample_t *x = B_SAMPLE(b, order[i - 1]), *y = B_SAMPLE(b, order[i]);
-            st = ingot_fail(INGOT_ERR_FORMAT, "%s: duplicate key '%s': members at data offsets %"
-                           PRIu64 " and %" PRIu64 " are not adjacent", s->src.name,
-                           B_STR(b, x->key), x->offset < y->offset ? x->offset : y->offset,
-                           x->offset < y->offset ? y->offset : x->offset);
+            st = ingot_fail(INGOT_ERR_FORMAT,
+                            "%s: duplicate key '%s': members at data offsets %" PRIu64
+                            " and %" PRIu64 " are not adjacent",
+                            s->src.name, B_STR(b, x->key),
+                            x->offset < y->offset ? x->offset : y->offset,
+                            x->offset < y->offset ? y->offset : x->offset);
         }
     }
     free(order);
@@ -260,8 +275,7 @@ static ingot_status_t idx_members(struct ingot_manifest_builder *b, idx_shard_t 
     return st;
 }
 
-static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s,
-                                const char *rel)
+static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s, const char *rel)
 {
     manifest_shard_t row = {.first_sample = b->samples.len};
     ingot_shard_window_attach(&b->win, &s->src);
@@ -271,7 +285,7 @@ static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s
         manifest_sample_t *sm = B_SAMPLE(b, i);
         if (sm->label == INGOT_LABEL_NONE) {
             sm->label = ingot_shard_labels_find(&b->labels, B_STR(b, sm->key),
-                                          manifest_strref_len(sm->key));
+                                                manifest_strref_len(sm->key));
         }
     }
     INGOT_CHECK(ingot_shard_window_finish(&s->src, &row.hash));
@@ -303,10 +317,10 @@ ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h b, cons
     free(rel);
     if (st != INGOT_OK) { /* leave the builder as it was */
         b->samples.len = keep[0];
-        b->fields.len  = keep[1];
-        b->names.len   = keep[2];
+        b->fields.len = keep[1];
+        b->names.len = keep[2];
         b->namebuf.len = keep[3];
-        b->strbuf.len  = keep[4];
+        b->strbuf.len = keep[4];
     }
     return st;
 }

@@ -22,8 +22,8 @@
 #define WRITE_BATCH 4096
 
 typedef struct mw {
-    int          fd;
-    const char  *path;
+    int fd;
+    const char *path;
     XXH3_state_t hash;
 } mw_t;
 
@@ -70,8 +70,8 @@ static void mw_maxima(const struct ingot_manifest_builder *b, manifest_header_ex
     for (size_t i = 0; i < b->samples.len; i++) {
         uint64_t ff = SHARD_VEC_AT(&b->samples, manifest_sample_t, i)->first_field;
         uint64_t fe = i + 1 < b->samples.len
-                      ? SHARD_VEC_AT(&b->samples, manifest_sample_t, i + 1)->first_field
-                      : b->fields.len;
+                          ? SHARD_VEC_AT(&b->samples, manifest_sample_t, i + 1)->first_field
+                          : b->fields.len;
         uint64_t raw = 0, end = 0;
         for (uint64_t r = ff; r < fe; r++) {
             const manifest_field_t *f = SHARD_VEC_AT(&b->fields, manifest_field_t, r);
@@ -92,23 +92,24 @@ static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest
     memset(hv, 0, sizeof(*hv));
     mw_maxima(b, &hv->ext);
     memcpy(h->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN);
-    h->version      = MANIFEST_VERSION;
-    h->header_size  = sizeof(*hv);
-    h->shard_count  = b->shards.len;
-    h->name_count   = b->names.len;
+    h->version = MANIFEST_VERSION;
+    h->header_size = sizeof(*hv);
+    h->shard_count = b->shards.len;
+    h->name_count = b->names.len;
     h->sample_count = b->samples.len;
-    h->field_count  = b->fields.len;
-    h->shard_off    = sizeof(*hv);
-    h->name_off     = h->shard_off + h->shard_count * sizeof(manifest_shard_t);
-    h->sample_off   = h->name_off + h->name_count * sizeof(manifest_name_t);
-    h->field_off    = h->sample_off + h->sample_count * sizeof(manifest_sample_t);
-    h->strtab_off   = h->field_off + h->field_count * sizeof(manifest_field_t);
-    h->strtab_size  = b->namebuf.len + b->strbuf.len + (b->dict_rel ? strlen(b->dict_rel) + 1 : 0);
-    h->file_size    = h->strtab_off + h->strtab_size;
-    h->dict_hash    = b->dict_hash;
+    h->field_count = b->fields.len;
+    h->shard_off = sizeof(*hv);
+    h->name_off = h->shard_off + h->shard_count * sizeof(manifest_shard_t);
+    h->sample_off = h->name_off + h->name_count * sizeof(manifest_name_t);
+    h->field_off = h->sample_off + h->sample_count * sizeof(manifest_sample_t);
+    h->strtab_off = h->field_off + h->field_count * sizeof(manifest_field_t);
+    h->strtab_size = b->namebuf.len + b->strbuf.len + (b->dict_rel ? strlen(b->dict_rel) + 1 : 0);
+    h->file_size = h->strtab_off + h->strtab_size;
+    h->dict_hash = b->dict_hash;
     if (b->dict_rel != NULL) {
         h->flags |= MANIFEST_FLAG_DICT;
-        *dict_ref_p = manifest_strref(b->namebuf.len + b->strbuf.len, (uint32_t)strlen(b->dict_rel));
+        *dict_ref_p = manifest_strref(b->namebuf.len + b->strbuf.len,
+                                      (uint32_t)strlen(b->dict_rel));
         h->dict_path = *dict_ref_p;
     }
     return h->strtab_size > MANIFEST_STROFF_MAX
@@ -138,7 +139,7 @@ static ingot_status_t mw_file(mw_t *w, const struct ingot_manifest_builder *b)
     }
     XXH3_64bits_reset(&w->hash);
     INGOT_CHECK(mw_body(w, b));
-    h.base.body_hash   = XXH3_64bits_digest(&w->hash);
+    h.base.body_hash = XXH3_64bits_digest(&w->hash);
     h.base.header_hash = ingot_manifest_header_hash(&h.base);
     if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
         return ingot_fail(INGOT_ERR_IO, "%s: header write failed: %s", w->path, strerror(errno));
@@ -162,7 +163,7 @@ ingot_status_t ingot_manifest_builder_write(ingot_manifest_builder_h b)
 {
     if (b == NULL || b->samples.len == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: no samples to write",
-                         b ? b->path : "manifest");
+                          b ? b->path : "manifest");
     }
     mw_arg_t arg = {.b = b};
     return ingot_shard_atomic_write(b->path, mw_fill, &arg);

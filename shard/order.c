@@ -18,9 +18,9 @@
 #define ORDER_ROUNDS     6
 #define ORDER_MIN_BITS   2
 #define ORDER_GOLDEN     INGOT_MIX_GOLDEN
-#define ORDER_TAG_EPOCH  0x65706f6368ull    /* "epoch" */
-#define ORDER_TAG_SHARD  0x7368617264ull    /* "shard" */
-#define ORDER_TAG_WINDOW 0x77696e646f77ull  /* "window" */
+#define ORDER_TAG_EPOCH  0x65706f6368ull   /* "epoch" */
+#define ORDER_TAG_SHARD  0x7368617264ull   /* "shard" */
+#define ORDER_TAG_WINDOW 0x77696e646f77ull /* "window" */
 #define ORDER_NO_EPOCH   UINT64_MAX
 
 typedef struct feistel {
@@ -32,13 +32,13 @@ typedef struct feistel {
 
 struct ingot_order {
     ingot_order_params_t p;
-    uint64_t             steps;
-    uint64_t            *shard_first;  /* LOCALITY: first index of each shard */
-    uint64_t            *shard_count;
-    uint32_t            *shard_perm;   /* LOCALITY: shard order of cached_epoch */
-    uint64_t            *win_start;    /* LOCALITY: first position of each window (+ end) */
-    uint64_t             nwin;
-    uint64_t             cached_epoch;
+    uint64_t steps;
+    uint64_t *shard_first; /* LOCALITY: first index of each shard */
+    uint64_t *shard_count;
+    uint32_t *shard_perm; /* LOCALITY: shard order of cached_epoch */
+    uint64_t *win_start;  /* LOCALITY: first position of each window (+ end) */
+    uint64_t nwin;
+    uint64_t cached_epoch;
 };
 
 static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
@@ -47,7 +47,7 @@ static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
     while (bits < 64 && (1ull << bits) < n) {
         bits++;
     }
-    f->n    = n;
+    f->n = n;
     f->half = (bits + 1) / 2;
     f->mask = (f->half >= 32) ? UINT32_MAX : (1ull << f->half) - 1;
     for (unsigned r = 0; r < ORDER_ROUNDS; r++) {
@@ -90,13 +90,13 @@ static ingot_status_t order_locality_init(struct ingot_order *o)
     uint32_t n = p->shard_count;
     if (p->shard_samples == NULL || n == 0 || p->window == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: locality mode needs shard_samples, "
-                         "shard_count >= 1 and window >= 1");
+                                                   "shard_count >= 1 and window >= 1");
     }
-    o->nwin        = (n + p->window - 1) / p->window;
+    o->nwin = (n + p->window - 1) / p->window;
     o->shard_first = ingot_calloc(n, sizeof(uint64_t), "order shards");
     o->shard_count = ingot_calloc(n, sizeof(uint64_t), "order shards");
-    o->shard_perm  = ingot_calloc(n, sizeof(uint32_t), "order shards");
-    o->win_start   = ingot_calloc(o->nwin + 1, sizeof(uint64_t), "order windows");
+    o->shard_perm = ingot_calloc(n, sizeof(uint32_t), "order shards");
+    o->win_start = ingot_calloc(o->nwin + 1, sizeof(uint64_t), "order windows");
     if (!o->shard_first || !o->shard_count || !o->shard_perm || !o->win_start) {
         return INGOT_ERR_NO_MEMORY;
     }
@@ -107,8 +107,9 @@ static ingot_status_t order_locality_init(struct ingot_order *o)
         sum += p->shard_samples[i];
     }
     if (sum != p->sample_count) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: shard_samples sum to %" PRIu64
-                         ", sample_count is %" PRIu64, sum, p->sample_count);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "order: shard_samples sum to %" PRIu64 ", sample_count is %" PRIu64, sum,
+                          p->sample_count);
     }
     o->cached_epoch = ORDER_NO_EPOCH;
     return INGOT_OK;
@@ -166,17 +167,19 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     if (params == NULL || order_p == NULL || (params->field_mask & need) != need ||
         params->sample_count == 0 || params->global_batch == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: sample_count and global_batch are "
-                         "required and must be >= 1");
+                                                   "required and must be >= 1");
     }
     struct ingot_order *o = ingot_calloc(1, sizeof(*o), "order");
     if (o == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
     uint64_t m = params->field_mask;
-    o->p = (ingot_order_params_t){.field_mask = m, .sample_count = params->sample_count,
+    o->p = (ingot_order_params_t){.field_mask = m,
+                                  .sample_count = params->sample_count,
                                   .global_batch = params->global_batch};
     o->p.seed = INGOT_PARAM_VALUE(params, seed, INGOT_ORDER_PARAM_FIELD_SEED, 0);
-    o->p.tail = INGOT_PARAM_VALUE(params, tail, INGOT_ORDER_PARAM_FIELD_TAIL, INGOT_ORDER_TAIL_DROP);
+    o->p.tail = INGOT_PARAM_VALUE(params, tail, INGOT_ORDER_PARAM_FIELD_TAIL,
+                                  INGOT_ORDER_TAIL_DROP);
     if (m & INGOT_ORDER_PARAM_FIELD_MODE) {
         o->p.mode = params->mode;
         o->p.shard_samples = params->shard_samples;
@@ -187,8 +190,10 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     o->steps = o->p.tail == INGOT_ORDER_TAIL_PAD ? (n + b - 1) / b : n / b;
     ingot_status_t st = o->p.mode == INGOT_ORDER_LOCALITY ? order_locality_init(o) : INGOT_OK;
     if (st == INGOT_OK && o->steps == 0) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "order: global batch %" PRIu64 " exceeds the %"
-                       PRIu64 " samples and the tail policy drops it: no step at all", b, n);
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "order: global batch %" PRIu64 " exceeds the %" PRIu64
+                        " samples and the tail policy drops it: no step at all",
+                        b, n);
     }
     o->p.shard_samples = NULL; /* copied into shard_count */
     if (st != INGOT_OK) {
@@ -216,8 +221,7 @@ uint64_t ingot_order_steps(ingot_order_h o)
     return o ? o->steps : 0;
 }
 
-ingot_status_t ingot_order_at(ingot_order_h o, uint64_t epoch, uint64_t position,
-                              uint64_t *index_p)
+ingot_status_t ingot_order_at(ingot_order_h o, uint64_t epoch, uint64_t position, uint64_t *index_p)
 {
     if (o == NULL || index_p == NULL || position / o->p.global_batch >= o->steps) {
         return INGOT_ERR_OUT_OF_RANGE;
@@ -236,20 +240,23 @@ ingot_status_t ingot_order_at(ingot_order_h o, uint64_t epoch, uint64_t position
 ingot_status_t ingot_order_slice(ingot_order_h o, uint64_t epoch, uint64_t step, uint32_t rank,
                                  uint32_t world, uint64_t *ids, size_t cap)
 {
-    if (o == NULL || ids == NULL || world == 0 || rank >= world ||
-        o->p.global_batch % world != 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "order: world size %u must divide the global "
-                         "batch %" PRIu64 " and rank %u be below it", world,
-                         o ? o->p.global_batch : 0, rank);
+    if (o == NULL || ids == NULL || world == 0 || rank >= world || o->p.global_batch % world != 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "order: world size %u must divide the global "
+                          "batch %" PRIu64 " and rank %u be below it",
+                          world, o ? o->p.global_batch : 0, rank);
     }
     uint64_t per = o->p.global_batch / world;
     if (step >= o->steps) {
-        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "order: step %" PRIu64 " beyond the %" PRIu64
-                         " steps of an epoch", step, o->steps);
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "order: step %" PRIu64 " beyond the %" PRIu64 " steps of an epoch", step,
+                          o->steps);
     }
     if (cap < per) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "order: slice needs %" PRIu64 " entries, %zu "
-                         "given", per, cap);
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "order: slice needs %" PRIu64 " entries, %zu "
+                          "given",
+                          per, cap);
     }
     uint64_t first = step * o->p.global_batch + rank * per;
     if (o->p.mode == INGOT_ORDER_LOCALITY) {

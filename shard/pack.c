@@ -34,36 +34,36 @@
 #define PACK_MIB            (1024.0 * 1024.0)
 #define PACK_POOL_NAME      "pack"
 /** Dictionary size trained by ingot_pack_dict_train() (zstd's own default for `zstd --train`). */
-#define PACK_DICT_SIZE      (112640u)
+#define PACK_DICT_SIZE (112640u)
 /** Wait for a worker this long without any shard finishing before giving up. */
 #define PACK_WAIT_DEFAULT_NS (300ull * INGOT_NSEC_PER_SEC)
 
 /* One member buffered for a shard job: name and data in the job's blob. */
 typedef struct pack_member {
     size_t name_off, data_off, len;
-    int    compress;
+    int compress;
 } pack_member_t;
 
 /* One shard: its members, compressed and written by a pool thread (or inline). */
 typedef struct pack_job {
     struct ingot_packer *p;
-    unsigned       index;
-    shard_vec_t    members;   /* pack_member_t */
-    shard_vec_t    blob;      /* char */
+    unsigned index;
+    shard_vec_t members; /* pack_member_t */
+    shard_vec_t blob;    /* char */
 } pack_job_t;
 
 struct ingot_packer {
     ingot_packer_params_t prm; /* defaults applied */
-    ingot_pool_t  *pool;
-    pack_job_t    *cur;
-    unsigned       shards;
-    uint64_t       samples, members, bytes, cur_bytes;
-    char          *key;           /* current sample's key */
-    ZSTD_CDict    *cdict;         /* shared read-only by the workers */
-    void          *dict;          /* copy of the dictionary, written at finish */
-    _Atomic int    err;           /* first job error (ingot_status_t), 0 if none */
-    _Atomic unsigned done;        /* jobs finished */
-    uint64_t       wait_ns;
+    ingot_pool_t *pool;
+    pack_job_t *cur;
+    unsigned shards;
+    uint64_t samples, members, bytes, cur_bytes;
+    char *key;             /* current sample's key */
+    ZSTD_CDict *cdict;     /* shared read-only by the workers */
+    void *dict;            /* copy of the dictionary, written at finish */
+    _Atomic int err;       /* first job error (ingot_status_t), 0 if none */
+    _Atomic unsigned done; /* jobs finished */
+    uint64_t wait_ns;
 };
 
 static void pack_job_free(pack_job_t *j)
@@ -89,8 +89,8 @@ static ingot_status_t pack_job_new(ingot_packer_h p, pack_job_t **j_p)
     return INGOT_OK;
 }
 
-static ingot_status_t pack_compress(ZSTD_CCtx *cctx, const char *path, const void *data,
-                                    size_t len, void **zbuf, size_t *zcap, size_t *zlen_p)
+static ingot_status_t pack_compress(ZSTD_CCtx *cctx, const char *path, const void *data, size_t len,
+                                    void **zbuf, size_t *zcap, size_t *zlen_p)
 {
     size_t bound = ZSTD_compressBound(len);
     if (bound > *zcap) {
@@ -117,7 +117,7 @@ static ingot_status_t pack_cctx(const struct ingot_packer *p, ZSTD_CCtx **cctx_p
         (p->cdict != NULL && ZSTD_isError(ZSTD_CCtx_refCDict(c, p->cdict)))) {
         ZSTD_freeCCtx(c);
         return ingot_fail(INGOT_ERR_ZSTD, "zstd: cannot set up a compression context (level %d)",
-                         p->prm.zstd_level);
+                          p->prm.zstd_level);
     }
     *cctx_p = c;
     return INGOT_OK;
@@ -192,11 +192,12 @@ static ingot_status_t pack_submit(ingot_packer_h p)
         pack_job_run(j);
         return (ingot_status_t)atomic_load(&p->err);
     }
-    ingot_status_t st = ingot_pool_submit(p->pool, pack_job_run, j, ingot_deadline_after(p->wait_ns));
+    ingot_status_t st = ingot_pool_submit(p->pool, pack_job_run, j,
+                                          ingot_deadline_after(p->wait_ns));
     if (st != INGOT_OK) {
         pack_job_free(j);
         return ingot_fail(st, "%s: no packing worker became free within the deadline",
-                         p->prm.out_dir);
+                          p->prm.out_dir);
     }
     return (ingot_status_t)atomic_load(&p->err);
 }
@@ -230,15 +231,15 @@ static ingot_status_t pack_params_apply(const ingot_packer_params_t *in, ingot_p
 #define PACK_PARAM(_name, _bit, _default) \
     INGOT_PARAM_VALUE(in, _name, INGOT_PACKER_PARAM_FIELD_##_bit, _default)
     *out = (ingot_packer_params_t){
-        .field_mask    = in->field_mask,
-        .out_dir       = in->out_dir,
-        .shard_size    = PACK_PARAM(shard_size, SHARD_SIZE, INGOT_PACK_DEFAULT_SHARD_SIZE),
-        .zstd_level    = PACK_PARAM(zstd_level, ZSTD_LEVEL, 0),
-        .dict          = PACK_PARAM(dict, DICT, NULL),
-        .dict_len      = PACK_PARAM(dict_len, DICT, 0),
-        .progress      = PACK_PARAM(progress, PROGRESS, 0),
+        .field_mask = in->field_mask,
+        .out_dir = in->out_dir,
+        .shard_size = PACK_PARAM(shard_size, SHARD_SIZE, INGOT_PACK_DEFAULT_SHARD_SIZE),
+        .zstd_level = PACK_PARAM(zstd_level, ZSTD_LEVEL, 0),
+        .dict = PACK_PARAM(dict, DICT, NULL),
+        .dict_len = PACK_PARAM(dict_len, DICT, 0),
+        .progress = PACK_PARAM(progress, PROGRESS, 0),
         .total_members = PACK_PARAM(total_members, TOTAL_MEMBERS, 0),
-        .jobs          = PACK_PARAM(jobs, JOBS, 1)};
+        .jobs = PACK_PARAM(jobs, JOBS, 1)};
 #undef PACK_PARAM
     if (out->shard_size == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: shard size 0", in->out_dir);
@@ -320,8 +321,8 @@ static ingot_status_t pack_new_sample(ingot_packer_h p, const char *key)
     return p->key ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
 
-ingot_status_t ingot_packer_add(ingot_packer_h p, const char *key, const char *field, const void *data,
-                        size_t len)
+ingot_status_t ingot_packer_add(ingot_packer_h p, const char *key, const char *field,
+                                const void *data, size_t len)
 {
     char name[PATH_MAX];
     if (p->key == NULL || strcmp(p->key, key) != 0) {
@@ -354,14 +355,14 @@ static ingot_status_t pack_drain(ingot_packer_h p)
         }
         if (st != INGOT_ERR_TIMED_OUT || atomic_load(&p->done) == before) {
             return ingot_fail(st, "%s: packing workers made no progress within the deadline",
-                             p->prm.out_dir);
+                              p->prm.out_dir);
         }
     }
     return (ingot_status_t)atomic_load(&p->err);
 }
 
-static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, size_t len,
-                                      char *path, size_t pathlen)
+static ingot_status_t pack_write_dict(const char *out_dir, const void *dict, size_t len, char *path,
+                                      size_t pathlen)
 {
     snprintf(path, pathlen, "%s/" INGOT_PACK_DICT_NAME, out_dir);
     FILE *f = fopen(path, "wb");
@@ -377,7 +378,7 @@ static ingot_status_t pack_manifest(ingot_packer_h p, const char *dict_path)
     ingot_manifest_builder_params_t bp = {0};
     if (dict_path != NULL) {
         bp.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_DICT;
-        bp.dict_path  = dict_path;
+        bp.dict_path = dict_path;
     }
     snprintf(mpath, sizeof(mpath), "%s/" INGOT_PACK_MANIFEST_NAME, p->prm.out_dir);
     ingot_manifest_builder_h b;
@@ -431,8 +432,8 @@ void ingot_packer_destroy(ingot_packer_h p)
     free(p);
 }
 
-ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsigned n, void **dict_p,
-                               size_t *len_p)
+ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsigned n,
+                                     void **dict_p, size_t *len_p)
 {
     void *dict = malloc(PACK_DICT_SIZE);
     if (dict == NULL) {
@@ -442,15 +443,15 @@ ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *sizes, unsig
     if (ZDICT_isError(r)) {
         free(dict);
         return ingot_fail(INGOT_ERR_ZSTD, "dictionary training on %u samples failed: %s", n,
-                         ZDICT_getErrorName(r));
+                          ZDICT_getErrorName(r));
     }
     *dict_p = dict;
-    *len_p  = r;
+    *len_p = r;
     return INGOT_OK;
 }
 
-ingot_status_t ingot_pack_member_cb(void *arg, const char *key, const char *field,
-                                    const void *data, size_t len)
+ingot_status_t ingot_pack_member_cb(void *arg, const char *key, const char *field, const void *data,
+                                    size_t len)
 {
     return ingot_packer_add(arg, key, field, data, len);
 }

@@ -77,9 +77,10 @@ ingot_status_t ingot_shard_reader_read(ingot_shard_reader_h r, uint64_t index, v
     INGOT_CHECK(ingot_reader_rows(r, index, &rows));
     const ingot_sample_info_t *s = rows.sample;
     if (buflen < s->length) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "sample %" PRIu64 " (key '%s'): buffer of %zu "
-                         "bytes is smaller than the sample (%" PRIu64 ")", index, s->key, buflen,
-                         s->length);
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "sample %" PRIu64 " (key '%s'): buffer of %zu "
+                          "bytes is smaller than the sample (%" PRIu64 ")",
+                          index, s->key, buflen, s->length);
     }
     INGOT_CHECK(ingot_shard_files_get(r->files, s->shard, &src));
     INGOT_CHECK(ingot_shard_src_read(src, s->offset, buf, (size_t)s->length));

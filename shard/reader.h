@@ -9,12 +9,12 @@
 
 struct ingot_shard_reader {
     struct ingot_manifest *m;
-    ingot_shard_files_t   *files;   /* shard descriptors, opened on first use */
-    ingot_shard_dict_t    *dict;    /* loaded once per reader */
-    ingot_shard_codec_t    codec;
-    ingot_sample_info_t    sample;  /* rows of the last sample looked up */
-    ingot_field_info_t    *fields;
-    uint32_t               fields_cap;
+    ingot_shard_files_t *files; /* shard descriptors, opened on first use */
+    ingot_shard_dict_t *dict;   /* loaded once per reader */
+    ingot_shard_codec_t codec;
+    ingot_sample_info_t sample; /* rows of the last sample looked up */
+    ingot_field_info_t *fields;
+    uint32_t fields_cap;
 };
 
 /**

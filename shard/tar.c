@@ -47,14 +47,14 @@ static ingot_status_t src_pread(const shard_src_t *src, uint64_t off, void *buf,
     ingot_io_fail_t fail;
     ingot_status_t st = ingot_io_pread_full(src->fd, buf, len, off, &fail);
     if (st == INGOT_ERR_MISMATCH) {
-        return ingot_fail(st, "%s: file ended at offset %" PRIu64 " (expected %" PRIu64
-                          " bytes): it shrank while being read", src->name, fail.offset,
-                          src->size);
+        return ingot_fail(st,
+                          "%s: file ended at offset %" PRIu64 " (expected %" PRIu64
+                          " bytes): it shrank while being read",
+                          src->name, fail.offset, src->size);
     }
     if (st != INGOT_OK) {
-        return ingot_fail(st, "%s: pread of %zu bytes at offset %" PRIu64 " failed: %s",
-                          src->name, len - (size_t)(fail.offset - off), fail.offset,
-                          strerror(fail.err));
+        return ingot_fail(st, "%s: pread of %zu bytes at offset %" PRIu64 " failed: %s", src->name,
+                          len - (size_t)(fail.offset - off), fail.offset, strerror(fail.err));
     }
     return INGOT_OK;
 }
@@ -98,9 +98,10 @@ static ingot_status_t src_window_read(const shard_src_t *src, uint64_t off, uint
 ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
 {
     if (off > src->size || len > src->size - off) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: truncated: %zu bytes at offset %" PRIu64
-                         " extend past the end of the file (size %" PRIu64 ")",
-                         src->name, len, off, src->size);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: truncated: %zu bytes at offset %" PRIu64
+                          " extend past the end of the file (size %" PRIu64 ")",
+                          src->name, len, off, src->size);
     }
     if (src->fd < 0) {
         memcpy(buf, src->mem + off, len);
@@ -111,7 +112,7 @@ ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *
 
 ingot_status_t ingot_shard_window_init(shard_window_t *w)
 {
-    w->buf  = ingot_malloc(SHARD_WINDOW_BYTES, "shard read window");
+    w->buf = ingot_malloc(SHARD_WINDOW_BYTES, "shard read window");
     w->hash = XXH3_createState();
     if (w->buf == NULL || w->hash == NULL) {
         ingot_shard_window_release(w);
@@ -124,7 +125,7 @@ void ingot_shard_window_release(shard_window_t *w)
 {
     free(w->buf);
     XXH3_freeState(w->hash);
-    w->buf  = NULL;
+    w->buf = NULL;
     w->hash = NULL;
 }
 
@@ -155,18 +156,18 @@ ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src)
     int fd = err ? (errno = err, -1) : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return ingot_fail(ingot_status_from_errno(errno), "%s: open failed: %s", path,
-                         strerror(errno));
+                          strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return ingot_fail(INGOT_ERR_FORMAT, "%s: not a regular file", path);
     }
-    src->fd   = fd;
-    src->mem  = NULL;
+    src->fd = fd;
+    src->mem = NULL;
     src->size = (uint64_t)st.st_size;
     src->name = path;
-    src->win  = NULL;
+    src->win = NULL;
     return INGOT_OK;
 }
 
@@ -185,7 +186,8 @@ ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *
     /* src is filled: a failed open returns its errno status, never INGOT_OK (errno != 0 then).
      * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
     uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
-    ingot_status_t st = buf ? ingot_shard_src_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = buf ? ingot_shard_src_read(&src, 0, buf, (size_t)src.size)
+                            : INGOT_ERR_NO_MEMORY;
     ingot_shard_src_close(&src);
     if (st != INGOT_OK) {
         free(buf);
@@ -247,7 +249,7 @@ int ingot_tar_parse_number(const uint8_t *field, size_t len, uint64_t *value_p)
 static int tar_checksum_ok(const uint8_t *h, uint64_t expected)
 {
     uint64_t usum = 0;
-    int64_t  ssum = 0;
+    int64_t ssum = 0;
     for (size_t i = 0; i < TAR_BLOCK; i++) {
         int in_field = i >= TAR_CHKSUM_OFF && i < TAR_CHKSUM_OFF + TAR_CHKSUM_LEN;
         uint8_t c = in_field ? (uint8_t)' ' : h[i];
@@ -288,9 +290,9 @@ int ingot_tar_path_is_safe(const char *path, size_t len)
 
 ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src)
 {
-    r->src     = src;
-    r->off     = 0;
-    r->done    = 0;
+    r->src = src;
+    r->off = 0;
+    r->done = 0;
     r->special = ingot_malloc(TAR_SPECIAL_MAX + 1, "tar special header buffer");
     return r->special ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
@@ -303,7 +305,7 @@ void ingot_tar_reader_release(tar_reader_t *r)
 
 /* State collected from special headers (pax, GNU long name) for the next member. */
 typedef struct tar_pending {
-    int      have_path, have_size, have_pax, have_longname;
+    int have_path, have_size, have_pax, have_longname;
     uint64_t size;
     uint64_t first_off;
 } tar_pending_t;
@@ -425,26 +427,23 @@ static ingot_status_t tar_special(tar_reader_t *r, uint64_t hoff, char type, uin
         }
         p->have_longname = 1;
         return INGOT_OK;
-    case 'K':
-        return tar_special_read(r, hoff, size); /* long link name: checked, unused */
-    default:
-        *handled_p = 0;
-        return INGOT_OK;
+    case 'K': return tar_special_read(r, hoff, size); /* long link name: checked, unused */
+    default: *handled_p = 0; return INGOT_OK;
     }
 }
 
 static ingot_status_t tar_kind_of(tar_reader_t *r, uint64_t hoff, char type, tar_kind_t *kind_p)
 {
     switch (type) {
-    case '0': case '\0': case '7':
-        *kind_p = TAR_KIND_FILE;
-        return INGOT_OK;
-    case '5':
-        *kind_p = TAR_KIND_DIR;
-        return INGOT_OK;
-    case '1': case '2': case '3': case '4': case '6':
-        *kind_p = TAR_KIND_SPECIAL;
-        return INGOT_OK;
+    case '0':
+    case '\0':
+    case '7': *kind_p = TAR_KIND_FILE; return INGOT_OK;
+    case '5': *kind_p = TAR_KIND_DIR; return INGOT_OK;
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '6': *kind_p = TAR_KIND_SPECIAL; return INGOT_OK;
     default: {
         char msg[64];
         snprintf(msg, sizeof(msg), "unsupported tar member type '%c' (0x%02x)",
@@ -500,14 +499,15 @@ static ingot_status_t tar_header_read(tar_reader_t *r, uint8_t *h, uint64_t *siz
 }
 
 /* Offset past a member's data (rounded to blocks), checking that the data lies in the file. */
-static ingot_status_t tar_data_end(tar_reader_t *r, uint64_t hoff, uint64_t size,
-                                   uint64_t *next_p)
+static ingot_status_t tar_data_end(tar_reader_t *r, uint64_t hoff, uint64_t size, uint64_t *next_p)
 {
     uint64_t data = hoff + TAR_BLOCK;
     if (size > r->src->size - data) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "truncated: member size %" PRIu64 " extends beyond the end "
-                 "of the archive (%" PRIu64 " bytes)", size, r->src->size);
+        snprintf(msg, sizeof(msg),
+                 "truncated: member size %" PRIu64 " extends beyond the end "
+                 "of the archive (%" PRIu64 " bytes)",
+                 size, r->src->size);
         return tar_bad(r, hoff, msg);
     }
     uint64_t padded = (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
@@ -522,8 +522,10 @@ static ingot_status_t tar_member_finish(tar_reader_t *r, const tar_pending_t *p,
     if (p->have_size && p->size != ustar_size &&
         !(p->size > TAR_OCTAL_SIZE_MAX && (ustar_size == 0 || ustar_size == TAR_OCTAL_SIZE_MAX))) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "member '%.80s': pax size %" PRIu64 " disagrees with ustar "
-                 "size %" PRIu64, m->name, p->size, ustar_size);
+        snprintf(msg, sizeof(msg),
+                 "member '%.80s': pax size %" PRIu64 " disagrees with ustar "
+                 "size %" PRIu64,
+                 m->name, p->size, ustar_size);
         return tar_bad(r, hoff, msg);
     }
     if (ingot_tar_path_is_safe(m->name, strlen(m->name)) != 0) {
@@ -533,8 +535,8 @@ static ingot_status_t tar_member_finish(tar_reader_t *r, const tar_pending_t *p,
         return tar_bad(r, hoff, msg);
     }
     m->header_off = p->first_off;
-    m->data_off   = hoff + TAR_BLOCK;
-    m->size       = p->have_size ? p->size : ustar_size;
+    m->data_off = hoff + TAR_BLOCK;
+    m->size = p->have_size ? p->size : ustar_size;
     return tar_data_end(r, hoff, m->size, &r->off);
 }
 
@@ -557,7 +559,7 @@ ingot_status_t ingot_tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_
                 return tar_bad(r, hoff, "end-of-archive marker right after a special header");
             }
             r->done = 1;
-            *end_p  = 1;
+            *end_p = 1;
             return INGOT_OK;
         }
         /* h is filled: a failed pread returns its errno status, never INGOT_OK (errno != 0 then).
@@ -578,7 +580,7 @@ ingot_status_t ingot_tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_
 }
 
 ingot_status_t ingot_tar_name_split(const char *archive, uint64_t off, const char *name,
-                              const char **key_p, size_t *key_len_p, const char **field_p)
+                                    const char **key_p, size_t *key_len_p, const char **field_p)
 {
     while (name[0] == '.' && name[1] == '/') {
         name += 2;
@@ -587,11 +589,13 @@ ingot_status_t ingot_tar_name_split(const char *archive, uint64_t off, const cha
     base = base ? base + 1 : name;
     const char *dot = strchr(base, '.');
     if (dot == NULL || dot == base || dot[1] == '\0') {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: offset %" PRIu64 ": member '%s' is not named "
-                         "<key>.<field>", archive, off, name);
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: offset %" PRIu64 ": member '%s' is not named "
+                          "<key>.<field>",
+                          archive, off, name);
     }
-    *key_p     = name;
+    *key_p = name;
     *key_len_p = (size_t)(dot - name);
-    *field_p   = dot + 1;
+    *field_p = dot + 1;
     return INGOT_OK;
 }

@@ -14,11 +14,11 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define TAR_BLOCK        512u
+#define TAR_BLOCK 512u
 /** Longest member name accepted (pax and GNU long names included). */
-#define TAR_NAME_MAX     4096u
+#define TAR_NAME_MAX 4096u
 /** Largest pax or GNU long-name header data accepted (as libarchive's 1 MiB cap). */
-#define TAR_SPECIAL_MAX  (1u << 20)
+#define TAR_SPECIAL_MAX (1u << 20)
 
 /**
  * A sequential read window over a descriptor: reads that move forward are served from chunks of
@@ -28,26 +28,26 @@
 #define SHARD_WINDOW_BYTES (1u << 20)
 
 typedef struct shard_window {
-    uint8_t  *buf;        /**< SHARD_WINDOW_BYTES */
-    uint64_t  off;        /**< file offset of buf[0] */
-    size_t    len;        /**< valid bytes in buf */
-    void     *hash;       /**< XXH3 state over [0, off + len) */
+    uint8_t *buf; /**< SHARD_WINDOW_BYTES */
+    uint64_t off; /**< file offset of buf[0] */
+    size_t len;   /**< valid bytes in buf */
+    void *hash;   /**< XXH3 state over [0, off + len) */
 } shard_window_t;
 
 /** Where the archive's bytes come from: a descriptor (pread) or memory. */
 typedef struct shard_src {
-    int             fd;    /**< descriptor, or -1 for memory */
-    const uint8_t  *mem;   /**< memory when fd < 0 */
-    uint64_t        size;  /**< bytes of the archive */
-    const char     *name;  /**< archive name in messages */
-    shard_window_t *win;   /**< sequential window, or NULL for plain preads */
+    int fd;              /**< descriptor, or -1 for memory */
+    const uint8_t *mem;  /**< memory when fd < 0 */
+    uint64_t size;       /**< bytes of the archive */
+    const char *name;    /**< archive name in messages */
+    shard_window_t *win; /**< sequential window, or NULL for plain preads */
 } shard_src_t;
 
 /** Allocate a window; attach it with ingot_shard_window_attach(). */
 ingot_status_t ingot_shard_window_init(shard_window_t *w);
-void           ingot_shard_window_release(shard_window_t *w);
+void ingot_shard_window_release(shard_window_t *w);
 /** Start reading @p src through @p w from offset 0 (hash reset). */
-void           ingot_shard_window_attach(shard_window_t *w, shard_src_t *src);
+void ingot_shard_window_attach(shard_window_t *w, shard_src_t *src);
 /** Read the rest of the file through the window, detach it, and give the whole-file hash. */
 ingot_status_t ingot_shard_window_finish(shard_src_t *src, uint64_t *hash_p);
 
@@ -56,36 +56,36 @@ ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *
 
 /** Open @p path read-only (fault site "open") and fill @p src (fd, size, name). */
 ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src);
-void           ingot_shard_src_close(shard_src_t *src);
+void ingot_shard_src_close(shard_src_t *src);
 
 /** Read the whole file @p path into a malloc'd buffer (one spare byte, NUL-terminated). */
 ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
 
 typedef enum tar_kind {
-    TAR_KIND_FILE,    /**< regular file: a member to index */
-    TAR_KIND_DIR,     /**< directory: skipped silently */
-    TAR_KIND_SPECIAL  /**< link, device, FIFO: skipped or rejected by policy */
+    TAR_KIND_FILE,   /**< regular file: a member to index */
+    TAR_KIND_DIR,    /**< directory: skipped silently */
+    TAR_KIND_SPECIAL /**< link, device, FIFO: skipped or rejected by policy */
 } tar_kind_t;
 
 /** One member. */
 typedef struct tar_member {
-    char       name[TAR_NAME_MAX + 1]; /**< full name (pax/GNU long name applied) */
-    uint64_t   header_off;             /**< offset of its first header (special ones included) */
-    uint64_t   data_off;               /**< offset of its data */
-    uint64_t   size;                   /**< bytes of data */
+    char name[TAR_NAME_MAX + 1]; /**< full name (pax/GNU long name applied) */
+    uint64_t header_off;         /**< offset of its first header (special ones included) */
+    uint64_t data_off;           /**< offset of its data */
+    uint64_t size;               /**< bytes of data */
     tar_kind_t kind;
-    char       typeflag;
+    char typeflag;
 } tar_member_t;
 
 typedef struct tar_reader {
     const shard_src_t *src;
-    uint64_t           off;      /**< next header */
-    int                done;
-    uint8_t           *special;  /**< scratch for pax / long-name data (TAR_SPECIAL_MAX) */
+    uint64_t off; /**< next header */
+    int done;
+    uint8_t *special; /**< scratch for pax / long-name data (TAR_SPECIAL_MAX) */
 } tar_reader_t;
 
 ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src);
-void           ingot_tar_reader_release(tar_reader_t *r);
+void ingot_tar_reader_release(tar_reader_t *r);
 
 /**
  * Next member into @p m. Sets *end_p = 1 at the end-of-archive marker (m untouched). An archive
@@ -99,7 +99,7 @@ ingot_status_t ingot_tar_reader_next(tar_reader_t *r, tar_member_t *m, int *end_
  * (naming the member) when there is no key or no field.
  */
 ingot_status_t ingot_tar_name_split(const char *archive, uint64_t off, const char *name,
-                              const char **key_p, size_t *key_len_p, const char **field_p);
+                                    const char **key_p, size_t *key_len_p, const char **field_p);
 
 /** 0 when @p path is relative and has no ".." component; -1 otherwise. */
 int ingot_tar_path_is_safe(const char *path, size_t len);

@@ -49,7 +49,7 @@ static ingot_status_t tw_put(tar_writer_t *w, const void *p, size_t n)
         }
         if (r < 0) {
             return ingot_fail(INGOT_ERR_IO, "%s: write at offset %llu failed: %s", w->name,
-                             (unsigned long long)(w->off + done), strerror(errno));
+                              (unsigned long long)(w->off + done), strerror(errno));
         }
         done += (size_t)r;
     }
@@ -80,11 +80,12 @@ static ingot_status_t tw_pax(tar_writer_t *w, const char *name)
     return tw_data(w, rec, (size_t)n);
 }
 
-ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len)
+ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data,
+                                      size_t len)
 {
     if (strlen(name) > TAR_NAME_MAX) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: member name too long: %.64s...", w->name,
-                         name);
+                          name);
     }
     if (strlen(name) >= TW_NAME_LEN) {
         INGOT_CHECK(tw_pax(w, name));

@@ -10,16 +10,17 @@
 #include <stdint.h>
 
 typedef struct tar_writer {
-    int         fd;
-    uint64_t    off;   /* bytes written so far */
-    const char *name;  /* archive name in messages */
+    int fd;
+    uint64_t off;     /* bytes written so far */
+    const char *name; /* archive name in messages */
 } tar_writer_t;
 
 /** Fill a ustar header block (checksum included) for a regular member or a pax header. */
 void ingot_tar_header_fill(uint8_t *block, const char *name, uint64_t size, char type);
 
 /** Append one regular member (pax header first when the name needs one). */
-ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data, size_t len);
+ingot_status_t ingot_tar_write_member(tar_writer_t *w, const char *name, const void *data,
+                                      size_t len);
 
 /** Append the end-of-archive marker (two zero blocks). */
 ingot_status_t ingot_tar_write_end(tar_writer_t *w);

@@ -15,10 +15,11 @@ ingot_status_t ingot_shard_vec_push(shard_vec_t *v, const void *src, size_t n, s
         }
         void *p = realloc(v->data, cap * v->esize);
         if (p == NULL) {
-            return ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory growing a table to %zu rows", cap);
+            return ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory growing a table to %zu rows",
+                              cap);
         }
         v->data = p;
-        v->cap  = cap;
+        v->cap = cap;
     }
     char *dst = (char *)v->data + v->len * v->esize;
     if (src != NULL) {

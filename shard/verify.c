@@ -12,12 +12,12 @@
 
 typedef struct vf {
     struct ingot_shard_reader *r;
-    ingot_verify_cb_t          cb;
-    void                      *arg;
-    ingot_verify_report_t      rep;
-    shard_window_t             win;
-    uint8_t                   *buf, *out;   /* sample bytes, decoded field */
-    size_t                     buf_cap, out_cap;
+    ingot_verify_cb_t cb;
+    void *arg;
+    ingot_verify_report_t rep;
+    shard_window_t win;
+    uint8_t *buf, *out; /* sample bytes, decoded field */
+    size_t buf_cap, out_cap;
 } vf_t;
 
 static void vf_report(vf_t *v, const ingot_verify_fault_t *fault)
@@ -41,19 +41,17 @@ static ingot_status_t vf_grow(uint8_t **p, size_t *cap, size_t need)
     return INGOT_OK;
 }
 
-static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
-                           ingot_status_t st)
+static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, ingot_status_t st)
 {
-    ingot_verify_fault_t fault = {.shard = row, .shard_path = sh->path, .index = UINT64_MAX,
-                                  .status = st};
+    ingot_verify_fault_t fault = {
+        .shard = row, .shard_path = sh->path, .index = UINT64_MAX, .status = st};
     v->rep.shards_bad++;
     vf_report(v, &fault);
 }
 
 /* Open a shard (size check) and read it through the window so its samples are read and the
  * whole shard is hashed in one pass; *src_p = NULL when it cannot be read at all. */
-static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
-                           shard_src_t **src_p)
+static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, shard_src_t **src_p)
 {
     ingot_status_t st = ingot_shard_files_get(v->r->files, row, src_p);
     if (st != INGOT_OK) {
@@ -119,9 +117,13 @@ static ingot_status_t vf_sample(vf_t *v, uint64_t index)
     v->rep.samples_checked++;
     if (st != INGOT_OK) {
         const ingot_field_info_t *f = field < s->field_count ? &rows.fields[field] : NULL;
-        ingot_verify_fault_t fault = {.shard = s->shard, .shard_path = sh.path, .index = index,
-                                      .key = s->key, .field = f ? f->name : NULL,
-                                      .offset = s->offset + (f ? f->offset : 0), .status = st};
+        ingot_verify_fault_t fault = {.shard = s->shard,
+                                      .shard_path = sh.path,
+                                      .index = index,
+                                      .key = s->key,
+                                      .field = f ? f->name : NULL,
+                                      .offset = s->offset + (f ? f->offset : 0),
+                                      .status = st};
         v->rep.samples_bad++;
         vf_report(v, &fault);
     }

@@ -61,7 +61,7 @@ void ingot_shard_zstd_release(shard_zstd_t *z)
     if (z->owns_ddict) {
         ZSTD_freeDDict(z->ddict);
     }
-    z->dctx  = NULL;
+    z->dctx = NULL;
     z->ddict = NULL;
     z->owns_ddict = 0;
 }
@@ -74,7 +74,7 @@ static ingot_status_t zs_reset(shard_zstd_t *z, const char *what)
         return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd: %s", what, ZSTD_getErrorName(r));
     }
     z->last = 0;
-    z->out  = 0;
+    z->out = 0;
     return INGOT_OK;
 }
 
@@ -89,8 +89,7 @@ static ingot_status_t zs_decode_oneshot(shard_zstd_t *z, const void *src, size_t
     ZSTD_frameHeader fh;
     *done_p = 0;
     if (ZSTD_getFrameHeader(&fh, src, len) != 0 || fh.frameType != ZSTD_frame ||
-        fh.frameContentSize != raw_len ||
-        fh.windowSize > (1ull << SHARD_ZSTD_WINDOW_LOG_MAX) ||
+        fh.frameContentSize != raw_len || fh.windowSize > (1ull << SHARD_ZSTD_WINDOW_LOG_MAX) ||
         ZSTD_findFrameCompressedSize(src, len) != len) {
         return INGOT_OK;
     }
@@ -98,14 +97,14 @@ static ingot_status_t zs_decode_oneshot(shard_zstd_t *z, const void *src, size_t
                         : ZSTD_decompressDCtx(z->dctx, dst, raw_len, src, len);
     if (ZSTD_isError(r) || r != raw_len) {
         return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
-                         ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong decoded length");
+                          ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong decoded length");
     }
     *done_p = 1;
     return INGOT_OK;
 }
 
 ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
-                                 size_t raw_len, const char *what)
+                                       size_t raw_len, const char *what)
 {
     int done;
     INGOT_CHECK(zs_decode_oneshot(z, src, len, dst, raw_len, what, &done));
@@ -119,12 +118,14 @@ ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t 
     while (in.pos < in.size) {
         r = ZSTD_decompressStream(z->dctx, &out, &in);
         if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge) {
-            return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd frame needs a window beyond the limit of "
-                             "2^%d bytes", what, SHARD_ZSTD_WINDOW_LOG_MAX);
+            return ingot_fail(INGOT_ERR_ZSTD,
+                              "%s: zstd frame needs a window beyond the limit of "
+                              "2^%d bytes",
+                              what, SHARD_ZSTD_WINDOW_LOG_MAX);
         }
         if (ZSTD_isError(r)) {
-            return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s",
-                             what, in.pos, ZSTD_getErrorName(r));
+            return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame at input byte %zu: %s", what,
+                              in.pos, ZSTD_getErrorName(r));
         }
         if (out.pos == out.size && r != 0) {
             /* output full: one more byte would exceed the manifest's raw length */
@@ -132,8 +133,10 @@ ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t 
             ZSTD_outBuffer more = {&probe, 1, 0};
             r = ZSTD_decompressStream(z->dctx, &more, &in);
             if (ZSTD_isError(r) || more.pos != 0) {
-                return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output exceeds the raw length %zu "
-                                 "(decompression bomb or wrong manifest)", what, raw_len);
+                return ingot_fail(INGOT_ERR_ZSTD,
+                                  "%s: zstd output exceeds the raw length %zu "
+                                  "(decompression bomb or wrong manifest)",
+                                  what, raw_len);
             }
             if (r != 0 && in.pos == in.size) {
                 break;
@@ -141,12 +144,14 @@ ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t 
         }
     }
     if (r != 0) {
-        return ingot_fail(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended after %zu bytes "
-                         "while the decoder expected more)", what, len);
+        return ingot_fail(INGOT_ERR_ZSTD,
+                          "%s: truncated zstd frame (input ended after %zu bytes "
+                          "while the decoder expected more)",
+                          what, len);
     }
     if (out.pos != raw_len) {
-        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output is %zu bytes, manifest says %zu",
-                         what, out.pos, raw_len);
+        return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output is %zu bytes, manifest says %zu", what,
+                          out.pos, raw_len);
     }
     return INGOT_OK;
 }
@@ -156,8 +161,9 @@ void ingot_shard_zstd_count_begin(shard_zstd_t *z)
     (void)zs_reset(z, "zstd");
 }
 
-ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
-                                     size_t scratch_len, uint64_t limit, const char *what)
+ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len,
+                                           void *scratch, size_t scratch_len, uint64_t limit,
+                                           const char *what)
 {
     ZSTD_inBuffer in = {src, len, 0};
     while (in.pos < in.size || z->last > 0) {
@@ -165,13 +171,15 @@ ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, siz
         size_t r = ZSTD_decompressStream(z->dctx, &out, &in);
         if (ZSTD_isError(r)) {
             return ingot_fail(INGOT_ERR_ZSTD, "%s: corrupt zstd frame: %s", what,
-                             ZSTD_getErrorName(r));
+                              ZSTD_getErrorName(r));
         }
         z->last = r;
         z->out += out.pos;
         if (z->out > limit) {
-            return ingot_fail(INGOT_ERR_ZSTD, "%s: zstd output exceeds %" "llu bytes",
-                             what, (unsigned long long)limit);
+            return ingot_fail(INGOT_ERR_ZSTD,
+                              "%s: zstd output exceeds %"
+                              "llu bytes",
+                              what, (unsigned long long)limit);
         }
         if (out.pos < out.size && in.pos == in.size) {
             break; /* needs more input */
@@ -183,8 +191,10 @@ ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, siz
 ingot_status_t ingot_shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what)
 {
     if (z->last != 0) {
-        return ingot_fail(INGOT_ERR_ZSTD, "%s: truncated zstd frame (input ended while the "
-                         "decoder expected more)", what);
+        return ingot_fail(INGOT_ERR_ZSTD,
+                          "%s: truncated zstd frame (input ended while the "
+                          "decoder expected more)",
+                          what);
     }
     *raw_len_p = z->out;
     return INGOT_OK;

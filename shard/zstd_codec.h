@@ -15,10 +15,10 @@
 #define SHARD_ZSTD_WINDOW_LOG_MAX 27
 
 typedef struct shard_zstd {
-    void   *dctx;   /* ZSTD_DCtx */
-    void   *ddict;  /* ZSTD_DDict, or NULL */
-    int     owns_ddict; /* ddict was made by init (else borrowed, shared with other contexts) */
-    size_t  last;   /* last return of ZSTD_decompressStream while streaming */
+    void *dctx;     /* ZSTD_DCtx */
+    void *ddict;    /* ZSTD_DDict, or NULL */
+    int owns_ddict; /* ddict was made by init (else borrowed, shared with other contexts) */
+    size_t last;    /* last return of ZSTD_decompressStream while streaming */
     uint64_t out;   /* bytes produced while streaming */
 } shard_zstd_t;
 
@@ -31,7 +31,7 @@ ingot_status_t ingot_shard_zstd_init(shard_zstd_t *z, const void *dict, size_t d
  */
 ingot_status_t ingot_shard_zstd_init_shared(shard_zstd_t *z, const void *ddict);
 /** Free the context (and the dictionary when init made it). */
-void           ingot_shard_zstd_release(shard_zstd_t *z);
+void ingot_shard_zstd_release(shard_zstd_t *z);
 
 /**
  * Digest a dictionary once (a ZSTD_DDict: immutable, safe to share between threads).
@@ -40,19 +40,20 @@ void           ingot_shard_zstd_release(shard_zstd_t *z);
 ingot_status_t ingot_shard_zstd_ddict_create(const void *dict, size_t dict_len, const char *what,
                                              void **ddict_p);
 /** Free a dictionary of ingot_shard_zstd_ddict_create(). Accepts NULL. */
-void           ingot_shard_zstd_ddict_free(void *ddict);
+void ingot_shard_zstd_ddict_free(void *ddict);
 
 /**
  * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes.
  * @p what names the member in messages ("shard.tar: key 'k' field 'jpg' at offset N").
  */
 ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
-                                 size_t raw_len, const char *what);
+                                       size_t raw_len, const char *what);
 
 /** Streaming count of the decoded length (the builder learns raw lengths this way). */
-void           ingot_shard_zstd_count_begin(shard_zstd_t *z);
-ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len, void *scratch,
-                                     size_t scratch_len, uint64_t limit, const char *what);
+void ingot_shard_zstd_count_begin(shard_zstd_t *z);
+ingot_status_t ingot_shard_zstd_count_feed(shard_zstd_t *z, const void *src, size_t len,
+                                           void *scratch, size_t scratch_len, uint64_t limit,
+                                           const char *what);
 ingot_status_t ingot_shard_zstd_count_end(shard_zstd_t *z, uint64_t *raw_len_p, const char *what);
 
 #endif

@@ -29,7 +29,9 @@ static inline int data_pack(const char *dir, uint64_t n, uint64_t shard_size, in
     ingot_packer_params_t prm = {.field_mask = INGOT_PACKER_PARAM_FIELD_OUT_DIR |
                                                INGOT_PACKER_PARAM_FIELD_SHARD_SIZE |
                                                INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL,
-                                 .out_dir = dir, .shard_size = shard_size, .zstd_level = zstd_level};
+                                 .out_dir = dir,
+                                 .shard_size = shard_size,
+                                 .zstd_level = zstd_level};
     ingot_packer_h p;
     static uint8_t buf[4096];
     if (ingot_packer_create(&prm, &p) != INGOT_OK) {
@@ -79,16 +81,19 @@ static inline const char *data_set(const char *root, const char *name, uint64_t 
 }
 
 /** Loader parameters for tests: manifest, batch, seed, depth and thread counts set. */
-static inline ingot_loader_params_t data_params(const char *manifest, uint64_t batch,
-                                                uint64_t seed, uint32_t depth, uint32_t readers,
-                                                uint32_t workers)
+static inline ingot_loader_params_t data_params(const char *manifest, uint64_t batch, uint64_t seed,
+                                                uint32_t depth, uint32_t readers, uint32_t workers)
 {
     return (ingot_loader_params_t){
         .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
                       INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_DEPTH |
                       INGOT_LOADER_PARAM_FIELD_THREADS,
-        .manifest_path = manifest, .global_batch = batch, .seed = seed, .depth = depth,
-        .readers = readers, .workers = workers};
+        .manifest_path = manifest,
+        .global_batch = batch,
+        .seed = seed,
+        .depth = depth,
+        .readers = readers,
+        .workers = workers};
 }
 
 /**

@@ -27,8 +27,8 @@ static size_t bind_gpu_check(const ingot_topo_t *topo, const ingot_plan_rank_t *
 }
 
 ingot_status_t ingot_topo_launcher_check(const ingot_topo_t *topo, const ingot_plan_t *plan,
-                                         int local_rank, const char *cuda_visible,
-                                         char *msg, size_t msglen, bool *conflict_p)
+                                         int local_rank, const char *cuda_visible, char *msg,
+                                         size_t msglen, bool *conflict_p)
 {
     const ingot_plan_rank_t *rk = &plan->ranks[local_rank];
     size_t off = bind_gpu_check(topo, rk, cuda_visible, msg, msglen);
@@ -47,8 +47,10 @@ ingot_status_t ingot_topo_launcher_check(const ingot_topo_t *topo, const ingot_p
             char have[INGOT_TOPOLOGY_STR_MAX], want[INGOT_TOPOLOGY_STR_MAX];
             ingot_topo_cpuset_format(cur, have, sizeof(have));
             ingot_topo_cpuset_format(rk->cpuset, want, sizeof(want));
-            snprintf(msg + off, msglen - off, "the launcher bound this process to CPUs %s, the "
-                     "plan gives it %s; ", have, want);
+            snprintf(msg + off, msglen - off,
+                     "the launcher bound this process to CPUs %s, the "
+                     "plan gives it %s; ",
+                     have, want);
         }
         hwloc_bitmap_free(cur);
     }
@@ -72,7 +74,7 @@ static ingot_status_t bind_cpus(const ingot_topo_t *topo, hwloc_const_cpuset_t s
                                 const char *what)
 {
     if (hwloc_set_cpubind(topo->hw, set, flags) != 0) {
-        int  err = errno;
+        int err = errno;
         char s[INGOT_TOPOLOGY_STR_MAX];
         ingot_topo_cpuset_format(set, s, sizeof(s));
         ingot_error("INGOT_BIND: binding %s to CPUs %s failed: %s", what, s, strerror(err));
@@ -89,8 +91,8 @@ static ingot_status_t bind_memory(const ingot_topo_t *topo, int numa)
         return INGOT_ERR_NO_MEMORY;
     }
     hwloc_bitmap_only(nodes, (unsigned)topo->numa[numa].os_index);
-    int rc  = hwloc_set_membind(topo->hw, nodes, HWLOC_MEMBIND_BIND,
-                                HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET);
+    int rc = hwloc_set_membind(topo->hw, nodes, HWLOC_MEMBIND_BIND,
+                               HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET);
     int err = errno;
     hwloc_bitmap_free(nodes);
     if (rc != 0) {
@@ -101,8 +103,8 @@ static ingot_status_t bind_memory(const ingot_topo_t *topo, int numa)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_topo_bind(const ingot_topo_t *topo, const ingot_plan_t *plan,
-                               int local_rank, ingot_topo_bind_mode_t mode)
+ingot_status_t ingot_topo_bind(const ingot_topo_t *topo, const ingot_plan_t *plan, int local_rank,
+                               ingot_topo_bind_mode_t mode)
 {
     const ingot_plan_rank_t *rk = &plan->ranks[local_rank];
     if (mode == INGOT_TOPO_BIND_NONE) {

@@ -14,38 +14,40 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PCI_VENDOR_NVIDIA       0x10de
-#define PCI_CLASS_DISPLAY_VGA   0x0300
-#define PCI_CLASS_DISPLAY_3D    0x0302
-#define IB_PORT_MAX             16
-#define IB_PORT_STATE_ACTIVE    "4"
-#define XML_SNIFF_BYTES         4096
+#define PCI_VENDOR_NVIDIA     0x10de
+#define PCI_CLASS_DISPLAY_VGA 0x0300
+#define PCI_CLASS_DISPLAY_3D  0x0302
+#define IB_PORT_MAX           16
+#define IB_PORT_STATE_ACTIVE  "4"
+#define XML_SNIFF_BYTES       4096
 
 /* ---------------------------------------------------------------- loading */
 
 static ingot_status_t topo_xml_check(const char *path)
 {
-    char  head[XML_SNIFF_BYTES + 1];
+    char head[XML_SNIFF_BYTES + 1];
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         int err = errno;
         ingot_error("INGOT_TOPOLOGY_XML='%s': cannot open: %s (expected a readable hwloc XML "
-                    "export, e.g. from 'lstopo --of xml')", path, strerror(err));
+                    "export, e.g. from 'lstopo --of xml')",
+                    path, strerror(err));
         return ingot_status_from_errno(err);
     }
-    size_t n    = fread(head, 1, XML_SNIFF_BYTES, f);
-    int    rerr = ferror(f) ? errno : 0;
+    size_t n = fread(head, 1, XML_SNIFF_BYTES, f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
     if (rerr != 0) {
         ingot_error("INGOT_TOPOLOGY_XML='%s': cannot read: %s (expected a readable hwloc XML "
-                    "export, e.g. from 'lstopo --of xml')", path, strerror(rerr));
+                    "export, e.g. from 'lstopo --of xml')",
+                    path, strerror(rerr));
         return INGOT_ERR_IO;
     }
     head[n] = '\0';
     if (strstr(head, "<topology") == NULL) {
         ingot_error("INGOT_TOPOLOGY_XML='%s': not an hwloc XML export (expected a <topology> "
-                    "element in the first %d bytes, found %s)", path, XML_SNIFF_BYTES,
-                    n == 0 ? "an empty file" : "none");
+                    "element in the first %d bytes, found %s)",
+                    path, XML_SNIFF_BYTES, n == 0 ? "an empty file" : "none");
         return INGOT_ERR_FORMAT;
     }
     return INGOT_OK;
@@ -55,7 +57,8 @@ static void topo_xml_invalid(const char *path, const char *call, int err)
 {
     ingot_error("INGOT_TOPOLOGY_XML='%s': invalid hwloc XML (expected an export of hwloc 1.x-2.x "
                 "such as 'lstopo --of xml' writes; %s found what hwloc cannot parse: %s; set "
-                "HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)", path, call, strerror(err));
+                "HWLOC_XML_VERBOSE=1 for hwloc's own diagnostics)",
+                path, call, strerror(err));
 }
 
 static ingot_status_t topo_hwloc_load(const char *xml_path, hwloc_topology_t *hw_p)
@@ -102,7 +105,7 @@ static int topo_package_of(hwloc_topology_t hw, hwloc_obj_t obj)
 static ingot_status_t topo_dev_locate(ingot_topo_t *topo, ingot_topo_dev_t *dev, hwloc_obj_t anchor)
 {
     hwloc_obj_t nonio = hwloc_get_non_io_ancestor_obj(topo->hw, anchor);
-    hwloc_obj_t root  = hwloc_get_root_obj(topo->hw);
+    hwloc_obj_t root = hwloc_get_root_obj(topo->hw);
 
     dev->locality = hwloc_bitmap_dup(nonio != NULL ? nonio->cpuset : root->cpuset);
     if (dev->locality == NULL) {
@@ -110,7 +113,7 @@ static ingot_status_t topo_dev_locate(ingot_topo_t *topo, ingot_topo_dev_t *dev,
         return INGOT_ERR_NO_MEMORY;
     }
     hwloc_bitmap_and(dev->locality, dev->locality, hwloc_topology_get_allowed_cpuset(topo->hw));
-    dev->numa    = -1;
+    dev->numa = -1;
     dev->package = (nonio != NULL) ? topo_package_of(topo->hw, nonio) : -1;
     if (topo->nnuma == 1) {
         dev->numa = 0;
@@ -145,13 +148,13 @@ static hwloc_obj_t topo_pci_ancestor(hwloc_obj_t obj)
 
 static ingot_status_t topo_scan_cpus(ingot_topo_t *topo)
 {
-    hwloc_topology_t     hw      = topo->hw;
+    hwloc_topology_t hw = topo->hw;
     hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(hw);
-    int                  nall    = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
+    int nall = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
 
     topo->npackages = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
-    topo->npus      = hwloc_bitmap_weight(allowed);
-    topo->ncores    = 0;
+    topo->npus = hwloc_bitmap_weight(allowed);
+    topo->ncores = 0;
     for (hwloc_obj_t c = NULL; (c = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_CORE, c)) != NULL;) {
         topo->ncores += hwloc_bitmap_intersects(c->cpuset, allowed);
     }
@@ -162,16 +165,17 @@ static ingot_status_t topo_scan_cpus(ingot_topo_t *topo)
     if (topo->numa == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    for (hwloc_obj_t n = NULL; (n = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, n)) != NULL;) {
+    for (hwloc_obj_t n = NULL;
+         (n = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, n)) != NULL;) {
         topo->nnuma_memory += (n->attr != NULL && n->attr->numanode.local_memory > 0);
         if (n->cpuset == NULL || !hwloc_bitmap_intersects(n->cpuset, allowed)) {
             continue; /* CPU-less (HBM, GPU or CXL memory): nothing to plan on */
         }
         ingot_topo_numa_t *numa = &topo->numa[topo->nnuma++];
         numa->os_index = (int)n->os_index;
-        numa->package  = topo_package_of(hw, n);
-        numa->memory   = n->attr != NULL ? n->attr->numanode.local_memory : 0;
-        numa->cpuset   = n->cpuset;
+        numa->package = topo_package_of(hw, n);
+        numa->memory = n->attr != NULL ? n->attr->numanode.local_memory : 0;
+        numa->cpuset = n->cpuset;
     }
     return INGOT_OK;
 }
@@ -190,8 +194,8 @@ static ingot_status_t topo_dev_add(ingot_topo_t *topo, ingot_topo_dev_t **list, 
     *list = grown;
     ingot_topo_dev_t *dev = &grown[*count];
     memset(dev, 0, sizeof(*dev));
-    dev->kind  = kind;
-    dev->pci   = pci;
+    dev->kind = kind;
+    dev->pci = pci;
     dev->osdev = osdev;
     snprintf(dev->name, sizeof(dev->name), "%s", name);
     if (pci != NULL) {
@@ -234,7 +238,7 @@ static void topo_gpu_uuid(hwloc_obj_t osdev, char *uuid, size_t len)
 static ingot_status_t topo_scan_pci_gpu(ingot_topo_t *topo, hwloc_obj_t pci)
 {
     hwloc_obj_t named = NULL;
-    char        uuid[INGOT_TOPO_NAME_MAX] = "";
+    char uuid[INGOT_TOPO_NAME_MAX] = "";
     for (hwloc_obj_t c = pci->io_first_child; c != NULL; c = c->next_sibling) {
         if (c->type == HWLOC_OBJ_OS_DEVICE && topo_osdev_is_gpu(c)) {
             if (named == NULL || strncmp(c->name, "cuda", 4) == 0) {
@@ -249,11 +253,11 @@ static ingot_status_t topo_scan_pci_gpu(ingot_topo_t *topo, hwloc_obj_t pci)
     if (named == NULL && !nvidia_display) {
         return INGOT_OK;
     }
-    char        pciname[INGOT_TOPO_NAME_MAX];
+    char pciname[INGOT_TOPO_NAME_MAX];
     const char *model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
     snprintf(pciname, sizeof(pciname), "%s", model != NULL ? model : "NVIDIA GPU");
-    INGOT_CHECK(topo_dev_add(topo, &topo->gpus, &topo->ngpus, INGOT_TOPOLOGY_DEVICE_GPU, pci,
-                             named, named != NULL ? named->name : pciname));
+    INGOT_CHECK(topo_dev_add(topo, &topo->gpus, &topo->ngpus, INGOT_TOPOLOGY_DEVICE_GPU, pci, named,
+                             named != NULL ? named->name : pciname));
     snprintf(topo->gpus[topo->ngpus - 1].uuid, INGOT_TOPO_NAME_MAX, "%s", uuid);
     return INGOT_OK;
 }
@@ -263,7 +267,7 @@ static ingot_status_t topo_scan_pci_gpu(ingot_topo_t *topo, hwloc_obj_t pci)
 static ingot_status_t topo_scan_orphan_gpus(ingot_topo_t *topo)
 {
     char prefix[8] = "";
-    int  best = 0;
+    int best = 0;
     for (int pass = 0; pass < 2; pass++) {
         hwloc_obj_t os = NULL;
         while ((os = hwloc_get_next_osdev(topo->hw, os)) != NULL) {
@@ -274,10 +278,13 @@ static ingot_status_t topo_scan_orphan_gpus(ingot_topo_t *topo)
             ingot_topo_name_prefix(os->name, p, sizeof(p));
             if (pass == 0) {
                 int n = ingot_topo_count_osdev_prefix(topo->hw, p);
-                if (n > best) { best = n; snprintf(prefix, sizeof(prefix), "%s", p); }
+                if (n > best) {
+                    best = n;
+                    snprintf(prefix, sizeof(prefix), "%s", p);
+                }
             } else if (strcmp(p, prefix) == 0) {
-                INGOT_CHECK(topo_dev_add(topo, &topo->gpus, &topo->ngpus,
-                                         INGOT_TOPOLOGY_DEVICE_GPU, NULL, os, os->name));
+                INGOT_CHECK(topo_dev_add(topo, &topo->gpus, &topo->ngpus, INGOT_TOPOLOGY_DEVICE_GPU,
+                                         NULL, os, os->name));
                 topo_gpu_uuid(os, topo->gpus[topo->ngpus - 1].uuid, INGOT_TOPO_NAME_MAX);
             }
         }
@@ -311,20 +318,20 @@ static ingot_status_t topo_scan_osdevs(ingot_topo_t *topo)
     for (int pass = 0; pass < 2; pass++) {
         hwloc_obj_t os = NULL;
         while ((os = hwloc_get_next_osdev(topo->hw, os)) != NULL) {
-            hwloc_obj_osdev_type_t t   = os->attr->osdev.type;
-            hwloc_obj_t            pci = topo_pci_ancestor(os);
-            const char            *nm  = os->name != NULL ? os->name : "?";
+            hwloc_obj_osdev_type_t t = os->attr->osdev.type;
+            hwloc_obj_t pci = topo_pci_ancestor(os);
+            const char *nm = os->name != NULL ? os->name : "?";
             if (pass == 0 && t == HWLOC_OBJ_OSDEV_OPENFABRICS) {
-                INGOT_CHECK(topo_dev_add(topo, &topo->nics, &topo->nnics,
-                                         INGOT_TOPOLOGY_DEVICE_NIC, pci, os, nm));
+                INGOT_CHECK(topo_dev_add(topo, &topo->nics, &topo->nnics, INGOT_TOPOLOGY_DEVICE_NIC,
+                                         pci, os, nm));
                 topo->nics[topo->nnics - 1].port = topo_ib_port(os);
                 ib++;
             } else if (pass == 0 && t == HWLOC_OBJ_OSDEV_BLOCK) {
                 INGOT_CHECK(topo_dev_add(topo, &topo->storage, &topo->nstorage,
                                          INGOT_TOPOLOGY_DEVICE_STORAGE, pci, os, nm));
             } else if (pass == 1 && ib == 0 && t == HWLOC_OBJ_OSDEV_NETWORK) {
-                INGOT_CHECK(topo_dev_add(topo, &topo->nics, &topo->nnics,
-                                         INGOT_TOPOLOGY_DEVICE_NIC, pci, os, nm));
+                INGOT_CHECK(topo_dev_add(topo, &topo->nics, &topo->nnics, INGOT_TOPOLOGY_DEVICE_NIC,
+                                         pci, os, nm));
             }
         }
     }

@@ -11,10 +11,10 @@
 #include <strings.h>
 
 #define GPU_LIST_TOKEN_MAX   96
-#define GPU_LIST_END         "-1"    /* CUDA stops at an invalid index; "-1" hides the rest */
+#define GPU_LIST_END         "-1" /* CUDA stops at an invalid index; "-1" hides the rest */
 #define GPU_LIST_MIG_PREFIX  "MIG-"
 #define BUSID_DOMAIN_DEFAULT "0000:"
-#define BUSID_SHORT_LEN      7       /* "bb:dd.f" */
+#define BUSID_SHORT_LEN      7 /* "bb:dd.f" */
 
 static bool gpu_token_is_index(const char *tok)
 {
@@ -38,8 +38,8 @@ static int gpu_token_match(const ingot_topo_t *topo, const char *tok)
     }
     if (strchr(tok, ':') != NULL) {
         char full[GPU_LIST_TOKEN_MAX];
-        snprintf(full, sizeof(full), "%s%s", strlen(tok) == BUSID_SHORT_LEN ? BUSID_DOMAIN_DEFAULT : "",
-                 tok);
+        snprintf(full, sizeof(full), "%s%s",
+                 strlen(tok) == BUSID_SHORT_LEN ? BUSID_DOMAIN_DEFAULT : "", tok);
         for (int i = 0; i < topo->ngpus; i++) {
             if (strcasecmp(topo->gpus[i].busid, full) == 0) {
                 return i;
@@ -67,9 +67,14 @@ static const char *gpu_list_next(const char *p, char *tok, size_t len)
         return NULL;
     }
     const char *end = strchr(p, ',');
-    size_t      n   = end != NULL ? (size_t)(end - p) : strlen(p);
-    while (n > 0 && isspace((unsigned char)*p)) { p++; n--; }
-    while (n > 0 && isspace((unsigned char)p[n - 1])) { n--; }
+    size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+    while (n > 0 && isspace((unsigned char)*p)) {
+        p++;
+        n--;
+    }
+    while (n > 0 && isspace((unsigned char)p[n - 1])) {
+        n--;
+    }
     snprintf(tok, len, "%.*s", (int)n, p);
     return end != NULL ? end + 1 : p + strlen(p);
 }
@@ -87,9 +92,9 @@ static void gpu_list_describe(const ingot_topo_t *topo, char *buf, size_t len)
 ingot_status_t ingot_topo_gpu_list_parse(const ingot_topo_t *topo, const char *list,
                                          const char *what, uint64_t *mask_p)
 {
-    char        tok[GPU_LIST_TOKEN_MAX], found[INGOT_TOPOLOGY_STR_MAX * 2];
-    uint64_t    mask = 0;
-    const char *p    = list;
+    char tok[GPU_LIST_TOKEN_MAX], found[INGOT_TOPOLOGY_STR_MAX * 2];
+    uint64_t mask = 0;
+    const char *p = list;
 
     if (list == NULL || strcasecmp(list, "all") == 0) {
         *mask_p = topo->ngpus >= INGOT_TOPO_MAX_GPUS ? INGOT_TOPO_GPUS_ALL
@@ -102,14 +107,16 @@ ingot_status_t ingot_topo_gpu_list_parse(const ingot_topo_t *topo, const char *l
         }
         if (strncasecmp(tok, GPU_LIST_MIG_PREFIX, strlen(GPU_LIST_MIG_PREFIX)) == 0) {
             ingot_error("%s='%s': MIG instance '%s' is not supported (expected whole GPUs by "
-                        "index, PCI bus id or UUID)", what, list, tok);
+                        "index, PCI bus id or UUID)",
+                        what, list, tok);
             return INGOT_ERR_UNSUPPORTED;
         }
         int gpu = gpu_token_match(topo, tok);
         if (gpu < 0) {
             gpu_list_describe(topo, found, sizeof(found));
             ingot_error("%s='%s': '%s' names no GPU of %s (expected an index, a PCI bus id or "
-                        "a GPU UUID; found %s)", what, list, tok, topo->source, found);
+                        "a GPU UUID; found %s)",
+                        what, list, tok, topo->source, found);
             return INGOT_ERR_NOT_FOUND;
         }
         mask |= (uint64_t)1 << gpu;
@@ -120,9 +127,9 @@ ingot_status_t ingot_topo_gpu_list_parse(const ingot_topo_t *topo, const char *l
 
 int ingot_topo_gpu_list_position(const ingot_topo_t *topo, const char *list, int gpu)
 {
-    char        tok[GPU_LIST_TOKEN_MAX];
-    const char *p   = list;
-    int         pos = 0;
+    char tok[GPU_LIST_TOKEN_MAX];
+    const char *p = list;
+    int pos = 0;
     if (list == NULL || strcasecmp(list, "all") == 0) {
         return gpu;
     }

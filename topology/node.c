@@ -25,7 +25,8 @@ static ingot_status_t node_split(MPI_Comm comm, ingot_node_info_t *info)
     INGOT_CHECK(INGOT_MPI_CALL("node leader", MPI_Bcast, &info->leader, 1, MPI_INT, 0,
                                info->node_comm));
     INGOT_CHECK(INGOT_MPI_CALL("node leaders", MPI_Comm_split, comm,
-                               info->local_rank == 0 ? 0 : MPI_UNDEFINED, rank, &info->leader_comm));
+                               info->local_rank == 0 ? 0 : MPI_UNDEFINED, rank,
+                               &info->leader_comm));
     if (info->leader_comm != MPI_COMM_NULL) {
         MPI_Comm_set_errhandler(info->leader_comm, MPI_ERRORS_RETURN);
         INGOT_CHECK(INGOT_MPI_CALL("node id", MPI_Comm_rank, info->leader_comm, &info->node_id));
@@ -33,7 +34,7 @@ static ingot_status_t node_split(MPI_Comm comm, ingot_node_info_t *info)
     }
     int ids[2] = {info->node_id, info->node_count};
     INGOT_CHECK(INGOT_MPI_CALL("node id", MPI_Bcast, ids, 2, MPI_INT, 0, info->node_comm));
-    info->node_id    = ids[0];
+    info->node_id = ids[0];
     info->node_count = ids[1];
     return INGOT_OK;
 }
@@ -61,7 +62,7 @@ ingot_status_t ingot_topo_node_group(MPI_Comm comm, ingot_node_info_t *info_p)
 {
     ingot_node_info_t info;
     memset(&info, 0, sizeof(info));
-    info.node_comm   = MPI_COMM_NULL;
+    info.node_comm = MPI_COMM_NULL;
     info.leader_comm = MPI_COMM_NULL;
 
     ingot_status_t st = node_split(comm, &info);
@@ -93,7 +94,8 @@ void ingot_topo_node_release(ingot_node_info_t *info)
 
 const char *ingot_topo_node_hostname(const ingot_node_info_t *info, int node_id)
 {
-    if (info == NULL || info->node_hostnames == NULL || node_id < 0 || node_id >= info->node_count) {
+    if (info == NULL || info->node_hostnames == NULL || node_id < 0 ||
+        node_id >= info->node_count) {
         return "";
     }
     return info->node_hostnames + (size_t)node_id * INGOT_TOPO_HOST_MAX;

@@ -39,7 +39,7 @@ static int plan_pick_rr(const ingot_topo_t *topo, uint64_t left, int n, uint64_t
         for (int numa = -1; numa < topo->nnuma && count < n; numa++) {
             for (int g = 0; g < topo->ngpus; g++) {
                 if ((left >> g & 1) && topo->gpus[g].numa == numa) {
-                    left    &= ~((uint64_t)1 << g);
+                    left &= ~((uint64_t)1 << g);
                     *chosen |= (uint64_t)1 << g;
                     count++;
                     break;
@@ -89,10 +89,10 @@ static ingot_status_t plan_gpus_check(const ingot_topo_t *topo, int local_size, 
     return INGOT_OK;
 }
 
-static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *plan, uint64_t usable,
-                                       hwloc_const_cpuset_t allowed)
+static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *plan,
+                                       uint64_t usable, hwloc_const_cpuset_t allowed)
 {
-    int  nuse   = plan_popcount(usable) < plan->local_size ? plan_popcount(usable) : plan->local_size;
+    int nuse = plan_popcount(usable) < plan->local_size ? plan_popcount(usable) : plan->local_size;
     int *picked = ingot_calloc((size_t)nuse, sizeof(int), "GPU choice");
     if (picked == NULL) {
         return INGOT_ERR_NO_MEMORY;
@@ -100,7 +100,7 @@ static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *p
     plan_pick_gpus(topo, usable, nuse, allowed, picked);
     for (int r = 0; r < plan->local_size; r++) {
         int slot = (int)((long)r * nuse / plan->local_size);
-        plan->ranks[r].gpu  = picked[slot];
+        plan->ranks[r].gpu = picked[slot];
         plan->ranks[r].numa = topo->gpus[picked[slot]].numa;
     }
     for (int r = 0; r < plan->local_size; r++) {
@@ -112,7 +112,7 @@ static ingot_status_t plan_assign_gpus(const ingot_topo_t *topo, ingot_plan_t *p
         }
     }
     plan->gpus_used = nuse;
-    plan->gpu_plan  = true;
+    plan->gpu_plan = true;
     free(picked);
     return INGOT_OK;
 }
@@ -136,7 +136,8 @@ static void plan_domain(const ingot_topo_t *topo, const ingot_plan_t *plan, int 
         char allow[INGOT_TOPOLOGY_STR_MAX];
         ingot_topo_cpuset_format(allowed, allow, sizeof(allow));
         ingot_warn("local rank %d: no CPU near its %s is in the allowed cpuset (%s): it gets "
-                   "CPUs away from it", r, rk->gpu >= 0 ? "GPU" : "NUMA node", allow);
+                   "CPUs away from it",
+                   r, rk->gpu >= 0 ? "GPU" : "NUMA node", allow);
         hwloc_bitmap_copy(dom, allowed);
     }
 }
@@ -161,9 +162,9 @@ static void plan_assign_numa(const ingot_topo_t *topo, ingot_plan_t *plan,
         nd++;
     }
     for (int r = 0; r < plan->local_size; r++) {
-        plan->ranks[r].gpu  = -1;
-        plan->ranks[r].numa = nd > 0 ? plan_numa_nth(topo, allowed, (int)((long)r * nd / plan->local_size))
-                                     : -1;
+        plan->ranks[r].gpu = -1;
+        plan->ranks[r].numa =
+            nd > 0 ? plan_numa_nth(topo, allowed, (int)((long)r * nd / plan->local_size)) : -1;
     }
     plan->gpu_plan = false;
 }
@@ -175,11 +176,12 @@ static int plan_units(const ingot_topo_t *topo, hwloc_const_cpuset_t set, bool p
                       hwloc_bitmap_t *units, int max)
 {
     hwloc_obj_type_t type = pus ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE;
-    int              n    = 0;
+    int n = 0;
     if (hwloc_get_nbobjs_by_type(topo->hw, type) <= 0) {
         type = HWLOC_OBJ_PU;
     }
-    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_obj_by_type(topo->hw, type, o)) != NULL && n < max;) {
+    for (hwloc_obj_t o = NULL;
+         (o = hwloc_get_next_obj_by_type(topo->hw, type, o)) != NULL && n < max;) {
         if (hwloc_bitmap_intersects(o->cpuset, set)) {
             hwloc_bitmap_and(units[n++], o->cpuset, set);
         }
@@ -213,12 +215,12 @@ static void plan_split(const ingot_topo_t *topo, ingot_plan_t *plan, const int *
 
 /* Ranks whose domains are equal form a group; smaller domains are served first, so a rank
  * whose GPU sits on one NUMA node is not starved by ranks that may use the whole socket. */
-static int plan_next_group(ingot_plan_t *plan, hwloc_bitmap_t *doms, const bool *done,
-                           int *members)
+static int plan_next_group(ingot_plan_t *plan, hwloc_bitmap_t *doms, const bool *done, int *members)
 {
     int best = -1, n = 0;
     for (int r = 0; r < plan->local_size; r++) {
-        if (!done[r] && (best < 0 || hwloc_bitmap_weight(doms[r]) < hwloc_bitmap_weight(doms[best]))) {
+        if (!done[r] &&
+            (best < 0 || hwloc_bitmap_weight(doms[r]) < hwloc_bitmap_weight(doms[best]))) {
             best = r;
         }
     }
@@ -256,13 +258,13 @@ static hwloc_bitmap_t *plan_bitmaps_alloc(int n, const char *what)
 static ingot_status_t plan_assign_cpus(const ingot_topo_t *topo, ingot_plan_t *plan,
                                        hwloc_const_cpuset_t allowed)
 {
-    ingot_status_t  st      = INGOT_ERR_NO_MEMORY;
-    int             n       = plan->local_size;
-    hwloc_bitmap_t *doms    = plan_bitmaps_alloc(n, "rank CPU domains");
-    hwloc_bitmap_t *units   = plan_bitmaps_alloc(topo->npus, "CPU units");
-    hwloc_bitmap_t  taken   = hwloc_bitmap_alloc(), avail = hwloc_bitmap_alloc();
-    int            *members = ingot_calloc((size_t)n, sizeof(int), "rank group");
-    bool           *done    = ingot_calloc((size_t)n, sizeof(bool), "rank group");
+    ingot_status_t st = INGOT_ERR_NO_MEMORY;
+    int n = plan->local_size;
+    hwloc_bitmap_t *doms = plan_bitmaps_alloc(n, "rank CPU domains");
+    hwloc_bitmap_t *units = plan_bitmaps_alloc(topo->npus, "CPU units");
+    hwloc_bitmap_t taken = hwloc_bitmap_alloc(), avail = hwloc_bitmap_alloc();
+    int *members = ingot_calloc((size_t)n, sizeof(int), "rank group");
+    bool *done = ingot_calloc((size_t)n, sizeof(bool), "rank group");
     if (doms == NULL || units == NULL || taken == NULL || avail == NULL || members == NULL ||
         done == NULL) {
         goto out;
@@ -324,7 +326,7 @@ static void plan_assign_nics(const ingot_topo_t *topo, ingot_plan_t *plan, int *
 {
     for (int r = 0; r < plan->local_size; r++) {
         ingot_plan_rank_t *rk = &plan->ranks[r];
-        rk->nic          = -1;
+        rk->nic = -1;
         rk->nic_distance = INGOT_TOPOLOGY_DISTANCE_UNKNOWN;
         for (int i = 0; i < topo->nnics; i++) {
             ingot_topology_distance_t d =
@@ -332,7 +334,7 @@ static void plan_assign_nics(const ingot_topo_t *topo, ingot_plan_t *plan, int *
                              : ingot_topo_numa_distance(topo, rk->numa, &topo->nics[i]);
             if (rk->nic < 0 || d < rk->nic_distance ||
                 (d == rk->nic_distance && load[i] < load[rk->nic])) {
-                rk->nic          = i;
+                rk->nic = i;
                 rk->nic_distance = d;
             }
         }
@@ -347,18 +349,17 @@ static void plan_assign_nics(const ingot_topo_t *topo, ingot_plan_t *plan, int *
 static void plan_params_apply(const ingot_topo_t *topo, const ingot_plan_params_t *in,
                               ingot_plan_params_t *p)
 {
-    p->field_mask     = (in != NULL) ? in->field_mask : 0;
+    p->field_mask = (in != NULL) ? in->field_mask : 0;
     p->allowed_cpuset = INGOT_PARAM_VALUE(in, allowed_cpuset, INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET,
                                           NULL);
-    p->gpu_mask       = plan_gpu_mask_all(topo) &
-                        INGOT_PARAM_VALUE(in, gpu_mask, INGOT_PLAN_PARAM_FIELD_GPU_MASK,
-                                          INGOT_TOPO_GPUS_ALL);
-    p->mode           = INGOT_PARAM_VALUE(in, mode, INGOT_PLAN_PARAM_FIELD_MODE,
-                                          INGOT_TOPO_MODE_AUTO);
-    p->sharing        = INGOT_PARAM_VALUE(in, sharing, INGOT_PLAN_PARAM_FIELD_SHARING,
-                                          INGOT_TOPO_SHARING_ERROR);
-    p->ingest_cores   = INGOT_PARAM_VALUE(in, ingest_cores, INGOT_PLAN_PARAM_FIELD_INGEST_CORES,
-                                          INGOT_PLAN_DEFAULT_INGEST_CORES);
+    p->gpu_mask = plan_gpu_mask_all(topo) & INGOT_PARAM_VALUE(in, gpu_mask,
+                                                              INGOT_PLAN_PARAM_FIELD_GPU_MASK,
+                                                              INGOT_TOPO_GPUS_ALL);
+    p->mode = INGOT_PARAM_VALUE(in, mode, INGOT_PLAN_PARAM_FIELD_MODE, INGOT_TOPO_MODE_AUTO);
+    p->sharing = INGOT_PARAM_VALUE(in, sharing, INGOT_PLAN_PARAM_FIELD_SHARING,
+                                   INGOT_TOPO_SHARING_ERROR);
+    p->ingest_cores = INGOT_PARAM_VALUE(in, ingest_cores, INGOT_PLAN_PARAM_FIELD_INGEST_CORES,
+                                        INGOT_PLAN_DEFAULT_INGEST_CORES);
     if (p->mode == INGOT_TOPO_MODE_CPU) {
         p->gpu_mask = 0;
     }
@@ -377,7 +378,8 @@ static ingot_status_t plan_allowed(const ingot_topo_t *topo, const ingot_plan_pa
         ingot_topo_cpuset_format(p->allowed_cpuset, want, sizeof(want));
         ingot_topo_cpuset_format(node, have, sizeof(have));
         ingot_error("allowed cpuset '%s' holds none of the CPUs of %s (%s): expected a subset of "
-                    "%s", want, topo->hostname, topo->source, have);
+                    "%s",
+                    want, topo->hostname, topo->source, have);
         return INGOT_ERR_NO_RESOURCE;
     }
     return INGOT_OK;
@@ -390,11 +392,11 @@ static ingot_plan_t *plan_alloc(int local_size)
         return NULL;
     }
     plan->local_size = local_size;
-    plan->ranks      = ingot_calloc((size_t)local_size, sizeof(*plan->ranks), "placement plan");
+    plan->ranks = ingot_calloc((size_t)local_size, sizeof(*plan->ranks), "placement plan");
     for (int r = 0; plan->ranks != NULL && r < local_size; r++) {
         ingot_plan_rank_t *rk = &plan->ranks[r];
-        rk->cpuset         = hwloc_bitmap_alloc();
-        rk->ingest_cpuset  = hwloc_bitmap_alloc();
+        rk->cpuset = hwloc_bitmap_alloc();
+        rk->ingest_cpuset = hwloc_bitmap_alloc();
         rk->trainer_cpuset = hwloc_bitmap_alloc();
         if (rk->cpuset == NULL || rk->ingest_cpuset == NULL || rk->trainer_cpuset == NULL) {
             ingot_error("out of memory allocating the placement plan");
@@ -412,9 +414,8 @@ static ingot_plan_t *plan_alloc(int local_size)
 static ingot_status_t plan_fill(const ingot_topo_t *topo, ingot_plan_t *plan,
                                 const ingot_plan_params_t *p, hwloc_const_cpuset_t allowed)
 {
-    ingot_status_t  st    = INGOT_ERR_NO_MEMORY;
-    int            *load  = ingot_calloc((size_t)(topo->nnics > 0 ? topo->nnics : 1), sizeof(int),
-                                         "NIC load");
+    ingot_status_t st = INGOT_ERR_NO_MEMORY;
+    int *load = ingot_calloc((size_t)(topo->nnics > 0 ? topo->nnics : 1), sizeof(int), "NIC load");
     hwloc_bitmap_t *units = plan_bitmaps_alloc(topo->npus, "CPU units");
     if (load == NULL || units == NULL) {
         goto out;
@@ -446,7 +447,8 @@ ingot_status_t ingot_topo_plan(const ingot_topo_t *topo, int local_size,
     ingot_plan_params_t p;
     if (topo == NULL || plan_p == NULL || local_size < 1) {
         ingot_error("ingot_topo_plan: invalid arguments (topology %p, %d local ranks; expected "
-                    "a topology and at least 1 rank)", (const void *)topo, local_size);
+                    "a topology and at least 1 rank)",
+                    (const void *)topo, local_size);
         return INGOT_ERR_INVALID_PARAM;
     }
     plan_params_apply(topo, params, &p);
@@ -460,11 +462,11 @@ ingot_status_t ingot_topo_plan(const ingot_topo_t *topo, int local_size,
         ingot_error("out of memory planning placement");
         return INGOT_ERR_NO_MEMORY;
     }
-    ingot_plan_t  *plan = NULL;
-    ingot_status_t st   = plan_allowed(topo, &p, allowed);
+    ingot_plan_t *plan = NULL;
+    ingot_status_t st = plan_allowed(topo, &p, allowed);
     if (st == INGOT_OK) {
         plan = plan_alloc(local_size);
-        st   = plan != NULL ? plan_fill(topo, plan, &p, allowed) : INGOT_ERR_NO_MEMORY;
+        st = plan != NULL ? plan_fill(topo, plan, &p, allowed) : INGOT_ERR_NO_MEMORY;
     }
     hwloc_bitmap_free(allowed);
     if (st != INGOT_OK) {
@@ -503,7 +505,7 @@ uint64_t ingot_topo_plan_digest(const ingot_plan_t *plan)
     uint64_t h = plan_hash(FNV_OFFSET, &plan->local_size, sizeof(plan->local_size));
     for (int r = 0; r < plan->local_size; r++) {
         const ingot_plan_rank_t *rk = &plan->ranks[r];
-        int  ids[] = {rk->gpu, rk->nic, rk->numa};
+        int ids[] = {rk->gpu, rk->nic, rk->numa};
         char set[INGOT_TOPOLOGY_STR_MAX];
         h = plan_hash(h, ids, sizeof(ids));
         ingot_topo_cpuset_format(rk->cpuset, set, sizeof(set));
@@ -518,10 +520,10 @@ void ingot_topo_plan_params_from_config(const ingot_topo_config_t *cfg, uint64_t
                                         ingot_plan_params_t *p)
 {
     memset(p, 0, sizeof(*p));
-    p->field_mask   = INGOT_PLAN_PARAM_FIELD_GPU_MASK | INGOT_PLAN_PARAM_FIELD_MODE |
-                      INGOT_PLAN_PARAM_FIELD_SHARING | INGOT_PLAN_PARAM_FIELD_INGEST_CORES;
-    p->gpu_mask     = gpu_mask;
-    p->mode         = cfg->placement;
-    p->sharing      = cfg->gpu_sharing;
+    p->field_mask = INGOT_PLAN_PARAM_FIELD_GPU_MASK | INGOT_PLAN_PARAM_FIELD_MODE |
+                    INGOT_PLAN_PARAM_FIELD_SHARING | INGOT_PLAN_PARAM_FIELD_INGEST_CORES;
+    p->gpu_mask = gpu_mask;
+    p->mode = cfg->placement;
+    p->sharing = cfg->gpu_sharing;
     p->ingest_cores = (int)cfg->ingest_cores;
 }

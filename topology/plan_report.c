@@ -18,12 +18,12 @@
 typedef struct plan_report {
     const ingot_topology_report_params_t *prm;
     const ingot_topo_config_t *cfg;
-    MPI_Comm             comm;
-    hwloc_bitmap_t       allowed;    /* cpuset, or NULL */
-    ingot_topo_setup_t  *setup;      /* launched: this rank's node, plan and placement */
-    ingot_topo_t        *topo;       /* the node printed (the setup's when launched) */
-    ingot_plan_t        *plan;       /* its plan */
-    ingot_placement_t   *placements; /* one per local rank */
+    MPI_Comm comm;
+    hwloc_bitmap_t allowed;        /* cpuset, or NULL */
+    ingot_topo_setup_t *setup;     /* launched: this rank's node, plan and placement */
+    ingot_topo_t *topo;            /* the node printed (the setup's when launched) */
+    ingot_plan_t *plan;            /* its plan */
+    ingot_placement_t *placements; /* one per local rank */
 } plan_report_t;
 
 static bool report_has(const plan_report_t *r, uint64_t field)
@@ -53,20 +53,19 @@ static ingot_status_t report_cpuset(plan_report_t *r)
 /* Offline: N ranks on the node of the XML or this machine, every row filled here. */
 static ingot_status_t report_plan_offline(plan_report_t *r)
 {
-    const char         *cuda = getenv("CUDA_VISIBLE_DEVICES");
-    const char         *xml  = report_xml(r);
-    uint64_t            mask;
+    const char *cuda = getenv("CUDA_VISIBLE_DEVICES");
+    const char *xml = report_xml(r);
+    uint64_t mask;
     ingot_plan_params_t p;
     INGOT_CHECK(ingot_topo_load(xml != NULL ? xml : r->cfg->topology_xml, &r->topo));
     INGOT_CHECK(ingot_topo_gpu_mask(r->topo, r->cfg->gpus, cuda, &mask));
     ingot_topo_plan_params_from_config(r->cfg, mask, &p);
     if (r->allowed != NULL) {
-        p.field_mask     |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
-        p.allowed_cpuset  = r->allowed;
+        p.field_mask |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
+        p.allowed_cpuset = r->allowed;
     }
     INGOT_CHECK(ingot_topo_plan(r->topo, r->prm->ranks_per_node, &p, &r->plan));
-    r->placements = ingot_calloc((size_t)r->plan->local_size, sizeof(*r->placements),
-                                 "placements");
+    r->placements = ingot_calloc((size_t)r->plan->local_size, sizeof(*r->placements), "placements");
     if (r->placements == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
@@ -82,17 +81,16 @@ static ingot_status_t report_plan_launched(plan_report_t *r)
     ingot_topo_setup_params_t p = {.field_mask = 0};
     if (report_xml(r) != NULL) {
         p.field_mask |= INGOT_TOPO_SETUP_PARAM_FIELD_XML;
-        p.xml         = report_xml(r);
+        p.xml = report_xml(r);
     }
     if (r->allowed != NULL) {
-        p.field_mask     |= INGOT_TOPO_SETUP_PARAM_FIELD_ALLOWED_CPUSET;
-        p.allowed_cpuset  = r->allowed;
+        p.field_mask |= INGOT_TOPO_SETUP_PARAM_FIELD_ALLOWED_CPUSET;
+        p.allowed_cpuset = r->allowed;
     }
     INGOT_CHECK(ingot_topo_setup_create(r->comm, r->cfg, &p, &r->setup));
     r->topo = r->setup->topo;
     r->plan = r->setup->plan;
-    r->placements = ingot_calloc((size_t)r->plan->local_size, sizeof(*r->placements),
-                                 "placements");
+    r->placements = ingot_calloc((size_t)r->plan->local_size, sizeof(*r->placements), "placements");
     int ok = r->placements != NULL, all = 0;
     INGOT_CHECK(INGOT_MPI_CALL("placements", MPI_Allreduce, &ok, &all, 1, MPI_INT, MPI_MIN,
                                r->comm));
@@ -101,15 +99,14 @@ static ingot_status_t report_plan_launched(plan_report_t *r)
     }
     const ingot_placement_t *mine = &r->setup->placement;
     return INGOT_MPI_CALL("placements", MPI_Gather, mine, (int)sizeof(*mine), MPI_BYTE,
-                          r->placements, (int)sizeof(*mine), MPI_BYTE, 0,
-                          r->setup->node.node_comm);
+                          r->placements, (int)sizeof(*mine), MPI_BYTE, 0, r->setup->node.node_comm);
 }
 
 /* Node leaders print in node order, each after the previous one. */
 static void report_print(const plan_report_t *r, FILE *stream)
 {
-    const ingot_node_info_t *node  = r->setup != NULL ? &r->setup->node : NULL;
-    int                      token = 0;
+    const ingot_node_info_t *node = r->setup != NULL ? &r->setup->node : NULL;
+    int token = 0;
     if (node != NULL && node->local_rank != 0) {
         return;
     }

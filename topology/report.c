@@ -13,8 +13,8 @@ static const ingot_topo_dev_t *report_devs(const ingot_topo_t *topo,
                                            ingot_topology_device_kind_t kind, int *count_p)
 {
     switch (kind) {
-    case INGOT_TOPOLOGY_DEVICE_GPU:     *count_p = topo->ngpus;    return topo->gpus;
-    case INGOT_TOPOLOGY_DEVICE_NIC:     *count_p = topo->nnics;    return topo->nics;
+    case INGOT_TOPOLOGY_DEVICE_GPU: *count_p = topo->ngpus; return topo->gpus;
+    case INGOT_TOPOLOGY_DEVICE_NIC: *count_p = topo->nnics; return topo->nics;
     case INGOT_TOPOLOGY_DEVICE_STORAGE: *count_p = topo->nstorage; return topo->storage;
     }
     *count_p = 0;
@@ -31,14 +31,14 @@ void ingot_topo_summary_fill(const ingot_topo_t *topo, ingot_topology_summary_t 
     memset(s, 0, sizeof(*s));
     STR(s->hostname, "%s", topo->hostname);
     STR(s->source, "%s", topo->source);
-    s->packages         = topo->npackages;
-    s->numa_nodes       = topo->nnuma_memory;
-    s->cores            = topo->ncores;
-    s->pus              = topo->npus;
-    s->gpus             = topo->ngpus;
-    s->nics             = topo->nnics;
+    s->packages = topo->npackages;
+    s->numa_nodes = topo->nnuma_memory;
+    s->cores = topo->ncores;
+    s->pus = topo->npus;
+    s->gpus = topo->ngpus;
+    s->nics = topo->nnics;
     s->nics_openfabrics = topo->nnics > 0 && topo->nic_kind == INGOT_TOPO_NIC_OPENFABRICS;
-    s->storage          = topo->nstorage;
+    s->storage = topo->nstorage;
     ingot_topo_cpuset_format(hwloc_topology_get_allowed_cpuset(topo->hw), s->allowed_cpuset,
                              sizeof(s->allowed_cpuset));
 }
@@ -46,7 +46,7 @@ void ingot_topo_summary_fill(const ingot_topo_t *topo, ingot_topology_summary_t 
 ingot_status_t ingot_topo_device_fill(const ingot_topo_t *topo, ingot_topology_device_kind_t kind,
                                       int index, ingot_topology_device_t *d)
 {
-    int                     count;
+    int count;
     const ingot_topo_dev_t *devs = report_devs(topo, kind, &count);
     if ((unsigned)kind > INGOT_TOPOLOGY_DEVICE_STORAGE) {
         return INGOT_ERR_INVALID_PARAM;
@@ -56,11 +56,11 @@ ingot_status_t ingot_topo_device_fill(const ingot_topo_t *topo, ingot_topology_d
     }
     const ingot_topo_dev_t *dev = &devs[index];
     memset(d, 0, sizeof(*d));
-    d->kind      = kind;
-    d->index     = index;
+    d->kind = kind;
+    d->index = index;
     d->numa_node = report_numa_os(topo, dev->numa);
-    d->package   = dev->package;
-    d->port      = dev->port;
+    d->package = dev->package;
+    d->port = dev->port;
     STR(d->name, "%s", dev->name);
     STR(d->pci_busid, "%s", dev->busid);
     ingot_topo_cpuset_format(dev->locality, d->locality, sizeof(d->locality));
@@ -90,16 +90,16 @@ void ingot_topo_placement_fill(const ingot_topo_t *topo, const ingot_plan_t *pla
 {
     const ingot_plan_rank_t *rk = &plan->ranks[local_rank];
     memset(p, 0, sizeof(*p));
-    p->node_id     = node != NULL ? node->node_id : 0;
-    p->node_count  = node != NULL ? node->node_count : 1;
+    p->node_id = node != NULL ? node->node_id : 0;
+    p->node_count = node != NULL ? node->node_count : 1;
     p->node_leader = node != NULL ? node->leader : 0;
-    p->local_rank  = local_rank;
-    p->local_size  = plan->local_size;
+    p->local_rank = local_rank;
+    p->local_size = plan->local_size;
     STR(p->hostname, "%s", node != NULL ? node->hostname : topo->hostname);
 
-    p->gpu_index   = rk->gpu;
+    p->gpu_index = rk->gpu;
     p->cuda_device = rk->gpu >= 0 ? ingot_topo_gpu_list_position(topo, cuda_visible, rk->gpu) : -1;
-    p->gpu_ranks   = rk->gpu >= 0 ? rk->gpu_ranks : 0;
+    p->gpu_ranks = rk->gpu >= 0 ? rk->gpu_ranks : 0;
     if (rk->gpu >= 0) {
         STR(p->gpu_pci_busid, "%s", topo->gpus[rk->gpu].busid);
         STR(p->cuda_visible_devices, "%d", rk->gpu);
@@ -123,7 +123,7 @@ static const char *report_plural(int n)
 static void report_table_devices(FILE *out, const ingot_topo_t *topo,
                                  ingot_topology_device_kind_t kind, const char *title)
 {
-    int                     count;
+    int count;
     const ingot_topo_dev_t *devs = report_devs(topo, kind, &count);
     for (int i = 0; i < count; i++) {
         char loc[INGOT_TOPOLOGY_STR_MAX];
@@ -136,8 +136,7 @@ static void report_table_devices(FILE *out, const ingot_topo_t *topo,
 
 static void report_flags(uint64_t flags, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s",
-             (flags & INGOT_PLACEMENT_FLAG_GPU_SHARED) ? "gpu-shared " : "",
+    snprintf(buf, len, "%s%s%s%s%s", (flags & INGOT_PLACEMENT_FLAG_GPU_SHARED) ? "gpu-shared " : "",
              (flags & INGOT_PLACEMENT_FLAG_CPUS_SHARED) ? "cpus-shared " : "",
              (flags & INGOT_PLACEMENT_FLAG_INGEST_SHARED) ? "ingest-shared " : "",
              (flags & INGOT_PLACEMENT_FLAG_LAUNCHER_CONFLICT) ? "launcher-conflict " : "",
@@ -149,12 +148,16 @@ void ingot_topo_print_table(FILE *out, const ingot_topo_t *topo, const ingot_pla
 {
     ingot_topology_summary_t s;
     ingot_topo_summary_fill(topo, &s);
-    fprintf(out, "node %s (%s): %d package%s, %d NUMA node%s, %d cores, %d PUs (allowed %s), "
-            "%d GPU%s, %d NIC%s (%s), %d storage device%s\n", s.hostname, s.source, s.packages,
-            report_plural(s.packages), s.numa_nodes, report_plural(s.numa_nodes), s.cores, s.pus,
-            s.allowed_cpuset, s.gpus, report_plural(s.gpus), s.nics, report_plural(s.nics),
-            s.nics == 0 ? "none" : s.nics_openfabrics ? "OpenFabrics" : "network", s.storage,
-            report_plural(s.storage));
+    fprintf(out,
+            "node %s (%s): %d package%s, %d NUMA node%s, %d cores, %d PUs (allowed %s), "
+            "%d GPU%s, %d NIC%s (%s), %d storage device%s\n",
+            s.hostname, s.source, s.packages, report_plural(s.packages), s.numa_nodes,
+            report_plural(s.numa_nodes), s.cores, s.pus, s.allowed_cpuset, s.gpus,
+            report_plural(s.gpus), s.nics, report_plural(s.nics),
+            s.nics == 0          ? "none"
+            : s.nics_openfabrics ? "OpenFabrics"
+                                 : "network",
+            s.storage, report_plural(s.storage));
     report_table_devices(out, topo, INGOT_TOPOLOGY_DEVICE_GPU, "GPUs");
     report_table_devices(out, topo, INGOT_TOPOLOGY_DEVICE_NIC, "NICs");
     report_table_devices(out, topo, INGOT_TOPOLOGY_DEVICE_STORAGE, "storage");

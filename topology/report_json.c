@@ -56,7 +56,10 @@ static void json_node(FILE *out, const ingot_topo_t *topo)
     json_int(out, "cores", s.cores, ", ");
     json_int(out, "pus", s.pus, ",\n    ");
     json_str(out, "allowed_cpuset", s.allowed_cpuset, ", ");
-    json_str(out, "nic_kind", s.nics == 0 ? "none" : s.nics_openfabrics ? "openfabrics" : "network",
+    json_str(out, "nic_kind",
+             s.nics == 0          ? "none"
+             : s.nics_openfabrics ? "openfabrics"
+                                  : "network",
              ",\n");
     json_devices(out, topo, INGOT_TOPOLOGY_DEVICE_GPU, "gpus");
     fprintf(out, ",\n");
@@ -68,7 +71,10 @@ static void json_node(FILE *out, const ingot_topo_t *topo)
 
 static void json_flags(FILE *out, uint64_t flags)
 {
-    static const struct { uint64_t bit; const char *name; } names[] = {
+    static const struct {
+        uint64_t bit;
+        const char *name;
+    } names[] = {
         {INGOT_PLACEMENT_FLAG_GPU_SHARED, "gpu_shared"},
         {INGOT_PLACEMENT_FLAG_CPUS_SHARED, "cpus_shared"},
         {INGOT_PLACEMENT_FLAG_INGEST_SHARED, "ingest_shared"},

@@ -25,8 +25,8 @@ static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_topo_config_
     ingot_plan_params_t p;
     ingot_topo_plan_params_from_config(cfg, mask, &p);
     if (params != NULL && (params->field_mask & INGOT_TOPO_SETUP_PARAM_FIELD_ALLOWED_CPUSET)) {
-        p.field_mask     |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
-        p.allowed_cpuset  = params->allowed_cpuset;
+        p.field_mask |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
+        p.allowed_cpuset = params->allowed_cpuset;
     }
     return ingot_topo_plan(s->topo, s->node.local_size, &p, &s->plan);
 }
@@ -36,8 +36,8 @@ static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_topo_co
                                       const char *cuda)
 {
     ingot_placement_t *p = &s->placement;
-    bool               conflict;
-    int                r = s->node.local_rank;
+    bool conflict;
+    int r = s->node.local_rank;
     ingot_topo_placement_fill(s->topo, s->plan, &s->node, r, cuda, p);
     INGOT_CHECK(ingot_topo_launcher_check(s->topo, s->plan, r, cuda, p->conflict,
                                           sizeof(p->conflict), &conflict));
@@ -53,13 +53,14 @@ static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_topo_co
     return INGOT_OK;
 }
 
-static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm, const ingot_topo_config_t *cfg,
+static ingot_status_t setup_steps(ingot_topo_setup_t *s, MPI_Comm comm,
+                                  const ingot_topo_config_t *cfg,
                                   const ingot_topo_setup_params_t *params)
 {
     const char *cuda = getenv("CUDA_VISIBLE_DEVICES");
-    const char *xml  = INGOT_PARAM_VALUE(params, xml, INGOT_TOPO_SETUP_PARAM_FIELD_XML,
-                                         cfg->topology_xml);
-    uint64_t    mask = 0;
+    const char *xml = INGOT_PARAM_VALUE(params, xml, INGOT_TOPO_SETUP_PARAM_FIELD_XML,
+                                        cfg->topology_xml);
+    uint64_t mask = 0;
     INGOT_CHECK(ingot_topo_node_group(comm, &s->node));
     INGOT_CHECK(setup_agree(comm, ingot_topo_load(xml, &s->topo), "topology discovery"));
     INGOT_CHECK(setup_agree(comm, ingot_topo_gpu_mask(s->topo, cfg->gpus, cuda, &mask),
@@ -75,15 +76,15 @@ ingot_status_t ingot_topo_setup_create(MPI_Comm comm, const ingot_topo_config_t 
                                        ingot_topo_setup_t **setup_p)
 {
     ingot_topo_setup_t *s = ingot_calloc(1, sizeof(*s), "topology setup");
-    ingot_status_t      st = setup_agree(comm, s != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY,
-                                         "topology setup");
+    ingot_status_t st = setup_agree(comm, s != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY,
+                                    "topology setup");
     if (st != INGOT_OK) {
         free(s);
         return st;
     }
     /* s != NULL: setup_agree() returns the worst status of all ranks, never OK when ours is not.
      * NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
-    s->node.node_comm   = MPI_COMM_NULL;
+    s->node.node_comm = MPI_COMM_NULL;
     s->node.leader_comm = MPI_COMM_NULL;
     st = setup_steps(s, comm, cfg, params);
     if (st != INGOT_OK) {

@@ -6,18 +6,20 @@
 #include <stddef.h>
 
 #define F(_field) offsetof(ingot_topo_config_t, _field)
-#define JOB  INGOT_CONFIG_SCOPE_JOB
-#define RANK INGOT_CONFIG_SCOPE_RANK
+#define JOB       INGOT_CONFIG_SCOPE_JOB
+#define RANK      INGOT_CONFIG_SCOPE_RANK
 
-static const char *const placement_modes[] = {
-    [INGOT_TOPO_MODE_AUTO] = "auto", [INGOT_TOPO_MODE_GPU] = "gpu", [INGOT_TOPO_MODE_CPU] = "cpu",
-    [INGOT_TOPO_MODE_CPU + 1] = NULL};
-static const char *const sharing_modes[] = {
-    [INGOT_TOPO_SHARING_ERROR] = "error", [INGOT_TOPO_SHARING_SHARE] = "share",
-    [INGOT_TOPO_SHARING_SHARE + 1] = NULL};
-static const char *const bind_modes[] = {
-    [INGOT_TOPO_BIND_NONE] = "none", [INGOT_TOPO_BIND_CPU] = "cpu",
-    [INGOT_TOPO_BIND_CPUMEM] = "cpu+mem", [INGOT_TOPO_BIND_CPUMEM + 1] = NULL};
+static const char *const placement_modes[] = {[INGOT_TOPO_MODE_AUTO] = "auto",
+                                              [INGOT_TOPO_MODE_GPU] = "gpu",
+                                              [INGOT_TOPO_MODE_CPU] = "cpu",
+                                              [INGOT_TOPO_MODE_CPU + 1] = NULL};
+static const char *const sharing_modes[] = {[INGOT_TOPO_SHARING_ERROR] = "error",
+                                            [INGOT_TOPO_SHARING_SHARE] = "share",
+                                            [INGOT_TOPO_SHARING_SHARE + 1] = NULL};
+static const char *const bind_modes[] = {[INGOT_TOPO_BIND_NONE] = "none",
+                                         [INGOT_TOPO_BIND_CPU] = "cpu",
+                                         [INGOT_TOPO_BIND_CPUMEM] = "cpu+mem",
+                                         [INGOT_TOPO_BIND_CPUMEM + 1] = NULL};
 
 static const ingot_config_field_t topo_fields[] = {
     {"TOPOLOGY_XML", "none",

@@ -26,9 +26,9 @@ void ingot_topo_name_prefix(const char *name, char *prefix, size_t len)
 
 int ingot_topo_count_osdev_prefix(hwloc_topology_t hw, const char *prefix)
 {
-    size_t      plen = strlen(prefix);
-    int         n    = 0;
-    hwloc_obj_t os   = NULL;
+    size_t plen = strlen(prefix);
+    int n = 0;
+    hwloc_obj_t os = NULL;
     while ((os = hwloc_get_next_osdev(hw, os)) != NULL) {
         n += os->name != NULL && strncmp(os->name, prefix, plen) == 0 &&
              isdigit((unsigned char)os->name[plen]);
@@ -77,7 +77,7 @@ void ingot_topo_cpuset_format(hwloc_const_bitmap_t set, char *buf, size_t len)
 static hwloc_obj_t topo_io_common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
 {
     hwloc_obj_t chain[PCI_TREE_DEPTH_MAX];
-    int         n = 0;
+    int n = 0;
     for (hwloc_obj_t o = a; o != NULL && n < PCI_TREE_DEPTH_MAX; o = o->parent) {
         chain[n++] = o;
     }
@@ -91,7 +91,8 @@ static hwloc_obj_t topo_io_common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
     return NULL;
 }
 
-static ingot_topology_distance_t topo_locality_distance(int numa_a, int pkg_a, int numa_b, int pkg_b)
+static ingot_topology_distance_t topo_locality_distance(int numa_a, int pkg_a, int numa_b,
+                                                        int pkg_b)
 {
     if (numa_a >= 0 && numa_a == numa_b) {
         return INGOT_TOPOLOGY_DISTANCE_NUMA;
@@ -117,7 +118,8 @@ ingot_topology_distance_t ingot_topo_dev_distance(const ingot_topo_t *topo,
         hwloc_obj_t anc = topo_io_common_ancestor(a->pci, b->pci);
         if (anc != NULL && anc->type == HWLOC_OBJ_BRIDGE) {
             return anc->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI
-                       ? INGOT_TOPOLOGY_DISTANCE_SWITCH : INGOT_TOPOLOGY_DISTANCE_HOSTBRIDGE;
+                       ? INGOT_TOPOLOGY_DISTANCE_SWITCH
+                       : INGOT_TOPOLOGY_DISTANCE_HOSTBRIDGE;
         }
         if (anc != NULL && anc->type == HWLOC_OBJ_PCI_DEVICE) {
             return INGOT_TOPOLOGY_DISTANCE_SWITCH;
@@ -135,8 +137,8 @@ ingot_topology_distance_t ingot_topo_numa_distance(const ingot_topo_t *topo, int
 
 const char *ingot_topology_distance_name(ingot_topology_distance_t distance)
 {
-    static const char *const names[] = {"switch", "hostbridge", "numa", "package", "system",
-                                        "unknown"};
+    static const char *const names[] = {"switch",  "hostbridge", "numa",
+                                        "package", "system",     "unknown"};
     if ((unsigned)distance >= sizeof(names) / sizeof(names[0])) {
         return "unknown";
     }

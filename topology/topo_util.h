@@ -9,7 +9,7 @@ void ingot_topo_busid_format(hwloc_obj_t pci, char *buf, size_t len);
 /** Leading letters of an OS device name ("cuda" of "cuda3", "opencl" of "opencl0d1"). */
 void ingot_topo_name_prefix(const char *name, char *prefix, size_t len);
 /** OS devices whose name begins with @p prefix followed by a digit. */
-int  ingot_topo_count_osdev_prefix(hwloc_topology_t hw, const char *prefix);
+int ingot_topo_count_osdev_prefix(hwloc_topology_t hw, const char *prefix);
 /** Sort devices by PCI bus id (devices without one last, in discovery order), then renumber. */
 void ingot_topo_devs_sort(ingot_topo_dev_t *devs, int count);
 /** hwloc_bitmap_list_snprintf into a buffer ("" for NULL). */

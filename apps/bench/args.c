@@ -12,6 +12,8 @@
 #define BENCH_DEFAULT_SAMPLE_SIZE (110u << 10)
 #define BENCH_DEFAULT_DEPTH       4
 
+/* The option table reads best packed, as getopt_long tables are. */
+/* clang-format off */
 enum { O_MANIFEST = 256, O_GENERATE, O_SAMPLES, O_SIZE, O_JITTER, O_SHARD, O_ZSTD, O_COMP,
        O_BATCH, O_EPOCHS, O_STEPS, O_SEED, O_DEPTH, O_READERS, O_WORKERS, O_VERIFY,
        O_DEVICE, O_COMPUTE, O_SPIN, O_GPU, O_MINAU, O_JSON, O_NOPROG };
@@ -27,10 +29,12 @@ static const struct option bench_options[] = {
     {"compute-gpu", 0, 0, O_GPU},
     {"min-au", 1, 0, O_MINAU}, {"json", 2, 0, O_JSON}, {"no-progress", 0, 0, O_NOPROG},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+/* clang-format on */
 
 static void usage(FILE *out)
 {
-    fprintf(out,
+    fprintf(
+        out,
         "usage: ingot-bench (--manifest FILE | --generate DIR) [options]\n"
         "  --generate DIR       make a synthetic dataset in DIR (reused when it exists)\n"
         "    --samples N          samples (default 4096)\n"
@@ -94,9 +98,9 @@ static double parse_double(const char *opt, const char *s)
 
 static int parse_device(const char *s)
 {
-    return !strcmp(s, "host") ? INGOT_DEVICE_HOST
+    return !strcmp(s, "host")        ? INGOT_DEVICE_HOST
            : !strcmp(s, "placement") ? INGOT_DEVICE_PLACEMENT
-           : (int)parse_u64("--device", s);
+                                     : (int)parse_u64("--device", s);
 }
 
 /* Options of the dataset generator. Returns 0 when @p o is not one of them. */
@@ -104,13 +108,13 @@ static int parse_generator(int o, bench_args_t *a)
 {
     switch (o) {
     case O_GENERATE: a->generate = optarg; break;
-    case O_SAMPLES:  a->samples = parse_u64("--samples", optarg); break;
-    case O_SIZE:     a->sample_size = parse_size("--sample-size", optarg); break;
-    case O_JITTER:   a->jitter = parse_double("--jitter", optarg); break;
-    case O_SHARD:    a->shard_size = parse_size("--shard-size", optarg); break;
-    case O_ZSTD:     a->zstd = (int)parse_u64("--zstd", optarg); break;
-    case O_COMP:     a->compressible = 1; break;
-    default:         return 0;
+    case O_SAMPLES: a->samples = parse_u64("--samples", optarg); break;
+    case O_SIZE: a->sample_size = parse_size("--sample-size", optarg); break;
+    case O_JITTER: a->jitter = parse_double("--jitter", optarg); break;
+    case O_SHARD: a->shard_size = parse_size("--shard-size", optarg); break;
+    case O_ZSTD: a->zstd = (int)parse_u64("--zstd", optarg); break;
+    case O_COMP: a->compressible = 1; break;
+    default: return 0;
     }
     return 1;
 }
@@ -120,22 +124,22 @@ static int parse_run(int o, bench_args_t *a)
 {
     switch (o) {
     case O_MANIFEST: a->manifest = optarg; break;
-    case O_BATCH:    a->batch = parse_u64("--batch", optarg); break;
-    case O_EPOCHS:   a->epochs = parse_u64("--epochs", optarg); break;
-    case O_STEPS:    a->steps = parse_u64("--steps", optarg); break;
-    case O_SEED:     a->seed = parse_u64("--seed", optarg); break;
-    case O_DEPTH:    a->depth = (int)parse_u64("--depth", optarg); break;
-    case O_READERS:  a->readers = (int)parse_u64("--readers", optarg); break;
-    case O_WORKERS:  a->workers = (int)parse_u64("--workers", optarg); break;
-    case O_VERIFY:   a->verify = optarg; break;
-    case O_DEVICE:   a->device = parse_device(optarg); break;
-    case O_COMPUTE:  a->compute_ms = parse_double("--compute-ms", optarg); break;
-    case O_SPIN:     a->spin = 1; break;
-    case O_GPU:      a->gpu = 1; break;
-    case O_MINAU:    a->min_au = parse_double("--min-au", optarg); break;
-    case O_JSON:     a->json = optarg ? optarg : "-"; break;
-    case O_NOPROG:   a->progress = 0; break;
-    default:         return 0;
+    case O_BATCH: a->batch = parse_u64("--batch", optarg); break;
+    case O_EPOCHS: a->epochs = parse_u64("--epochs", optarg); break;
+    case O_STEPS: a->steps = parse_u64("--steps", optarg); break;
+    case O_SEED: a->seed = parse_u64("--seed", optarg); break;
+    case O_DEPTH: a->depth = (int)parse_u64("--depth", optarg); break;
+    case O_READERS: a->readers = (int)parse_u64("--readers", optarg); break;
+    case O_WORKERS: a->workers = (int)parse_u64("--workers", optarg); break;
+    case O_VERIFY: a->verify = optarg; break;
+    case O_DEVICE: a->device = parse_device(optarg); break;
+    case O_COMPUTE: a->compute_ms = parse_double("--compute-ms", optarg); break;
+    case O_SPIN: a->spin = 1; break;
+    case O_GPU: a->gpu = 1; break;
+    case O_MINAU: a->min_au = parse_double("--min-au", optarg); break;
+    case O_JSON: a->json = optarg ? optarg : "-"; break;
+    case O_NOPROG: a->progress = 0; break;
+    default: return 0;
     }
     return 1;
 }
@@ -150,9 +154,13 @@ static int args_valid(const bench_args_t *a)
 
 void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a)
 {
-    *a = (bench_args_t){.samples = BENCH_DEFAULT_SAMPLES, .sample_size = BENCH_DEFAULT_SAMPLE_SIZE,
-                        .shard_size = INGOT_PACK_DEFAULT_SHARD_SIZE, .epochs = 1, .seed = 1,
-                        .depth = BENCH_DEFAULT_DEPTH, .device = INGOT_DEVICE_PLACEMENT,
+    *a = (bench_args_t){.samples = BENCH_DEFAULT_SAMPLES,
+                        .sample_size = BENCH_DEFAULT_SAMPLE_SIZE,
+                        .shard_size = INGOT_PACK_DEFAULT_SHARD_SIZE,
+                        .epochs = 1,
+                        .seed = 1,
+                        .depth = BENCH_DEFAULT_DEPTH,
+                        .device = INGOT_DEVICE_PLACEMENT,
                         .progress = 1};
     int o;
     while ((o = getopt_long(argc, argv, "h", bench_options, NULL)) != -1) {
@@ -167,7 +175,7 @@ void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a)
     }
     if (optind != argc || !args_valid(a)) {
         fprintf(stderr, "ingot-bench: give exactly one of --manifest or --generate; --jitter "
-                "< 1; --samples, --sample-size, --epochs > 0; --verify fail|skip|off\n");
+                        "< 1; --samples, --sample-size, --epochs > 0; --verify fail|skip|off\n");
         usage(stderr);
         exit(BENCH_EXIT_USAGE);
     }

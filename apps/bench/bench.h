@@ -20,13 +20,13 @@
 
 typedef struct bench_args {
     const char *manifest, *generate, *json, *verify;
-    uint64_t    samples, sample_size, shard_size, batch, epochs, steps, seed;
-    double      jitter, compute_ms, min_au;
-    int         spin, gpu, zstd, compressible, depth, readers, workers, device, progress;
+    uint64_t samples, sample_size, shard_size, batch, epochs, steps, seed;
+    double jitter, compute_ms, min_au;
+    int spin, gpu, zstd, compressible, depth, readers, workers, device, progress;
 } bench_args_t;
 
 typedef struct bench_result {
-    double   wall_s, compute_s, stall_s, au;
+    double wall_s, compute_s, stall_s, au;
     uint64_t steps, samples, bytes;
     uint64_t samples0, bytes0; /* of the first step, left out of the rates */
     ingot_loader_stats_t st;
@@ -49,17 +49,37 @@ double ingot_bench_compute(const bench_args_t *a, const ingot_batch_t *b);
 ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
                                int rank, int world, bench_result_t *r);
 
-enum { M_WALL, M_COMPUTE, M_STALL, M_AU, M_STEPS, M_SAMPLES, M_BYTES, M_SPS, M_MIBS,
-       M_STALL_P50, M_STALL_P99, M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50,
-       M_H2D_P50, M_FAULTS, M_BYTES_READ, M_REQUESTS, M_FIRST, M_COUNT };
+enum {
+    M_WALL,
+    M_COMPUTE,
+    M_STALL,
+    M_AU,
+    M_STEPS,
+    M_SAMPLES,
+    M_BYTES,
+    M_SPS,
+    M_MIBS,
+    M_STALL_P50,
+    M_STALL_P99,
+    M_READ_P50,
+    M_READ_P99,
+    M_VERIFY_P50,
+    M_DECODE_P50,
+    M_H2D_P50,
+    M_FAULTS,
+    M_BYTES_READ,
+    M_REQUESTS,
+    M_FIRST,
+    M_COUNT
+};
 
 /** Names of the metrics in the JSON output. */
 extern const char *const ingot_bench_metric_names[M_COUNT];
 
 /** One rank's metrics from its result. */
-void   ingot_bench_metrics(const bench_result_t *r, double *m);
+void ingot_bench_metrics(const bench_result_t *r, double *m);
 /** Rates and counts summed over @p world ranks, times and AU averaged. */
-void   ingot_bench_aggregate(const double *all, int world, double *agg);
+void ingot_bench_aggregate(const double *all, int world, double *agg);
 /** The lowest AU of any rank. */
 double ingot_bench_au_min(const double *all, int world);
 

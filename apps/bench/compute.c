@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <time.h>
 #if INGOT_BUILD_CUDA
-#  include <cuda_runtime_api.h>
-#  include <dlfcn.h>
+#    include <cuda_runtime_api.h>
+#    include <dlfcn.h>
 #endif
 
 #define COMPUTE_MS_PER_S   1e3
@@ -22,16 +22,15 @@
 /* A kernel that spins for a number of SM clock cycles, as hand-written PTX so the build needs
  * no nvcc; the driver JIT-compiles it for the device. Loaded through the driver API, opened at
  * run time (libcuda.so.1 exists only where a driver does). */
-static const char spin_ptx[] =
-    ".version 7.0\n.target sm_50\n.address_size 64\n"
-    ".visible .entry ingot_spin(.param .u64 cycles)\n{\n"
-    "  .reg .pred %p<2>;\n  .reg .b64 %rd<6>;\n"
-    "  ld.param.u64 %rd1, [cycles];\n  mov.u64 %rd2, %clock64;\n"
-    "$L_spin:\n  mov.u64 %rd3, %clock64;\n  sub.s64 %rd4, %rd3, %rd2;\n"
-    "  setp.lt.u64 %p1, %rd4, %rd1;\n  @%p1 bra $L_spin;\n  ret;\n}\n";
+static const char spin_ptx[] = ".version 7.0\n.target sm_50\n.address_size 64\n"
+                               ".visible .entry ingot_spin(.param .u64 cycles)\n{\n"
+                               "  .reg .pred %p<2>;\n  .reg .b64 %rd<6>;\n"
+                               "  ld.param.u64 %rd1, [cycles];\n  mov.u64 %rd2, %clock64;\n"
+                               "$L_spin:\n  mov.u64 %rd3, %clock64;\n  sub.s64 %rd4, %rd3, %rd2;\n"
+                               "  setp.lt.u64 %p1, %rd4, %rd1;\n  @%p1 bra $L_spin;\n  ret;\n}\n";
 
-#define GPU_PROBE_CYCLES       50000000ull /* ~30 ms at 1.7 GHz */
-#define GPU_DEFAULT_CYCLES_MS  1.5e6       /* when the probe cannot be timed */
+#    define GPU_PROBE_CYCLES      50000000ull /* ~30 ms at 1.7 GHz */
+#    define GPU_DEFAULT_CYCLES_MS 1.5e6       /* when the probe cannot be timed */
 
 typedef int (*cu_load_t)(void **, const void *);
 typedef int (*cu_func_t)(void **, void *, const char *);
@@ -39,10 +38,10 @@ typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsig
                            unsigned, void *, void **, void **);
 
 typedef struct gpu_compute {
-    void        *kernel;
-    cu_launch_t  launch;
+    void *kernel;
+    cu_launch_t launch;
     cudaStream_t stream;
-    double       cycles_per_ms;
+    double cycles_per_ms;
 } gpu_compute_t;
 
 static gpu_compute_t gpu;
@@ -133,9 +132,9 @@ static double cpu_compute_step(const bench_args_t *a)
             for (int i = 0; i < COMPUTE_SPIN_CHUNK; i++) x += (uint64_t)i;
         }
     } else {
-        struct timespec ts = {.tv_sec = (time_t)(a->compute_ms / COMPUTE_MS_PER_S),
-                              .tv_nsec = (long)(fmod(a->compute_ms, COMPUTE_MS_PER_S) *
-                                                COMPUTE_NS_PER_MS)};
+        struct timespec ts = {
+            .tv_sec = (time_t)(a->compute_ms / COMPUTE_MS_PER_S),
+            .tv_nsec = (long)(fmod(a->compute_ms, COMPUTE_MS_PER_S) * COMPUTE_NS_PER_MS)};
         nanosleep(&ts, NULL);
     }
     return ingot_report_now() - t0;

@@ -18,13 +18,13 @@
 #define GEN_STAMP_NAME "ingot-bench.params"
 #define GEN_WORD_COUNT 8
 /* splitmix64 (Steele, Lea, Flood 2014) and the seeds of the two streams derived from an index */
-#define GEN_GOLDEN     0x9e3779b97f4a7c15ull
-#define GEN_MIX1       0xbf58476d1ce4e5b9ull
-#define GEN_MIX2       0x94d049bb133111ebull
-#define GEN_DATA_SEED  0x2545f4914f6cdd1dull
-#define GEN_SIZE_SEED  0xabcdefull
-#define GEN_DOUBLE_BITS 11                   /* 64 - 53 mantissa bits */
-#define GEN_DOUBLE_DIV  9007199254740992.0   /* 2^53: [0, 1) */
+#define GEN_GOLDEN      0x9e3779b97f4a7c15ull
+#define GEN_MIX1        0xbf58476d1ce4e5b9ull
+#define GEN_MIX2        0x94d049bb133111ebull
+#define GEN_DATA_SEED   0x2545f4914f6cdd1dull
+#define GEN_SIZE_SEED   0xabcdefull
+#define GEN_DOUBLE_BITS 11                 /* 64 - 53 mantissa bits */
+#define GEN_DOUBLE_DIV  9007199254740992.0 /* 2^53: [0, 1) */
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -36,7 +36,7 @@ static uint64_t splitmix(uint64_t *s)
 
 static void fill_sample(uint8_t *buf, size_t len, uint64_t index, int compressible)
 {
-    static const char *const words[GEN_WORD_COUNT] = {"ingot ", "batch ", "shard ", "tensor ",
+    static const char *const words[GEN_WORD_COUNT] = {"ingot ",    "batch ", "shard ",  "tensor ",
                                                       "gradient ", "epoch ", "sample ", "rank "};
     uint64_t s = index * GEN_DATA_SEED + 1;
     size_t i = 0;
@@ -83,7 +83,9 @@ static int gen_pack(const bench_args_t *a)
     ingot_packer_params_t prm = {
         .field_mask = INGOT_PACKER_PARAM_FIELD_OUT_DIR | INGOT_PACKER_PARAM_FIELD_SHARD_SIZE |
                       INGOT_PACKER_PARAM_FIELD_ZSTD_LEVEL | INGOT_PACKER_PARAM_FIELD_PROGRESS,
-        .out_dir = a->generate, .shard_size = a->shard_size, .zstd_level = a->zstd,
+        .out_dir = a->generate,
+        .shard_size = a->shard_size,
+        .zstd_level = a->zstd,
         .progress = a->progress && isatty(2)};
     ingot_packer_h p;
     uint8_t *buf = malloc((size_t)((double)a->sample_size * (1 + a->jitter)) + 2);
@@ -111,9 +113,10 @@ int ingot_bench_generate(const bench_args_t *a)
 {
     char stamp_path[PATH_MAX], stamp[GEN_STAMP_MAX];
     snprintf(stamp_path, sizeof(stamp_path), "%s/" GEN_STAMP_NAME, a->generate);
-    snprintf(stamp, sizeof(stamp), "samples=%" PRIu64 " size=%" PRIu64 " jitter=%g shard=%"
-             PRIu64 " zstd=%d compressible=%d\n", a->samples, a->sample_size, a->jitter,
-             a->shard_size, a->zstd, a->compressible);
+    snprintf(stamp, sizeof(stamp),
+             "samples=%" PRIu64 " size=%" PRIu64 " jitter=%g shard=%" PRIu64
+             " zstd=%d compressible=%d\n",
+             a->samples, a->sample_size, a->jitter, a->shard_size, a->zstd, a->compressible);
     if (gen_present(a, stamp_path, stamp)) {
         return 0;
     }

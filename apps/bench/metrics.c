@@ -8,10 +8,11 @@
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
 const char *const ingot_bench_metric_names[M_COUNT] = {
-    "wall_s", "compute_s", "stall_s", "au", "steps", "samples", "bytes", "samples_per_s",
-    "mib_per_s", "stall_p50_ms", "stall_p99_ms", "read_p50_ms", "read_p99_ms",
-    "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms", "minor_faults", "bytes_read",
-    "read_requests", "first_step_ms"};
+    "wall_s",       "compute_s",     "stall_s",       "au",
+    "steps",        "samples",       "bytes",         "samples_per_s",
+    "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
+    "read_p99_ms",  "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms",
+    "minor_faults", "bytes_read",    "read_requests", "first_step_ms"};
 
 static double ms(uint64_t ns)
 {
@@ -46,9 +47,9 @@ void ingot_bench_metrics(const bench_result_t *r, double *m)
 void ingot_bench_aggregate(const double *all, int world, double *agg)
 {
     /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
-    static const int mean[] = {M_WALL, M_COMPUTE, M_STALL, M_AU, M_STALL_P50, M_STALL_P99,
-                               M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50, M_H2D_P50,
-                               M_FIRST, M_FAULTS};
+    static const int mean[] = {M_WALL,      M_COMPUTE,  M_STALL,    M_AU,         M_STALL_P50,
+                               M_STALL_P99, M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50,
+                               M_H2D_P50,   M_FIRST,    M_FAULTS};
     memset(agg, 0, sizeof(double) * M_COUNT);
     for (int r = 0; r < world; r++) {
         for (int k = 0; k < M_COUNT; k++) {

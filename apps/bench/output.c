@@ -8,27 +8,29 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OUT_WHO_WIDTH 6
-#define OUT_WHO_MAX   16
-#define OUT_PERCENT   100.0
+#define OUT_WHO_WIDTH      6
+#define OUT_WHO_MAX        16
+#define OUT_PERCENT        100.0
 #define OUT_ARRAY_SIZE(_a) (sizeof(_a) / sizeof((_a)[0]))
 
 /* The loader's INGOT_* variables that change what a run measures. */
-static const char *const out_vars[] = {"INGOT_STORAGE_EMULATE", "INGOT_VERIFY",
-                                       "INGOT_DIRECT_IO", "INGOT_COALESCE_GAP", "INGOT_BIND"};
+static const char *const out_vars[] = {"INGOT_STORAGE_EMULATE", "INGOT_VERIFY", "INGOT_DIRECT_IO",
+                                       "INGOT_COALESCE_GAP", "INGOT_BIND"};
 static const char *const out_env_prefixes[] = {"INGOT_", "UCX_"};
 
 static const ingot_report_column_t out_columns[] = {
-    {"samples", "/s", 9, 0},      {"rate", "MiB/s", 9, 1},      {"stall", "%", 7, 2},
-    {"AU", "", 6, 3},             {"stall", "p50 ms", 8, 2},    {"stall", "p99 ms", 8, 2},
-    {"read", "p50 ms", 8, 2},     {"read", "p99 ms", 8, 2},     {"1st step", "ms", 9, 1},
+    {"samples", "/s", 9, 0},  {"rate", "MiB/s", 9, 1},   {"stall", "%", 7, 2},
+    {"AU", "", 6, 3},         {"stall", "p50 ms", 8, 2}, {"stall", "p99 ms", 8, 2},
+    {"read", "p50 ms", 8, 2}, {"read", "p99 ms", 8, 2},  {"1st step", "ms", 9, 1},
     {"steps", "", 7, 0}};
 
 static void out_row(const char *who, const double *m)
 {
     const double v[OUT_ARRAY_SIZE(out_columns)] = {
-        m[M_SPS], m[M_MIBS], m[M_WALL] > 0 ? OUT_PERCENT * m[M_STALL] / m[M_WALL] : 0, m[M_AU],
-        m[M_STALL_P50], m[M_STALL_P99], m[M_READ_P50], m[M_READ_P99], m[M_FIRST], m[M_STEPS]};
+        m[M_SPS],      m[M_MIBS],      m[M_WALL] > 0 ? OUT_PERCENT * m[M_STALL] / m[M_WALL] : 0,
+        m[M_AU],       m[M_STALL_P50], m[M_STALL_P99],
+        m[M_READ_P50], m[M_READ_P99],  m[M_FIRST],
+        m[M_STEPS]};
     ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, out_columns, OUT_ARRAY_SIZE(out_columns), v);
 }
 
@@ -38,9 +40,12 @@ void ingot_bench_print(const bench_output_t *o)
     ingot_report_header_versions(stdout, "ingot-bench", o->world);
     printf("# manifest %s\n", o->manifest);
     printf("# batch %" PRIu64 " global, depth %d, readers %u, workers %u, epochs %" PRIu64
-           ", compute %.3g ms (%s)\n", ingot_bench_global_batch(a, o->world), a->depth,
-           o->stats->readers, o->stats->workers, a->epochs, a->compute_ms,
-           a->gpu ? "gpu" : a->spin ? "spin" : "sleep");
+           ", compute %.3g ms (%s)\n",
+           ingot_bench_global_batch(a, o->world), a->depth, o->stats->readers, o->stats->workers,
+           a->epochs, a->compute_ms,
+           a->gpu    ? "gpu"
+           : a->spin ? "spin"
+                     : "sleep");
     ingot_report_header_config(stdout, out_vars, OUT_ARRAY_SIZE(out_vars));
     ingot_report_header_ranks(stdout, o->ranks, o->world);
     ingot_report_table_head(stdout, "rank", OUT_WHO_WIDTH, out_columns,

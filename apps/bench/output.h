@@ -6,18 +6,18 @@
 #include "common/report.h"
 
 typedef struct bench_output {
-    const bench_args_t          *args;
-    const char                  *manifest;
-    int                          world;
-    const ingot_loader_stats_t  *stats;  /* rank 0's (thread counts) */
-    const ingot_report_rank_t   *ranks;  /* world entries */
-    const double                *all;    /* world x M_COUNT */
-    const double                *agg;    /* M_COUNT */
+    const bench_args_t *args;
+    const char *manifest;
+    int world;
+    const ingot_loader_stats_t *stats; /* rank 0's (thread counts) */
+    const ingot_report_rank_t *ranks;  /* world entries */
+    const double *all;                 /* world x M_COUNT */
+    const double *agg;                 /* M_COUNT */
 } bench_output_t;
 
 /** Header block and table on stdout. */
 void ingot_bench_print(const bench_output_t *o);
 /** The JSON object to stdout ("-") or to the file of --json; 0 or -1 (reported). */
-int  ingot_bench_write_json(const bench_output_t *o);
+int ingot_bench_write_json(const bench_output_t *o);
 
 #endif

@@ -21,13 +21,19 @@ static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const c
                       INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
                       INGOT_LOADER_PARAM_FIELD_DEPTH | INGOT_LOADER_PARAM_FIELD_DEVICE |
                       INGOT_LOADER_PARAM_FIELD_THREADS,
-        .manifest_path = manifest, .global_batch = ingot_bench_global_batch(a, world),
-        .seed = a->seed, .epochs = a->epochs, .depth = (uint32_t)a->depth, .device = a->device,
-        .readers = (uint32_t)a->readers, .workers = (uint32_t)a->workers};
+        .manifest_path = manifest,
+        .global_batch = ingot_bench_global_batch(a, world),
+        .seed = a->seed,
+        .epochs = a->epochs,
+        .depth = (uint32_t)a->depth,
+        .device = a->device,
+        .readers = (uint32_t)a->readers,
+        .workers = (uint32_t)a->workers};
     if (a->verify != NULL) {
         p.field_mask |= INGOT_LOADER_PARAM_FIELD_VERIFY;
-        p.verify = !strcmp(a->verify, "fail") ? INGOT_VERIFY_FAIL
-                   : !strcmp(a->verify, "skip") ? INGOT_VERIFY_SKIP : INGOT_VERIFY_OFF;
+        p.verify = !strcmp(a->verify, "fail")   ? INGOT_VERIFY_FAIL
+                   : !strcmp(a->verify, "skip") ? INGOT_VERIFY_SKIP
+                                                : INGOT_VERIFY_OFF;
         p.skip_budget = RUN_SKIP_BUDGET;
     }
     return ingot_loader_create(ctx, &p, l_p);
@@ -44,11 +50,11 @@ static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
 }
 
 /* Every step until the end of data or --steps; @p r gets the totals. */
-static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar,
-                                bench_result_t *r, double *t_first_p)
+static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar, bench_result_t *r,
+                                double *t_first_p)
 {
-    double         t_start = ingot_report_now();
-    ingot_batch_t  b;
+    double t_start = ingot_report_now();
+    ingot_batch_t b;
     ingot_status_t st = INGOT_OK;
     while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
         double c = ingot_bench_compute(a, &b);
@@ -87,7 +93,7 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     }
     memset(r, 0, sizeof(*r));
     double t_first = 0;
-    int    bar = a->progress && rank == 0 && isatty(2);
+    int bar = a->progress && rank == 0 && isatty(2);
     st = run_steps(l, a, bar, r, &t_first);
     if (bar) {
         fprintf(stderr, "\n");

@@ -30,10 +30,11 @@ static void ingot_report_rank_fill(ingot_ctx_h ctx, ingot_report_rank_t *me)
     }
 }
 
-ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm, ingot_report_rank_t **all_p)
+ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm,
+                                         ingot_report_rank_t **all_p)
 {
-    ingot_report_rank_t  me, *all = NULL;
-    int            rank, size, ok, all_ok = 0;
+    ingot_report_rank_t me, *all = NULL;
+    int rank, size, ok, all_ok = 0;
     ingot_report_rank_fill(ctx, &me);
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
         return INGOT_ERR_MPI;
@@ -54,15 +55,15 @@ ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm, ingot_r
 
 void ingot_report_header_versions(FILE *out, const char *tool, int ranks)
 {
-    char                 mpi[MPI_MAX_LIBRARY_VERSION_STRING];
-    int                  len = 0;
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
     ingot_runtime_info_t info = {.field_mask = INGOT_RUNTIME_INFO_FIELD_LIBS};
     MPI_Get_library_version(mpi, &len);
     mpi[strcspn(mpi, ",\n")] = '\0'; /* "Open MPI v4.1.4, package: ..." -> its first part */
     ingot_runtime_info_query(&info);
     fprintf(out, "# %s %s, %d rank(s)\n", tool, ingot_version_string(), ranks);
-    fprintf(out, "# %s, hwloc %s, zstd %s, zlib %s\n", mpi, info.version_hwloc,
-            info.version_zstd, info.version_zlib);
+    fprintf(out, "# %s, hwloc %s, zstd %s, zlib %s\n", mpi, info.version_hwloc, info.version_zstd,
+            info.version_zlib);
 }
 
 void ingot_report_header_config(FILE *out, const char *const *names, size_t n)
@@ -88,8 +89,8 @@ void ingot_report_header_ranks(FILE *out, const ingot_report_rank_t *ranks, int 
 
 /* ---------------------------------------------------------------- table */
 
-void ingot_report_table_head(FILE *out, const char *who, int who_width, const ingot_report_column_t *cols,
-                       size_t n)
+void ingot_report_table_head(FILE *out, const char *who, int who_width,
+                             const ingot_report_column_t *cols, size_t n)
 {
     fprintf(out, "%*s", who_width, who);
     for (size_t i = 0; i < n; i++) {
@@ -102,8 +103,8 @@ void ingot_report_table_head(FILE *out, const char *who, int who_width, const in
     fprintf(out, "\n");
 }
 
-void ingot_report_table_row(FILE *out, const char *who, int who_width, const ingot_report_column_t *cols,
-                      size_t n, const double *values)
+void ingot_report_table_row(FILE *out, const char *who, int who_width,
+                            const ingot_report_column_t *cols, size_t n, const double *values)
 {
     fprintf(out, "%*s", who_width, who);
     for (size_t i = 0; i < n; i++) {
@@ -174,10 +175,22 @@ void ingot_report_json_end(ingot_report_json_t *j)
     fputc('\n', j->out);
 }
 
-void ingot_report_json_object(ingot_report_json_t *j, const char *key) { json_open(j, key, '{'); }
-void ingot_report_json_array(ingot_report_json_t *j, const char *key) { json_open(j, key, '['); }
-void ingot_report_json_close_object(ingot_report_json_t *j) { json_close(j, '}'); }
-void ingot_report_json_close_array(ingot_report_json_t *j) { json_close(j, ']'); }
+void ingot_report_json_object(ingot_report_json_t *j, const char *key)
+{
+    json_open(j, key, '{');
+}
+void ingot_report_json_array(ingot_report_json_t *j, const char *key)
+{
+    json_open(j, key, '[');
+}
+void ingot_report_json_close_object(ingot_report_json_t *j)
+{
+    json_close(j, '}');
+}
+void ingot_report_json_close_array(ingot_report_json_t *j)
+{
+    json_close(j, ']');
+}
 
 void ingot_report_json_str(ingot_report_json_t *j, const char *key, const char *value)
 {
@@ -230,7 +243,8 @@ void ingot_report_json_env(ingot_report_json_t *j, const char *const *prefixes, 
 
 /* ---------------------------------------------------------------- progress */
 
-void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit, double elapsed_s)
+void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit,
+                           double elapsed_s)
 {
     int fill = total ? (int)(REPORT_BAR_WIDTH * (done > total ? total : done) / total)
                      : REPORT_BAR_WIDTH;

@@ -32,7 +32,8 @@ typedef struct ingot_report_rank {
  * On rank 0, *all_p is a malloc'd array of the communicator's size (the caller frees it); NULL
  * elsewhere. Returns INGOT_OK or INGOT_ERR_NO_MEMORY / INGOT_ERR_MPI.
  */
-ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm, ingot_report_rank_t **all_p);
+ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm,
+                                         ingot_report_rank_t **all_p);
 
 /** "# TOOL VERSION, N rank(s)" and a line with the MPI, hwloc, zstd and zlib versions. */
 void ingot_report_header_versions(FILE *out, const char *tool, int ranks);
@@ -47,16 +48,16 @@ void ingot_report_header_ranks(FILE *out, const ingot_report_rank_t *ranks, int 
 typedef struct ingot_report_column {
     const char *name;
     const char *unit;
-    int         width;
-    int         decimals;
+    int width;
+    int decimals;
 } ingot_report_column_t;
 
 /** The two head rows (names, units), after a first column of @p who_width named @p who. */
-void ingot_report_table_head(FILE *out, const char *who, int who_width, const ingot_report_column_t *cols,
-                       size_t n);
+void ingot_report_table_head(FILE *out, const char *who, int who_width,
+                             const ingot_report_column_t *cols, size_t n);
 /** One row: @p who, then values[i] printed as column i says. */
-void ingot_report_table_row(FILE *out, const char *who, int who_width, const ingot_report_column_t *cols,
-                      size_t n, const double *values);
+void ingot_report_table_row(FILE *out, const char *who, int who_width,
+                            const ingot_report_column_t *cols, size_t n, const double *values);
 
 /* ---------------------------------------------------------------- JSON */
 
@@ -65,8 +66,8 @@ void ingot_report_table_row(FILE *out, const char *who, int who_width, const ing
 /** A JSON writer: objects and arrays nested up to REPORT_JSON_DEPTH, strings escaped. */
 typedef struct ingot_report_json {
     FILE *out;
-    int   depth;
-    bool  first[REPORT_JSON_DEPTH]; /* no member written yet at that depth */
+    int depth;
+    bool first[REPORT_JSON_DEPTH]; /* no member written yet at that depth */
 } ingot_report_json_t;
 
 /** Open a JSON document on @p out (its outermost object begins). */
@@ -90,7 +91,8 @@ void ingot_report_json_env(ingot_report_json_t *j, const char *const *prefixes, 
 /* ---------------------------------------------------------------- progress */
 
 /** "\r[####    ] done/total UNIT 1.2s" on @p out (a terminal); call with a newline at the end. */
-void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit, double elapsed_s);
+void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit,
+                           double elapsed_s);
 
 /** Monotonic seconds. */
 double ingot_report_now(void);

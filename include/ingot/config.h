@@ -23,7 +23,8 @@ INGOT_BEGIN_DECLS
 
 /** Flags for ingot_config_print(). */
 typedef enum ingot_config_print_flags {
-    INGOT_CONFIG_PRINT_DOC     = INGOT_BIT(0), /**< Print each variable's documentation, type and scope. */
+    INGOT_CONFIG_PRINT_DOC =
+        INGOT_BIT(0), /**< Print each variable's documentation, type and scope. */
     INGOT_CONFIG_PRINT_HEADER  = INGOT_BIT(1), /**< Print a header line with the version. */
     INGOT_CONFIG_PRINT_DEFAULT = INGOT_BIT(2)  /**< Print defaults instead of effective values. */
 } ingot_config_print_flags_t;

@@ -25,17 +25,17 @@
 #include <stdint.h>
 
 #if defined(INGOT_BUILDING_LIBRARY)
-#  define INGOT_API __attribute__((visibility("default")))
+#    define INGOT_API __attribute__((visibility("default")))
 #else
-#  define INGOT_API
+#    define INGOT_API
 #endif
 
 #ifdef __cplusplus
-#  define INGOT_BEGIN_DECLS extern "C" {
-#  define INGOT_END_DECLS   }
+#    define INGOT_BEGIN_DECLS extern "C" {
+#    define INGOT_END_DECLS   }
 #else
-#  define INGOT_BEGIN_DECLS
-#  define INGOT_END_DECLS
+#    define INGOT_BEGIN_DECLS
+#    define INGOT_END_DECLS
 #endif
 
 /** Bit @p i of a field mask. */

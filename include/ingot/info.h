@@ -25,26 +25,26 @@ enum ingot_runtime_info_field {
 
 /** Run-time facts about this machine, as seen by this build. */
 typedef struct ingot_runtime_info {
-    uint64_t    field_mask;          /**< In: fields to fill (ingot_runtime_info_field). */
+    uint64_t field_mask; /**< In: fields to fill (ingot_runtime_info_field). */
 
-    int         cuda_compiled;       /**< 1 if built with CUDA. */
-    int         cuda_device_count;   /**< Usable CUDA devices (0 when none or no driver). */
-    int         cuda_driver_version; /**< e.g. 13000; 0 when no driver. */
-    int         cuda_runtime_version;/**< Runtime linked into ingot; 0 when not built with CUDA. */
-    char        cuda_reason[160];    /**< Why no device is usable, when cuda_device_count == 0. */
+    int  cuda_compiled;        /**< 1 if built with CUDA. */
+    int  cuda_device_count;    /**< Usable CUDA devices (0 when none or no driver). */
+    int  cuda_driver_version;  /**< e.g. 13000; 0 when no driver. */
+    int  cuda_runtime_version; /**< Runtime linked into ingot; 0 when not built with CUDA. */
+    char cuda_reason[160];     /**< Why no device is usable, when cuda_device_count == 0. */
 
-    int         nccl_compiled;       /**< 1 if built with NCCL support. */
-    int         nccl_version;        /**< e.g. 22807 when libnccl was loaded; 0 otherwise. */
-    char        nccl_reason[160];    /**< Why NCCL is not usable, when nccl_version == 0. */
+    int  nccl_compiled;    /**< 1 if built with NCCL support. */
+    int  nccl_version;     /**< e.g. 22807 when libnccl was loaded; 0 otherwise. */
+    char nccl_reason[160]; /**< Why NCCL is not usable, when nccl_version == 0. */
 
-    unsigned    ucx_major, ucx_minor, ucx_release; /**< UCX library version at run time. */
-    int         ucx_cuda_memory;     /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
-    char        ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
+    unsigned ucx_major, ucx_minor, ucx_release; /**< UCX library version at run time. */
+    int      ucx_cuda_memory;       /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
+    char     ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
 
-    char        version_hwloc[32];   /**< hwloc release ingot was built with ("2.9.0"; hwloc reports
+    char version_hwloc[32]; /**< hwloc release ingot was built with ("2.9.0"; hwloc reports
                                           only its API version at run time). */
-    char        version_zstd[32];    /**< zstd library version at run time ("1.5.4"). */
-    char        version_zlib[32];    /**< zlib library version at run time ("1.2.13"). */
+    char version_zstd[32];  /**< zstd library version at run time ("1.5.4"). */
+    char version_zlib[32];  /**< zlib library version at run time ("1.2.13"). */
 } ingot_runtime_info_t;
 
 /**

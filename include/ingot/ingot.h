@@ -31,7 +31,7 @@ INGOT_BEGIN_DECLS
 
 /** Fields of ingot_init_params_t. */
 enum ingot_init_params_field {
-    INGOT_INIT_PARAM_FIELD_COMM = INGOT_BIT(0)  /**< comm is set. */
+    INGOT_INIT_PARAM_FIELD_COMM = INGOT_BIT(0) /**< comm is set. */
 };
 
 /** Parameters of ingot_init(). Unset fields take their defaults. */
@@ -61,11 +61,11 @@ enum ingot_ctx_attr_field {
  * fields can be appended in later releases without breaking programs built against this header.
  */
 typedef struct ingot_ctx_attr {
-    uint64_t field_mask;  /**< In: ingot_ctx_attr_field bits of the fields to write. */
-    int rank;             /**< Rank in the context's communicator. */
-    int size;             /**< Size of the context's communicator. */
-    int mpi_thread_level; /**< Thread level MPI granted (MPI_THREAD_*). */
-    int mpi_owned;        /**< 1 if ingot initialised MPI and will finalise it. */
+    uint64_t field_mask;       /**< In: ingot_ctx_attr_field bits of the fields to write. */
+    int      rank;             /**< Rank in the context's communicator. */
+    int      size;             /**< Size of the context's communicator. */
+    int      mpi_thread_level; /**< Thread level MPI granted (MPI_THREAD_*). */
+    int      mpi_owned;        /**< 1 if ingot initialised MPI and will finalise it. */
 } ingot_ctx_attr_t;
 
 /**

@@ -67,19 +67,20 @@ typedef ingot_status_t (*ingot_transform_fn_t)(const ingot_sample_view_t *sample
 
 /** Fields of ingot_loader_params_t. */
 enum ingot_loader_params_field {
-    INGOT_LOADER_PARAM_FIELD_MANIFEST  = INGOT_BIT(0),  /**< manifest_path (required). */
-    INGOT_LOADER_PARAM_FIELD_BATCH     = INGOT_BIT(1),  /**< global_batch (required). */
-    INGOT_LOADER_PARAM_FIELD_SEED      = INGOT_BIT(2),  /**< seed (default 0). */
-    INGOT_LOADER_PARAM_FIELD_EPOCHS    = INGOT_BIT(3),  /**< epochs (default 1). */
-    INGOT_LOADER_PARAM_FIELD_DEPTH     = INGOT_BIT(4),  /**< depth (default 4). */
-    INGOT_LOADER_PARAM_FIELD_MEMORY    = INGOT_BIT(5),  /**< memory_budget (INGOT_LOADER_MEMORY). */
-    INGOT_LOADER_PARAM_FIELD_DEVICE    = INGOT_BIT(6),  /**< device (default: the placement's). */
-    INGOT_LOADER_PARAM_FIELD_TRANSFORM = INGOT_BIT(7),  /**< transform, transform_arg, sample_out_size. */
-    INGOT_LOADER_PARAM_FIELD_VERIFY    = INGOT_BIT(8),  /**< verify, skip_budget (INGOT_VERIFY...). */
-    INGOT_LOADER_PARAM_FIELD_CURSOR    = INGOT_BIT(9),  /**< cursor: resume from it. */
-    INGOT_LOADER_PARAM_FIELD_TAIL      = INGOT_BIT(10), /**< tail (default DROP). */
-    INGOT_LOADER_PARAM_FIELD_ORDER     = INGOT_BIT(11), /**< order_mode, order_window. */
-    INGOT_LOADER_PARAM_FIELD_THREADS   = INGOT_BIT(12)  /**< readers, workers (INGOT_READERS...). */
+    INGOT_LOADER_PARAM_FIELD_MANIFEST = INGOT_BIT(0), /**< manifest_path (required). */
+    INGOT_LOADER_PARAM_FIELD_BATCH    = INGOT_BIT(1), /**< global_batch (required). */
+    INGOT_LOADER_PARAM_FIELD_SEED     = INGOT_BIT(2), /**< seed (default 0). */
+    INGOT_LOADER_PARAM_FIELD_EPOCHS   = INGOT_BIT(3), /**< epochs (default 1). */
+    INGOT_LOADER_PARAM_FIELD_DEPTH    = INGOT_BIT(4), /**< depth (default 4). */
+    INGOT_LOADER_PARAM_FIELD_MEMORY   = INGOT_BIT(5), /**< memory_budget (INGOT_LOADER_MEMORY). */
+    INGOT_LOADER_PARAM_FIELD_DEVICE   = INGOT_BIT(6), /**< device (default: the placement's). */
+    INGOT_LOADER_PARAM_FIELD_TRANSFORM =
+        INGOT_BIT(7), /**< transform, transform_arg, sample_out_size. */
+    INGOT_LOADER_PARAM_FIELD_VERIFY  = INGOT_BIT(8),  /**< verify, skip_budget (INGOT_VERIFY...). */
+    INGOT_LOADER_PARAM_FIELD_CURSOR  = INGOT_BIT(9),  /**< cursor: resume from it. */
+    INGOT_LOADER_PARAM_FIELD_TAIL    = INGOT_BIT(10), /**< tail (default DROP). */
+    INGOT_LOADER_PARAM_FIELD_ORDER   = INGOT_BIT(11), /**< order_mode, order_window. */
+    INGOT_LOADER_PARAM_FIELD_THREADS = INGOT_BIT(12)  /**< readers, workers (INGOT_READERS...). */
 };
 
 /** Device value: deliver batches in host memory. */
@@ -163,22 +164,22 @@ enum ingot_loader_stats_field {
  * appended later without breaking programs built against this header.
  */
 typedef struct ingot_loader_stats {
-    uint64_t field_mask;       /**< In: ingot_loader_stats_field bits of the fields to write. */
-    uint64_t steps;            /**< Batches handed over. */
-    uint64_t samples;          /**< Samples handed over. */
-    uint64_t bytes;            /**< Bytes handed over (decoded). */
-    uint64_t bytes_read;       /**< Bytes read from storage (stored, including gaps). */
-    uint64_t read_requests;    /**< Storage requests (after coalescing). */
-    uint64_t skipped;          /**< Samples skipped (corrupt, VERIFY=skip) in this epoch. */
-    uint64_t wall_ns;          /**< From the first ingot_loader_next() to the last return. */
-    uint64_t stall_ns;         /**< Time spent waiting inside ingot_loader_next(). */
-    uint64_t stall_first_ns;   /**< Wait of the first step (pipeline fill), not in stall_ns. */
-    uint64_t stall_p50_ns, stall_p99_ns;           /**< Per-step waits (first step excluded). */
-    uint64_t read_p50_ns, read_p99_ns;             /**< Per storage request. */
-    uint64_t verify_p50_ns, verify_p99_ns;         /**< Per sample. */
-    uint64_t decode_p50_ns, decode_p99_ns;         /**< Per sample. */
-    uint64_t transform_p50_ns, transform_p99_ns;   /**< Per sample. */
-    uint64_t h2d_p50_ns, h2d_p99_ns;               /**< Per batch (GPU path). */
+    uint64_t field_mask;     /**< In: ingot_loader_stats_field bits of the fields to write. */
+    uint64_t steps;          /**< Batches handed over. */
+    uint64_t samples;        /**< Samples handed over. */
+    uint64_t bytes;          /**< Bytes handed over (decoded). */
+    uint64_t bytes_read;     /**< Bytes read from storage (stored, including gaps). */
+    uint64_t read_requests;  /**< Storage requests (after coalescing). */
+    uint64_t skipped;        /**< Samples skipped (corrupt, VERIFY=skip) in this epoch. */
+    uint64_t wall_ns;        /**< From the first ingot_loader_next() to the last return. */
+    uint64_t stall_ns;       /**< Time spent waiting inside ingot_loader_next(). */
+    uint64_t stall_first_ns; /**< Wait of the first step (pipeline fill), not in stall_ns. */
+    uint64_t stall_p50_ns, stall_p99_ns;         /**< Per-step waits (first step excluded). */
+    uint64_t read_p50_ns, read_p99_ns;           /**< Per storage request. */
+    uint64_t verify_p50_ns, verify_p99_ns;       /**< Per sample. */
+    uint64_t decode_p50_ns, decode_p99_ns;       /**< Per sample. */
+    uint64_t transform_p50_ns, transform_p99_ns; /**< Per sample. */
+    uint64_t h2d_p50_ns, h2d_p99_ns;             /**< Per batch (GPU path). */
     double   read_queue_avg;   /**< Mean read-queue occupancy seen at each step. */
     double   ready_slots_avg;  /**< Mean batches ready ahead of the trainer at each step. */
     uint64_t memory_host;      /**< Bytes of host memory allocated at create. */

@@ -48,22 +48,22 @@ enum ingot_order_params_field {
     INGOT_ORDER_PARAM_FIELD_BATCH   = INGOT_BIT(1), /**< global_batch (required). */
     INGOT_ORDER_PARAM_FIELD_SEED    = INGOT_BIT(2), /**< seed (default 0). */
     INGOT_ORDER_PARAM_FIELD_TAIL    = INGOT_BIT(3), /**< tail (default DROP). */
-    INGOT_ORDER_PARAM_FIELD_MODE    = INGOT_BIT(4), /**< mode, shard_samples, shard_count, window. */
+    INGOT_ORDER_PARAM_FIELD_MODE = INGOT_BIT(4), /**< mode, shard_samples, shard_count, window. */
 };
 
 /** Parameters of ingot_order_create(). */
 typedef struct ingot_order_params {
-    uint64_t           field_mask;    /**< ingot_order_params_field bits. */
-    uint64_t           sample_count;  /**< N >= 1. */
-    uint64_t           global_batch;  /**< B, 1 <= B <= N for DROP. */
-    uint64_t           seed;          /**< Shuffle seed. */
-    ingot_order_tail_t tail;          /**< Tail policy. */
-    ingot_order_mode_t mode;          /**< Shuffle mode. */
+    uint64_t           field_mask;   /**< ingot_order_params_field bits. */
+    uint64_t           sample_count; /**< N >= 1. */
+    uint64_t           global_batch; /**< B, 1 <= B <= N for DROP. */
+    uint64_t           seed;         /**< Shuffle seed. */
+    ingot_order_tail_t tail;         /**< Tail policy. */
+    ingot_order_mode_t mode;         /**< Shuffle mode. */
     /** LOCALITY: samples per shard, shard i holding the next shard_samples[i] indices (as in a
      *  manifest); copied. Their sum must be sample_count. */
     const uint64_t    *shard_samples;
-    uint32_t           shard_count;   /**< LOCALITY: entries of shard_samples. */
-    uint32_t           window;        /**< LOCALITY: shards per window (>= 1). */
+    uint32_t           shard_count; /**< LOCALITY: entries of shard_samples. */
+    uint32_t           window;      /**< LOCALITY: shards per window (>= 1). */
 } ingot_order_params_t;
 
 /**
@@ -74,7 +74,7 @@ typedef struct ingot_order_params {
  * current epoch's shard windows); create one per thread otherwise.
  */
 INGOT_API ingot_status_t ingot_order_create(const ingot_order_params_t *params,
-                                            ingot_order_h *order_p);
+                                            ingot_order_h              *order_p);
 
 /** @brief Destroy an order. Accepts NULL. */
 INGOT_API void ingot_order_destroy(ingot_order_h order);

@@ -29,7 +29,7 @@ INGOT_BEGIN_DECLS
 /** Name of the manifest a packer writes in its output directory. */
 #define INGOT_PACK_MANIFEST_NAME "manifest.ingot"
 /** Name of the dictionary a packer writes beside the shards when it was given one. */
-#define INGOT_PACK_DICT_NAME     "dict.zdict"
+#define INGOT_PACK_DICT_NAME "dict.zdict"
 /** Default target shard size (256 MiB of uncompressed members). */
 #define INGOT_PACK_DEFAULT_SHARD_SIZE (256ull << 20)
 
@@ -49,16 +49,16 @@ enum ingot_packer_params_field {
 
 /** Parameters of ingot_packer_create(). Unset fields take their defaults. */
 typedef struct ingot_packer_params {
-    uint64_t    field_mask;    /**< Bits of ingot_packer_params_field saying which fields are set. */
-    const char *out_dir;       /**< Output directory, created (with its parents) if missing. */
-    uint64_t    shard_size;    /**< A shard is closed at the first sample boundary past this many
+    uint64_t    field_mask; /**< Bits of ingot_packer_params_field saying which fields are set. */
+    const char *out_dir;    /**< Output directory, created (with its parents) if missing. */
+    uint64_t    shard_size; /**< A shard is closed at the first sample boundary past this many
                                     bytes of uncompressed members, headers included (default
                                     INGOT_PACK_DEFAULT_SHARD_SIZE; 0 is invalid). */
-    int         zstd_level;    /**< zstd level of members (default 0: stored as given). */
-    const void *dict;          /**< zstd dictionary (copied at create), e.g. from
+    int         zstd_level; /**< zstd level of members (default 0: stored as given). */
+    const void *dict;       /**< zstd dictionary (copied at create), e.g. from
                                     ingot_pack_dict_train(); used only with a zstd level. */
-    size_t      dict_len;      /**< Bytes of dict. */
-    int         progress;      /**< Non-zero: draw a progress bar (or line) on stderr (default 0). */
+    size_t      dict_len;   /**< Bytes of dict. */
+    int         progress;   /**< Non-zero: draw a progress bar (or line) on stderr (default 0). */
     uint64_t    total_members; /**< Members the caller will add, for the bar (default 0: unknown,
                                     a counter line instead). */
     unsigned    jobs;          /**< Shards compressed and written in parallel on a thread pool
@@ -76,7 +76,7 @@ typedef struct ingot_packer_params {
  * Thread-safe (independent packers); the parameters are copied.
  */
 INGOT_API ingot_status_t ingot_packer_create(const ingot_packer_params_t *params,
-                                             ingot_packer_h *packer_p);
+                                             ingot_packer_h              *packer_p);
 
 /**
  * @brief Add one member `<key>.<field>` of data @p data (@p len bytes, copied).
@@ -89,8 +89,8 @@ INGOT_API ingot_status_t ingot_packer_create(const ingot_packer_params_t *params
  *         INGOT_ERR_ZSTD), reported by the next call after it happened.
  * Not thread-safe: one thread adds to a packer.
  */
-INGOT_API ingot_status_t ingot_packer_add(ingot_packer_h packer, const char *key,
-                                          const char *field, const void *data, size_t len);
+INGOT_API ingot_status_t ingot_packer_add(ingot_packer_h packer, const char *key, const char *field,
+                                          const void *data, size_t len);
 
 /**
  * @brief Write the last shard, wait for all of them, write the dictionary (if one was given)
@@ -126,12 +126,12 @@ INGOT_API ingot_status_t ingot_pack_dict_train(const void *buf, const size_t *si
 
 /** What an importer reads. */
 typedef enum ingot_import_kind {
-    INGOT_IMPORT_AUTO          = 0, /**< A directory tree if the path is a directory, else a tar. */
-    INGOT_IMPORT_DIR           = 1, /**< Every regular file below a directory (symbolic links
+    INGOT_IMPORT_AUTO = 0,         /**< A directory tree if the path is a directory, else a tar. */
+    INGOT_IMPORT_DIR  = 1,         /**< Every regular file below a directory (symbolic links
                                          not followed), sorted by path so that a key's members
                                          are adjacent; a file `a/b.c.d` is key `a/b`, field `c.d`. */
-    INGOT_IMPORT_TAR           = 2, /**< The regular members of a tar (ustar, pax, GNU), in order. */
-    INGOT_IMPORT_FASHION_MNIST = 3  /**< The gzipped Fashion-MNIST idx files in a directory
+    INGOT_IMPORT_TAR  = 2,         /**< The regular members of a tar (ustar, pax, GNU), in order. */
+    INGOT_IMPORT_FASHION_MNIST = 3 /**< The gzipped Fashion-MNIST idx files in a directory
                                          (`{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz`,
                                          Debian package dataset-fashion-mnist), decompressed with
                                          zlib: samples `train-NNNNN` then `test-NNNNN`, each a

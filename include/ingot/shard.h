@@ -27,11 +27,11 @@
 INGOT_BEGIN_DECLS
 
 /** Opaque handle to an open manifest. */
-typedef struct ingot_manifest *ingot_manifest_h;
+typedef struct ingot_manifest         *ingot_manifest_h;
 /** Opaque handle to a manifest builder. */
 typedef struct ingot_manifest_builder *ingot_manifest_builder_h;
 /** Opaque handle to a sample reader (cached shard descriptors and zstd contexts). */
-typedef struct ingot_shard_reader *ingot_shard_reader_h;
+typedef struct ingot_shard_reader     *ingot_shard_reader_h;
 
 /** How a field's bytes are stored in the shard. */
 typedef enum ingot_codec {
@@ -79,14 +79,14 @@ typedef struct ingot_shard_info {
 
 /** One row of the sample table. Strings point into the manifest (valid until it is closed). */
 typedef struct ingot_sample_info {
-    uint64_t    index;        /**< Global sample index. */
-    uint32_t    shard;        /**< Shard table row. */
-    uint64_t    offset;       /**< Byte offset of the sample's first member data in the shard. */
-    uint64_t    length;       /**< Bytes from offset to the end of its last member's data. */
-    const char *key;          /**< Key (unique within its shard), NUL-terminated. */
-    int32_t     label;        /**< Class label, or INGOT_LABEL_NONE. */
-    uint64_t    first_field;  /**< Field table row of its first field. */
-    uint32_t    field_count;  /**< Number of fields (>= 1). */
+    uint64_t    index;       /**< Global sample index. */
+    uint32_t    shard;       /**< Shard table row. */
+    uint64_t    offset;      /**< Byte offset of the sample's first member data in the shard. */
+    uint64_t    length;      /**< Bytes from offset to the end of its last member's data. */
+    const char *key;         /**< Key (unique within its shard), NUL-terminated. */
+    int32_t     label;       /**< Class label, or INGOT_LABEL_NONE. */
+    uint64_t    first_field; /**< Field table row of its first field. */
+    uint32_t    field_count; /**< Number of fields (>= 1). */
 } ingot_sample_info_t;
 
 /** One row of the field table. */
@@ -129,7 +129,7 @@ INGOT_API ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len,
 INGOT_API void ingot_manifest_close(ingot_manifest_h manifest);
 
 /** @brief Summary of a manifest. @return INGOT_OK or INGOT_ERR_INVALID_PARAM. Thread-safe. */
-INGOT_API ingot_status_t ingot_manifest_query(ingot_manifest_h manifest,
+INGOT_API ingot_status_t ingot_manifest_query(ingot_manifest_h       manifest,
                                               ingot_manifest_info_t *info_p);
 
 /**
@@ -152,7 +152,7 @@ INGOT_API ingot_status_t ingot_manifest_sample_get(ingot_manifest_h manifest, ui
  * @brief Field @p i (0 <= i < sample->field_count) of a sample returned by
  *        ingot_manifest_sample_get(). @return INGOT_OK or INGOT_ERR_OUT_OF_RANGE. Thread-safe.
  */
-INGOT_API ingot_status_t ingot_manifest_field_get(ingot_manifest_h manifest,
+INGOT_API ingot_status_t ingot_manifest_field_get(ingot_manifest_h           manifest,
                                                   const ingot_sample_info_t *sample, uint32_t i,
                                                   ingot_field_info_t *info_p);
 
@@ -208,9 +208,9 @@ typedef struct ingot_manifest_builder_params {
  *         INGOT_ERR_FORMAT (a bad label file line, named by number).
  * Thread safety: a builder is used by one thread at a time.
  */
-INGOT_API ingot_status_t ingot_manifest_builder_create(const char *manifest_path,
-                                                       const ingot_manifest_builder_params_t *params,
-                                                       ingot_manifest_builder_h *builder_p);
+INGOT_API ingot_status_t ingot_manifest_builder_create(
+    const char *manifest_path, const ingot_manifest_builder_params_t *params,
+    ingot_manifest_builder_h *builder_p);
 
 /**
  * @brief Index one tar shard without rewriting it: validate every header, hash every member,
@@ -220,7 +220,7 @@ INGOT_API ingot_status_t ingot_manifest_builder_create(const char *manifest_path
  *         builder is unchanged.
  */
 INGOT_API ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h builder,
-                                                          const char *shard_path);
+                                                          const char              *shard_path);
 
 /**
  * @brief Write the manifest atomically (temp file, fsync, rename).
@@ -242,7 +242,7 @@ INGOT_API void ingot_manifest_builder_destroy(ingot_manifest_builder_h builder);
  * @return INGOT_OK; INGOT_ERR_NO_MEMORY; INGOT_ERR_IO / INGOT_ERR_CORRUPT for the dictionary.
  * Thread safety: one thread at a time per reader; use one reader per thread.
  */
-INGOT_API ingot_status_t ingot_shard_reader_create(ingot_manifest_h manifest,
+INGOT_API ingot_status_t ingot_shard_reader_create(ingot_manifest_h      manifest,
                                                    ingot_shard_reader_h *reader_p);
 
 /** @brief Destroy a reader (closes its descriptors). Accepts NULL. */

@@ -15,35 +15,35 @@ INGOT_BEGIN_DECLS
 
 /** Result of an ingot call. Values are stable across releases; new codes are only appended. */
 typedef enum ingot_status {
-    INGOT_OK                   =   0,  /**< Success. */
-    INGOT_INPROGRESS           =   1,  /**< Operation started and not yet complete. */
-    INGOT_END_OF_DATA          =   2,  /**< A loader delivered its last batch. */
+    INGOT_OK          = 0, /**< Success. */
+    INGOT_INPROGRESS  = 1, /**< Operation started and not yet complete. */
+    INGOT_END_OF_DATA = 2, /**< A loader delivered its last batch. */
 
-    INGOT_ERR_INVALID_PARAM    =  -1,  /**< An argument is invalid (NULL, out of range, unset). */
-    INGOT_ERR_NO_MEMORY        =  -2,  /**< Memory could not be allocated. */
-    INGOT_ERR_IO               =  -3,  /**< An I/O call (open, pread, write, fsync) failed. */
-    INGOT_ERR_NOT_FOUND        =  -4,  /**< A file, key, device or symbol does not exist. */
-    INGOT_ERR_TIMED_OUT        =  -5,  /**< A wait reached its deadline. */
-    INGOT_ERR_CANCELED         =  -6,  /**< A wait or operation was aborted. */
-    INGOT_ERR_UNSUPPORTED      =  -7,  /**< Not supported by this build or this machine. */
-    INGOT_ERR_NO_DEVICE        =  -8,  /**< A required device (GPU, NIC) is absent or unusable. */
-    INGOT_ERR_CONFIG           =  -9,  /**< An INGOT_* variable is invalid or differs across ranks. */
-    INGOT_ERR_MPI              = -10,  /**< An MPI call failed. */
-    INGOT_ERR_UCX              = -11,  /**< A UCX call failed. */
-    INGOT_ERR_CUDA             = -12,  /**< A CUDA runtime call failed. */
-    INGOT_ERR_NCCL             = -13,  /**< An NCCL call failed. */
-    INGOT_ERR_CORRUPT          = -14,  /**< Data failed an integrity check (hash, checksum, frame). */
-    INGOT_ERR_FORMAT           = -15,  /**< Input is malformed (tar header, manifest, cursor). */
-    INGOT_ERR_BUSY             = -16,  /**< The object is in use (e.g. batches still held). */
-    INGOT_ERR_NO_RESOURCE      = -17,  /**< A bounded resource is exhausted (queue full, budget). */
-    INGOT_ERR_EXISTS           = -18,  /**< The object already exists. */
-    INGOT_ERR_PERMISSION       = -19,  /**< Permission denied by the OS or a resource limit. */
-    INGOT_ERR_OUT_OF_RANGE     = -20,  /**< An offset, length or index lies outside its bounds. */
-    INGOT_ERR_MISMATCH         = -21,  /**< Two things that must agree do not (digest, seed, size). */
-    INGOT_ERR_ZSTD             = -22,  /**< zstd reported an error. */
-    INGOT_ERR_INTERNAL         = -23,  /**< A bug in ingot; please report it. */
+    INGOT_ERR_INVALID_PARAM = -1,  /**< An argument is invalid (NULL, out of range, unset). */
+    INGOT_ERR_NO_MEMORY     = -2,  /**< Memory could not be allocated. */
+    INGOT_ERR_IO            = -3,  /**< An I/O call (open, pread, write, fsync) failed. */
+    INGOT_ERR_NOT_FOUND     = -4,  /**< A file, key, device or symbol does not exist. */
+    INGOT_ERR_TIMED_OUT     = -5,  /**< A wait reached its deadline. */
+    INGOT_ERR_CANCELED      = -6,  /**< A wait or operation was aborted. */
+    INGOT_ERR_UNSUPPORTED   = -7,  /**< Not supported by this build or this machine. */
+    INGOT_ERR_NO_DEVICE     = -8,  /**< A required device (GPU, NIC) is absent or unusable. */
+    INGOT_ERR_CONFIG        = -9,  /**< An INGOT_* variable is invalid or differs across ranks. */
+    INGOT_ERR_MPI           = -10, /**< An MPI call failed. */
+    INGOT_ERR_UCX           = -11, /**< A UCX call failed. */
+    INGOT_ERR_CUDA          = -12, /**< A CUDA runtime call failed. */
+    INGOT_ERR_NCCL          = -13, /**< An NCCL call failed. */
+    INGOT_ERR_CORRUPT       = -14, /**< Data failed an integrity check (hash, checksum, frame). */
+    INGOT_ERR_FORMAT        = -15, /**< Input is malformed (tar header, manifest, cursor). */
+    INGOT_ERR_BUSY          = -16, /**< The object is in use (e.g. batches still held). */
+    INGOT_ERR_NO_RESOURCE   = -17, /**< A bounded resource is exhausted (queue full, budget). */
+    INGOT_ERR_EXISTS        = -18, /**< The object already exists. */
+    INGOT_ERR_PERMISSION    = -19, /**< Permission denied by the OS or a resource limit. */
+    INGOT_ERR_OUT_OF_RANGE  = -20, /**< An offset, length or index lies outside its bounds. */
+    INGOT_ERR_MISMATCH      = -21, /**< Two things that must agree do not (digest, seed, size). */
+    INGOT_ERR_ZSTD          = -22, /**< zstd reported an error. */
+    INGOT_ERR_INTERNAL      = -23, /**< A bug in ingot; please report it. */
 
-    INGOT_ERR_LAST             = -24   /**< One past the last error code; not a status. */
+    INGOT_ERR_LAST = -24 /**< One past the last error code; not a status. */
 } ingot_status_t;
 
 /**

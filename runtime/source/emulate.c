@@ -12,18 +12,18 @@
 #include <string.h>
 
 typedef struct emu_entry {
-    ingot_source_req_t *req;  /* NULL: free */
-    uint64_t            ready_ns;
+    ingot_source_req_t *req; /* NULL: free */
+    uint64_t ready_ns;
 } emu_entry_t;
 
 typedef struct emu_source {
-    ingot_source_t           base;
-    ingot_source_t          *inner;
+    ingot_source_t base;
+    ingot_source_t *inner;
     ingot_source_emulation_t emu;
-    pthread_mutex_t          lock;
-    uint64_t                 link_free_ns; /* when the link finishes its last transfer */
-    uint32_t                 cap;
-    emu_entry_t             *entries;      /* requests waiting on the link */
+    pthread_mutex_t lock;
+    uint64_t link_free_ns; /* when the link finishes its last transfer */
+    uint32_t cap;
+    emu_entry_t *entries; /* requests waiting on the link */
 } emu_source_t;
 
 /* When a request of @p len bytes submitted now is ready: after the link's earlier transfers,
@@ -33,7 +33,8 @@ static uint64_t emu_ready_time(emu_source_t *e, uint64_t len)
     uint64_t now = ingot_time_ns();
     uint64_t start = (e->link_free_ns > now) ? e->link_free_ns : now;
     uint64_t transfer = e->emu.bandwidth
-                        ? (uint64_t)((long double)len * INGOT_NSEC_PER_SEC / e->emu.bandwidth) : 0;
+                            ? (uint64_t)((long double)len * INGOT_NSEC_PER_SEC / e->emu.bandwidth)
+                            : 0;
     e->link_free_ns = start + transfer;
     return e->link_free_ns + e->emu.latency_ns;
 }
@@ -147,9 +148,11 @@ static void emu_destroy(ingot_source_t *src)
     free(e);
 }
 
-static const ingot_source_ops_t emu_ops = {
-    .submit = emu_submit, .progress = emu_progress, .cancel = emu_cancel,
-    .describe = emu_describe, .destroy = emu_destroy};
+static const ingot_source_ops_t emu_ops = {.submit = emu_submit,
+                                           .progress = emu_progress,
+                                           .cancel = emu_cancel,
+                                           .describe = emu_describe,
+                                           .destroy = emu_destroy};
 
 ingot_status_t ingot_source_emulate_create(const ingot_source_emulation_t *emu,
                                            ingot_source_t *inner, uint32_t max_inflight,
@@ -157,8 +160,8 @@ ingot_status_t ingot_source_emulate_create(const ingot_source_emulation_t *emu,
 {
     emu_source_t *e = ingot_calloc(1, sizeof(*e), "emulated store");
     uint32_t cap = max_inflight ? max_inflight : 1;
-    if (e == NULL || (e->entries = ingot_calloc(cap, sizeof(*e->entries), "emulated link"))
-                     == NULL) {
+    if (e == NULL ||
+        (e->entries = ingot_calloc(cap, sizeof(*e->entries), "emulated link")) == NULL) {
         free(e);
         ingot_source_destroy(inner);
         return INGOT_ERR_NO_MEMORY;
@@ -180,10 +183,10 @@ int ingot_source_emulation_active(const ingot_source_emulation_t *emu)
 /* One "key=value" of an emulation spec into @p emu; 0, or -1 with the reason in @p err. */
 static int emu_parse_part(char *tok, ingot_source_emulation_t *emu, char *err, size_t errlen)
 {
-    static const ingot_config_field_t bw_field = {"STORAGE_EMULATE bw", "0", "", 0,
-                                                  INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
-    static const ingot_config_field_t lat_field = {"STORAGE_EMULATE lat", "0", "", 0,
-                                                   INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
+    static const ingot_config_field_t bw_field = {
+        "STORAGE_EMULATE bw", "0", "", 0, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
+    static const ingot_config_field_t lat_field = {
+        "STORAGE_EMULATE lat", "0", "", 0, INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
     char *eq = strchr(tok, '='), why[384];
     if (eq == NULL) {
         snprintf(err, errlen, "'%s' is not key=value (keys: bw, lat)", tok);

@@ -13,23 +13,25 @@
 #include <string.h>
 
 typedef struct posix_source {
-    ingot_source_t       base;
+    ingot_source_t base;
     ingot_shard_files_t *files;
-    int                  direct;
+    int direct;
 } posix_source_t;
 
 static ingot_status_t posix_check(const posix_source_t *p, const ingot_source_req_t *req,
                                   const shard_src_t *f)
 {
     if (req->offset > f->size || req->length > f->size - req->offset) {
-        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "read of %" PRIu64 " bytes at offset %" PRIu64
-                          " is beyond the end of shard '%s' (%" PRIu64 " bytes)", req->length,
-                          req->offset, f->name, f->size);
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "read of %" PRIu64 " bytes at offset %" PRIu64
+                          " is beyond the end of shard '%s' (%" PRIu64 " bytes)",
+                          req->length, req->offset, f->name, f->size);
     }
     if (p->direct && (req->iovcnt != 1 || req->slack < 2 * INGOT_SOURCE_DIRECT_ALIGN)) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "internal: O_DIRECT read of shard '%s' needs "
-                          "one aligned window with %d bytes of slack", f->name,
-                          2 * INGOT_SOURCE_DIRECT_ALIGN);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "internal: O_DIRECT read of shard '%s' needs "
+                          "one aligned window with %d bytes of slack",
+                          f->name, 2 * INGOT_SOURCE_DIRECT_ALIGN);
     }
     return INGOT_OK;
 }
@@ -54,8 +56,9 @@ static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *re
     ingot_status_t st = ingot_io_preadv_full(f->fd, iov, req->iovcnt, start, need, &fail);
     if (st != INGOT_OK) {
         return ingot_fail(st, "read of shard '%s' at offset %" PRIu64 " failed: %s", f->name,
-                          fail.offset, fail.err ? strerror(fail.err)
-                                                : "unexpected end of file (the shard shrank)");
+                          fail.offset,
+                          fail.err ? strerror(fail.err)
+                                   : "unexpected end of file (the shard shrank)");
     }
     req->shift = (size_t)(req->offset - start);
     return INGOT_OK;
@@ -96,14 +99,12 @@ static ingot_status_t posix_cancel(ingot_source_t *src, ingot_source_req_t *req)
     return INGOT_ERR_BUSY; /* being read by the submitting thread */
 }
 
-static const char *posix_describe(const ingot_source_t *src, uint32_t shard, char *buf,
-                                  size_t len)
+static const char *posix_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
 {
     const posix_source_t *p = (const posix_source_t *)src;
     shard_src_t *f;
     const char *kind = p->direct ? "posix-direct" : "posix";
-    if (shard == INGOT_SOURCE_ALL ||
-        ingot_shard_files_get(p->files, shard, &f) != INGOT_OK) {
+    if (shard == INGOT_SOURCE_ALL || ingot_shard_files_get(p->files, shard, &f) != INGOT_OK) {
         snprintf(buf, len, "%s", kind);
     } else {
         snprintf(buf, len, "%s:%s", kind, f->name);
@@ -118,9 +119,11 @@ static void posix_destroy(ingot_source_t *src)
     free(p);
 }
 
-static const ingot_source_ops_t posix_ops = {
-    .submit = posix_submit, .progress = posix_progress, .cancel = posix_cancel,
-    .describe = posix_describe, .destroy = posix_destroy};
+static const ingot_source_ops_t posix_ops = {.submit = posix_submit,
+                                             .progress = posix_progress,
+                                             .cancel = posix_cancel,
+                                             .describe = posix_describe,
+                                             .destroy = posix_destroy};
 
 ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int direct,
                                          ingot_source_t **src_p)

@@ -67,8 +67,8 @@ static ingot_status_t source_expire(ingot_source_t *src, ingot_source_req_t *req
     if (why == INGOT_ERR_TIMED_OUT) {
         char d[INGOT_SOURCE_DESCRIBE_MAX];
         ingot_error("read of %" PRIu64 " bytes at offset %" PRIu64 " from %s timed out "
-                    "(INGOT_TIMEOUT); its buffer is %s", req->length, req->offset,
-                    ingot_source_describe(src, req->shard, d, sizeof(d)),
+                    "(INGOT_TIMEOUT); its buffer is %s",
+                    req->length, req->offset, ingot_source_describe(src, req->shard, d, sizeof(d)),
                     *quarantined_p ? "quarantined until the source completes it" : "released");
     }
     return why;
@@ -94,8 +94,7 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
     return req->status;
 }
 
-const char *ingot_source_describe(const ingot_source_t *src, uint32_t shard, char *buf,
-                                  size_t len)
+const char *ingot_source_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
 {
     return src->ops->describe(src, shard, buf, len);
 }

@@ -41,7 +41,7 @@ enum {
     INGOT_SOURCE_REQ_DONE         /**< completed (status, retry) */
 };
 
-typedef struct ingot_source     ingot_source_t;
+typedef struct ingot_source ingot_source_t;
 typedef struct ingot_source_req ingot_source_req_t;
 
 /**
@@ -54,26 +54,26 @@ typedef void (*ingot_source_cb_t)(ingot_source_req_t *req, int late);
 
 struct ingot_source_req {
     /* in: set by the caller before submit */
-    uint32_t                  shard;       /**< manifest shard row */
-    uint64_t                  shard_id;    /**< the manifest's opaque id of the shard (its hash) */
-    uint64_t                  offset;      /**< first byte of the range in the shard */
-    uint64_t                  length;      /**< bytes of the range (== sum of iov lengths) */
-    struct iovec             *iov;         /**< destination; consumed (advanced) by the read */
-    int                       iovcnt;
-    const ingot_source_mem_t *mem;         /**< memory kind per iovec; NULL: all host */
-    size_t                    slack;       /**< room in iov[0] past length (one iovec only): the
+    uint32_t shard;    /**< manifest shard row */
+    uint64_t shard_id; /**< the manifest's opaque id of the shard (its hash) */
+    uint64_t offset;   /**< first byte of the range in the shard */
+    uint64_t length;   /**< bytes of the range (== sum of iov lengths) */
+    struct iovec *iov; /**< destination; consumed (advanced) by the read */
+    int iovcnt;
+    const ingot_source_mem_t *mem; /**< memory kind per iovec; NULL: all host */
+    size_t slack;                  /**< room in iov[0] past length (one iovec only): the
                                                 source may read an enclosing aligned window and
                                                 report where offset landed in @ref shift */
-    uint64_t                  deadline_ns; /**< absolute CLOCK_MONOTONIC deadline */
-    ingot_source_cb_t         cb;          /**< may be NULL */
-    void                     *arg;         /**< the owner's */
+    uint64_t deadline_ns;          /**< absolute CLOCK_MONOTONIC deadline */
+    ingot_source_cb_t cb;          /**< may be NULL */
+    void *arg;                     /**< the owner's */
     /* out */
-    ingot_status_t            status;      /**< INGOT_OK, or what failed */
-    int                       retry;       /**< 1: "retry elsewhere", status says why */
-    size_t                    shift;       /**< where offset's byte lies in iov[0] (windows) */
+    ingot_status_t status; /**< INGOT_OK, or what failed */
+    int retry;             /**< 1: "retry elsewhere", status says why */
+    size_t shift;          /**< where offset's byte lies in iov[0] (windows) */
     /* state shared by the source and the waiter */
-    _Atomic int               state;
-    ingot_event_t            *done_ev;     /**< notified on completion (ingot_source_wait) */
+    _Atomic int state;
+    ingot_event_t *done_ev; /**< notified on completion (ingot_source_wait) */
 };
 
 /** What a backend implements. */
@@ -89,7 +89,7 @@ typedef struct ingot_source_ops {
      * link). Returns non-zero when it completed or waited for something (call it again), 0 when
      * it can do nothing until a completion arrives from elsewhere (the caller then sleeps).
      */
-    unsigned       (*progress)(ingot_source_t *src, uint64_t until_ns);
+    unsigned (*progress)(ingot_source_t *src, uint64_t until_ns);
     /**
      * Take @p req back before it completes. INGOT_OK: cancelled, no callback will come and the
      * buffer is free; INGOT_ERR_BUSY: in flight, the source still owns the buffer and the
@@ -101,9 +101,9 @@ typedef struct ingot_source_ops {
      * INGOT_SOURCE_ALL ("emulated(bw=200MiB/s,lat=5ms) over posix"), or of one shard
      * ("posix:/data/shard-0003.tar"). Returns @p buf.
      */
-    const char    *(*describe)(const ingot_source_t *src, uint32_t shard, char *buf, size_t len);
+    const char *(*describe)(const ingot_source_t *src, uint32_t shard, char *buf, size_t len);
     /** Fail every outstanding request (its callback runs), then free the source. */
-    void           (*destroy)(ingot_source_t *src);
+    void (*destroy)(ingot_source_t *src);
 } ingot_source_ops_t;
 
 /** ingot_source_describe() of the whole source. */
@@ -120,10 +120,10 @@ struct ingot_source {
 ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req);
 
 /** Backends: complete @p req with @p status (wakes its waiter, runs its callback). */
-void           ingot_source_complete(ingot_source_req_t *req, ingot_status_t status);
+void ingot_source_complete(ingot_source_req_t *req, ingot_status_t status);
 
 /** Backends: complete @p req as "retry elsewhere" (@p why: e.g. INGOT_ERR_NOT_FOUND). */
-void           ingot_source_retry(ingot_source_req_t *req, ingot_status_t why);
+void ingot_source_retry(ingot_source_req_t *req, ingot_status_t why);
 
 /**
  * Wait for @p req (submitted to @p src) to complete, driving @p src's progress, sleeping on
@@ -136,10 +136,9 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
                                  const ingot_abort_t *abort, int *quarantined_p);
 
 /** @p src's description (see ingot_source_ops_t.describe). */
-const char    *ingot_source_describe(const ingot_source_t *src, uint32_t shard, char *buf,
-                                     size_t len);
+const char *ingot_source_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len);
 
 /** Destroy @p src (see ingot_source_ops_t.destroy). Accepts NULL. */
-void           ingot_source_destroy(ingot_source_t *src);
+void ingot_source_destroy(ingot_source_t *src);
 
 #endif

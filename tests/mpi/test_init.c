@@ -10,19 +10,19 @@
 #include <ingot/ingot.h>
 
 /** Byte the output structs are filled with before a query: fields left out must keep it. */
-#define SENTINEL      0xa5
-#define SENTINEL_INT  ((int)0xa5a5a5a5u)
-#define SENTINEL_U64  0xa5a5a5a5a5a5a5a5ull
+#define SENTINEL     0xa5
+#define SENTINEL_INT ((int)0xa5a5a5a5u)
+#define SENTINEL_U64 0xa5a5a5a5a5a5a5a5ull
 
 /* A query with field_mask 0 writes nothing: every byte keeps the sentinel. */
-#define CHECK_MASK_ZERO_WRITES_NOTHING(_query, _ctx, _type)                               \
-    do {                                                                                   \
-        _type x_, x0_;                                                                     \
-        memset(&x_, SENTINEL, sizeof(x_));                                                 \
-        x_.field_mask = 0;                                                                 \
-        memcpy(&x0_, &x_, sizeof(x_)); /* padding included */                             \
-        CHECK_OK(_query(_ctx, &x_));                                                       \
-        CHECK(memcmp(&x_, &x0_, sizeof(x_)) == 0);                                         \
+#define CHECK_MASK_ZERO_WRITES_NOTHING(_query, _ctx, _type) \
+    do { \
+        _type x_, x0_; \
+        memset(&x_, SENTINEL, sizeof(x_)); \
+        x_.field_mask = 0; \
+        memcpy(&x0_, &x_, sizeof(x_)); /* padding included */ \
+        CHECK_OK(_query(_ctx, &x_)); \
+        CHECK(memcmp(&x_, &x0_, sizeof(x_)) == 0); \
     } while (0)
 
 /* Output structs: a query writes only the fields its field_mask names (mask 0: nothing). */

@@ -42,7 +42,10 @@ static ingot_loader_params_t params(uint64_t epochs)
     return (ingot_loader_params_t){
         .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
                       INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS,
-        .manifest_path = manifest, .global_batch = GLOBAL_BATCH, .seed = SEED, .epochs = epochs};
+        .manifest_path = manifest,
+        .global_batch = GLOBAL_BATCH,
+        .seed = SEED,
+        .epochs = epochs};
 }
 
 static void check_batch(const ingot_batch_t *b)
@@ -50,9 +53,8 @@ static void check_batch(const ingot_batch_t *b)
     for (uint32_t i = 0; i < b->count; i++) {
         const uint8_t *bytes = (const uint8_t *)b->data + b->offsets[i];
         if (data_check(b->indices[i], bytes, b->lengths[i], b->labels[i]) != 0) {
-            fprintf(stderr, "rank %d step %llu: sample %llu (%s) has wrong bytes or label\n",
-                    rank, (unsigned long long)b->step, (unsigned long long)b->indices[i],
-                    b->keys[i]);
+            fprintf(stderr, "rank %d step %llu: sample %llu (%s) has wrong bytes or label\n", rank,
+                    (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i]);
             exit(1);
         }
     }
@@ -90,8 +92,10 @@ static void run_exactly_once(ingot_ctx_h ctx)
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     /* The plan the shard module computes, independently of the loader. */
     ingot_order_params_t op = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                               INGOT_ORDER_PARAM_FIELD_BATCH | INGOT_ORDER_PARAM_FIELD_SEED,
-                               .sample_count = N_SAMPLES, .global_batch = GLOBAL_BATCH,
+                                             INGOT_ORDER_PARAM_FIELD_BATCH |
+                                             INGOT_ORDER_PARAM_FIELD_SEED,
+                               .sample_count = N_SAMPLES,
+                               .global_batch = GLOBAL_BATCH,
                                .seed = SEED};
     ingot_order_h order;
     CHECK_OK(ingot_order_create(&op, &order));
@@ -172,8 +176,8 @@ static void run_resume_b(ingot_ctx_h ctx, const char *dir)
     CHECK_OK(ingot_manifest_open(manifest, INGOT_MANIFEST_OPEN_LAZY, &m));
     CHECK_OK(ingot_manifest_query(m, &mi));
     ingot_manifest_close(m);
-    ingot_cursor_expect_t expect = {.manifest_digest = mi.digest, .seed = SEED,
-                                    .world_size = (uint32_t)world};
+    ingot_cursor_expect_t expect = {
+        .manifest_digest = mi.digest, .seed = SEED, .world_size = (uint32_t)world};
     ingot_cursor_t c;
     CHECK_OK(ingot_cursor_read(path, &expect, &c));
     ingot_loader_params_t p = params(1);
@@ -229,7 +233,8 @@ static void run_two_loaders(ingot_ctx_h ctx)
     ingot_batch_t ba, bb;
     for (int more = 1; more;) {
         ingot_status_t sa = ingot_loader_next(a, &ba), sb = ingot_loader_next(b, &bb);
-        CHECK((sa == INGOT_OK || sa == INGOT_END_OF_DATA) && (sb == INGOT_OK || sb == INGOT_END_OF_DATA));
+        CHECK((sa == INGOT_OK || sa == INGOT_END_OF_DATA) &&
+              (sb == INGOT_OK || sb == INGOT_END_OF_DATA));
         if (sa == INGOT_OK) {
             check_batch(&ba);
             na += ba.count;

@@ -15,7 +15,8 @@ static void check_grouping(const ingot_node_info_t *node)
     int size, leaders = 0, is_leader = node->local_rank == 0, sum = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Allreduce(&is_leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(is_leader ? &node->local_size : &(int){0}, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(is_leader ? &node->local_size : &(int){0}, &sum, 1, MPI_INT, MPI_SUM,
+                  MPI_COMM_WORLD);
     CHECK(leaders == node->node_count && sum == size);
     CHECK(node->node_id >= 0 && node->node_id < node->node_count);
     CHECK(strcmp(ingot_topo_node_hostname(node, node->node_id), node->hostname) == 0);
@@ -59,14 +60,16 @@ static void check_node_plan(const ingot_topo_t *topo, const ingot_plan_t *plan,
 
 static void check_disagreement(const ingot_topo_t *topo, const ingot_node_info_t *node)
 {
-    ingot_plan_t       *plan;
-    hwloc_bitmap_t      one = hwloc_bitmap_alloc();
-    ingot_plan_params_t p   = {.field_mask = INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET};
-    hwloc_bitmap_only(one, (unsigned)hwloc_bitmap_first(hwloc_topology_get_allowed_cpuset(topo->hw)));
-    p.allowed_cpuset = node->local_rank == 0 && topo->npus > 1 ? one
-                                                               : hwloc_topology_get_allowed_cpuset(topo->hw);
+    ingot_plan_t *plan;
+    hwloc_bitmap_t one = hwloc_bitmap_alloc();
+    ingot_plan_params_t p = {.field_mask = INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET};
+    hwloc_bitmap_only(one,
+                      (unsigned)hwloc_bitmap_first(hwloc_topology_get_allowed_cpuset(topo->hw)));
+    p.allowed_cpuset = node->local_rank == 0 && topo->npus > 1
+                           ? one
+                           : hwloc_topology_get_allowed_cpuset(topo->hw);
     p.field_mask |= INGOT_PLAN_PARAM_FIELD_MODE | INGOT_PLAN_PARAM_FIELD_SHARING;
-    p.mode    = INGOT_TOPO_MODE_CPU;
+    p.mode = INGOT_TOPO_MODE_CPU;
     p.sharing = INGOT_TOPO_SHARING_SHARE;
     CHECK_OK(ingot_topo_plan(topo, node->local_size, &p, &plan));
     ingot_status_t st = ingot_topo_node_plan_agree(node, plan);
@@ -99,13 +102,13 @@ static void check_binding(const ingot_topo_t *topo, const ingot_plan_t *plan, in
 int main(int argc, char **argv)
 {
     const ingot_topo_config_t *cfg;
-    ingot_node_info_t     node;
-    ingot_topo_t         *topo;
-    ingot_plan_t         *plan;
-    ingot_placement_t     mine;
-    ingot_plan_params_t   p;
-    uint64_t              mask;
-    bool                  conflict;
+    ingot_node_info_t node;
+    ingot_topo_t *topo;
+    ingot_plan_t *plan;
+    ingot_placement_t mine;
+    ingot_plan_params_t p;
+    uint64_t mask;
+    bool conflict;
 
     MPI_Init(&argc, &argv);
     snprintf(log_path, sizeof(log_path), "%s/log", test_tmpdir());
@@ -119,15 +122,17 @@ int main(int argc, char **argv)
     ingot_topo_plan_params_from_config(cfg, mask, &p);
     CHECK_OK(ingot_topo_plan(topo, node.local_size, &p, &plan));
     CHECK_OK(ingot_topo_node_plan_agree(&node, plan));
-    ingot_topo_placement_fill(topo, plan, &node, node.local_rank, getenv("CUDA_VISIBLE_DEVICES"), &mine);
+    ingot_topo_placement_fill(topo, plan, &node, node.local_rank, getenv("CUDA_VISIBLE_DEVICES"),
+                              &mine);
     CHECK_OK(ingot_topo_launcher_check(topo, plan, node.local_rank, NULL, mine.conflict,
                                        sizeof(mine.conflict), &conflict));
     check_node_plan(topo, plan, &node, &mine);
     check_disagreement(topo, &node);
     check_binding(topo, plan, node.local_rank);
     if (node.local_rank == 0) {
-        printf("node %d/%d %s: %d ranks, %s plan, rank 0 cpuset %s\n", node.node_id, node.node_count,
-               node.hostname, node.local_size, plan->gpu_plan ? "GPU" : "CPU-only", mine.cpuset);
+        printf("node %d/%d %s: %d ranks, %s plan, rank 0 cpuset %s\n", node.node_id,
+               node.node_count, node.hostname, node.local_size, plan->gpu_plan ? "GPU" : "CPU-only",
+               mine.cpuset);
     }
     ingot_topo_plan_destroy(plan);
     ingot_topo_destroy(topo);

@@ -27,12 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_REPS      32
-#define FIELDS        2
-#define SAMPLE_BYTES  4096u
+#define MAX_REPS       32
+#define FIELDS         2
+#define SAMPLE_BYTES   4096u
 #define BATCH_PER_RANK 32u
 /** Samples per synthetic shard (a 40 MB shard of 4 KiB samples). */
-#define SHARD_SAMPLES  10000u
+#define SHARD_SAMPLES 10000u
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -43,8 +43,8 @@ static int cmp_u64(const void *a, const void *b)
 static void report(const char *what, uint64_t *ns, int reps, double per)
 {
     qsort(ns, (size_t)reps, sizeof(*ns), cmp_u64);
-    printf("%-28s median %10.3f ms  min %10.3f  max %10.3f", what, ns[reps / 2] / 1e6,
-           ns[0] / 1e6, ns[reps - 1] / 1e6);
+    printf("%-28s median %10.3f ms  min %10.3f  max %10.3f", what, ns[reps / 2] / 1e6, ns[0] / 1e6,
+           ns[reps - 1] / 1e6);
     if (per > 0) {
         printf("  (%.2f ns per item)", (double)ns[reps / 2] / per);
     }
@@ -60,8 +60,8 @@ static int gen(uint64_t n, const char *path)
     for (uint64_t first = 0; first < n; first += SHARD_SAMPLES) {
         char name[32];
         uint64_t count = n - first < SHARD_SAMPLES ? n - first : SHARD_SAMPLES;
-        manifest_shard_t sh = {.size = count * SAMPLE_BYTES, .sample_count = count,
-                               .first_sample = first};
+        manifest_shard_t sh = {
+            .size = count * SAMPLE_BYTES, .sample_count = count, .first_sample = first};
         int nl = snprintf(name, sizeof(name), "synthetic-%06" PRIu64 ".tar", first / SHARD_SAMPLES);
         ingot_builder_str_push(&b->strbuf, name, (size_t)nl, &sh.path);
         ingot_shard_vec_push(&b->shards, &sh, 1, NULL);
@@ -77,14 +77,18 @@ static int gen(uint64_t n, const char *path)
         char key[32];
         int kl = snprintf(key, sizeof(key), "s%09" PRIu64, i);
         manifest_sample_t s = {.offset = (i % SHARD_SAMPLES) * SAMPLE_BYTES,
-                               .first_field = i * FIELDS, .shard = (uint32_t)(i / SHARD_SAMPLES),
+                               .first_field = i * FIELDS,
+                               .shard = (uint32_t)(i / SHARD_SAMPLES),
                                .label = (int32_t)(i % 10)};
         ingot_builder_str_push(&b->strbuf, key, (size_t)kl, &s.key);
         ingot_shard_vec_push(&b->samples, &s, 1, NULL);
-        manifest_field_t f0 = {.name = 0, .offset = 0, .stored_len = SAMPLE_BYTES - 512 - 2,
-                               .raw_len = SAMPLE_BYTES - 512 - 2, .hash = i};
-        manifest_field_t f1 = {.name = 1, .offset = SAMPLE_BYTES - 2, .stored_len = 2,
-                               .raw_len = 2, .hash = ~i};
+        manifest_field_t f0 = {.name = 0,
+                               .offset = 0,
+                               .stored_len = SAMPLE_BYTES - 512 - 2,
+                               .raw_len = SAMPLE_BYTES - 512 - 2,
+                               .hash = i};
+        manifest_field_t f1 = {
+            .name = 1, .offset = SAMPLE_BYTES - 2, .stored_len = 2, .raw_len = 2, .hash = ~i};
         ingot_shard_vec_push(&b->fields, &f0, 1, NULL);
         ingot_shard_vec_push(&b->fields, &f1, 1, NULL);
     }
@@ -112,10 +116,12 @@ static int open_bench(const char *path, int reps)
         }
     }
     printf("manifest: %" PRIu64 " samples, %" PRIu64 " fields, %" PRIu64 " bytes: %.2f bytes per "
-           "sample (%.2f keys and names apart)\n", info.sample_count, info.field_count,
-           info.file_size, (double)info.file_size / (double)info.sample_count,
+           "sample (%.2f keys and names apart)\n",
+           info.sample_count, info.field_count, info.file_size,
+           (double)info.file_size / (double)info.sample_count,
            (double)(info.sample_count * sizeof(manifest_sample_t) +
-                    info.field_count * sizeof(manifest_field_t)) / (double)info.sample_count);
+                    info.field_count * sizeof(manifest_field_t)) /
+               (double)info.sample_count);
     report("open, full validation", full, reps, (double)info.sample_count);
     report("open, lazy (+1 lookup)", lazy, reps, 0);
     return 0;
@@ -125,8 +131,10 @@ static int open_bench(const char *path, int reps)
 static int slice_bench(uint64_t n, uint32_t ranks, int reps)
 {
     ingot_order_params_t p = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                              INGOT_ORDER_PARAM_FIELD_BATCH | INGOT_ORDER_PARAM_FIELD_SEED,
-                              .sample_count = n, .global_batch = (uint64_t)ranks * BATCH_PER_RANK,
+                                            INGOT_ORDER_PARAM_FIELD_BATCH |
+                                            INGOT_ORDER_PARAM_FIELD_SEED,
+                              .sample_count = n,
+                              .global_batch = (uint64_t)ranks * BATCH_PER_RANK,
                               .seed = 1};
     ingot_order_h o;
     if (ingot_order_create(&p, &o) != INGOT_OK) {
@@ -156,9 +164,9 @@ static int slice_bench(uint64_t n, uint32_t ranks, int reps)
         fy[r] = ingot_time_ns() - t0;
         sink += ids[0];
     }
-    printf("order: N=%" PRIu64 ", %u ranks, global batch %" PRIu64 ", %" PRIu64 " steps, %"
-           PRIu64 " ids per rank per epoch, memory %.1f MiB per rank (sink %" PRIu64 ")\n", n,
-           ranks, p.global_batch, steps, per_rank, per_rank * 8.0 / (1 << 20), sink % 2);
+    printf("order: N=%" PRIu64 ", %u ranks, global batch %" PRIu64 ", %" PRIu64 " steps, %" PRIu64
+           " ids per rank per epoch, memory %.1f MiB per rank (sink %" PRIu64 ")\n",
+           n, ranks, p.global_batch, steps, per_rank, per_rank * 8.0 / (1 << 20), sink % 2);
     report("rank epoch slice (ours)", ours, reps, (double)per_rank);
     report("local Fisher-Yates (peer)", fy, reps, (double)per_rank);
     printf("ratio ours/peer (median): %.2f\n", (double)ours[reps / 2] / (double)fy[reps / 2]);
@@ -173,7 +181,8 @@ static int decode_bench(const char *path, int reps)
     ingot_shard_reader_h r;
     ingot_manifest_info_t info;
     uint64_t ns[MAX_REPS], raw = 0, stored = 0;
-    if (ingot_manifest_open(path, 0, &m) != INGOT_OK || ingot_shard_reader_create(m, &r) != INGOT_OK) {
+    if (ingot_manifest_open(path, 0, &m) != INGOT_OK ||
+        ingot_shard_reader_create(m, &r) != INGOT_OK) {
         return 1;
     }
     ingot_manifest_query(m, &info);
@@ -225,7 +234,10 @@ static int startup_bench(const char *path, int reps)
     ingot_loader_params_t p = {
         .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
                       INGOT_LOADER_PARAM_FIELD_THREADS | INGOT_LOADER_PARAM_FIELD_DEVICE,
-        .manifest_path = path, .global_batch = STARTUP_BATCH, .readers = 1, .workers = 1,
+        .manifest_path = path,
+        .global_batch = STARTUP_BATCH,
+        .readers = 1,
+        .workers = 1,
         .device = INGOT_DEVICE_HOST};
     for (int r = 0; r < reps; r++) {
         ingot_manifest_h m;
@@ -249,8 +261,9 @@ static int startup_bench(const char *path, int reps)
     report("ingot_loader_create", create_ns, reps, 0);
     qsort(ratio_x1000, (size_t)reps, sizeof(*ratio_x1000), cmp_u64);
     printf("ratio create/open: median of medians %.3f; per repetition median %.3f (min %.3f, "
-           "max %.3f)\n", (double)create_ns[reps / 2] / (double)open_ns[reps / 2],
-           ratio_x1000[reps / 2] / 1e3, ratio_x1000[0] / 1e3, ratio_x1000[reps - 1] / 1e3);
+           "max %.3f)\n",
+           (double)create_ns[reps / 2] / (double)open_ns[reps / 2], ratio_x1000[reps / 2] / 1e3,
+           ratio_x1000[0] / 1e3, ratio_x1000[reps - 1] / 1e3);
     return 0;
 }
 

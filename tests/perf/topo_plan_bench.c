@@ -70,15 +70,15 @@ static void ingot_load(void *arg)
 
 typedef struct plan_arg {
     const ingot_topo_t *topo;
-    int                 ranks;
+    int ranks;
 } plan_arg_t;
 
 static void plan_only(void *arg)
 {
-    plan_arg_t         *pa = arg;
-    ingot_plan_t       *plan;
-    ingot_plan_params_t p  = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
-                              .sharing = INGOT_TOPO_SHARING_SHARE};
+    plan_arg_t *pa = arg;
+    ingot_plan_t *plan;
+    ingot_plan_params_t p = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
+                             .sharing = INGOT_TOPO_SHARING_SHARE};
     if (ingot_topo_plan(pa->topo, pa->ranks, &p, &plan) != INGOT_OK) {
         exit(1);
     }
@@ -92,18 +92,18 @@ static void row(const char *what, stats_t s, double floor)
 
 int main(int argc, char **argv)
 {
-    const char           *xml   = argc > 1 ? argv[1] : DEFAULT_XML;
-    int                   reps  = argc > 2 ? atoi(argv[2]) : DEFAULT_REPS;
-    int                   batch = argc > 3 ? atoi(argv[3]) : DEFAULT_BATCH;
+    const char *xml = argc > 1 ? argv[1] : DEFAULT_XML;
+    int reps = argc > 2 ? atoi(argv[2]) : DEFAULT_REPS;
+    int batch = argc > 3 ? atoi(argv[3]) : DEFAULT_BATCH;
     const ingot_topo_config_t *cfg;
-    ingot_topo_t         *topo;
+    ingot_topo_t *topo;
     if (reps < 3 || reps > MAX_REPS || batch < 1 || ingot_topo_config(&cfg) != INGOT_OK ||
         ingot_topo_load(xml, &topo) != INGOT_OK) {
         fprintf(stderr, "usage: topo_plan_bench [XML [REPS (3-%d) [BATCH]]]\n", MAX_REPS);
         return 2;
     }
-    printf("# topo_plan_bench: %s (%d PUs, %d GPUs, %d NICs); hwloc %s; %d reps x %d calls\n",
-           xml, topo->npus, topo->ngpus, topo->nnics, HWLOC_VERSION, reps, batch);
+    printf("# topo_plan_bench: %s (%d PUs, %d GPUs, %d NICs); hwloc %s; %d reps x %d calls\n", xml,
+           topo->npus, topo->ngpus, topo->nnics, HWLOC_VERSION, reps, batch);
     printf("%-34s %10s %10s %10s %8s\n", "what", "median", "min", "max", "ratio");
     printf("%-34s %10s %10s %10s %8s\n", "", "us", "us", "us", "floor");
     stats_t floor = bench(hwloc_load_only, (void *)xml, reps, batch);

@@ -16,7 +16,7 @@
 
 typedef struct tb {
     uint8_t *buf;
-    size_t   len, cap;
+    size_t len, cap;
 } tb_t;
 
 static inline void tb_reserve(tb_t *t, size_t n)

@@ -11,11 +11,11 @@
 #include <stdio.h>
 
 typedef struct test_source {
-    ingot_source_t               base;
-    int                          stuck;
-    _Atomic int                  submitted, cancels;
-    ingot_source_req_t *_Atomic  held;
-    void                        *held_buf;
+    ingot_source_t base;
+    int stuck;
+    _Atomic int submitted, cancels;
+    ingot_source_req_t *_Atomic held;
+    void *held_buf;
 } test_source_t;
 
 static ingot_status_t test_source_submit(ingot_source_t *src, ingot_source_req_t *req)

@@ -14,31 +14,49 @@
 #include <ingot/status.h>
 
 #define CHECK(_cond) \
-    do { if (!(_cond)) { \
-        fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #_cond); exit(1); } \
+    do { \
+        if (!(_cond)) { \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #_cond); \
+            exit(1); \
+        } \
     } while (0)
 
 #define CHECK_STATUS(_expr, _expected) \
-    do { ingot_status_t _s = (_expr), _e = (_expected); if (_s != _e) { \
-        fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s)\n", __FILE__, __LINE__, \
-                #_expr, (int)_s, ingot_status_string(_s), (int)_e, ingot_status_string(_e)); \
-        exit(1); } } while (0)
+    do { \
+        ingot_status_t _s = (_expr), _e = (_expected); \
+        if (_s != _e) { \
+            fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s)\n", __FILE__, __LINE__, \
+                    #_expr, (int)_s, ingot_status_string(_s), (int)_e, ingot_status_string(_e)); \
+            exit(1); \
+        } \
+    } while (0)
 
 #define CHECK_OK(_expr) CHECK_STATUS(_expr, INGOT_OK)
 
 /** Check that @p _hay contains @p _needle (strings). */
 #define CHECK_CONTAINS(_hay, _needle) \
-    do { const char *_h = (_hay), *_n = (_needle); if (_h == NULL || strstr(_h, _n) == NULL) { \
-        fprintf(stderr, "%s:%d: expected \"%s\" in \"%s\"\n", __FILE__, __LINE__, _n, \
-                _h ? _h : "(null)"); exit(1); } } while (0)
+    do { \
+        const char *_h = (_hay), *_n = (_needle); \
+        if (_h == NULL || strstr(_h, _n) == NULL) { \
+            fprintf(stderr, "%s:%d: expected \"%s\" in \"%s\"\n", __FILE__, __LINE__, _n, \
+                    _h ? _h : "(null)"); \
+            exit(1); \
+        } \
+    } while (0)
 
 #define SKIP(...) \
-    do { fprintf(stderr, "SKIP: "); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); exit(77); } \
-    while (0)
+    do { \
+        fprintf(stderr, "SKIP: "); \
+        fprintf(stderr, __VA_ARGS__); \
+        fprintf(stderr, "\n"); \
+        exit(77); \
+    } while (0)
 
 static int test_rm_cb_(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void)sb; (void)flag; (void)ftw;
+    (void)sb;
+    (void)flag;
+    (void)ftw;
     return remove(p);
 }
 
@@ -70,7 +88,10 @@ static inline const char *test_tmpdir(void)
 static inline char *test_read_file(const char *path, size_t *len_p)
 {
     FILE *f = fopen(path, "rb");
-    if (f == NULL) { fprintf(stderr, "open %s: %s\n", path, strerror(errno)); exit(1); }
+    if (f == NULL) {
+        fprintf(stderr, "open %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);

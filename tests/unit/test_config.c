@@ -27,7 +27,8 @@ static const char *lookup_pairs(const char *name, void *arg)
 
 /* Every variable of every registered module table: for (FIELDS(t, f)) { ... } */
 #define FIELDS(_t, _f) \
-    size_t _t##_i = 0; _t##_i < ingot_config_table_count(); _t##_i++) \
+    size_t _t##_i = 0; \
+    _t##_i < ingot_config_table_count(); _t##_i++) \
     for (const ingot_config_table_t *_t = ingot_config_table_at(_t##_i); _t != NULL; _t = NULL) \
     for (const ingot_config_field_t *_f = _t->fields; _f < _t->fields + _t->count; _f++
 
@@ -43,16 +44,16 @@ static const ingot_config_field_t *field_of_type(ingot_config_type_t type)
 
 /* A synthetic field of each type with known bounds, so parser rules are tested exactly. */
 static const char *const colours[] = {"red", "green", NULL};
-static ingot_config_field_t f_int  = {"T_INT", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_INT,
-                                      0, -5, 1000, NULL, NULL};
-static ingot_config_field_t f_size = {"T_SIZE", "0", "", INGOT_CONFIG_SCOPE_JOB,
-                                      INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
-static ingot_config_field_t f_dur  = {"T_DUR", "0", "", INGOT_CONFIG_SCOPE_JOB,
-                                      INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
-static ingot_config_field_t f_bool = {"T_BOOL", "y", "", INGOT_CONFIG_SCOPE_RANK,
-                                      INGOT_CONFIG_BOOL, 0, 0, 0, NULL, NULL};
-static ingot_config_field_t f_enum = {"T_ENUM", "red", "", INGOT_CONFIG_SCOPE_RANK,
-                                      INGOT_CONFIG_ENUM, 0, 0, 0, colours, NULL};
+static ingot_config_field_t f_int = {
+    "T_INT", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_INT, 0, -5, 1000, NULL, NULL};
+static ingot_config_field_t f_size = {
+    "T_SIZE", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
+static ingot_config_field_t f_dur = {
+    "T_DUR", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
+static ingot_config_field_t f_bool = {
+    "T_BOOL", "y", "", INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, 0, 0, 0, NULL, NULL};
+static ingot_config_field_t f_enum = {
+    "T_ENUM", "red", "", INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_ENUM, 0, 0, 0, colours, NULL};
 
 static void expect_u64(ingot_config_field_t *f, const char *s, uint64_t want)
 {
@@ -241,12 +242,19 @@ static void test_registry(void)
         CHECK(ingot_config_table_at(i - 1)->order <= ingot_config_table_at(i)->order);
     }
     CHECK(ingot_config_table_at(ingot_config_table_count()) == NULL);
-    static const struct { const char *var, *value; int want; } enums[] = {
-        {"PLACEMENT", "cpu", INGOT_TOPO_MODE_CPU},    {"PLACEMENT", "GPU", INGOT_TOPO_MODE_GPU},
+    static const struct {
+        const char *var, *value;
+        int want;
+    } enums[] = {
+        {"PLACEMENT", "cpu", INGOT_TOPO_MODE_CPU},
+        {"PLACEMENT", "GPU", INGOT_TOPO_MODE_GPU},
         {"GPU_SHARING", "share", INGOT_TOPO_SHARING_SHARE},
-        {"BIND", "cpu+mem", INGOT_TOPO_BIND_CPUMEM},  {"BIND", "none", INGOT_TOPO_BIND_NONE},
-        {"VERIFY", "skip", INGOT_VERIFY_SKIP},        {"VERIFY", "off", INGOT_VERIFY_OFF},
-        {"PIN", "off", INGOT_MEM_PIN_OFF},            {"LOG_LEVEL", "trace", INGOT_LOG_LEVEL_TRACE},
+        {"BIND", "cpu+mem", INGOT_TOPO_BIND_CPUMEM},
+        {"BIND", "none", INGOT_TOPO_BIND_NONE},
+        {"VERIFY", "skip", INGOT_VERIFY_SKIP},
+        {"VERIFY", "off", INGOT_VERIFY_OFF},
+        {"PIN", "off", INGOT_MEM_PIN_OFF},
+        {"LOG_LEVEL", "trace", INGOT_LOG_LEVEL_TRACE},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
         const ingot_config_field_t *f = ingot_config_find(enums[i].var, NULL);

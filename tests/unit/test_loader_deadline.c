@@ -13,9 +13,9 @@
 #include "base/time.h"
 #include <ingot/ingot.h>
 
-#define N        64
-#define SLICE    4
-#define DEADLINE (200 * INGOT_NSEC_PER_MSEC)
+#define N         64
+#define SLICE     4
+#define DEADLINE  (200 * INGOT_NSEC_PER_MSEC)
 #define SETTLE_NS (5 * INGOT_NSEC_PER_SEC) /* bound on waiting for the pipeline to go idle */
 
 static ingot_ctx_h ctx;

@@ -17,9 +17,9 @@
 #include <ingot/loader.h>
 #include <ingot/shard.h>
 
-#define N        96
-#define SLICE    4
-#define SEED     7
+#define N     96
+#define SLICE 4
+#define SEED  7
 
 static ingot_ctx_h ctx;
 static char log_path[1024];
@@ -312,9 +312,9 @@ static void test_cursor_records_skip(void)
 
 typedef struct out_sample {
     uint64_t index;
-    int32_t  label;
+    int32_t label;
     uint32_t bin_len;
-    uint8_t  first_byte;
+    uint8_t first_byte;
 } out_sample_t;
 
 static ingot_status_t transform(const ingot_sample_view_t *s, void *out, size_t size, void *arg)
@@ -326,7 +326,9 @@ static ingot_status_t transform(const ingot_sample_view_t *s, void *out, size_t 
     if (size != sizeof(out_sample_t) || s->field_count != 2 || strcmp(s->fields[0].name, "bin")) {
         return INGOT_ERR_INVALID_PARAM;
     }
-    out_sample_t o = {.index = s->index, .label = s->label, .bin_len = (uint32_t)s->fields[0].len,
+    out_sample_t o = {.index = s->index,
+                      .label = s->label,
+                      .bin_len = (uint32_t)s->fields[0].len,
                       .first_byte = ((const uint8_t *)s->fields[0].data)[0]};
     memcpy(out, &o, sizeof(o));
     return INGOT_OK;
@@ -394,7 +396,8 @@ static void test_release_rules(const char *m)
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_NO_RESOURCE);
     ingot_loader_destroy(l); /* with 8 batches held: documented, no crash */
     char *text = log_text();
-    CHECK_CONTAINS(text, "step 1 released out of order (step 0 was handed over first and is still held)");
+    CHECK_CONTAINS(text,
+                   "step 1 released out of order (step 0 was handed over first and is still held)");
     CHECK_CONTAINS(text, "(a batch of step 0, as the caller has it) names no batch this loader "
                          "holds: released twice, forged, or from another loader");
     CHECK_CONTAINS(text, "all 8 batch slots are held");
@@ -464,7 +467,8 @@ static void test_budget_and_params(const char *m)
  * once with its bytes: its .cls then its zstd-compressed .txt, decoded. */
 static void test_version_1_manifest(void)
 {
-    ingot_loader_params_t p = params(INGOT_TEST_SRCDIR "/tests/fixtures/manifest-v1/manifest.ingot");
+    ingot_loader_params_t p = params(INGOT_TEST_SRCDIR
+                                     "/tests/fixtures/manifest-v1/manifest.ingot");
     ingot_loader_h l;
     ingot_batch_t b;
     int seen[8] = {0};

@@ -63,8 +63,8 @@ static void test_prefault(void)
 static void test_hugepage_and_numa(void)
 {
     ingot_mem_t mem;
-    CHECK_OK(ingot_mem_alloc(8u << 20, INGOT_MEM_F_HUGEPAGE | INGOT_MEM_F_PREFAULT, 0,
-                             "huge test", &mem));
+    CHECK_OK(ingot_mem_alloc(8u << 20, INGOT_MEM_F_HUGEPAGE | INGOT_MEM_F_PREFAULT, 0, "huge test",
+                             &mem));
     CHECK(((uintptr_t)mem.ptr & ((2u << 20) - 1)) == 0);
     CHECK(mem.numa_node == 0);
     memset(mem.ptr, 1, mem.size);
@@ -128,7 +128,8 @@ static void test_faults(void)
     CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
     char *text = log_text();
     CHECK_CONTAINS(text, "cannot map 1048576 bytes for faulty map: Cannot allocate memory");
-    CHECK_CONTAINS(text, "pinning faulty pin (1048576 bytes) failed: mlock: Operation not permitted");
+    CHECK_CONTAINS(text,
+                   "pinning faulty pin (1048576 bytes) failed: mlock: Operation not permitted");
     CHECK_CONTAINS(text, "cannot allocate 1 x 16 bytes for faulty calloc");
     free(text);
 }

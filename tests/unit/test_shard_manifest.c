@@ -56,7 +56,8 @@ static void check_contents(ingot_manifest_h m)
     uint8_t buf[4096], out[256];
     size_t len;
     CHECK_OK(ingot_manifest_query(m, &info));
-    CHECK(info.sample_count == NSAMPLES && info.shard_count == 1 && info.field_count == 3 * NSAMPLES);
+    CHECK(info.sample_count == NSAMPLES && info.shard_count == 1 &&
+          info.field_count == 3 * NSAMPLES);
     CHECK_OK(ingot_shard_reader_create(m, &r));
     for (uint64_t i = 0; i < NSAMPLES; i++) {
         ingot_sample_info_t s;
@@ -199,9 +200,9 @@ static void test_bad_strings(const char *mpath)
 }
 
 typedef struct faults {
-    int  n;
+    int n;
     char keys[NSAMPLES + 2][32];
-    int  shard_level;
+    int shard_level;
 } faults_t;
 
 static void on_fault(const ingot_verify_fault_t *f, void *arg)
@@ -386,8 +387,8 @@ static void test_label_file(void)
 #define V1_FIXTURE INGOT_TEST_SRCDIR "/tests/fixtures/manifest-v1/manifest.ingot"
 
 /* Write @p buf to a file and open it: the error must name the file and every string given. */
-static void expect_file_fails(const uint8_t *buf, size_t len, ingot_status_t want,
-                              const char *msg1, const char *msg2)
+static void expect_file_fails(const uint8_t *buf, size_t len, ingot_status_t want, const char *msg1,
+                              const char *msg2)
 {
     const char *path = tpath("claims.ingot");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -462,12 +463,16 @@ static void test_version_claims(const char *mpath)
     expect_file_fails(buf, len, INGOT_ERR_FORMAT, "unsupported manifest version 3", NULL);
     h->version = MANIFEST_VERSION_1; /* says 1, carries the version-2 fields */
     reseal(buf, len);
-    expect_file_fails(buf, len, INGOT_ERR_FORMAT, "claims manifest version 1 but its header is "
-                      "168 bytes", "laid out as version 2");
+    expect_file_fails(buf, len, INGOT_ERR_FORMAT,
+                      "claims manifest version 1 but its header is "
+                      "168 bytes",
+                      "laid out as version 2");
     h1->version = MANIFEST_VERSION; /* says 2, laid out as 1 */
     reseal(v1, len1);
-    expect_file_fails(v1, len1, INGOT_ERR_FORMAT, "claims manifest version 2 but its header is "
-                      "144 bytes", "laid out as version 1");
+    expect_file_fails(v1, len1, INGOT_ERR_FORMAT,
+                      "claims manifest version 2 but its header is "
+                      "144 bytes",
+                      "laid out as version 1");
     h1->header_size = sizeof(manifest_header_v2_t); /* ... even with a version-2 header size */
     reseal(v1, len1);
     expect_file_fails(v1, len1, INGOT_ERR_FORMAT, "version 2 header: section offsets", NULL);

@@ -11,14 +11,20 @@
 #include "base/status.h"
 #include <stdint.h>
 
-static double dabs(double x) { return x < 0 ? -x : x; }
+static double dabs(double x)
+{
+    return x < 0 ? -x : x;
+}
 
 static ingot_order_h make(uint64_t n, uint64_t b, uint64_t seed, ingot_order_tail_t tail)
 {
-    ingot_order_params_t p = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                              INGOT_ORDER_PARAM_FIELD_BATCH | INGOT_ORDER_PARAM_FIELD_SEED |
-                              INGOT_ORDER_PARAM_FIELD_TAIL,
-                              .sample_count = n, .global_batch = b, .seed = seed, .tail = tail};
+    ingot_order_params_t p = {
+        .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
+                      INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
+        .sample_count = n,
+        .global_batch = b,
+        .seed = seed,
+        .tail = tail};
     ingot_order_h o;
     CHECK_OK(ingot_order_create(&p, &o));
     return o;
@@ -47,14 +53,16 @@ static void test_permutations(void)
         check_permutation(o, n, 0, a);
         check_permutation(o, n, 1, b);
         check_permutation(o, n, 0, c);
-        CHECK(memcmp(a, c, n * 8) == 0);                   /* reproducible */
-        if (n >= 64) CHECK(memcmp(a, b, n * 8) != 0);      /* epochs differ */
+        CHECK(memcmp(a, c, n * 8) == 0);              /* reproducible */
+        if (n >= 64) CHECK(memcmp(a, b, n * 8) != 0); /* epochs differ */
         ingot_order_destroy(o);
         o = make(n, 1, 43, INGOT_ORDER_TAIL_DROP);
         check_permutation(o, n, 0, b);
-        if (n >= 64) CHECK(memcmp(a, b, n * 8) != 0);      /* seeds differ */
+        if (n >= 64) CHECK(memcmp(a, b, n * 8) != 0); /* seeds differ */
         ingot_order_destroy(o);
-        free(a); free(b); free(c);
+        free(a);
+        free(b);
+        free(c);
     }
 }
 
@@ -122,13 +130,18 @@ static void test_locality(void)
     const uint64_t n = SHARDS * PER;
     uint64_t counts[SHARDS];
     for (int i = 0; i < SHARDS; i++) counts[i] = PER;
-    ingot_order_params_t p = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                              INGOT_ORDER_PARAM_FIELD_BATCH | INGOT_ORDER_PARAM_FIELD_SEED |
-                              INGOT_ORDER_PARAM_FIELD_MODE | INGOT_ORDER_PARAM_FIELD_TAIL,
-                              .sample_count = n, .global_batch = BATCH, .seed = 5,
-                              .tail = INGOT_ORDER_TAIL_PAD,
-                              .mode = INGOT_ORDER_LOCALITY, .shard_samples = counts,
-                              .shard_count = SHARDS, .window = WINDOW};
+    ingot_order_params_t p = {
+        .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
+                      INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_MODE |
+                      INGOT_ORDER_PARAM_FIELD_TAIL,
+        .sample_count = n,
+        .global_batch = BATCH,
+        .seed = 5,
+        .tail = INGOT_ORDER_TAIL_PAD,
+        .mode = INGOT_ORDER_LOCALITY,
+        .shard_samples = counts,
+        .shard_count = SHARDS,
+        .window = WINDOW};
     ingot_order_h loc, full = make(n, BATCH, 5, INGOT_ORDER_TAIL_PAD);
     CHECK_OK(ingot_order_create(&p, &loc));
     check_permutation(loc, n, 0, NULL);
@@ -140,7 +153,7 @@ static void test_locality(void)
            "  full:     %.1f distinct shards per batch, Spearman rho %.4f\n"
            "  locality: %.1f distinct shards per batch, Spearman rho %.4f\n",
            (int)n, SHARDS, BATCH, WINDOW, df, rf, dl, rl);
-    CHECK(dl <= 2 * WINDOW && df > 40);     /* locality reads few shards per batch */
+    CHECK(dl <= 2 * WINDOW && df > 40); /* locality reads few shards per batch */
     CHECK(dabs(rf) < 0.05 && dabs(rl) < 0.2);
     ingot_order_destroy(loc);
     ingot_order_destroy(full);
@@ -171,9 +184,14 @@ static void test_cursor_resume(void)
     uint32_t *count = calloc(n, sizeof(*count));
     run_steps(o, 0, 10, 4, batch, count);
     uint64_t skipped[] = {17, 99};
-    ingot_cursor_t c = {.manifest_digest = digest, .seed = seed, .epoch = 2,
-                        .consumed = 10 * batch, .global_batch = batch, .skipped_count = 2,
-                        .skipped = skipped}, r;
+    ingot_cursor_t c = {.manifest_digest = digest,
+                        .seed = seed,
+                        .epoch = 2,
+                        .consumed = 10 * batch,
+                        .global_batch = batch,
+                        .skipped_count = 2,
+                        .skipped = skipped},
+                   r;
     CHECK_OK(ingot_cursor_write(path, &c));
     ingot_cursor_expect_t e = {.manifest_digest = digest, .seed = seed, .world_size = 3};
     CHECK_OK(ingot_cursor_read(path, &e, &r));
@@ -181,14 +199,15 @@ static void test_cursor_resume(void)
     run_steps(o, r.consumed / r.global_batch, ingot_order_steps(o), 3, batch, count);
     uint64_t delivered = 0;
     for (uint64_t i = 0; i < n; i++) {
-        CHECK(count[i] <= 1);           /* never twice */
+        CHECK(count[i] <= 1); /* never twice */
         delivered += count[i];
     }
     CHECK(delivered == n / batch * batch); /* exactly once for every position of the epoch */
     ingot_cursor_release(&r);
     e.world_size = 5;
     CHECK_STATUS(ingot_cursor_read(path, &e, &r), INGOT_ERR_INVALID_PARAM);
-    CHECK_CONTAINS(ingot_last_error(), "field global_batch: 24 is not divisible by the world size 5");
+    CHECK_CONTAINS(ingot_last_error(),
+                   "field global_batch: 24 is not divisible by the world size 5");
     e.world_size = 2;
     e.seed = 10;
     CHECK_STATUS(ingot_cursor_read(path, &e, &r), INGOT_ERR_MISMATCH);
@@ -217,12 +236,12 @@ static void test_cursor_corrupt(void)
     char *good = test_read_file(path, &len);
     char *bad = malloc(len);
     memcpy(bad, good, len);
-    bad[40] ^= 1;                       /* a bit flip in consumed */
+    bad[40] ^= 1; /* a bit flip in consumed */
     rewrite(path, bad, len);
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_CORRUPT);
     CHECK_CONTAINS(ingot_last_error(), "field checksum");
     CHECK_CONTAINS(ingot_last_error(), path);
-    rewrite(path, good, len / 2);       /* torn */
+    rewrite(path, good, len / 2); /* torn */
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_FORMAT);
     CHECK_CONTAINS(ingot_last_error(), "truncated");
     memcpy(bad, good, len);
@@ -230,7 +249,7 @@ static void test_cursor_corrupt(void)
     rewrite(path, bad, len);
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_FORMAT);
     CHECK_CONTAINS(ingot_last_error(), "field magic");
-    c.consumed = 6;                     /* not a whole number of steps */
+    c.consumed = 6; /* not a whole number of steps */
     CHECK_STATUS(ingot_cursor_write(path, &c), INGOT_ERR_INVALID_PARAM);
     snprintf(path, sizeof(path), "%s/no-such-cursor", test_tmpdir());
     CHECK_STATUS(ingot_cursor_read(path, NULL, &r), INGOT_ERR_NOT_FOUND);

@@ -91,9 +91,9 @@ static void test_truncated(void)
     tb_end(&t);
     t.len = TAR_BLOCK + 3; /* cut inside the data */
     expect_bad(&t, "truncated", "offset 0");
-    t.len = TAR_BLOCK * 2;  /* member complete, no end marker */
+    t.len = TAR_BLOCK * 2; /* member complete, no end marker */
     expect_bad(&t, "end-of-archive marker", "offset 1024");
-    t.len = 100;            /* partial header */
+    t.len = 100; /* partial header */
     expect_bad(&t, "partial header", "offset 0");
     free(t.buf);
 }
@@ -205,7 +205,8 @@ static void test_name_split(void)
     CHECK_STATUS(ingot_tar_name_split("arch.tar", 512, "dir/nofield", &key, &klen, &field),
                  INGOT_ERR_FORMAT);
     CHECK_CONTAINS(ingot_last_error(), "arch.tar: offset 512: member 'dir/nofield'");
-    CHECK_STATUS(ingot_tar_name_split("a", 0, "dir/.hidden", &key, &klen, &field), INGOT_ERR_FORMAT);
+    CHECK_STATUS(ingot_tar_name_split("a", 0, "dir/.hidden", &key, &klen, &field),
+                 INGOT_ERR_FORMAT);
 }
 
 int main(void)

@@ -11,9 +11,9 @@
 #include <zdict.h>
 #include <zstd.h>
 
-#define WHAT "s.tar: key 'k' field 'bin'"
+#define WHAT    "s.tar: key 'k' field 'bin'"
 #define NFRAMES 200
-#define LEVEL 3
+#define LEVEL   3
 
 static void test_reuse_and_dict(void)
 {
@@ -21,8 +21,10 @@ static void test_reuse_and_dict(void)
     size_t sizes[NFRAMES], total = 0;
     char *all = malloc(NFRAMES * sizeof(text[0]));
     for (int i = 0; i < NFRAMES; i++) {
-        sizes[i] = (size_t)snprintf(text[i], sizeof(text[i]), "{\"id\": %d, \"name\": \"sample-%d\", "
-                                    "\"tags\": [\"a\", \"b\"], \"v\": %d}", i, i * 7, i % 13);
+        sizes[i] = (size_t)snprintf(text[i], sizeof(text[i]),
+                                    "{\"id\": %d, \"name\": \"sample-%d\", "
+                                    "\"tags\": [\"a\", \"b\"], \"v\": %d}",
+                                    i, i * 7, i % 13);
         memcpy(all + total, text[i], sizes[i]);
         total += sizes[i];
     }
@@ -58,12 +60,15 @@ static void test_bad_frames(void)
     CHECK_OK(ingot_shard_zstd_init(&z, NULL, 0));
     CHECK_OK(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT));
     ingot_last_error_clear();
-    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl - 3, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl - 3, out, sizeof(src), WHAT),
+                 INGOT_ERR_ZSTD);
     CHECK_CONTAINS(ingot_last_error(), WHAT);
     CHECK_CONTAINS(ingot_last_error(), "truncated zstd frame");
-    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) - 1, WHAT), INGOT_ERR_ZSTD);
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) - 1, WHAT),
+                 INGOT_ERR_ZSTD);
     CHECK_CONTAINS(ingot_last_error(), "exceeds the raw length 4095");
-    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) + 1, WHAT), INGOT_ERR_ZSTD);
+    CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src) + 1, WHAT),
+                 INGOT_ERR_ZSTD);
     CHECK_CONTAINS(ingot_last_error(), "manifest says 4097");
     frame[0] ^= 0xff;
     CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, zl, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
@@ -71,8 +76,8 @@ static void test_bad_frames(void)
     CHECK_STATUS(ingot_shard_zstd_decode(&z, frame, 0, out, sizeof(src), WHAT), INGOT_ERR_ZSTD);
     /* A frame asking for a 256 MiB window (beyond the 128 MiB limit): magic, FHD, window
      * descriptor (2^28), then a last raw block of one byte. */
-    const uint8_t big_window[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, (28 - 10) << 3,
-                                  0x09, 0x00, 0x00, 'x'};
+    const uint8_t big_window[] = {0x28,           0xb5, 0x2f, 0xfd, 0x00,
+                                  (28 - 10) << 3, 0x09, 0x00, 0x00, 'x'};
     CHECK_STATUS(ingot_shard_zstd_decode(&z, big_window, sizeof(big_window), out, 1, WHAT),
                  INGOT_ERR_ZSTD);
     CHECK_CONTAINS(ingot_last_error(), WHAT);

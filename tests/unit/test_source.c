@@ -21,7 +21,7 @@
 
 #define PIECES 3000 /* > IOV_MAX (1024): the read is split */
 #define PIECE  7
-#define AT     50   /* offset of the scatter read */
+#define AT     50 /* offset of the scatter read */
 
 static char log_path[1024];
 static ingot_manifest_h man;
@@ -29,9 +29,9 @@ static char shard0[PATH_MAX], shard1[PATH_MAX];
 static uint64_t size0;
 
 typedef struct seen {
-    int       calls, late;
+    int calls, late;
     pthread_t thread;
-    uint64_t  at; /* when the callback ran */
+    uint64_t at; /* when the callback ran */
 } seen_t;
 
 static void on_done(ingot_source_req_t *req, int late)
@@ -55,9 +55,14 @@ static void req_init(ingot_source_req_t *req, uint32_t shard, uint64_t off, stru
     for (int i = 0; i < n; i++) {
         len += iov[i].iov_len;
     }
-    *req = (ingot_source_req_t){.shard = shard, .offset = off, .length = len, .iov = iov,
-                                .iovcnt = n, .deadline_ns = ingot_deadline_after(
-                                    5 * INGOT_NSEC_PER_SEC), .cb = on_done, .arg = seen};
+    *req = (ingot_source_req_t){.shard = shard,
+                                .offset = off,
+                                .length = len,
+                                .iov = iov,
+                                .iovcnt = n,
+                                .deadline_ns = ingot_deadline_after(5 * INGOT_NSEC_PER_SEC),
+                                .cb = on_done,
+                                .arg = seen};
 }
 
 static void test_posix_scatter(ingot_source_t *src)
@@ -228,8 +233,8 @@ static void test_describe(void)
     snprintf(want, sizeof(want), "posix:%s", shard0);
     CHECK(strcmp(ingot_source_describe(posix, 0, d, sizeof(d)), want) == 0);
     CHECK(strcmp(ingot_source_describe(posix, INGOT_SOURCE_ALL, d, sizeof(d)), "posix") == 0);
-    CHECK(strcmp(ingot_source_describe(direct, INGOT_SOURCE_ALL, d, sizeof(d)),
-                 "posix-direct") == 0);
+    CHECK(strcmp(ingot_source_describe(direct, INGOT_SOURCE_ALL, d, sizeof(d)), "posix-direct") ==
+          0);
     CHECK_OK(ingot_source_emulate_create(&e, posix, 1, &emu));
     snprintf(want, sizeof(want), "emulated(bw=200MiB/s,lat=5ms) over posix:%s", shard0);
     CHECK(strcmp(ingot_source_describe(emu, 0, d, sizeof(d)), want) == 0);
@@ -249,7 +254,9 @@ static void test_emulation_spec(void)
     CHECK(e.bandwidth == 0 && e.latency_ns == 250000ull);
     CHECK(ingot_source_emulation_parse("none", &e, err, sizeof(err)) == 0 && e.bandwidth == 0);
     CHECK(!ingot_source_emulation_active(&e));
-    static const struct { const char *spec, *why; } bad[] = {
+    static const struct {
+        const char *spec, *why;
+    } bad[] = {
         {"bw=200MiB", "needs a rate such as 200MiB/s"},
         {"bw=0/s", "is not a positive size per second"},
         {"bw=abc/s", "is not a positive size per second"},

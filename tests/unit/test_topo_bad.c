@@ -16,25 +16,28 @@
 #define CPU2S    FIXTURES "/cpu-2s.xml"
 #define ODD      FIXTURES "/odd.xml"
 
-static char   log_path[4096];
+static char log_path[4096];
 static size_t log_seen;
 
 /* What was logged since the previous call. */
 static char *log_new(void)
 {
     size_t len;
-    char  *all = test_read_file(log_path, &len);
-    char  *out = strdup(all + (log_seen <= len ? log_seen : len));
-    log_seen   = len;
+    char *all = test_read_file(log_path, &len);
+    char *out = strdup(all + (log_seen <= len ? log_seen : len));
+    log_seen = len;
     free(all);
     return out;
 }
 
 #define CHECK_LOGGED(...) \
-    do { char *logged_ = log_new(); const char *wanted_[] = {__VA_ARGS__}; \
-         for (size_t i_ = 0; i_ < sizeof(wanted_) / sizeof(wanted_[0]); i_++) \
-             CHECK_CONTAINS(logged_, wanted_[i_]); \
-         free(logged_); } while (0)
+    do { \
+        char *logged_ = log_new(); \
+        const char *wanted_[] = {__VA_ARGS__}; \
+        for (size_t i_ = 0; i_ < sizeof(wanted_) / sizeof(wanted_[0]); i_++) \
+            CHECK_CONTAINS(logged_, wanted_[i_]); \
+        free(logged_); \
+    } while (0)
 
 static char *write_tmp(const char *name, const char *text, size_t len)
 {
@@ -56,18 +59,20 @@ static void check_bad_files(void)
     CHECK_LOGGED("cannot read", "Is a directory");
 
     const char *text = "hello, not xml\n";
-    CHECK_STATUS(ingot_topo_load(write_tmp("text.xml", text, strlen(text)), &topo), INGOT_ERR_FORMAT);
+    CHECK_STATUS(ingot_topo_load(write_tmp("text.xml", text, strlen(text)), &topo),
+                 INGOT_ERR_FORMAT);
     CHECK_LOGGED("not an hwloc XML export", "expected a <topology> element", "found none");
     CHECK_STATUS(ingot_topo_load(write_tmp("empty.xml", "", 0), &topo), INGOT_ERR_FORMAT);
     CHECK_LOGGED("found an empty file");
 
     size_t len;
-    char  *dgx = test_read_file(DGX, &len);
+    char *dgx = test_read_file(DGX, &len);
     CHECK_STATUS(ingot_topo_load(write_tmp("cut.xml", dgx, len / 2), &topo), INGOT_ERR_FORMAT);
     CHECK_LOGGED("cut.xml", "invalid hwloc XML", "expected an export of hwloc");
     free(dgx);
     const char *alien = "<topology version=\"9.0\"><object type=\"Spaceship\"/></topology>";
-    CHECK_STATUS(ingot_topo_load(write_tmp("alien.xml", alien, strlen(alien)), &topo), INGOT_ERR_FORMAT);
+    CHECK_STATUS(ingot_topo_load(write_tmp("alien.xml", alien, strlen(alien)), &topo),
+                 INGOT_ERR_FORMAT);
     CHECK_LOGGED("alien.xml", "invalid hwloc XML");
     CHECK(topo == NULL);
 }
@@ -82,7 +87,8 @@ static void check_bad_policies(void)
     ingot_plan_params_t gpu_mode = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE,
                                     .mode = INGOT_TOPO_MODE_GPU};
     CHECK_STATUS(ingot_topo_plan(cpu, 2, &gpu_mode, &plan), INGOT_ERR_NO_DEVICE);
-    CHECK_LOGGED("INGOT_PLACEMENT=gpu", "expected at least one usable GPU", "found 0 GPUs", "cpu-2s.xml");
+    CHECK_LOGGED("INGOT_PLACEMENT=gpu", "expected at least one usable GPU", "found 0 GPUs",
+                 "cpu-2s.xml");
 
     CHECK_STATUS(ingot_topo_plan(dgx, 9, NULL, &plan), INGOT_ERR_NO_DEVICE);
     CHECK_LOGGED("9 local ranks but 8 usable GPUs", "expected at most one rank per GPU",
@@ -114,12 +120,13 @@ static void check_bad_policies(void)
 static void check_gpu_lists(void)
 {
     ingot_topo_t *dgx;
-    uint64_t      mask = 0;
+    uint64_t mask = 0;
     CHECK_OK(ingot_topo_load(DGX, &dgx));
     CHECK_STATUS(ingot_topo_gpu_list_parse(dgx, "0,9", "INGOT_GPUS", &mask), INGOT_ERR_NOT_FOUND);
-    CHECK_LOGGED("INGOT_GPUS='0,9'", "'9' names no GPU", "expected an index, a PCI bus id or a GPU UUID",
-                 "found 8 GPUs: 0=0000:18:00.0");
-    CHECK_STATUS(ingot_topo_gpu_list_parse(dgx, "1b:00.0", "INGOT_GPUS", &mask), INGOT_ERR_NOT_FOUND);
+    CHECK_LOGGED("INGOT_GPUS='0,9'", "'9' names no GPU",
+                 "expected an index, a PCI bus id or a GPU UUID", "found 8 GPUs: 0=0000:18:00.0");
+    CHECK_STATUS(ingot_topo_gpu_list_parse(dgx, "1b:00.0", "INGOT_GPUS", &mask),
+                 INGOT_ERR_NOT_FOUND);
     CHECK_LOGGED("'1b:00.0' names no GPU");
     CHECK_STATUS(ingot_topo_gpu_mask(dgx, "all", "MIG-5a1c", &mask), INGOT_ERR_UNSUPPORTED);
     CHECK_LOGGED("CUDA_VISIBLE_DEVICES='MIG-5a1c'", "MIG instance", "expected whole GPUs");
@@ -139,8 +146,8 @@ static void check_gpu_lists(void)
 
     /* The launcher hides the planned GPU: reported, not fatal. */
     ingot_plan_t *plan;
-    char          msg[INGOT_TOPOLOGY_STR_MAX];
-    bool          conflict = false;
+    char msg[INGOT_TOPOLOGY_STR_MAX];
+    bool conflict = false;
     CHECK_OK(ingot_topo_plan(dgx, 2, NULL, &plan));
     CHECK_OK(ingot_topo_launcher_check(dgx, plan, 1, "0,1", msg, sizeof(msg), &conflict));
     CHECK(conflict);
@@ -167,9 +174,9 @@ static void check_odd_topologies(void)
         "</object>\n</topology>\n";
     const char *shapes[] = {write_tmp("v1-nonuma.xml", v1, strlen(v1)), ODD};
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-        ingot_topo_t       *topo;
-        ingot_plan_t       *plan;
-        ingot_placement_t   pl;
+        ingot_topo_t *topo;
+        ingot_plan_t *plan;
+        ingot_placement_t pl;
         ingot_plan_params_t share = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
                                      .sharing = INGOT_TOPO_SHARING_SHARE};
         CHECK_OK(ingot_topo_load(shapes[i], &topo));
@@ -199,9 +206,9 @@ static void check_launcher_binding(void)
 {
     ingot_topo_t *live;
     ingot_plan_t *plan;
-    ingot_mem_t   mem;
-    char          msg[INGOT_TOPOLOGY_STR_MAX];
-    bool          conflict = true;
+    ingot_mem_t mem;
+    char msg[INGOT_TOPOLOGY_STR_MAX];
+    bool conflict = true;
     CHECK_OK(ingot_topo_load(NULL, &live));
     CHECK_OK(ingot_topo_plan(live, live->npus, NULL, &plan));
     int numa = ingot_topo_plan_numa_os_index(live, plan, 0);
@@ -233,7 +240,7 @@ static void check_alloc_failures(void)
 {
 #ifdef INGOT_FAULT_INJECTION
     char err[256], spec[64];
-    int  failed = 0;
+    int failed = 0;
     for (int nth = 1;; nth++) {
         ingot_topo_t *topo = NULL;
         ingot_plan_t *plan = NULL;
@@ -266,9 +273,9 @@ static void check_alloc_failures(void)
 /* The public summary and device queries of the DGX-like fixture (what the context returns). */
 static void check_public_fill(void)
 {
-    ingot_topo_t            *dgx;
+    ingot_topo_t *dgx;
     ingot_topology_summary_t s;
-    ingot_topology_device_t  d;
+    ingot_topology_device_t d;
     CHECK_OK(ingot_topo_load(DGX, &dgx));
     ingot_topo_summary_fill(dgx, &s);
     CHECK(s.packages == 2 && s.numa_nodes == 2 && s.cores == 112 && s.pus == 224);
@@ -279,10 +286,12 @@ static void check_public_fill(void)
     CHECK(strcmp(d.name, "cuda7") == 0 && strcmp(d.locality, "56-111,168-223") == 0);
     CHECK_OK(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_NIC, 0, &d));
     CHECK(strcmp(d.name, "mlx5_0") == 0 && d.port == 1);
-    CHECK_STATUS(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_GPU, 8, &d), INGOT_ERR_OUT_OF_RANGE);
+    CHECK_STATUS(ingot_topo_device_fill(dgx, INGOT_TOPOLOGY_DEVICE_GPU, 8, &d),
+                 INGOT_ERR_OUT_OF_RANGE);
     CHECK_STATUS(ingot_topo_device_fill(dgx, (ingot_topology_device_kind_t)7, 0, &d),
                  INGOT_ERR_INVALID_PARAM);
-    CHECK(strcmp(ingot_topology_distance_name(INGOT_TOPOLOGY_DISTANCE_HOSTBRIDGE), "hostbridge") == 0);
+    CHECK(strcmp(ingot_topology_distance_name(INGOT_TOPOLOGY_DISTANCE_HOSTBRIDGE), "hostbridge") ==
+          0);
     CHECK(strcmp(ingot_topology_distance_name((ingot_topology_distance_t)42), "unknown") == 0);
     ingot_topo_destroy(dgx);
 }
@@ -290,15 +299,17 @@ static void check_public_fill(void)
 static void check_config_rows(void)
 {
     const ingot_config_field_t *bind = ingot_config_find("BIND", NULL);
-    int                         v    = -1;
-    char                        err[512];
+    int v = -1;
+    char err[512];
     CHECK(bind != NULL);
     CHECK_OK(ingot_config_parse(bind, "cpu+mem", &v, err, sizeof(err)));
     CHECK(v == INGOT_TOPO_BIND_CPUMEM);
     CHECK(ingot_config_parse(bind, "socket", &v, err, sizeof(err)) != INGOT_OK);
     CHECK_CONTAINS(err, "cpu+mem");
-    CHECK(ingot_config_find("TOPOLOGY_XML", NULL) != NULL && ingot_config_find("GPUS", NULL) != NULL);
-    CHECK(ingot_config_find("GPU_SHARING", NULL) != NULL && ingot_config_find("INGEST_CORES", NULL) != NULL);
+    CHECK(ingot_config_find("TOPOLOGY_XML", NULL) != NULL &&
+          ingot_config_find("GPUS", NULL) != NULL);
+    CHECK(ingot_config_find("GPU_SHARING", NULL) != NULL &&
+          ingot_config_find("INGEST_CORES", NULL) != NULL);
     CHECK(ingot_config_find("PLACEMENT", NULL) != NULL);
 }
 

@@ -15,12 +15,12 @@ static const char *const fixtures[] = {"dgx-h100.xml", "gpu4-nic1.xml", "cpu-2s.
                                        "this-machine.xml"};
 
 typedef struct check_ctx {
-    const char          *xml;
-    hwloc_topology_t     hw;     /* the oracle's own topology */
-    const ingot_topo_t  *topo;
-    const ingot_plan_t  *plan;
+    const char *xml;
+    hwloc_topology_t hw; /* the oracle's own topology */
+    const ingot_topo_t *topo;
+    const ingot_plan_t *plan;
     hwloc_const_cpuset_t allowed;
-    bool                 whole;  /* allowed is the whole node: NUMA balance is expected */
+    bool whole; /* allowed is the whole node: NUMA balance is expected */
 } check_ctx_t;
 
 static void check_gpus_distinct(const check_ctx_t *c)
@@ -59,8 +59,8 @@ static void check_gpu_rank(const check_ctx_t *c, const ingot_plan_rank_t *rk)
     if (gpu == NULL) {
         return; /* a GPU without PCI device: no locality to check */
     }
-    hwloc_obj_t    near = oracle_cpu_parent(gpu);
-    hwloc_bitmap_t dom  = hwloc_bitmap_alloc();
+    hwloc_obj_t near = oracle_cpu_parent(gpu);
+    hwloc_bitmap_t dom = hwloc_bitmap_alloc();
     hwloc_bitmap_and(dom, near->cpuset, c->allowed);
     if (!hwloc_bitmap_iszero(dom)) {
         CHECK(hwloc_bitmap_isincluded(rk->cpuset, dom));
@@ -71,7 +71,7 @@ static void check_gpu_rank(const check_ctx_t *c, const ingot_plan_rank_t *rk)
     int best = ORACLE_SYSTEM + 1, chosen = -1;
     for (int i = 0; i < c->topo->nnics; i++) {
         hwloc_obj_t nic = oracle_osdev_pci(c->hw, c->topo->nics[i].name);
-        int         cls = nic != NULL ? oracle_class(gpu, nic) : ORACLE_SYSTEM;
+        int cls = nic != NULL ? oracle_class(gpu, nic) : ORACLE_SYSTEM;
         best = cls < best ? cls : best;
         if (i == rk->nic) {
             chosen = cls;
@@ -143,7 +143,7 @@ static ingot_plan_t *plan_checked(const char *xml, int n, hwloc_const_cpuset_t n
     CHECK_OK(ingot_topo_load(xml, &topo));
     ingot_plan_params_t p = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING, .sharing = sharing};
     if (narrow != NULL) {
-        p.field_mask    |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
+        p.field_mask |= INGOT_PLAN_PARAM_FIELD_ALLOWED_CPUSET;
         p.allowed_cpuset = narrow;
     }
     ingot_status_t st = ingot_topo_plan(topo, n, &p, &plan);
@@ -153,8 +153,11 @@ static ingot_plan_t *plan_checked(const char *xml, int n, hwloc_const_cpuset_t n
         return NULL;
     }
     CHECK_OK(st);
-    check_ctx_t c = {.xml = xml != NULL ? xml : "live", .hw = oracle_load(xml), .topo = topo,
-                     .plan = plan, .whole = narrow == NULL};
+    check_ctx_t c = {.xml = xml != NULL ? xml : "live",
+                     .hw = oracle_load(xml),
+                     .topo = topo,
+                     .plan = plan,
+                     .whole = narrow == NULL};
     hwloc_bitmap_t allowed = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(c.hw));
     if (narrow != NULL) {
         hwloc_bitmap_and(allowed, allowed, narrow);
@@ -175,11 +178,11 @@ static ingot_plan_t *plan_checked(const char *xml, int n, hwloc_const_cpuset_t n
  * whole node and on its first package only. */
 static void check_file(const char *xml)
 {
-    hwloc_topology_t hw   = oracle_load(xml);
-    int              npus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(hw));
-    hwloc_obj_t      pkg  = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PACKAGE, 0);
-    hwloc_bitmap_t   half = hwloc_bitmap_dup(pkg != NULL ? pkg->cpuset
-                                                         : hwloc_topology_get_allowed_cpuset(hw));
+    hwloc_topology_t hw = oracle_load(xml);
+    int npus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(hw));
+    hwloc_obj_t pkg = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PACKAGE, 0);
+    hwloc_bitmap_t half = hwloc_bitmap_dup(pkg != NULL ? pkg->cpuset
+                                                       : hwloc_topology_get_allowed_cpuset(hw));
     for (int n = 1; n <= npus; n += n < 16 ? 1 : n / 2) {
         for (int s = INGOT_TOPO_SHARING_ERROR; s <= INGOT_TOPO_SHARING_SHARE; s++) {
             ingot_topo_plan_destroy(plan_checked(xml, n, NULL, (ingot_topo_sharing_t)s, NULL));
@@ -238,12 +241,14 @@ static void check_cpu_only(void)
     ingot_topo_plan_destroy(plan);
     ingot_topo_destroy(topo);
     /* CPU-only on the DGX-like node: ties among a socket's 6 NICs spread the ranks over them. */
-    ingot_plan_params_t cpu = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE, .mode = INGOT_TOPO_MODE_CPU};
+    ingot_plan_params_t cpu = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE,
+                               .mode = INGOT_TOPO_MODE_CPU};
     CHECK_OK(ingot_topo_load(ORACLE_FIXTURES "/dgx-h100.xml", &topo));
     CHECK_OK(ingot_topo_plan(topo, 12, &cpu, &plan));
     uint64_t nics = 0;
     for (int r = 0; r < 12; r++) {
-        CHECK(plan->ranks[r].gpu == -1 && plan->ranks[r].nic_distance == INGOT_TOPOLOGY_DISTANCE_NUMA);
+        CHECK(plan->ranks[r].gpu == -1 &&
+              plan->ranks[r].nic_distance == INGOT_TOPOLOGY_DISTANCE_NUMA);
         CHECK(topo->nics[plan->ranks[r].nic].numa == plan->ranks[r].numa);
         nics |= 1ull << plan->ranks[r].nic;
     }
@@ -254,7 +259,7 @@ static void check_cpu_only(void)
 
 int main(void)
 {
-    char                  log[8192];
+    char log[8192];
     snprintf(log, sizeof(log), "%s/log", test_tmpdir());
     setenv("INGOT_LOG_FILE", log, 1); /* expected errors (too many ranks) stay out of the output */
     CHECK_OK(ingot_config_load());
@@ -267,7 +272,7 @@ int main(void)
     }
     check_file(NULL);
     const char *extra = getenv("INGOT_TOPO_EXTRA_XML");
-    char       *list  = extra != NULL ? strdup(extra) : NULL, *save = NULL;
+    char *list = extra != NULL ? strdup(extra) : NULL, *save = NULL;
     for (char *f = list != NULL ? strtok_r(list, ":", &save) : NULL; f != NULL;
          f = strtok_r(NULL, ":", &save)) {
         check_file(f);
