@@ -1,5 +1,7 @@
 /* Run-time CUDA detection (see cuda.h). */
 #include "base/cuda.h"
+#include "base/errors.h"
+#include "base/log.h"
 #include <ingot/version.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,4 +51,52 @@ const ingot_cuda_probe_t *ingot_cuda_probe(void)
 int ingot_cuda_usable(void)
 {
     return ingot_cuda_probe()->device_count > 0;
+}
+
+ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
+                                       const char *what)
+{
+#if INGOT_BUILD_CUDA
+    ingot_status_t st = INGOT_OK;
+    if (event != NULL) {
+        st = ingot_cuda_check((int)cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize",
+                              what);
+    }
+    if (st == INGOT_OK && bytes > 0) {
+        st = ingot_cuda_check((int)cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost),
+                              "cudaMemcpy", what);
+    }
+    return st;
+#else
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    (void)event;
+    ingot_error("%s: cannot copy device memory to the host: %s", what, ingot_cuda_probe()->reason);
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
+{
+    const ingot_cuda_probe_t *probe = ingot_cuda_probe();
+    if (device < 0 || device >= probe->device_count) {
+        return INGOT_ERR_NO_DEVICE;
+    }
+#if INGOT_BUILD_CUDA
+    int prev = 0;
+    cudaGetDevice(&prev);
+    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice",
+                                         "device memory query");
+    if (st == INGOT_OK) {
+        st = ingot_cuda_check((int)cudaMemGetInfo(free_p, total_p), "cudaMemGetInfo",
+                              "device memory query");
+    }
+    cudaSetDevice(prev);
+    return st;
+#else
+    (void)free_p;
+    (void)total_p;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
 }

@@ -9,28 +9,30 @@ check=$(dirname "$0")/topo_json_check.py
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Plans for the fixtures' nodes: this machine's CUDA_VISIBLE_DEVICES names none of their GPUs.
+fixture() { env -u CUDA_VISIBLE_DEVICES "$topo" "$@"; }
 
 # The DGX-like node, 8 ranks: own GPU, a NIC behind the same switch, CPUs of the GPU's locality.
-"$topo" --xml "$fx/dgx-h100.xml" --ranks-per-node 8 --json > "$tmp/dgx.json"
+fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 8 --json > "$tmp/dgx.json"
 "$py" "$check" dgx "$tmp/dgx.json"
 
 # CPU-only node, 4 ranks: 2 per NUMA node.
-"$topo" --xml "$fx/cpu-2s.xml" --ranks-per-node 4 --json > "$tmp/cpu.json"
+fixture --xml "$fx/cpu-2s.xml" --ranks-per-node 4 --json > "$tmp/cpu.json"
 "$py" "$check" cpu "$tmp/cpu.json"
 
 # The table: a header and one row per rank.
-"$topo" --xml "$fx/gpu4-nic1.xml" --ranks-per-node 4 > "$tmp/table.txt"
+fixture --xml "$fx/gpu4-nic1.xml" --ranks-per-node 4 > "$tmp/table.txt"
 grep -q "^rank  gpu  pci_busid" "$tmp/table.txt" || fail "no table header"
 [ "$(grep -c '^[0-3] .*mlx5_0' "$tmp/table.txt")" = 4 ] || fail "table rows: $(cat "$tmp/table.txt")"
 
 # Bad input: exit status and a message naming what was expected and found.
-if "$topo" --xml /nonexistent.xml --ranks-per-node 1 2> "$tmp/err"; then fail "missing XML accepted"; fi
+if fixture --xml /nonexistent.xml --ranks-per-node 1 2> "$tmp/err"; then fail "missing XML accepted"; fi
 grep -q "cannot open" "$tmp/err" || fail "missing XML: $(cat "$tmp/err")"
-if INGOT_GPUS=0,9 "$topo" --xml "$fx/dgx-h100.xml" --ranks-per-node 1 2> "$tmp/err"; then fail "GPU 9 accepted"; fi
+if INGOT_GPUS=0,9 fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 1 2> "$tmp/err"; then fail "GPU 9 accepted"; fi
 grep -q "'9' names no GPU" "$tmp/err" || fail "GPU 9: $(cat "$tmp/err")"
-if "$topo" --xml "$fx/dgx-h100.xml" --ranks-per-node 9 2> "$tmp/err"; then fail "9 ranks on 8 GPUs accepted"; fi
+if fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 9 2> "$tmp/err"; then fail "9 ranks on 8 GPUs accepted"; fi
 grep -q "INGOT_GPU_SHARING=share" "$tmp/err" || fail "9 ranks: $(cat "$tmp/err")"
-INGOT_GPU_SHARING=share "$topo" --xml "$fx/dgx-h100.xml" --ranks-per-node 9 > /dev/null
+INGOT_GPU_SHARING=share fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 9 > /dev/null
 rc=0; "$topo" --ranks-per-node 0 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--ranks-per-node 0 exited $rc, expected 2"
 

@@ -36,17 +36,20 @@ static ingot_loader_params_t params(const char *manifest)
     return data_params(manifest, SLICE, SEED, 8, 1, 2);
 }
 
+/* Check every sample of @p b where its data lives (device batches are copied back first). */
 static void check_batch(const ingot_batch_t *b)
 {
+    void *copy;
+    const uint8_t *data = data_host_bytes(b, &copy);
     for (uint32_t i = 0; i < b->count; i++) {
-        if (data_check(b->indices[i], (const uint8_t *)b->data + b->offsets[i], b->lengths[i],
-                       b->labels[i]) != 0) {
+        if (data_check(b->indices[i], data + b->offsets[i], b->lengths[i], b->labels[i]) != 0) {
             fprintf(stderr, "step %llu: sample %llu (%s, %llu bytes, label %d) is wrong\n",
                     (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i],
                     (unsigned long long)b->lengths[i], b->labels[i]);
             exit(1);
         }
     }
+    free(copy);
 }
 
 static char *log_text(void)
@@ -347,14 +350,17 @@ static void test_transform(const char *m)
     ingot_batch_t b;
     uint64_t n = 0;
     while (ingot_loader_next(l, &b) == INGOT_OK) {
+        void *copy;
+        const uint8_t *data = data_host_bytes(&b, &copy);
         for (uint32_t i = 0; i < b.count; i++) {
             out_sample_t o;
-            memcpy(&o, (const char *)b.data + i * sizeof(o), sizeof(o));
+            memcpy(&o, data + i * sizeof(o), sizeof(o));
             CHECK(b.offsets[i] == i * sizeof(o) && o.index == b.indices[i]);
             CHECK(o.label == (int32_t)(o.index % 10) && o.bin_len == data_len(o.index));
             CHECK(o.first_byte == data_byte(o.index, 0));
             n++;
         }
+        free(copy);
         CHECK_OK(ingot_loader_release(l, &b));
     }
     CHECK(n == N);
@@ -474,6 +480,8 @@ static void test_version_1_manifest(void)
     int seen[8] = {0};
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     while (ingot_loader_next(l, &b) == INGOT_OK) {
+        void *copy;
+        const uint8_t *data = data_host_bytes(&b, &copy);
         for (uint32_t i = 0; i < b.count; i++) {
             uint64_t k = b.indices[i];
             char want[64], key[8];
@@ -481,10 +489,11 @@ static void test_version_1_manifest(void)
                              (int)(k % 3), (int)k);
             snprintf(key, sizeof(key), "s%03d", (int)k);
             CHECK(k < 8 && b.lengths[i] == (uint64_t)n && strcmp(b.keys[i], key) == 0);
-            CHECK(memcmp((const char *)b.data + b.offsets[i], want, (size_t)n) == 0);
+            CHECK(memcmp(data + b.offsets[i], want, (size_t)n) == 0);
             CHECK(b.labels[i] == (int32_t)(k % 3));
             seen[k]++;
         }
+        free(copy);
         CHECK_OK(ingot_loader_release(l, &b));
     }
     for (int i = 0; i < 8; i++) {
