@@ -90,10 +90,15 @@ static void check_bad_policies(void)
     CHECK_LOGGED("INGOT_PLACEMENT=gpu", "expected at least one usable GPU", "found 0 GPUs",
                  "cpu-2s.xml");
 
-    CHECK_STATUS(ingot_topo_plan(dgx, 9, NULL, &plan), INGOT_ERR_NO_DEVICE);
+    ingot_plan_params_t strict = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
+                                  .sharing = INGOT_TOPO_SHARING_ERROR};
+    CHECK_STATUS(ingot_topo_plan(dgx, 9, &strict, &plan), INGOT_ERR_NO_DEVICE);
     CHECK_LOGGED("9 local ranks but 8 usable GPUs", "expected at most one rank per GPU",
                  "INGOT_GPU_SHARING=share");
-    ingot_plan_params_t two = {.field_mask = INGOT_PLAN_PARAM_FIELD_GPU_MASK, .gpu_mask = 0x3};
+    ingot_plan_params_t two = {.field_mask = INGOT_PLAN_PARAM_FIELD_GPU_MASK |
+                                             INGOT_PLAN_PARAM_FIELD_SHARING,
+                               .gpu_mask = 0x3,
+                               .sharing = INGOT_TOPO_SHARING_ERROR};
     CHECK_STATUS(ingot_topo_plan(dgx, 3, &two, &plan), INGOT_ERR_NO_DEVICE);
     CHECK_LOGGED("3 local ranks but 2 usable GPUs", "8 on the node");
 
