@@ -1,6 +1,7 @@
 /* Run-time CUDA detection (see cuda.h). */
 #include "base/cuda.h"
 #include "base/errors.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include <ingot/version.h>
 #include <pthread.h>
@@ -73,6 +74,32 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
     (void)bytes;
     (void)event;
     ingot_error("%s: cannot copy device memory to the host: %s", what, ingot_cuda_probe()->reason);
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what)
+{
+#if INGOT_BUILD_CUDA
+    int err = ingot_fault_check(INGOT_FAULT_CUDA_MALLOC);
+    cudaError_t rc = err ? cudaErrorMemoryAllocation : cudaMalloc(ptr_p, bytes);
+    if (rc == cudaSuccess) {
+        return INGOT_OK;
+    }
+    cudaGetLastError();
+    *ptr_p = NULL;
+    int device = -1;
+    size_t free_bytes = 0, total = 0;
+    cudaGetDevice(&device);
+    cudaMemGetInfo(&free_bytes, &total);
+    cudaGetLastError();
+    ingot_error("%s: cannot allocate %zu bytes on CUDA device %d (%zu bytes free of %zu): %s", what,
+                bytes, device, free_bytes, total, cudaGetErrorString(rc));
+    return INGOT_ERR_NO_MEMORY;
+#else
+    (void)bytes;
+    *ptr_p = NULL;
+    ingot_error("%s: cannot allocate device memory: %s", what, ingot_cuda_probe()->reason);
     return INGOT_ERR_UNSUPPORTED;
 #endif
 }

@@ -31,6 +31,13 @@ int ingot_cuda_usable(void);
 ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
                                        const char *what);
 
+/**
+ * cudaMalloc @p bytes on the current device into *@p ptr_p (fault site cuda_malloc). On failure:
+ * INGOT_ERR_NO_MEMORY, logged with @p what, the size asked for and the device's free and total
+ * memory; INGOT_ERR_UNSUPPORTED without CUDA in the build.
+ */
+ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
+
 /** Bytes of free and total memory of CUDA device @p device (INGOT_ERR_NO_DEVICE when there is
  *  no such usable device, INGOT_ERR_UNSUPPORTED without CUDA in the build). */
 ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p);

@@ -7,6 +7,9 @@
  *   reuse    held device batches keep their bytes while the slots around them are refilled
  *   pin      pinning falls back cleanly under injected cuda_pin and mlock faults, one warning
  *   nccl     NCCL is found through dlopen (libnccl is not linked into the process)
+ *   oom      a device slot allocation failing (fault site cuda_malloc): create fails with
+ *            INGOT_ERR_NO_MEMORY naming the size asked for and the device's free memory, frees
+ *            what it had allocated (a loader created next gets every slot)
  */
 #include "unit/test.h"
 #include "loader_data.h"
@@ -140,6 +143,29 @@ static void test_reuse(void)
     printf("reuse ok: %llu slot refills with %d batches held\n", (unsigned long long)steps, HELD);
 }
 
+static void test_oom(void)
+{
+    if (!INGOT_FAULT_ENABLED) {
+        SKIP("fault sites not compiled in (configure with -DINGOT_FAULT_INJECTION=ON)");
+    }
+    const char *m = make_data();
+    ingot_loader_params_t p = data_params(m, SLICE, SEED, DEPTH, 1, 2);
+    ingot_loader_h l = NULL;
+    char err[256];
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_DEVICE;
+    p.device = 0;
+    CHECK_OK(ingot_fault_arm("cuda_malloc:2:ENOMEM", err, sizeof(err)));
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NO_MEMORY);
+    CHECK(l == NULL);
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+    CHECK_CONTAINS(ingot_last_error(), "loader device slot: cannot allocate ");
+    CHECK_CONTAINS(ingot_last_error(), " bytes on CUDA device 0 (");
+    CHECK_CONTAINS(ingot_last_error(), " bytes free of ");
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_loader_destroy(l);
+    printf("oom ok\n");
+}
+
 /* Occurrences of @p needle in the log. */
 static int log_count(const char *needle)
 {
@@ -232,6 +258,8 @@ int main(int argc, char **argv)
         test_match();
     } else if (strcmp(mode, "reuse") == 0) {
         test_reuse();
+    } else if (strcmp(mode, "oom") == 0) {
+        test_oom();
     } else {
         fprintf(stderr, "unknown mode '%s'\n", mode);
         return 2;

@@ -468,6 +468,35 @@ static void test_budget_and_params(const char *m)
     CHECK(l == NULL);
 }
 
+/* A device this process cannot use (device 0 on a node without a usable GPU; one past the last
+ * elsewhere): a clear error naming it at create, before anything is allocated; a device value
+ * that is neither an index nor a named one is refused. The device slot ring's size check. */
+static void test_bad_device(const char *m)
+{
+    int missing = ingot_cuda_probe()->device_count;
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l = NULL;
+    char want[128];
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_DEVICE;
+    p.device = missing;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NO_DEVICE);
+    CHECK(l == NULL);
+    snprintf(want, sizeof(want), "loader device %d: this process sees %d usable CUDA device(s)",
+             missing, missing);
+    CHECK_CONTAINS(ingot_last_error(), want);
+    CHECK_CONTAINS(ingot_last_error(), "INGOT_DEVICE_HOST");
+    p.device = -7;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "device -7: expected a CUDA device index");
+    /* 4 slots of 1 MiB: fit in 4 MiB free, not in 3 MiB; the error names both sizes. */
+    CHECK_OK(ingot_loader_gpu_ring_fits(0, 4, 1u << 20, 4u << 20, 80u << 20));
+    CHECK_STATUS(ingot_loader_gpu_ring_fits(0, 4, 1u << 20, 3u << 20, 80u << 20),
+                 INGOT_ERR_NO_MEMORY);
+    CHECK_CONTAINS(ingot_last_error(), "loader device 0: the device slot ring needs 4 x 1048576 = "
+                                       "4194304 bytes but the device has 3145728 bytes free (of "
+                                       "83886080)");
+}
+
 /* A version-1 manifest (tests/fixtures/manifest-v1, written by the code before version 2: no
  * maxima in its header, so the loader sizes its slots from a scan) still loads, every sample
  * once with its bytes: its .cls then its zstd-compressed .txt, decoded. */
@@ -523,6 +552,7 @@ int main(void)
     test_hold_boundary(plain);
     test_version_1_manifest();
     test_budget_and_params(plain);
+    test_bad_device(plain);
     test_missing_and_truncated_shard();
     test_corrupt_sample();
     test_cursor_records_skip();
