@@ -214,12 +214,12 @@ static void check_launcher_binding(void)
     ingot_mem_t mem;
     char msg[INGOT_TOPOLOGY_STR_MAX];
     bool conflict = true;
-    /* One rank per CPU: on a GPU node more ranks than GPUs, so sharing is asked for (what is
-     * checked here is the binding, whatever the node's GPUs). */
-    ingot_plan_params_t share = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
-                                 .sharing = INGOT_TOPO_SHARING_SHARE};
+    /* One rank per CPU in a CPU-only plan: what is checked here is the binding, and a GPU plan
+     * would draw the ranks' CPUs from the GPUs' localities (shared PUs on a small GPU node). */
+    ingot_plan_params_t cpu_mode = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE,
+                                    .mode = INGOT_TOPO_MODE_CPU};
     CHECK_OK(ingot_topo_load(NULL, &live));
-    CHECK_OK(ingot_topo_plan(live, live->npus, &share, &plan));
+    CHECK_OK(ingot_topo_plan(live, live->npus, &cpu_mode, &plan));
     int numa = ingot_topo_plan_numa_os_index(live, plan, 0);
     CHECK_OK(ingot_mem_alloc(1 << 20, INGOT_MEM_F_PREFAULT, numa, "staging", &mem));
     CHECK(mem.numa_node == numa);
