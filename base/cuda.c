@@ -58,15 +58,26 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
                                        const char *what)
 {
 #if INGOT_BUILD_CUDA
-    ingot_status_t st = INGOT_OK;
+    /* As a trainer reads a batch: on a stream of its own that waits on the event (no host
+     * synchronisation before the read), then the host waits for that stream. */
+    cudaStream_t stream;
+    ingot_status_t st = ingot_cuda_check(
+        (int)cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate", what);
+    if (st != INGOT_OK) {
+        return st;
+    }
     if (event != NULL) {
-        st = ingot_cuda_check((int)cudaEventSynchronize((cudaEvent_t)event), "cudaEventSynchronize",
-                              what);
+        st = ingot_cuda_check((int)cudaStreamWaitEvent(stream, (cudaEvent_t)event, 0),
+                              "cudaStreamWaitEvent", what);
     }
     if (st == INGOT_OK && bytes > 0) {
-        st = ingot_cuda_check((int)cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost),
-                              "cudaMemcpy", what);
+        st = ingot_cuda_check((int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream),
+                              "cudaMemcpyAsync", what);
     }
+    if (st == INGOT_OK) {
+        st = ingot_cuda_check((int)cudaStreamSynchronize(stream), "cudaStreamSynchronize", what);
+    }
+    cudaStreamDestroy(stream);
     return st;
 #else
     (void)dst;

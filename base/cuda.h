@@ -24,7 +24,9 @@ int ingot_cuda_usable(void);
 
 /**
  * Copy @p bytes of device memory at @p src into host memory at @p dst, after @p event (a
- * cudaEvent_t, e.g. a batch's ready_event; NULL for none) has completed. Synchronous. For tests
+ * cudaEvent_t, e.g. a batch's ready_event; NULL for none), as a trainer reads a batch: on a
+ * stream of its own that waits on the event (cudaStreamWaitEvent, no host synchronisation before
+ * the copy); returns when the copy is done. For tests
  * and tools that check device data on the host: INGOT_ERR_UNSUPPORTED in a build without CUDA,
  * INGOT_ERR_CUDA (logged with @p what) when a CUDA call fails.
  */
