@@ -66,8 +66,9 @@ static const ingot_config_field_t base_fields[] = {
      RANK, INGOT_CONFIG_BOOL, F(warn_unknown), 0, 0, NULL, NULL},
     {"FAULT", "none",
      "Fault injection for tests (builds with -DINGOT_FAULT_INJECTION=ON only): "
-     "'site:nth:action[,...]', site in malloc|mmap|mlock|cuda_pin|open|pread|thread, nth a "
-     "1-based call count, 'N+' or '*', action an errno name (ENOMEM, EIO, ...) or 'fail'.",
+     "'site:nth:action[,...]', site in malloc|mmap|mlock|cuda_pin|open|pread|thread|"
+     "cuda_malloc, nth a 1-based call count, 'N+' or '*', action an errno name (ENOMEM, EIO, "
+     "...) or 'fail'.",
      RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec},
 
 };

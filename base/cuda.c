@@ -1,5 +1,8 @@
 /* Run-time CUDA detection (see cuda.h). */
 #include "base/cuda.h"
+#include "base/errors.h"
+#include "base/fault.h"
+#include "base/log.h"
 #include <ingot/version.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,4 +52,89 @@ const ingot_cuda_probe_t *ingot_cuda_probe(void)
 int ingot_cuda_usable(void)
 {
     return ingot_cuda_probe()->device_count > 0;
+}
+
+ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
+                                       const char *what)
+{
+#if INGOT_BUILD_CUDA
+    /* As a trainer reads a batch: on a stream of its own that waits on the event (no host
+     * synchronisation before the read), then the host waits for that stream. */
+    cudaStream_t stream;
+    ingot_status_t st = ingot_cuda_check(
+        (int)cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate", what);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (event != NULL) {
+        st = ingot_cuda_check((int)cudaStreamWaitEvent(stream, (cudaEvent_t)event, 0),
+                              "cudaStreamWaitEvent", what);
+    }
+    if (st == INGOT_OK && bytes > 0) {
+        st = ingot_cuda_check((int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream),
+                              "cudaMemcpyAsync", what);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_cuda_check((int)cudaStreamSynchronize(stream), "cudaStreamSynchronize", what);
+    }
+    cudaStreamDestroy(stream);
+    return st;
+#else
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    (void)event;
+    ingot_error("%s: cannot copy device memory to the host: %s", what, ingot_cuda_probe()->reason);
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what)
+{
+#if INGOT_BUILD_CUDA
+    int err = ingot_fault_check(INGOT_FAULT_CUDA_MALLOC);
+    cudaError_t rc = err ? cudaErrorMemoryAllocation : cudaMalloc(ptr_p, bytes);
+    if (rc == cudaSuccess) {
+        return INGOT_OK;
+    }
+    cudaGetLastError();
+    *ptr_p = NULL;
+    int device = -1;
+    size_t free_bytes = 0, total = 0;
+    cudaGetDevice(&device);
+    cudaMemGetInfo(&free_bytes, &total);
+    cudaGetLastError();
+    ingot_error("%s: cannot allocate %zu bytes on CUDA device %d (%zu bytes free of %zu): %s", what,
+                bytes, device, free_bytes, total, cudaGetErrorString(rc));
+    return INGOT_ERR_NO_MEMORY;
+#else
+    (void)bytes;
+    *ptr_p = NULL;
+    ingot_error("%s: cannot allocate device memory: %s", what, ingot_cuda_probe()->reason);
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
+{
+    const ingot_cuda_probe_t *probe = ingot_cuda_probe();
+    if (device < 0 || device >= probe->device_count) {
+        return INGOT_ERR_NO_DEVICE;
+    }
+#if INGOT_BUILD_CUDA
+    int prev = 0;
+    cudaGetDevice(&prev);
+    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice",
+                                         "device memory query");
+    if (st == INGOT_OK) {
+        st = ingot_cuda_check((int)cudaMemGetInfo(free_p, total_p), "cudaMemGetInfo",
+                              "device memory query");
+    }
+    cudaSetDevice(prev);
+    return st;
+#else
+    (void)free_p;
+    (void)total_p;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
 }

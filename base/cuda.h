@@ -6,6 +6,7 @@
 #ifndef INGOT_BASE_CUDA_H
 #define INGOT_BASE_CUDA_H
 
+#include <ingot/status.h>
 #include <stddef.h>
 
 typedef struct ingot_cuda_probe {
@@ -20,5 +21,27 @@ const ingot_cuda_probe_t *ingot_cuda_probe(void);
 
 /** 1 when at least one CUDA device is usable by this process. */
 int ingot_cuda_usable(void);
+
+/**
+ * Copy @p bytes of device memory at @p src into host memory at @p dst, after @p event (a
+ * cudaEvent_t, e.g. a batch's ready_event; NULL for none), as a trainer reads a batch: on a
+ * stream of its own that waits on the event (cudaStreamWaitEvent, no host synchronisation before
+ * the copy); returns when the copy is done. For tests
+ * and tools that check device data on the host: INGOT_ERR_UNSUPPORTED in a build without CUDA,
+ * INGOT_ERR_CUDA (logged with @p what) when a CUDA call fails.
+ */
+ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
+                                       const char *what);
+
+/**
+ * cudaMalloc @p bytes on the current device into *@p ptr_p (fault site cuda_malloc). On failure:
+ * INGOT_ERR_NO_MEMORY, logged with @p what, the size asked for and the device's free and total
+ * memory; INGOT_ERR_UNSUPPORTED without CUDA in the build.
+ */
+ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
+
+/** Bytes of free and total memory of CUDA device @p device (INGOT_ERR_NO_DEVICE when there is
+ *  no such usable device, INGOT_ERR_UNSUPPORTED without CUDA in the build). */
+ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p);
 
 #endif

@@ -2,7 +2,7 @@
  * Fault injection for tests (compiled in only with -DINGOT_FAULT_INJECTION=ON).
  * INGOT_FAULT="site:nth:action[,site:nth:action...]" makes the nth call (1-based; "N+" = the nth
  * and every later one; "*" = every one) at a site fail with the action's errno.
- * Sites: malloc, mmap, mlock, cuda_pin, open, pread, thread. Actions: an errno name (ENOMEM,
+ * Sites: malloc, mmap, mlock, cuda_pin, open, pread, thread, cuda_malloc. Actions: an errno name (ENOMEM,
  * EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES) or "fail" (the site's natural errno).
  */
 #ifndef INGOT_BASE_FAULT_H
@@ -18,6 +18,7 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_OPEN,
     INGOT_FAULT_PREAD,
     INGOT_FAULT_THREAD,
+    INGOT_FAULT_CUDA_MALLOC,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

@@ -111,27 +111,37 @@ static void mem_prefault(ingot_mem_t *mem)
     }
 }
 
-static void mem_pin(ingot_mem_t *mem, const char *what)
+/* Pin @p mem with cudaHostRegister when a CUDA device is usable: 1 when pinned, else 0 with
+ * @p why naming the failure ("" when not tried). */
+static int mem_pin_cuda(ingot_mem_t *mem, char *why, size_t why_len)
 {
-    char why[256];
-    if (ingot_cuda_usable()) {
+    why[0] = '\0';
 #if INGOT_BUILD_CUDA
-        int err = ingot_fault_check(INGOT_FAULT_CUDA_PIN);
-        cudaError_t rc = err ? cudaErrorMemoryAllocation
-                             : cudaHostRegister(mem->ptr, mem->size, cudaHostRegisterPortable);
-        if (rc == cudaSuccess) {
-            mem->kind = INGOT_MEM_KIND_CUDA_HOST;
-            return;
-        }
-        cudaGetLastError();
-        snprintf(why, sizeof(why), "cudaHostRegister: %s", cudaGetErrorString(rc));
-        ingot_warn("pinning %s (%zu bytes) failed: %s; trying mlock", what, mem->size, why);
-#endif
+    if (!ingot_cuda_usable()) {
+        return 0;
     }
-    struct rlimit lim = {0};
-    getrlimit(RLIMIT_MEMLOCK, &lim);
+    int err = ingot_fault_check(INGOT_FAULT_CUDA_PIN);
+    cudaError_t rc = err ? cudaErrorMemoryAllocation
+                         : cudaHostRegister(mem->ptr, mem->size, cudaHostRegisterPortable);
+    if (rc == cudaSuccess) {
+        mem->kind = INGOT_MEM_KIND_CUDA_HOST;
+        return 1;
+    }
+    cudaGetLastError();
+    snprintf(why, why_len, "cudaHostRegister: %s", cudaGetErrorString(rc));
+#else
+    (void)mem;
+    (void)why_len;
+#endif
+    return 0;
+}
+
+/* mlock @p mem within RLIMIT_MEMLOCK (returned in @p lim): 0, or the errno of the failure. */
+static int mem_pin_mlock(ingot_mem_t *mem, struct rlimit *lim)
+{
+    getrlimit(RLIMIT_MEMLOCK, lim);
     int err = ingot_fault_check(INGOT_FAULT_MLOCK);
-    if (err == 0 && lim.rlim_cur != RLIM_INFINITY && mem->map_size > lim.rlim_cur) {
+    if (err == 0 && lim->rlim_cur != RLIM_INFINITY && mem->map_size > lim->rlim_cur) {
         err = ENOMEM; /* would exceed the limit: do not even try */
     }
     if (err == 0 && mlock(mem->map_base, mem->map_size) != 0) {
@@ -139,15 +149,34 @@ static void mem_pin(ingot_mem_t *mem, const char *what)
     }
     if (err == 0) {
         mem->kind = INGOT_MEM_KIND_MLOCKED;
+    }
+    return err;
+}
+
+/* Pin: cudaHostRegister where a device is usable, else (or when it fails) mlock, else stay
+ * pageable. Each fallback is one warning naming every failure. */
+static void mem_pin(ingot_mem_t *mem, const char *what)
+{
+    char cuda_why[256];
+    if (mem_pin_cuda(mem, cuda_why, sizeof(cuda_why))) {
+        return;
+    }
+    struct rlimit lim = {0};
+    int err = mem_pin_mlock(mem, &lim);
+    if (err == 0) {
+        if (cuda_why[0] != '\0') {
+            ingot_warn("pinning %s (%zu bytes) failed: %s; mlocked instead", what, mem->size,
+                       cuda_why);
+        }
         return;
     }
     char limit[64] = "unlimited";
     if (lim.rlim_cur != RLIM_INFINITY) {
         snprintf(limit, sizeof(limit), "%" PRIu64 " bytes", (uint64_t)lim.rlim_cur);
     }
-    ingot_warn("pinning %s (%zu bytes) failed: mlock: %s; RLIMIT_MEMLOCK (ulimit -l) is %s; "
+    ingot_warn("pinning %s (%zu bytes) failed: mlock: %s%s%s; RLIMIT_MEMLOCK (ulimit -l) is %s; "
                "using pageable memory (raise the limit to pin it)",
-               what, mem->map_size, strerror(err), limit);
+               what, mem->map_size, strerror(err), cuda_why[0] ? ", after " : "", cuda_why, limit);
 }
 
 ingot_status_t ingot_mem_alloc(size_t size, unsigned flags, int numa_node, const char *what,

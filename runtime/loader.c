@@ -38,6 +38,28 @@ static long minor_faults_now(void)
     return ru.ru_minflt;
 }
 
+/* Where batches go: the placement's GPU when one is usable (else host memory), host memory, or
+ * a CUDA device this process must be able to use (checked before anything is allocated). */
+static ingot_status_t loader_device(ingot_loader_h l, int device)
+{
+    l->device = device;
+    if (device == INGOT_DEVICE_PLACEMENT) {
+        int cuda = l->ctx->topo->placement.cuda_device;
+        l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
+        return INGOT_OK;
+    }
+    if (device == INGOT_DEVICE_HOST) {
+        return INGOT_OK;
+    }
+    if (device < 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_loader_create: device %d: expected a CUDA device index, "
+                          "INGOT_DEVICE_HOST (-1) or INGOT_DEVICE_PLACEMENT (-2)",
+                          device);
+    }
+    return ingot_loader_gpu_device_check(device);
+}
+
 /* The caller's fields where it set them, the defaults elsewhere. */
 #define LOADER_PARAM(_name, _bit, _default) \
     INGOT_PARAM_VALUE(p, _name, INGOT_LOADER_PARAM_FIELD_##_bit, _default)
@@ -88,10 +110,9 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
         return INGOT_ERR_INVALID_PARAM;
     }
     l->depth = q->depth;
-    l->device = q->device;
-    if (l->device == INGOT_DEVICE_PLACEMENT) {
-        int cuda = l->ctx->topo->placement.cuda_device;
-        l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
+    ingot_status_t st = loader_device(l, q->device);
+    if (st != INGOT_OK) {
+        return st;
     }
     l->numa_node = (cfg->topo->bind == INGOT_TOPO_BIND_CPUMEM)
                        ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,

@@ -16,21 +16,42 @@
 
 #define GPU_CALL(_what, _call, ...) ingot_cuda_check((int)_call(__VA_ARGS__), #_call, _what)
 
-ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
+ingot_status_t ingot_loader_gpu_device_check(int device)
 {
-#if INGOT_BUILD_CUDA
     const ingot_cuda_probe_t *probe = ingot_cuda_probe();
-    if (l->device >= probe->device_count) {
-        ingot_error("loader device %d: this process sees %d CUDA device(s)%s%s", l->device,
-                    probe->device_count, probe->device_count ? "" : ": ", probe->reason);
-        return INGOT_ERR_NO_DEVICE;
+    if (device >= 0 && device < probe->device_count) {
+        return INGOT_OK;
     }
-    ingot_status_t st = GPU_CALL("loader device", cudaSetDevice, l->device);
+    return ingot_fail(INGOT_ERR_NO_DEVICE,
+                      "loader device %d: this process sees %d usable CUDA device(s)%s%s; "
+                      "deliver to host memory (device = INGOT_DEVICE_HOST, --device host) or "
+                      "check CUDA_VISIBLE_DEVICES",
+                      device, probe->device_count, probe->device_count ? "" : ": ",
+                      probe->device_count ? "" : probe->reason);
+}
+
+ingot_status_t ingot_loader_gpu_ring_fits(int device, uint32_t depth, size_t slot_bytes,
+                                          size_t free_bytes, size_t total_bytes)
+{
+    if (slot_bytes <= free_bytes / depth) {
+        return INGOT_OK;
+    }
+    return ingot_fail(INGOT_ERR_NO_MEMORY,
+                      "loader device %d: the device slot ring needs %u x %zu = %llu bytes but the "
+                      "device has %zu bytes free (of %zu); lower the depth or the batch size, or "
+                      "free device memory before creating the loader",
+                      device, depth, slot_bytes,
+                      (unsigned long long)depth * (unsigned long long)slot_bytes, free_bytes,
+                      total_bytes);
+}
+
+#if INGOT_BUILD_CUDA
+/* The loader's stream and, per slot, its device buffer and its two events. */
+static ingot_status_t gpu_slots_create(ingot_loader_h l)
+{
     cudaStream_t stream;
-    if (st == INGOT_OK) {
-        st = GPU_CALL("loader ingest stream", cudaStreamCreateWithFlags, &stream,
-                      cudaStreamNonBlocking);
-    }
+    ingot_status_t st = GPU_CALL("loader ingest stream", cudaStreamCreateWithFlags, &stream,
+                                 cudaStreamNonBlocking);
     if (st != INGOT_OK) {
         return st;
     }
@@ -38,7 +59,7 @@ ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
     for (uint32_t i = 0; i < l->depth && st == INGOT_OK; i++) {
         loader_slot_t *slot = &l->slots[i];
         cudaEvent_t done, start;
-        st = GPU_CALL("loader device slot", cudaMalloc, &slot->device, l->slot_bytes);
+        st = ingot_cuda_malloc(&slot->device, l->slot_bytes, "loader device slot");
         if (st == INGOT_OK) {
             st = GPU_CALL("loader slot event", cudaEventCreate, &done);
         }
@@ -51,6 +72,24 @@ ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
         }
     }
     return st;
+}
+#endif
+
+ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
+{
+#if INGOT_BUILD_CUDA
+    size_t free_bytes = 0, total = 0;
+    ingot_status_t st = ingot_loader_gpu_device_check(l->device);
+    if (st == INGOT_OK) {
+        st = GPU_CALL("loader device", cudaSetDevice, l->device);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_cuda_mem_info(l->device, &free_bytes, &total);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_loader_gpu_ring_fits(l->device, l->depth, l->slot_bytes, free_bytes, total);
+    }
+    return st == INGOT_OK ? gpu_slots_create(l) : st;
 #else
     ingot_error("loader device %d: this build of ingot has no CUDA support", l->device);
     return INGOT_ERR_NO_DEVICE;

@@ -185,6 +185,13 @@ void ingot_loader_req_done(ingot_source_req_t *req, int late);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
 ingot_status_t ingot_loader_gpu_init(ingot_loader_h l);
+/* INGOT_OK when CUDA device @p device is usable by this process, else INGOT_ERR_NO_DEVICE with
+ * an error naming the device, how many this process sees and why none is usable. */
+ingot_status_t ingot_loader_gpu_device_check(int device);
+/* INGOT_OK when @p depth device slots of @p slot_bytes fit in @p free_bytes of device
+ * @p device (of @p total_bytes), else INGOT_ERR_NO_MEMORY with an error naming both sizes. */
+ingot_status_t ingot_loader_gpu_ring_fits(int device, uint32_t depth, size_t slot_bytes,
+                                          size_t free_bytes, size_t total_bytes);
 ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot);
 void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
 void ingot_loader_gpu_cleanup(ingot_loader_h l);

@@ -6,10 +6,12 @@
 #ifndef INGOT_TEST_LOADER_DATA_H
 #define INGOT_TEST_LOADER_DATA_H
 
+#include "base/cuda.h"
 #include <ingot/pack.h>
 #include <ingot/loader.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Length of sample i's "bin" field: varies so coalescing and offsets are exercised. */
@@ -114,6 +116,35 @@ static inline int data_check(uint64_t i, const uint8_t *bytes, uint64_t len, int
         }
     }
     return memcmp(bytes + blen, cls, (size_t)cl) == 0 ? 0 : -1;
+}
+
+/**
+ * Batch @p b's bytes where the host can read them: b->data itself for a host batch (*copy_p set
+ * to NULL); for a device batch, a copy made after its ready event, in a buffer *copy_p receives
+ * (free() it). Exits the test when the copy fails: a device batch must be readable back.
+ */
+static inline const uint8_t *data_host_bytes(const ingot_batch_t *b, void **copy_p)
+{
+    *copy_p = NULL;
+    if (b->device == INGOT_DEVICE_HOST) {
+        return (const uint8_t *)b->data;
+    }
+    void *copy = malloc(b->bytes ? b->bytes : 1);
+    if (copy == NULL || ingot_cuda_copy_to_host(copy, b->data, b->bytes, b->ready_event,
+                                                "test batch copy-back") != INGOT_OK) {
+        fprintf(stderr, "step %llu: cannot read back the batch of device %d (%zu bytes)\n",
+                (unsigned long long)b->step, b->device, b->bytes);
+        exit(1);
+    }
+    *copy_p = copy;
+    return (const uint8_t *)copy;
+}
+
+/** The device a default (INGOT_DEVICE_PLACEMENT) loader delivers to, given the placement's CUDA
+ *  device @p cuda_device (-1 for none): detected at run time, as the loader decides. */
+static inline int data_expected_device(int cuda_device)
+{
+    return (cuda_device >= 0 && ingot_cuda_usable()) ? cuda_device : INGOT_DEVICE_HOST;
 }
 
 #endif

@@ -81,7 +81,8 @@ static ingot_status_t plan_gpus_check(const ingot_topo_t *topo, int local_size, 
     }
     if (nusable > 0 && local_size > nusable && p->sharing == INGOT_TOPO_SHARING_ERROR) {
         ingot_error("%d local ranks but %d usable GPU%s on %s (%s; %d on the node): expected at "
-                    "most one rank per GPU; set INGOT_GPU_SHARING=share to let ranks share GPUs",
+                    "most one rank per GPU (INGOT_GPU_SHARING=error); INGOT_GPU_SHARING=share (the "
+                    "default) lets ranks share GPUs",
                     local_size, nusable, nusable == 1 ? "" : "s", topo->hostname, topo->source,
                     topo->ngpus);
         return INGOT_ERR_NO_DEVICE;
@@ -357,7 +358,7 @@ static void plan_params_apply(const ingot_topo_t *topo, const ingot_plan_params_
                                                               INGOT_TOPO_GPUS_ALL);
     p->mode = INGOT_PARAM_VALUE(in, mode, INGOT_PLAN_PARAM_FIELD_MODE, INGOT_TOPO_MODE_AUTO);
     p->sharing = INGOT_PARAM_VALUE(in, sharing, INGOT_PLAN_PARAM_FIELD_SHARING,
-                                   INGOT_TOPO_SHARING_ERROR);
+                                   INGOT_TOPO_SHARING_SHARE);
     p->ingest_cores = INGOT_PARAM_VALUE(in, ingest_cores, INGOT_PLAN_PARAM_FIELD_INGEST_CORES,
                                         INGOT_PLAN_DEFAULT_INGEST_CORES);
     if (p->mode == INGOT_TOPO_MODE_CPU) {

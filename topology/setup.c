@@ -31,6 +31,23 @@ static ingot_status_t setup_plan(ingot_topo_setup_t *s, const ingot_topo_config_
     return ingot_topo_plan(s->topo, s->node.local_size, &p, &s->plan);
 }
 
+/* One warning per node (its first local rank) when local ranks share GPUs. */
+static void setup_sharing_note(const ingot_topo_setup_t *s)
+{
+    const ingot_plan_t *plan = s->plan;
+    if (s->node.local_rank != 0 || plan->gpus_used == 0 || plan->local_size <= plan->gpus_used) {
+        return;
+    }
+    int most = 0;
+    for (int r = 0; r < plan->local_size; r++) {
+        most = plan->ranks[r].gpu_ranks > most ? plan->ranks[r].gpu_ranks : most;
+    }
+    ingot_warn("%d local ranks share %d GPU%s on %s (up to %d ranks per GPU); "
+               "INGOT_GPU_SHARING=error refuses more ranks than GPUs",
+               plan->local_size, plan->gpus_used, plan->gpus_used == 1 ? "" : "s",
+               s->topo->hostname, most);
+}
+
 /* This rank's placement: the launcher check, then binding if INGOT_BIND asks for it. */
 static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_topo_config_t *cfg,
                                       const char *cuda)
@@ -39,6 +56,7 @@ static ingot_status_t setup_placement(ingot_topo_setup_t *s, const ingot_topo_co
     bool conflict;
     int r = s->node.local_rank;
     ingot_topo_placement_fill(s->topo, s->plan, &s->node, r, cuda, p);
+    setup_sharing_note(s);
     INGOT_CHECK(ingot_topo_launcher_check(s->topo, s->plan, r, cuda, p->conflict,
                                           sizeof(p->conflict), &conflict));
     if (conflict) {

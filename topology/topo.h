@@ -121,7 +121,7 @@ typedef enum ingot_topo_mode {
 
 typedef enum ingot_topo_sharing {
     INGOT_TOPO_SHARING_ERROR = 0, /* more local ranks than GPUs is an error */
-    INGOT_TOPO_SHARING_SHARE = 1  /* consecutive local ranks share a GPU */
+    INGOT_TOPO_SHARING_SHARE = 1  /* consecutive local ranks share a GPU (the default) */
 } ingot_topo_sharing_t;
 
 typedef enum ingot_topo_bind_mode {
@@ -164,7 +164,7 @@ typedef struct ingot_plan_params {
     hwloc_const_cpuset_t allowed_cpuset; /* default: the topology's allowed cpuset */
     uint64_t gpu_mask;      /* usable GPUs (INGOT_GPUS and CUDA_VISIBLE_DEVICES); default all */
     ingot_topo_mode_t mode; /* default AUTO */
-    ingot_topo_sharing_t sharing; /* default ERROR */
+    ingot_topo_sharing_t sharing; /* default SHARE */
     int ingest_cores;             /* cores per rank reserved for ingest; default 1 */
 } ingot_plan_params_t;
 

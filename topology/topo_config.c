@@ -34,9 +34,11 @@ static const ingot_config_field_t topo_fields[] = {
      "GPUs the plan may use: 'all', or a comma-separated list of node GPU indices (PCI bus "
      "order, as nvidia-smi), PCI bus ids or UUIDs; a name that matches no GPU is an error.",
      JOB, INGOT_CONFIG_STRING, F(gpus), 0, 0, NULL, NULL},
-    {"GPU_SHARING", "error",
-     "More local ranks than usable GPUs: 'error' fails the plan, 'share' lets consecutive local "
-     "ranks share a GPU.",
+    {"GPU_SHARING", "share",
+     "More local ranks than usable GPUs: 'share' (the default) lets consecutive local ranks "
+     "share a GPU, with one warning per node saying how many share each; 'error' fails the plan "
+     "(a production job with one rank per GPU may set it to catch a wrong rank count). A job "
+     "with no more ranks than GPUs gets one GPU per rank either way.",
      JOB, INGOT_CONFIG_ENUM, F(gpu_sharing), 0, 0, sharing_modes, NULL},
     {"INGEST_CORES", "1",
      "Cores of each rank's cpuset reserved for ingot's ingest threads (the rest is the "

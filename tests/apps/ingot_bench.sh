@@ -27,6 +27,11 @@ e2e)
   bad "--batch '-3' is not a non-negative integer" --generate "$dir/x" --batch -3
   bad "give exactly one of --manifest or --generate" --generate "$dir/x" --manifest "$dir/m"
   bad "--verify fail|skip|off" --generate "$dir/x" --verify maybe
+  # A device this process cannot use (no node here has 100 GPUs): an error naming it, no crash.
+  tiny="--generate $dir/tiny --samples 16 --sample-size 1KiB --batch 4 --no-progress"
+  bad "loader device 99: this process sees" $tiny --device 99
+  (CUDA_VISIBLE_DEVICES=99; export CUDA_VISIBLE_DEVICES
+   bad "CUDA_VISIBLE_DEVICES='99': '99' names no GPU" $tiny)
   INGOT_TRACE="$dir/trace.%r.json" "$mpiexec" --oversubscribe -x INGOT_TRACE -np 4 "$bench" \
       --no-progress --generate "$dir/data" --samples 512 --sample-size 16KiB --jitter 0.5 \
       --shard-size 1MiB --batch 32 --compute-ms 1 --json="$dir/r.json"

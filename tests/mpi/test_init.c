@@ -49,7 +49,7 @@ static void check_field_masks(ingot_ctx_h ctx)
     memset(&pl, SENTINEL, sizeof(pl));
     pl.field_mask = INGOT_PLACEMENT_FIELD_GPU;
     CHECK_OK(ingot_placement_get(ctx, &pl));
-    CHECK(pl.cuda_device == -1 && pl.gpu_index == -1 && pl.node_id == SENTINEL_INT);
+    CHECK((pl.cuda_device == -1) == (pl.gpu_index == -1) && pl.node_id == SENTINEL_INT);
     CHECK(pl.local_rank == SENTINEL_INT && (unsigned char)pl.hostname[0] == SENTINEL);
     CHECK((unsigned char)pl.nic_name[0] == SENTINEL && (unsigned char)pl.cpuset[0] == SENTINEL);
     CHECK(pl.flags == SENTINEL_U64 && (unsigned char)pl.conflict[0] == SENTINEL);
@@ -95,17 +95,19 @@ static void run_ok(void)
     CHECK(b.rank == wrank / 2 && b.size == (wsize + 1 - wrank % 2) / 2);
     CHECK_STATUS(ingot_ctx_query(NULL, &a), INGOT_ERR_INVALID_PARAM);
     check_field_masks(world);
-    /* The context carries this rank's placement: one node here, CPU-only, ranks 0..size-1. */
+    /* The context carries this rank's placement: one node here, ranks 0..size-1; a GPU when the
+     * node has one (its GPUs shared by the ranks), else none. */
     ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE | INGOT_PLACEMENT_FIELD_GPU |
                                           INGOT_PLACEMENT_FIELD_CPUS};
     CHECK_OK(ingot_placement_get(world, &pl));
     CHECK(pl.node_count == 1 && pl.node_id == 0 && pl.local_rank == wrank);
     CHECK(pl.local_size == wsize && pl.node_leader == 0 && pl.hostname[0] != '\0');
-    CHECK(pl.gpu_index == -1 && pl.cuda_device == -1 && pl.cpuset[0] != '\0');
+    CHECK((pl.gpu_index == -1) == (pl.cuda_device == -1) && pl.cpuset[0] != '\0');
     CHECK_STATUS(ingot_placement_get(world, NULL), INGOT_ERR_INVALID_PARAM);
     ingot_topology_summary_t sum = {.field_mask = INGOT_TOPOLOGY_SUMMARY_FIELD_COUNTS};
     CHECK_OK(ingot_topology_query(world, &sum));
     CHECK(sum.pus >= 1 && sum.cores >= 1);
+    CHECK(pl.gpu_index < sum.gpus && (sum.gpus > 0 || pl.gpu_index == -1));
     ingot_finalize(half);
     ingot_finalize(world);
     ingot_finalize(NULL);

@@ -48,16 +48,20 @@ static ingot_loader_params_t params(uint64_t epochs)
         .epochs = epochs};
 }
 
+/* Check every sample of @p b where its data lives (device batches are copied back first). */
 static void check_batch(const ingot_batch_t *b)
 {
+    void *copy;
+    const uint8_t *data = data_host_bytes(b, &copy);
     for (uint32_t i = 0; i < b->count; i++) {
-        const uint8_t *bytes = (const uint8_t *)b->data + b->offsets[i];
+        const uint8_t *bytes = data + b->offsets[i];
         if (data_check(b->indices[i], bytes, b->lengths[i], b->labels[i]) != 0) {
             fprintf(stderr, "rank %d step %llu: sample %llu (%s) has wrong bytes or label\n", rank,
                     (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i]);
             exit(1);
         }
     }
+    free(copy);
 }
 
 /* Gather every rank's delivered ids at rank 0 and check each of [0, n) appears exactly once. */
@@ -85,8 +89,17 @@ static void check_exactly_once(const uint64_t *ids, int count, uint64_t n)
     free(displs);
 }
 
+/* The device a default loader of @p ctx delivers to on this node (detected at run time). */
+static int default_device(ingot_ctx_h ctx)
+{
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_GPU};
+    CHECK_OK(ingot_placement_get(ctx, &pl));
+    return data_expected_device(pl.cuda_device);
+}
+
 static void run_exactly_once(ingot_ctx_h ctx)
 {
+    int device = default_device(ctx);
     ingot_loader_params_t p = params(2);
     ingot_loader_h l;
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
@@ -106,7 +119,7 @@ static void run_exactly_once(ingot_ctx_h ctx)
             ingot_batch_t b;
             CHECK_OK(ingot_loader_next(l, &b));
             CHECK(b.epoch == epoch && b.epoch_step == s && b.count == slice);
-            CHECK(b.device == INGOT_DEVICE_HOST && b.ready_event == NULL);
+            CHECK(b.device == device && (b.ready_event == NULL) == (device == INGOT_DEVICE_HOST));
             check_batch(&b);
             CHECK_OK(ingot_order_slice(order, epoch, s, (uint32_t)rank, (uint32_t)world, plan,
                                        GLOBAL_BATCH));

@@ -41,13 +41,16 @@ def check_cpu(doc):
 
 
 def check_mpi(doc):
-    """mpirun -np 4 on this machine: 4 local ranks covering the allowed CPUs."""
+    """mpirun -np 4 on this machine: 4 local ranks within the allowed CPUs; a CPU-only plan
+    covers them all, a GPU plan gives every rank a GPU (shared where the node has fewer)."""
     p, allowed = doc["plan"], cpus(doc["node"]["allowed_cpuset"])
     assert p["local_size"] == 4 and [r["local_rank"] for r in p["ranks"]] == [0, 1, 2, 3]
-    assert set().union(*(cpus(r["cpuset"]) for r in p["ranks"])) == allowed
-    assert all(cpus(r["cpuset"]) <= allowed for r in p["ranks"])
+    assert all(cpus(r["cpuset"]) and cpus(r["cpuset"]) <= allowed for r in p["ranks"])
     if p["mode"] == "cpu":
         assert all(r["gpu"] == -1 for r in p["ranks"])
+        assert set().union(*(cpus(r["cpuset"]) for r in p["ranks"])) == allowed
+    else:
+        assert all(r["gpu"] >= 0 for r in p["ranks"]), p["ranks"]
     print("plan:", p["mode"], [r["cpuset"] for r in p["ranks"]])
 
 

@@ -36,17 +36,20 @@ static ingot_loader_params_t params(const char *manifest)
     return data_params(manifest, SLICE, SEED, 8, 1, 2);
 }
 
+/* Check every sample of @p b where its data lives (device batches are copied back first). */
 static void check_batch(const ingot_batch_t *b)
 {
+    void *copy;
+    const uint8_t *data = data_host_bytes(b, &copy);
     for (uint32_t i = 0; i < b->count; i++) {
-        if (data_check(b->indices[i], (const uint8_t *)b->data + b->offsets[i], b->lengths[i],
-                       b->labels[i]) != 0) {
+        if (data_check(b->indices[i], data + b->offsets[i], b->lengths[i], b->labels[i]) != 0) {
             fprintf(stderr, "step %llu: sample %llu (%s, %llu bytes, label %d) is wrong\n",
                     (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i],
                     (unsigned long long)b->lengths[i], b->labels[i]);
             exit(1);
         }
     }
+    free(copy);
 }
 
 static char *log_text(void)
@@ -347,14 +350,17 @@ static void test_transform(const char *m)
     ingot_batch_t b;
     uint64_t n = 0;
     while (ingot_loader_next(l, &b) == INGOT_OK) {
+        void *copy;
+        const uint8_t *data = data_host_bytes(&b, &copy);
         for (uint32_t i = 0; i < b.count; i++) {
             out_sample_t o;
-            memcpy(&o, (const char *)b.data + i * sizeof(o), sizeof(o));
+            memcpy(&o, data + i * sizeof(o), sizeof(o));
             CHECK(b.offsets[i] == i * sizeof(o) && o.index == b.indices[i]);
             CHECK(o.label == (int32_t)(o.index % 10) && o.bin_len == data_len(o.index));
             CHECK(o.first_byte == data_byte(o.index, 0));
             n++;
         }
+        free(copy);
         CHECK_OK(ingot_loader_release(l, &b));
     }
     CHECK(n == N);
@@ -462,6 +468,35 @@ static void test_budget_and_params(const char *m)
     CHECK(l == NULL);
 }
 
+/* A device this process cannot use (device 0 on a node without a usable GPU; one past the last
+ * elsewhere): a clear error naming it at create, before anything is allocated; a device value
+ * that is neither an index nor a named one is refused. The device slot ring's size check. */
+static void test_bad_device(const char *m)
+{
+    int missing = ingot_cuda_probe()->device_count;
+    ingot_loader_params_t p = params(m);
+    ingot_loader_h l = NULL;
+    char want[128];
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_DEVICE;
+    p.device = missing;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NO_DEVICE);
+    CHECK(l == NULL);
+    snprintf(want, sizeof(want), "loader device %d: this process sees %d usable CUDA device(s)",
+             missing, missing);
+    CHECK_CONTAINS(ingot_last_error(), want);
+    CHECK_CONTAINS(ingot_last_error(), "INGOT_DEVICE_HOST");
+    p.device = -7;
+    CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "device -7: expected a CUDA device index");
+    /* 4 slots of 1 MiB: fit in 4 MiB free, not in 3 MiB; the error names both sizes. */
+    CHECK_OK(ingot_loader_gpu_ring_fits(0, 4, 1u << 20, 4u << 20, 80u << 20));
+    CHECK_STATUS(ingot_loader_gpu_ring_fits(0, 4, 1u << 20, 3u << 20, 80u << 20),
+                 INGOT_ERR_NO_MEMORY);
+    CHECK_CONTAINS(ingot_last_error(), "loader device 0: the device slot ring needs 4 x 1048576 = "
+                                       "4194304 bytes but the device has 3145728 bytes free (of "
+                                       "83886080)");
+}
+
 /* A version-1 manifest (tests/fixtures/manifest-v1, written by the code before version 2: no
  * maxima in its header, so the loader sizes its slots from a scan) still loads, every sample
  * once with its bytes: its .cls then its zstd-compressed .txt, decoded. */
@@ -474,6 +509,8 @@ static void test_version_1_manifest(void)
     int seen[8] = {0};
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     while (ingot_loader_next(l, &b) == INGOT_OK) {
+        void *copy;
+        const uint8_t *data = data_host_bytes(&b, &copy);
         for (uint32_t i = 0; i < b.count; i++) {
             uint64_t k = b.indices[i];
             char want[64], key[8];
@@ -481,10 +518,11 @@ static void test_version_1_manifest(void)
                              (int)(k % 3), (int)k);
             snprintf(key, sizeof(key), "s%03d", (int)k);
             CHECK(k < 8 && b.lengths[i] == (uint64_t)n && strcmp(b.keys[i], key) == 0);
-            CHECK(memcmp((const char *)b.data + b.offsets[i], want, (size_t)n) == 0);
+            CHECK(memcmp(data + b.offsets[i], want, (size_t)n) == 0);
             CHECK(b.labels[i] == (int32_t)(k % 3));
             seen[k]++;
         }
+        free(copy);
         CHECK_OK(ingot_loader_release(l, &b));
     }
     for (int i = 0; i < 8; i++) {
@@ -514,6 +552,7 @@ int main(void)
     test_hold_boundary(plain);
     test_version_1_manifest();
     test_budget_and_params(plain);
+    test_bad_device(plain);
     test_missing_and_truncated_shard();
     test_corrupt_sample();
     test_cursor_records_skip();

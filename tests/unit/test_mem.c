@@ -5,6 +5,7 @@
  */
 #include "test.h"
 #include "base/config.h"
+#include "base/cuda.h"
 #include "base/fault.h"
 #include "base/mem.h"
 #include <stdint.h>
@@ -105,6 +106,16 @@ static void test_pinned(void)
     }
 }
 
+/* Occurrences of @p needle in @p hay. */
+static int test_count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
 static void test_faults(void)
 {
     char err[256];
@@ -116,7 +127,14 @@ static void test_faults(void)
     CHECK_STATUS(ingot_mem_alloc(1u << 20, 0, -1, "faulty map", &mem), INGOT_ERR_NO_MEMORY);
     CHECK_OK(ingot_mem_alloc(1u << 20, 0, -1, "second map", &mem)); /* only the 1st failed */
     ingot_mem_free(&mem);
+    /* Where a CUDA device is usable cudaHostRegister pins first and mlock is never reached. */
+    int cuda = ingot_cuda_usable();
     CHECK_OK(ingot_fault_arm("mlock:1:EPERM", err, sizeof(err)));
+    CHECK_OK(ingot_mem_alloc(1u << 20, INGOT_MEM_F_PINNED, -1, "faulty mlock", &mem));
+    CHECK(mem.kind == (cuda ? INGOT_MEM_KIND_CUDA_HOST : INGOT_MEM_KIND_PAGEABLE));
+    ingot_mem_free(&mem);
+    /* Both pinning ways failing: pageable, one warning naming each failure. */
+    CHECK_OK(ingot_fault_arm("cuda_pin:1:ENOMEM,mlock:1:EPERM", err, sizeof(err)));
     CHECK_OK(ingot_mem_alloc(1u << 20, INGOT_MEM_F_PINNED, -1, "faulty pin", &mem));
     CHECK(mem.kind == INGOT_MEM_KIND_PAGEABLE);
     ingot_mem_free(&mem);
@@ -130,6 +148,14 @@ static void test_faults(void)
     CHECK_CONTAINS(text, "cannot map 1048576 bytes for faulty map: Cannot allocate memory");
     CHECK_CONTAINS(text,
                    "pinning faulty pin (1048576 bytes) failed: mlock: Operation not permitted");
+    CHECK(test_count(text, "pinning faulty pin ") == 1);
+    if (cuda) {
+        CHECK_CONTAINS(text, "Operation not permitted, after cudaHostRegister: ");
+        CHECK(strstr(text, "pinning faulty mlock") == NULL);
+    } else {
+        CHECK_CONTAINS(text, "pinning faulty mlock (1048576 bytes) failed: mlock: Operation not "
+                             "permitted; RLIMIT_MEMLOCK");
+    }
     CHECK_CONTAINS(text, "cannot allocate 1 x 16 bytes for faulty calloc");
     free(text);
 }

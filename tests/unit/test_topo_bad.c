@@ -90,10 +90,15 @@ static void check_bad_policies(void)
     CHECK_LOGGED("INGOT_PLACEMENT=gpu", "expected at least one usable GPU", "found 0 GPUs",
                  "cpu-2s.xml");
 
-    CHECK_STATUS(ingot_topo_plan(dgx, 9, NULL, &plan), INGOT_ERR_NO_DEVICE);
+    ingot_plan_params_t strict = {.field_mask = INGOT_PLAN_PARAM_FIELD_SHARING,
+                                  .sharing = INGOT_TOPO_SHARING_ERROR};
+    CHECK_STATUS(ingot_topo_plan(dgx, 9, &strict, &plan), INGOT_ERR_NO_DEVICE);
     CHECK_LOGGED("9 local ranks but 8 usable GPUs", "expected at most one rank per GPU",
                  "INGOT_GPU_SHARING=share");
-    ingot_plan_params_t two = {.field_mask = INGOT_PLAN_PARAM_FIELD_GPU_MASK, .gpu_mask = 0x3};
+    ingot_plan_params_t two = {.field_mask = INGOT_PLAN_PARAM_FIELD_GPU_MASK |
+                                             INGOT_PLAN_PARAM_FIELD_SHARING,
+                               .gpu_mask = 0x3,
+                               .sharing = INGOT_TOPO_SHARING_ERROR};
     CHECK_STATUS(ingot_topo_plan(dgx, 3, &two, &plan), INGOT_ERR_NO_DEVICE);
     CHECK_LOGGED("3 local ranks but 2 usable GPUs", "8 on the node");
 
@@ -209,8 +214,12 @@ static void check_launcher_binding(void)
     ingot_mem_t mem;
     char msg[INGOT_TOPOLOGY_STR_MAX];
     bool conflict = true;
+    /* One rank per CPU in a CPU-only plan: what is checked here is the binding, and a GPU plan
+     * would draw the ranks' CPUs from the GPUs' localities (shared PUs on a small GPU node). */
+    ingot_plan_params_t cpu_mode = {.field_mask = INGOT_PLAN_PARAM_FIELD_MODE,
+                                    .mode = INGOT_TOPO_MODE_CPU};
     CHECK_OK(ingot_topo_load(NULL, &live));
-    CHECK_OK(ingot_topo_plan(live, live->npus, NULL, &plan));
+    CHECK_OK(ingot_topo_plan(live, live->npus, &cpu_mode, &plan));
     int numa = ingot_topo_plan_numa_os_index(live, plan, 0);
     CHECK_OK(ingot_mem_alloc(1 << 20, INGOT_MEM_F_PREFAULT, numa, "staging", &mem));
     CHECK(mem.numa_node == numa);

@@ -227,6 +227,36 @@ static void check_dgx_done(void)
     ingot_topo_destroy(topo);
 }
 
+/* The defaults (INGOT_GPU_SHARING unset, as the configuration loads it): one rank per GPU on
+ * the 8-GPU node gets exactly one GPU per rank, none shared; more ranks than GPUs share. */
+static void check_default_sharing(void)
+{
+    const ingot_topo_config_t *cfg;
+    ingot_topo_t *topo;
+    ingot_plan_t *plan;
+    ingot_plan_params_t p;
+    CHECK_OK(ingot_topo_config(&cfg));
+    CHECK(cfg->gpu_sharing == INGOT_TOPO_SHARING_SHARE);
+    CHECK_OK(ingot_topo_load(ORACLE_FIXTURES "/dgx-h100.xml", &topo));
+    ingot_topo_plan_params_from_config(cfg, INGOT_TOPO_GPUS_ALL, &p);
+    CHECK_OK(ingot_topo_plan(topo, 8, &p, &plan));
+    uint64_t gpus = 0;
+    for (int r = 0; r < 8; r++) {
+        CHECK(plan->ranks[r].gpu_ranks == 1);
+        CHECK(!(plan->ranks[r].flags & INGOT_PLACEMENT_FLAG_GPU_SHARED));
+        gpus |= 1ull << plan->ranks[r].gpu;
+    }
+    CHECK(gpus == 0xff && plan->gpus_used == 8);
+    ingot_topo_plan_destroy(plan);
+    CHECK_OK(ingot_topo_plan(topo, 4 * 8, NULL, &plan)); /* planner default: share too */
+    for (int r = 0; r < 4 * 8; r++) {
+        CHECK(plan->ranks[r].gpu == r / 4 && plan->ranks[r].gpu_ranks == 4);
+        CHECK(plan->ranks[r].flags & INGOT_PLACEMENT_FLAG_GPU_SHARED);
+    }
+    ingot_topo_plan_destroy(plan);
+    ingot_topo_destroy(topo);
+}
+
 /* CPU-only node: NUMA-balanced, nearest (same NUMA) NIC for the ranks of socket 0. */
 static void check_cpu_only(void)
 {
@@ -264,6 +294,7 @@ int main(void)
     setenv("INGOT_LOG_FILE", log, 1); /* expected errors (too many ranks) stay out of the output */
     CHECK_OK(ingot_config_load());
     check_dgx_done();
+    check_default_sharing();
     check_cpu_only();
     for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
         char path[4096];
