@@ -51,30 +51,60 @@ static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t 
     return INGOT_OK;
 }
 
-/* The only rank of its node shares with nobody: it maps the file (no copy into fresh memory,
- * which costs about as much as validating it) and validates it fully. */
-static ingot_status_t node_manifest_alone(ingot_ctx_h ctx, const char *path,
-                                          ingot_manifest_h *manifest_p, void **window_p)
+/* The node's shared window: the leader allocates @p size bytes (broadcast to the node).
+ * Collective over the node, and agreed there. */
+static ingot_status_t node_window_create(MPI_Comm node, int leader, uint64_t *size_p, void **base_p,
+                                         MPI_Win *win)
 {
-    ingot_manifest_h manifest = NULL;
-    ingot_status_t st = ingot_manifest_open(path, 0, &manifest);
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest open")) != INGOT_OK) {
-        ingot_manifest_close(manifest);
-        return st;
+    ingot_status_t st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, size_p, 1, MPI_UINT64_T, 0,
+                                       node);
+    if (st == INGOT_OK) {
+        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_allocate_shared,
+                            leader ? (MPI_Aint)*size_p : 0, 1, MPI_INFO_NULL, node, base_p, win);
     }
-    *manifest_p = manifest;
-    *window_p = NULL;
-    return INGOT_OK;
+    return ingot_mpi_agree(&node, st, "manifest sharing");
 }
 
-ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
-                                        ingot_manifest_h *manifest_p, void **window_p)
+/* The leader copies the file into the window, the others look up its address; the node then
+ * agrees on both, so that no rank opens a window the leader failed to fill (they would report
+ * its garbage), and opens it: the leader validates everything once, the others trust it and
+ * open in O(1). Collective over the node whatever fails. */
+static ingot_status_t node_window_open(MPI_Comm node, int leader, int fd, const char *path,
+                                       MPI_Win win, void *base, uint64_t size,
+                                       ingot_manifest_h *manifest_p)
 {
-    if (ctx->topo->node.local_size == 1) {
-        return node_manifest_alone(ctx, path, manifest_p, window_p);
+    ingot_status_t st;
+    if (leader) {
+        st = leader_read(fd, path, base, size);
+    } else {
+        MPI_Aint qsize;
+        int disp;
+        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_shared_query, win, 0, &qsize, &disp, &base);
     }
+    if ((st = ingot_mpi_agree(&node, st, "manifest copy")) != INGOT_OK) {
+        return st;
+    }
+    char *dir_copy = strdup(path);
+    if (dir_copy == NULL) {
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "manifest sharing: no memory for '%s'", path);
+    }
+    st = ingot_manifest_open_buffer(base, size, dirname(dir_copy),
+                                    leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, manifest_p);
+    free(dir_copy);
+    return st;
+}
+
+/* A node of several ranks: the first reads the file into an MPI-3 shared window and validates
+ * it, the others open that copy lazily. Every step is agreed over the node, so the node's ranks
+ * return the same status; on failure whatever was made is released. */
+static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
+                                           ingot_manifest_h *manifest_p, MPI_Win **win_p)
+{
+    MPI_Comm node = ctx->topo->node.node_comm;
     int leader = (ctx->topo->node.local_rank == 0), fd = -1;
     uint64_t size = 0;
+    void *base = NULL;
+    ingot_manifest_h manifest = NULL;
     ingot_status_t st = leader ? leader_stat(path, &size, &fd) : INGOT_OK;
     /* MPI_Win is a pointer typedef: this allocates one handle.
      * NOLINTNEXTLINE(bugprone-sizeof-expression) */
@@ -82,59 +112,48 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
     if (win == NULL && st == INGOT_OK) {
         st = INGOT_ERR_NO_MEMORY;
     }
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
-        free(win);
-        goto out_fd;
-    }
-    void *base = NULL;
-    st = INGOT_MPI_CALL("manifest sharing", MPI_Bcast, &size, 1, MPI_UINT64_T, 0,
-                        ctx->topo->node.node_comm);
-    if (st == INGOT_OK) {
-        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_allocate_shared,
-                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL,
-                            ctx->topo->node.node_comm, &base, win);
-    }
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
-        free(win);
-        goto out_fd;
-    }
-    if (leader) {
-        st = leader_read(fd, path, base, size);
-    } else {
-        MPI_Aint qsize;
-        int disp;
-        /* win was allocated: ingot_mpi_agree() returns the worst status of all ranks, never OK
-         * when ours is not.
+    if ((st = ingot_mpi_agree(&node, st, "manifest sharing")) == INGOT_OK &&
+        (st = node_window_create(node, leader, &size, &base, win)) == INGOT_OK) {
+        /* win was allocated: ingot_mpi_agree() returns the worst status of the node's ranks,
+         * never OK when ours is not.
          * NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage,clang-analyzer-core.NullDereference) */
-        st = INGOT_MPI_CALL("manifest sharing", MPI_Win_shared_query, *win, 0, &qsize, &disp,
-                            &base);
+        st = node_window_open(node, leader, fd, path, *win, base, size, &manifest);
+        if ((st = ingot_mpi_agree(&node, st, "manifest sharing")) != INGOT_OK) {
+            ingot_manifest_close(manifest);
+            MPI_Win_free(win);
+        }
     }
-    /* The leader's copy is complete, and the node knows whether it succeeded: the others must
-     * not open a window the leader failed to fill (they would report its garbage). */
-    st = ingot_mpi_agree(&ctx->topo->node.node_comm, st, "manifest copy");
-    char *dir_copy = strdup(path);
-    ingot_manifest_h manifest = NULL;
-    if (st == INGOT_OK && dir_copy != NULL) {
-        /* The leader validates everything once; the others trust it and open in O(1). */
-        st = ingot_manifest_open_buffer(base, size, dirname(dir_copy),
-                                        leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, &manifest);
-    } else if (dir_copy == NULL) {
-        st = INGOT_ERR_NO_MEMORY;
-    }
-    free(dir_copy);
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest sharing")) != INGOT_OK) {
-        ingot_manifest_close(manifest);
-        MPI_Win_free(win);
-        free(win);
-        goto out_fd;
-    }
-    *manifest_p = manifest;
-    *window_p = win;
-out_fd:
     if (fd >= 0) {
         close(fd);
     }
-    return st;
+    if (st != INGOT_OK) {
+        free(win);
+        return st;
+    }
+    *manifest_p = manifest;
+    *win_p = win;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
+                                        ingot_manifest_h *manifest_p, void **window_p)
+{
+    ingot_manifest_h manifest = NULL;
+    MPI_Win *win = NULL;
+    /* The only rank of its node shares with nobody: it maps the file, as the open does (no copy
+     * into fresh memory, which costs about as much as validating it), and validates it fully. */
+    ingot_status_t st = (ctx->topo->node.local_size == 1)
+                            ? ingot_manifest_open(path, 0, &manifest)
+                            : node_manifest_shared(ctx, path, &manifest, &win);
+    /* One job-wide agreement on every path, so that nodes of one rank and nodes of several (an
+     * uneven launch) make the same collective calls; a node's own steps are agreed over it. */
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest open")) != INGOT_OK) {
+        ingot_node_manifest_close(ctx, manifest, win); /* collective over the node when win */
+        return st;
+    }
+    *manifest_p = manifest;
+    *window_p = win;
+    return INGOT_OK;
 }
 
 void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void *window)

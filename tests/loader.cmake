@@ -29,3 +29,9 @@ ingot_add_test(NAME unit.test_loader_faults_direct LABELS unit
                COMMAND test_loader_faults ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)
 # MPI singleton in-process, as unit.test_loader_faults: Open MPI's allocations are not leaks.
 set_property(TEST unit.test_loader_deadline APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+
+# Two namespaces as hosts, 2 ranks + 1: the same collective calls on nodes of any rank count.
+ingot_add_test(NAME mpi.uneven_nodes LABELS mpi TIMEOUT 180
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/uneven_nodes.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-bench> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(mpi.uneven_nodes PROPERTIES RESOURCE_LOCK netns)
