@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Longest "<shard>: key 'k' field 'f' at offset N" naming a field in decoder messages. */
-#define CODEC_WHAT_MAX (PATH_MAX + 512)
-
 struct ingot_shard_dict {
     void *ddict; /* ZSTD_DDict, or NULL without a dictionary */
 };
@@ -147,11 +144,14 @@ ingot_status_t ingot_shard_codec_decode(ingot_shard_codec_t *c, ingot_manifest_h
     if (f->codec == INGOT_CODEC_NONE) {
         memcpy(dst, stored + f->offset, f->raw_len);
     } else {
-        char what[CODEC_WHAT_MAX];
-        snprintf(what, sizeof(what), "%s: key '%s' field '%s' at offset %" PRIu64,
-                 codec_shard_path(m, s->shard), s->key, f->name, s->offset + f->offset);
-        INGOT_CHECK(ingot_shard_zstd_decode(&c->zstd, stored + f->offset, f->stored_len, dst,
-                                            f->raw_len, what));
+        char why[SHARD_ZSTD_WHY_MAX]; /* the member is named only when decoding fails */
+        ingot_status_t st = ingot_shard_zstd_decode_why(&c->zstd, stored + f->offset, f->stored_len,
+                                                        dst, f->raw_len, why, sizeof(why));
+        if (st != INGOT_OK) {
+            return ingot_fail(st, "%s: key '%s' field '%s' at offset %" PRIu64 ": %s",
+                              codec_shard_path(m, s->shard), s->key, f->name, s->offset + f->offset,
+                              why);
+        }
     }
     *len_p = f->raw_len;
     return INGOT_OK;

@@ -42,9 +42,21 @@ ingot_status_t ingot_shard_zstd_ddict_create(const void *dict, size_t dict_len, 
 /** Free a dictionary of ingot_shard_zstd_ddict_create(). Accepts NULL. */
 void ingot_shard_zstd_ddict_free(void *ddict);
 
+/** Room for the reason ingot_shard_zstd_decode_why() gives. */
+#define SHARD_ZSTD_WHY_MAX 256
+
 /**
- * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes.
- * @p what names the member in messages ("shard.tar: key 'k' field 'jpg' at offset N").
+ * Decode the frames in @p src into @p dst, which must receive exactly @p raw_len bytes. On
+ * failure (INGOT_ERR_ZSTD), @p why says what was wrong with the frame ("truncated zstd frame
+ * ..."), and nothing is logged: the caller names the member, which it need only format when a
+ * decode fails (the hot path decodes many fields and fails almost never).
+ */
+ingot_status_t ingot_shard_zstd_decode_why(shard_zstd_t *z, const void *src, size_t len, void *dst,
+                                           size_t raw_len, char *why, size_t whylen);
+
+/**
+ * ingot_shard_zstd_decode_why() that logs its failure as "<what>: <why>"; @p what names the
+ * member ("shard.tar: key 'k' field 'jpg' at offset N").
  */
 ingot_status_t ingot_shard_zstd_decode(shard_zstd_t *z, const void *src, size_t len, void *dst,
                                        size_t raw_len, const char *what);
