@@ -65,7 +65,13 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const
                           strerror(err));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != expect_size) {
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+        close(fd);
+        return ingot_fail(ingot_status_from_errno(err), "cannot stat shard '%s': %s", path,
+                          strerror(err));
+    }
+    if ((uint64_t)st.st_size != expect_size) {
         uint64_t size = (uint64_t)st.st_size;
         close(fd);
         return ingot_fail(INGOT_ERR_MISMATCH,
