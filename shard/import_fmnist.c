@@ -10,6 +10,7 @@
 #include "base/status.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,22 +111,41 @@ static ingot_status_t fmnist_gunzip(const char *path, uint8_t **buf_p, size_t *l
     return INGOT_OK;
 }
 
-/* The headers agree with each other and with the lengths. */
+/* The headers agree with each other and with the lengths; an error names the file and what
+ * is wrong with it. */
 static ingot_status_t fmnist_check(fmnist_data_t *d)
 {
-    if (d->ilen >= FMNIST_HDR_IMAGES && d->llen >= FMNIST_HDR_LABELS) {
-        d->n = fmnist_be32(d->img + 4);
-        d->rows = fmnist_be32(d->img + 8);
-        d->cols = fmnist_be32(d->img + 12);
-        if (fmnist_be32(d->img) == FMNIST_IMAGES_MAGIC &&
-            fmnist_be32(d->lab) == FMNIST_LABELS_MAGIC && fmnist_be32(d->lab + 4) == d->n &&
-            (uint64_t)d->n * d->rows * d->cols <= d->ilen - FMNIST_HDR_IMAGES &&
-            d->n <= d->llen - FMNIST_HDR_LABELS && (uint64_t)d->rows * d->cols <= INT_MAX) {
-            return INGOT_OK;
-        }
+    if (d->ilen < FMNIST_HDR_IMAGES || fmnist_be32(d->img) != FMNIST_IMAGES_MAGIC) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: not an idx3 image file (magic 0x%08x expected)",
+                          d->images_path, FMNIST_IMAGES_MAGIC);
     }
-    return ingot_fail(INGOT_ERR_FORMAT, "%s, %s: not matching idx files", d->images_path,
-                      d->labels_path);
+    if (d->llen < FMNIST_HDR_LABELS || fmnist_be32(d->lab) != FMNIST_LABELS_MAGIC) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: not an idx1 label file (magic 0x%08x expected)",
+                          d->labels_path, FMNIST_LABELS_MAGIC);
+    }
+    d->n = fmnist_be32(d->img + 4);
+    d->rows = fmnist_be32(d->img + 8);
+    d->cols = fmnist_be32(d->img + 12);
+    uint32_t labels = fmnist_be32(d->lab + 4);
+    if (labels != d->n) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s holds %u images but %s holds %u labels",
+                          d->images_path, d->n, d->labels_path, labels);
+    }
+    uint64_t need = (uint64_t)d->n * d->rows * d->cols;
+    if ((uint64_t)d->rows * d->cols > INT_MAX || need > d->ilen - FMNIST_HDR_IMAGES) {
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: %u images of %u x %u pixels need %" PRIu64 " bytes, the file "
+                          "has %zu after its header (truncated)",
+                          d->images_path, d->n, d->rows, d->cols, need,
+                          d->ilen - FMNIST_HDR_IMAGES);
+    }
+    if (d->n > d->llen - FMNIST_HDR_LABELS) {
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: %u labels need %u bytes, the file has %zu after its header "
+                          "(truncated)",
+                          d->labels_path, d->n, d->n, d->llen - FMNIST_HDR_LABELS);
+    }
+    return INGOT_OK;
 }
 
 /* Every image of a split as `<key>-NNNNN.pgm` and `.cls`. */

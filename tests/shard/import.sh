@@ -7,6 +7,8 @@
 #    gave (their sha256 with `ingot-manifest pack --fashion-mnist -o DIR` at 1be6a79, default
 #    shard size; that manifest's digest was 7bb8db54da050c92, in format version 1), from that
 #    same hostile directory; a corrupt .gz is an error naming it;
+#  - bad idx files (wrong magic, image and label counts that differ, truncated images) are errors
+#    naming the file and what is wrong;
 #  - --shard-size takes the INGOT_* size syntax: 4KB is 4000 bytes, 4KiB 4096.
 # usage: import.sh INGOT_MANIFEST
 set -eu
@@ -53,5 +55,34 @@ if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then
 else
     echo "note: dataset-fashion-mnist not installed; Fashion-MNIST part not run"
 fi
+# Bad idx files (small synthetic ones, gzipped): each error names the file and what is wrong.
+# idx DIR SPLIT IMG_MAGIC IMAGES PIXEL_BYTES LAB_MAGIC LABELS LABEL_BYTES (2 x 2 pixel images)
+idx() {
+    python3 - "$@" << 'PY'
+import gzip, struct, sys
+d, split, im, ni, nb, lm, nl, lb = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+with gzip.open(f"{d}/{split}-images-idx3-ubyte.gz", "wb") as f:
+    f.write(struct.pack(">IIII", im, ni, 2, 2) + bytes(nb))
+with gzip.open(f"{d}/{split}-labels-idx1-ubyte.gz", "wb") as f:
+    f.write(struct.pack(">II", lm, nl) + bytes(lb))
+PY
+}
+bad_idx() { # bad_idx TRAIN_ARGS... -- EXPECTED: the train split bad, the test split good
+    rm -rf "$T/idx" && mkdir -p "$T/idx"
+    idx "$T/idx" train "$@" && idx "$T/idx" t10k 2051 1 4 2049 1 1
+    if "$IM" pack --fashion-mnist "$T/idx" -o "$T/idx-out" 2> err; then fail "bad idx accepted: $*"; fi
+}
+bad_idx 2051 2 8 2049 3 3
+grep -q "train-images-idx3-ubyte.gz holds 2 images but .*train-labels-idx1-ubyte.gz holds 3 labels" err ||
+    { cat err; fail "idx count mismatch message"; }
+bad_idx 2051 2 4 2049 2 2
+grep -q "train-images-idx3-ubyte.gz: 2 images of 2 x 2 pixels need 8 bytes, the file has 4 after its header (truncated)" err ||
+    { cat err; fail "idx truncated images message"; }
+bad_idx 2051 2 8 7 2 2
+grep -q "train-labels-idx1-ubyte.gz: not an idx1 label file" err || { cat err; fail "idx bad magic message"; }
+idx "$T/idx" train 2051 2 8 2049 2 2
+"$IM" pack --fashion-mnist "$T/idx" -o "$T/idx-ok" > /dev/null || fail "a good synthetic idx pair"
+[ "$("$IM" list "$T/idx-ok/manifest.ingot" | wc -l)" -eq 6 ] || fail "3 samples of 2 members expected"
+
 [ ! -e pwned ] && [ ! -e "$EVIL/pwned" ] || fail "a source path ran as shell"
 echo ok
