@@ -79,10 +79,8 @@ ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
 {
 #if INGOT_BUILD_CUDA
     size_t free_bytes = 0, total = 0;
-    ingot_status_t st = ingot_loader_gpu_device_check(l->device);
-    if (st == INGOT_OK) {
-        st = GPU_CALL("loader device", cudaSetDevice, l->device);
-    }
+    /* The device was checked by ingot_loader_create() before anything was allocated. */
+    ingot_status_t st = GPU_CALL("loader device", cudaSetDevice, l->device);
     if (st == INGOT_OK) {
         st = ingot_cuda_mem_info(l->device, &free_bytes, &total);
     }

@@ -385,6 +385,9 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
     int quarantined = 0;
     st = read_sources(l, rd, run, lr, &quarantined);
     if (quarantined) {
+        /* A staging buffer goes back to the pool, so it is kept out of service until the late
+         * completion. A scatter run's target is its slot: a timed-out step fails the loader for
+         * good (nothing is delivered after it), and destroy ends the sources before the slots. */
         lr->staging = run->staging; /* the source still writes there: out of service */
         run->staging = NULL;
         atomic_store_explicit(&lr->busy, 1, memory_order_release);
