@@ -40,6 +40,14 @@ check "$T/z"
 [ -s "$T/zd/dict.zdict" ] || fail "dictionary not written"
 check "$T/zd"
 "$IM" inspect "$T/zd/manifest.ingot" | grep -q "dictionary    dict.zdict" || fail "inspect dict"
+# A dictionary changed or missing after packing: reading a sample fails, naming the file.
+cp "$T/zd/dict.zdict" "$T/dict.keep" && printf 'x' >> "$T/zd/dict.zdict"
+if "$IM" cat "$T/zd/manifest.ingot" sub/r1 --field txt > /dev/null 2> "$T/err"; then fail "changed dictionary accepted"; fi
+grep -q "zd/dict.zdict: dictionary hash differs from the manifest's" "$T/err" || { cat "$T/err"; fail "changed dictionary message"; }
+rm "$T/zd/dict.zdict"
+if "$IM" cat "$T/zd/manifest.ingot" sub/r1 --field txt > /dev/null 2> "$T/err"; then fail "missing dictionary accepted"; fi
+grep -q "zd/dict.zdict" "$T/err" && grep -qi "no such file" "$T/err" || { cat "$T/err"; fail "missing dictionary message"; }
+mv "$T/dict.keep" "$T/zd/dict.zdict"
 if "$IM" pack "$T/src" -o "$T/bad" --dict 2>/dev/null; then fail "--dict without --zstd"; fi
 # Parallel packing gives the same shards and manifest as one job.
 "$IM" pack "$T/src" -o "$T/j1" --zstd 3 --shard-size 8KiB --jobs 1 > /dev/null
