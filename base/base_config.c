@@ -3,6 +3,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/wait.h"
+#include "base/watchdog.h"
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +83,7 @@ static ingot_status_t base_config_apply(const void *values)
     char err[256];
     ingot_log_configure(cfg->log_level, cfg->log_file);
     ingot_wait_set_spin(cfg->spin_ns);
+    ingot_watchdog_set_timeout(cfg->timeout_ns);
     if (INGOT_FAULT_ENABLED && ingot_fault_arm(cfg->fault, err, sizeof(err)) != INGOT_OK) {
         return ingot_fail(INGOT_ERR_CONFIG, INGOT_ENV_PREFIX "FAULT='%s': %s", cfg->fault, err);
     }

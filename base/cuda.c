@@ -54,12 +54,12 @@ int ingot_cuda_usable(void)
     return ingot_cuda_probe()->device_count > 0;
 }
 
-ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
-                                       const char *what)
-{
 #if INGOT_BUILD_CUDA
-    /* As a trainer reads a batch: on a stream of its own that waits on the event (no host
-     * synchronisation before the read), then the host waits for that stream. */
+/* Copy on a stream of ingot's own (never the legacy default stream, which waits for every
+ * other) after @p event (NULL: none), and wait for that stream only. */
+static ingot_status_t cuda_copy_sync(void *dst, const void *src, size_t bytes,
+                                     enum cudaMemcpyKind kind, void *event, const char *what)
+{
     cudaStream_t stream;
     ingot_status_t st = ingot_cuda_check(
         (int)cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate", what);
@@ -71,7 +71,7 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
                               "cudaStreamWaitEvent", what);
     }
     if (st == INGOT_OK && bytes > 0) {
-        st = ingot_cuda_check((int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream),
+        st = ingot_cuda_check((int)cudaMemcpyAsync(dst, src, bytes, kind, stream),
                               "cudaMemcpyAsync", what);
     }
     if (st == INGOT_OK) {
@@ -79,6 +79,16 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
     }
     cudaStreamDestroy(stream);
     return st;
+}
+#endif
+
+ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *event,
+                                       const char *what)
+{
+#if INGOT_BUILD_CUDA
+    /* As a trainer reads a batch: on a stream that waits on the batch's event, no host
+     * synchronisation before the read. */
+    return cuda_copy_sync(dst, src, bytes, cudaMemcpyDeviceToHost, event, what);
 #else
     (void)dst;
     (void)src;
@@ -135,6 +145,40 @@ ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
 #else
     (void)free_p;
     (void)total_p;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+int ingot_cuda_pointer_device(const void *ptr)
+{
+#if INGOT_BUILD_CUDA
+    if (ptr == NULL || !ingot_cuda_usable()) {
+        return -1;
+    }
+    struct cudaPointerAttributes attr;
+    cudaError_t rc = cudaPointerGetAttributes(&attr, ptr);
+    if (rc != cudaSuccess) {
+        cudaGetLastError(); /* unregistered host memory on older runtimes: not an error */
+        return -1;
+    }
+    return (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) ? attr.device
+                                                                                     : -1;
+#else
+    (void)ptr;
+    return -1;
+#endif
+}
+
+ingot_status_t ingot_cuda_copy(void *dst, const void *src, size_t bytes, const char *what)
+{
+#if INGOT_BUILD_CUDA
+    /* cudaMemcpyDefault: the direction from the pointers (unified addressing). */
+    return cuda_copy_sync(dst, src, bytes, cudaMemcpyDefault, NULL, what);
+#else
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    ingot_error("%s: cannot copy device memory: %s", what, ingot_cuda_probe()->reason);
     return INGOT_ERR_UNSUPPORTED;
 #endif
 }

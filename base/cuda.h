@@ -44,4 +44,13 @@ ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
  *  no such usable device, INGOT_ERR_UNSUPPORTED without CUDA in the build). */
 ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p);
 
+/** The CUDA device whose memory @p ptr points into (device or managed memory), or -1 for host
+ *  memory, NULL, no usable device or a build without CUDA. Leaves no CUDA error behind. */
+int ingot_cuda_pointer_device(const void *ptr);
+
+/** Copy @p bytes between any two of host and device memory (direction from the pointers) and
+ *  wait for it, on a stream of its own. INGOT_ERR_CUDA (logged with @p what) on failure,
+ *  INGOT_ERR_UNSUPPORTED without CUDA in the build. */
+ingot_status_t ingot_cuda_copy(void *dst, const void *src, size_t bytes, const char *what);
+
 #endif

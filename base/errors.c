@@ -28,9 +28,8 @@ ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what)
 ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what)
 {
     int local = (int)mine, worst = (int)mine;
-    ingot_status_t st = ingot_mpi_check(MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MIN,
-                                                      *(const MPI_Comm *)comm),
-                                        "MPI_Allreduce", what);
+    ingot_status_t st = INGOT_MPI_CALL(what, MPI_Allreduce, &local, &worst, 1, MPI_INT, MPI_MIN,
+                                       *(const MPI_Comm *)comm);
     if (st != INGOT_OK) {
         return st;
     }

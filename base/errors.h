@@ -8,6 +8,7 @@
 
 #include <ingot/status.h>
 #include <stddef.h>
+#include "base/watchdog.h"
 
 /** INGOT_OK for MPI_SUCCESS; else log "<call> (<what>) failed: <MPI text>", INGOT_ERR_MPI. */
 ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what);
@@ -27,7 +28,12 @@ ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *wh
  */
 ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what);
 
-#define INGOT_MPI_CALL(_what, _call, ...) ingot_mpi_check(_call(__VA_ARGS__), #_call, _what)
+/* Every MPI call ingot makes is armed on the watchdog (base/watchdog.h) while it runs, so a
+ * collective that another rank never joins ends this process after INGOT_TIMEOUT instead of
+ * hanging it. The comma operator sequences arm, call, disarm. */
+#define INGOT_MPI_CALL(_what, _call, ...) \
+    (ingot_watchdog_arm(_what, #_call), \
+     ingot_mpi_check(ingot_watchdog_disarm(_call(__VA_ARGS__)), #_call, _what))
 #define INGOT_UCX_CALL(_what, _call, ...) ingot_ucx_check(_call(__VA_ARGS__), #_call, _what)
 
 #endif

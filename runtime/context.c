@@ -89,6 +89,7 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
     int world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     ingot_log_set_rank(world_rank);
+    ingot_watchdog_set_mpi(level == MPI_THREAD_MULTIPLE, world_rank);
     st = ingot_config_check_job(ctx->comm, cfg.base->check_job_config);
     if (st != INGOT_OK) {
         goto err_comm;
@@ -127,7 +128,7 @@ void ingot_finalize(ingot_ctx_h ctx)
     int last = (--ctx_live == 0) && ctx_mpi_owned;
     if (last) {
         ctx_mpi_owned = 0;
-        MPI_Finalize();
+        (void)INGOT_MPI_CALL("ingot_finalize", MPI_Finalize);
     }
     pthread_mutex_unlock(&ctx_lock);
 }

@@ -9,8 +9,8 @@
 #include "base/errors.h"
 #include "base/field_mask.h"
 #include "base/log.h"
+#include "base/nccl.h"
 #include "base/status.h"
-#include <dlfcn.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,25 +20,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define NCCL_LIBRARY "libnccl.so.2"
-
 static void info_nccl(ingot_runtime_info_t *info)
 {
     info->nccl_compiled = INGOT_BUILD_NCCL;
-    void *lib = dlopen(NCCL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        snprintf(info->nccl_reason, sizeof(info->nccl_reason), "%s", dlerror());
-        return;
-    }
-    int (*get_version)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
-    int version = 0;
-    if (get_version == NULL || get_version(&version) != 0) {
-        snprintf(info->nccl_reason, sizeof(info->nccl_reason), "%s has no working ncclGetVersion",
-                 NCCL_LIBRARY);
-    } else {
-        info->nccl_version = version;
-    }
-    dlclose(lib);
+    info->nccl_version = ingot_nccl_probe_version(info->nccl_reason, sizeof(info->nccl_reason));
 }
 
 static void format_mem_types(uint64_t mask, char *buf, size_t buflen)

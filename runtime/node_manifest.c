@@ -120,7 +120,7 @@ static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
         st = node_window_open(node, leader, fd, path, *win, base, size, &manifest);
         if ((st = ingot_mpi_agree(&node, st, "manifest sharing")) != INGOT_OK) {
             ingot_manifest_close(manifest);
-            MPI_Win_free(win);
+            (void)INGOT_MPI_CALL("manifest sharing", MPI_Win_free, win);
         }
     }
     if (fd >= 0) {
@@ -161,7 +161,8 @@ void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void 
     (void)ctx;
     ingot_manifest_close(manifest);
     if (window != NULL) {
-        MPI_Win_free((MPI_Win *)window);
+        /* A barrier of the node's ranks: bounded by the watchdog like every ingot MPI call. */
+        (void)INGOT_MPI_CALL("loader destroy: manifest window", MPI_Win_free, (MPI_Win *)window);
         free(window);
     }
 }

@@ -1,0 +1,131 @@
+/* The watchdog of ingot's own MPI calls (see watchdog.h). */
+#include "base/watchdog.h"
+#include "base/log.h"
+#include "base/time.h"
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define WATCHDOG_SLOTS 64 /* threads that have ever armed a call; more go unwatched */
+
+typedef struct watch_slot {
+    _Atomic uint64_t deadline_ns; /* 0: disarmed */
+    _Atomic uint64_t armed_ns;
+    const char *_Atomic what;
+    const char *_Atomic call;
+} watch_slot_t;
+
+static watch_slot_t slots[WATCHDOG_SLOTS];
+static _Atomic int slots_used;
+static _Atomic uint64_t timeout_ns = 300ull * 1000 * 1000 * 1000;
+static _Atomic int thread_multiple;
+static _Atomic int world_rank = -1;
+static _Atomic(ingot_watchdog_action_t) action;
+static pthread_once_t monitor_once = PTHREAD_ONCE_INIT;
+static _Thread_local watch_slot_t *my_slot;
+static _Thread_local int my_slot_taken;
+
+void ingot_watchdog_set_timeout(uint64_t ns)
+{
+    atomic_store(&timeout_ns, ns);
+}
+
+void ingot_watchdog_set_mpi(bool multiple, int rank)
+{
+    atomic_store(&thread_multiple, multiple ? 1 : 0);
+    atomic_store(&world_rank, rank);
+}
+
+void ingot_watchdog_set_action(ingot_watchdog_action_t fn)
+{
+    atomic_store(&action, fn);
+}
+
+static void watchdog_end_process(const char *what, const char *call, uint64_t waited_ns)
+{
+    char host[72] = "";
+    gethostname(host, sizeof(host) - 1);
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    int use_mpi = inited && !finalized && atomic_load(&thread_multiple);
+    ingot_error("watchdog: %s (%s) on rank %d (host %s, pid %d) has not returned after %.1f s "
+                "(INGOT_TIMEOUT): another rank stopped, died or is far behind; ending this "
+                "process with %s so the launcher ends the job",
+                call, what, atomic_load(&world_rank), host, (int)getpid(), waited_ns / 1e9,
+                use_mpi           ? "MPI_Abort"
+                : !inited         ? "abort() (MPI is not initialised)"
+                : finalized       ? "abort() (MPI is being finalised)"
+                                  : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
+    if (use_mpi) {
+        MPI_Abort(MPI_COMM_WORLD, 70);
+    }
+    abort();
+}
+
+static void *watchdog_monitor(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec tick = {0, (long)INGOT_WATCHDOG_TICK_NS};
+        nanosleep(&tick, NULL);
+        uint64_t now = ingot_time_ns();
+        int used = atomic_load(&slots_used);
+        for (int i = 0; i < used && i < WATCHDOG_SLOTS; i++) {
+            uint64_t deadline = atomic_load(&slots[i].deadline_ns);
+            if (deadline == 0 || now < deadline ||
+                !atomic_compare_exchange_strong(&slots[i].deadline_ns, &deadline, 0)) {
+                continue;
+            }
+            ingot_watchdog_action_t fn = atomic_load(&action);
+            (fn ? fn : watchdog_end_process)(atomic_load(&slots[i].what),
+                                             atomic_load(&slots[i].call),
+                                             now - atomic_load(&slots[i].armed_ns));
+        }
+    }
+    return NULL;
+}
+
+static void watchdog_start(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, watchdog_monitor, NULL) != 0) {
+        ingot_warn("watchdog thread could not start: ingot's MPI calls are not bounded by "
+                   "INGOT_TIMEOUT in this process");
+    }
+    pthread_attr_destroy(&attr);
+}
+
+void ingot_watchdog_arm(const char *what, const char *call)
+{
+    uint64_t timeout = atomic_load(&timeout_ns);
+    if (timeout == 0) {
+        return;
+    }
+    if (!my_slot_taken) {
+        my_slot_taken = 1;
+        int i = atomic_fetch_add(&slots_used, 1);
+        my_slot = i < WATCHDOG_SLOTS ? &slots[i] : NULL;
+        pthread_once(&monitor_once, watchdog_start);
+    }
+    if (my_slot != NULL) {
+        uint64_t now = ingot_time_ns();
+        atomic_store(&my_slot->what, what);
+        atomic_store(&my_slot->call, call);
+        atomic_store(&my_slot->armed_ns, now);
+        atomic_store(&my_slot->deadline_ns, now + timeout);
+    }
+}
+
+int ingot_watchdog_disarm(int rc)
+{
+    if (my_slot != NULL) {
+        atomic_store(&my_slot->deadline_ns, 0);
+    }
+    return rc;
+}

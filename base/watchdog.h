@@ -1,0 +1,40 @@
+/*
+ * The watchdog of ingot's own blocking MPI calls. Every MPI call made through INGOT_MPI_CALL is
+ * armed here for its duration: a collective that a stopped or lost rank never completes (an
+ * MPI_Bcast at init, the MPI_Win_free barrier at loader destroy, the cursor agreement) would
+ * otherwise hang its caller forever. Past INGOT_TIMEOUT a monitor thread logs the call, what it
+ * was for, this rank and host, and then ends its own process, as PyTorch's NCCL watchdog does:
+ * MPI_Abort where MPI granted MPI_THREAD_MULTIPLE (so the launcher ends the job at once), else
+ * abort() (the launcher sees a process die and ends the others). There is no way to cancel an
+ * MPI collective and continue, so ending the process is the only bounded outcome.
+ *
+ * Arming is cheap (a thread-local slot, two atomic stores); the monitor thread starts at the
+ * first arm and wakes every INGOT_WATCHDOG_TICK_NS. One armed call per thread at a time.
+ */
+#ifndef INGOT_BASE_WATCHDOG_H
+#define INGOT_BASE_WATCHDOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define INGOT_WATCHDOG_TICK_NS (100ull * 1000 * 1000)
+
+/** Deadline of every armed call, from INGOT_TIMEOUT (0 disables the watchdog). */
+void ingot_watchdog_set_timeout(uint64_t timeout_ns);
+
+/** Whether MPI granted MPI_THREAD_MULTIPLE (then the monitor may call MPI_Abort), and this
+ *  process's rank in MPI_COMM_WORLD for the log line. */
+void ingot_watchdog_set_mpi(bool thread_multiple, int world_rank);
+
+/** Arm the calling thread's slot for @p call (e.g. "MPI_Win_free"), made for @p what. */
+void ingot_watchdog_arm(const char *what, const char *call);
+
+/** Disarm the calling thread's slot; returns @p rc unchanged (so calls can be wrapped). */
+int ingot_watchdog_disarm(int rc);
+
+/** What the monitor does past the deadline; tests replace it to observe a firing without
+ *  ending the process. The default logs and ends the process as described above. */
+typedef void (*ingot_watchdog_action_t)(const char *what, const char *call, uint64_t waited_ns);
+void ingot_watchdog_set_action(ingot_watchdog_action_t action);
+
+#endif

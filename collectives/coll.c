@@ -1,0 +1,472 @@
+/*
+ * The all-reduce engine (coll.h): requests queued in start order and served by one thread at a
+ * time, either the progress thread (NCCL always; MPI where MPI_THREAD_MULTIPLE was granted) or
+ * the trainer's own ingot calls. Waits are bounded by INGOT_TIMEOUT; a timeout or a backend
+ * error breaks the communicator, and every later call fails at once.
+ */
+#include "collectives/coll_impl.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/time.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t ingot_dtype_size(ingot_dtype_t dtype)
+{
+    return dtype == INGOT_DTYPE_FLOAT32 ? 4 : 2;
+}
+
+const char *ingot_dtype_name(ingot_dtype_t dtype)
+{
+    switch (dtype) {
+    case INGOT_DTYPE_FLOAT32: return "float32";
+    case INGOT_DTYPE_FLOAT16: return "float16";
+    case INGOT_DTYPE_BFLOAT16: return "bfloat16";
+    }
+    return "unknown";
+}
+
+static const char *op_name(ingot_op_t op)
+{
+    return op == INGOT_OP_AVG ? "avg" : "sum";
+}
+
+void ingot_coll_break(ingot_coll_t *c, ingot_status_t st)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&c->broken, &expected, (int)st)) {
+        c->ops->abort(c);
+    }
+    ingot_event_notify(&c->done_ev);
+}
+
+static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t st, bool bg)
+{
+    if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL && !c->ops->eager) {
+        st = ingot_coll_bucket_copy(c, r->bucket, false);
+    }
+    r->status = st;
+    r->background = bg;
+    atomic_fetch_add(&c->reduce_ns, ingot_time_ns() - r->start_ns);
+    atomic_fetch_add(&c->completed, 1);
+    if (bg) {
+        atomic_fetch_add(&c->background, 1);
+    }
+    atomic_fetch_sub(&c->in_flight, 1);
+    atomic_store_explicit(&r->state, COLL_REQ_DONE, memory_order_release);
+    ingot_event_notify(&c->done_ev);
+}
+
+/* Serve the queue from its head; the caller holds c->engine. Returns whether anything moved. */
+static bool engine_serve(ingot_coll_t *c, bool bg)
+{
+    bool moved = false;
+    for (;;) {
+        if (atomic_load(&c->broken)) {
+            return moved;
+        }
+        pthread_mutex_lock(&c->mu);
+        struct ingot_request *r = c->head;
+        pthread_mutex_unlock(&c->mu);
+        if (r == NULL) {
+            return moved;
+        }
+        ingot_status_t st = INGOT_OK;
+        bool done = false;
+        if (!r->begun) {
+            r->begun = true;
+            st = c->ops->begin(c, r);
+            moved = true;
+        }
+        if (st == INGOT_OK) {
+            st = c->ops->advance(c, r, &done);
+        }
+        if (st != INGOT_OK) {
+            ingot_coll_break(c, st);
+            done = true;
+        }
+        if (!done) {
+            return moved;
+        }
+        pthread_mutex_lock(&c->mu);
+        c->head = r->next;
+        if (c->head == NULL) {
+            c->tail = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+        req_finish(c, r, st, bg);
+        moved = true;
+    }
+}
+
+void ingot_coll_progress(ingot_coll_t *c)
+{
+    if (c->progress_thread || pthread_mutex_trylock(&c->engine) != 0) {
+        return;
+    }
+    engine_serve(c, false);
+    pthread_mutex_unlock(&c->engine);
+}
+
+static void *progress_main(void *arg)
+{
+    ingot_coll_t *c = arg;
+    if (c->prm.progress_cpus != NULL &&
+        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
+        ingot_warn("collectives progress thread stays unbound: pthread_setaffinity_np to %s "
+                   "failed", c->progress_cpus);
+    }
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        while (!atomic_load(&c->stop) && (c->head == NULL || atomic_load(&c->broken))) {
+            pthread_cond_wait(&c->cv, &c->mu);
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (atomic_load(&c->stop)) {
+            return NULL;
+        }
+        pthread_mutex_lock(&c->engine);
+        bool moved = engine_serve(c, true);
+        pthread_mutex_unlock(&c->engine);
+        if (!moved) {
+            sched_yield(); /* transfers advance only inside MPI or the GPU: poll again soon */
+        }
+    }
+}
+
+ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
+{
+    int broken = atomic_load(&c->broken);
+    if (broken) {
+        return ingot_fail(INGOT_ERR_CANCELED,
+                          "all-reduce refused: the communicator broke earlier (%s)",
+                          ingot_status_string((ingot_status_t)broken));
+    }
+    r->begun = false;
+    r->background = false;
+    r->next = NULL;
+    r->start_ns = ingot_time_ns();
+    r->seq = c->next_seq++;
+    atomic_store(&r->state, COLL_REQ_QUEUED);
+    atomic_fetch_add(&c->started, 1);
+    atomic_fetch_add(&c->bytes, r->count * ingot_dtype_size(r->dtype));
+    atomic_fetch_add(&c->in_flight, 1);
+    if (c->ops->eager) { /* enqueued on the GPU stream now, in start order */
+        r->begun = true;
+        ingot_status_t st = c->ops->begin(c, r);
+        if (st != INGOT_OK) {
+            ingot_coll_break(c, st);
+            atomic_fetch_sub(&c->in_flight, 1);
+            atomic_store(&r->state, COLL_REQ_DONE);
+            r->status = st;
+            return st;
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    if (c->tail != NULL) {
+        c->tail->next = r;
+    } else {
+        c->head = r;
+    }
+    c->tail = r;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    ingot_coll_progress(c); /* inline progress: start it now */
+    return INGOT_OK;
+}
+
+static bool req_done(void *arg)
+{
+    const struct ingot_request *r = arg;
+    return atomic_load_explicit(&r->state, memory_order_acquire) == COLL_REQ_DONE ||
+           atomic_load(&r->coll->broken) != 0;
+}
+
+ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, const char *what)
+{
+    uint64_t t0 = ingot_time_ns();
+    uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
+    ingot_status_t st = INGOT_OK;
+    if (c->progress_thread) {
+        st = ingot_event_wait_until(&c->done_ev, req_done, r, deadline, NULL);
+    } else {
+        while (!req_done(r)) {
+            ingot_coll_progress(c);
+            if (req_done(r)) {
+                break;
+            }
+            if (ingot_time_ns() >= deadline) {
+                st = INGOT_ERR_TIMED_OUT;
+                break;
+            }
+            sched_yield();
+        }
+    }
+    atomic_fetch_add(&c->exposed_ns, ingot_time_ns() - t0);
+    if (st == INGOT_OK && atomic_load(&r->state) == COLL_REQ_DONE) {
+        if (r->status == INGOT_OK) {
+            c->ops->delivered(c, r);
+        }
+        return r->status;
+    }
+    int broken = atomic_load(&c->broken);
+    if (st == INGOT_OK && broken) { /* broken by another request or by a backend error */
+        return ingot_fail((ingot_status_t)broken,
+                          "%s (%zu x %s %s, request %" PRIu64 ") did not complete: the "
+                          "communicator broke (%s)",
+                          what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
+                          ingot_status_string((ingot_status_t)broken));
+    }
+    ingot_coll_break(c, INGOT_ERR_TIMED_OUT);
+    /* The engine may be inside this request: take it so nothing touches the request again. */
+    pthread_mutex_lock(&c->engine);
+    pthread_mutex_unlock(&c->engine);
+    atomic_store(&r->state, COLL_REQ_LOST);
+    return ingot_fail(INGOT_ERR_TIMED_OUT,
+                      "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) not complete "
+                      "after %.1f s (INGOT_TIMEOUT): a rank stopped, died or did not start the "
+                      "same reduction; the communicator is broken",
+                      what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
+                      c->ops->name, c->size, c->prm.timeout_ns / 1e9);
+}
+
+/* ---------------------------------------------------------------- one-shot requests */
+
+ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, void *recvbuf,
+                                          size_t count, ingot_dtype_t dtype, ingot_op_t op,
+                                          ingot_request_h *req_p)
+{
+    ingot_status_t st;
+    if (req_p == NULL || sendbuf == NULL || recvbuf == NULL || count == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_allreduce_start: %s", req_p == NULL ? "req_p is NULL"
+                                                       : count == 0  ? "count is 0"
+                                                                     : "a buffer is NULL");
+    }
+    if (op != INGOT_OP_SUM && op != INGOT_OP_AVG) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: unknown op %d",
+                          (int)op);
+    }
+    if (count > (size_t)INT32_MAX * 64) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: count %zu too large",
+                          count);
+    }
+    if ((st = c->ops->check_dtype(c, dtype, "ingot_allreduce_start")) != INGOT_OK ||
+        (st = c->ops->check_buf(c, sendbuf, "ingot_allreduce_start: sendbuf")) != INGOT_OK ||
+        (st = c->ops->check_buf(c, recvbuf, "ingot_allreduce_start: recvbuf")) != INGOT_OK) {
+        return st;
+    }
+    struct ingot_request *r = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < INGOT_COMM_MAX_REQUESTS && r == NULL; i++) {
+        if (atomic_load(&c->pool[i].state) == COLL_REQ_FREE) {
+            r = &c->pool[i];
+            atomic_store(&r->state, COLL_REQ_QUEUED);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (r == NULL) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "ingot_allreduce_start: %d requests already in flight or not yet "
+                          "completed with ingot_request_test/wait",
+                          INGOT_COMM_MAX_REQUESTS);
+    }
+    r->send = sendbuf;
+    r->recv = recvbuf;
+    r->count = count;
+    r->dtype = dtype;
+    r->op = op;
+    r->bucket = NULL;
+    if ((st = ingot_coll_enqueue(c, r)) != INGOT_OK) {
+        atomic_store(&r->state, COLL_REQ_FREE);
+        return st;
+    }
+    *req_p = r;
+    return INGOT_OK;
+}
+
+static ingot_status_t request_check(ingot_request_h *req_p, const char *fn)
+{
+    if (req_p == NULL || *req_p == NULL || !(*req_p)->user ||
+        atomic_load(&(*req_p)->state) == COLL_REQ_FREE) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: %s", fn,
+                          (req_p == NULL || *req_p == NULL)
+                              ? "no request (NULL)"
+                              : "not a live request (already completed, or not from "
+                                "ingot_allreduce_start)");
+    }
+    return INGOT_OK;
+}
+
+static ingot_status_t request_release(ingot_request_h *req_p, ingot_status_t st)
+{
+    struct ingot_request *r = *req_p;
+    if (atomic_load(&r->state) != COLL_REQ_LOST) {
+        atomic_store(&r->state, COLL_REQ_FREE);
+    }
+    *req_p = NULL;
+    return st;
+}
+
+ingot_status_t ingot_coll_request_test(ingot_request_h *req_p)
+{
+    ingot_status_t st = request_check(req_p, "ingot_request_test");
+    if (st != INGOT_OK) {
+        return st;
+    }
+    struct ingot_request *r = *req_p;
+    ingot_coll_progress(r->coll);
+    if (!req_done(r)) {
+        return INGOT_INPROGRESS;
+    }
+    return request_release(req_p, ingot_coll_wait_req(r->coll, r, "all-reduce"));
+}
+
+ingot_status_t ingot_coll_request_wait(ingot_request_h *req_p)
+{
+    ingot_status_t st = request_check(req_p, "ingot_request_wait");
+    if (st != INGOT_OK) {
+        return st;
+    }
+    return request_release(req_p, ingot_coll_wait_req((*req_p)->coll, *req_p, "all-reduce"));
+}
+
+int ingot_coll_in_flight(const ingot_coll_t *c)
+{
+    return atomic_load(&((ingot_coll_t *)c)->in_flight);
+}
+
+/* ---------------------------------------------------------------- create, destroy, stats */
+
+ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **coll_p)
+{
+    ingot_coll_t *c = ingot_calloc(1, sizeof(*c), "collectives communicator");
+    if (c == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    c->prm = *prm;
+    c->prm.progress_cpus = NULL; /* the caller's set may not outlive this call: copied below */
+    snprintf(c->reason, sizeof(c->reason), "%s", prm->reason ? prm->reason : "");
+    snprintf(c->progress_cpus, sizeof(c->progress_cpus), "%s",
+             prm->progress_cpus_text ? prm->progress_cpus_text : "");
+    c->ops = prm->backend == INGOT_COMM_BACKEND_NCCL ? &ingot_coll_nccl_ops : &ingot_coll_mpi_ops;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->engine, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    ingot_event_init(&c->done_ev);
+    for (int i = 0; i < INGOT_COMM_MAX_REQUESTS; i++) {
+        c->pool[i].coll = c;
+        c->pool[i].user = true;
+    }
+    ingot_status_t st = INGOT_MPI_CALL("collectives create", MPI_Comm_dup, prm->comm, &c->comm);
+    if (st == INGOT_OK) {
+        MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(c->comm, &c->rank);
+        MPI_Comm_size(c->comm, &c->size);
+        st = c->ops->init(c);
+        st = ingot_mpi_agree(&c->comm, st, "collectives create");
+    }
+    if (st != INGOT_OK) {
+        if (c->be != NULL) {
+            c->ops->fini(c);
+        }
+        if (c->comm != MPI_COMM_NULL && c->comm != NULL) {
+            MPI_Comm_free(&c->comm);
+        }
+        free(c);
+        return st;
+    }
+    /* NCCL completes on the GPU whatever MPI allows; MPI requests advance off the trainer's
+     * thread only where MPI lets another thread call it. */
+    c->progress_thread = prm->backend == INGOT_COMM_BACKEND_NCCL || prm->thread_multiple;
+    cpu_set_t *cpus = NULL;
+    if (c->progress_thread && prm->progress_cpus != NULL) {
+        cpus = malloc(sizeof(*cpus));
+        if (cpus != NULL) {
+            *cpus = *prm->progress_cpus;
+            c->prm.progress_cpus = cpus;
+        }
+    }
+    if (c->progress_thread) {
+        if (pthread_create(&c->progress, NULL, progress_main, c) != 0) {
+            ingot_warn("collectives progress thread could not start: requests advance only "
+                       "inside ingot calls");
+            c->progress_thread = false;
+        } else {
+            pthread_setname_np(c->progress, "ingot-coll");
+        }
+    }
+    *coll_p = c;
+    return INGOT_OK;
+}
+
+void ingot_coll_destroy(ingot_coll_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    /* Requests in flight complete first (bounded): their buffers are the caller's. */
+    for (int i = 0; i < INGOT_COMM_MAX_REQUESTS; i++) {
+        if (atomic_load(&c->pool[i].state) == COLL_REQ_QUEUED) {
+            ingot_coll_wait_req(c, &c->pool[i], "all-reduce left in flight at destroy");
+        }
+    }
+    for (size_t b = 0; b < c->grads.nbuckets; b++) {
+        if (atomic_load(&c->grads.buckets[b].req.state) == COLL_REQ_QUEUED) {
+            ingot_coll_wait_req(c, &c->grads.buckets[b].req, "bucket left in flight at destroy");
+        }
+    }
+    if (c->progress_thread) {
+        pthread_mutex_lock(&c->mu);
+        atomic_store(&c->stop, 1);
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->progress, NULL);
+    }
+    int broken = atomic_load(&c->broken);
+    c->ops->fini(c); /* before the buckets: NCCL destroys their events */
+    ingot_coll_grads_release(c);
+    if (!broken) {
+        (void)INGOT_MPI_CALL("collectives destroy", MPI_Comm_free, &c->comm);
+    } /* else requests may still be posted on it: a broken communicator is left to the exit */
+    free((void *)c->prm.progress_cpus);
+    pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->engine);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
+ingot_status_t ingot_coll_stats(ingot_coll_t *c, ingot_comm_stats_t *s)
+{
+    if (s->field_mask & INGOT_COMM_STATS_FIELD_SETUP) {
+        s->backend = c->prm.backend;
+        s->device = c->prm.backend == INGOT_COMM_BACKEND_NCCL ? c->prm.device : -1;
+        s->size = c->size;
+        s->progress_thread = c->progress_thread;
+        snprintf(s->progress_cpuset, sizeof(s->progress_cpuset), "%s",
+                 c->progress_thread ? c->progress_cpus : "");
+        if (c->progress_thread) {
+            snprintf(s->reason, sizeof(s->reason), "%s", c->reason);
+        } else {
+            snprintf(s->reason, sizeof(s->reason),
+                     "%.140s; overlap reduced: MPI did not grant MPI_THREAD_MULTIPLE, so reductions "
+                     "advance only inside ingot calls",
+                     c->reason);
+        }
+    }
+    if (s->field_mask & INGOT_COMM_STATS_FIELD_COUNTS) {
+        s->started = atomic_load(&c->started);
+        s->completed = atomic_load(&c->completed);
+        s->background = atomic_load(&c->background);
+        s->bytes = atomic_load(&c->bytes);
+        s->buckets = c->grads.nbuckets;
+    }
+    if (s->field_mask & INGOT_COMM_STATS_FIELD_TIMES) {
+        s->reduce_ns = atomic_load(&c->reduce_ns);
+        s->exposed_ns = atomic_load(&c->exposed_ns);
+        s->steps = atomic_load(&c->steps);
+    }
+    return INGOT_OK;
+}

@@ -1,0 +1,27 @@
+/*
+ * The collectives' INGOT_* variables (coll_config.c): backend, bucket caps, the MPI ring's
+ * threshold and message size, and the ingest pacing the loader applies while reductions run.
+ */
+#ifndef INGOT_COLLECTIVES_COLL_CONFIG_H
+#define INGOT_COLLECTIVES_COLL_CONFIG_H
+
+#include <ingot/collectives.h>
+#include "base/config.h"
+
+typedef struct ingot_coll_config {
+    ingot_comm_backend_t backend;
+    uint64_t bucket_bytes;
+    uint64_t first_bucket_bytes;
+    uint64_t ring_min;      /* MPI: reductions from this size run the ring */
+    uint64_t segment;       /* MPI ring message size */
+    uint64_t ingest_pacing; /* pause before each storage request while reductions run (0: off) */
+} ingot_coll_config_t;
+
+_Static_assert(sizeof(ingot_comm_backend_t) == sizeof(int), "enum variables are stored as int");
+
+extern ingot_config_table_t ingot_coll_config_table;
+
+/** The collectives' process-wide values. */
+ingot_status_t ingot_coll_config(const ingot_coll_config_t **cfg_p);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * The public collectives (include/ingot/collectives.h) over collectives/: chooses and agrees
+ * the backend from the context's placements, hands the layer below what it needs (the
+ * communicator, the device, the trainer's CPUs to progress on, NCCL's table, the deadline) and
+ * forwards the calls.
+ */
+#include <ingot/collectives.h>
+#include "runtime/context_impl.h"
+#include "collectives/coll.h"
+#include "collectives/coll_config.h"
+#include "base/cuda.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/nccl.h"
+#include "base/param.h"
+#include <hwloc/glibc-sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ingot_comm {
+    ingot_ctx_h ctx;
+    ingot_coll_t *coll;
+};
+
+const char *ingot_comm_backend_name(ingot_comm_backend_t backend)
+{
+    switch (backend) {
+    case INGOT_COMM_BACKEND_AUTO: return "auto";
+    case INGOT_COMM_BACKEND_MPI: return "mpi";
+    case INGOT_COMM_BACKEND_NCCL: return "nccl";
+    }
+    return "unknown";
+}
+
+/* Can this rank run NCCL? 1 when it has a GPU of its own and NCCL loads; else why not. */
+static int comm_nccl_local(ingot_ctx_h ctx, const ingot_nccl_api_t **api_p, char *why,
+                           size_t whylen)
+{
+    const ingot_placement_t *pl = &ctx->topo->placement;
+    if (pl->cuda_device < 0 || !ingot_cuda_usable()) {
+        snprintf(why, whylen, "rank %d has no usable GPU (%s)", ctx->rank,
+                 ingot_cuda_usable() ? "CPU-only placement" : ingot_cuda_probe()->reason);
+        return 0;
+    }
+    if (pl->gpu_ranks > 1) {
+        snprintf(why, whylen,
+                 "rank %d shares GPU %d with %d other local rank(s), and NCCL refuses two ranks "
+                 "of one communicator on one GPU",
+                 ctx->rank, pl->gpu_index, pl->gpu_ranks - 1);
+        return 0;
+    }
+    char nwhy[200];
+    if (ingot_nccl_load(api_p, nwhy, sizeof(nwhy)) != INGOT_OK) {
+        snprintf(why, whylen, "NCCL does not load on rank %d: %s", ctx->rank, nwhy);
+        return 0;
+    }
+    return 1;
+}
+
+/* Decide the backend on every rank alike; nccl asked for where a rank cannot is an error
+ * naming the ranks that cannot. */
+static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
+                                  ingot_comm_backend_t *backend_p, const ingot_nccl_api_t **api_p,
+                                  char *reason, size_t reasonlen)
+{
+    char why[256] = "";
+    int mine = (asked == INGOT_COMM_BACKEND_MPI) ? 0 : comm_nccl_local(ctx, api_p, why, sizeof(why));
+    int all = 0;
+    ingot_status_t st = INGOT_MPI_CALL("ingot_comm_create", MPI_Allreduce, &mine, &all, 1, MPI_INT,
+                                       MPI_MIN, ctx->comm);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (asked == INGOT_COMM_BACKEND_MPI) {
+        *backend_p = INGOT_COMM_BACKEND_MPI;
+        snprintf(reason, reasonlen, "mpi: asked for (INGOT_COMM_BACKEND or params)");
+        return INGOT_OK;
+    }
+    if (all) {
+        *backend_p = INGOT_COMM_BACKEND_NCCL;
+        snprintf(reason, reasonlen, "nccl: every rank has a GPU of its own and NCCL %d loads",
+                 *api_p != NULL ? (*api_p)->version : 0);
+        return INGOT_OK;
+    }
+    /* Someone cannot: which ranks (everyone learns the list) and why (each logs its own). */
+    int *cannot = malloc(sizeof(int) * (size_t)ctx->size);
+    st = cannot ? INGOT_MPI_CALL("ingot_comm_create", MPI_Allgather, &mine, 1, MPI_INT, cannot, 1,
+                                 MPI_INT, ctx->comm)
+                : INGOT_ERR_NO_MEMORY;
+    char ranks[96] = "";
+    size_t o = 0;
+    int first = -1;
+    for (int r = 0; st == INGOT_OK && r < ctx->size && o < sizeof(ranks) - 16; r++) {
+        if (!cannot[r]) {
+            o += (size_t)snprintf(ranks + o, sizeof(ranks) - o, "%s%d", o ? "," : "", r);
+            first = first < 0 ? r : first;
+        }
+    }
+    free(cannot);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    if (asked == INGOT_COMM_BACKEND_NCCL) {
+        if (!mine) {
+            ingot_error("ingot_comm_create: backend nccl: %s", why);
+        }
+        return ingot_fail(INGOT_ERR_NO_DEVICE,
+                          "ingot_comm_create: backend nccl asked for, but rank(s) %s cannot run "
+                          "it%s%s (set INGOT_COMM_BACKEND=auto or mpi)",
+                          ranks, mine ? "" : ": ", mine ? "" : why);
+    }
+    *backend_p = INGOT_COMM_BACKEND_MPI;
+    if (!mine) {
+        snprintf(reason, reasonlen, "mpi: auto fell back from nccl: %s", why);
+    } else {
+        snprintf(reason, reasonlen, "mpi: auto fell back from nccl: rank %d cannot run it (see its "
+                 "log)", first);
+    }
+    return INGOT_OK;
+}
+
+/* The progress thread runs on the trainer's CPUs when ingot binds its threads (INGOT_BIND):
+ * ingest threads then own the ingest cores, and nothing of the collectives runs there. */
+static bool comm_progress_cpus(ingot_ctx_h ctx, cpu_set_t *set, char *text, size_t textlen)
+{
+    const ingot_plan_rank_t *pr = &ctx->topo->plan->ranks[ctx->topo->node.local_rank];
+    if (ctx->cfg.topo->bind == INGOT_TOPO_BIND_NONE || ctx->topo->topo->from_xml ||
+        hwloc_bitmap_iszero(pr->trainer_cpuset)) {
+        snprintf(text, textlen, "unbound (INGOT_BIND=none: no thread of ingot is bound)");
+        return false;
+    }
+    CPU_ZERO(set);
+    hwloc_cpuset_to_glibc_sched_affinity(ctx->topo->topo->hw, pr->trainer_cpuset, set,
+                                         sizeof(*set));
+    hwloc_bitmap_list_snprintf(text, textlen, pr->trainer_cpuset);
+    return true;
+}
+
+ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
+                                 ingot_comm_h *comm_p)
+{
+    if (ctx == NULL || comm_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_create: %s is NULL",
+                          ctx == NULL ? "ctx" : "comm_p");
+    }
+    const ingot_coll_config_t *cfg = NULL;
+    ingot_status_t st = ingot_coll_config(&cfg);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    ingot_comm_backend_t asked =
+        INGOT_PARAM_VALUE(params, backend, INGOT_COMM_PARAM_FIELD_BACKEND, cfg->backend);
+    size_t bucket = INGOT_PARAM_VALUE(params, bucket_bytes, INGOT_COMM_PARAM_FIELD_BUCKETS,
+                                      (size_t)cfg->bucket_bytes);
+    size_t first = INGOT_PARAM_VALUE(params, first_bucket_bytes, INGOT_COMM_PARAM_FIELD_BUCKETS,
+                                     (size_t)cfg->first_bucket_bytes);
+    if ((unsigned)asked > INGOT_COMM_BACKEND_NCCL || bucket == 0 || first == 0) {
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "ingot_comm_create: %s", bucket == 0 || first == 0
+                                                     ? "bucket_bytes and first_bucket_bytes must "
+                                                       "be positive"
+                                                     : "unknown backend");
+    }
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_comm_create")) != INGOT_OK) {
+        return st;
+    }
+    ingot_comm_h comm = ingot_calloc(1, sizeof(*comm), "communicator");
+    ingot_coll_params_t prm = {.comm = ctx->comm,
+                               .device = -1,
+                               .thread_multiple = ctx->thread_level == MPI_THREAD_MULTIPLE,
+                               .timeout_ns = ctx->cfg.base->timeout_ns,
+                               .bucket_bytes = bucket,
+                               .first_bucket_bytes = first,
+                               .ring_min_bytes = cfg->ring_min,
+                               .segment_bytes = cfg->segment};
+    char reason[INGOT_COMM_STR_MAX];
+    st = comm == NULL ? INGOT_ERR_NO_MEMORY
+                      : comm_choose(ctx, asked, &prm.backend, &prm.nccl, reason, sizeof(reason));
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_comm_create")) != INGOT_OK || comm == NULL) {
+        free(comm);
+        return st != INGOT_OK ? st : INGOT_ERR_NO_MEMORY;
+    }
+    if (prm.backend == INGOT_COMM_BACKEND_NCCL) {
+        prm.device = ctx->topo->placement.cuda_device;
+    }
+    prm.reason = reason;
+    cpu_set_t cpus;
+    char cpus_text[INGOT_COMM_STR_MAX];
+    prm.progress_cpus = comm_progress_cpus(ctx, &cpus, cpus_text, sizeof(cpus_text)) ? &cpus : NULL;
+    prm.progress_cpus_text = cpus_text;
+    if ((st = ingot_coll_create(&prm, &comm->coll)) != INGOT_OK) {
+        free(comm);
+        return st;
+    }
+    comm->ctx = ctx;
+    ingot_info("communicator ready: %s; progress %s", reason,
+               prm.backend == INGOT_COMM_BACKEND_NCCL || prm.thread_multiple
+                   ? cpus_text
+                   : "inside ingot calls (no MPI_THREAD_MULTIPLE)");
+    *comm_p = comm;
+    return INGOT_OK;
+}
+
+void ingot_comm_destroy(ingot_comm_h comm)
+{
+    if (comm == NULL) {
+        return;
+    }
+    ingot_coll_destroy(comm->coll);
+    free(comm);
+}
+
+#define COMM_CHECK(_comm, _fn)                                                                     \
+    do {                                                                                           \
+        if ((_comm) == NULL) {                                                                     \
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, _fn ": comm is NULL");                      \
+        }                                                                                          \
+    } while (0)
+
+ingot_status_t ingot_allreduce_start(ingot_comm_h comm, const void *sendbuf, void *recvbuf,
+                                     size_t count, ingot_dtype_t dtype, ingot_op_t op,
+                                     ingot_request_h *req_p)
+{
+    COMM_CHECK(comm, "ingot_allreduce_start");
+    return ingot_coll_allreduce_start(comm->coll, sendbuf, recvbuf, count, dtype, op, req_p);
+}
+
+ingot_status_t ingot_request_test(ingot_request_h *req_p)
+{
+    return ingot_coll_request_test(req_p);
+}
+
+ingot_status_t ingot_request_wait(ingot_request_h *req_p)
+{
+    return ingot_coll_request_wait(req_p);
+}
+
+ingot_status_t ingot_grads_register(ingot_comm_h comm, const ingot_grad_t *grads, size_t count,
+                                    ingot_op_t op)
+{
+    COMM_CHECK(comm, "ingot_grads_register");
+    return ingot_coll_grads_register(comm->coll, grads, count, op);
+}
+
+ingot_status_t ingot_grads_ready(ingot_comm_h comm, size_t index)
+{
+    COMM_CHECK(comm, "ingot_grads_ready");
+    return ingot_coll_grads_ready(comm->coll, index);
+}
+
+ingot_status_t ingot_grads_wait(ingot_comm_h comm)
+{
+    COMM_CHECK(comm, "ingot_grads_wait");
+    return ingot_coll_grads_wait(comm->coll);
+}
+
+ingot_status_t ingot_comm_stats(ingot_comm_h comm, ingot_comm_stats_t *stats_p)
+{
+    COMM_CHECK(comm, "ingot_comm_stats");
+    if (stats_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_stats: stats_p is NULL");
+    }
+    return ingot_coll_stats(comm->coll, stats_p);
+}
