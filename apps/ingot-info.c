@@ -27,6 +27,38 @@ static const char *yes_no(int v)
     return v ? "yes" : "no";
 }
 
+/* The backend ingot_comm_create() chooses for this launch (auto unless INGOT_COMM_BACKEND says
+ * otherwise), found by creating one: alone this process is a singleton job; under mpirun or
+ * srun every rank takes part and rank 0 prints. */
+static int print_allreduce(void)
+{
+    ingot_ctx_h ctx = NULL;
+    ingot_comm_h comm = NULL;
+    ingot_comm_stats_t s = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP};
+    ingot_status_t st = ingot_init(NULL, &ctx);
+    if (st == INGOT_OK && (st = ingot_comm_create(ctx, NULL, &comm)) == INGOT_OK) {
+        st = ingot_comm_stats(comm, &s);
+    }
+    int rank = 0;
+    if (ctx != NULL) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    if (rank == 0 && st == INGOT_OK) {
+        printf("#   gradient all-reduce:        %s on %d rank(s)\n",
+               ingot_comm_backend_name(s.backend), s.size);
+        printf("#     why:                      %s\n", s.reason);
+        printf("#     progress:                 %s%s\n",
+               s.progress_thread ? "a thread of its own; its CPUs: " : "inside ingot calls only",
+               s.progress_thread ? s.progress_cpuset : "");
+    } else if (rank == 0) {
+        printf("#   gradient all-reduce:        unavailable: %s (%s)\n", ingot_status_string(st),
+               ingot_last_error());
+    }
+    ingot_comm_destroy(comm);
+    ingot_finalize(ctx);
+    return st == INGOT_OK ? 0 : 1;
+}
+
 static int print_summary(void)
 {
     ingot_runtime_info_t info = {
@@ -72,9 +104,7 @@ static int print_summary(void)
                                       : "host memory (no usable GPU)");
     printf("#   peer fetch into:            %s\n",
            info.ucx_cuda_memory ? "GPU memory (UCX CUDA support)" : "host memory (bounce buffer)");
-    printf("#   gradient all-reduce:        %s\n",
-           (info.cuda_device_count > 0 && info.nccl_version > 0) ? "NCCL" : "MPI (host)");
-    return st == INGOT_OK ? 0 : 1;
+    return (st == INGOT_OK && print_allreduce() == 0) ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -28,8 +28,7 @@ static ingot_nccl_api_t nccl_api;
 static ingot_status_t nccl_status = INGOT_ERR_NOT_FOUND;
 static char nccl_why[256];
 
-#    define NCCL_SYM(_lib, _field, _name)                                                          \
-        (*(void **)&nccl_api._field = dlsym(_lib, _name)) != NULL
+#    define NCCL_SYM(_lib, _field, _name) (*(void **)&nccl_api._field = dlsym(_lib, _name)) != NULL
 
 static void nccl_load_once(void)
 {

@@ -55,10 +55,10 @@ static void watchdog_end_process(const char *what, const char *call, uint64_t wa
                 "(INGOT_TIMEOUT): another rank stopped, died or is far behind; ending this "
                 "process with %s so the launcher ends the job",
                 call, what, atomic_load(&world_rank), host, (int)getpid(), waited_ns / 1e9,
-                use_mpi           ? "MPI_Abort"
-                : !inited         ? "abort() (MPI is not initialised)"
-                : finalized       ? "abort() (MPI is being finalised)"
-                                  : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
+                use_mpi     ? "MPI_Abort"
+                : !inited   ? "abort() (MPI is not initialised)"
+                : finalized ? "abort() (MPI is being finalised)"
+                            : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
     if (use_mpi) {
         MPI_Abort(MPI_COMM_WORLD, 70);
     }

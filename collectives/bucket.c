@@ -76,9 +76,8 @@ static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, si
     /* Name the ranks that differ from rank 0 (everyone learns the list). */
     uint64_t *all = malloc(sizeof(uint64_t) * (size_t)c->size);
     uint64_t first_count[2] = {n, (grads != NULL && n > 0) ? grads[0].count : 0};
-    if (all == NULL ||
-        INGOT_MPI_CALL("gradient registration", MPI_Allgather, &mine[0], 1, MPI_UINT64_T, all, 1,
-                       MPI_UINT64_T, c->comm) != INGOT_OK) {
+    if (all == NULL || INGOT_MPI_CALL("gradient registration", MPI_Allgather, &mine[0], 1,
+                                      MPI_UINT64_T, all, 1, MPI_UINT64_T, c->comm) != INGOT_OK) {
         free(all);
         return ingot_fail(INGOT_ERR_MISMATCH,
                           "ingot_grads_register: the ranks registered different gradient lists");

@@ -55,6 +55,9 @@ static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t 
         atomic_fetch_add(&c->background, 1);
     }
     atomic_fetch_sub(&c->in_flight, 1);
+    if (c->prm.in_flight_total != NULL) {
+        atomic_fetch_sub(c->prm.in_flight_total, 1);
+    }
     atomic_store_explicit(&r->state, COLL_REQ_DONE, memory_order_release);
     ingot_event_notify(&c->done_ev);
 }
@@ -116,7 +119,8 @@ static void *progress_main(void *arg)
     if (c->prm.progress_cpus != NULL &&
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
         ingot_warn("collectives progress thread stays unbound: pthread_setaffinity_np to %s "
-                   "failed", c->progress_cpus);
+                   "failed",
+                   c->progress_cpus);
     }
     for (;;) {
         pthread_mutex_lock(&c->mu);
@@ -153,12 +157,18 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
     atomic_fetch_add(&c->started, 1);
     atomic_fetch_add(&c->bytes, r->count * ingot_dtype_size(r->dtype));
     atomic_fetch_add(&c->in_flight, 1);
+    if (c->prm.in_flight_total != NULL) {
+        atomic_fetch_add(c->prm.in_flight_total, 1);
+    }
     if (c->ops->eager) { /* enqueued on the GPU stream now, in start order */
         r->begun = true;
         ingot_status_t st = c->ops->begin(c, r);
         if (st != INGOT_OK) {
             ingot_coll_break(c, st);
             atomic_fetch_sub(&c->in_flight, 1);
+            if (c->prm.in_flight_total != NULL) {
+                atomic_fetch_sub(c->prm.in_flight_total, 1);
+            }
             atomic_store(&r->state, COLL_REQ_DONE);
             r->status = st;
             return st;
@@ -240,14 +250,13 @@ ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, 
 {
     ingot_status_t st;
     if (req_p == NULL || sendbuf == NULL || recvbuf == NULL || count == 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "ingot_allreduce_start: %s", req_p == NULL ? "req_p is NULL"
-                                                       : count == 0  ? "count is 0"
-                                                                     : "a buffer is NULL");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: %s",
+                          req_p == NULL ? "req_p is NULL"
+                          : count == 0  ? "count is 0"
+                                        : "a buffer is NULL");
     }
     if (op != INGOT_OP_SUM && op != INGOT_OP_AVG) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: unknown op %d",
-                          (int)op);
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: unknown op %d", (int)op);
     }
     if (count > (size_t)INT32_MAX * 64) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_allreduce_start: count %zu too large",
@@ -450,10 +459,11 @@ ingot_status_t ingot_coll_stats(ingot_coll_t *c, ingot_comm_stats_t *s)
         if (c->progress_thread) {
             snprintf(s->reason, sizeof(s->reason), "%s", c->reason);
         } else {
-            snprintf(s->reason, sizeof(s->reason),
-                     "%.140s; overlap reduced: MPI did not grant MPI_THREAD_MULTIPLE, so reductions "
-                     "advance only inside ingot calls",
-                     c->reason);
+            snprintf(
+                s->reason, sizeof(s->reason),
+                "%.140s; overlap reduced: MPI did not grant MPI_THREAD_MULTIPLE, so reductions "
+                "advance only inside ingot calls",
+                c->reason);
         }
     }
     if (s->field_mask & INGOT_COMM_STATS_FIELD_COUNTS) {

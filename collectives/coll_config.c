@@ -31,8 +31,8 @@ static const ingot_config_field_t coll_fields[] = {
      "all-gather over point-to-point messages); smaller ones MPI_Iallreduce.",
      JOB, INGOT_CONFIG_SIZE, F(ring_min), 0, INT64_MAX, NULL, NULL},
     {"COMM_SEGMENT", "1MiB",
-     "MPI ring: bytes per message (the reduction of one overlaps the transfer of the next).",
-     JOB, INGOT_CONFIG_SIZE, F(segment), 4096, 1LL << 30, NULL, NULL},
+     "MPI ring: bytes per message (the reduction of one overlaps the transfer of the next).", JOB,
+     INGOT_CONFIG_SIZE, F(segment), 4096, 1LL << 30, NULL, NULL},
     {"INGEST_PACING", "0",
      "While a gradient reduction is in flight, each loader storage request first pauses this "
      "long, leaving memory bandwidth and cores to the reduction; '0' disables pacing.",

@@ -22,30 +22,30 @@ typedef struct coll_bucket coll_bucket_t;
 
 struct ingot_request {
     ingot_coll_t *coll;
-    _Atomic int state;       /* coll_req_state_t */
-    const void *send;        /* what is reduced ... */
-    void *recv;              /* ... into where */
+    _Atomic int state; /* coll_req_state_t */
+    const void *send;  /* what is reduced ... */
+    void *recv;        /* ... into where */
     size_t count;
     ingot_dtype_t dtype;
     ingot_op_t op;
-    bool begun;              /* the backend has started it */
-    bool user;               /* a user handle (pool) rather than a bucket's */
-    bool background;         /* completed by the progress thread */
-    uint64_t seq;            /* start order, the same on every rank */
+    bool begun;      /* the backend has started it */
+    bool user;       /* a user handle (pool) rather than a bucket's */
+    bool background; /* completed by the progress thread */
+    uint64_t seq;    /* start order, the same on every rank */
     uint64_t start_ns;
-    ingot_status_t status;   /* when DONE */
-    coll_bucket_t *bucket;   /* the bucket it reduces, or NULL */
-    void *event;             /* NCCL: its cudaEvent_t */
+    ingot_status_t status;      /* when DONE */
+    coll_bucket_t *bucket;      /* the bucket it reduces, or NULL */
+    void *event;                /* NCCL: its cudaEvent_t */
     struct ingot_request *next; /* queue link */
 };
 
 /** A gradient bucket: tensors [first, first + n) reduced together. */
 struct coll_bucket {
     size_t first, ntensors;
-    size_t count;            /* elements */
-    void *flat;              /* the bucket's buffer (NULL: one tensor reduced in place) */
-    ingot_mem_t flat_mem;    /* MPI: its host memory */
-    size_t ready;            /* tensors marked ready this step */
+    size_t count;         /* elements */
+    void *flat;           /* the bucket's buffer (NULL: one tensor reduced in place) */
+    ingot_mem_t flat_mem; /* MPI: its host memory */
+    size_t ready;         /* tensors marked ready this step */
     bool launched;
     struct ingot_request req;
 };
@@ -53,7 +53,7 @@ struct coll_bucket {
 /** What a backend provides. */
 typedef struct coll_ops {
     const char *name;
-    bool eager;              /* begin at start (NCCL: enqueue on the stream) vs at queue head */
+    bool eager; /* begin at start (NCCL: enqueue on the stream) vs at queue head */
     ingot_status_t (*init)(ingot_coll_t *c);
     void (*fini)(ingot_coll_t *c);
     /** Is @p buf memory this backend reduces? (logged with @p what on error) */
@@ -65,8 +65,7 @@ typedef struct coll_ops {
     /** Called on the trainer's thread when a request it waited for completed. */
     void (*delivered)(ingot_coll_t *c, struct ingot_request *r);
     /** Copy between a tensor and a bucket's flat buffer (@p to_flat: before the reduction). */
-    ingot_status_t (*copy)(ingot_coll_t *c, void *dst, const void *src, size_t bytes,
-                           bool to_flat);
+    ingot_status_t (*copy)(ingot_coll_t *c, void *dst, const void *src, size_t bytes, bool to_flat);
     ingot_status_t (*bucket_alloc)(ingot_coll_t *c, coll_bucket_t *b, size_t bytes);
     void (*bucket_free)(ingot_coll_t *c, coll_bucket_t *b);
 } coll_ops_t;
@@ -75,14 +74,14 @@ extern const coll_ops_t ingot_coll_mpi_ops;
 extern const coll_ops_t ingot_coll_nccl_ops;
 
 typedef struct coll_grads {
-    ingot_grad_t *grads;     /* registered tensors */
+    ingot_grad_t *grads; /* registered tensors */
     size_t n;
     ingot_op_t op;
-    size_t *bucket_of;       /* tensor -> bucket index */
-    bool *ready;             /* tensor marked ready this step */
+    size_t *bucket_of; /* tensor -> bucket index */
+    bool *ready;       /* tensor marked ready this step */
     coll_bucket_t *buckets;
     size_t nbuckets;
-    size_t next_launch;      /* buckets start in order */
+    size_t next_launch; /* buckets start in order */
     size_t nready;
 } coll_grads_t;
 
@@ -91,20 +90,20 @@ struct ingot_coll {
     char reason[INGOT_COMM_STR_MAX];
     char progress_cpus[INGOT_COMM_STR_MAX];
     const coll_ops_t *ops;
-    void *be;                /* backend state */
-    MPI_Comm comm;           /* duplicate of prm.comm */
+    void *be;      /* backend state */
+    MPI_Comm comm; /* duplicate of prm.comm */
     int rank, size;
 
-    pthread_mutex_t mu;      /* queue, pool */
-    pthread_cond_t cv;       /* progress thread: work queued or stop */
+    pthread_mutex_t mu; /* queue, pool */
+    pthread_cond_t cv;  /* progress thread: work queued or stop */
     struct ingot_request *head, *tail;
     _Atomic int in_flight;
     uint64_t next_seq;
     struct ingot_request pool[INGOT_COMM_MAX_REQUESTS];
 
-    pthread_mutex_t engine;  /* one thread serves the queue at a time */
-    ingot_event_t done_ev;   /* a request completed */
-    _Atomic int broken;      /* ingot_status_t that broke the communicator, 0 if healthy */
+    pthread_mutex_t engine; /* one thread serves the queue at a time */
+    ingot_event_t done_ev;  /* a request completed */
+    _Atomic int broken;     /* ingot_status_t that broke the communicator, 0 if healthy */
 
     bool progress_thread;
     pthread_t progress;

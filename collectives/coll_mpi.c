@@ -25,26 +25,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_SEGS_MAX   64  /* messages per chunk at most: larger chunks get larger segments */
-#define RING_WINDOW     4   /* reduce-scatter receives in flight (scratch slots) */
-#define RING_RANKS_MAX  128 /* tags hold the step in 8 bits: 2(p-1) <= 254 */
+#define RING_SEGS_MAX  64  /* messages per chunk at most: larger chunks get larger segments */
+#define RING_WINDOW    4   /* reduce-scatter receives in flight (scratch slots) */
+#define RING_RANKS_MAX 128 /* tags hold the step in 8 bits: 2(p-1) <= 254 */
 
 typedef struct mpi_ring {
     int t, nsteps;
-    size_t seg;                  /* elements per message */
-    size_t snd_off, snd_len;     /* chunk sent this step (elements) */
-    size_t rcv_off, rcv_len;     /* chunk received this step */
-    int nsend, nrecv;            /* messages this step */
+    size_t seg;              /* elements per message */
+    size_t snd_off, snd_len; /* chunk sent this step (elements) */
+    size_t rcv_off, rcv_len; /* chunk received this step */
+    int nsend, nrecv;        /* messages this step */
     int recv_posted, recv_done;
     MPI_Request sreq[RING_SEGS_MAX];
     MPI_Request rreq[RING_SEGS_MAX];
 } mpi_ring_t;
 
 typedef struct mpi_be {
-    bool small;                  /* the head request runs as MPI_Iallreduce */
+    bool small; /* the head request runs as MPI_Iallreduce */
     MPI_Request small_req;
     mpi_ring_t ring;
-    ingot_mem_t scratch;         /* RING_WINDOW segments */
+    ingot_mem_t scratch; /* RING_WINDOW segments */
 } mpi_be_t;
 
 static ingot_status_t mpi_init(ingot_coll_t *c)
@@ -150,7 +150,7 @@ static ingot_status_t ring_step(ingot_coll_t *c, struct ingot_request *r)
     if (t < p - 1) { /* reduce-scatter */
         snd = mod(me - t, p);
         rcv = mod(me - t - 1, p);
-    } else {         /* all-gather */
+    } else { /* all-gather */
         int u = t - (p - 1);
         snd = mod(me + 1 - u, p);
         rcv = mod(me - u, p);
@@ -169,8 +169,8 @@ static ingot_status_t ring_step(ingot_coll_t *c, struct ingot_request *r)
         size_t n = (g->snd_len - off < g->seg) ? g->snd_len - off : g->seg;
         /* Completed by ring_advance(), a later call of the state machine, which the MPI checker
          * cannot follow. NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker) */
-        st = INGOT_MPI_CALL("all-reduce ring", MPI_Isend, src + g->snd_off + off, (int)n,
-                            MPI_FLOAT, mod(me + 1, p), ring_tag(r, t), c->comm, &g->sreq[i]);
+        st = INGOT_MPI_CALL("all-reduce ring", MPI_Isend, src + g->snd_off + off, (int)n, MPI_FLOAT,
+                            mod(me + 1, p), ring_tag(r, t), c->comm, &g->sreq[i]);
     }
     int window = (t < p - 1) ? RING_WINDOW : RING_SEGS_MAX; /* all-gather: straight into recv */
     for (int i = 0; i < g->nrecv && i < window && st == INGOT_OK; i++) {
@@ -236,8 +236,8 @@ static ingot_status_t ring_advance(ingot_coll_t *c, struct ingot_request *r, boo
 #endif
         }
         int flag = 0;
-        ingot_status_t st = INGOT_MPI_CALL("all-reduce ring", MPI_Testall, g->nsend, g->sreq,
-                                           &flag, MPI_STATUSES_IGNORE);
+        ingot_status_t st = INGOT_MPI_CALL("all-reduce ring", MPI_Testall, g->nsend, g->sreq, &flag,
+                                           MPI_STATUSES_IGNORE);
         if (st != INGOT_OK || !flag) {
             return st;
         }
@@ -277,9 +277,8 @@ static ingot_status_t mpi_begin(ingot_coll_t *c, struct ingot_request *r)
                           r->count, c->size);
     }
     /* Tested by mpi_advance(). NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker) */
-    return INGOT_MPI_CALL("all-reduce", MPI_Iallreduce,
-                          r->send == r->recv ? MPI_IN_PLACE : r->send, r->recv, (int)r->count,
-                          MPI_FLOAT, MPI_SUM, c->comm, &be->small_req);
+    return INGOT_MPI_CALL("all-reduce", MPI_Iallreduce, r->send == r->recv ? MPI_IN_PLACE : r->send,
+                          r->recv, (int)r->count, MPI_FLOAT, MPI_SUM, c->comm, &be->small_req);
 }
 
 static ingot_status_t mpi_advance(ingot_coll_t *c, struct ingot_request *r, bool *done)
@@ -324,9 +323,9 @@ static void mpi_delivered(ingot_coll_t *c, struct ingot_request *r)
 static ingot_status_t mpi_bucket_alloc(ingot_coll_t *c, coll_bucket_t *b, size_t bytes)
 {
     bool staged = ingot_cuda_pointer_device(c->grads.grads[b->first].buf) >= 0;
-    ingot_status_t st =
-        ingot_mem_alloc(bytes, INGOT_MEM_F_PREFAULT | (staged ? INGOT_MEM_F_PINNED : 0), -1,
-                        "gradient bucket", &b->flat_mem);
+    ingot_status_t st = ingot_mem_alloc(bytes,
+                                        INGOT_MEM_F_PREFAULT | (staged ? INGOT_MEM_F_PINNED : 0),
+                                        -1, "gradient bucket", &b->flat_mem);
     b->flat = (st == INGOT_OK) ? b->flat_mem.ptr : NULL;
     return st;
 }

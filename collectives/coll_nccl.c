@@ -90,26 +90,23 @@ static ingot_status_t nccl_init(ingot_coll_t *c)
                               "NCCL communicator");
     }
     if (st == INGOT_OK) {
-        st = ingot_cuda_check(
-            (int)cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking),
-            "cudaStreamCreate", "NCCL communicator");
+        st = ingot_cuda_check((int)cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking),
+                              "cudaStreamCreate", "NCCL communicator");
     }
     if (st == INGOT_OK) {
         st = ingot_cuda_check((int)cudaEventCreateWithFlags(&be->produced, cudaEventDisableTiming),
                               "cudaEventCreate", "NCCL communicator");
     }
     for (int i = 0; i < INGOT_COMM_MAX_REQUESTS && st == INGOT_OK; i++) {
-        st = ingot_cuda_check(
-            (int)cudaEventCreateWithFlags(&be->events[i], cudaEventDisableTiming),
-            "cudaEventCreate", "NCCL communicator");
+        st = ingot_cuda_check((int)cudaEventCreateWithFlags(&be->events[i], cudaEventDisableTiming),
+                              "cudaEventCreate", "NCCL communicator");
         be->nevents += (st == INGOT_OK);
         c->pool[i].event = be->events[i];
     }
     if (st == INGOT_OK) {
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
-        st = nccl_check(c, be->api->comm_init_rank_config(&be->comm, c->size, id, c->rank,
-                                                          &config),
+        st = nccl_check(c, be->api->comm_init_rank_config(&be->comm, c->size, id, c->rank, &config),
                         "ncclCommInitRankConfig");
         if (st == INGOT_OK) {
             st = nccl_settle(c, "ncclCommInitRankConfig");
@@ -186,7 +183,7 @@ static ingot_status_t nccl_check_dtype(ingot_coll_t *c, ingot_dtype_t dtype, con
 
 static ncclDataType_t nccl_type(ingot_dtype_t dtype)
 {
-    return dtype == INGOT_DTYPE_FLOAT16 ? ncclFloat16
+    return dtype == INGOT_DTYPE_FLOAT16    ? ncclFloat16
            : dtype == INGOT_DTYPE_BFLOAT16 ? ncclBfloat16
                                            : ncclFloat32;
 }
@@ -196,9 +193,9 @@ static ingot_status_t nccl_copy(ingot_coll_t *c, void *dst, const void *src, siz
 {
     nccl_be_t *be = c->be;
     (void)to_flat;
-    return ingot_cuda_check(
-        (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, be->stream),
-        "cudaMemcpyAsync", "gradient bucket");
+    return ingot_cuda_check((int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                                 be->stream),
+                            "cudaMemcpyAsync", "gradient bucket");
 }
 
 static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)

@@ -66,7 +66,8 @@ static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
                                   char *reason, size_t reasonlen)
 {
     char why[256] = "";
-    int mine = (asked == INGOT_COMM_BACKEND_MPI) ? 0 : comm_nccl_local(ctx, api_p, why, sizeof(why));
+    int mine = (asked == INGOT_COMM_BACKEND_MPI) ? 0
+                                                 : comm_nccl_local(ctx, api_p, why, sizeof(why));
     int all = 0;
     ingot_status_t st = INGOT_MPI_CALL("ingot_comm_create", MPI_Allreduce, &mine, &all, 1, MPI_INT,
                                        MPI_MIN, ctx->comm);
@@ -115,8 +116,10 @@ static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
     if (!mine) {
         snprintf(reason, reasonlen, "mpi: auto fell back from nccl: %s", why);
     } else {
-        snprintf(reason, reasonlen, "mpi: auto fell back from nccl: rank %d cannot run it (see its "
-                 "log)", first);
+        snprintf(reason, reasonlen,
+                 "mpi: auto fell back from nccl: rank %d cannot run it (see its "
+                 "log)",
+                 first);
     }
     return INGOT_OK;
 }
@@ -150,18 +153,17 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
     if (st != INGOT_OK) {
         return st;
     }
-    ingot_comm_backend_t asked =
-        INGOT_PARAM_VALUE(params, backend, INGOT_COMM_PARAM_FIELD_BACKEND, cfg->backend);
+    ingot_comm_backend_t asked = INGOT_PARAM_VALUE(params, backend, INGOT_COMM_PARAM_FIELD_BACKEND,
+                                                   cfg->backend);
     size_t bucket = INGOT_PARAM_VALUE(params, bucket_bytes, INGOT_COMM_PARAM_FIELD_BUCKETS,
                                       (size_t)cfg->bucket_bytes);
     size_t first = INGOT_PARAM_VALUE(params, first_bucket_bytes, INGOT_COMM_PARAM_FIELD_BUCKETS,
                                      (size_t)cfg->first_bucket_bytes);
     if ((unsigned)asked > INGOT_COMM_BACKEND_NCCL || bucket == 0 || first == 0) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
-                        "ingot_comm_create: %s", bucket == 0 || first == 0
-                                                     ? "bucket_bytes and first_bucket_bytes must "
-                                                       "be positive"
-                                                     : "unknown backend");
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_create: %s",
+                        bucket == 0 || first == 0 ? "bucket_bytes and first_bucket_bytes must "
+                                                    "be positive"
+                                                  : "unknown backend");
     }
     if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_comm_create")) != INGOT_OK) {
         return st;
@@ -174,7 +176,8 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
                                .bucket_bytes = bucket,
                                .first_bucket_bytes = first,
                                .ring_min_bytes = cfg->ring_min,
-                               .segment_bytes = cfg->segment};
+                               .segment_bytes = cfg->segment,
+                               .in_flight_total = &ctx->reductions};
     char reason[INGOT_COMM_STR_MAX];
     st = comm == NULL ? INGOT_ERR_NO_MEMORY
                       : comm_choose(ctx, asked, &prm.backend, &prm.nccl, reason, sizeof(reason));
@@ -212,11 +215,11 @@ void ingot_comm_destroy(ingot_comm_h comm)
     free(comm);
 }
 
-#define COMM_CHECK(_comm, _fn)                                                                     \
-    do {                                                                                           \
-        if ((_comm) == NULL) {                                                                     \
-            return ingot_fail(INGOT_ERR_INVALID_PARAM, _fn ": comm is NULL");                      \
-        }                                                                                          \
+#define COMM_CHECK(_comm, _fn) \
+    do { \
+        if ((_comm) == NULL) { \
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, _fn ": comm is NULL"); \
+        } \
     } while (0)
 
 ingot_status_t ingot_allreduce_start(ingot_comm_h comm, const void *sendbuf, void *recvbuf,

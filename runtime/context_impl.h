@@ -8,6 +8,7 @@
 #include "base/wait.h"
 #include "topology/topo.h"
 #include <ingot/shard.h>
+#include <stdatomic.h>
 
 /** The process-wide values of every module's INGOT_* table (parsed once, never freed). */
 typedef struct ingot_ctx_config {
@@ -24,6 +25,8 @@ struct ingot_ctx {
     ingot_ctx_config_t cfg;
     ingot_abort_t abort;      /* raised at finalize: every wait of this context ends */
     ingot_topo_setup_t *topo; /* node comm, topology, plan, this rank's placement */
+    _Atomic int reductions;   /* gradient reductions in flight on this context's communicators
+                                 (loaders pace their reads on it: INGOT_INGEST_PACING) */
 };
 
 /**

@@ -3,6 +3,7 @@
  * of the slot ring, with the stall measured), save (the resume cursor), stats, destroy.
  */
 #include "runtime/loader_impl.h"
+#include "collectives/coll_config.h"
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
@@ -121,6 +122,8 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->base->timeout_ns;
+    const ingot_coll_config_t *coll_cfg = NULL;
+    l->pacing_ns = (ingot_coll_config(&coll_cfg) == INGOT_OK) ? coll_cfg->ingest_pacing : 0;
     l->coalesce_gap = cfg->loader->coalesce_gap;
     l->direct_io = cfg->loader->direct_io;
     return INGOT_OK;
@@ -896,6 +899,11 @@ void ingot_loader_destroy(ingot_loader_h l)
     if (l->held > 0) {
         ingot_warn("ingot_loader_destroy: %u batch(es) still held; their memory is freed now",
                    l->held);
+    }
+    if (l->pacing_ns > 0) {
+        ingot_info("loader: %" PRIu64 " storage requests paced by INGOT_INGEST_PACING (%" PRIu64
+                   " ns each) while gradient reductions ran",
+                   atomic_load(&l->paced), l->pacing_ns);
     }
     loader_free(l);
 }

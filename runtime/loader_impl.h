@@ -137,6 +137,7 @@ struct ingot_loader {
     void *gap_scratch; /* sink for tar headers between scattered fields */
     size_t gap_scratch_size;
     uint64_t timeout_ns;
+    uint64_t pacing_ns;    /* INGOT_INGEST_PACING: pause before a read while reductions run */
     uint64_t coalesce_gap; /* INGOT_COALESCE_GAP */
     int direct_io;         /* INGOT_DIRECT_IO */
     uint32_t iov_cap;      /* iovecs a scatter read may need */
@@ -160,6 +161,7 @@ struct ingot_loader {
     uint64_t t_first, t_last, stall_ns, stall_first_ns, samples, bytes;
     double read_q_sum, ready_sum;
     _Atomic uint64_t bytes_read, read_requests;
+    _Atomic uint64_t paced; /* storage requests delayed by INGOT_INGEST_PACING */
     ingot_hist_t h_stall, h_read, h_verify, h_decode, h_transform, h_h2d;
     long faults_at_create;
 };

@@ -324,6 +324,13 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
                                 .arg = lr,
                                 .done_ev = &rd->done};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    if (l->pacing_ns > 0 && atomic_load(&l->ctx->reductions) > 0) {
+        /* A gradient reduction is in flight: leave it the memory bandwidth for a moment. */
+        struct timespec pause = {(time_t)(l->pacing_ns / 1000000000ull),
+                                 (long)(l->pacing_ns % 1000000000ull)};
+        nanosleep(&pause, NULL);
+        atomic_fetch_add(&l->paced, 1);
+    }
     for (uint32_t i = 0; i < l->nsources; i++) {
         if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
             (st = ingot_source_submit(l->sources[i], req)) != INGOT_OK) {

@@ -15,3 +15,14 @@ ingot_add_test(NAME coll.fault_stop_watchdog LABELS mpi COMMAND ${_cf} stop-fina
   "not complete after 5.0 s"
   "watchdog: MPI_Finalize \\(ingot_finalize\\) on rank [0-2] .* has not returned after 5.[0-9] s")
 ingot_add_test(NAME coll.fault_kill LABELS mpi COMMAND ${_cf} kill 10 "killing myself")
+# Two emulated nodes of 2 ranks (network namespaces): shared memory within, tcp between.
+ingot_add_test(NAME coll.two_nodes LABELS mpi TIMEOUT 240
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/coll_nodes.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:test_allreduce> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(coll.two_nodes PROPERTIES RESOURCE_LOCK netns)
+# One rank in-process (an MPI singleton), so the sanitizer tiers (label unit) check the progress
+# thread against the trainer's calls.
+foreach(mode exact buckets bad)
+  ingot_add_test(NAME unit.coll_${mode} LABELS unit COMMAND test_allreduce ${mode}
+                 ENV ASAN_OPTIONS=detect_leaks=0)
+endforeach()

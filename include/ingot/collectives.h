@@ -37,7 +37,7 @@
 INGOT_BEGIN_DECLS
 
 /** Opaque handle to a communicator for gradient reductions. */
-typedef struct ingot_comm *ingot_comm_h;
+typedef struct ingot_comm    *ingot_comm_h;
 /** Opaque handle to one asynchronous all-reduce. */
 typedef struct ingot_request *ingot_request_h;
 
@@ -95,11 +95,11 @@ typedef struct ingot_comm_stats {
     ingot_comm_backend_t backend;    /**< The backend chosen (MPI or NCCL, never AUTO). */
     int                  device;     /**< CUDA device of the NCCL backend, else -1. */
     int                  size;       /**< Ranks. */
-    int                  progress_thread; /**< 1: a progress thread advances requests. */
-    char progress_cpuset[INGOT_COMM_STR_MAX]; /**< CPUs of the progress thread ("" unbound). */
-    char reason[INGOT_COMM_STR_MAX];          /**< Why this backend and progress mode. */
-    uint64_t started;    /**< All-reduces started (buckets included). */
-    uint64_t completed;  /**< All-reduces completed. */
+    int                  progress_thread;         /**< 1: a progress thread advances requests. */
+    char     progress_cpuset[INGOT_COMM_STR_MAX]; /**< CPUs of the progress thread ("" unbound). */
+    char     reason[INGOT_COMM_STR_MAX];          /**< Why this backend and progress mode. */
+    uint64_t started;                             /**< All-reduces started (buckets included). */
+    uint64_t completed;                           /**< All-reduces completed. */
     uint64_t background; /**< Of completed: seen complete by the progress thread, before the
                               trainer asked (the reductions that overlapped). */
     uint64_t bytes;      /**< Bytes reduced (per rank, the buffer sizes). */

@@ -62,8 +62,8 @@ static void check_one(ingot_comm_h comm, size_t n, bool in_place, ingot_op_t op)
         if (op == INGOT_OP_AVG) {
             want = want / (float)size;
             if (fabsf(dst[i] - want) > 1e-5f * fabsf(want) + 1e-6f) {
-                fprintf(stderr, "rank %d: n %zu avg element %zu: %g, want %g\n", rank, n, i,
-                        dst[i], want);
+                fprintf(stderr, "rank %d: n %zu avg element %zu: %g, want %g\n", rank, n, i, dst[i],
+                        want);
                 CHECK(0);
             }
         } else if (dst[i] != want) {
@@ -99,7 +99,7 @@ static void check_background(ingot_comm_h comm)
     uint64_t before = s.background;
     ingot_request_h req = NULL;
     CHECK_OK(ingot_allreduce_start(comm, buf, buf, n, INGOT_DTYPE_FLOAT32, INGOT_OP_SUM, &req));
-    sleep(2); /* the trainer computes: no ingot or MPI call */
+    sleep(1); /* the trainer computes: no ingot or MPI call */
     CHECK_OK(ingot_comm_stats(comm, &s));
     CHECK(s.background == before + 1);
     CHECK_OK(ingot_request_test(&req)); /* done already: no wait */
@@ -145,9 +145,12 @@ static void mode_exact(ingot_ctx_h ctx)
                                           INGOT_COMM_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_comm_stats(comm, &s));
     CHECK(s.backend == INGOT_COMM_BACKEND_MPI && s.size == size && s.completed == s.started);
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE};
+    CHECK_OK(ingot_placement_get(ctx, &pl));
     if (rank == 0) {
-        printf("exact: %d ranks, %" PRIu64 " reductions, %" PRIu64 " completed in the background; "
-               "%s\n", size, s.completed, s.background, s.reason);
+        printf("exact: %d ranks on %d node(s), %" PRIu64 " reductions, %" PRIu64
+               " completed in the background; %s\n",
+               size, pl.node_count, s.completed, s.background, s.reason);
     }
     ingot_comm_destroy(comm);
 }
@@ -185,10 +188,11 @@ static void check_buckets(ingot_ctx_h ctx, const size_t *counts, size_t nt, size
         abs_sum[i] = fabsf(flat[i]);
     }
     ingot_request_h req;
-    CHECK_OK(ingot_allreduce_start(comm, flat, ref, total, INGOT_DTYPE_FLOAT32, INGOT_OP_SUM, &req));
+    CHECK_OK(ingot_allreduce_start(comm, flat, ref, total, INGOT_DTYPE_FLOAT32, INGOT_OP_SUM,
+                                   &req));
     CHECK_OK(ingot_request_wait(&req));
-    CHECK_OK(ingot_allreduce_start(comm, abs_sum, abs_sum, total, INGOT_DTYPE_FLOAT32,
-                                   INGOT_OP_SUM, &req));
+    CHECK_OK(ingot_allreduce_start(comm, abs_sum, abs_sum, total, INGOT_DTYPE_FLOAT32, INGOT_OP_SUM,
+                                   &req));
     CHECK_OK(ingot_request_wait(&req));
     CHECK_OK(ingot_grads_register(comm, g, nt, INGOT_OP_SUM));
     ingot_comm_stats_t s = {.field_mask = INGOT_COMM_STATS_FIELD_COUNTS};
