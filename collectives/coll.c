@@ -33,11 +33,20 @@ static const char *op_name(ingot_op_t op)
     return op == INGOT_OP_AVG ? "avg" : "sum";
 }
 
-void ingot_coll_break(ingot_coll_t *c, ingot_status_t st)
+void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held)
 {
     int expected = 0;
     if (atomic_compare_exchange_strong(&c->broken, &expected, (int)st)) {
+        /* The backend is aborted with the engine held, so that no thread is inside it (NCCL:
+         * ncclCommAbort must not race an event query or an async-error poll of the progress
+         * thread). The engine never waits for anything while held, so this is bounded. */
+        if (!engine_held) {
+            pthread_mutex_lock(&c->engine);
+        }
         c->ops->abort(c);
+        if (!engine_held) {
+            pthread_mutex_unlock(&c->engine);
+        }
     }
     ingot_event_notify(&c->done_ev);
 }
@@ -87,7 +96,7 @@ static bool engine_serve(ingot_coll_t *c, bool bg)
             st = c->ops->advance(c, r, &done);
         }
         if (st != INGOT_OK) {
-            ingot_coll_break(c, st);
+            ingot_coll_break(c, st, true);
             done = true;
         }
         if (!done) {
@@ -116,6 +125,7 @@ void ingot_coll_progress(ingot_coll_t *c)
 static void *progress_main(void *arg)
 {
     ingot_coll_t *c = arg;
+    c->ops->thread_init(c);
     if (c->prm.progress_cpus != NULL &&
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
         ingot_warn("collectives progress thread stays unbound: pthread_setaffinity_np to %s "
@@ -164,7 +174,7 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
         r->begun = true;
         ingot_status_t st = c->ops->begin(c, r);
         if (st != INGOT_OK) {
-            ingot_coll_break(c, st);
+            ingot_coll_break(c, st, false);
             atomic_fetch_sub(&c->in_flight, 1);
             if (c->prm.in_flight_total != NULL) {
                 atomic_fetch_sub(c->prm.in_flight_total, 1);
@@ -229,10 +239,8 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
                           what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
                           ingot_status_string((ingot_status_t)broken));
     }
-    ingot_coll_break(c, INGOT_ERR_TIMED_OUT);
-    /* The engine may be inside this request: take it so nothing touches the request again. */
-    pthread_mutex_lock(&c->engine);
-    pthread_mutex_unlock(&c->engine);
+    /* Broken with the engine held: afterwards no thread touches this request again. */
+    ingot_coll_break(c, INGOT_ERR_TIMED_OUT, false);
     atomic_store(&r->state, COLL_REQ_LOST);
     return ingot_fail(INGOT_ERR_TIMED_OUT,
                       "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) not complete "

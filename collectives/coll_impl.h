@@ -56,6 +56,9 @@ typedef struct coll_ops {
     bool eager; /* begin at start (NCCL: enqueue on the stream) vs at queue head */
     ingot_status_t (*init)(ingot_coll_t *c);
     void (*fini)(ingot_coll_t *c);
+    /** Called first on the progress thread (NCCL: make the communicator's device current, so
+     *  the thread never creates a context on device 0). */
+    void (*thread_init)(ingot_coll_t *c);
     /** Is @p buf memory this backend reduces? (logged with @p what on error) */
     ingot_status_t (*check_buf)(ingot_coll_t *c, const void *buf, const char *what);
     ingot_status_t (*check_dtype)(ingot_coll_t *c, ingot_dtype_t dtype, const char *what);
@@ -121,8 +124,9 @@ const char *ingot_dtype_name(ingot_dtype_t dtype);
 ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r);
 /** Wait for @p r with the INGOT_TIMEOUT deadline; the time blocked counts as exposed. */
 ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, const char *what);
-/** Mark the communicator broken with @p st (first cause wins). */
-void ingot_coll_break(ingot_coll_t *c, ingot_status_t st);
+/** Mark the communicator broken with @p st (first cause wins) and abort the backend, under the
+ *  engine lock (@p engine_held: the caller holds it already). */
+void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held);
 
 /* bucket.c */
 void ingot_coll_grads_release(ingot_coll_t *c);

@@ -308,6 +308,11 @@ static ingot_status_t mpi_advance(ingot_coll_t *c, struct ingot_request *r, bool
     return INGOT_OK;
 }
 
+static void mpi_thread_init(ingot_coll_t *c)
+{
+    (void)c;
+}
+
 static void mpi_abort(ingot_coll_t *c)
 {
     (void)c; /* an MPI collective cannot be cancelled: the caller ends the job */
@@ -352,6 +357,7 @@ const coll_ops_t ingot_coll_mpi_ops = {
     .eager = false,
     .init = mpi_init,
     .fini = mpi_fini,
+    .thread_init = mpi_thread_init,
     .check_buf = mpi_check_buf,
     .check_dtype = mpi_check_dtype,
     .begin = mpi_begin,

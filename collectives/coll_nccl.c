@@ -254,6 +254,14 @@ static ingot_status_t nccl_advance(ingot_coll_t *c, struct ingot_request *r, boo
     return st;
 }
 
+static void nccl_thread_init(ingot_coll_t *c)
+{
+    if (cudaSetDevice(c->prm.device) != cudaSuccess) {
+        cudaGetLastError();
+        ingot_warn("collectives progress thread: cudaSetDevice(%d) failed", c->prm.device);
+    }
+}
+
 static void nccl_abort(ingot_coll_t *c)
 {
     nccl_be_t *be = c->be;
@@ -290,6 +298,7 @@ const coll_ops_t ingot_coll_nccl_ops = {
     .eager = true,
     .init = nccl_init,
     .fini = nccl_fini,
+    .thread_init = nccl_thread_init,
     .check_buf = nccl_check_buf,
     .check_dtype = nccl_check_dtype,
     .begin = nccl_begin,

@@ -198,6 +198,11 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
         return st;
     }
     comm->ctx = ctx;
+    ingot_comm_stats_t mode = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP};
+    ingot_coll_stats(comm->coll, &mode);
+    if (!mode.progress_thread && ctx->ninline_colls < INGOT_CTX_INLINE_COLLS) {
+        ctx->inline_colls[ctx->ninline_colls++] = comm->coll;
+    }
     ingot_info("communicator ready: %s; progress %s", reason,
                prm.backend == INGOT_COMM_BACKEND_NCCL || prm.thread_multiple
                    ? cpus_text
@@ -210,6 +215,13 @@ void ingot_comm_destroy(ingot_comm_h comm)
 {
     if (comm == NULL) {
         return;
+    }
+    ingot_ctx_h ctx = comm->ctx;
+    for (int i = 0; i < ctx->ninline_colls; i++) {
+        if (ctx->inline_colls[i] == comm->coll) {
+            ctx->inline_colls[i] = ctx->inline_colls[--ctx->ninline_colls];
+            break;
+        }
     }
     ingot_coll_destroy(comm->coll);
     free(comm);

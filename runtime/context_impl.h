@@ -17,6 +17,8 @@ typedef struct ingot_ctx_config {
     const ingot_loader_config_t *loader;
 } ingot_ctx_config_t;
 
+#define INGOT_CTX_INLINE_COLLS 8
+
 struct ingot_ctx {
     MPI_Comm comm; /* duplicate of the user's communicator */
     int rank, size;
@@ -27,6 +29,10 @@ struct ingot_ctx {
     ingot_topo_setup_t *topo; /* node comm, topology, plan, this rank's placement */
     _Atomic int reductions;   /* gradient reductions in flight on this context's communicators
                                  (loaders pace their reads on it: INGOT_INGEST_PACING) */
+    /* The context's communicators whose reductions advance only inside ingot calls (no
+     * MPI_THREAD_MULTIPLE): ingot_loader_next() advances them too. Trainer thread only. */
+    struct ingot_coll *inline_colls[INGOT_CTX_INLINE_COLLS];
+    int ninline_colls;
 };
 
 /**

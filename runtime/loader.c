@@ -3,6 +3,7 @@
  * of the slot ring, with the stall measured), save (the resume cursor), stats, destroy.
  */
 #include "runtime/loader_impl.h"
+#include "collectives/coll.h"
 #include "collectives/coll_config.h"
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
@@ -676,6 +677,9 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
     }
     if (l->failed != INGOT_OK) {
         return l->failed;
+    }
+    for (int i = 0; i < l->ctx->ninline_colls; i++) { /* no progress thread: advance them here */
+        ingot_coll_progress(l->ctx->inline_colls[i]);
     }
     if (l->next_step >= l->total_steps) {
         return INGOT_END_OF_DATA;

@@ -26,3 +26,4 @@ foreach(mode exact buckets bad)
   ingot_add_test(NAME unit.coll_${mode} LABELS unit COMMAND test_allreduce ${mode}
                  ENV ASAN_OPTIONS=detect_leaks=0)
 endforeach()
+ingot_add_mpi_test(NAME coll.exact_serialized NP 2 COMMAND $<TARGET_FILE:test_allreduce> exact-serialized)

@@ -17,6 +17,9 @@
  *  - auto (default, INGOT_COMM_BACKEND): nccl when every rank has a GPU of its own and NCCL
  *    loads on every rank, else mpi; agreed by all ranks, the reason is in the stats.
  *
+ * With nccl, ingot_comm_create() makes the placement's GPU the current device of the calling
+ * thread (the trainer's, which computes on that GPU anyway).
+ *
  * Every wait is bounded by INGOT_TIMEOUT. A request that does not complete in time fails with
  * INGOT_ERR_TIMED_OUT naming the operation; the communicator is then broken (NCCL: aborted with
  * ncclCommAbort; MPI: every later call fails at once) and the program should end: a rank that

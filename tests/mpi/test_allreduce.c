@@ -3,6 +3,10 @@
  *   test_allreduce exact       one-shot all-reduce of integer-valued floats, exact, for sizes on
  *                              both sides of the ring threshold, in place and out of place, sum
  *                              and average; a request completed while the trainer calls nothing
+ *   test_allreduce exact-serialized
+ *                              the same where MPI grants only MPI_THREAD_SERIALIZED: no progress
+ *                              thread, requests advance inside ingot calls, and the stats say
+ *                              the overlap is reduced
  *   test_allreduce buckets     registered gradients in buckets: identical to one all-reduce over
  *                              their concatenation (bitwise for integer values, within
  *                              n*eps*sum|x| otherwise), for caps that make one bucket, several,
@@ -110,7 +114,7 @@ static void check_background(ingot_comm_h comm)
     free(buf);
 }
 
-static void mode_exact(ingot_ctx_h ctx)
+static void mode_exact(ingot_ctx_h ctx, bool serialized)
 {
     ingot_comm_params_t p = {.field_mask = INGOT_COMM_PARAM_FIELD_BACKEND,
                              .backend = INGOT_COMM_BACKEND_MPI};
@@ -145,6 +149,11 @@ static void mode_exact(ingot_ctx_h ctx)
                                           INGOT_COMM_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_comm_stats(comm, &s));
     CHECK(s.backend == INGOT_COMM_BACKEND_MPI && s.size == size && s.completed == s.started);
+    CHECK(s.progress_thread == !serialized);
+    if (serialized) {
+        CHECK(s.background == 0);
+        CHECK_CONTAINS(s.reason, "overlap reduced: MPI did not grant MPI_THREAD_MULTIPLE");
+    }
     ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE};
     CHECK_OK(ingot_placement_get(ctx, &pl));
     if (rank == 0) {
@@ -355,16 +364,18 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "exact";
     bool self_mpi = strcmp(mode, "stop-finalize") == 0;
     int level;
+    bool serialized = strcmp(mode, "exact-serialized") == 0;
     if (!self_mpi) {
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+        MPI_Init_thread(&argc, &argv, serialized ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE,
+                        &level);
     }
     ingot_ctx_h ctx = NULL;
     CHECK_OK(ingot_init(NULL, &ctx));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rc = 0;
-    if (strcmp(mode, "exact") == 0) {
-        mode_exact(ctx);
+    if (strcmp(mode, "exact") == 0 || serialized) {
+        mode_exact(ctx, serialized);
     } else if (strcmp(mode, "buckets") == 0) {
         mode_buckets(ctx);
     } else if (strcmp(mode, "bad") == 0) {
