@@ -169,15 +169,17 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
         return st;
     }
     ingot_comm_h comm = ingot_calloc(1, sizeof(*comm), "communicator");
-    ingot_coll_params_t prm = {.comm = ctx->comm,
-                               .device = -1,
-                               .thread_multiple = ctx->thread_level == MPI_THREAD_MULTIPLE,
-                               .timeout_ns = ctx->cfg.base->timeout_ns,
-                               .bucket_bytes = bucket,
-                               .first_bucket_bytes = first,
-                               .ring_min_bytes = cfg->ring_min,
-                               .segment_bytes = cfg->segment,
-                               .in_flight_total = &ctx->reductions};
+    ingot_coll_params_t prm = {
+        .comm = ctx->comm,
+        .device = -1,
+        .thread_multiple = ctx->thread_level == MPI_THREAD_MULTIPLE,
+        .timeout_ns = ctx->cfg.base->timeout_ns,
+        .bucket_bytes = bucket,
+        .first_bucket_bytes = first,
+        .ring_min_bytes = cfg->ring_min,
+        .segment_bytes = cfg->segment,
+        .in_flight_total = &ctx->reductions,
+        .stream = INGOT_PARAM_VALUE(params, stream, INGOT_COMM_PARAM_FIELD_STREAM, NULL)};
     char reason[INGOT_COMM_STR_MAX];
     st = comm == NULL ? INGOT_ERR_NO_MEMORY
                       : comm_choose(ctx, asked, &prm.backend, &prm.nccl, reason, sizeof(reason));

@@ -15,3 +15,10 @@ endforeach()
 ingot_add_test(NAME gpu.torch_coexist LABELS gpu
                COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/gpu/torch_coexist.py
                        $<TARGET_FILE:ingot> $<TARGET_FILE:ingot-manifest>)
+# The NCCL backend on one GPU (singleton rank): exact reductions in every dtype, device buckets,
+# the MPI backend staging device gradients, and the abort path with a stream that never drains.
+ingot_test_exe(test_nccl_coll ${CMAKE_CURRENT_SOURCE_DIR}/gpu/test_nccl_coll.c)
+foreach(mode exact staged abort)
+  ingot_add_test(NAME gpu.nccl_${mode} LABELS gpu COMMAND test_nccl_coll ${mode}
+                 ENV ASAN_OPTIONS=detect_leaks=0 INGOT_TIMEOUT=3s)
+endforeach()

@@ -68,8 +68,10 @@ typedef enum ingot_comm_backend {
 typedef enum ingot_comm_param_field {
     INGOT_COMM_PARAM_FIELD_BACKEND = INGOT_BIT(0), /**< backend (default INGOT_COMM_BACKEND). */
     INGOT_COMM_PARAM_FIELD_BUCKETS =
-        INGOT_BIT(1) /**< bucket_bytes, first_bucket_bytes (default INGOT_BUCKET_BYTES and
-                          INGOT_FIRST_BUCKET_BYTES). */
+        INGOT_BIT(1), /**< bucket_bytes, first_bucket_bytes (default INGOT_BUCKET_BYTES and
+                           INGOT_FIRST_BUCKET_BYTES). */
+    INGOT_COMM_PARAM_FIELD_STREAM = INGOT_BIT(2) /**< stream (default: the legacy default
+                                                      stream, NULL). */
 } ingot_comm_param_field_t;
 
 /** Parameters of ingot_comm_create(). */
@@ -78,6 +80,10 @@ typedef struct ingot_comm_params {
     ingot_comm_backend_t backend;
     size_t               bucket_bytes;       /**< Cap of a gradient bucket (DDP: 25 MiB). */
     size_t               first_bucket_bytes; /**< Cap of the first bucket (DDP: 1 MiB). */
+    void *stream; /**< nccl: the cudaStream_t the trainer computes gradients and reads results
+                       on. A reduction waits for the work enqueued there before it starts, and
+                       that stream waits for a result when ingot_request_wait() or
+                       ingot_grads_wait() returns it. */
 } ingot_comm_params_t;
 
 /** Fields of ingot_comm_stats_t. */
