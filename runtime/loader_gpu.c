@@ -5,6 +5,7 @@
  * CUDA in the build these calls fail cleanly or do nothing.
  */
 #include "runtime/loader_impl.h"
+#include "runtime/context_impl.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -75,10 +76,37 @@ static ingot_status_t gpu_slots_create(ingot_loader_h l)
 }
 #endif
 
+#if INGOT_BUILD_CUDA
+/* cudaMalloc and cudaFree may synchronise the device, and NCCL documents that doing so while its
+ * kernels run can deadlock (a kernel waits for a peer that waits for us). Device memory is
+ * allocated only at create and freed at destroy; both first let the context's reductions drain
+ * (bounded by INGOT_TIMEOUT). */
+static ingot_status_t gpu_quiesce(ingot_loader_h l, const char *what)
+{
+    uint64_t deadline = ingot_deadline_after(l->timeout_ns);
+    while (atomic_load(&l->ctx->reductions) > 0) {
+        if (ingot_time_ns() >= deadline) {
+            return ingot_fail(INGOT_ERR_TIMED_OUT,
+                              "%s: %d gradient reduction(s) still in flight after %.1f s "
+                              "(INGOT_TIMEOUT); device memory is not allocated or freed while "
+                              "NCCL kernels may run",
+                              what, atomic_load(&l->ctx->reductions), l->timeout_ns / 1e9);
+        }
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    return INGOT_OK;
+}
+#endif
+
 ingot_status_t ingot_loader_gpu_init(ingot_loader_h l)
 {
 #if INGOT_BUILD_CUDA
     size_t free_bytes = 0, total = 0;
+    ingot_status_t qst = gpu_quiesce(l, "ingot_loader_create");
+    if (qst != INGOT_OK) {
+        return qst;
+    }
     /* The device was checked by ingot_loader_create() before anything was allocated. */
     ingot_status_t st = GPU_CALL("loader device", cudaSetDevice, l->device);
     if (st == INGOT_OK) {
@@ -143,6 +171,9 @@ void ingot_loader_gpu_cleanup(ingot_loader_h l)
 #if INGOT_BUILD_CUDA
     if (l->stream == NULL) {
         return;
+    }
+    if (gpu_quiesce(l, "ingot_loader_destroy") != INGOT_OK) {
+        ingot_warn("ingot_loader_destroy: freeing device memory with reductions in flight");
     }
     cudaStreamSynchronize((cudaStream_t)l->stream);
     for (uint32_t i = 0; i < l->depth; i++) {

@@ -27,3 +27,6 @@ foreach(mode exact buckets bad)
                  ENV ASAN_OPTIONS=detect_leaks=0)
 endforeach()
 ingot_add_mpi_test(NAME coll.exact_serialized NP 2 COMMAND $<TARGET_FILE:test_allreduce> exact-serialized)
+# By hand (docs/collectives.md): Open MPI's all-reduce flavours, the reason for the ring.
+add_executable(mpi_allreduce_modes ${CMAKE_CURRENT_SOURCE_DIR}/perf/mpi_allreduce_modes.c)
+target_link_libraries(mpi_allreduce_modes PRIVATE MPI::MPI_C)
