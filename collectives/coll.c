@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How long a waiter serves the queue itself before sleeping while the progress thread works. */
+#define COLL_HELP_NS (50ull * 1000)
+
 size_t ingot_dtype_size(ingot_dtype_t dtype)
 {
     return dtype == INGOT_DTYPE_FLOAT32 ? 4 : 2;
@@ -57,12 +60,12 @@ static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t 
         st = ingot_coll_bucket_copy(c, r->bucket, false);
     }
     r->status = st;
-    r->background = bg;
+    r->background = bg && !atomic_load(&r->waited);
     atomic_fetch_add(&c->reduce_ns, ingot_time_ns() - r->start_ns);
-    atomic_fetch_add(&c->completed, 1);
-    if (bg) {
+    if (r->background) { /* before completed: a reader of completed then background sees both */
         atomic_fetch_add(&c->background, 1);
     }
+    atomic_fetch_add(&c->completed, 1);
     atomic_fetch_sub(&c->in_flight, 1);
     if (c->prm.in_flight_total != NULL) {
         atomic_fetch_sub(c->prm.in_flight_total, 1);
@@ -115,7 +118,9 @@ static bool engine_serve(ingot_coll_t *c, bool bg)
 
 void ingot_coll_progress(ingot_coll_t *c)
 {
-    if (c->progress_thread || pthread_mutex_trylock(&c->engine) != 0) {
+    /* With a progress thread too: a start or a wait that finds the engine free serves the queue
+     * itself, so a small reduction completes without waiting for another thread to wake. */
+    if (pthread_mutex_trylock(&c->engine) != 0) {
         return;
     }
     engine_serve(c, false);
@@ -160,6 +165,7 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
     }
     r->begun = false;
     r->background = false;
+    atomic_store(&r->waited, false);
     r->next = NULL;
     r->start_ns = ingot_time_ns();
     r->seq = c->next_seq++;
@@ -209,7 +215,13 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
     uint64_t t0 = ingot_time_ns();
     uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
     ingot_status_t st = INGOT_OK;
+    atomic_store(&r->waited, true); /* what completes from now on was not hidden */
     if (c->progress_thread) {
+        /* Help for a moment (a small reduction is done within it), then sleep while the
+         * progress thread works. */
+        while (!req_done(r) && ingot_time_ns() - t0 < COLL_HELP_NS) {
+            ingot_coll_progress(c);
+        }
         st = ingot_event_wait_until(&c->done_ev, req_done, r, deadline, NULL);
     } else {
         while (!req_done(r)) {

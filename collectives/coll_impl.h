@@ -28,10 +28,11 @@ struct ingot_request {
     size_t count;
     ingot_dtype_t dtype;
     ingot_op_t op;
-    bool begun;      /* the backend has started it */
-    bool user;       /* a user handle (pool) rather than a bucket's */
-    bool background; /* completed by the progress thread */
-    uint64_t seq;    /* start order, the same on every rank */
+    bool begun;          /* the backend has started it */
+    bool user;           /* a user handle (pool) rather than a bucket's */
+    bool background;     /* completed by the progress thread while nobody waited for it */
+    _Atomic bool waited; /* the trainer began to wait for it before it completed */
+    uint64_t seq;        /* start order, the same on every rank */
     uint64_t start_ns;
     ingot_status_t status;      /* when DONE */
     coll_bucket_t *bucket;      /* the bucket it reduces, or NULL */

@@ -12,6 +12,15 @@ ingot_add_test(NAME app.invalid_config.ingot_manifest LABELS cli TIMEOUT 60
 ingot_add_test(NAME app.invalid_config.ingot_bench LABELS cli TIMEOUT 120
                COMMAND ${_cfg} $<TARGET_FILE:ingot-bench> --generate @TMP@/gen --samples 16
                        --sample-size 1KiB --batch 4 --no-progress)
+ingot_add_test(NAME app.invalid_config.ingot_allreduce_bench LABELS cli TIMEOUT 60
+               COMMAND ${_cfg} $<TARGET_FILE:ingot-allreduce-bench> --backend mpi -b 8 -e 64 -n 1
+                       -w 0)
+# ingot-allreduce-bench over mpiexec (label mpi, as ingot-bench's runs): a small sweep checked row
+# by row, and the ResNet-50 overlap run for 3 steps.
+set(_arb ${CMAKE_CURRENT_SOURCE_DIR}/apps/allreduce_bench.sh ${MPIEXEC_EXECUTABLE}
+         $<TARGET_FILE:ingot-allreduce-bench>)
+ingot_add_test(NAME app.allreduce_bench LABELS mpi TIMEOUT 120 COMMAND ${_arb} sweep)
+ingot_add_test(NAME app.allreduce_bench_overlap LABELS mpi TIMEOUT 120 COMMAND ${_arb} overlap)
 # The apps' include path is the public one: an internal header fails to compile there.
 ingot_add_test(NAME app.public_api_only LABELS unit TIMEOUT 60
                COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/public_api_only.sh

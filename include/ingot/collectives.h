@@ -109,8 +109,8 @@ typedef struct ingot_comm_stats {
     char     reason[INGOT_COMM_STR_MAX];          /**< Why this backend and progress mode. */
     uint64_t started;                             /**< All-reduces started (buckets included). */
     uint64_t completed;                           /**< All-reduces completed. */
-    uint64_t background; /**< Of completed: seen complete by the progress thread, before the
-                              trainer asked (the reductions that overlapped). */
+    uint64_t background; /**< Of completed: completed by the progress thread before the trainer
+                              began to wait for them (the reductions that overlapped fully). */
     uint64_t bytes;      /**< Bytes reduced (per rank, the buffer sizes). */
     uint64_t buckets;    /**< Buckets of the registered gradients. */
     uint64_t reduce_ns;  /**< Sum over reductions of start -> completion. */

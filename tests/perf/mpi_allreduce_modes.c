@@ -24,9 +24,7 @@ static void one(int mode, const float *send, float *recv, int count, MPI_Request
         MPI_Iallreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         break;
-    default:
-        MPI_Start(preq);
-        MPI_Wait(preq, MPI_STATUS_IGNORE);
+    default: MPI_Start(preq); MPI_Wait(preq, MPI_STATUS_IGNORE);
     }
 }
 

@@ -1,0 +1,185 @@
+/*
+ * The size sweep: for each size, out of place then in place, ingot's all-reduce
+ * (ingot_allreduce_start + ingot_request_wait) and MPI_Allreduce on the same buffers, each
+ * timed over --iters iterations after --warmup_iters, then one more ingot all-reduce of known
+ * integer values checked element by element against the exact sum.
+ */
+#include "allreduce-bench/arb.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SWEEP_FLOAT_BYTES 4
+#define SWEEP_MIX         0x9e3779b1ull /* Fibonacci hashing: no block shift repeats values */
+#define SWEEP_MIX_SHIFT   16
+#define SWEEP_RANK_STEP   13
+#define SWEEP_MODULUS     1001 /* values -500 .. 500: every partial sum is an exact float */
+#define SWEEP_OFFSET      500
+#define SWEEP_POISON      0xff /* recvbuf bytes before the checked reduction: NaN floats */
+
+/* The buffers of every size, allocated once at the largest and pre-faulted. */
+typedef struct sweep_bufs {
+    float *send, *recv;
+} sweep_bufs_t;
+
+/* One all-reduce of count elements: send == recv is in place. */
+typedef struct sweep_op {
+    ingot_comm_h comm;
+    float *send;
+    float *recv;
+    size_t count;
+} sweep_op_t;
+
+typedef ingot_status_t (*sweep_fn_t)(const sweep_op_t *op);
+
+static ingot_status_t op_ingot(const sweep_op_t *op)
+{
+    ingot_request_h req;
+    ingot_status_t st = ingot_allreduce_start(op->comm, op->send, op->recv, op->count,
+                                              INGOT_DTYPE_FLOAT32, INGOT_OP_SUM, &req);
+    return st == INGOT_OK ? ingot_request_wait(&req) : st;
+}
+
+static ingot_status_t op_mpi(const sweep_op_t *op)
+{
+    const void *send = op->send == op->recv ? MPI_IN_PLACE : op->send;
+    return MPI_Allreduce(send, op->recv, (int)op->count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) ==
+                   MPI_SUCCESS
+               ? INGOT_OK
+               : INGOT_ERR_MPI;
+}
+
+/* Element i's value on rank r: an integer in -500 .. 500. */
+static float sweep_value(size_t i, int r)
+{
+    uint64_t h = ((uint64_t)i * SWEEP_MIX) >> SWEEP_MIX_SHIFT;
+    return (float)((int)((h + (uint64_t)r * SWEEP_RANK_STEP) % SWEEP_MODULUS) - SWEEP_OFFSET);
+}
+
+/* Max over ranks of the mean time of one call, in seconds; the statuses agreed. */
+static ingot_status_t sweep_time(sweep_fn_t fn, const sweep_op_t *op, const arb_args_t *a,
+                                 double *s_p)
+{
+    ingot_status_t st = INGOT_OK;
+    for (uint64_t i = 0; i < a->warmup && st == INGOT_OK; i++) {
+        st = fn(op);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    uint64_t t0 = ingot_arb_now_ns();
+    for (uint64_t i = 0; i < a->iters && st == INGOT_OK; i++) {
+        st = fn(op);
+    }
+    double mine = (double)(ingot_arb_now_ns() - t0) / ARB_NS_PER_S / (double)a->iters;
+    MPI_Allreduce(&mine, s_p, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return ingot_arb_agree(st);
+}
+
+/* One ingot all-reduce of known values; the elements that differ from the exact sum. */
+static ingot_status_t sweep_check(const arb_setup_t *s, const sweep_op_t *op, uint64_t *wrong_p)
+{
+    for (size_t i = 0; i < op->count; i++) op->send[i] = sweep_value(i, s->rank);
+    if (op->send != op->recv) {
+        memset(op->recv, SWEEP_POISON, op->count * sizeof(float));
+    }
+    ingot_status_t st = op_ingot(op);
+    uint64_t wrong = 0;
+    for (size_t i = 0; i < op->count && st == INGOT_OK; i++) {
+        float want = 0;
+        for (int r = 0; r < s->world; r++) want += sweep_value(i, r);
+        wrong += op->recv[i] != want;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    *wrong_p = wrong;
+    return ingot_arb_agree(st);
+}
+
+double ingot_arb_bus_factor(int world)
+{
+    return 2.0 * (world - 1) / world;
+}
+
+/* Both implementations in one mode of one size, and the check. */
+static ingot_status_t sweep_mode(const arb_setup_t *s, const arb_args_t *a, const sweep_op_t *op,
+                                 uint64_t bytes, arb_mode_result_t *m)
+{
+    double t, t_mpi;
+    ingot_status_t st = sweep_time(op_ingot, op, a, &t);
+    if (st != INGOT_OK) {
+        return ingot_arb_fail(s, "ingot all-reduce", st);
+    }
+    if ((st = sweep_time(op_mpi, op, a, &t_mpi)) != INGOT_OK) {
+        return ingot_arb_fail(s, "MPI_Allreduce", st);
+    }
+    if ((st = sweep_check(s, op, &m->wrong)) != INGOT_OK) {
+        return ingot_arb_fail(s, "checked ingot all-reduce", st);
+    }
+    m->time_us = t * ARB_US_PER_S;
+    m->algbw = (double)bytes / ARB_GB / t;
+    m->busbw = m->algbw * ingot_arb_bus_factor(s->world);
+    m->mpi_time_us = t_mpi * ARB_US_PER_S;
+    m->mpi_busbw = (double)bytes / ARB_GB / t_mpi * ingot_arb_bus_factor(s->world);
+    m->ratio = t_mpi / t; /* = busbw / mpi_busbw, and defined on one rank too */
+    return INGOT_OK;
+}
+
+static ingot_status_t sweep_size(const arb_setup_t *s, const arb_args_t *a, const sweep_bufs_t *b,
+                                 uint64_t bytes, arb_row_t *row)
+{
+    row->count = bytes / SWEEP_FLOAT_BYTES;
+    row->bytes = row->count * SWEEP_FLOAT_BYTES;
+    sweep_op_t oop = {.comm = s->comm, .send = b->send, .recv = b->recv, .count = row->count};
+    sweep_op_t ip = {.comm = s->comm, .send = b->recv, .recv = b->recv, .count = row->count};
+    ingot_status_t st = sweep_mode(s, a, &oop, row->bytes, &row->oop);
+    return st == INGOT_OK ? sweep_mode(s, a, &ip, row->bytes, &row->ip) : st;
+}
+
+/* Sizes from -b, times -f, while within -e (-b <= -e: at least one). */
+static size_t sweep_rows(const arb_args_t *a)
+{
+    size_t n = 1;
+    for (uint64_t b = a->min_bytes; b <= a->max_bytes / a->factor; b *= a->factor) n++;
+    return n;
+}
+
+/* malloc + memset: every page is faulted in before the first timed call. */
+static ingot_status_t sweep_alloc(const arb_setup_t *s, uint64_t bytes, sweep_bufs_t *b)
+{
+    b->send = malloc(bytes);
+    b->recv = malloc(bytes);
+    ingot_status_t st = (b->send && b->recv) ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        memset(b->send, 0, bytes);
+        memset(b->recv, 0, bytes);
+    } else {
+        fprintf(stderr, ARB_TOOL ": rank %d: cannot allocate 2 x %llu bytes\n", s->rank,
+                (unsigned long long)bytes);
+    }
+    return ingot_arb_agree(st);
+}
+
+ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw)
+{
+    sweep_bufs_t b = {NULL, NULL};
+    size_t n = sweep_rows(a);
+    sw->rows = calloc(n, sizeof(*sw->rows));
+    sw->nrows = sw->rows ? n : 0;
+    uint64_t largest = a->min_bytes;
+    for (size_t i = 1; i < n; i++) largest *= a->factor;
+    ingot_status_t st = ingot_arb_agree(sw->rows ? INGOT_OK : INGOT_ERR_NO_MEMORY);
+    if (st == INGOT_OK) {
+        st = sweep_alloc(s, largest, &b);
+    }
+    uint64_t bytes = a->min_bytes;
+    for (size_t i = 0; i < sw->nrows && st == INGOT_OK; i++, bytes *= a->factor) {
+        st = sweep_size(s, a, &b, bytes, &sw->rows[i]);
+    }
+    free(b.send);
+    free(b.recv);
+    return st;
+}
+
+void ingot_arb_sweep_free(arb_sweep_t *sw)
+{
+    free(sw->rows);
+    sw->rows = NULL;
+}
