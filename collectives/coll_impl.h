@@ -106,7 +106,6 @@ struct ingot_coll {
     struct ingot_request pool[INGOT_COMM_MAX_REQUESTS];
 
     pthread_mutex_t engine; /* one thread serves the queue at a time */
-    ingot_event_t done_ev;  /* a request completed */
     _Atomic int broken;     /* ingot_status_t that broke the communicator, 0 if healthy */
 
     bool progress_thread;

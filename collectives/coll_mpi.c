@@ -107,17 +107,47 @@ static int ring_tag(const struct ingot_request *r, int t)
     return (int)(((r->seq & 0x7F) << 8) | ((unsigned)t & 0xFF));
 }
 
-/* dst = (a + b) * scale over n floats (dst may be a). */
+/*
+ * dst = (a + b) * scale over n floats; dst may be a (in place). Written as fixed blocks of
+ * REDUCE_BLOCK over restrict pointers so that -O2 vectorises it (SLP) with no run-time alias
+ * check: a plain loop whose dst may equal a is either left scalar or versioned onto its scalar
+ * path in place, which made in-place reductions a third slower.
+ */
+#define REDUCE_BLOCK 16
+
+static void reduce_add_block(float *restrict dst, const float *restrict b, size_t n, float scale)
+{
+    size_t i = 0;
+    for (; i + REDUCE_BLOCK <= n; i += REDUCE_BLOCK) {
+        for (size_t k = 0; k < REDUCE_BLOCK; k++) {
+            dst[i + k] = (dst[i + k] + b[i + k]) * scale;
+        }
+    }
+    for (; i < n; i++) {
+        dst[i] = (dst[i] + b[i]) * scale;
+    }
+}
+
+static void reduce_add_out(float *restrict dst, const float *restrict a, const float *restrict b,
+                           size_t n, float scale)
+{
+    size_t i = 0;
+    for (; i + REDUCE_BLOCK <= n; i += REDUCE_BLOCK) {
+        for (size_t k = 0; k < REDUCE_BLOCK; k++) {
+            dst[i + k] = (a[i + k] + b[i + k]) * scale;
+        }
+    }
+    for (; i < n; i++) {
+        dst[i] = (a[i] + b[i]) * scale;
+    }
+}
+
 static void reduce_add(float *dst, const float *a, const float *b, size_t n, float scale)
 {
-    if (scale == 1.0f) {
-        for (size_t i = 0; i < n; i++) {
-            dst[i] = a[i] + b[i];
-        }
+    if (dst == a) {
+        reduce_add_block(dst, b, n, scale);
     } else {
-        for (size_t i = 0; i < n; i++) {
-            dst[i] = (a[i] + b[i]) * scale;
-        }
+        reduce_add_out(dst, a, b, n, scale);
     }
 }
 

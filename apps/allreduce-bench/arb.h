@@ -31,7 +31,8 @@ typedef struct arb_args {
     uint64_t min_bytes, max_bytes, factor, iters, warmup; /* the sweep */
     uint64_t steps, batch;                                /* --overlap */
     double compute_ms;                                    /* < 0: T_ar, measured */
-    double forward; /* fraction of the compute before backward (no reduction overlaps it) */
+    int ready_by_params; /* --ready-by params: backward time per tensor by size, not by MACs */
+    double forward;      /* fraction of the compute before backward (no reduction overlaps it) */
     int overlap, backend_set;
     ingot_comm_backend_t backend;
     const char *manifest, *json; /* NULL when not given; json "-" is stdout */
@@ -115,11 +116,14 @@ int ingot_arb_sweep_report(const arb_args_t *a, const arb_setup_t *s, const arb_
 #define ARB_RESNET50_PARAMS  25557032u
 #define ARB_RESNET50_TENSORS 161u
 
-/** The model: its tensors' element counts, in parameter order. */
+/** The model: its tensors' element counts, in parameter order, and the share of backward's
+ *  compute that ends with each tensor's gradient (its layer's multiply-adds at 224x224). */
 typedef struct arb_model {
     size_t counts[ARB_RESNET50_TENSORS];
+    double macs[ARB_RESNET50_TENSORS];
     size_t n;
     uint64_t params;
+    double total_macs;
 } arb_model_t;
 
 /** ResNet-50's parameter tensors, from its architecture (conv, bn weight and bias, fc). */
@@ -170,6 +174,7 @@ typedef struct arb_trainer {
     ingot_loader_h loader; /* NULL: no ingest */
     const arb_model_t *model;
     uint64_t forward_ns, backward_ns;
+    int ready_by_params; /* backward time per tensor by its size instead of its MACs */
 } arb_trainer_t;
 
 /** One step: loader_next, forward, backward marking gradients ready, grads_wait, release. */

@@ -24,13 +24,23 @@
 #define ARGS_OVERLAP_ONLY 2
 
 /* clang-format off */
-enum { O_BACKEND = 256, O_OVERLAP, O_STEPS, O_COMPUTE, O_FORWARD, O_MANIFEST, O_BATCH, O_JSON };
+enum {
+    O_BACKEND = 256,
+    O_OVERLAP,
+    O_STEPS,
+    O_COMPUTE,
+    O_FORWARD,
+    O_READY_BY,
+    O_MANIFEST,
+    O_BATCH,
+    O_JSON
+};
 
 static const struct option arb_options[] = {
     {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'}, {"stepfactor", 1, 0, 'f'},
     {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'}, {"backend", 1, 0, O_BACKEND},
     {"overlap", 0, 0, O_OVERLAP}, {"steps", 1, 0, O_STEPS}, {"compute-ms", 1, 0, O_COMPUTE},
-    {"forward", 1, 0, O_FORWARD},
+    {"forward", 1, 0, O_FORWARD}, {"ready-by", 1, 0, O_READY_BY},
     {"manifest", 1, 0, O_MANIFEST}, {"batch", 1, 0, O_BATCH}, {"json", 1, 0, O_JSON},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 /* clang-format on */
@@ -53,6 +63,8 @@ static void usage(FILE *out)
             "  --forward F               fraction of the compute that is the forward pass, which\n"
             "                            no reduction can overlap (default 0.333: DDP's step;\n"
             "                            0: the whole compute step makes gradients ready)\n"
+            "  --ready-by macs|params    backward's time per tensor: its layer's multiply-adds\n"
+            "                            (default, as a real backward) or its size\n"
             "  --compute-ms MS           emulated compute per step (default: the all-reduce\n"
             "                            time T_ar, measured first)\n"
             "  --manifest FILE           a live loader over this manifest, one batch per step\n"
@@ -151,6 +163,12 @@ static int parse_overlap(int o, arb_args_t *a)
     case O_STEPS: a->steps = parse_u64("--steps", optarg, 1); break;
     case O_COMPUTE: a->compute_ms = parse_ms("--compute-ms", optarg); break;
     case O_FORWARD: a->forward = parse_fraction("--forward", optarg); break;
+    case O_READY_BY:
+        if (strcmp(optarg, "macs") != 0 && strcmp(optarg, "params") != 0) {
+            bad_value("--ready-by", optarg, "is not macs or params");
+        }
+        a->ready_by_params = strcmp(optarg, "params") == 0;
+        break;
     case O_MANIFEST: a->manifest = optarg; break;
     case O_BATCH: a->batch = parse_u64("--batch", optarg, 1); break;
     default: return 0;

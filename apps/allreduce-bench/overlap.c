@@ -243,6 +243,7 @@ ingot_status_t ingot_arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, 
     o->forward = a->forward;
     t.forward_ns = (uint64_t)(o->compute_ms * ARB_NS_PER_MS * a->forward);
     t.backward_ns = (uint64_t)(o->compute_ms * ARB_NS_PER_MS) - t.forward_ns;
+    t.ready_by_params = a->ready_by_params;
     if (st == INGOT_OK) {
         st = a->manifest ? overlap_with_loader(a, &t, o) : overlap_train(a, &t, o);
     }

@@ -39,9 +39,9 @@ static void out_setup(FILE *out, const arb_args_t *a, const arb_overlap_t *o)
             o->t_ar_ms);
     fprintf(out,
             "# compute %.2f ms per step%s: forward %.0f%% (slept), backward %.0f%% over "
-            "the tensors last to first, each ready after its share by size\n",
+            "the tensors last to first, each ready after its share by %s\n",
             o->compute_ms, a->compute_ms < 0 ? " (= T_ar)" : "", o->forward * 100,
-            (1 - o->forward) * 100);
+            (1 - o->forward) * 100, a->ready_by_params ? "size" : "its layer's multiply-adds");
     if (a->manifest != NULL) {
         fprintf(out,
                 "# loader %s, global batch %llu, host memory: ingest alone (batches back to "
@@ -103,6 +103,8 @@ static void json_args(ingot_report_json_t *j, const arb_args_t *a, const arb_ove
     ingot_report_json_object(j, "args");
     ingot_report_json_u64(j, "steps", a->steps);
     ingot_report_json_num(j, "compute_ms", a->compute_ms);
+    ingot_report_json_num(j, "forward", a->forward);
+    ingot_report_json_str(j, "ready_by", a->ready_by_params ? "params" : "macs");
     ingot_report_json_str(j, "manifest", a->manifest ? a->manifest : "");
     ingot_report_json_u64(j, "batch", a->manifest ? o->batch : 0);
     ingot_report_json_close_object(j);

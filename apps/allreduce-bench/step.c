@@ -2,7 +2,8 @@
  * One emulated training step of the overlap mode, as DDP runs it: the next batch from the loader
  * (the data stall is the time inside ingot_loader_next), a forward pass (--forward of the compute,
  * slept), a backward pass over the tensors from the last to the first, each given its share of
- * the rest of the compute by its size and marked ready when its share ends (ingot_grads_ready
+ * the rest of the compute by its layer's multiply-adds (--ready-by params: by its size) and
+ * marked ready when its share ends (ingot_grads_ready
  * starts a bucket's all-reduce as soon as it is full), then ingot_grads_wait (the exposed
  * all-reduce) and the batch's release. The sleeps end at absolute deadlines, so 161 short
  * sleeps do not add up their wake-up latencies.
@@ -29,10 +30,11 @@ static void sleep_until(uint64_t t_ns)
 static ingot_status_t step_backward(const arb_trainer_t *t)
 {
     const arb_model_t *m = t->model;
-    uint64_t t0 = ingot_arb_now_ns(), done = 0;
+    uint64_t t0 = ingot_arb_now_ns();
+    double done = 0, total = t->ready_by_params ? (double)m->params : m->total_macs;
     for (size_t i = m->n; i-- > 0;) {
-        done += m->counts[i];
-        sleep_until(t0 + (uint64_t)((double)t->backward_ns * (double)done / (double)m->params));
+        done += t->ready_by_params ? (double)m->counts[i] : m->macs[i];
+        sleep_until(t0 + (uint64_t)((double)t->backward_ns * done / total));
         ingot_status_t st = ingot_grads_ready(t->s->comm, i);
         if (st != INGOT_OK) {
             return ingot_arb_fail(t->s, "ingot_grads_ready", st);
