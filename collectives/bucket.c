@@ -243,6 +243,9 @@ static ingot_status_t bucket_launch(ingot_coll_t *c, coll_bucket_t *b)
     }
     if (st == INGOT_OK) {
         st = ingot_coll_enqueue(c, &b->req);
+    } else { /* not started: done with the error, so that grads_wait reports it */
+        b->req.status = st;
+        atomic_store(&b->req.state, COLL_REQ_DONE);
     }
     b->launched = true;
     return st;

@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The progress thread polls (yielding) for this many passes that move nothing, then sleeps
+ * COLL_PROGRESS_BACKOFF_NS between passes until something moves again. */
+#define COLL_PROGRESS_SPINS      64
+#define COLL_PROGRESS_BACKOFF_NS 20000
+
 size_t ingot_dtype_size(ingot_dtype_t dtype)
 {
     return dtype == INGOT_DTYPE_FLOAT32 ? 4 : 2;
@@ -125,6 +130,7 @@ void ingot_coll_progress(ingot_coll_t *c)
 static void *progress_main(void *arg)
 {
     ingot_coll_t *c = arg;
+    unsigned idle = 0;
     c->ops->thread_init(c);
     if (c->prm.progress_cpus != NULL &&
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
@@ -146,7 +152,13 @@ static void *progress_main(void *arg)
             moved = engine_serve(c, true);
             pthread_mutex_unlock(&c->engine);
         }
-        if (!moved) {
+        idle = moved ? 0 : idle + 1;
+        if (idle > COLL_PROGRESS_SPINS) {
+            /* Nothing moved for a while: a peer is behind. Sleep briefly rather than spin, so
+             * that on shared cores the threads doing the copies (ours or a peer's) get them. */
+            struct timespec pause = {0, COLL_PROGRESS_BACKOFF_NS};
+            nanosleep(&pause, NULL);
+        } else if (!moved) {
             sched_yield(); /* transfers advance only inside MPI or the GPU: poll again soon */
         }
     }
@@ -155,7 +167,9 @@ static void *progress_main(void *arg)
 ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
 {
     int broken = atomic_load(&c->broken);
-    if (broken) {
+    if (broken) { /* done with that status: a later wait on it fails too, never succeeds */
+        r->status = INGOT_ERR_CANCELED;
+        atomic_store(&r->state, COLL_REQ_DONE);
         return ingot_fail(INGOT_ERR_CANCELED,
                           "all-reduce refused: the communicator broke earlier (%s)",
                           ingot_status_string((ingot_status_t)broken));
@@ -445,6 +459,9 @@ void ingot_coll_destroy(ingot_coll_t *c)
         pthread_join(c->progress, NULL);
     }
     int broken = atomic_load(&c->broken);
+    if (c->prm.in_flight_total != NULL) { /* what a broken communicator left in flight */
+        atomic_fetch_sub(c->prm.in_flight_total, atomic_load(&c->in_flight));
+    }
     c->ops->fini(c); /* before the buckets: NCCL destroys their events */
     ingot_coll_grads_release(c);
     if (!broken) {

@@ -1,0 +1,32 @@
+#!/bin/bash
+# A rank stopped (SIGSTOP) mid-epoch: the survivors finish their epoch and then reach a
+# collective of ingot's that the stopped rank never joins (the node window's MPI_Win_free in
+# ingot_loader_destroy). Before the watchdog they spun there forever; now the watchdog ends them
+# past INGOT_TIMEOUT and the launcher ends the job (the stopped rank included).
+# usage: stop_loader.sh MPIEXEC INGOT_BENCH WORK_DIR
+set -u
+mpiexec=$1; bench=$2; work=$3/stop-loader
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+rm -rf "$work"; mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+"$bench" --generate "$work/data" --samples 4096 --sample-size 16KiB --steps 1 --no-progress \
+    > /dev/null || { echo "FAIL: dataset"; exit 1; }
+start=$(date +%s.%N)
+timeout -k 5 60 "$mpiexec" --oversubscribe -np 4 -x INGOT_TIMEOUT=5s "$bench" --no-progress \
+    --manifest "$work/data/manifest.ingot" --batch 64 --epochs 1 --compute-ms 20 \
+    > "$work/out" 2>&1 &
+job=$!
+sleep 1.5
+victim=$(pgrep -f "ingot-bench --no-progress --manifest $work/data" | tail -1)
+[ -n "$victim" ] || { echo "FAIL: no rank to stop"; cat "$work/out"; exit 1; }
+kill -STOP "$victim"
+wait $job
+rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc)
+cat "$work/out"
+[ $rc -ne 124 ] || { echo "FAIL: the job hung (outer timeout)"; exit 1; }
+[ $rc -ne 0 ] || { echo "FAIL: the job succeeded with a stopped rank"; exit 1; }
+grep -q "watchdog: MPI_Win_free (loader destroy: manifest window)" "$work/out" ||
+    { echo "FAIL: the watchdog did not name the stuck call"; exit 1; }
+[ "$(echo "$took < 20" | bc)" = 1 ] || { echo "FAIL: took $took s (bound 20 s)"; exit 1; }
+echo "stopped rank at loader destroy: the job ended in $took s (exit $rc)"
