@@ -149,6 +149,18 @@ ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
 #endif
 }
 
+void ingot_cuda_free(void *ptr)
+{
+#if INGOT_BUILD_CUDA
+    if (ptr != NULL) {
+        cudaFree(ptr);
+        cudaGetLastError();
+    }
+#else
+    (void)ptr;
+#endif
+}
+
 int ingot_cuda_pointer_device(const void *ptr)
 {
 #if INGOT_BUILD_CUDA

@@ -44,6 +44,9 @@ ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
  *  no such usable device, INGOT_ERR_UNSUPPORTED without CUDA in the build). */
 ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p);
 
+/** cudaFree (clearing any error it leaves). No-op without CUDA in the build. */
+void ingot_cuda_free(void *ptr);
+
 /** The CUDA device whose memory @p ptr points into (device or managed memory), or -1 for host
  *  memory, NULL, no usable device or a build without CUDA. Leaves no CUDA error behind. */
 int ingot_cuda_pointer_device(const void *ptr);

@@ -15,6 +15,7 @@
 #include "base/nccl.h"
 #include "base/param.h"
 #include <hwloc/glibc-sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,8 @@ const char *ingot_comm_backend_name(ingot_comm_backend_t backend)
 }
 
 /* Can this rank run NCCL? 1 when it has a GPU of its own and NCCL loads; else why not. */
-static int comm_nccl_local(ingot_ctx_h ctx, const ingot_nccl_api_t **api_p, char *why,
-                           size_t whylen)
+static int comm_nccl_local(ingot_ctx_h ctx, ingot_comm_backend_t asked,
+                           const ingot_nccl_api_t **api_p, char *why, size_t whylen)
 {
     const ingot_placement_t *pl = &ctx->topo->placement;
     if (pl->cuda_device < 0 || !ingot_cuda_usable()) {
@@ -44,7 +45,15 @@ static int comm_nccl_local(ingot_ctx_h ctx, const ingot_nccl_api_t **api_p, char
                  ingot_cuda_usable() ? "CPU-only placement" : ingot_cuda_probe()->reason);
         return 0;
     }
-    if (pl->gpu_ranks > 1) {
+    /* Ranks sharing a GPU are refused by NCCL ("Duplicate GPU detected") unless each poses as
+     * a host of its own (NCCL_HOSTID): let an explicit request with NCCL_HOSTID try it. */
+    const char *hostid = getenv("NCCL_HOSTID");
+    bool hostid_trial = asked == INGOT_COMM_BACKEND_NCCL && hostid != NULL && *hostid != '\0';
+    if (pl->gpu_ranks > 1 && hostid_trial) {
+        ingot_warn("backend nccl with %d ranks on GPU %d: trying NCCL_HOSTID=%s (NCCL may still "
+                   "refuse ranks that share a GPU)",
+                   pl->gpu_ranks, pl->gpu_index, hostid);
+    } else if (pl->gpu_ranks > 1) {
         snprintf(why, whylen,
                  "rank %d shares GPU %d with %d other local rank(s), and NCCL refuses two ranks "
                  "of one communicator on one GPU",
@@ -66,8 +75,9 @@ static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
                                   char *reason, size_t reasonlen)
 {
     char why[256] = "";
-    int mine = (asked == INGOT_COMM_BACKEND_MPI) ? 0
-                                                 : comm_nccl_local(ctx, api_p, why, sizeof(why));
+    int mine = (asked == INGOT_COMM_BACKEND_MPI)
+                   ? 0
+                   : comm_nccl_local(ctx, asked, api_p, why, sizeof(why));
     int all = 0;
     ingot_status_t st = INGOT_MPI_CALL("ingot_comm_create", MPI_Allreduce, &mine, &all, 1, MPI_INT,
                                        MPI_MIN, ctx->comm);
@@ -280,4 +290,56 @@ ingot_status_t ingot_comm_stats(ingot_comm_h comm, ingot_comm_stats_t *stats_p)
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_stats: stats_p is NULL");
     }
     return ingot_coll_stats(comm->coll, stats_p);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+/* Host buffers carry their size in a page in front of them, so free needs no table. */
+#define COMM_BUFFER_HEADER 4096
+
+ingot_status_t ingot_comm_buffer_alloc(ingot_comm_h comm, size_t bytes, void **ptr_p)
+{
+    COMM_CHECK(comm, "ingot_comm_buffer_alloc");
+    if (ptr_p == NULL || bytes == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_buffer_alloc: %s",
+                          ptr_p == NULL ? "ptr_p is NULL" : "0 bytes");
+    }
+    ingot_comm_stats_t s = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP};
+    ingot_coll_stats(comm->coll, &s);
+    if (s.backend == INGOT_COMM_BACKEND_NCCL) {
+        return ingot_cuda_malloc(ptr_p, bytes, "ingot_comm_buffer_alloc");
+    }
+    ingot_mem_t mem;
+    ingot_status_t st = ingot_mem_alloc(bytes + COMM_BUFFER_HEADER, INGOT_MEM_F_PREFAULT, -1,
+                                        "ingot_comm_buffer_alloc", &mem);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    memcpy(mem.ptr, &mem, sizeof(mem));
+    *ptr_p = (char *)mem.ptr + COMM_BUFFER_HEADER;
+    return INGOT_OK;
+}
+
+void ingot_comm_buffer_free(void *ptr)
+{
+    if (ptr == NULL) {
+        return;
+    }
+    if (ingot_cuda_pointer_device(ptr) >= 0) {
+        ingot_cuda_free(ptr);
+        return;
+    }
+    ingot_mem_t mem;
+    memcpy(&mem, (char *)ptr - COMM_BUFFER_HEADER, sizeof(mem));
+    ingot_mem_free(&mem);
+}
+
+ingot_status_t ingot_comm_buffer_copy(ingot_comm_h comm, void *dst, const void *src, size_t bytes)
+{
+    COMM_CHECK(comm, "ingot_comm_buffer_copy");
+    if (ingot_cuda_pointer_device(dst) >= 0 || ingot_cuda_pointer_device(src) >= 0) {
+        return ingot_cuda_copy(dst, src, bytes, "ingot_comm_buffer_copy");
+    }
+    memcpy(dst, src, bytes);
+    return INGOT_OK;
 }

@@ -54,8 +54,8 @@ typedef struct arb_setup {
 
 /**
  * ingot_config_check, ingot_init, ingot_comm_create (the backend of --backend), its SETUP
- * stats, the rank map. Returns 0, ARB_EXIT_FAIL (reported) or ARB_EXIT_SKIP (the nccl backend:
- * this program has host buffers only); on non-zero, nothing is left to tear down.
+ * stats, the rank map. Returns 0 or ARB_EXIT_FAIL (reported); on non-zero, nothing is left to
+ * tear down.
  */
 int ingot_arb_setup(const arb_args_t *a, arb_setup_t *s);
 /** Destroy the communicator, finalize the context. */

@@ -17,19 +17,25 @@
 #define OVERLAP_CHECK_TOL   1e-6
 #define OVERLAP_TIMER_SLACK 1UL /* ns: wake-ups on time, not 50 us late */
 
-/* One buffer for every gradient, pre-faulted; registered in parameter order. */
+/* One buffer for every gradient, from the communicator (device memory on nccl), zeroed;
+ * registered in parameter order. */
 static ingot_status_t overlap_register(const arb_setup_t *s, const arb_model_t *m, float **mem_p)
 {
     ingot_grad_t grads[ARB_RESNET50_TENSORS];
-    float *mem = malloc(m->params * sizeof(float));
-    ingot_status_t st = ingot_arb_agree(mem ? INGOT_OK : INGOT_ERR_NO_MEMORY);
+    size_t bytes = m->params * sizeof(float);
+    float *mem = NULL, *zero = calloc(1, bytes);
+    ingot_status_t st = zero ? ingot_comm_buffer_alloc(s->comm, bytes, (void **)&mem)
+                             : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(s->comm, mem, zero, bytes);
+    }
+    free(zero);
     *mem_p = mem;
-    if (st != INGOT_OK || mem == NULL) {
+    if ((st = ingot_arb_agree(st)) != INGOT_OK) {
         fprintf(stderr, ARB_TOOL ": rank %d: gradients of %llu floats: %s\n", s->rank,
                 (unsigned long long)m->params, ingot_status_string(st));
-        return st != INGOT_OK ? st : INGOT_ERR_NO_MEMORY;
+        return st;
     }
-    memset(mem, 0, m->params * sizeof(float));
     size_t off = 0;
     for (size_t i = 0; i < m->n; i++) {
         grads[i] = (ingot_grad_t){
@@ -48,11 +54,22 @@ static ingot_status_t overlap_check(const arb_trainer_t *t, float *mem)
     const arb_setup_t *s = t->s;
     size_t n = t->model->params, wrong = 0;
     double want = (s->world - 1) / 2.0, ms;
-    for (size_t i = 0; i < n; i++) mem[i] = (float)s->rank;
-    ingot_status_t st = ingot_arb_step_allreduce(t, &ms);
-    for (size_t i = 0; i < n && st == INGOT_OK; i++) {
-        wrong += fabs(mem[i] - want) > OVERLAP_CHECK_TOL * (1 + want);
+    float *host = malloc(n * sizeof(float));
+    ingot_status_t st = host ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    for (size_t i = 0; i < n && host != NULL; i++) host[i] = (float)s->rank;
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(s->comm, mem, host, n * sizeof(float));
     }
+    if (st == INGOT_OK) {
+        st = ingot_arb_step_allreduce(t, &ms);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(s->comm, host, mem, n * sizeof(float));
+    }
+    for (size_t i = 0; i < n && st == INGOT_OK; i++) {
+        wrong += fabs(host[i] - want) > OVERLAP_CHECK_TOL * (1 + want);
+    }
+    free(host);
     if (wrong != 0) {
         fprintf(stderr, ARB_TOOL ": rank %d: %zu of %zu averaged gradients differ from %g\n",
                 s->rank, wrong, n, want);
@@ -257,7 +274,7 @@ void ingot_arb_overlap_free(arb_overlap_t *o)
 {
     free(o->steps);
     free(o->cpus);
-    free(o->grads);
+    ingot_comm_buffer_free(o->grads);
     o->steps = NULL;
     o->cpus = NULL;
     o->grads = NULL;

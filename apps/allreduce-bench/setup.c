@@ -122,16 +122,6 @@ int ingot_arb_setup(const arb_args_t *a, arb_setup_t *s)
         (st = ingot_report_ranks_gather(s->ctx, MPI_COMM_WORLD, &s->ranks)) != INGOT_OK) {
         ingot_arb_fail(s, "gathering the rank map", st);
     }
-    if (st == INGOT_OK && s->setup.backend == INGOT_COMM_BACKEND_NCCL) {
-        if (s->rank == 0) {
-            printf(ARB_TOOL ": SKIP: the backend is nccl (%s), which reduces device memory, and "
-                            "this program allocates host buffers only (it is built without "
-                            "CUDA): run it with --backend mpi\n",
-                   s->setup.reason);
-        }
-        ingot_arb_teardown(s);
-        return ARB_EXIT_SKIP;
-    }
     if (st != INGOT_OK) {
         ingot_arb_teardown(s);
         return ARB_EXIT_FAIL;

@@ -6,6 +6,7 @@
  */
 #include "allreduce-bench/arb.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +18,11 @@
 #define SWEEP_OFFSET      500
 #define SWEEP_POISON      0xff /* recvbuf bytes before the checked reduction: NaN floats */
 
-/* The buffers of every size, allocated once at the largest and pre-faulted. */
+/* The buffers of every size, allocated once at the largest by the communicator (device memory
+ * on nccl, pre-faulted host memory on mpi), and a host buffer to fill and check them through. */
 typedef struct sweep_bufs {
     float *send, *recv;
+    float *host;
 } sweep_bufs_t;
 
 /* One all-reduce of count elements: send == recv is in place. */
@@ -27,6 +30,7 @@ typedef struct sweep_op {
     ingot_comm_h comm;
     float *send;
     float *recv;
+    float *host; /* staging for the check */
     size_t count;
 } sweep_op_t;
 
@@ -74,19 +78,28 @@ static ingot_status_t sweep_time(sweep_fn_t fn, const sweep_op_t *op, const arb_
     return ingot_arb_agree(st);
 }
 
-/* One ingot all-reduce of known values; the elements that differ from the exact sum. */
+/* One ingot all-reduce of known values; the elements that differ from the exact sum. The
+ * buffers are filled and read through host memory (they may be device memory). */
 static ingot_status_t sweep_check(const arb_setup_t *s, const sweep_op_t *op, uint64_t *wrong_p)
 {
-    for (size_t i = 0; i < op->count; i++) op->send[i] = sweep_value(i, s->rank);
-    if (op->send != op->recv) {
-        memset(op->recv, SWEEP_POISON, op->count * sizeof(float));
+    size_t bytes = op->count * sizeof(float);
+    for (size_t i = 0; i < op->count; i++) op->host[i] = sweep_value(i, s->rank);
+    ingot_status_t st = ingot_comm_buffer_copy(op->comm, op->send, op->host, bytes);
+    if (st == INGOT_OK && op->send != op->recv) {
+        memset(op->host, SWEEP_POISON, bytes);
+        st = ingot_comm_buffer_copy(op->comm, op->recv, op->host, bytes);
     }
-    ingot_status_t st = op_ingot(op);
+    if (st == INGOT_OK) {
+        st = op_ingot(op);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(op->comm, op->host, op->recv, bytes);
+    }
     uint64_t wrong = 0;
     for (size_t i = 0; i < op->count && st == INGOT_OK; i++) {
         float want = 0;
         for (int r = 0; r < s->world; r++) want += sweep_value(i, r);
-        wrong += op->recv[i] != want;
+        wrong += op->host[i] != want;
     }
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     *wrong_p = wrong;
@@ -107,7 +120,10 @@ static ingot_status_t sweep_mode(const arb_setup_t *s, const arb_args_t *a, cons
     if (st != INGOT_OK) {
         return ingot_arb_fail(s, "ingot all-reduce", st);
     }
-    if ((st = sweep_time(op_mpi, op, a, &t_mpi)) != INGOT_OK) {
+    /* MPI_Allreduce is the reference on host memory; on nccl's device buffers there is none
+     * (this MPI is not CUDA-aware): its columns stay 0. */
+    bool host = s->setup.backend == INGOT_COMM_BACKEND_MPI;
+    if (host && (st = sweep_time(op_mpi, op, a, &t_mpi)) != INGOT_OK) {
         return ingot_arb_fail(s, "MPI_Allreduce", st);
     }
     if ((st = sweep_check(s, op, &m->wrong)) != INGOT_OK) {
@@ -116,9 +132,9 @@ static ingot_status_t sweep_mode(const arb_setup_t *s, const arb_args_t *a, cons
     m->time_us = t * ARB_US_PER_S;
     m->algbw = (double)bytes / ARB_GB / t;
     m->busbw = m->algbw * ingot_arb_bus_factor(s->world);
-    m->mpi_time_us = t_mpi * ARB_US_PER_S;
-    m->mpi_busbw = (double)bytes / ARB_GB / t_mpi * ingot_arb_bus_factor(s->world);
-    m->ratio = t_mpi / t; /* = busbw / mpi_busbw, and defined on one rank too */
+    m->mpi_time_us = host ? t_mpi * ARB_US_PER_S : 0;
+    m->mpi_busbw = host ? (double)bytes / ARB_GB / t_mpi * ingot_arb_bus_factor(s->world) : 0;
+    m->ratio = host ? t_mpi / t : 0; /* = busbw / mpi_busbw, and defined on one rank too */
     return INGOT_OK;
 }
 
@@ -127,8 +143,10 @@ static ingot_status_t sweep_size(const arb_setup_t *s, const arb_args_t *a, cons
 {
     row->count = bytes / SWEEP_FLOAT_BYTES;
     row->bytes = row->count * SWEEP_FLOAT_BYTES;
-    sweep_op_t oop = {.comm = s->comm, .send = b->send, .recv = b->recv, .count = row->count};
-    sweep_op_t ip = {.comm = s->comm, .send = b->recv, .recv = b->recv, .count = row->count};
+    sweep_op_t oop = {
+        .comm = s->comm, .send = b->send, .recv = b->recv, .host = b->host, .count = row->count};
+    sweep_op_t ip = {
+        .comm = s->comm, .send = b->recv, .recv = b->recv, .host = b->host, .count = row->count};
     ingot_status_t st = sweep_mode(s, a, &oop, row->bytes, &row->oop);
     return st == INGOT_OK ? sweep_mode(s, a, &ip, row->bytes, &row->ip) : st;
 }
@@ -141,25 +159,34 @@ static size_t sweep_rows(const arb_args_t *a)
     return n;
 }
 
-/* malloc + memset: every page is faulted in before the first timed call. */
+/* The communicator's buffers (pre-faulted on the host; device memory on nccl, zeroed), and the
+ * host staging buffer. */
 static ingot_status_t sweep_alloc(const arb_setup_t *s, uint64_t bytes, sweep_bufs_t *b)
 {
-    b->send = malloc(bytes);
-    b->recv = malloc(bytes);
-    ingot_status_t st = (b->send && b->recv) ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = ingot_comm_buffer_alloc(s->comm, bytes, (void **)&b->send);
     if (st == INGOT_OK) {
-        memset(b->send, 0, bytes);
-        memset(b->recv, 0, bytes);
-    } else {
-        fprintf(stderr, ARB_TOOL ": rank %d: cannot allocate 2 x %llu bytes\n", s->rank,
-                (unsigned long long)bytes);
+        st = ingot_comm_buffer_alloc(s->comm, bytes, (void **)&b->recv);
+    }
+    b->host = (st == INGOT_OK) ? calloc(1, bytes) : NULL;
+    if (st == INGOT_OK && b->host == NULL) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(s->comm, b->send, b->host, bytes);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_comm_buffer_copy(s->comm, b->recv, b->host, bytes);
+    }
+    if (st != INGOT_OK) {
+        fprintf(stderr, ARB_TOOL ": rank %d: cannot allocate 2 x %llu bytes: %s\n", s->rank,
+                (unsigned long long)bytes, ingot_last_error());
     }
     return ingot_arb_agree(st);
 }
 
 ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw)
 {
-    sweep_bufs_t b = {NULL, NULL};
+    sweep_bufs_t b = {NULL, NULL, NULL};
     size_t n = sweep_rows(a);
     sw->rows = calloc(n, sizeof(*sw->rows));
     sw->nrows = sw->rows ? n : 0;
@@ -170,11 +197,13 @@ ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, ar
         st = sweep_alloc(s, largest, &b);
     }
     uint64_t bytes = a->min_bytes;
-    for (size_t i = 0; i < sw->nrows && st == INGOT_OK; i++, bytes *= a->factor) {
+    /* b.host: agreed allocated when st is OK (the analyser cannot see through the agreement) */
+    for (size_t i = 0; i < sw->nrows && st == INGOT_OK && b.host != NULL; i++, bytes *= a->factor) {
         st = sweep_size(s, a, &b, bytes, &sw->rows[i]);
     }
-    free(b.send);
-    free(b.recv);
+    ingot_comm_buffer_free(b.send);
+    ingot_comm_buffer_free(b.recv);
+    free(b.host);
     return st;
 }
 

@@ -88,10 +88,13 @@ static void out_print(FILE *out, const arb_args_t *a, const arb_setup_t *s, cons
     ingot_arb_print_header(out, s);
     fprintf(out,
             "# sweep %llu .. %llu bytes, factor %llu, float32 sum, %llu iterations after %llu "
-            "warm-up; reference MPI_Allreduce on the same buffers (MPI_IN_PLACE in place)\n",
+            "warm-up; reference %s\n",
             (unsigned long long)a->min_bytes, (unsigned long long)a->max_bytes,
             (unsigned long long)a->factor, (unsigned long long)a->iters,
-            (unsigned long long)a->warmup);
+            (unsigned long long)a->warmup,
+            s->setup.backend == INGOT_COMM_BACKEND_MPI
+                ? "MPI_Allreduce on the same buffers (MPI_IN_PLACE in place)"
+                : "none (device buffers; this MPI is not CUDA-aware): mpi columns are 0");
     fprintf(out,
             "# time: max over ranks of the mean; algbw = size / time; busbw = algbw * "
             "2(n-1)/n = algbw * %.3f; ratio = busbw / mpi_busbw\n",

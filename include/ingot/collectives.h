@@ -206,6 +206,27 @@ INGOT_API ingot_status_t ingot_grads_ready(ingot_comm_h comm, size_t index);
 INGOT_API ingot_status_t ingot_grads_wait(ingot_comm_h comm);
 
 /**
+ * @brief Allocate @p bytes of memory this communicator reduces (as ncclMemAlloc): device memory
+ *        of its GPU for nccl, page-aligned host memory, pre-faulted, for mpi. For benchmarks and
+ *        tests that have no CUDA of their own; trainers pass their framework's tensors.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (NULL, 0 bytes); INGOT_ERR_NO_MEMORY (logged with
+ *         the size and the device's free memory).
+ */
+INGOT_API ingot_status_t ingot_comm_buffer_alloc(ingot_comm_h comm, size_t bytes, void **ptr_p);
+
+/** @brief Free a buffer of ingot_comm_buffer_alloc() (NULL: nothing), also after its
+ *         communicator was destroyed (as ncclMemFree). */
+INGOT_API void ingot_comm_buffer_free(void *ptr);
+
+/**
+ * @brief Copy @p bytes between host memory and a buffer of ingot_comm_buffer_alloc() (either
+ *        way, or host to host) and wait for it.
+ * @return INGOT_OK; INGOT_ERR_CUDA (logged).
+ */
+INGOT_API ingot_status_t ingot_comm_buffer_copy(ingot_comm_h comm, void *dst, const void *src,
+                                                size_t bytes);
+
+/**
  * @brief Statistics so far.
  * @param stats_p in: field_mask; out: the fields it names.
  */
