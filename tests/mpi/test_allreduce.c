@@ -302,6 +302,15 @@ static void mode_bad(ingot_ctx_h ctx)
     CHECK_STATUS(ingot_allreduce_start(comm, a, b, 64, INGOT_DTYPE_FLOAT32, (ingot_op_t)7, &req),
                  INGOT_ERR_INVALID_PARAM);
     CHECK_STATUS(ingot_request_wait(&req), INGOT_ERR_INVALID_PARAM); /* NULL request */
+    void *buf = NULL;
+    CHECK_STATUS(ingot_comm_buffer_alloc(comm, 0, &buf), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "0 bytes");
+    CHECK_OK(ingot_comm_buffer_alloc(comm, 1000, &buf)); /* host memory on the MPI backend */
+    memset(buf, 1, 1000);
+    CHECK_OK(ingot_comm_buffer_copy(comm, a, buf, sizeof(a)));
+    CHECK(((unsigned char *)a)[17] == 1);
+    ingot_comm_buffer_free(buf);
+    memset(a, 0, sizeof(a));
 
     /* A tensor given twice, and an empty one. */
     ingot_grad_t g[3] = {{a, 32, INGOT_DTYPE_FLOAT32},
