@@ -6,6 +6,8 @@ info=$1
 out=$("$info")
 echo "$out" | grep -q "CUDA paths compiled:" || { echo "no build options"; exit 1; }
 echo "$out" | grep -q "UCX memory types:" || { echo "no UCX memory types"; exit 1; }
+echo "$out" | grep -Eq "gradient all-reduce: +(mpi|nccl) on 1 rank" || { echo "no backend"; exit 1; }
+echo "$out" | grep -Eq "why: +(mpi|nccl): " || { echo "no reason for the backend"; exit 1; }
 cfg=$("$info" -c)
 n_vars=$("$info" -d | grep -c '^INGOT_')
 n_docs=$(echo "$cfg" | grep -c '^# scope:')
