@@ -194,3 +194,36 @@ ingot_status_t ingot_cuda_copy(void *dst, const void *src, size_t bytes, const c
     return INGOT_ERR_UNSUPPORTED;
 #endif
 }
+
+ingot_status_t ingot_cuda_copy_after(void *dst, const void *src, size_t bytes, int device,
+                                     bool after, void *stream, const char *what)
+{
+#if INGOT_BUILD_CUDA
+    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice", what);
+    cudaEvent_t ev = NULL;
+    if (st == INGOT_OK && after) {
+        st = ingot_cuda_check((int)cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+                              "cudaEventCreate", what);
+        if (st == INGOT_OK) {
+            st = ingot_cuda_check((int)cudaEventRecord(ev, (cudaStream_t)stream), "cudaEventRecord",
+                                  what);
+        }
+    }
+    if (st == INGOT_OK) {
+        st = cuda_copy_sync(dst, src, bytes, cudaMemcpyDefault, ev, what);
+    }
+    if (ev != NULL) {
+        cudaEventDestroy(ev);
+    }
+    return st;
+#else
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    (void)device;
+    (void)after;
+    (void)stream;
+    ingot_error("%s: cannot copy device memory: %s", what, ingot_cuda_probe()->reason);
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}

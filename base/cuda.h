@@ -7,6 +7,7 @@
 #define INGOT_BASE_CUDA_H
 
 #include <ingot/status.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct ingot_cuda_probe {
@@ -50,6 +51,12 @@ void ingot_cuda_free(void *ptr);
 /** The CUDA device whose memory @p ptr points into (device or managed memory), or -1 for host
  *  memory, NULL, no usable device or a build without CUDA. Leaves no CUDA error behind. */
 int ingot_cuda_pointer_device(const void *ptr);
+
+/** As ingot_cuda_copy(), with CUDA device @p device made current first, and, when @p after, only
+ *  once the work enqueued so far on @p stream (a cudaStream_t; NULL: the legacy default stream)
+ *  is done, e.g. the kernel that wrote what is copied. */
+ingot_status_t ingot_cuda_copy_after(void *dst, const void *src, size_t bytes, int device,
+                                     bool after, void *stream, const char *what);
 
 /** Copy @p bytes between any two of host and device memory (direction from the pointers) and
  *  wait for it, on a stream of its own. INGOT_ERR_CUDA (logged with @p what) on failure,

@@ -12,6 +12,7 @@
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/time.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,10 @@ ingot_status_t ingot_coll_bucket_copy(ingot_coll_t *c, coll_bucket_t *b, bool in
 /* One reduction over every rank: do all ranks hold the same tensor list? */
 static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* a multiplicative hash of the (count, dtype) pairs */
+    /* A multiplicative hash of the caps (they decide the buckets) and the (count, dtype) pairs */
+    uint64_t h = 1469598103934665603ull;
+    h = (h ^ c->prm.bucket_bytes) * 1099511628211ull;
+    h = (h ^ c->prm.first_bucket_bytes) * 1099511628211ull;
     for (size_t i = 0; grads != NULL && i < n; i++) {
         h = (h ^ grads[i].count) * 1099511628211ull;
         h = (h ^ (uint64_t)grads[i].dtype) * 1099511628211ull;
@@ -66,7 +70,7 @@ static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, si
     }
     uint64_t mine[2] = {h ^ n, ~(h ^ n)}, agg[2];
     ingot_status_t st = INGOT_MPI_CALL("gradient registration", MPI_Allreduce, mine, agg, 2,
-                                       MPI_UINT64_T, MPI_MAX, c->comm);
+                                       MPI_UINT64_T, MPI_MAX, c->ctl);
     if (st != INGOT_OK) {
         return st;
     }
@@ -77,7 +81,7 @@ static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, si
     uint64_t *all = malloc(sizeof(uint64_t) * (size_t)c->size);
     uint64_t first_count[2] = {n, (grads != NULL && n > 0) ? grads[0].count : 0};
     if (all == NULL || INGOT_MPI_CALL("gradient registration", MPI_Allgather, &mine[0], 1,
-                                      MPI_UINT64_T, all, 1, MPI_UINT64_T, c->comm) != INGOT_OK) {
+                                      MPI_UINT64_T, all, 1, MPI_UINT64_T, c->ctl) != INGOT_OK) {
         free(all);
         return ingot_fail(INGOT_ERR_MISMATCH,
                           "ingot_grads_register: the ranks registered different gradient lists");
@@ -91,7 +95,8 @@ static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, si
     }
     free(all);
     return ingot_fail(INGOT_ERR_MISMATCH,
-                      "ingot_grads_register: gradient counts or dtypes differ across ranks: "
+                      "ingot_grads_register: gradient counts, dtypes or bucket caps differ "
+                      "across ranks: "
                       "rank(s) %s registered another list than rank 0 (this rank %d: %zu "
                       "tensors, the first of %" PRIu64 " elements)",
                       ranks, c->rank, n, first_count[1]);
@@ -156,10 +161,12 @@ static ingot_status_t grads_build(ingot_coll_t *c, const ingot_grad_t *grads, si
     for (size_t i = 0; i < n; i++) {
         bytes[i] = grads[i].count * ingot_dtype_size(grads[i].dtype);
     }
-    g->nbuckets = ingot_bucket_plan(bytes, n, c->prm.first_bucket_bytes, c->prm.bucket_bytes,
-                                    spans);
-    g->buckets = calloc(g->nbuckets, sizeof(*g->buckets));
-    ingot_status_t st = g->buckets ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    size_t nb = ingot_bucket_plan(bytes, n, c->prm.first_bucket_bytes, c->prm.bucket_bytes, spans);
+    g->buckets = calloc(nb, sizeof(*g->buckets));
+    g->nbuckets = g->buckets ? nb : 0;
+    ingot_status_t st = g->buckets ? INGOT_OK
+                                   : ingot_fail(INGOT_ERR_NO_MEMORY,
+                                                "ingot_grads_register: %zu buckets", nb);
     bool staged = c->ops == &ingot_coll_mpi_ops && ingot_cuda_pointer_device(grads[0].buf) >= 0;
     for (size_t b = 0; b < g->nbuckets && st == INGOT_OK; b++) {
         coll_bucket_t *k = &g->buckets[b];
@@ -201,32 +208,61 @@ void ingot_coll_grads_release(ingot_coll_t *c)
     memset(g, 0, sizeof(*g));
 }
 
+/* The arguments of a registration, on this rank. */
+static ingot_status_t grads_args_check(ingot_coll_t *c, const ingot_grad_t *grads, size_t n,
+                                       ingot_op_t op)
+{
+    if (c->grads.n != 0) {
+        return ingot_fail(INGOT_ERR_EXISTS,
+                          "ingot_grads_register: %zu gradients are already registered on this "
+                          "communicator (register once; create another communicator for another "
+                          "model)",
+                          c->grads.n);
+    }
+    if (grads == NULL || n == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_grads_register: no gradients given");
+    }
+    if (op != INGOT_OP_SUM && op != INGOT_OP_AVG) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_grads_register: unknown op %d", (int)op);
+    }
+    return grads_check(c, grads, n);
+}
+
+/* Wait until this engine has no reduction in flight (bounded by INGOT_TIMEOUT). */
+static ingot_status_t coll_drain(ingot_coll_t *c, const char *what)
+{
+    uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
+    while (ingot_coll_in_flight(c) > 0 && !atomic_load(&c->broken)) {
+        ingot_coll_progress(c);
+        if (ingot_time_ns() >= deadline) {
+            return ingot_fail(INGOT_ERR_TIMED_OUT,
+                              "%s: %d reduction(s) still in flight after %.1f s (INGOT_TIMEOUT)",
+                              what, ingot_coll_in_flight(c), c->prm.timeout_ns / 1e9);
+        }
+        sched_yield();
+    }
+    return INGOT_OK;
+}
+
 ingot_status_t ingot_coll_grads_register(ingot_coll_t *c, const ingot_grad_t *grads, size_t n,
                                          ingot_op_t op)
 {
-    ingot_status_t st = INGOT_OK;
-    if (c->grads.n != 0) {
-        st = ingot_fail(INGOT_ERR_EXISTS,
-                        "ingot_grads_register: %zu gradients are already registered on this "
-                        "communicator (register once; create another communicator for another "
-                        "model)",
-                        c->grads.n);
-    } else if (grads == NULL || n == 0) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_grads_register: no gradients given");
-    } else if (op != INGOT_OP_SUM && op != INGOT_OP_AVG) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_grads_register: unknown op %d", (int)op);
-    } else {
-        st = grads_check(c, grads, n);
+    /* Every rank first lets its one-shot reductions in flight finish (they need every rank's
+     * progress, so all drain before any check): the buckets' device memory is allocated below,
+     * and cudaMalloc beside running NCCL kernels can deadlock. */
+    ingot_status_t st = coll_drain(c, "ingot_grads_register");
+    if (st == INGOT_OK) {
+        st = grads_args_check(c, grads, n, op);
     }
     /* Agreed before the comparison so that a rank with a local error does not leave the others
      * in the comparison's reduction. */
-    if ((st = ingot_mpi_agree(&c->comm, st, "ingot_grads_register")) != INGOT_OK ||
+    if ((st = ingot_mpi_agree(&c->ctl, st, "ingot_grads_register")) != INGOT_OK ||
         (st = grads_agree(c, grads, n)) != INGOT_OK) {
         return st;
     }
     c->grads.op = op;
     st = grads_build(c, grads, n);
-    if ((st = ingot_mpi_agree(&c->comm, st, "ingot_grads_register: buckets")) != INGOT_OK) {
+    if ((st = ingot_mpi_agree(&c->ctl, st, "ingot_grads_register: buckets")) != INGOT_OK) {
         ingot_coll_grads_release(c);
         return st;
     }
@@ -246,6 +282,11 @@ static ingot_status_t bucket_launch(ingot_coll_t *c, coll_bucket_t *b)
     } else { /* not started: done with the error, so that grads_wait reports it */
         b->req.status = st;
         atomic_store(&b->req.state, COLL_REQ_DONE);
+    }
+    if (st != INGOT_OK) {
+        /* This rank's reductions are now out of step with its peers': nothing after this can
+         * be matched, so every later call fails at once instead of waiting out the deadline. */
+        ingot_coll_break(c, st, false);
     }
     b->launched = true;
     return st;

@@ -55,6 +55,18 @@ void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held)
     }
 }
 
+/* Reductions in flight: this engine's, and the context's totals it was given. */
+static void in_flight_add(ingot_coll_t *c, int delta)
+{
+    atomic_fetch_add(&c->in_flight, delta);
+    if (c->prm.in_flight_total != NULL) {
+        atomic_fetch_add(c->prm.in_flight_total, delta);
+    }
+    if (c->prm.in_flight_device != NULL) {
+        atomic_fetch_add(c->prm.in_flight_device, delta);
+    }
+}
+
 static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t st, bool bg)
 {
     if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL && !c->ops->eager) {
@@ -67,10 +79,7 @@ static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t 
         atomic_fetch_add(&c->background, 1);
     }
     atomic_fetch_add(&c->completed, 1);
-    atomic_fetch_sub(&c->in_flight, 1);
-    if (c->prm.in_flight_total != NULL) {
-        atomic_fetch_sub(c->prm.in_flight_total, 1);
-    }
+    in_flight_add(c, -1);
     atomic_store_explicit(&r->state, COLL_REQ_DONE, memory_order_release);
 }
 
@@ -181,26 +190,25 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
     r->start_ns = ingot_time_ns();
     r->seq = c->next_seq++;
     atomic_store(&r->state, COLL_REQ_QUEUED);
-    atomic_fetch_add(&c->started, 1);
-    atomic_fetch_add(&c->bytes, r->count * ingot_dtype_size(r->dtype));
-    atomic_fetch_add(&c->in_flight, 1);
-    if (c->prm.in_flight_total != NULL) {
-        atomic_fetch_add(c->prm.in_flight_total, 1);
-    }
-    if (c->ops->eager) { /* enqueued on the GPU stream now, in start order */
+    if (c->ops->eager) {
+        /* Enqueued on the GPU stream now, in start order, with the engine held: no abort can
+         * run while this thread is inside the backend. */
+        pthread_mutex_lock(&c->engine);
         r->begun = true;
-        ingot_status_t st = c->ops->begin(c, r);
+        ingot_status_t st = atomic_load(&c->broken) ? INGOT_ERR_CANCELED : c->ops->begin(c, r);
         if (st != INGOT_OK) {
-            ingot_coll_break(c, st, false);
-            atomic_fetch_sub(&c->in_flight, 1);
-            if (c->prm.in_flight_total != NULL) {
-                atomic_fetch_sub(c->prm.in_flight_total, 1);
-            }
-            atomic_store(&r->state, COLL_REQ_DONE);
+            ingot_coll_break(c, st, true);
+        }
+        pthread_mutex_unlock(&c->engine);
+        if (st != INGOT_OK) {
             r->status = st;
+            atomic_store(&r->state, COLL_REQ_DONE);
             return st;
         }
     }
+    atomic_fetch_add(&c->started, 1);
+    atomic_fetch_add(&c->bytes, r->count * ingot_dtype_size(r->dtype));
+    in_flight_add(c, 1);
     pthread_mutex_lock(&c->mu);
     if (c->tail != NULL) {
         c->tail->next = r;
@@ -256,8 +264,21 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
                           what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
                           ingot_status_string((ingot_status_t)broken));
     }
-    /* Broken with the engine held: afterwards no thread touches this request again. */
-    ingot_coll_break(c, INGOT_ERR_TIMED_OUT, false);
+    /* Past the deadline. Under the engine lock the request cannot complete any more: if it
+     * did just now, it is a success after all; else the communicator is broken (no thread
+     * touches the request again). */
+    pthread_mutex_lock(&c->engine);
+    bool done_late = atomic_load(&r->state) == COLL_REQ_DONE;
+    if (!done_late) {
+        ingot_coll_break(c, INGOT_ERR_TIMED_OUT, true);
+    }
+    pthread_mutex_unlock(&c->engine);
+    if (done_late) {
+        if (r->status == INGOT_OK) {
+            c->ops->delivered(c, r);
+        }
+        return r->status;
+    }
     atomic_store(&r->state, COLL_REQ_LOST);
     return ingot_fail(INGOT_ERR_TIMED_OUT,
                       "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) not complete "
@@ -393,20 +414,31 @@ ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **
         c->pool[i].coll = c;
         c->pool[i].user = true;
     }
+    /* Two duplicates: reductions on one, the blocking agreements of create and registration on
+     * the other, so that an agreement never interleaves with a reduction a rank has begun and
+     * another not yet. */
+    c->comm = c->ctl = MPI_COMM_NULL;
     ingot_status_t st = INGOT_MPI_CALL("collectives create", MPI_Comm_dup, prm->comm, &c->comm);
     if (st == INGOT_OK) {
+        st = INGOT_MPI_CALL("collectives create", MPI_Comm_dup, prm->comm, &c->ctl);
+    }
+    if (st == INGOT_OK) {
         MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(c->ctl, MPI_ERRORS_RETURN);
         MPI_Comm_rank(c->comm, &c->rank);
         MPI_Comm_size(c->comm, &c->size);
         st = c->ops->init(c);
-        st = ingot_mpi_agree(&c->comm, st, "collectives create");
+        st = ingot_mpi_agree(&c->ctl, st, "collectives create");
     }
     if (st != INGOT_OK) {
         if (c->be != NULL) {
             c->ops->fini(c);
         }
-        if (c->comm != MPI_COMM_NULL && c->comm != NULL) {
+        if (c->comm != MPI_COMM_NULL) {
             MPI_Comm_free(&c->comm);
+        }
+        if (c->ctl != MPI_COMM_NULL) {
+            MPI_Comm_free(&c->ctl);
         }
         free(c);
         return st;
@@ -427,6 +459,7 @@ ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **
             ingot_warn("collectives progress thread could not start: requests advance only "
                        "inside ingot calls");
             c->progress_thread = false;
+            c->progress_failed = true;
         } else {
             pthread_setname_np(c->progress, "ingot-coll");
         }
@@ -459,14 +492,20 @@ void ingot_coll_destroy(ingot_coll_t *c)
         pthread_join(c->progress, NULL);
     }
     int broken = atomic_load(&c->broken);
-    if (c->prm.in_flight_total != NULL) { /* what a broken communicator left in flight */
-        atomic_fetch_sub(c->prm.in_flight_total, atomic_load(&c->in_flight));
+    in_flight_add(c, -atomic_load(&c->in_flight)); /* what a broken communicator left */
+    if (broken && !c->ops->eager) {
+        /* Receives may still be posted into the ring's scratch and the buckets, and a stopped
+         * peer may resume: their memory and the communicator are left to the exit. */
+        ingot_warn("destroying a broken communicator: its buffers and MPI communicator are "
+                   "left allocated (receives may still be posted into them)");
+    } else {
+        c->ops->fini(c); /* before the buckets: NCCL destroys their events */
+        ingot_coll_grads_release(c);
     }
-    c->ops->fini(c); /* before the buckets: NCCL destroys their events */
-    ingot_coll_grads_release(c);
     if (!broken) {
         (void)INGOT_MPI_CALL("collectives destroy", MPI_Comm_free, &c->comm);
-    } /* else requests may still be posted on it: a broken communicator is left to the exit */
+        (void)INGOT_MPI_CALL("collectives destroy", MPI_Comm_free, &c->ctl);
+    }
     free((void *)c->prm.progress_cpus);
     pthread_mutex_destroy(&c->mu);
     pthread_mutex_destroy(&c->engine);
@@ -485,6 +524,11 @@ ingot_status_t ingot_coll_stats(ingot_coll_t *c, ingot_comm_stats_t *s)
                  c->progress_thread ? c->progress_cpus : "");
         if (c->progress_thread) {
             snprintf(s->reason, sizeof(s->reason), "%s", c->reason);
+        } else if (c->progress_failed) {
+            snprintf(s->reason, sizeof(s->reason),
+                     "%.140s; overlap reduced: the progress thread could not start, so "
+                     "reductions advance only inside ingot calls",
+                     c->reason);
         } else {
             snprintf(
                 s->reason, sizeof(s->reason),

@@ -34,11 +34,14 @@ typedef struct ingot_coll_params {
     const char *progress_cpus_text; /* the same as a list, for the stats ("" unbound) */
     uint64_t timeout_ns;            /* INGOT_TIMEOUT */
     size_t bucket_bytes, first_bucket_bytes;
-    size_t ring_min_bytes;        /* MPI: reductions from this size use the ring */
-    size_t segment_bytes;         /* MPI ring: message size */
-    const char *reason;           /* why this backend (for the stats) */
-    _Atomic int *in_flight_total; /* also counts this engine's reductions in flight (the
+    size_t ring_min_bytes;         /* MPI: reductions from this size use the ring */
+    size_t segment_bytes;          /* MPI ring: message size */
+    const char *reason;            /* why this backend (for the stats) */
+    _Atomic int *in_flight_total;  /* also counts this engine's reductions in flight (the
                                        context's, for ingest pacing); may be NULL */
+    _Atomic int *in_flight_device; /* the same for reductions that run GPU kernels (the
+                                      context's: the loader allocates no device memory while
+                                      any is in flight); may be NULL */
 } ingot_coll_params_t;
 
 /** Create an engine over @p params->comm (collective over it). */

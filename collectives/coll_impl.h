@@ -95,7 +95,8 @@ struct ingot_coll {
     char progress_cpus[INGOT_COMM_STR_MAX];
     const coll_ops_t *ops;
     void *be;      /* backend state */
-    MPI_Comm comm; /* duplicate of prm.comm */
+    MPI_Comm comm; /* duplicate of prm.comm: the reductions */
+    MPI_Comm ctl;  /* another: the blocking agreements (create, registration) */
     int rank, size;
 
     pthread_mutex_t mu; /* queue, pool */
@@ -109,6 +110,7 @@ struct ingot_coll {
     _Atomic int broken;     /* ingot_status_t that broke the communicator, 0 if healthy */
 
     bool progress_thread;
+    bool progress_failed; /* wanted, but pthread_create failed */
     pthread_t progress;
     _Atomic int stop;
 

@@ -295,16 +295,15 @@ static ingot_status_t mpi_begin(ingot_coll_t *c, struct ingot_request *r)
         be->small_req = MPI_REQUEST_NULL;
         return INGOT_OK;
     }
-    be->small = bytes < c->prm.ring_min_bytes || c->size > RING_RANKS_MAX ||
-                r->count / (size_t)c->size > (size_t)INT32_MAX;
+    be->small = bytes < c->prm.ring_min_bytes || c->size > RING_RANKS_MAX;
     if (!be->small) {
         return ring_begin(c, r);
     }
     if (r->count > (size_t)INT32_MAX) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "all-reduce of %zu elements on %d ranks: over MPI's int count; use "
-                          "the ring (INGOT_COMM_RING_MIN) or split it",
-                          r->count, c->size);
+                          "all-reduce of %zu elements on %d ranks: over MPI's int count, and "
+                          "the ring serves at most %d ranks; split it",
+                          r->count, c->size, RING_RANKS_MAX);
     }
     /* Tested by mpi_advance(). NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker) */
     return INGOT_MPI_CALL("all-reduce", MPI_Iallreduce, r->send == r->recv ? MPI_IN_PLACE : r->send,
@@ -375,8 +374,12 @@ static ingot_status_t mpi_copy(ingot_coll_t *c, void *dst, const void *src, size
                                bool to_flat)
 {
     const void *tensor = to_flat ? src : dst;
-    if (ingot_cuda_pointer_device(tensor) >= 0) {
-        return ingot_cuda_copy(dst, src, bytes, "gradient staging through host memory");
+    int device = ingot_cuda_pointer_device(tensor);
+    if (device >= 0) {
+        /* Staged: in, after the work the trainer's stream holds (the backward that wrote the
+         * gradient); out, on the gradient's device (this may be the progress thread). */
+        return ingot_cuda_copy_after(dst, src, bytes, device, to_flat, c->prm.stream,
+                                     "gradient staging through host memory");
     }
     memcpy(dst, src, bytes);
     return INGOT_OK;

@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/time.h"
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,10 +81,9 @@ static ingot_status_t nccl_init(ingot_coll_t *c)
     if (c->rank == 0) {
         st = nccl_check(c, be->api->get_unique_id(&id), "ncclGetUniqueId");
     }
-    st = ingot_mpi_agree(&c->comm, st, "NCCL unique id");
+    st = ingot_mpi_agree(&c->ctl, st, "NCCL unique id");
     if (st == INGOT_OK) {
-        st = INGOT_MPI_CALL("NCCL unique id", MPI_Bcast, &id, (int)sizeof(id), MPI_BYTE, 0,
-                            c->comm);
+        st = INGOT_MPI_CALL("NCCL unique id", MPI_Bcast, &id, (int)sizeof(id), MPI_BYTE, 0, c->ctl);
     }
     if (st == INGOT_OK) {
         st = ingot_cuda_check((int)cudaSetDevice(c->prm.device), "cudaSetDevice",
@@ -103,6 +103,9 @@ static ingot_status_t nccl_init(ingot_coll_t *c)
         be->nevents += (st == INGOT_OK);
         c->pool[i].event = be->events[i];
     }
+    /* Every rank's local set-up agreed before NCCL's init, so that a rank that failed here
+     * does not leave the others waiting in it until INGOT_TIMEOUT for the wrong reason. */
+    st = ingot_mpi_agree(&c->ctl, st, "NCCL communicator set-up");
     if (st == INGOT_OK) {
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
@@ -202,8 +205,13 @@ static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
 {
     nccl_be_t *be = c->be;
     cudaStream_t user = (cudaStream_t)c->prm.stream;
-    ingot_status_t st = ingot_cuda_check((int)cudaEventRecord(be->produced, user),
-                                         "cudaEventRecord", "all-reduce");
+    /* The trainer's thread may have another device current by now. */
+    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(c->prm.device), "cudaSetDevice",
+                                         "all-reduce");
+    if (st == INGOT_OK) {
+        st = ingot_cuda_check((int)cudaEventRecord(be->produced, user), "cudaEventRecord",
+                              "all-reduce");
+    }
     if (st == INGOT_OK) {
         st = ingot_cuda_check((int)cudaStreamWaitEvent(be->stream, be->produced, 0),
                               "cudaStreamWaitEvent", "all-reduce");
@@ -218,11 +226,15 @@ static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
         st = ingot_coll_bucket_copy(c, r->bucket, true);
     }
     if (st == INGOT_OK) {
-        st = nccl_check(c,
-                        be->api->all_reduce(r->send, r->recv, r->count, nccl_type(r->dtype),
-                                            r->op == INGOT_OP_AVG ? ncclAvg : ncclSum, be->comm,
-                                            be->stream),
-                        "ncclAllReduce");
+        ncclResult_t rc = be->api->all_reduce(r->send, r->recv, r->count, nccl_type(r->dtype),
+                                              r->op == INGOT_OP_AVG ? ncclAvg : ncclSum, be->comm,
+                                              be->stream);
+        st = nccl_check(c, rc, "ncclAllReduce");
+        if (st == INGOT_OK && rc == ncclInProgress) {
+            /* Non-blocking communicator: the call may still be enqueuing (connecting, the
+             * first time). Nothing may follow it on the stream before it is. */
+            st = nccl_settle(c, "ncclAllReduce");
+        }
     }
     if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL) {
         st = ingot_coll_bucket_copy(c, r->bucket, false);
@@ -276,9 +288,14 @@ static void nccl_abort(ingot_coll_t *c)
 static void nccl_delivered(ingot_coll_t *c, struct ingot_request *r)
 {
     /* The trainer's stream sees the result only after the reduction (no host synchronisation
-     * is needed for work it enqueues next). */
-    cudaStreamWaitEvent((cudaStream_t)c->prm.stream, (cudaEvent_t)r->event, 0);
-    cudaGetLastError();
+     * is needed for work it enqueues next). The host already saw the event complete, so a
+     * failure here loses no ordering; it is reported all the same. */
+    cudaError_t rc = cudaStreamWaitEvent((cudaStream_t)c->prm.stream, (cudaEvent_t)r->event, 0);
+    if (rc != cudaSuccess) {
+        ingot_warn("all-reduce %" PRIu64 ": cudaStreamWaitEvent on the trainer's stream: %s",
+                   r->seq, cudaGetErrorString(rc));
+        cudaGetLastError();
+    }
 }
 
 static ingot_status_t nccl_bucket_alloc(ingot_coll_t *c, coll_bucket_t *b, size_t bytes)

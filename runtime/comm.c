@@ -139,9 +139,15 @@ static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
 static bool comm_progress_cpus(ingot_ctx_h ctx, cpu_set_t *set, char *text, size_t textlen)
 {
     const ingot_plan_rank_t *pr = &ctx->topo->plan->ranks[ctx->topo->node.local_rank];
-    if (ctx->cfg.topo->bind == INGOT_TOPO_BIND_NONE || ctx->topo->topo->from_xml ||
-        hwloc_bitmap_iszero(pr->trainer_cpuset)) {
-        snprintf(text, textlen, "unbound (INGOT_BIND=none: no thread of ingot is bound)");
+    const char *why = ctx->cfg.topo->bind == INGOT_TOPO_BIND_NONE
+                          ? "INGOT_BIND=none: no thread of ingot is bound"
+                      : ctx->topo->topo->from_xml
+                          ? "the topology is an XML export of another machine"
+                      : hwloc_bitmap_iszero(pr->trainer_cpuset)
+                          ? "the placement leaves the trainer no CPU"
+                          : NULL;
+    if (why != NULL) {
+        snprintf(text, textlen, "unbound (%s)", why);
         return false;
     }
     CPU_ZERO(set);
@@ -199,6 +205,7 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
     }
     if (prm.backend == INGOT_COMM_BACKEND_NCCL) {
         prm.device = ctx->topo->placement.cuda_device;
+        prm.in_flight_device = &ctx->device_reductions;
     }
     prm.reason = reason;
     cpu_set_t cpus;

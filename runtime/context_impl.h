@@ -25,10 +25,12 @@ struct ingot_ctx {
     int thread_level; /* what MPI granted */
     int mpi_owned;    /* ingot called MPI_Init_thread */
     ingot_ctx_config_t cfg;
-    ingot_abort_t abort;      /* raised at finalize: every wait of this context ends */
-    ingot_topo_setup_t *topo; /* node comm, topology, plan, this rank's placement */
-    _Atomic int reductions;   /* gradient reductions in flight on this context's communicators
+    ingot_abort_t abort;           /* raised at finalize: every wait of this context ends */
+    ingot_topo_setup_t *topo;      /* node comm, topology, plan, this rank's placement */
+    _Atomic int reductions;        /* gradient reductions in flight on this context's communicators
                                  (loaders pace their reads on it: INGOT_INGEST_PACING) */
+    _Atomic int device_reductions; /* of them, NCCL's (GPU kernels that a cudaMalloc or
+                                      cudaFree beside them could deadlock) */
     /* The context's communicators whose reductions advance only inside ingot calls (no
      * MPI_THREAD_MULTIPLE): ingot_loader_next() advances them too. Trainer thread only. */
     struct ingot_coll *inline_colls[INGOT_CTX_INLINE_COLLS];

@@ -84,13 +84,13 @@ static ingot_status_t gpu_slots_create(ingot_loader_h l)
 static ingot_status_t gpu_quiesce(ingot_loader_h l, const char *what)
 {
     uint64_t deadline = ingot_deadline_after(l->timeout_ns);
-    while (atomic_load(&l->ctx->reductions) > 0) {
+    while (atomic_load(&l->ctx->device_reductions) > 0) {
         if (ingot_time_ns() >= deadline) {
             return ingot_fail(INGOT_ERR_TIMED_OUT,
                               "%s: %d gradient reduction(s) still in flight after %.1f s "
                               "(INGOT_TIMEOUT); device memory is not allocated or freed while "
                               "NCCL kernels may run",
-                              what, atomic_load(&l->ctx->reductions), l->timeout_ns / 1e9);
+                              what, atomic_load(&l->ctx->device_reductions), l->timeout_ns / 1e9);
         }
         struct timespec pause = {0, 100000};
         nanosleep(&pause, NULL);

@@ -9,8 +9,10 @@
  *    (libnccl.so.2), so a process that already holds PyTorch's NCCL is not disturbed. Buffers
  *    are device memory of that GPU. Reduces float32, float16 and bfloat16.
  *  - mpi: MPI_Allreduce semantics on a duplicate of the context's communicator, host buffers
- *    (device buffers are staged through pinned host memory), float32. Requests are persistent
- *    and reused for the same buffers. Where MPI granted MPI_THREAD_MULTIPLE a progress thread
+ *    (registered device gradients are staged through pinned host memory), float32. Large
+ *    reductions run ingot's ring over point-to-point messages, with no allocation per call
+ *    (docs/collectives.md says why not MPI_Iallreduce). Where MPI granted MPI_THREAD_MULTIPLE a
+ *    progress thread
  *    (named ingot-coll, on the trainer's cores, never the ingest cores) advances every request
  *    while the trainer computes; otherwise a request advances only inside ingot calls (test,
  *    wait, grads_ready, loader_next), and ingot_comm_stats() says the overlap is reduced.

@@ -130,6 +130,7 @@ static void mode_exact(ingot_ctx_h ctx, bool serialized)
         check_one(comm, sizes[k], true, INGOT_OP_SUM);
         check_one(comm, sizes[k], false, INGOT_OP_SUM);
         check_one(comm, sizes[k], false, INGOT_OP_AVG);
+        check_one(comm, sizes[k], true, INGOT_OP_AVG);
     }
     /* Several in flight at once, completed out of order by the caller. */
     float *b[3];
@@ -248,8 +249,43 @@ static void check_buckets(ingot_ctx_h ctx, const size_t *counts, size_t nt, size
     free(abs_sum);
 }
 
+/* Registration while a one-shot reduction is in flight: it completes first (the agreement of
+ * the registration never interleaves with it), and both results are right. */
+static void check_register_in_flight(ingot_ctx_h ctx)
+{
+    ingot_comm_params_t p = {.field_mask = INGOT_COMM_PARAM_FIELD_BACKEND,
+                             .backend = INGOT_COMM_BACKEND_MPI};
+    ingot_comm_h comm = NULL;
+    CHECK_OK(ingot_comm_create(ctx, &p, &comm));
+    size_t n = 300001;
+    float *x = malloc(n * sizeof(float)), g[100];
+    CHECK(x != NULL);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = value(rank, i);
+    }
+    for (int i = 0; i < 100; i++) {
+        g[i] = value(rank, (size_t)i);
+    }
+    ingot_request_h req;
+    CHECK_OK(ingot_allreduce_start(comm, x, x, n, INGOT_DTYPE_FLOAT32, INGOT_OP_SUM, &req));
+    ingot_grad_t grad = {g, 100, INGOT_DTYPE_FLOAT32};
+    CHECK_OK(ingot_grads_register(comm, &grad, 1, INGOT_OP_SUM));
+    CHECK_OK(ingot_request_wait(&req));
+    CHECK_OK(ingot_grads_ready(comm, 0));
+    CHECK_OK(ingot_grads_wait(comm));
+    for (size_t i = 0; i < n; i++) {
+        CHECK(x[i] == expected_sum(i));
+    }
+    for (int i = 0; i < 100; i++) {
+        CHECK(g[i] == expected_sum((size_t)i));
+    }
+    free(x);
+    ingot_comm_destroy(comm);
+}
+
 static void mode_buckets(ingot_ctx_h ctx)
 {
+    check_register_in_flight(ctx);
     /* A small model: layer sizes as (weight, bias) pairs. */
     const size_t counts[] = {3000, 30, 200000, 500, 70000, 70, 1000, 10};
     const size_t nt = sizeof(counts) / sizeof(counts[0]);
