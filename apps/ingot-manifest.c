@@ -26,9 +26,12 @@ static const char usage[] =
     "        dictionary when --dict), and write DIR/manifest.ingot. Shards are cut on\n"
     "        uncompressed bytes; N shards (default: online CPUs) are compressed and written\n"
     "        in parallel, each buffered in memory; the output does not depend on N.\n"
-    "  pack --fashion-mnist [IDX_DIR] -o DIR [--shard-size SIZE] [--zstd LEVEL]\n"
+    "  pack --fashion-mnist [IDX_DIR] -o DIR [--split train|test] [--shard-size SIZE]\n"
+    "       [--zstd LEVEL]\n"
     "        Turn the Fashion-MNIST idx files (default " INGOT_IMPORT_FASHION_MNIST_DIR ",\n"
-    "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls.\n"
+    "        Debian package dataset-fashion-mnist) into shards of <split>-<n>.pgm + .cls:\n"
+    "        both splits (train then test), or only --split's, so that training and\n"
+    "        evaluation read manifests that share no sample.\n"
     "  build SHARD... -o MANIFEST [--reject-special] [--dict FILE] [--labels FILE]\n"
     "        Index existing tar shards (e.g. made by GNU tar) without rewriting them.\n"
     "        --labels: 'KEY LABEL' lines for samples without a .cls member.\n"
@@ -64,7 +67,7 @@ static int cli_usage_error(const char *fmt, const char *arg)
 typedef struct cli_args {
     const char **pos;
     int npos;
-    const char *out, *dict_file, *field, *shard_size, *labels;
+    const char *out, *dict_file, *field, *shard_size, *labels, *split;
     int reject_special, dict, fashion, zstd_level, jobs;
     int64_t shard;
 } cli_args_t;
@@ -142,6 +145,8 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->reject_special = 1;
         } else if (strcmp(o, "--fashion-mnist") == 0) {
             a->fashion = 1;
+        } else if (strcmp(o, "--split") == 0 && more) {
+            a->split = argv[++i];
         } else if (o[0] == '-' && o[1] != '\0') {
             free(a->pos); /* the callers return at once: nothing else frees it */
             return cli_usage_error("unknown or incomplete option '%s'", o);
@@ -452,12 +457,36 @@ static ingot_status_t cli_train_cb(void *arg, const char *key, const char *field
     return INGOT_OK;
 }
 
-/* Every source in order (directories and tars, or the Fashion-MNIST idx directory). */
+/* Only the members of one split (keys "<split>-NNNNN") go on to the next callback. */
+typedef struct cli_split_filter {
+    const char *prefix; /* "train-" or "test-" */
+    ingot_import_member_cb_t cb;
+    void *arg;
+} cli_split_filter_t;
+
+static ingot_status_t cli_split_cb(void *arg, const char *key, const char *field, const void *data,
+                                   size_t len)
+{
+    const cli_split_filter_t *f = arg;
+    if (strncmp(key, f->prefix, strlen(f->prefix)) != 0) {
+        return INGOT_OK;
+    }
+    return f->cb(f->arg, key, field, data, len);
+}
+
+/* Every source in order (directories and tars, or the Fashion-MNIST idx directory, all of it or
+ * one split). */
 static ingot_status_t cli_sources(const cli_args_t *a, ingot_import_member_cb_t cb, void *arg)
 {
     if (a->fashion) {
-        return ingot_import(a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR,
-                            INGOT_IMPORT_FASHION_MNIST, cb, arg);
+        const char *dir = a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR;
+        if (a->split == NULL) {
+            return ingot_import(dir, INGOT_IMPORT_FASHION_MNIST, cb, arg);
+        }
+        char prefix[16];
+        snprintf(prefix, sizeof(prefix), "%s-", a->split);
+        cli_split_filter_t f = {prefix, cb, arg};
+        return ingot_import(dir, INGOT_IMPORT_FASHION_MNIST, cli_split_cb, &f);
     }
     ingot_status_t st = INGOT_OK;
     for (int i = 0; st == INGOT_OK && i < a->npos; i++) {
@@ -488,6 +517,9 @@ static int cli_pack_dict(const cli_args_t *a, ingot_packer_params_t *pp)
 static uint64_t cli_count_members(const cli_args_t *a)
 {
     uint64_t total = 0, n = 0;
+    if (a->fashion && a->split != NULL) {
+        return 0; /* one split of the files: a counter line */
+    }
     if (a->fashion) {
         const char *dir = a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR;
         return ingot_import_count(dir, INGOT_IMPORT_FASHION_MNIST, &n) == INGOT_OK ? n : 0;
@@ -520,6 +552,13 @@ static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
         return cli_usage_error("--shard-size '%s': expected a size such as 256MiB or 1GB "
                                "(K/KiB = 1024, KB = 1000)",
                                a->shard_size);
+    }
+    if (a->split != NULL &&
+        (!a->fashion || (strcmp(a->split, "train") != 0 && strcmp(a->split, "test") != 0))) {
+        return cli_usage_error(a->fashion ? "--split '%s': the Fashion-MNIST splits are train "
+                                            "and test"
+                                          : "--split '%s': only --fashion-mnist has splits",
+                               a->split);
     }
     if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0)) {
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "

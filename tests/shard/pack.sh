@@ -72,6 +72,18 @@ if [ -r "$FM/train-images-idx3-ubyte.gz" ]; then
     "$IM" pack --fashion-mnist -o "$T/fm" --shard-size 64MiB > /dev/null
     "$IM" verify "$T/fm/manifest.ingot" | grep -q "verified 70000 samples.*0 bad samples, 0 bad shards" || fail "fashion verify"
     "$IM" cat "$T/fm/manifest.ingot" test-09999 --field pgm | head -c 2 | grep -q P5 || fail "pgm"
+    # One manifest per split: training never sees a test sample, and the reverse.
+    "$IM" pack --fashion-mnist -o "$T/fm-train" --split train > /dev/null || fail "--split train"
+    "$IM" pack --fashion-mnist -o "$T/fm-test" --split test > /dev/null || fail "--split test"
+    "$IM" verify "$T/fm-train/manifest.ingot" | grep -q "verified 60000 samples.*0 bad samples" ||
+        fail "train split verify"
+    "$IM" verify "$T/fm-test/manifest.ingot" | grep -q "verified 10000 samples.*0 bad samples" ||
+        fail "test split verify"
+    [ "$("$IM" list "$T/fm-train/manifest.ingot" | grep -vc ' train-')" = 0 ] || fail "train has others"
+    [ "$("$IM" list "$T/fm-test/manifest.ingot" | grep -vc ' test-')" = 0 ] || fail "test has others"
+    rc=0; "$IM" pack --fashion-mnist -o "$T/fm-x" --split valid 2> "$T/err" || rc=$?
+    [ "$rc" = 2 ] && grep -q -- "--split 'valid': the Fashion-MNIST splits are train and test" \
+        "$T/err" || { cat "$T/err"; fail "--split valid: exit $rc"; }
 else
     echo "note: dataset-fashion-mnist not installed; Fashion-MNIST part not run"
 fi
