@@ -26,6 +26,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   clang-format-14 clang-tidy-14
   python3 dataset-fashion-mnist iproute2 util-linux
+  libblas-dev libopenblas-dev
 )
 
 declare -A PHASE_SECONDS=()

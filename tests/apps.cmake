@@ -26,3 +26,9 @@ ingot_add_test(NAME app.public_api_only LABELS unit TIMEOUT 60
                COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/apps/public_api_only.sh
                        ${CMAKE_C_COMPILER}
                        "$<TARGET_PROPERTY:ingot_apps_common,INTERFACE_INCLUDE_DIRECTORIES>")
+# ingot-train on Fashion-MNIST: a short run, SIGUSR1 -> checkpoint -> resume on another world
+# size, bad inputs, a killed rank (skipped without dataset-fashion-mnist).
+ingot_add_test(NAME app.train LABELS mpi TIMEOUT 300
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/train.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-train> $<TARGET_FILE:ingot-manifest>
+                       ${CMAKE_CURRENT_BINARY_DIR})

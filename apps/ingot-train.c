@@ -1,0 +1,504 @@
+/*
+ * ingot-train: the reference embedding of ingot in a data-parallel trainer. Fashion-MNIST
+ * (ingot-manifest pack --fashion-mnist --split train / --split test: two manifests that share no
+ * sample) through two loaders of one context, a transform that turns each image into normalised
+ * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c, CBLAS), the
+ * gradients registered layer by layer with ingot's collectives so that their all-reduce starts
+ * during backward, SGD with momentum, evaluation on the test split each epoch, a checkpoint each
+ * epoch (model, momentum, loader cursor; atomic) and --resume, also with another world size.
+ *
+ * SIGUSR1 (Slurm's --signal=USR1@120) and SIGTERM set a flag; ranks see a signal at different
+ * steps, so the flag is OR-reduced at every step boundary and every rank stops at the same step:
+ * a checkpoint is written and the program exits 85 ("checkpointed on request").
+ *
+ * Report per epoch, as a table and JSON: loss, test accuracy, samples/s, stall %, all-reduce
+ * time hidden and exposed.
+ */
+#include "train/train.h"
+#include "common/report.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAIN_TEST_BATCH         1000 /* test samples per evaluation step over all ranks (about) */
+#define TRAIN_BUCKET_BYTES       (1u << 20)
+#define TRAIN_FIRST_BUCKET_BYTES 8192
+
+volatile sig_atomic_t train_stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    train_stop_requested = 1;
+}
+
+/* One epoch's figures (rank 0's table and JSON). */
+typedef struct train_epoch {
+    uint64_t epoch;
+    double loss, accuracy, samples_per_s, stall_pct, wall_s;
+    double reduce_ms, exposed_ms; /* per step: all-reduce busy and blocked */
+    uint64_t evaluated;
+} train_epoch_t;
+
+typedef struct train {
+    train_args_t a;
+    ingot_ctx_h ctx;
+    ingot_comm_h comm;
+    ingot_loader_h train_l, test_l;
+    train_model_t m;
+    int rank, world;
+    uint64_t digest, steps_per_epoch, test_steps, test_batch;
+    uint64_t start_epoch, generation;
+    train_epoch_t *epochs;
+    size_t nepochs;
+} train_t;
+
+static int fail(const train_t *t, const char *what, ingot_status_t st)
+{
+    fprintf(stderr, TRAIN_TOOL ": rank %d: %s: %s (%s)\n", t->rank, what, ingot_status_string(st),
+            ingot_last_error());
+    return TRAIN_EXIT_FAIL;
+}
+
+static int agree(int rc)
+{
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* The training manifest's digest and size, read once by every rank (a missing path is named). */
+static int train_dataset(train_t *t)
+{
+    ingot_manifest_h man = NULL;
+    ingot_manifest_info_t info;
+    ingot_status_t st = ingot_manifest_open(t->a.train, INGOT_MANIFEST_OPEN_LAZY, &man);
+    if (st == INGOT_OK) {
+        st = ingot_manifest_query(man, &info);
+    }
+    ingot_manifest_close(man);
+    if (st != INGOT_OK) {
+        fprintf(stderr, TRAIN_TOOL ": --train %s: %s (%s)\n", t->a.train, ingot_status_string(st),
+                ingot_last_error());
+        return TRAIN_EXIT_FAIL;
+    }
+    if (t->a.batch % (uint64_t)t->world != 0) {
+        fprintf(stderr, TRAIN_TOOL ": --batch %llu is not a multiple of the %d ranks\n",
+                (unsigned long long)t->a.batch, t->world);
+        return TRAIN_EXIT_FAIL;
+    }
+    t->digest = info.digest;
+    t->steps_per_epoch = info.sample_count / t->a.batch;
+    t->test_batch = (uint64_t)t->world * (TRAIN_TEST_BATCH / (uint64_t)t->world);
+    return t->steps_per_epoch > 0 ? 0 : TRAIN_EXIT_FAIL;
+}
+
+static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t batch, uint64_t epochs,
+                                  const ingot_cursor_t *cursor, ingot_loader_h *l_p)
+{
+    ingot_loader_params_t p = {
+        .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
+                      INGOT_LOADER_PARAM_FIELD_DEVICE | INGOT_LOADER_PARAM_FIELD_TRANSFORM |
+                      (cursor ? INGOT_LOADER_PARAM_FIELD_CURSOR : 0),
+        .manifest_path = manifest,
+        .global_batch = batch,
+        .seed = t->a.seed,
+        .epochs = epochs,
+        .device = INGOT_DEVICE_HOST, /* the model runs on the CPU (CBLAS) */
+        .transform = train_pgm_to_floats,
+        .sample_out_size = TRAIN_PIXELS * sizeof(float),
+        .cursor = cursor};
+    return ingot_loader_create(t->ctx, &p, l_p);
+}
+
+static ingot_status_t grad_ready(size_t tensor, void *arg)
+{
+    return ingot_grads_ready(((train_t *)arg)->comm, tensor);
+}
+
+/* Register the model's tensors (parameter order) for bucketed, averaged all-reduce. */
+static int train_register(train_t *t)
+{
+    ingot_grad_t g[4];
+    for (size_t i = 0; i < t->m.ntensors; i++) {
+        g[i] = (ingot_grad_t){t->m.grads + t->m.offset[i], t->m.count[i], INGOT_DTYPE_FLOAT32};
+    }
+    ingot_status_t st = ingot_grads_register(t->comm, g, t->m.ntensors, INGOT_OP_AVG);
+    return st == INGOT_OK ? 0 : fail(t, "ingot_grads_register", st);
+}
+
+static train_ckpt_meta_t train_meta(const train_t *t)
+{
+    return (train_ckpt_meta_t){.shape = train_model_shape(&t->m),
+                               .kind = (uint32_t)t->m.kind,
+                               .hidden = t->m.hidden,
+                               .manifest_digest = t->digest,
+                               .seed = t->a.seed};
+}
+
+/* Checkpoint at this step boundary (collective: the cursor is agreed; rank 0 writes). */
+static int train_checkpoint(train_t *t)
+{
+    if (t->a.checkpoint_dir == NULL) {
+        return 0;
+    }
+    ingot_cursor_t c;
+    ingot_status_t st = ingot_loader_save(t->train_l, &c);
+    if (st != INGOT_OK) {
+        return fail(t, "ingot_loader_save", st);
+    }
+    train_ckpt_meta_t meta = train_meta(t);
+    meta.generation = t->generation;
+    meta.epoch = c.epoch;
+    meta.consumed = c.consumed;
+    int rc = t->rank == 0 ? train_ckpt_write(t->a.checkpoint_dir, &t->m, &meta, &c) : 0;
+    ingot_cursor_release(&c);
+    rc = agree(rc);
+    t->generation++;
+    return rc ? TRAIN_EXIT_FAIL : 0;
+}
+
+/* --resume: weights, momentum and cursor from the checkpoint (every rank reads it). */
+static int train_resume(train_t *t, ingot_cursor_t *c, bool *have)
+{
+    *have = false;
+    if (!t->a.resume) {
+        return 0;
+    }
+    train_ckpt_meta_t expect = train_meta(t), got;
+    int rc = train_ckpt_read(t->a.checkpoint_dir, &t->m, &expect, (uint32_t)t->world, &got, c);
+    if ((rc = agree(rc != 0)) == 0) {
+        *have = true;
+        t->start_epoch = got.epoch;
+        t->generation = got.generation + 1;
+        if (t->rank == 0) {
+            printf("# resumed from %s: epoch %llu, sample %llu of it, checkpoint %llu\n",
+                   t->a.checkpoint_dir, (unsigned long long)got.epoch,
+                   (unsigned long long)got.consumed, (unsigned long long)got.generation);
+        }
+    }
+    return rc ? TRAIN_EXIT_FAIL : 0;
+}
+
+/* Test accuracy over one pass of the test loader (all ranks' counts summed). */
+static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
+{
+    uint64_t counts[2] = {0, 0}; /* right, seen */
+    for (uint64_t s = 0; s < t->test_steps; s++) {
+        ingot_batch_t b;
+        ingot_status_t st = ingot_loader_next(t->test_l, &b);
+        if (st != INGOT_OK) {
+            return fail(t, "test ingot_loader_next", st);
+        }
+        counts[0] += train_model_correct(&t->m, b.data, b.labels, b.count);
+        counts[1] += b.count;
+        if ((st = ingot_loader_release(t->test_l, &b)) != INGOT_OK) {
+            return fail(t, "test ingot_loader_release", st);
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    *acc_p = counts[1] ? (double)counts[0] / (double)counts[1] : 0;
+    *n_p = counts[1];
+    return 0;
+}
+
+/* Does any rank want to stop? (one small all-reduce per step: ranks see a signal at different
+ * steps, and all must checkpoint the same one) */
+static bool stop_agreed(void)
+{
+    int mine = train_stop_requested ? 1 : 0, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any != 0;
+}
+
+typedef struct epoch_acc {
+    double t0, loss;
+    uint64_t steps, samples;
+    ingot_loader_stats_t ls0;
+    ingot_comm_stats_t cs0;
+} epoch_acc_t;
+
+static void epoch_begin(train_t *t, epoch_acc_t *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->t0 = ingot_report_now();
+    e->ls0.field_mask = INGOT_LOADER_STATS_FIELD_STALL;
+    ingot_loader_stats(t->train_l, &e->ls0);
+    e->cs0.field_mask = INGOT_COMM_STATS_FIELD_TIMES;
+    ingot_comm_stats(t->comm, &e->cs0);
+}
+
+/* Evaluate, gather the epoch's figures, checkpoint. */
+static int epoch_end(train_t *t, uint64_t epoch, const epoch_acc_t *e)
+{
+    train_epoch_t *r = &t->epochs[t->nepochs];
+    ingot_loader_stats_t ls = {.field_mask = INGOT_LOADER_STATS_FIELD_STALL};
+    ingot_comm_stats_t cs = {.field_mask = INGOT_COMM_STATS_FIELD_TIMES};
+    ingot_loader_stats(t->train_l, &ls);
+    ingot_comm_stats(t->comm, &cs);
+    double wall = ingot_report_now() - e->t0;
+    double sums[5] = {
+        e->loss, (double)e->steps,
+        (double)(ls.stall_ns + ls.stall_first_ns - e->ls0.stall_ns - e->ls0.stall_first_ns) / 1e9,
+        (double)(cs.reduce_ns - e->cs0.reduce_ns) / 1e6,
+        (double)(cs.exposed_ns - e->cs0.exposed_ns) / 1e6};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double wmax = wall;
+    MPI_Allreduce(MPI_IN_PLACE, &wmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    int rc = train_evaluate(t, &r->accuracy, &r->evaluated);
+    if (rc != 0) {
+        return rc;
+    }
+    double steps = sums[1] > 0 ? sums[1] : 1; /* over all ranks */
+    r->epoch = epoch;
+    r->loss = sums[0] / steps;
+    r->wall_s = wmax;
+    r->samples_per_s = (double)e->steps * (double)t->a.batch / wmax;
+    r->stall_pct = 100.0 * sums[2] / (double)t->world / wmax;
+    r->reduce_ms = sums[3] / steps;
+    r->exposed_ms = sums[4] / steps;
+    t->nepochs++;
+    if (t->rank == 0) {
+        static const ingot_report_column_t cols[] = {{"loss", "", 8, 4},
+                                                     {"test_acc", "%", 9, 2},
+                                                     {"samples/s", "", 10, 0},
+                                                     {"stall", "%", 6, 1},
+                                                     {"ar_busy", "ms/step", 8, 2},
+                                                     {"ar_hidden", "ms/step", 9, 2},
+                                                     {"ar_exposed", "ms/step", 10, 2}};
+        double v[] = {r->loss,      100 * r->accuracy, r->samples_per_s,
+                      r->stall_pct, r->reduce_ms,      fmax(0, r->reduce_ms - r->exposed_ms),
+                      r->exposed_ms};
+        char who[16];
+        snprintf(who, sizeof(who), "%llu", (unsigned long long)epoch + 1);
+        if (t->nepochs == 1) {
+            ingot_report_table_head(stdout, "epoch", 5, cols, sizeof(cols) / sizeof(cols[0]));
+        }
+        ingot_report_table_row(stdout, who, 5, cols, sizeof(cols) / sizeof(cols[0]), v);
+        fflush(stdout);
+    }
+    return train_checkpoint(t);
+}
+
+/* The training loop: steps until the loader ends, an epoch report at each epoch's last step. */
+static int train_loop(train_t *t)
+{
+    epoch_acc_t e;
+    epoch_begin(t, &e);
+    for (;;) {
+        if (stop_agreed()) {
+            int rc = train_checkpoint(t);
+            if (t->rank == 0 && rc == 0) {
+                printf("checkpointed on request at epoch %llu step %llu%s%s; resume with "
+                       "--resume\n",
+                       (unsigned long long)t->start_epoch + 1, (unsigned long long)e.steps,
+                       t->a.checkpoint_dir ? " in " : " (no --checkpoint: nothing written)",
+                       t->a.checkpoint_dir ? t->a.checkpoint_dir : "");
+            }
+            return rc ? rc : TRAIN_EXIT_CHECKPOINTED;
+        }
+        ingot_batch_t b;
+        ingot_status_t st = ingot_loader_next(t->train_l, &b);
+        if (st == INGOT_END_OF_DATA) {
+            return 0;
+        }
+        if (st != INGOT_OK) {
+            return fail(t, "ingot_loader_next", st);
+        }
+        e.loss += train_model_step(&t->m, b.data, b.labels, b.count, grad_ready, t, &st);
+        if (st == INGOT_OK) {
+            st = ingot_grads_wait(t->comm);
+        }
+        if (st != INGOT_OK) {
+            return fail(t, "gradient all-reduce", st);
+        }
+        train_model_update(&t->m, t->a.lr, t->a.momentum);
+        e.steps++;
+        uint64_t epoch = b.epoch;
+        bool last = b.epoch_step + 1 == t->steps_per_epoch;
+        if ((st = ingot_loader_release(t->train_l, &b)) != INGOT_OK) {
+            return fail(t, "ingot_loader_release", st);
+        }
+        if (last) {
+            int rc = epoch_end(t, epoch, &e);
+            if (rc != 0) {
+                return rc;
+            }
+            t->start_epoch = epoch + 1;
+            epoch_begin(t, &e);
+        }
+    }
+}
+
+static void train_json(const train_t *t)
+{
+    FILE *f = strcmp(t->a.json, "-") == 0 ? stdout : fopen(t->a.json, "w");
+    if (f == NULL) {
+        fprintf(stderr, TRAIN_TOOL ": --json %s: %s\n", t->a.json, strerror(errno));
+        return;
+    }
+    ingot_report_json_t j;
+    ingot_report_json_begin(&j, f);
+    ingot_report_json_str(&j, "tool", TRAIN_TOOL);
+    ingot_report_json_int(&j, "ranks", t->world);
+    ingot_report_json_str(&j, "model", t->m.kind == TRAIN_MLP ? "mlp" : "softmax");
+    ingot_report_json_u64(&j, "hidden", t->m.hidden);
+    ingot_report_json_u64(&j, "global_batch", t->a.batch);
+    ingot_report_json_num(&j, "lr", t->a.lr);
+    ingot_report_json_num(&j, "momentum", t->a.momentum);
+    ingot_report_json_array(&j, "epochs");
+    for (size_t i = 0; i < t->nepochs; i++) {
+        const train_epoch_t *r = &t->epochs[i];
+        ingot_report_json_object(&j, NULL);
+        ingot_report_json_u64(&j, "epoch", r->epoch + 1);
+        ingot_report_json_num(&j, "loss", r->loss);
+        ingot_report_json_num(&j, "test_accuracy", r->accuracy);
+        ingot_report_json_u64(&j, "test_samples", r->evaluated);
+        ingot_report_json_num(&j, "samples_per_s", r->samples_per_s);
+        ingot_report_json_num(&j, "stall_pct", r->stall_pct);
+        ingot_report_json_num(&j, "allreduce_ms_per_step", r->reduce_ms);
+        ingot_report_json_num(&j, "allreduce_exposed_ms_per_step", r->exposed_ms);
+        ingot_report_json_num(&j, "wall_s", r->wall_s);
+        ingot_report_json_close_object(&j);
+    }
+    ingot_report_json_close_array(&j);
+    ingot_report_json_end(&j);
+    if (f != stdout) {
+        fclose(f);
+    }
+}
+
+/* OpenBLAS starts a thread per core by default; ranks share the node's cores, so each rank's
+ * products run on one thread unless OPENBLAS_NUM_THREADS says otherwise (the reference BLAS has
+ * no threads: the symbol is absent and nothing is done). */
+static void train_blas_threads(void)
+{
+    if (getenv("OPENBLAS_NUM_THREADS") != NULL || getenv("OMP_NUM_THREADS") != NULL) {
+        return;
+    }
+    void (*set)(int) = NULL;
+    *(void **)&set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (set != NULL) {
+        set(1);
+    }
+}
+
+static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
+{
+    train_blas_threads();
+    ingot_status_t st = ingot_init(NULL, &t->ctx);
+    if (st != INGOT_OK) {
+        fprintf(stderr, TRAIN_TOOL ": ingot_init: %s (%s)\n", ingot_status_string(st),
+                ingot_last_error());
+        return TRAIN_EXIT_FAIL;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t->world);
+    int rc = agree(train_dataset(t));
+    if (rc != 0) {
+        return rc;
+    }
+    /* Bucket caps scaled to these small models (DDP's 25 MiB and 1 MiB would put the whole
+     * model in one bucket): the output layer is the first bucket, reduced while backward
+     * computes the first layer's gradient. INGOT_BUCKET_BYTES / INGOT_FIRST_BUCKET_BYTES set
+     * them instead when given. */
+    bool caps_set = getenv("INGOT_BUCKET_BYTES") || getenv("INGOT_FIRST_BUCKET_BYTES");
+    ingot_comm_params_t cp = {.field_mask = caps_set ? 0 : INGOT_COMM_PARAM_FIELD_BUCKETS,
+                              .bucket_bytes = TRAIN_BUCKET_BYTES,
+                              .first_bucket_bytes = TRAIN_FIRST_BUCKET_BYTES};
+    if ((st = ingot_comm_create(t->ctx, &cp, &t->comm)) != INGOT_OK) {
+        return fail(t, "ingot_comm_create", st);
+    }
+    uint64_t local = t->a.batch / (uint64_t)t->world, test_local = t->test_batch / t->world;
+    rc = train_model_init(&t->m, t->a.model, t->a.hidden, local > test_local ? local : test_local,
+                          t->a.seed);
+    if (agree(rc != 0) || (rc = train_register(t)) != 0 ||
+        (rc = train_resume(t, cursor, have_cursor)) != 0) {
+        return rc ? rc : TRAIN_EXIT_FAIL;
+    }
+    t->epochs = calloc(t->a.epochs, sizeof(*t->epochs));
+    if ((st = loader_open(t, t->a.train, t->a.batch, t->a.epochs, *have_cursor ? cursor : NULL,
+                          &t->train_l)) != INGOT_OK) {
+        return fail(t, "training loader", st);
+    }
+    uint64_t left = t->a.epochs > t->start_epoch ? t->a.epochs - t->start_epoch : 1;
+    if ((st = loader_open(t, t->a.test, t->test_batch, left, NULL, &t->test_l)) != INGOT_OK) {
+        return fail(t, "test loader", st);
+    }
+    ingot_manifest_h man = NULL;
+    ingot_manifest_info_t info = {0};
+    if (ingot_manifest_open(t->a.test, INGOT_MANIFEST_OPEN_LAZY, &man) == INGOT_OK) {
+        ingot_manifest_query(man, &info);
+    }
+    ingot_manifest_close(man);
+    t->test_steps = info.sample_count / t->test_batch;
+    return 0;
+}
+
+static void train_header(const train_t *t)
+{
+    ingot_comm_stats_t cs = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP |
+                                           INGOT_COMM_STATS_FIELD_COUNTS};
+    ingot_comm_stats(t->comm, &cs);
+    ingot_report_header_versions(stdout, TRAIN_TOOL, t->world);
+    printf("# model %s%s, %zu parameters in %zu tensors; global batch %llu (%llu per rank), "
+           "%llu steps per epoch; lr %g, momentum %g, seed %llu\n",
+           t->m.kind == TRAIN_MLP ? "mlp" : "softmax",
+           t->m.kind == TRAIN_MLP ? " (hidden layer)" : "", t->m.nparams, t->m.ntensors,
+           (unsigned long long)t->a.batch, (unsigned long long)(t->a.batch / (uint64_t)t->world),
+           (unsigned long long)t->steps_per_epoch, t->a.lr, t->a.momentum,
+           (unsigned long long)t->a.seed);
+    printf("# gradients: %s backend (%s), %llu bucket(s)\n", ingot_comm_backend_name(cs.backend),
+           cs.reason, (unsigned long long)cs.buckets);
+}
+
+int main(int argc, char **argv)
+{
+    train_t t;
+    memset(&t, 0, sizeof(t));
+    train_args_parse(argc, argv, &t.a);
+    if (ingot_config_check() != INGOT_OK) {
+        return TRAIN_EXIT_FAIL; /* the parser named the variable */
+    }
+    int level;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    ingot_cursor_t cursor;
+    bool have_cursor = false;
+    int rc = train_setup(&t, &cursor, &have_cursor);
+    if (rc == 0) {
+        if (t.rank == 0) {
+            train_header(&t);
+        }
+        rc = train_loop(&t);
+    }
+    if (rc == 0 && t.rank == 0 && t.nepochs > 0) {
+        printf("final test accuracy %.2f%% after %llu epochs\n",
+               100 * t.epochs[t.nepochs - 1].accuracy,
+               (unsigned long long)t.epochs[t.nepochs - 1].epoch + 1);
+    }
+    if ((rc == 0 || rc == TRAIN_EXIT_CHECKPOINTED) && t.rank == 0 && t.a.json != NULL) {
+        train_json(&t);
+    }
+    if (rc != 0 && rc != TRAIN_EXIT_CHECKPOINTED) {
+        MPI_Abort(MPI_COMM_WORLD, rc); /* a rank may be inside a collective the others left */
+    }
+    if (have_cursor) {
+        ingot_cursor_release(&cursor);
+    }
+    ingot_loader_destroy(t.test_l);
+    ingot_loader_destroy(t.train_l);
+    ingot_comm_destroy(t.comm);
+    train_model_free(&t.m);
+    free(t.epochs);
+    ingot_finalize(t.ctx);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,108 @@
+/*
+ * ingot-train's modules: the command line (args.c), the data (data.c: two loaders over the
+ * train and test manifests, and the transform that turns a P5 image into normalised floats),
+ * the model (model.c: softmax regression or a one-hidden-layer MLP, forward and backward
+ * through CBLAS, SGD with momentum), checkpoints (ckpt.c: model, optimizer and loader cursor,
+ * written atomically) and the epoch report (report.c).
+ */
+#ifndef INGOT_APPS_TRAIN_H
+#define INGOT_APPS_TRAIN_H
+
+#include <ingot/ingot.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRAIN_TOOL              "ingot-train"
+#define TRAIN_PIXELS            784 /* 28 x 28 */
+#define TRAIN_CLASSES           10
+#define TRAIN_EXIT_FAIL         1
+#define TRAIN_EXIT_USAGE        2
+#define TRAIN_EXIT_CHECKPOINTED 85 /* stopped on request (SIGUSR1/SIGTERM) after a checkpoint */
+
+typedef enum train_model_kind { TRAIN_SOFTMAX = 0, TRAIN_MLP = 1 } train_model_kind_t;
+
+/** The command line. */
+typedef struct train_args {
+    const char *train, *test;   /* manifests */
+    const char *checkpoint_dir; /* NULL: no checkpoints */
+    const char *json;           /* NULL: no JSON */
+    train_model_kind_t model;
+    uint32_t hidden;
+    uint64_t epochs, batch, seed;
+    double lr, momentum;
+    bool resume;
+} train_args_t;
+
+/** Parse or exit(TRAIN_EXIT_USAGE) naming the option and value. */
+void train_args_parse(int argc, char **argv, train_args_t *a);
+
+/* ---------------------------------------------------------------- model */
+
+/** Parameters, gradients and momentum, each one flat array in parameter order:
+ *  W1 [in x h], b1 [h], W2 [h x 10], b2 [10] for the MLP; W [in x 10], b [10] for softmax. */
+typedef struct train_model {
+    train_model_kind_t kind;
+    uint32_t hidden;
+    size_t ntensors;
+    size_t count[4], offset[4]; /* elements of each tensor and where it starts */
+    size_t nparams;
+    float *params, *grads, *velocity;
+    float *act, *dact, *logits; /* per batch: hidden activations and their gradient, logits */
+    size_t batch_cap;
+} train_model_t;
+
+int train_model_init(train_model_t *m, train_model_kind_t kind, uint32_t hidden, size_t batch,
+                     uint64_t seed);
+void train_model_free(train_model_t *m);
+/** Forward and backward over @p n samples (x: n x 784, labels): the mean loss, gradients in
+ *  m->grads; calls ready(i, arg) as each tensor's gradient is done (last tensor first). */
+double train_model_step(train_model_t *m, const float *x, const int32_t *labels, size_t n,
+                        ingot_status_t (*ready)(size_t tensor, void *arg), void *arg,
+                        ingot_status_t *st_p);
+/** Samples of @p n predicted right. */
+size_t train_model_correct(train_model_t *m, const float *x, const int32_t *labels, size_t n);
+/** SGD with momentum on the (reduced) gradients. */
+void train_model_update(train_model_t *m, double lr, double momentum);
+/** FNV-1a of the model's shape: a checkpoint of another model is refused. */
+uint64_t train_model_shape(const train_model_t *m);
+
+/* ---------------------------------------------------------------- data */
+
+/** The transform: a P5 28x28 image to 784 normalised floats (Fashion-MNIST mean and std). */
+ingot_status_t train_pgm_to_floats(const ingot_sample_view_t *sample, void *out, size_t out_size,
+                                   void *arg);
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/** What a checkpoint records beside the weights. */
+typedef struct train_ckpt_meta {
+    uint64_t shape;           /* train_model_shape */
+    uint32_t kind, hidden;    /* the model, to name it when another one is refused */
+    uint64_t manifest_digest; /* the training manifest's */
+    uint64_t seed;
+    uint64_t generation;      /* checkpoints written so far; its cursor file is slot gen % 2 */
+    uint64_t epoch, consumed; /* the loader cursor's position (checked against the cursor) */
+} train_ckpt_meta_t;
+
+/**
+ * Write a checkpoint into @p dir (rank 0): the cursor first into slot generation % 2
+ * (cursor.<slot>.ingot, atomic), then model.ckpt (weights, momentum, meta, checksum) by a
+ * rename, so a crash at any point leaves the previous model and its cursor whole.
+ */
+int train_ckpt_write(const char *dir, const train_model_t *m, const train_ckpt_meta_t *meta,
+                     const ingot_cursor_t *cursor);
+/**
+ * Read model.ckpt and its cursor: a file that is not one, truncated or whose checksum fails,
+ * another model, another dataset or another seed is refused, naming what differs (both
+ * values). On success the weights and momentum are in @p m and the cursor in @p cursor_p
+ * (release it with ingot_cursor_release). 0 on success.
+ */
+int train_ckpt_read(const char *dir, train_model_t *m, const train_ckpt_meta_t *expect,
+                    uint32_t world, train_ckpt_meta_t *meta_p, ingot_cursor_t *cursor_p);
+
+/** Set by SIGUSR1 / SIGTERM: checkpoint at the next step boundary and exit. */
+extern volatile sig_atomic_t train_stop_requested;
+
+#endif
