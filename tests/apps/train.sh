@@ -38,20 +38,21 @@ PY
 
 # 2. SIGUSR1 mid-epoch, resume with another world size
 ck=$work/ck
-run 4 --model mlp --epochs 2 --checkpoint "$ck" > "$work/out" 2>&1 &
+run 4 --model mlp --epochs 4 --checkpoint "$ck" > "$work/out" 2>&1 &
 job=$!
 for _ in $(seq 100); do
     grep -q "^    1 " "$work/out" 2> /dev/null && break  # the first epoch's row: mid-epoch 2
     sleep 0.1
 done
-victim=$(pgrep -f "$train --train $work/train" | tail -1)
+victim=$(pgrep -f "^$train --train $work/train" | tail -1)  # a rank, not mpiexec
 [ -n "$victim" ] || fail "no rank to signal"
 kill -USR1 "$victim"
 wait $job; rc=$?
 [ $rc = 85 ] || fail "exit $rc after SIGUSR1, expected 85"
-grep -q "checkpointed on request at epoch 2" "$work/out" || fail "no 'checkpointed on request' line"
-run 2 --model mlp --epochs 2 --checkpoint "$ck" --resume > "$work/out" 2>&1 || fail "resume with 2 ranks"
-grep -q "# resumed from $ck: epoch 1, sample [1-9]" "$work/out" || fail "did not resume mid-epoch 2"
+grep -Eq "checkpointed on request at epoch [2-4] step [0-9]+" "$work/out" ||
+    fail "no 'checkpointed on request' line"
+run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || fail "resume with 2 ranks"
+grep -Eq "# resumed from $ck: epoch [1-3], sample [0-9]+" "$work/out" || fail "did not resume"
 grep -q "final test accuracy" "$work/out" || fail "resumed run did not finish"
 
 # 3. bad input
@@ -67,10 +68,10 @@ rc=0; run 2 --model softmax --epochs 3 --checkpoint "$ck" --resume > "$work/out"
     fail "another model's checkpoint: exit $rc"
 cp "$ck/model.ckpt" "$work/good.ckpt"
 head -c 1000 "$work/good.ckpt" > "$ck/model.ckpt.tmp"   # a write that crashed: ignored
-rc=0; run 2 --model mlp --epochs 2 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
+rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
 [ $rc = 0 ] || fail "a stale temporary file broke the resume: exit $rc"
 head -c 100000 "$work/good.ckpt" > "$ck/model.ckpt"
-rc=0; run 2 --model mlp --epochs 2 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
+rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "model.ckpt: 100000 bytes, expected .* (truncated or extended)" "$work/out" ||
     fail "truncated checkpoint: exit $rc"
 
@@ -79,7 +80,7 @@ start=$(date +%s)
 run 4 --model mlp --epochs 3 > "$work/out" 2>&1 &
 job=$!
 sleep 2
-victim=$(pgrep -f "$train --train $work/train" | tail -1)
+victim=$(pgrep -f "^$train --train $work/train" | tail -1)  # a rank, not mpiexec
 kill -9 "$victim"
 wait $job; rc=$?
 took=$(( $(date +%s) - start ))

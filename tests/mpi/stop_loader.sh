@@ -17,7 +17,7 @@ timeout -k 5 60 "$mpiexec" --oversubscribe -np 4 -x INGOT_TIMEOUT=5s "$bench" --
     > "$work/out" 2>&1 &
 job=$!
 sleep 1.5
-victim=$(pgrep -f "ingot-bench --no-progress --manifest $work/data" | tail -1)
+victim=$(pgrep -f "^$bench --no-progress --manifest $work/data" | tail -1) # a rank, not mpiexec
 [ -n "$victim" ] || { echo "FAIL: no rank to stop"; cat "$work/out"; exit 1; }
 kill -STOP "$victim"
 wait $job
