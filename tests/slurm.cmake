@@ -2,11 +2,14 @@
 # slurm-wlm 22.05 and munge), started and stopped by tests/slurm/cluster.sh around each test, and
 # slurm/ingot-job.sbatch run on it: ingot-info as 4 Open MPI ranks under srun --mpi=pmix, and the
 # checkpoint/requeue protocol (SIGUSR1, exit 85, scontrol requeue, SLURM_RESTART_COUNT, resume)
-# with tests/slurm/fake_trainer.sh. Skipped (77) when not root or Slurm/munge is not installed.
+# with tests/slurm/fake_trainer.sh, then slurm/ingot-train.sbatch: ingot-train uninterrupted and
+# signalled, requeued and resumed to the same accuracy. Skipped (77) when not root or Slurm/munge is not installed.
 # Label mpi: it runs MPI ranks (RUN_SERIAL); RESOURCE_LOCK slurm for any further cluster test.
 ingot_add_test(NAME slurm.job LABELS mpi TIMEOUT 300
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/cluster.sh
                        ${CMAKE_CURRENT_BINARY_DIR}/slurm-job --
                        ${CMAKE_CURRENT_SOURCE_DIR}/slurm/job.sh
-                       ${PROJECT_SOURCE_DIR}/slurm/ingot-job.sbatch $<TARGET_FILE:ingot-info>)
+                       ${PROJECT_SOURCE_DIR}/slurm/ingot-job.sbatch $<TARGET_FILE:ingot-info>
+                       ${PROJECT_SOURCE_DIR}/slurm/ingot-train.sbatch
+                       $<TARGET_FILE_DIR:ingot-train>)
 set_tests_properties(slurm.job PROPERTIES RESOURCE_LOCK slurm)

@@ -2,7 +2,7 @@
 # slurm/ingot-job.sbatch on a real (single-node) Slurm: run under cluster.sh, which exports
 # SLURM_CONF and SLURM_CLUSTER_DIR.
 #
-# usage: cluster.sh WORK -- job.sh INGOT_JOB_SBATCH INGOT_INFO
+# usage: cluster.sh WORK -- job.sh INGOT_JOB_SBATCH INGOT_INFO [INGOT_TRAIN_SBATCH BIN_DIR]
 #   (a) a 4-rank Open MPI job: ingot-info launched by the script's `srun --mpi=pmix` on 4 tasks
 #       over this machine's CPUs (--overcommit); its rank-0 summary must report the all-reduce
 #       on 4 ranks, and the job must end with status 0.
@@ -12,6 +12,10 @@
 #       each at its own step: the first to exit must not have the other killed), the job must
 #       requeue itself, start again with SLURM_RESTART_COUNT=1, resume each task from its
 #       checkpointed step, and complete.
+#   (c) with slurm/ingot-train.sbatch and the build's apps: ingot-train (softmax, 8 epochs) on 4
+#       tasks, uninterrupted; then the same job signalled (USR1) after its first epoch: it must
+#       checkpoint, requeue, resume from the checkpoint and end with exactly the accuracy of the
+#       uninterrupted run (the resume continues the same step with the same weights).
 # Every wait is bounded; a failure prints the job's output and `scontrol show job`.
 set -u
 sbatch_script=${1:?usage: job.sh INGOT_JOB_SBATCH INGOT_INFO}
@@ -149,6 +153,61 @@ if [ -n "$ok" ]; then
     note "(b) ok: checkpoint of${summary} requeued, SLURM_RESTART_COUNT=1, resumed, completed"
 else
     show_job "$jid" "$out"
+fi
+# --- (c) ingot-train under Slurm: uninterrupted, then signalled, requeued and resumed.
+wait_final() { # wait_final JOBID SECONDS: the job's final state (empty if none in time)
+    local st
+    for ((i = 0; i < $2 * 2; i++)); do
+        st=$(job_field "$1" JobState)
+        case $st in
+            COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+                echo "$st"
+                return ;;
+        esac
+        sleep 0.5
+    done
+}
+if [ $# -ge 4 ]; then
+    train_sbatch=$3
+    export TRAIN_BIN=$4 TRAIN_DATA=$dir/fmnist TRAIN_SCRIPTS
+    TRAIN_SCRIPTS=$(cd "$(dirname "$sbatch_script")" && pwd)
+    tscript=$train_sbatch
+    if [ "$(nproc)" -lt 4 ]; then
+        tscript=$dir/ingot-train-ntasks.sbatch
+        grep -v '^#SBATCH --ntasks-per-node=' "$train_sbatch" > "$tscript"
+    fi
+    targs=(--model softmax --epochs 8)
+    note "(c) sbatch --wait: ingot-train ${targs[*]} on 4 tasks, uninterrupted"
+    out1=$dir/train1.out
+    jid=$(TRAIN_CKPT=$dir/ck1 timeout 240 sbatch --wait --parsable --overcommit --nodes=1 -n 4 \
+        --cpus-per-task=1 --output="$out1" "$tscript" "${targs[@]}")
+    rc=$?
+    acc1=$(sed -n 's/^final test accuracy \([0-9.]*%\).*/\1/p' "$out1")
+    note "(c) job ${jid%%;*} ended: status $rc, final test accuracy ${acc1:-none}"
+    [ $rc = 0 ] && [ -n "$acc1" ] || { fail "(c) uninterrupted ingot-train"; show_job "${jid%%;*}" "$out1"; }
+    out2=$dir/train2.out
+    jid=$(TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 -n 4 \
+        --cpus-per-task=1 --output="$out2" "$tscript" "${targs[@]}")
+    jid=${jid%%;*}
+    for ((i = 0; i < 600; i++)); do # 120 s: running, first epoch reported
+        grep -q '^    1 ' "$out2" 2> /dev/null && break
+        sleep 0.2
+    done
+    note "(c) job $jid past its first epoch: scancel --signal=USR1 --batch"
+    timeout 10 scancel --signal=USR1 --batch "$jid" || fail "(c) scancel --signal=USR1 failed"
+    final=$(wait_final "$jid" 180)
+    acc2=$(sed -n 's/^final test accuracy \([0-9.]*%\).*/\1/p' "$out2")
+    note "(c) job $jid final state ${final:-none}, restarts $(job_field "$jid" Restarts)," \
+        "final test accuracy ${acc2:-none}"
+    ok=1
+    [ "$final" = COMPLETED ] || { fail "(c) the signalled job did not complete"; ok=; }
+    grep -q 'checkpointed on request at epoch' "$out2" || { fail "(c) no checkpoint on request"; ok=; }
+    grep -q 'ingot-train.sbatch: resuming from' "$out2" && grep -q '# resumed from' "$out2" ||
+        { fail "(c) the restarted job did not resume"; ok=; }
+    [ -n "$acc2" ] && [ "$acc2" = "$acc1" ] ||
+        { fail "(c) resumed run's accuracy '${acc2}' differs from the uninterrupted '${acc1}'"; ok=; }
+    [ -n "$ok" ] && note "(c) ok: checkpointed, requeued, resumed, same accuracy ($acc2)" ||
+        show_job "$jid" "$out2"
 fi
 note "total"
 exit $failed
