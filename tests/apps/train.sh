@@ -8,7 +8,7 @@
 #   3. bad input: a missing dataset, a batch the world size does not divide, a checkpoint of
 #      another model, a truncated checkpoint (refused; a half-written temporary file beside the
 #      good one changes nothing), each named; a rank killed mid-epoch ends the job in bounded
-#      time.
+#      time, and the last epoch's checkpoint resumes it to the end.
 # usage: train.sh MPIEXEC INGOT_TRAIN INGOT_MANIFEST WORK_DIR
 set -u
 mpiexec=$1; train=$2; manifest_tool=$3; work=$4/train-test
@@ -75,14 +75,23 @@ rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&
 [ $rc != 0 ] && grep -q "model.ckpt: 100000 bytes, expected .* (truncated or extended)" "$work/out" ||
     fail "truncated checkpoint: exit $rc"
 
-# a rank killed mid-epoch: the launcher ends the job
+# a rank killed mid-epoch: the launcher ends the job; the last epoch's checkpoint resumes it
+ck3=$work/ck3
 start=$(date +%s)
-run 4 --model mlp --epochs 3 > "$work/out" 2>&1 &
+run 4 --model mlp --epochs 6 --checkpoint "$ck3" > "$work/out" 2>&1 &
 job=$!
-sleep 2
+for _ in $(seq 100); do
+    grep -q "^    1 " "$work/out" 2> /dev/null && break  # one epoch (and its checkpoint) done
+    sleep 0.1
+done
 victim=$(pgrep -f "^$train --train $work/train" | tail -1)  # a rank, not mpiexec
 kill -9 "$victim"
 wait $job; rc=$?
 took=$(( $(date +%s) - start ))
 [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 30 ] || fail "killed rank: exit $rc after $took s"
+run 2 --model mlp --epochs 6 --checkpoint "$ck3" --resume > "$work/out" 2>&1 ||
+    fail "resume after a killed rank"
+grep -Eq "# resumed from $ck3: epoch [1-5], sample 0 of it" "$work/out" ||
+    fail "did not resume from an epoch's checkpoint after the kill"
+grep -q "final test accuracy" "$work/out" || fail "the resumed run did not finish"
 echo "ingot-train checks passed (killed rank: job ended in $took s)"
