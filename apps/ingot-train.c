@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TRAIN_TEST_BATCH         1000 /* test samples per evaluation step over all ranks (about) */
 #define TRAIN_BUCKET_BYTES       (1u << 20)
@@ -97,7 +98,12 @@ static int train_dataset(train_t *t)
     t->digest = info.digest;
     t->steps_per_epoch = info.sample_count / t->a.batch;
     t->test_batch = (uint64_t)t->world * (TRAIN_TEST_BATCH / (uint64_t)t->world);
-    return t->steps_per_epoch > 0 ? 0 : TRAIN_EXIT_FAIL;
+    if (t->steps_per_epoch == 0) {
+        fprintf(stderr, TRAIN_TOOL ": --batch %llu exceeds the %llu samples of %s\n",
+                (unsigned long long)t->a.batch, (unsigned long long)info.sample_count, t->a.train);
+        return TRAIN_EXIT_FAIL;
+    }
+    return 0;
 }
 
 static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t batch, uint64_t epochs,
@@ -199,7 +205,7 @@ static int train_checkpoint(train_t *t)
     meta.consumed = c.consumed;
     int rc = t->rank == 0 ? train_ckpt_write(t->a.checkpoint_dir, &t->m, &meta, &c) : 0;
     ingot_cursor_release(&c);
-    rc = agree(rc);
+    rc = agree(rc != 0); /* rank 0's failure is everyone's: no rank may report a checkpoint */
     t->generation++;
     return rc ? TRAIN_EXIT_FAIL : 0;
 }
@@ -209,7 +215,21 @@ static int train_resume(train_t *t, ingot_cursor_t *c, bool *have)
 {
     *have = false;
     if (!t->a.resume) {
-        return 0;
+        /* A fresh run would number its checkpoints from 0 again and overwrite the cursor slot
+         * the existing model names: refuse rather than leave a checkpoint that cannot resume. */
+        char path[4096];
+        int exists = 0;
+        if (t->a.checkpoint_dir != NULL) {
+            snprintf(path, sizeof(path), "%s/model.ckpt", t->a.checkpoint_dir);
+            exists = access(path, F_OK) == 0;
+        }
+        if (exists && t->rank == 0) {
+            fprintf(stderr,
+                    TRAIN_TOOL ": --checkpoint %s holds a checkpoint: give --resume, or "
+                               "another directory\n",
+                    t->a.checkpoint_dir);
+        }
+        return agree(exists) ? TRAIN_EXIT_FAIL : 0;
     }
     train_ckpt_meta_t expect = train_meta(t), got;
     int rc = train_ckpt_read(t->a.checkpoint_dir, &t->m, &expect, (uint32_t)t->world, &got, c);
@@ -230,11 +250,20 @@ static int train_resume(train_t *t, ingot_cursor_t *c, bool *have)
 static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
 {
     uint64_t counts[2] = {0, 0}; /* right, seen */
+    /* A loader of one epoch per evaluation: every evaluation (and a resumed run's) sees the same
+     * samples, also when the test batch leaves a tail out. */
+    ingot_status_t lst = loader_open(t, t->a.test, t->test_batch, 1, NULL, &t->test_l);
+    if (lst != INGOT_OK) {
+        return fail(t, "test loader", lst);
+    }
     for (uint64_t s = 0; s < t->test_steps; s++) {
         ingot_batch_t b;
         ingot_status_t st = ingot_loader_next(t->test_l, &b);
         if (st != INGOT_OK) {
             return fail(t, "test ingot_loader_next", st);
+        }
+        if (train_labels_check(b.labels, b.count, b.keys) != 0) {
+            MPI_Abort(MPI_COMM_WORLD, TRAIN_EXIT_FAIL);
         }
         counts[0] += train_model_correct(&t->m, b.data, b.labels, b.count);
         counts[1] += b.count;
@@ -242,6 +271,8 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
             return fail(t, "test ingot_loader_release", st);
         }
     }
+    ingot_loader_destroy(t->test_l);
+    t->test_l = NULL;
     MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     *acc_p = counts[1] ? (double)counts[0] / (double)counts[1] : 0;
     *n_p = counts[1];
@@ -349,6 +380,10 @@ static int train_loop(train_t *t)
         if (st != INGOT_OK) {
             return fail(t, "ingot_loader_next", st);
         }
+        if (train_labels_check(b.labels, b.count, b.keys) != 0) {
+            MPI_Abort(MPI_COMM_WORLD,
+                      TRAIN_EXIT_FAIL); /* the others wait in this step's reduction */
+        }
         double c0 = ingot_report_now();
         t->stop_flag = train_stop_requested ? 1.0f : 0.0f;
         st = ingot_grads_ready(t->comm, t->m.ntensors);
@@ -374,21 +409,32 @@ static int train_loop(train_t *t)
         }
         bool stop = t->stop_flag > 0; /* the same on every rank: it was reduced */
         if (last) {
-            int rc = epoch_end(t, epoch, &e);
+            int rc = epoch_end(t, epoch, &e); /* checkpoints */
             if (rc != 0) {
                 return rc;
             }
             t->start_epoch = epoch + 1;
+            if (epoch + 1 == t->a.epochs) {
+                return 0; /* done: a stop asked for now has nothing left to resume */
+            }
             epoch_begin(t, &e);
         }
+        if (stop && t->a.checkpoint_dir == NULL) {
+            if (t->rank == 0) {
+                fprintf(stderr,
+                        TRAIN_TOOL ": stopped on request at epoch %llu step %llu "
+                                   "without --checkpoint: nothing was saved\n",
+                        (unsigned long long)epoch + 1, (unsigned long long)b_step + 1);
+            }
+            return TRAIN_EXIT_FAIL; /* not 85: a requeued job would start again from scratch */
+        }
         if (stop) {
-            int rc = train_checkpoint(t);
+            int rc = last ? 0 : train_checkpoint(t); /* the epoch's checkpoint is this step's */
             if (t->rank == 0 && rc == 0) {
-                printf("checkpointed on request at epoch %llu step %llu%s%s; resume with "
+                printf("checkpointed on request at epoch %llu step %llu in %s; resume with "
                        "--resume\n",
                        (unsigned long long)epoch + 1, (unsigned long long)b_step + 1,
-                       t->a.checkpoint_dir ? " in " : " (no --checkpoint: nothing written)",
-                       t->a.checkpoint_dir ? t->a.checkpoint_dir : "");
+                       t->a.checkpoint_dir);
             }
             return rc ? rc : TRAIN_EXIT_CHECKPOINTED;
         }
@@ -472,7 +518,13 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
      * computes the first layer's gradient. INGOT_BUCKET_BYTES / INGOT_FIRST_BUCKET_BYTES set
      * them instead when given. */
     bool caps_set = getenv("INGOT_BUCKET_BYTES") || getenv("INGOT_FIRST_BUCKET_BYTES");
-    ingot_comm_params_t cp = {.field_mask = caps_set ? 0 : INGOT_COMM_PARAM_FIELD_BUCKETS,
+    /* The model and its gradients live in host memory (CBLAS): the MPI backend, unless
+     * INGOT_COMM_BACKEND says otherwise (auto would take NCCL on a GPU node, which reduces
+     * device memory only). */
+    bool backend_set = getenv("INGOT_COMM_BACKEND") != NULL;
+    ingot_comm_params_t cp = {.field_mask = (caps_set ? 0 : INGOT_COMM_PARAM_FIELD_BUCKETS) |
+                                            (backend_set ? 0 : INGOT_COMM_PARAM_FIELD_BACKEND),
+                              .backend = INGOT_COMM_BACKEND_MPI,
                               .bucket_bytes = TRAIN_BUCKET_BYTES,
                               .first_bucket_bytes = TRAIN_FIRST_BUCKET_BYTES};
     if ((st = ingot_comm_create(t->ctx, &cp, &t->comm)) != INGOT_OK) {
@@ -490,18 +542,19 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
                           &t->train_l)) != INGOT_OK) {
         return fail(t, "training loader", st);
     }
-    uint64_t left = t->a.epochs > t->start_epoch ? t->a.epochs - t->start_epoch : 1;
-    if ((st = loader_open(t, t->a.test, t->test_batch, left, NULL, &t->test_l)) != INGOT_OK) {
-        return fail(t, "test loader", st);
-    }
     ingot_manifest_h man = NULL;
     ingot_manifest_info_t info = {0};
-    if (ingot_manifest_open(t->a.test, INGOT_MANIFEST_OPEN_LAZY, &man) == INGOT_OK) {
-        ingot_manifest_query(man, &info);
+    st = ingot_manifest_open(t->a.test, INGOT_MANIFEST_OPEN_LAZY, &man);
+    if (st == INGOT_OK) {
+        st = ingot_manifest_query(man, &info);
     }
     ingot_manifest_close(man);
     t->test_steps = info.sample_count / t->test_batch;
-    return 0;
+    if (st != INGOT_OK || t->test_steps == 0) {
+        fprintf(stderr, TRAIN_TOOL ": --test %s: %s\n", t->a.test,
+                st != INGOT_OK ? ingot_last_error() : "fewer samples than one test batch");
+    }
+    return agree(st != INGOT_OK || t->test_steps == 0) ? TRAIN_EXIT_FAIL : 0;
 }
 
 static void train_header(const train_t *t)
@@ -532,12 +585,13 @@ int main(int argc, char **argv)
     if (ingot_config_check() != INGOT_OK) {
         return TRAIN_EXIT_FAIL; /* the parser named the variable */
     }
-    int level;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
-    struct sigaction sa = {.sa_handler = on_signal};
+    /* First, before MPI and ingot start: a SIGUSR1 during start-up must not kill the rank. */
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    int level;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
     ingot_cursor_t cursor;
     bool have_cursor = false;
     int rc = train_setup(&t, &cursor, &have_cursor);

@@ -8,6 +8,7 @@
 #include "train/train.h"
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,13 +128,13 @@ static double softmax_xent(float *logits, const int32_t *labels, size_t n)
         for (int c = 1; c < TRAIN_CLASSES; c++) {
             mx = z[c] > mx ? z[c] : mx;
         }
-        double sum = 0;
+        int y = labels[r]; /* in [0, 10): checked by train_labels_check() */
+        double zy = (double)(z[y] - mx), sum = 0;
         for (int c = 0; c < TRAIN_CLASSES; c++) {
             z[c] = expf(z[c] - mx);
             sum += z[c];
         }
-        int y = labels[r];
-        loss -= log((double)z[y] / sum);
+        loss += log(sum) - zy; /* -log softmax_y, with no log(0) when exp underflows */
         for (int c = 0; c < TRAIN_CLASSES; c++) {
             z[c] = (float)((z[c] / sum - (c == y ? 1.0 : 0.0)) / (double)n);
         }
@@ -216,6 +217,20 @@ void train_model_update(train_model_t *m, double lr, double momentum)
         m->velocity[i] = mu * m->velocity[i] + m->grads[i];
         m->params[i] -= eta * m->velocity[i];
     }
+}
+
+int train_labels_check(const int32_t *labels, size_t n, const char *const *keys)
+{
+    for (size_t r = 0; r < n; r++) {
+        if (labels[r] < 0 || labels[r] >= TRAIN_CLASSES) {
+            fprintf(stderr,
+                    TRAIN_TOOL ": sample %s: label %d is not a Fashion-MNIST class "
+                               "(0-9)\n",
+                    keys ? keys[r] : "?", (int)labels[r]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 uint64_t train_model_shape(const train_model_t *m)

@@ -65,6 +65,8 @@ double train_model_step(train_model_t *m, const float *x, const int32_t *labels,
 size_t train_model_correct(train_model_t *m, const float *x, const int32_t *labels, size_t n);
 /** SGD with momentum on the (reduced) gradients. */
 void train_model_update(train_model_t *m, double lr, double momentum);
+/** 0 when every label is a class (0-9); else -1, naming the sample's key. */
+int train_labels_check(const int32_t *labels, size_t n, const char *const *keys);
 /** FNV-1a of the model's shape: a checkpoint of another model is refused. */
 uint64_t train_model_shape(const train_model_t *m);
 

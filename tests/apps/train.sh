@@ -80,11 +80,12 @@ ck3=$work/ck3
 start=$(date +%s)
 run 4 --model mlp --epochs 6 --checkpoint "$ck3" > "$work/out" 2>&1 &
 job=$!
-for _ in $(seq 100); do
-    grep -q "^    1 " "$work/out" 2> /dev/null && break  # one epoch (and its checkpoint) done
+for _ in $(seq 300); do
+    [ -f "$ck3/model.ckpt" ] && break  # one epoch's checkpoint written
     sleep 0.1
 done
 victim=$(pgrep -f "^$train --train $work/train" | tail -1)  # a rank, not mpiexec
+[ -n "$victim" ] || fail "no rank to kill"
 kill -9 "$victim"
 wait $job; rc=$?
 took=$(( $(date +%s) - start ))

@@ -12,7 +12,7 @@
 #       each at its own step: the first to exit must not have the other killed), the job must
 #       requeue itself, start again with SLURM_RESTART_COUNT=1, resume each task from its
 #       checkpointed step, and complete.
-#   (c) with slurm/ingot-train.sbatch and the build's apps: ingot-train (softmax, 8 epochs) on 4
+#   (c) with slurm/ingot-train.sbatch and the build's apps: ingot-train (softmax, 16 epochs) on 4
 #       tasks, uninterrupted; then the same job signalled (USR1) after its first epoch: it must
 #       checkpoint, requeue, resume from the checkpoint and end with exactly the accuracy of the
 #       uninterrupted run (the resume continues the same step with the same weights).
@@ -176,7 +176,7 @@ if [ $# -ge 4 ]; then
         tscript=$dir/ingot-train-ntasks.sbatch
         grep -v '^#SBATCH --ntasks-per-node=' "$train_sbatch" > "$tscript"
     fi
-    targs=(--model softmax --epochs 8)
+    targs=(--model softmax --epochs 16)
     note "(c) sbatch --wait: ingot-train ${targs[*]} on 4 tasks, uninterrupted"
     out1=$dir/train1.out
     jid=$(TRAIN_CKPT=$dir/ck1 timeout 240 sbatch --wait --parsable --overcommit --nodes=1 -n 4 \
@@ -189,10 +189,13 @@ if [ $# -ge 4 ]; then
     jid=$(TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 -n 4 \
         --cpus-per-task=1 --output="$out2" "$tscript" "${targs[@]}")
     jid=${jid%%;*}
+    past=
     for ((i = 0; i < 600; i++)); do # 120 s: running, first epoch reported
-        grep -q '^    1 ' "$out2" 2> /dev/null && break
+        grep -q '^    1 ' "$out2" 2> /dev/null && { past=1; break; }
         sleep 0.2
     done
+    [ -n "$past" ] || { fail "(c) job $jid did not report its first epoch in 120 s"; show_job "$jid" "$out2"
+                        timeout 10 scancel "$jid"; exit 1; }
     note "(c) job $jid past its first epoch: scancel --signal=USR1 --batch"
     timeout 10 scancel --signal=USR1 --batch "$jid" || fail "(c) scancel --signal=USR1 failed"
     final=$(wait_final "$jid" 180)
