@@ -1,11 +1,11 @@
 /* ingot-allreduce-bench's command line: nccl-tests' sweep options, the overlap options, each value
  * checked strictly (a bad one names the option and the value, exit 2), the usage text. */
 #include "allreduce-bench/arb.h"
+#include "common/cli.h"
 
-#include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +18,7 @@
 #define ARGS_FLOAT_BYTES 4
 #define ARGS_MAX_COUNT   ((uint64_t)INT_MAX) /* MPI_Allreduce takes an int count */
 #define ARGS_MAX_FACTOR  1024
+#define ARGS_FORWARD_MAX 0.99 /* a forward pass is not the whole step */
 
 /* Options of one mode only: an option of the other mode is an error, not silently ignored. */
 #define ARGS_SWEEP_ONLY   1
@@ -62,7 +63,8 @@ static void usage(FILE *out)
         "--overlap:\n"
         "  --steps N                 training steps measured (default 20)\n"
         "  --forward F               fraction of the compute that is the forward pass, which\n"
-        "                            no reduction can overlap (default 0.333: DDP's step;\n"
+        "                            no reduction can overlap, 0 to 0.99 (default 0.333:\n"
+        "                            DDP's step;\n"
         "                            0: the whole compute step makes gradients ready)\n"
         "  --ready-by macs|params    backward's time per tensor: its layer's multiply-adds\n"
         "                            (default, as a real backward) or its size\n"
@@ -80,57 +82,6 @@ static void usage(FILE *out)
         "Exit status: 0; 1 when an ingot call fails or a result is wrong; 2 for a bad option.\n");
 }
 
-static void bad_value(const char *opt, const char *s, const char *what)
-{
-    fprintf(stderr, ARB_TOOL ": %s '%s' %s\n", opt, s, what);
-    exit(ARB_EXIT_USAGE);
-}
-
-static uint64_t parse_size(const char *opt, const char *s)
-{
-    uint64_t v;
-    if (ingot_config_parse_size(s, &v) != INGOT_OK) {
-        bad_value(opt, s, "is not a size (e.g. 8, 64K, 256MiB)");
-    }
-    return v;
-}
-
-static uint64_t parse_u64(const char *opt, const char *s, uint64_t min)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '-' || end == s || *end != '\0' || errno) {
-        bad_value(opt, s, "is not a non-negative integer");
-    }
-    if (v < min) {
-        fprintf(stderr, ARB_TOOL ": %s '%s' is below its minimum %llu\n", opt, s,
-                (unsigned long long)min);
-        exit(ARB_EXIT_USAGE);
-    }
-    return v;
-}
-
-static double parse_ms(const char *opt, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v) || v < 0) {
-        bad_value(opt, s, "is not a non-negative number of milliseconds");
-    }
-    return v;
-}
-
-static double parse_fraction(const char *opt, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v) || v < 0 || v >= 1) {
-        bad_value(opt, s, "is not a fraction in [0, 1)");
-    }
-    return v;
-}
-
 static ingot_comm_backend_t parse_backend(const char *s)
 {
     static const ingot_comm_backend_t all[] = {INGOT_COMM_BACKEND_AUTO, INGOT_COMM_BACKEND_MPI,
@@ -140,7 +91,7 @@ static ingot_comm_backend_t parse_backend(const char *s)
             return all[i];
         }
     }
-    bad_value("--backend", s, "is not one of auto, mpi, nccl");
+    ingot_cli_bad("--backend", s, "is not one of auto, mpi, nccl");
     return INGOT_COMM_BACKEND_AUTO;
 }
 
@@ -148,11 +99,11 @@ static ingot_comm_backend_t parse_backend(const char *s)
 static int parse_sweep(int o, arb_args_t *a)
 {
     switch (o) {
-    case 'b': a->min_bytes = parse_size("-b", optarg); break;
-    case 'e': a->max_bytes = parse_size("-e", optarg); break;
-    case 'f': a->factor = parse_u64("-f", optarg, 2); break;
-    case 'n': a->iters = parse_u64("-n", optarg, 1); break;
-    case 'w': a->warmup = parse_u64("-w", optarg, 0); break;
+    case 'b': a->min_bytes = ingot_cli_size("-b", optarg); break;
+    case 'e': a->max_bytes = ingot_cli_size("-e", optarg); break;
+    case 'f': a->factor = ingot_cli_u64("-f", optarg, 2, ARGS_MAX_FACTOR); break;
+    case 'n': a->iters = ingot_cli_u64("-n", optarg, 1, UINT64_MAX); break;
+    case 'w': a->warmup = ingot_cli_u64("-w", optarg, 0, UINT64_MAX); break;
     default: return 0;
     }
     return 1;
@@ -162,17 +113,17 @@ static int parse_sweep(int o, arb_args_t *a)
 static int parse_overlap(int o, arb_args_t *a)
 {
     switch (o) {
-    case O_STEPS: a->steps = parse_u64("--steps", optarg, 1); break;
-    case O_COMPUTE: a->compute_ms = parse_ms("--compute-ms", optarg); break;
-    case O_FORWARD: a->forward = parse_fraction("--forward", optarg); break;
+    case O_STEPS: a->steps = ingot_cli_u64("--steps", optarg, 1, UINT64_MAX); break;
+    case O_COMPUTE: a->compute_ms = ingot_cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
+    case O_FORWARD: a->forward = ingot_cli_real("--forward", optarg, 0, ARGS_FORWARD_MAX); break;
     case O_READY_BY:
         if (strcmp(optarg, "macs") != 0 && strcmp(optarg, "params") != 0) {
-            bad_value("--ready-by", optarg, "is not macs or params");
+            ingot_cli_bad("--ready-by", optarg, "is not macs or params");
         }
         a->ready_by_params = strcmp(optarg, "params") == 0;
         break;
     case O_MANIFEST: a->manifest = optarg; break;
-    case O_BATCH: a->batch = parse_u64("--batch", optarg, 1); break;
+    case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 1, UINT64_MAX); break;
     default: return 0;
     }
     return 1;
@@ -185,19 +136,14 @@ static void check_sizes(const arb_args_t *a)
     snprintf(b, sizeof(b), "%llu", (unsigned long long)a->min_bytes);
     snprintf(e, sizeof(e), "%llu", (unsigned long long)a->max_bytes);
     if (a->min_bytes < ARGS_FLOAT_BYTES) {
-        bad_value("-b", b, "is smaller than one float32 (4 bytes)");
+        ingot_cli_bad("-b", b, "is smaller than one float32 (4 bytes)");
     }
     if (a->max_bytes < a->min_bytes) {
         fprintf(stderr, ARB_TOOL ": -e '%s' is smaller than -b '%s'\n", e, b);
         exit(ARB_EXIT_USAGE);
     }
     if (a->max_bytes / ARGS_FLOAT_BYTES > ARGS_MAX_COUNT) {
-        bad_value("-e", e, "is more float32 elements than MPI_Allreduce counts (2^31 - 1)");
-    }
-    if (a->factor > ARGS_MAX_FACTOR) {
-        char f[32];
-        snprintf(f, sizeof(f), "%llu", (unsigned long long)a->factor);
-        bad_value("-f", f, "is above 1024");
+        ingot_cli_bad("-e", e, "is more float32 elements than MPI_Allreduce counts (2^31 - 1)");
     }
 }
 
@@ -251,7 +197,7 @@ void ingot_arb_args_parse(int argc, char **argv, arb_args_t *a)
         }
     }
     if (optind != argc) {
-        bad_value("argument", argv[optind], "is not an option (see --help)");
+        ingot_cli_bad("argument", argv[optind], "is not an option (see --help)");
     }
     check_mode(a, given);
     check_sizes(a);

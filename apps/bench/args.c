@@ -1,9 +1,9 @@
 /* ingot-bench's command line: options, their values checked strictly, the usage text. */
 #include "bench/bench.h"
+#include "common/cli.h"
+#include <float.h>
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,45 +62,11 @@ static void usage(FILE *out)
         "ingot_config_parse_size()).\n");
 }
 
-/* The syntax of every INGOT_* size (110KiB, 2MiB, 1.5GiB, 4k; KB = 1000). */
-static uint64_t parse_size(const char *opt, const char *s)
-{
-    uint64_t v;
-    if (ingot_config_parse_size(s, &v) != INGOT_OK) {
-        fprintf(stderr, "ingot-bench: %s '%s' is not a size (e.g. 110KiB, 2MiB, 1.5GiB)\n", opt, s);
-        exit(BENCH_EXIT_USAGE);
-    }
-    return v;
-}
-
-static uint64_t parse_u64(const char *opt, const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '-' || end == s || *end != '\0' || errno) {
-        fprintf(stderr, "ingot-bench: %s '%s' is not a non-negative integer\n", opt, s);
-        exit(BENCH_EXIT_USAGE);
-    }
-    return v;
-}
-
-static double parse_double(const char *opt, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || v < 0 || isnan(v)) {
-        fprintf(stderr, "ingot-bench: %s '%s' is not a non-negative number\n", opt, s);
-        exit(BENCH_EXIT_USAGE);
-    }
-    return v;
-}
-
 static int parse_device(const char *s)
 {
     return !strcmp(s, "host")        ? INGOT_DEVICE_HOST
            : !strcmp(s, "placement") ? INGOT_DEVICE_PLACEMENT
-                                     : (int)parse_u64("--device", s);
+                                     : (int)ingot_cli_u64("--device", s, 0, UINT64_MAX);
 }
 
 /* Options of the dataset generator. Returns 0 when @p o is not one of them. */
@@ -108,11 +74,11 @@ static int parse_generator(int o, bench_args_t *a)
 {
     switch (o) {
     case O_GENERATE: a->generate = optarg; break;
-    case O_SAMPLES: a->samples = parse_u64("--samples", optarg); break;
-    case O_SIZE: a->sample_size = parse_size("--sample-size", optarg); break;
-    case O_JITTER: a->jitter = parse_double("--jitter", optarg); break;
-    case O_SHARD: a->shard_size = parse_size("--shard-size", optarg); break;
-    case O_ZSTD: a->zstd = (int)parse_u64("--zstd", optarg); break;
+    case O_SAMPLES: a->samples = ingot_cli_u64("--samples", optarg, 0, UINT64_MAX); break;
+    case O_SIZE: a->sample_size = ingot_cli_size("--sample-size", optarg); break;
+    case O_JITTER: a->jitter = ingot_cli_real("--jitter", optarg, 0, DBL_MAX); break;
+    case O_SHARD: a->shard_size = ingot_cli_size("--shard-size", optarg); break;
+    case O_ZSTD: a->zstd = (int)ingot_cli_u64("--zstd", optarg, 0, UINT64_MAX); break;
     case O_COMP: a->compressible = 1; break;
     default: return 0;
     }
@@ -124,19 +90,19 @@ static int parse_run(int o, bench_args_t *a)
 {
     switch (o) {
     case O_MANIFEST: a->manifest = optarg; break;
-    case O_BATCH: a->batch = parse_u64("--batch", optarg); break;
-    case O_EPOCHS: a->epochs = parse_u64("--epochs", optarg); break;
-    case O_STEPS: a->steps = parse_u64("--steps", optarg); break;
-    case O_SEED: a->seed = parse_u64("--seed", optarg); break;
-    case O_DEPTH: a->depth = (int)parse_u64("--depth", optarg); break;
-    case O_READERS: a->readers = (int)parse_u64("--readers", optarg); break;
-    case O_WORKERS: a->workers = (int)parse_u64("--workers", optarg); break;
+    case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 0, UINT64_MAX); break;
+    case O_EPOCHS: a->epochs = ingot_cli_u64("--epochs", optarg, 0, UINT64_MAX); break;
+    case O_STEPS: a->steps = ingot_cli_u64("--steps", optarg, 0, UINT64_MAX); break;
+    case O_SEED: a->seed = ingot_cli_u64("--seed", optarg, 0, UINT64_MAX); break;
+    case O_DEPTH: a->depth = (int)ingot_cli_u64("--depth", optarg, 0, UINT64_MAX); break;
+    case O_READERS: a->readers = (int)ingot_cli_u64("--readers", optarg, 0, UINT64_MAX); break;
+    case O_WORKERS: a->workers = (int)ingot_cli_u64("--workers", optarg, 0, UINT64_MAX); break;
     case O_VERIFY: a->verify = optarg; break;
     case O_DEVICE: a->device = parse_device(optarg); break;
-    case O_COMPUTE: a->compute_ms = parse_double("--compute-ms", optarg); break;
+    case O_COMPUTE: a->compute_ms = ingot_cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
     case O_SPIN: a->spin = 1; break;
     case O_GPU: a->gpu = 1; break;
-    case O_MINAU: a->min_au = parse_double("--min-au", optarg); break;
+    case O_MINAU: a->min_au = ingot_cli_real("--min-au", optarg, 0, DBL_MAX); break;
     case O_JSON: a->json = optarg ? optarg : "-"; break;
     case O_NOPROG: a->progress = 0; break;
     default: return 0;

@@ -1,8 +1,7 @@
 /* ingot-train's command line: every value checked, a bad one named with the option. */
 #include "train/train.h"
-#include <errno.h>
+#include "common/cli.h"
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,38 +51,6 @@ static void usage(FILE *out)
             "on SIGUSR1 or SIGTERM (what Slurm's --signal sends): resume with --resume.\n");
 }
 
-static void bad(const char *opt, const char *value, const char *why)
-{
-    fprintf(stderr, TRAIN_TOOL ": %s '%s': %s\n", opt, value, why);
-    exit(TRAIN_EXIT_USAGE);
-}
-
-static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '-' || end == s || *end != '\0' || errno != 0 || v < min || v > max) {
-        char why[64];
-        snprintf(why, sizeof(why), "not an integer in [%llu, %llu]", (unsigned long long)min,
-                 (unsigned long long)max);
-        bad(opt, s, why);
-    }
-    return v;
-}
-
-static double parse_real(const char *opt, const char *s, double min, double max)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v) || v < min || v > max) {
-        char why[64];
-        snprintf(why, sizeof(why), "not a number in [%g, %g]", min, max);
-        bad(opt, s, why);
-    }
-    return v;
-}
-
 void train_args_parse(int argc, char **argv, train_args_t *a)
 {
     *a = (train_args_t){.model = TRAIN_MLP,
@@ -100,16 +67,16 @@ void train_args_parse(int argc, char **argv, train_args_t *a)
         case O_TEST: a->test = optarg; break;
         case O_MODEL:
             if (strcmp(optarg, "softmax") != 0 && strcmp(optarg, "mlp") != 0) {
-                bad("--model", optarg, "not softmax or mlp");
+                ingot_cli_bad("--model", optarg, "is not softmax or mlp");
             }
             a->model = strcmp(optarg, "mlp") == 0 ? TRAIN_MLP : TRAIN_SOFTMAX;
             break;
-        case O_HIDDEN: a->hidden = (uint32_t)parse_u64("--hidden", optarg, 1, 65536); break;
-        case O_EPOCHS: a->epochs = parse_u64("--epochs", optarg, 1, 100000); break;
-        case O_BATCH: a->batch = parse_u64("--batch", optarg, 1, 1u << 24); break;
-        case O_LR: a->lr = parse_real("--lr", optarg, 1e-9, 100); break;
-        case O_MOMENTUM: a->momentum = parse_real("--momentum", optarg, 0, 0.9999); break;
-        case O_SEED: a->seed = parse_u64("--seed", optarg, 0, UINT64_MAX); break;
+        case O_HIDDEN: a->hidden = (uint32_t)ingot_cli_u64("--hidden", optarg, 1, 65536); break;
+        case O_EPOCHS: a->epochs = ingot_cli_u64("--epochs", optarg, 1, 100000); break;
+        case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 1, 1u << 24); break;
+        case O_LR: a->lr = ingot_cli_real("--lr", optarg, 1e-9, 100); break;
+        case O_MOMENTUM: a->momentum = ingot_cli_real("--momentum", optarg, 0, 0.9999); break;
+        case O_SEED: a->seed = ingot_cli_u64("--seed", optarg, 0, UINT64_MAX); break;
         case O_CKPT: a->checkpoint_dir = optarg; break;
         case O_RESUME: a->resume = true; break;
         case O_JSON: a->json = optarg; break;

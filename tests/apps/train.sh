@@ -56,6 +56,9 @@ grep -Eq "# resumed from $ck: epoch [1-3], sample [0-9]+" "$work/out" || fail "d
 grep -q "final test accuracy" "$work/out" || fail "resumed run did not finish"
 
 # 3. bad input
+rc=0; "$train" --train x --test y --epochs 0 > "$work/out" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "ingot-train: --epochs '0' is below its minimum 1" "$work/out" ||
+    fail "--epochs 0: exit $rc"
 rc=0; INGOT_TIMEOUT=abc run 2 > "$work/out" 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "INGOT_TIMEOUT='abc'" "$work/out" || fail "INGOT_TIMEOUT=abc: exit $rc"
 rc=0; timeout 60 "$mpiexec" --oversubscribe -np 2 "$train" --train "$work/nope/manifest.ingot" \
