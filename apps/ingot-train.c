@@ -281,7 +281,7 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
 
 typedef struct epoch_acc {
     double t0, loss, compute_s; /* compute: forward, backward (marking gradients), update */
-    uint64_t steps, samples;
+    uint64_t steps;
     ingot_loader_stats_t ls0;
     ingot_comm_stats_t cs0;
 } epoch_acc_t;

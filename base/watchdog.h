@@ -33,7 +33,8 @@ void ingot_watchdog_arm(const char *what, const char *call);
 int ingot_watchdog_disarm(int rc);
 
 /** What the monitor does past the deadline; tests replace it to observe a firing without
- *  ending the process. The default logs and ends the process as described above. */
+ *  ending the process (tests/unit/test_watchdog.c). The default logs and ends the process as
+ *  described above. A call fires once per arming. */
 typedef void (*ingot_watchdog_action_t)(const char *what, const char *call, uint64_t waited_ns);
 void ingot_watchdog_set_action(ingot_watchdog_action_t action);
 

@@ -288,7 +288,6 @@ static ingot_status_t bucket_launch(ingot_coll_t *c, coll_bucket_t *b)
          * be matched, so every later call fails at once instead of waiting out the deadline. */
         ingot_coll_break(c, st, false);
     }
-    b->launched = true;
     return st;
 }
 
@@ -351,7 +350,6 @@ ingot_status_t ingot_coll_grads_wait(ingot_coll_t *c)
     }
     for (size_t b = 0; b < g->nbuckets; b++) {
         g->buckets[b].ready = 0;
-        g->buckets[b].launched = false;
     }
     memset(g->ready, 0, g->n * sizeof(*g->ready));
     g->nready = 0;

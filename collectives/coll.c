@@ -5,6 +5,7 @@
  * error breaks the communicator, and every later call fails at once.
  */
 #include "collectives/coll_impl.h"
+#include "collectives/coll_config.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/time.h"
@@ -285,7 +286,7 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
                       "after %.1f s (INGOT_TIMEOUT): a rank stopped, died or did not start the "
                       "same reduction; the communicator is broken",
                       what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
-                      c->ops->name, c->size, c->prm.timeout_ns / 1e9);
+                      ingot_coll_backend_names[c->prm.backend], c->size, c->prm.timeout_ns / 1e9);
 }
 
 /* ---------------------------------------------------------------- one-shot requests */

@@ -7,17 +7,17 @@
 #define JOB       INGOT_CONFIG_SCOPE_JOB
 #define RANK      INGOT_CONFIG_SCOPE_RANK
 
-static const char *const backends[] = {[INGOT_COMM_BACKEND_AUTO] = "auto",
-                                       [INGOT_COMM_BACKEND_MPI] = "mpi",
-                                       [INGOT_COMM_BACKEND_NCCL] = "nccl",
-                                       [INGOT_COMM_BACKEND_NCCL + 1] = NULL};
+const char *const ingot_coll_backend_names[] = {[INGOT_COMM_BACKEND_AUTO] = "auto",
+                                                [INGOT_COMM_BACKEND_MPI] = "mpi",
+                                                [INGOT_COMM_BACKEND_NCCL] = "nccl",
+                                                [INGOT_COMM_BACKEND_NCCL + 1] = NULL};
 
 static const ingot_config_field_t coll_fields[] = {
     {"COMM_BACKEND", "auto",
      "Backend of ingot_comm_create(): 'nccl' (one GPU per rank; an error where a rank has none "
      "or NCCL does not load), 'mpi' (host memory; device gradients staged through pinned host "
      "memory), 'auto' (nccl when every rank has a GPU of its own and NCCL loads, else mpi).",
-     JOB, INGOT_CONFIG_ENUM, F(backend), 0, 0, backends, NULL},
+     JOB, INGOT_CONFIG_ENUM, F(backend), 0, 0, ingot_coll_backend_names, NULL},
     {"BUCKET_BYTES", "25MiB",
      "Cap of a gradient bucket (as DDP's bucket_cap_mb); a tensor larger than it gets a bucket of "
      "its own.",

@@ -21,6 +21,9 @@ _Static_assert(sizeof(ingot_comm_backend_t) == sizeof(int), "enum variables are 
 
 extern ingot_config_table_t ingot_coll_config_table;
 
+/** Names of ingot_comm_backend_t, indexed by it, NULL-terminated (INGOT_COMM_BACKEND's). */
+extern const char *const ingot_coll_backend_names[];
+
 /** The collectives' process-wide values. */
 ingot_status_t ingot_coll_config(const ingot_coll_config_t **cfg_p);
 

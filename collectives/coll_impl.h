@@ -47,13 +47,11 @@ struct coll_bucket {
     void *flat;           /* the bucket's buffer (NULL: one tensor reduced in place) */
     ingot_mem_t flat_mem; /* MPI: its host memory */
     size_t ready;         /* tensors marked ready this step */
-    bool launched;
     struct ingot_request req;
 };
 
 /** What a backend provides. */
 typedef struct coll_ops {
-    const char *name;
     bool eager; /* begin at start (NCCL: enqueue on the stream) vs at queue head */
     ingot_status_t (*init)(ingot_coll_t *c);
     void (*fini)(ingot_coll_t *c);

@@ -386,7 +386,6 @@ static ingot_status_t mpi_copy(ingot_coll_t *c, void *dst, const void *src, size
 }
 
 const coll_ops_t ingot_coll_mpi_ops = {
-    .name = "mpi",
     .eager = false,
     .init = mpi_init,
     .fini = mpi_fini,

@@ -311,7 +311,6 @@ static void nccl_bucket_free(ingot_coll_t *c, coll_bucket_t *b)
 }
 
 const coll_ops_t ingot_coll_nccl_ops = {
-    .name = "nccl",
     .eager = true,
     .init = nccl_init,
     .fini = nccl_fini,
@@ -341,7 +340,6 @@ static void nccl_nothing(ingot_coll_t *c)
 }
 
 const coll_ops_t ingot_coll_nccl_ops = {
-    .name = "nccl",
     .init = nccl_unavailable,
     .fini = nccl_nothing,
 };

@@ -27,12 +27,8 @@ struct ingot_comm {
 
 const char *ingot_comm_backend_name(ingot_comm_backend_t backend)
 {
-    switch (backend) {
-    case INGOT_COMM_BACKEND_AUTO: return "auto";
-    case INGOT_COMM_BACKEND_MPI: return "mpi";
-    case INGOT_COMM_BACKEND_NCCL: return "nccl";
-    }
-    return "unknown";
+    return (unsigned)backend <= INGOT_COMM_BACKEND_NCCL ? ingot_coll_backend_names[backend]
+                                                        : "unknown";
 }
 
 /* Can this rank run NCCL? 1 when it has a GPU of its own and NCCL loads; else why not. */
