@@ -26,13 +26,21 @@ typedef struct ckpt_header {
     train_ckpt_meta_t meta;
 } ckpt_header_t;
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+uint64_t train_fnv(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++) {
         h = (h ^ b[i]) * 1099511628211ull;
     }
     return h;
+}
+
+/* The checksum of a checkpoint: header, weights, momentum. */
+static uint64_t ckpt_sum(const ckpt_header_t *h, const train_model_t *m)
+{
+    size_t bytes = m->nparams * sizeof(float);
+    uint64_t sum = train_fnv(TRAIN_FNV_BASIS, h, sizeof(*h));
+    return train_fnv(train_fnv(sum, m->params, bytes), m->velocity, bytes);
 }
 
 static const char *model_name(uint32_t kind)
@@ -78,8 +86,7 @@ int train_ckpt_write(const char *dir, const train_model_t *m, const train_ckpt_m
     ckpt_header_t h = {.version = CKPT_VERSION, .nparams = m->nparams, .meta = *meta};
     memcpy(h.magic, CKPT_MAGIC, sizeof(h.magic));
     size_t bytes = m->nparams * sizeof(float);
-    uint64_t sum = fnv(fnv(fnv(1469598103934665603ull, &h, sizeof(h)), m->params, bytes),
-                       m->velocity, bytes);
+    uint64_t sum = ckpt_sum(&h, m);
     snprintf(path, sizeof(path), "%s/" CKPT_NAME, dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -153,9 +160,7 @@ static int ckpt_load(const char *path, train_model_t *m, const train_ckpt_meta_t
              ? 0
              : -1;
     fclose(f);
-    uint64_t want_sum = fnv(fnv(fnv(1469598103934665603ull, h, sizeof(*h)), m->params, bytes),
-                            m->velocity, bytes);
-    if (rc != 0 || sum != want_sum) {
+    if (rc != 0 || sum != ckpt_sum(h, m)) {
         fprintf(stderr, TRAIN_TOOL ": --resume: %s: checksum mismatch (a damaged file)\n", path);
         return -1;
     }

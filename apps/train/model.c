@@ -235,10 +235,6 @@ int train_labels_check(const int32_t *labels, size_t n, const char *const *keys)
 
 uint64_t train_model_shape(const train_model_t *m)
 {
-    uint64_t h = 1469598103934665603ull;
     uint64_t v[3] = {(uint64_t)m->kind, m->hidden, m->nparams};
-    for (int i = 0; i < 3; i++) {
-        h = (h ^ v[i]) * 1099511628211ull;
-    }
-    return h;
+    return train_fnv(TRAIN_FNV_BASIS, v, sizeof(v));
 }

@@ -78,6 +78,11 @@ ingot_status_t train_pgm_to_floats(const ingot_sample_view_t *sample, void *out,
 
 /* ---------------------------------------------------------------- checkpoints */
 
+/** FNV-1a over @p n bytes, continuing from @p h (TRAIN_FNV_BASIS to start): checkpoint
+ *  checksums and model shapes. */
+#define TRAIN_FNV_BASIS 1469598103934665603ull
+uint64_t train_fnv(uint64_t h, const void *p, size_t n);
+
 /** What a checkpoint records beside the weights. */
 typedef struct train_ckpt_meta {
     uint64_t shape;           /* train_model_shape */

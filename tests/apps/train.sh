@@ -6,7 +6,7 @@
 #      the job exits 85 with a line saying so; --resume with 2 ranks (another world size)
 #      continues from that step and finishes;
 #   3. bad input: a missing dataset, a batch the world size does not divide, a checkpoint of
-#      another model, a truncated checkpoint (refused; a half-written temporary file beside the
+#      another model or of another dataset, a truncated or damaged checkpoint (refused; a half-written temporary file beside the
 #      good one changes nothing), each named; a rank killed mid-epoch ends the job in bounded
 #      time, and the last epoch's checkpoint resumes it to the end.
 # usage: train.sh MPIEXEC INGOT_TRAIN INGOT_MANIFEST WORK_DIR
@@ -69,6 +69,11 @@ rc=0; run 4 --batch 254 > "$work/out" 2>&1 || rc=$?
 rc=0; run 2 --model softmax --epochs 3 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "holds a mlp model (hidden 128); this run trains a softmax model" "$work/out" ||
     fail "another model's checkpoint: exit $rc"
+rc=0; timeout -k 5 120 "$mpiexec" --oversubscribe -np 2 "$train" --train "$work/test/manifest.ingot" \
+    --test "$work/test/manifest.ingot" --batch 250 --model mlp --epochs 4 --checkpoint "$ck" \
+    --resume > "$work/out" 2>&1 || rc=$?
+[ $rc != 0 ] && grep -Eq "was trained on dataset [0-9a-f]{16} with seed 1; this run reads dataset [0-9a-f]{16} with seed 1" "$work/out" ||
+    fail "another dataset's checkpoint: exit $rc"
 cp "$ck/model.ckpt" "$work/good.ckpt"
 head -c 1000 "$work/good.ckpt" > "$ck/model.ckpt.tmp"   # a write that crashed: ignored
 rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
@@ -77,6 +82,11 @@ head -c 100000 "$work/good.ckpt" > "$ck/model.ckpt"
 rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
 [ $rc != 0 ] && grep -q "model.ckpt: 100000 bytes, expected .* (truncated or extended)" "$work/out" ||
     fail "truncated checkpoint: exit $rc"
+cp "$work/good.ckpt" "$ck/model.ckpt"
+printf '\377' | dd of="$ck/model.ckpt" bs=1 seek=5000 conv=notrunc status=none  # one weight
+rc=0; run 2 --model mlp --epochs 4 --checkpoint "$ck" --resume > "$work/out" 2>&1 || rc=$?
+[ $rc != 0 ] && grep -q "model.ckpt: checksum mismatch (a damaged file)" "$work/out" ||
+    fail "damaged checkpoint: exit $rc"
 
 # a rank killed mid-epoch: the launcher ends the job; the last epoch's checkpoint resumes it
 ck3=$work/ck3
