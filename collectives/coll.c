@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The progress thread polls (yielding) for this many passes that move nothing, then sleeps
- * COLL_PROGRESS_BACKOFF_NS between passes until something moves again. */
-#define COLL_PROGRESS_SPINS      64
-#define COLL_PROGRESS_BACKOFF_NS 20000
-
 size_t ingot_dtype_size(ingot_dtype_t dtype)
 {
     return dtype == INGOT_DTYPE_FLOAT32 ? 4 : 2;
@@ -140,7 +135,6 @@ void ingot_coll_progress(ingot_coll_t *c)
 static void *progress_main(void *arg)
 {
     ingot_coll_t *c = arg;
-    unsigned idle = 0;
     c->ops->thread_init(c);
     if (c->prm.progress_cpus != NULL &&
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
@@ -162,13 +156,7 @@ static void *progress_main(void *arg)
             moved = engine_serve(c, true);
             pthread_mutex_unlock(&c->engine);
         }
-        idle = moved ? 0 : idle + 1;
-        if (idle > COLL_PROGRESS_SPINS) {
-            /* Nothing moved for a while: a peer is behind. Sleep briefly rather than spin, so
-             * that on shared cores the threads doing the copies (ours or a peer's) get them. */
-            struct timespec pause = {0, COLL_PROGRESS_BACKOFF_NS};
-            nanosleep(&pause, NULL);
-        } else if (!moved) {
+        if (!moved) {
             sched_yield(); /* transfers advance only inside MPI or the GPU: poll again soon */
         }
     }
