@@ -42,8 +42,15 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
         fprintf(stderr, "ingot-bench: rank %d: out of memory gathering metrics\n", rank);
         MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL); /* the others wait in the gather */
     }
+    const int per_rank = BENCH_EPOCHS_MAX * E_COUNT;
+    double *epochs = malloc(sizeof(double) * (size_t)per_rank * (size_t)world);
+    if (epochs == NULL) {
+        fprintf(stderr, "ingot-bench: rank %d: out of memory gathering epochs\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
+    }
     ingot_bench_metrics(r, mine);
     MPI_Gather(mine, M_COUNT, MPI_DOUBLE, all, M_COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(r->epochs, per_rank, MPI_DOUBLE, epochs, per_rank, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (ingot_report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
         rc = BENCH_EXIT_FAIL;
     }
@@ -55,7 +62,10 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
                             .stats = &r->st,
                             .ranks = ranks,
                             .all = all,
-                            .agg = agg};
+                            .agg = agg,
+                            .nepochs = r->nepochs,
+                            .epochs = epochs,
+                            .paths = r->paths};
         if (a->json == NULL || strcmp(a->json, "-") != 0) {
             ingot_bench_print(&o);
         }
@@ -70,6 +80,7 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(all);
+    free(epochs);
     free(ranks);
     return rc;
 }

@@ -23,10 +23,11 @@ typedef struct fault_rule {
 } fault_rule_t;
 
 static const char *const site_names[INGOT_FAULT_SITE_LAST] = {
-    "malloc", "mmap", "mlock", "cuda_pin", "open", "pread", "thread", "cuda_malloc",
+    "malloc", "mmap",        "mlock",      "cuda_pin", "open",      "pread",
+    "thread", "cuda_malloc", "cache_fill", "peer_key", "peer_read",
 };
 static const int site_default_errno[INGOT_FAULT_SITE_LAST] = {
-    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO, EAGAIN, ENOMEM,
+    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO, EAGAIN, ENOMEM, EIO, EINVAL, EINVAL,
 };
 
 static const struct {
@@ -56,7 +57,7 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
     if (s == INGOT_FAULT_SITE_LAST) {
         snprintf(err, errlen,
                  "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
-                 "pread, thread, cuda_malloc)",
+                 "pread, thread, cuda_malloc, cache_fill, peer_key, peer_read)",
                  site);
         return -1;
     }

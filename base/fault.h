@@ -2,7 +2,11 @@
  * Fault injection for tests (compiled in only with -DINGOT_FAULT_INJECTION=ON).
  * INGOT_FAULT="site:nth:action[,site:nth:action...]" makes the nth call (1-based; "N+" = the nth
  * and every later one; "*" = every one) at a site fail with the action's errno.
- * Sites: malloc, mmap, mlock, cuda_pin, open, pread, thread, cuda_malloc. Actions: an errno name (ENOMEM,
+ * Sites: malloc, mmap, mlock, cuda_pin, open, pread, thread, cuda_malloc; and three that
+ * damage instead of failing: cache_fill (the nth sample put into this rank's cache window gets
+ * one byte flipped), peer_key (the packed memory key this rank sends is cut to one byte),
+ * peer_read (the nth read from a peer skips the requester's bounds check and asks past the
+ * window's end, so the owner must refuse it). Actions: an errno name (ENOMEM,
  * EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES) or "fail" (the site's natural errno).
  */
 #ifndef INGOT_BASE_FAULT_H
@@ -19,6 +23,9 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_PREAD,
     INGOT_FAULT_THREAD,
     INGOT_FAULT_CUDA_MALLOC,
+    INGOT_FAULT_CACHE_FILL,
+    INGOT_FAULT_PEER_KEY,
+    INGOT_FAULT_PEER_READ,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

@@ -78,7 +78,7 @@ void *ingot_calloc(size_t n, size_t size, const char *what)
     return p;
 }
 
-static ingot_status_t mem_bind(ingot_mem_t *mem, int numa_node, const char *what)
+ingot_status_t ingot_mem_bind_area(void *addr, size_t size, int numa_node, const char *what)
 {
     pthread_once(&mem_topo_once, mem_topo_load);
     if (mem_topo == NULL) {
@@ -90,14 +90,22 @@ static ingot_status_t mem_bind(ingot_mem_t *mem, int numa_node, const char *what
                     hwloc_get_nbobjs_by_type(mem_topo, HWLOC_OBJ_NUMANODE));
         return INGOT_ERR_INVALID_PARAM;
     }
-    if (hwloc_set_area_membind(mem_topo, mem->map_base, mem->map_size, node->nodeset,
-                               HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET) != 0) {
+    if (hwloc_set_area_membind(mem_topo, addr, size, node->nodeset, HWLOC_MEMBIND_BIND,
+                               HWLOC_MEMBIND_BYNODESET) != 0) {
         ingot_warn("%s: cannot bind %zu bytes to NUMA node %d: %s (memory stays unbound)", what,
-                   mem->map_size, numa_node, strerror(errno));
-        return INGOT_OK;
+                   size, numa_node, strerror(errno));
+        return INGOT_ERR_UNSUPPORTED;
     }
-    mem->numa_node = numa_node;
     return INGOT_OK;
+}
+
+static ingot_status_t mem_bind(ingot_mem_t *mem, int numa_node, const char *what)
+{
+    ingot_status_t st = ingot_mem_bind_area(mem->map_base, mem->map_size, numa_node, what);
+    if (st == INGOT_OK) {
+        mem->numa_node = numa_node;
+    }
+    return st == INGOT_ERR_UNSUPPORTED ? INGOT_OK : st;
 }
 
 static void mem_prefault(ingot_mem_t *mem)

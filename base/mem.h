@@ -42,6 +42,12 @@ ingot_status_t ingot_mem_alloc(size_t size, unsigned flags, int numa_node, const
                                ingot_mem_t *mem_p);
 /** Unpin and unmap. Accepts a zeroed ingot_mem_t. */
 void ingot_mem_free(ingot_mem_t *mem);
+/**
+ * Bind [addr, addr + size) (not yet touched) to NUMA node @p numa_node (memory someone else
+ * mapped, e.g. a UCX-allocated window). INGOT_OK; INGOT_ERR_INVALID_PARAM for a node that does
+ * not exist; INGOT_ERR_UNSUPPORTED (warned) when the kernel refused. No-op without a topology.
+ */
+ingot_status_t ingot_mem_bind_area(void *addr, size_t size, int numa_node, const char *what);
 const char *ingot_mem_kind_name(ingot_mem_kind_t kind);
 
 /** malloc/calloc for control structures (fault-injectable as site "malloc"; logs on failure). */

@@ -11,6 +11,8 @@
 #include "runtime/loader_config.h"
 #include "collectives/coll_config.h"
 #include "topology/topo.h"
+#include "runtime/cache/cache_impl.h"
+#include "runtime/transport/transport_impl.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -19,8 +21,8 @@
 
 /* Referenced so a static link keeps each module's table (registered by its constructor). */
 const ingot_config_table_t *const ingot_runtime_config_tables[] = {
-    &ingot_base_config_table, &ingot_topo_config_table, &ingot_coll_config_table,
-    &ingot_loader_config_table};
+    &ingot_base_config_table,   &ingot_topo_config_table,      &ingot_coll_config_table,
+    &ingot_loader_config_table, &ingot_transport_config_table, &ingot_cache_config_table};
 
 
 static void print_doc(FILE *stream, const ingot_config_field_t *f)

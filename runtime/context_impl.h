@@ -35,6 +35,7 @@ struct ingot_ctx {
      * MPI_THREAD_MULTIPLE): ingot_loader_next() advances them too. Trainer thread only. */
     struct ingot_coll *inline_colls[INGOT_CTX_INLINE_COLLS];
     int ninline_colls;
+    struct ingot_transport *transport; /* UCX, created by the first cached loader (collective) */
 };
 
 /**

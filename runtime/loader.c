@@ -8,6 +8,7 @@
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
+#include "runtime/cache/cache.h"
 #include "runtime/source/emulate.h"
 #include "runtime/source/posix.h"
 #include "base/cuda.h"
@@ -334,7 +335,8 @@ static ingot_status_t loader_alloc_readers(ingot_loader_h l)
             rd->reqs[i].reader = rd;
         }
         rd->iov = ingot_calloc(l->iov_cap, sizeof(*rd->iov), "reader iovecs");
-        if (rd->iov == NULL) {
+        rd->extents = ingot_calloc(LOADER_RUN_SAMPLES_MAX, sizeof(*rd->extents), "reader extents");
+        if (rd->iov == NULL || rd->extents == NULL) {
             return INGOT_ERR_NO_MEMORY;
         }
     }
@@ -392,7 +394,14 @@ static ingot_status_t loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *c
     l->rctx = ingot_calloc(l->nreaders, sizeof(*l->rctx), "loader readers");
     l->threads = ingot_calloc(l->nreaders + l->nworkers, sizeof(pthread_t), "loader threads");
     l->gap_scratch = ingot_malloc(l->gap_scratch_size, "loader gap scratch");
-    if (!l->slots || !l->slice_ids || !l->wctx || !l->rctx || !l->threads || !l->gap_scratch) {
+    l->plan_home = ingot_calloc(l->slice, sizeof(*l->plan_home), "loader plan homes");
+    l->plan_woff = ingot_calloc(l->slice, sizeof(*l->plan_woff), "loader plan offsets");
+    l->first_epoch = l->start_step / l->steps_per_epoch;
+    l->nepochs = l->params.epochs > l->first_epoch ? l->params.epochs - l->first_epoch : 0;
+    l->epoch_bytes = ingot_calloc(l->nepochs * LOADER_FROM_COUNT + 1, sizeof(*l->epoch_bytes),
+                                  "loader epoch counters");
+    if (!l->slots || !l->slice_ids || !l->wctx || !l->rctx || !l->threads || !l->gap_scratch ||
+        !l->plan_home || !l->plan_woff || !l->epoch_bytes) {
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint32_t i = 0; i < l->depth; i++) {
@@ -465,6 +474,7 @@ static void loader_free_stages(ingot_loader_h l)
     }
     for (uint32_t r = 0; l->rctx != NULL && r < l->nreaders; r++) {
         free(l->rctx[r].iov);
+        free(l->rctx[r].extents);
     }
     ingot_shard_dict_destroy(l->dict);
     free(l->rctx);
@@ -502,6 +512,7 @@ static void loader_free(ingot_loader_h l)
     ingot_mpmc_cleanup(&l->work_q);
     ingot_mpmc_cleanup(&l->read_q);
     ingot_spsc_cleanup(&l->free_slots);
+    ingot_cache_destroy(l->cache); /* collective: no peer reads this window any more */
     ingot_order_destroy(l->order);
     ingot_node_manifest_close(l->ctx, l->manifest, l->manifest_window);
     free(l->slots);
@@ -510,6 +521,9 @@ static void loader_free(ingot_loader_h l)
     free(l->threads);
     free(l->gap_scratch);
     free(l->skipped_ids);
+    free(l->plan_home);
+    free(l->plan_woff);
+    free(l->epoch_bytes);
     free(l);
 }
 
@@ -534,7 +548,29 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
     if (l->device != INGOT_DEVICE_HOST && (st = ingot_loader_gpu_init(l)) != INGOT_OK) {
         return st;
     }
-    return loader_start(l);
+    if (ingot_cache_enabled() && l->direct_io) {
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "ingot_loader_create: INGOT_CACHE_BYTES with INGOT_DIRECT_IO is not "
+                          "supported (a sample read again from storage needs no alignment "
+                          "slack); set one of them off");
+    }
+    return INGOT_OK;
+}
+
+/* The peer cache (collective; every rank returns the same status). */
+static ingot_status_t loader_cache(ingot_loader_h l)
+{
+    ingot_cache_params_t cp = {.manifest = l->manifest,
+                               .order = l->order,
+                               .fill_epoch = l->start_step / l->steps_per_epoch,
+                               .fill_step = l->start_step % l->steps_per_epoch,
+                               .steps_per_epoch = l->steps_per_epoch,
+                               .slice = l->slice,
+                               .batch_stored = (uint64_t)l->slice * l->stored_max,
+                               .numa = l->numa_node,
+                               .nreqs = l->nreaders * LOADER_REQS_PER_READER,
+                               .timeout_ns = l->timeout_ns};
+    return ingot_cache_create(l->ctx, &cp, &l->cache);
 }
 
 /* The loader object with its parameters checked, holding the caller's front sources. */
@@ -586,6 +622,12 @@ ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_p
     st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
     if (st == INGOT_OK) {
         st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
+    }
+    if (st == INGOT_OK && ingot_cache_enabled()) {
+        st = loader_cache(l); /* collective, agreed */
+    }
+    if (st == INGOT_OK) {
+        st = ingot_mpi_agree(&ctx->comm, loader_start(l), "ingot_loader_create: threads");
     }
     if (st != INGOT_OK) {
         loader_free(l);
@@ -892,6 +934,40 @@ ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_
     stats_collect(l, &all);
     ingot_field_mask_copy(stats_p, &all, stats_p->field_mask, stats_spans,
                           INGOT_ARRAY_SIZE(stats_spans));
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h l, uint64_t epoch,
+                                        ingot_loader_epoch_bytes_t *bytes_p)
+{
+    if (l == NULL || bytes_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_epoch_bytes: NULL %s",
+                          l == NULL ? "loader" : "bytes_p");
+    }
+    if (epoch < l->first_epoch || epoch - l->first_epoch >= l->nepochs) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "ingot_loader_epoch_bytes: epoch %" PRIu64 " is not delivered by this "
+                          "loader (epochs %" PRIu64 " to %" PRIu64 ")",
+                          epoch, l->first_epoch, l->first_epoch + l->nepochs - 1);
+    }
+    const _Atomic uint64_t *c = &l->epoch_bytes[(epoch - l->first_epoch) * LOADER_FROM_COUNT];
+    *bytes_p = (ingot_loader_epoch_bytes_t){.epoch = epoch,
+                                            .bytes_storage = atomic_load(&c[LOADER_FROM_STORAGE]),
+                                            .bytes_peer = atomic_load(&c[LOADER_FROM_PEER]),
+                                            .bytes_local = atomic_load(&c[LOADER_FROM_LOCAL])};
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_cache_paths(ingot_loader_h l, char *buf, size_t len)
+{
+    if (l == NULL || buf == NULL || len == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_cache_paths: NULL argument");
+    }
+    if (l->cache == NULL) {
+        snprintf(buf, len, "no peer cache (INGOT_CACHE_BYTES=0)\n");
+        return INGOT_ERR_NOT_FOUND;
+    }
+    ingot_cache_paths(l->cache, buf, len);
     return INGOT_OK;
 }
 

@@ -28,6 +28,9 @@
 #define LOADER_SOURCES_MAX     8          /* byte sources a run may fall through */
 #define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
 
+/* Where a sample's bytes came from (per-epoch counters). */
+enum { LOADER_FROM_STORAGE, LOADER_FROM_PEER, LOADER_FROM_LOCAL, LOADER_FROM_COUNT };
+
 typedef enum loader_slot_state {
     SLOT_FREE,
     SLOT_FILLING,
@@ -47,6 +50,11 @@ typedef struct loader_run {
     int scatter;             /* read straight into the slot */
     void *staging;           /* staging buffer (not scatter) */
     size_t shift;            /* where offset lies in staging (O_DIRECT alignment) */
+    int cached;              /* samples of one home's cache window: the run's bytes are their
+                                records back to back (offset unused, length their sum) */
+    int home;                /* cached: the home rank */
+    int verified;            /* the reader verified every sample (cached runs) */
+    size_t room;             /* bytes of the staging target (slack = room - length) */
 } loader_run_t;
 
 typedef struct loader_slot {
@@ -88,8 +96,9 @@ typedef struct loader_req {
 
 typedef struct loader_reader_ctx {
     struct ingot_loader *loader;
-    ingot_event_t done; /* a request of this reader completed (late ones included) */
-    struct iovec *iov;  /* iov_cap entries */
+    ingot_event_t done;             /* a request of this reader completed (late ones included) */
+    struct iovec *iov;              /* iov_cap entries */
+    ingot_source_extent_t *extents; /* LOADER_RUN_SAMPLES_MAX entries (cached runs) */
     loader_req_t reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
 } loader_reader_ctx_t;
 
@@ -111,6 +120,9 @@ struct ingot_loader {
     void *manifest_window;       /* MPI_Win of the node-shared copy */
     ingot_order_h order;
     ingot_source_t *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
+    struct ingot_cache *cache;                   /* the peer cache (INGOT_CACHE_BYTES), or NULL */
+    uint64_t first_epoch, nepochs; /* epochs this job delivers (per-epoch byte counters) */
+    _Atomic uint64_t *epoch_bytes; /* [nepochs][LOADER_FROM_COUNT] record bytes by source */
     uint32_t nsources;
     ingot_shard_dict_t *dict; /* zstd dictionary, loaded once */
     uint64_t steps_per_epoch, total_steps, start_step;
@@ -148,6 +160,9 @@ struct ingot_loader {
     /* planner state */
     uint64_t next_plan; /* next step to plan (relative to start_step) */
     uint64_t *slice_ids;
+    int32_t *plan_home;  /* per slice position: cache home, or -1 (epochs after the fill) */
+    uint64_t *plan_woff; /* per slice position: offset in the home's window */
+    const ingot_sample_info_t *plan_info; /* the slot being planned (its comparator's) */
     /* trainer state */
     uint64_t next_step;   /* next step to hand over (relative) */
     uint64_t oldest_held; /* first step handed over and not yet released */

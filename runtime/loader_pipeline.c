@@ -4,6 +4,7 @@
  * the worker finishing a step's last run completes the slot (and starts its H2D copy).
  */
 #include "runtime/loader_impl.h"
+#include "runtime/cache/cache.h"
 #include "runtime/context_impl.h"
 #include "base/log.h"
 #include "base/time.h"
@@ -72,13 +73,16 @@ static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_
     return INGOT_OK;
 }
 
-/* Group the step's samples, sorted by location, into runs of one storage request each. */
-static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
+/* Group the step's samples from sorted position @p from on, sorted by location, into runs of one
+ * storage request each (appended to the slot's runs). */
+static void plan_runs(ingot_loader_h l, loader_slot_t *slot, uint32_t from)
 {
     const uint64_t gap_max = l->coalesce_gap;
     loader_run_t *run = NULL;
-    slot->nruns = 0;
-    for (uint32_t k = 0; k < slot->nsamples; k++) {
+    if (from == 0) {
+        slot->nruns = 0;
+    }
+    for (uint32_t k = from; k < slot->nsamples; k++) {
         const ingot_sample_info_t *s = &slot->info[slot->sorted[k]];
         int scatter = slot->scatter[slot->sorted[k]];
         uint64_t end = s->offset + s->length;
@@ -97,8 +101,81 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot)
                               .length = s->length,
                               .first = k,
                               .count = 1,
-                              .scatter = scatter};
+                              .scatter = scatter,
+                              .home = -1};
     }
+}
+
+/* Epochs after the fill: cached samples first, grouped by home (each rank starting with the
+ * home after its own, so the ranks' requests spread over the owners), in window order; then the
+ * rest by location. */
+static int cmp_cached(const void *a, const void *b, void *arg)
+{
+    const struct ingot_loader *l = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int32_t hx = l->plan_home[x], hy = l->plan_home[y];
+    if ((hx < 0) != (hy < 0)) {
+        return hx < 0 ? 1 : -1;
+    }
+    if (hx < 0) {
+        return cmp_location(a, b, (void *)l->plan_info);
+    }
+    int rx = (hx - l->rank - 1 + l->world) % l->world,
+        ry = (hy - l->rank - 1 + l->world) % l->world;
+    if (rx != ry) {
+        return rx < ry ? -1 : 1;
+    }
+    return (l->plan_woff[x] > l->plan_woff[y]) - (l->plan_woff[x] < l->plan_woff[y]);
+}
+
+/* Runs of cached samples: one home each, up to LOADER_RUN_BYTES of records. */
+static void plan_runs_cached(ingot_loader_h l, loader_slot_t *slot, uint32_t ncached)
+{
+    loader_run_t *run = NULL;
+    for (uint32_t k = 0; k < ncached; k++) {
+        uint32_t pos = slot->sorted[k];
+        const ingot_sample_info_t *s = &slot->info[pos];
+        int scatter = slot->scatter[pos];
+        if (run != NULL && run->home == l->plan_home[pos] && run->scatter == scatter &&
+            run->count < LOADER_RUN_SAMPLES_MAX && run->length + s->length <= LOADER_RUN_BYTES) {
+            run->length += s->length;
+            run->count++;
+            continue;
+        }
+        run = &slot->runs[slot->nruns++];
+        *run = (loader_run_t){.slot = slot,
+                              .shard = s->shard,
+                              .length = s->length,
+                              .first = k,
+                              .count = 1,
+                              .scatter = scatter,
+                              .cached = 1,
+                              .home = l->plan_home[pos]};
+    }
+}
+
+/* Sort the step's samples and group them into runs. */
+static void plan_sort_runs(ingot_loader_h l, loader_slot_t *slot)
+{
+    uint32_t ncached = 0;
+    if (l->cache != NULL && slot->epoch > ingot_cache_fill_epoch(l->cache)) {
+        for (uint32_t i = 0; i < slot->nsamples; i++) {
+            ingot_cache_entry_t e = ingot_cache_entry(l->cache, slot->info[i].index);
+            l->plan_home[i] = e.home;
+            l->plan_woff[i] = e.offset;
+            ncached += (e.home >= 0);
+        }
+    }
+    if (ncached == 0) {
+        qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_location, slot->info);
+        plan_runs(l, slot, 0);
+        return;
+    }
+    l->plan_info = slot->info;
+    qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_cached, l);
+    slot->nruns = 0;
+    plan_runs_cached(l, slot, ncached);
+    plan_runs(l, slot, ncached);
 }
 
 /* Each run carries the manifest's opaque id of its shard (a peer cache names bytes by it);
@@ -147,8 +224,7 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
         return st;
     }
     slot->bytes = cursor;
-    qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_location, slot->info);
-    plan_runs(l, slot);
+    plan_sort_runs(l, slot);
     if ((st = runs_shard_ids(l, slot)) != INGOT_OK) {
         return st;
     }
@@ -266,6 +342,9 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = run_rows(l, slot, pos);
         char *dst = (char *)slot->host.ptr + slot->offsets[pos];
+        if (run->cached) {
+            cursor = rows.sample->offset; /* records back to back: no gap between samples */
+        }
         for (uint32_t f = 0; f < rows.sample->field_count; f++) {
             const ingot_field_info_t *fi = &rows.fields[f];
             uint64_t at = rows.sample->offset + fi->offset;
@@ -306,13 +385,15 @@ static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, load
     rd->iov[0] = (struct iovec){.iov_base = run->staging, .iov_len = (size_t)run->length};
     req->iov = rd->iov;
     req->iovcnt = 1;
-    req->slack = l->staging_bytes - (size_t)run->length;
+    req->slack = run->room - (size_t)run->length;
     return INGOT_OK;
 }
 
-/* Read a run from the first source that has its bytes ("retry elsewhere" falls through). */
-static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
-                                   loader_req_t *lr, int *quarantined_p)
+/* Read a run from the first of @p srcs that has its bytes ("retry elsewhere" falls through).
+ * When every source answered "retry", returns the last one's reason with req.retry set. */
+static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                 loader_req_t *lr, ingot_source_t *const *srcs, uint32_t nsrcs,
+                                 int *quarantined_p)
 {
     ingot_source_req_t *req = &lr->req;
     *req = (ingot_source_req_t){.shard = run->shard,
@@ -320,10 +401,29 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
                                 .offset = run->offset,
                                 .length = run->length,
                                 .deadline_ns = ingot_deadline_after(l->timeout_ns),
+                                .extents = run->cached ? rd->extents : NULL,
+                                .nextents = run->cached ? run->count : 0,
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,
                                 .done_ev = &rd->done};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    for (uint32_t i = 0; i < nsrcs; i++) {
+        if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
+            (st = ingot_source_submit(srcs[i], req)) != INGOT_OK) {
+            return st;
+        }
+        st = ingot_source_wait(srcs[i], req, &rd->done, &l->abort, quarantined_p);
+        if (*quarantined_p || !req->retry) {
+            return st;
+        }
+    }
+    return st;
+}
+
+/* Read a storage run (a shard byte range) from the loader's sources. */
+static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                   loader_req_t *lr, int *quarantined_p)
+{
     if (l->pacing_ns > 0 && atomic_load(&l->ctx->reductions) > 0) {
         /* A gradient reduction is in flight: leave it the memory bandwidth for a moment. */
         struct timespec pause = {(time_t)(l->pacing_ns / 1000000000ull),
@@ -331,21 +431,75 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
         nanosleep(&pause, NULL);
         atomic_fetch_add(&l->paced, 1);
     }
-    for (uint32_t i = 0; i < l->nsources; i++) {
-        if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
-            (st = ingot_source_submit(l->sources[i], req)) != INGOT_OK) {
-            return st;
-        }
-        st = ingot_source_wait(l->sources[i], req, &rd->done, &l->abort, quarantined_p);
-        if (*quarantined_p || !req->retry) {
-            return st;
-        }
+    ingot_status_t st = read_chain(l, rd, run, lr, l->sources, l->nsources, quarantined_p);
+    if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
+        char d[INGOT_SOURCE_DESCRIBE_MAX];
+        ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
+                    run->length, run->offset,
+                    ingot_source_describe(l->sources[l->nsources - 1], run->shard, d, sizeof(d)),
+                    ingot_status_string(st));
     }
-    char d[INGOT_SOURCE_DESCRIBE_MAX];
-    ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
-                run->length, run->offset,
-                ingot_source_describe(l->sources[l->nsources - 1], run->shard, d, sizeof(d)),
-                ingot_status_string(st));
+    return st;
+}
+
+/* Read sample @p k of a cached run from storage, into its place in the run's target (@p at:
+ * where its record starts in the run's bytes). */
+static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                          loader_run_t *run, uint32_t k, uint64_t at,
+                                          loader_req_t *lr, int *quarantined_p)
+{
+    const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
+    ingot_shard_info_t si;
+    ingot_status_t st = ingot_manifest_shard_get(l->manifest, s->shard, &si);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    loader_run_t one = {.slot = run->slot,
+                        .shard = s->shard,
+                        .shard_id = si.hash,
+                        .offset = s->offset,
+                        .length = s->length,
+                        .first = run->first + k,
+                        .count = 1,
+                        .scatter = run->scatter,
+                        .home = -1,
+                        .staging = run->scatter ? NULL : (char *)run->staging + run->shift + at,
+                        .room = (size_t)s->length};
+    return read_sources(l, rd, &one, lr, quarantined_p);
+}
+
+/* A cached run whose home could not serve it: its samples one by one from storage. */
+static ingot_status_t read_cached_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                          loader_run_t *run, loader_req_t *lr, int *quarantined_p)
+{
+    uint64_t at = 0;
+    run->shift = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        ingot_status_t st = read_sample_storage(l, rd, run, k, at, lr, quarantined_p);
+        if (st != INGOT_OK || *quarantined_p) {
+            return st;
+        }
+        at += run->slot->info[run->slot->sorted[run->first + k]].length;
+    }
+    return INGOT_OK;
+}
+
+/* A cached run from its home's window; from storage when the home cannot serve it. Sets
+ * *from_p to where the bytes came from. */
+static ingot_status_t read_cached(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                  loader_req_t *lr, int *quarantined_p, int *from_p)
+{
+    for (uint32_t k = 0; k < run->count; k++) {
+        const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
+        rd->extents[k] = (ingot_source_extent_t){s->offset, s->length, s->index};
+    }
+    ingot_source_t *cache = ingot_cache_source(l->cache);
+    ingot_status_t st = read_chain(l, rd, run, lr, &cache, 1, quarantined_p);
+    *from_p = run->home == l->rank ? LOADER_FROM_LOCAL : LOADER_FROM_PEER;
+    if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
+        *from_p = LOADER_FROM_STORAGE;
+        st = read_cached_storage(l, rd, run, lr, quarantined_p);
+    }
     return st;
 }
 
@@ -378,7 +532,22 @@ static ingot_status_t reader_req(ingot_loader_h l, loader_reader_ctx_t *rd, load
     return INGOT_OK;
 }
 
-static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run)
+/* A request past its deadline keeps its target out of service until the late completion. A
+ * staging buffer goes back to the pool, so the request holds it. A scatter run's target is its
+ * slot: a timed-out step fails the loader for good (nothing is delivered after it), and destroy
+ * ends the sources before the slots. */
+static void req_quarantine(loader_req_t *lr, loader_run_t *run)
+{
+    lr->staging = run->staging; /* the source still writes there: out of service */
+    run->staging = NULL;
+    atomic_store_explicit(&lr->busy, 1, memory_order_release);
+    if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
+        ingot_loader_req_done(&lr->req, 1); /* it completed while being quarantined */
+    }
+}
+
+static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                               int *from_p)
 {
     loader_req_t *lr;
     ingot_status_t st;
@@ -390,20 +559,15 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
         return st; /* aborted: run_done gives the staging buffer back */
     }
     int quarantined = 0;
-    st = read_sources(l, rd, run, lr, &quarantined);
+    run->room = l->staging_bytes;
+    *from_p = LOADER_FROM_STORAGE;
+    st = run->cached ? read_cached(l, rd, run, lr, &quarantined, from_p)
+                     : read_sources(l, rd, run, lr, &quarantined);
     if (quarantined) {
-        /* A staging buffer goes back to the pool, so it is kept out of service until the late
-         * completion. A scatter run's target is its slot: a timed-out step fails the loader for
-         * good (nothing is delivered after it), and destroy ends the sources before the slots. */
-        lr->staging = run->staging; /* the source still writes there: out of service */
-        run->staging = NULL;
-        atomic_store_explicit(&lr->busy, 1, memory_order_release);
-        if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
-            ingot_loader_req_done(&lr->req, 1); /* it completed while being quarantined */
-        }
+        req_quarantine(lr, run);
         return st;
     }
-    run->shift = lr->req.shift;
+    run->shift = run->cached ? 0 : lr->req.shift;
     return st;
 }
 
@@ -427,13 +591,91 @@ void ingot_loader_req_done(ingot_source_req_t *req, int late)
     ingot_event_notify(&rd->done);
 }
 
-static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0)
+static ingot_status_t verify_sample(ingot_loader_h l, const ingot_shard_rows_t *rows,
+                                    const char *stored, int scattered);
+
+/* Verify a cached run's samples where they landed. A sample whose peer bytes fail the hash is
+ * logged with its key and home, counted, and read again from storage (its record bytes are
+ * added to *refetched_p), then verified under the loader's policy. */
+static ingot_status_t cache_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                       uint64_t *refetched_p)
+{
+    loader_slot_t *slot = run->slot;
+    uint64_t at = 0;
+    *refetched_p = 0;
+    for (uint32_t k = 0; k < run->count && l->params.verify != INGOT_VERIFY_OFF; k++) {
+        uint32_t pos = slot->sorted[run->first + k];
+        ingot_shard_rows_t rows = run_rows(l, slot, pos);
+        const char *stored = run->scatter ? (const char *)slot->host.ptr + slot->offsets[pos]
+                                          : (const char *)run->staging + at;
+        ingot_status_t st = ingot_shard_codec_verify(l->manifest, &rows, (const uint8_t *)stored,
+                                                     run->scatter ? INGOT_SHARD_LAYOUT_PACKED
+                                                                  : INGOT_SHARD_LAYOUT_STORED,
+                                                     INGOT_SHARD_VERIFY_QUIET, NULL);
+        if (st == INGOT_ERR_CORRUPT) {
+            ingot_cache_report_corrupt(l->cache, rows.sample, run->home);
+            loader_req_t *lr;
+            int quarantined = 0;
+            if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
+                return st;
+            }
+            st = read_sample_storage(l, rd, run, k, at, lr, &quarantined);
+            if (quarantined) {
+                req_quarantine(lr, run);
+            }
+            *refetched_p += rows.sample->length;
+            if (st == INGOT_OK) {
+                st = verify_sample(l, &rows, stored, run->scatter);
+            }
+            if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
+                slot->skipped[pos] = 1;
+                atomic_fetch_add(&slot->skipped_count, 1);
+                st = INGOT_OK;
+            }
+        }
+        if (st != INGOT_OK) {
+            return st;
+        }
+        at += rows.sample->length;
+    }
+    run->verified = 1;
+    return INGOT_OK;
+}
+
+/* Record bytes of the run's samples (what the per-epoch counters add up). */
+static uint64_t run_record_bytes(const loader_run_t *run)
+{
+    if (run->cached) {
+        return run->length;
+    }
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        n += run->slot->info[run->slot->sorted[run->first + k]].length;
+    }
+    return n;
+}
+
+static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0, int from,
+                         uint64_t refetched)
 {
     uint64_t t1 = ingot_time_ns();
+    uint64_t records = run_record_bytes(run);
     ingot_hist_record(&l->h_read, t1 - t0);
     ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
-    atomic_fetch_add_explicit(&l->bytes_read, run->length, memory_order_relaxed);
-    atomic_fetch_add_explicit(&l->read_requests, 1, memory_order_relaxed);
+    if (from == LOADER_FROM_STORAGE) {
+        atomic_fetch_add_explicit(&l->bytes_read, run->cached ? records : run->length,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->read_requests, run->cached ? run->count : 1,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&l->bytes_read, refetched, memory_order_relaxed);
+    }
+    uint64_t e = run->slot->epoch - l->first_epoch;
+    if (e < l->nepochs) {
+        _Atomic uint64_t *c = &l->epoch_bytes[e * LOADER_FROM_COUNT];
+        atomic_fetch_add_explicit(&c[from], records - refetched, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c[LOADER_FROM_STORAGE], refetched, memory_order_relaxed);
+    }
 }
 
 void *ingot_loader_reader_main(void *arg)
@@ -447,9 +689,13 @@ void *ingot_loader_reader_main(void *arg)
             return NULL;
         }
         loader_run_t *run = item;
-        uint64_t t0 = ingot_time_ns();
-        ingot_status_t st = read_run(l, rd, run);
-        read_account(l, run, t0);
+        uint64_t t0 = ingot_time_ns(), refetched = 0;
+        int from = LOADER_FROM_STORAGE;
+        ingot_status_t st = read_run(l, rd, run, &from);
+        if (st == INGOT_OK && from != LOADER_FROM_STORAGE) {
+            st = cache_verify_run(l, rd, run, &refetched);
+        }
+        read_account(l, run, t0, from, refetched);
         if (st == INGOT_OK && run->scatter) {
             /* Bytes already in place: verify them now, while they are still in this core's
              * cache, and finish the run here (a worker would read them back from memory). */
@@ -520,17 +766,14 @@ static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
 }
 
 static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run,
-                                     uint32_t pos)
+                                     uint32_t pos, const char *stored)
 {
     loader_slot_t *slot = run->slot;
     ingot_shard_rows_t rows = run_rows(l, slot, pos);
     const ingot_sample_info_t *s = rows.sample;
     char *dst = (char *)slot->host.ptr + slot->offsets[pos];
-    const char *stored = run->scatter
-                             ? dst
-                             : (const char *)run->staging + run->shift + (s->offset - run->offset);
     uint64_t t0 = ingot_time_ns();
-    ingot_status_t st = verify_sample(l, &rows, stored, run->scatter);
+    ingot_status_t st = run->verified ? INGOT_OK : verify_sample(l, &rows, stored, run->scatter);
     uint64_t t1 = ingot_time_ns();
     ingot_hist_record(&l->h_verify, t1 - t0);
     if (st != INGOT_OK || run->scatter) {
@@ -554,15 +797,31 @@ static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w, l
 static ingot_status_t process_run(ingot_loader_h l, loader_worker_ctx_t *w, loader_run_t *run)
 {
     loader_slot_t *slot = run->slot;
-    uint64_t t0 = ingot_time_ns();
+    uint64_t t0 = ingot_time_ns(), at = 0;
+    int fill = (l->cache != NULL && slot->epoch == ingot_cache_fill_epoch(l->cache));
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
-        ingot_status_t st = process_sample(l, w, run, pos);
+        ingot_shard_rows_t rows = run_rows(l, slot, pos);
+        /* where its stored bytes are: the slot (scatter), else its place in the staging buffer
+         * (cached runs: records back to back) */
+        const char *stored = run->scatter
+                                 ? (const char *)slot->host.ptr + slot->offsets[pos]
+                                 : (const char *)run->staging + run->shift +
+                                       (run->cached ? at : rows.sample->offset - run->offset);
+        at += rows.sample->length;
+        if (slot->skipped[pos]) {
+            continue; /* corrupt at its home and in storage (VERIFY=skip) */
+        }
+        ingot_status_t st = process_sample(l, w, run, pos, stored);
         if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
             slot->skipped[pos] = 1;
             atomic_fetch_add(&slot->skipped_count, 1);
+            stored = NULL;
         } else if (st != INGOT_OK) {
             return st;
+        }
+        if (fill) {
+            ingot_cache_fill(l->cache, &rows, stored, run->scatter);
         }
     }
     ingot_trace_event(l->trace, INGOT_TRACE_VERIFY, t0, ingot_time_ns(), run->count);

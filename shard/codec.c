@@ -99,6 +99,9 @@ static ingot_status_t codec_mismatch(ingot_manifest_h m, const ingot_shard_rows_
 {
     const ingot_sample_info_t *s = rows->sample;
     int skip = (mode == INGOT_SHARD_VERIFY_SKIP);
+    if (mode == INGOT_SHARD_VERIFY_QUIET) {
+        return INGOT_ERR_CORRUPT;
+    }
     const char *fmt = "sample '%s' (index %" PRIu64 ") field '%s' in shard '%s' at offset %" PRIu64
                       ": content hash differs from the manifest (corrupt)%s";
     if (skip) {

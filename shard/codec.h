@@ -64,7 +64,8 @@ void ingot_shard_codec_release(ingot_shard_codec_t *c);
 /** What a hash mismatch means to the caller: an error, or a warning (the sample is skipped). */
 typedef enum ingot_shard_verify_mode {
     INGOT_SHARD_VERIFY_FAIL,
-    INGOT_SHARD_VERIFY_SKIP
+    INGOT_SHARD_VERIFY_SKIP,
+    INGOT_SHARD_VERIFY_QUIET /**< no message: the caller says what it does (bytes from a peer) */
 } ingot_shard_verify_mode_t;
 
 /**

@@ -25,11 +25,22 @@ typedef struct bench_args {
     int spin, gpu, zstd, compressible, depth, readers, workers, device, progress;
 } bench_args_t;
 
+/* Per epoch, per rank: what the epochs table and JSON show (doubles, gathered as is). */
+enum { E_EPOCH, E_STEPS, E_WALL, E_COMPUTE, E_STALL, E_STORAGE, E_PEER, E_LOCAL, E_COUNT };
+
+/** Most epochs the per-epoch table reports. */
+#define BENCH_EPOCHS_MAX 64
+/** Room for the cache's path report. */
+#define BENCH_PATHS_MAX 4096
+
 typedef struct bench_result {
     double wall_s, compute_s, stall_s, au;
     uint64_t steps, samples, bytes;
     uint64_t samples0, bytes0; /* of the first step, left out of the rates */
     ingot_loader_stats_t st;
+    uint64_t nepochs;                         /* epochs delivered (up to BENCH_EPOCHS_MAX) */
+    double epochs[BENCH_EPOCHS_MAX][E_COUNT]; /* the first step of the run left out */
+    char paths[BENCH_PATHS_MAX];              /* the peer cache's data paths, or "" */
 } bench_result_t;
 
 /** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */

@@ -14,8 +14,10 @@
 #define OUT_ARRAY_SIZE(_a) (sizeof(_a) / sizeof((_a)[0]))
 
 /* The loader's INGOT_* variables that change what a run measures. */
-static const char *const out_vars[] = {"INGOT_STORAGE_EMULATE", "INGOT_VERIFY", "INGOT_DIRECT_IO",
-                                       "INGOT_COALESCE_GAP", "INGOT_BIND"};
+static const char *const out_vars[] = {
+    "INGOT_STORAGE_EMULATE", "INGOT_VERIFY",      "INGOT_DIRECT_IO",
+    "INGOT_COALESCE_GAP",    "INGOT_BIND",        "INGOT_CACHE_BYTES",
+    "INGOT_PEER_PROTOCOL",   "INGOT_PEER_FAILURE"};
 static const char *const out_env_prefixes[] = {"INGOT_", "UCX_"};
 
 static const ingot_report_column_t out_columns[] = {
@@ -23,6 +25,8 @@ static const ingot_report_column_t out_columns[] = {
     {"AU", "", 6, 3},         {"stall", "p50 ms", 8, 2}, {"stall", "p99 ms", 8, 2},
     {"read", "p50 ms", 8, 2}, {"read", "p99 ms", 8, 2},  {"1st step", "ms", 9, 1},
     {"steps", "", 7, 0}};
+
+static void print_epochs(const bench_output_t *o);
 
 static void out_row(const char *who, const double *m)
 {
@@ -58,6 +62,108 @@ void ingot_bench_print(const bench_output_t *o)
     out_row("all", o->agg);
     printf("# AU min over ranks %.4f; rates summed, times and AU averaged over ranks\n",
            ingot_bench_au_min(o->all, o->world));
+    print_epochs(o);
+}
+
+static const ingot_report_column_t epoch_columns[] = {
+    {"steps", "", 7, 0},       {"AU", "", 7, 4},       {"stall", "%", 7, 2},
+    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1}};
+
+/* Epoch @p e of rank @p r. */
+static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
+{
+    return o->epochs + ((size_t)r * BENCH_EPOCHS_MAX + e) * E_COUNT;
+}
+
+/* Epoch @p e over all ranks: counts summed, times averaged. */
+static void epoch_sum(const bench_output_t *o, uint64_t e, double *sum)
+{
+    memset(sum, 0, sizeof(double) * E_COUNT);
+    for (int r = 0; r < o->world; r++) {
+        const double *x = epoch_of(o, r, e);
+        for (int k = 0; k < E_COUNT; k++) {
+            sum[k] += x[k];
+        }
+    }
+    sum[E_EPOCH] = epoch_of(o, 0, e)[E_EPOCH];
+    sum[E_STEPS] /= o->world;
+    sum[E_WALL] /= o->world;
+    sum[E_COMPUTE] /= o->world;
+    sum[E_STALL] /= o->world;
+}
+
+static double epoch_au(const double *x)
+{
+    return x[E_WALL] > 0 ? x[E_COMPUTE] / x[E_WALL] : 0;
+}
+
+/* Where each epoch's bytes came from (all ranks) and its AU. */
+static void print_epochs(const bench_output_t *o)
+{
+    const double mib = 1024.0 * 1024.0;
+    printf("# per epoch: record bytes by source over all ranks (storage, peers' cache windows, "
+           "own window), AU and stall averaged over ranks (first step of the run left out)\n");
+    ingot_report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns,
+                            OUT_ARRAY_SIZE(epoch_columns));
+    for (uint64_t e = 0; e < o->nepochs; e++) {
+        double x[E_COUNT];
+        epoch_sum(o, e, x);
+        const double v[OUT_ARRAY_SIZE(epoch_columns)] = {
+            x[E_STEPS],
+            epoch_au(x),
+            x[E_WALL] > 0 ? OUT_PERCENT * x[E_STALL] / x[E_WALL] : 0,
+            x[E_STORAGE] / mib,
+            x[E_PEER] / mib,
+            x[E_LOCAL] / mib};
+        char who[OUT_WHO_MAX];
+        snprintf(who, sizeof(who), "%.0f", x[E_EPOCH]);
+        ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns,
+                               OUT_ARRAY_SIZE(epoch_columns), v);
+    }
+    if (o->paths != NULL && o->paths[0] != '\0') {
+        printf("# peer cache paths seen from rank 0:\n");
+        const char *p = o->paths;
+        while (*p != '\0') {
+            const char *nl = strchr(p, '\n');
+            int n = nl ? (int)(nl - p) : (int)strlen(p);
+            printf("#   %.*s\n", n, p);
+            p += n + (nl != NULL);
+        }
+    }
+}
+
+static void json_epoch_fields(ingot_report_json_t *j, const double *x)
+{
+    ingot_report_json_u64(j, "bytes_storage", (uint64_t)x[E_STORAGE]);
+    ingot_report_json_u64(j, "bytes_peer", (uint64_t)x[E_PEER]);
+    ingot_report_json_u64(j, "bytes_local", (uint64_t)x[E_LOCAL]);
+    ingot_report_json_num(j, "au", epoch_au(x));
+    ingot_report_json_num(j, "wall_s", x[E_WALL]);
+    ingot_report_json_num(j, "stall_s", x[E_STALL]);
+}
+
+static void json_epochs(ingot_report_json_t *j, const bench_output_t *o)
+{
+    ingot_report_json_array(j, "epochs");
+    for (uint64_t e = 0; e < o->nepochs; e++) {
+        double x[E_COUNT];
+        epoch_sum(o, e, x);
+        ingot_report_json_object(j, NULL);
+        ingot_report_json_u64(j, "epoch", (uint64_t)x[E_EPOCH]);
+        ingot_report_json_u64(j, "steps", (uint64_t)x[E_STEPS]);
+        json_epoch_fields(j, x);
+        ingot_report_json_array(j, "per_rank");
+        for (int r = 0; r < o->world; r++) {
+            ingot_report_json_object(j, NULL);
+            ingot_report_json_int(j, "rank", r);
+            json_epoch_fields(j, epoch_of(o, r, e));
+            ingot_report_json_close_object(j);
+        }
+        ingot_report_json_close_array(j);
+        ingot_report_json_close_object(j);
+    }
+    ingot_report_json_close_array(j);
+    ingot_report_json_str(j, "cache_paths_rank0", o->paths != NULL ? o->paths : "");
 }
 
 static void json_args(ingot_report_json_t *j, const bench_output_t *o)
@@ -116,6 +222,7 @@ int ingot_bench_write_json(const bench_output_t *o)
     json_args(&j, o);
     ingot_report_json_env(&j, out_env_prefixes, OUT_ARRAY_SIZE(out_env_prefixes));
     json_ranks(&j, o);
+    json_epochs(&j, o);
     ingot_report_json_object(&j, "aggregate");
     json_metrics(&j, o->agg);
     ingot_report_json_num(&j, "au_min", ingot_bench_au_min(o->all, o->world));

@@ -13,6 +13,9 @@ typedef struct bench_output {
     const ingot_report_rank_t *ranks;  /* world entries */
     const double *all;                 /* world x M_COUNT */
     const double *agg;                 /* M_COUNT */
+    uint64_t nepochs;                  /* rows of each rank's epochs */
+    const double *epochs;              /* world x BENCH_EPOCHS_MAX x E_COUNT */
+    const char *paths;                 /* rank 0's cache paths, or "" */
 } bench_output_t;
 
 /** Header block and table on stdout. */

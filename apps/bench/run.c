@@ -49,15 +49,36 @@ static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
     return ingot_placement_get(ctx, &pl) == INGOT_OK ? pl.cuda_device : -1;
 }
 
-/* Every step until the end of data or --steps; @p r gets the totals. */
+/* The epochs table's row of @p b's epoch (started at @p t when it is new); NULL past the last. */
+static double *run_epoch(bench_result_t *r, const ingot_batch_t *b, double t, double *t_epoch_p)
+{
+    if (r->nepochs == 0 || r->epochs[r->nepochs - 1][E_EPOCH] != (double)b->epoch) {
+        if (r->nepochs == BENCH_EPOCHS_MAX) {
+            return NULL;
+        }
+        r->epochs[r->nepochs][E_EPOCH] = (double)b->epoch;
+        r->nepochs++;
+        *t_epoch_p = t;
+    }
+    return r->epochs[r->nepochs - 1];
+}
+
+/* Every step until the end of data or --steps; @p r gets the totals and the epochs. */
 static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar, bench_result_t *r,
                                 double *t_first_p)
 {
-    double t_start = ingot_report_now();
+    double t_start = ingot_report_now(), t_epoch = t_start, t_prev = t_start;
     ingot_batch_t b;
     ingot_status_t st = INGOT_OK;
     while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
+        double t_got = ingot_report_now();
         double c = ingot_bench_compute(a, &b);
+        double *e = run_epoch(r, &b, t_prev, &t_epoch);
+        if (e != NULL && r->steps > 0) { /* the pipeline's fill stays out, as in the totals */
+            e[E_STEPS] += 1;
+            e[E_COMPUTE] += c;
+            e[E_STALL] += t_got - t_prev;
+        }
         r->compute_s += (r->steps > 0) ? c : 0;
         r->samples += b.count;
         r->bytes += b.bytes;
@@ -70,12 +91,31 @@ static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar
             r->samples0 = b.count;
             r->bytes0 = b.bytes;
         }
+        t_prev = ingot_report_now();
+        if (e != NULL && r->steps > 0) {
+            e[E_WALL] = t_prev - (r->nepochs == 1 ? *t_first_p : t_epoch);
+        }
         if (++r->steps % RUN_PROGRESS_EVERY == 0 && bar) {
-            ingot_report_progress(stderr, r->steps, a->steps, "steps",
-                                  ingot_report_now() - t_start);
+            ingot_report_progress(stderr, r->steps, a->steps, "steps", t_prev - t_start);
         }
     }
     return st;
+}
+
+/* Where each epoch's bytes came from, and the cache's paths. */
+static void run_sources(ingot_loader_h l, bench_result_t *r)
+{
+    for (uint64_t i = 0; i < r->nepochs; i++) {
+        ingot_loader_epoch_bytes_t eb;
+        if (ingot_loader_epoch_bytes(l, (uint64_t)r->epochs[i][E_EPOCH], &eb) == INGOT_OK) {
+            r->epochs[i][E_STORAGE] = (double)eb.bytes_storage;
+            r->epochs[i][E_PEER] = (double)eb.bytes_peer;
+            r->epochs[i][E_LOCAL] = (double)eb.bytes_local;
+        }
+    }
+    if (ingot_loader_cache_paths(l, r->paths, sizeof(r->paths)) != INGOT_OK) {
+        r->paths[0] = '\0';
+    }
 }
 
 ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
@@ -102,6 +142,7 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY;
     ingot_loader_stats(l, &r->st);
+    run_sources(l, r);
     ingot_loader_destroy(l);
     if (st != INGOT_OK && st != INGOT_END_OF_DATA) {
         return st;

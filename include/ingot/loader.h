@@ -239,6 +239,32 @@ INGOT_API ingot_status_t ingot_loader_save(ingot_loader_h loader, ingot_cursor_t
  */
 INGOT_API ingot_status_t ingot_loader_stats(ingot_loader_h loader, ingot_loader_stats_t *stats_p);
 
+/** Where one epoch's sample bytes came from, on this rank (record bytes: from a sample's first
+ *  field to the end of its last, as the manifest lays it out; gaps read between samples count
+ *  in ingot_loader_stats_t::bytes_read only). */
+typedef struct ingot_loader_epoch_bytes {
+    uint64_t epoch;         /**< The epoch. */
+    uint64_t bytes_storage; /**< Read from storage. */
+    uint64_t bytes_peer;    /**< Read from another rank's cache window (INGOT_CACHE_BYTES). */
+    uint64_t bytes_local;   /**< Copied from this rank's own cache window. */
+} ingot_loader_epoch_bytes_t;
+
+/**
+ * @brief Where epoch @p epoch's bytes came from so far (counted when read, which runs ahead of
+ *        delivery by the prefetch depth).
+ * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE for an epoch this loader does not deliver.
+ */
+INGOT_API ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h loader, uint64_t epoch,
+                                                  ingot_loader_epoch_bytes_t *bytes_p);
+
+/**
+ * @brief The peer cache's data paths: where fetched bytes land, then one line per rank, e.g.
+ *        "rank 1 (same node, host a): posix/memory get, err mode none" or "rank 2 (host b):
+ *        tcp/eth0 am-rndv, err mode peer". Creates the endpoints it reports on.
+ * @return INGOT_OK; INGOT_ERR_NOT_FOUND when the loader has no cache (INGOT_CACHE_BYTES=0).
+ */
+INGOT_API ingot_status_t ingot_loader_cache_paths(ingot_loader_h loader, char *buf, size_t len);
+
 /**
  * @brief Stop the pipeline and free the loader (collective). Batches still held become invalid
  *        (their memory is freed): release them first; destroying with batches held is allowed,

@@ -45,6 +45,16 @@ typedef struct ingot_source ingot_source_t;
 typedef struct ingot_source_req ingot_source_req_t;
 
 /**
+ * One sample of a request that names its samples (the peer cache's requests): its record in
+ * the shard (offset, length) and its global index. Such a request's bytes are the records back
+ * to back, in extent order (no gaps); storage sources do not take them.
+ */
+typedef struct ingot_source_extent {
+    uint64_t offset, length;
+    uint64_t index;
+} ingot_source_extent_t;
+
+/**
  * Completion callback: called once per request, by the thread that completes it (inside submit,
  * progress, or a thread of the source), after the request's status and state are set. @p late
  * is 1 when the request had been quarantined: its owner got INGOT_ERR_TIMED_OUT long ago and now
@@ -60,13 +70,15 @@ struct ingot_source_req {
     uint64_t length;   /**< bytes of the range (== sum of iov lengths) */
     struct iovec *iov; /**< destination; consumed (advanced) by the read */
     int iovcnt;
-    const ingot_source_mem_t *mem; /**< memory kind per iovec; NULL: all host */
-    size_t slack;                  /**< room in iov[0] past length (one iovec only): the
+    const ingot_source_mem_t *mem;        /**< memory kind per iovec; NULL: all host */
+    size_t slack;                         /**< room in iov[0] past length (one iovec only): the
                                                 source may read an enclosing aligned window and
                                                 report where offset landed in @ref shift */
-    uint64_t deadline_ns;          /**< absolute CLOCK_MONOTONIC deadline */
-    ingot_source_cb_t cb;          /**< may be NULL */
-    void *arg;                     /**< the owner's */
+    uint64_t deadline_ns;                 /**< absolute CLOCK_MONOTONIC deadline */
+    const ingot_source_extent_t *extents; /**< the samples, or NULL (a shard byte range) */
+    uint32_t nextents;
+    ingot_source_cb_t cb; /**< may be NULL */
+    void *arg;            /**< the owner's */
     /* out */
     ingot_status_t status; /**< INGOT_OK, or what failed */
     int retry;             /**< 1: "retry elsewhere", status says why */

@@ -12,6 +12,7 @@
  */
 #include "unit/test.h"
 #include "loader_data.h"
+#include "mpi/checks.h"
 #include "base/fault.h"
 #include <ingot/ingot.h>
 #include <ingot/loader.h>
@@ -25,18 +26,6 @@
 static int rank, world;
 static char manifest[1024];
 
-static void dataset(const char *dir, ingot_ctx_h ctx)
-{
-    snprintf(manifest, sizeof(manifest), "%s/data/manifest.ingot", dir);
-    if (rank == 0 && access(manifest, F_OK) != 0) {
-        char data[1024];
-        snprintf(data, sizeof(data), "%s/data", dir);
-        CHECK(data_pack(data, N_SAMPLES, 64 << 10, 0) == 0);
-    }
-    (void)ctx;
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
 static ingot_loader_params_t params(uint64_t epochs)
 {
     return (ingot_loader_params_t){
@@ -46,47 +35,6 @@ static ingot_loader_params_t params(uint64_t epochs)
         .global_batch = GLOBAL_BATCH,
         .seed = SEED,
         .epochs = epochs};
-}
-
-/* Check every sample of @p b where its data lives (device batches are copied back first). */
-static void check_batch(const ingot_batch_t *b)
-{
-    void *copy;
-    const uint8_t *data = data_host_bytes(b, &copy);
-    for (uint32_t i = 0; i < b->count; i++) {
-        const uint8_t *bytes = data + b->offsets[i];
-        if (data_check(b->indices[i], bytes, b->lengths[i], b->labels[i]) != 0) {
-            fprintf(stderr, "rank %d step %llu: sample %llu (%s) has wrong bytes or label\n", rank,
-                    (unsigned long long)b->step, (unsigned long long)b->indices[i], b->keys[i]);
-            exit(1);
-        }
-    }
-    free(copy);
-}
-
-/* Gather every rank's delivered ids at rank 0 and check each of [0, n) appears exactly once. */
-static void check_exactly_once(const uint64_t *ids, int count, uint64_t n)
-{
-    int *counts = calloc((size_t)world, sizeof(int)), *displs = calloc((size_t)world, sizeof(int));
-    MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    int total = 0;
-    for (int r = 0; rank == 0 && r < world; r++) {
-        displs[r] = total;
-        total += counts[r];
-    }
-    uint64_t *all = calloc(total ? (size_t)total : 1, sizeof(uint64_t));
-    MPI_Gatherv(ids, count, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        CHECK((uint64_t)total == n);
-        uint8_t *seen = calloc(n, 1);
-        for (int i = 0; i < total; i++) {
-            CHECK(all[i] < n && seen[all[i]]++ == 0);
-        }
-        free(seen);
-    }
-    free(all);
-    free(counts);
-    free(displs);
 }
 
 /* The device a default loader of @p ctx delivers to on this node (detected at run time). */
@@ -104,14 +52,7 @@ static void run_exactly_once(ingot_ctx_h ctx)
     ingot_loader_h l;
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     /* The plan the shard module computes, independently of the loader. */
-    ingot_order_params_t op = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                                             INGOT_ORDER_PARAM_FIELD_BATCH |
-                                             INGOT_ORDER_PARAM_FIELD_SEED,
-                               .sample_count = N_SAMPLES,
-                               .global_batch = GLOBAL_BATCH,
-                               .seed = SEED};
-    ingot_order_h order;
-    CHECK_OK(ingot_order_create(&op, &order));
+    ingot_order_h order = check_mpi_order(N_SAMPLES, GLOBAL_BATCH, SEED);
     uint64_t steps = ingot_order_steps(order), slice = GLOBAL_BATCH / (uint64_t)world;
     uint64_t *ids = calloc(steps * slice, sizeof(uint64_t)), plan[GLOBAL_BATCH];
     for (uint64_t epoch = 0; epoch < 2; epoch++) {
@@ -120,7 +61,7 @@ static void run_exactly_once(ingot_ctx_h ctx)
             CHECK_OK(ingot_loader_next(l, &b));
             CHECK(b.epoch == epoch && b.epoch_step == s && b.count == slice);
             CHECK(b.device == device && (b.ready_event == NULL) == (device == INGOT_DEVICE_HOST));
-            check_batch(&b);
+            check_mpi_batch(&b);
             CHECK_OK(ingot_order_slice(order, epoch, s, (uint32_t)rank, (uint32_t)world, plan,
                                        GLOBAL_BATCH));
             for (uint64_t i = 0; i < slice; i++) {
@@ -129,7 +70,7 @@ static void run_exactly_once(ingot_ctx_h ctx)
             }
             CHECK_OK(ingot_loader_release(l, &b));
         }
-        check_exactly_once(ids, (int)(steps * slice), N_SAMPLES);
+        check_mpi_exactly_once(ids, (int)(steps * slice), N_SAMPLES);
     }
     ingot_batch_t b;
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_END_OF_DATA);
@@ -161,7 +102,7 @@ static void run_resume_a(ingot_ctx_h ctx, const char *dir)
     for (int s = 0; s < RESUME_STEPS; s++) {
         ingot_batch_t b;
         CHECK_OK(ingot_loader_next(l, &b));
-        check_batch(&b);
+        check_mpi_batch(&b);
         for (uint32_t i = 0; i < b.count; i++) {
             ids[n++] = b.indices[i];
         }
@@ -204,7 +145,7 @@ static void run_resume_b(ingot_ctx_h ctx, const char *dir)
     ingot_status_t st;
     while ((st = ingot_loader_next(l, &b)) == INGOT_OK) {
         CHECK(b.epoch_step >= RESUME_STEPS);
-        check_batch(&b);
+        check_mpi_batch(&b);
         for (uint32_t i = 0; i < b.count; i++) {
             ids[n++] = b.indices[i];
         }
@@ -249,12 +190,12 @@ static void run_two_loaders(ingot_ctx_h ctx)
         CHECK((sa == INGOT_OK || sa == INGOT_END_OF_DATA) &&
               (sb == INGOT_OK || sb == INGOT_END_OF_DATA));
         if (sa == INGOT_OK) {
-            check_batch(&ba);
+            check_mpi_batch(&ba);
             na += ba.count;
             CHECK_OK(ingot_loader_release(a, &ba));
         }
         if (sb == INGOT_OK) {
-            check_batch(&bb);
+            check_mpi_batch(&bb);
             nb += bb.count;
             CHECK_OK(ingot_loader_release(b, &bb));
         }
@@ -305,7 +246,7 @@ int main(int argc, char **argv)
     ingot_ctx_h ctx;
     CHECK_OK(ingot_init(NULL, &ctx));
     const char *mode = argv[1], *dir = argv[2];
-    dataset(dir, ctx);
+    check_mpi_dataset(dir, N_SAMPLES, 64 << 10, 0, manifest, sizeof(manifest));
     if (strcmp(mode, "exactly-once") == 0) {
         run_exactly_once(ctx);
     } else if (strcmp(mode, "resume-a") == 0) {

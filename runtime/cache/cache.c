@@ -1,0 +1,310 @@
+/*
+ * The peer cache: budget checks, placement, the window and its fill (see cache.h).
+ */
+#include "runtime/cache/cache_impl.h"
+#include "runtime/context_impl.h"
+#include "base/errors.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F(_field) offsetof(ingot_cache_config_t, _field)
+
+static const char *const peer_failures[] = {[INGOT_PEER_FAILURE_ABORT] = "abort",
+                                            [INGOT_PEER_FAILURE_STORAGE] = "storage",
+                                            [INGOT_PEER_FAILURE_STORAGE + 1] = NULL};
+
+static const ingot_config_field_t cache_fields[] = {
+    {"CACHE_BYTES", "0",
+     "Peer cache budget of the whole job (every rank computes every sample's home from it): "
+     "each rank registers a window of CACHE_BYTES / ranks, so a node holds CACHE_BYTES * "
+     "(its ranks / all ranks). After the first epoch, cached samples come from their home's "
+     "window (shared memory, RDMA or tcp) instead of storage. 0: no cache.",
+     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, F(cache_bytes), 0, INT64_MAX, NULL, NULL},
+    {"PEER_FAILURE", "abort",
+     "What a read from a peer that misses INGOT_PEER_TIMEOUT does: 'abort' fails the batch with "
+     "an error naming the rank (the job ends), 'storage' reads that peer's samples from storage "
+     "from then on (a peer alive but late: stopped, overloaded).",
+     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(peer_failure), 0, 0, peer_failures, NULL},
+};
+
+_Static_assert(sizeof(ingot_peer_failure_t) == sizeof(int), "enum variables are stored as int");
+
+INGOT_CONFIG_MODULE(ingot_cache, "cache", INGOT_CONFIG_ORDER_RUNTIME + 2, cache_fields,
+                    ingot_cache_config_t, NULL)
+
+int ingot_cache_enabled(void)
+{
+    const ingot_cache_config_t *cfg;
+    return ingot_cache_config(&cfg) == INGOT_OK && cfg->cache_bytes > 0;
+}
+
+uint64_t ingot_cache_fill_epoch(const ingot_cache_t *c)
+{
+    return c->params.fill_epoch;
+}
+
+/* ---------------------------------------------------------------- budget */
+
+/* MemAvailable of this machine in bytes, or 0 when unknown. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    uint64_t kb = 0;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return kb * 1024;
+}
+
+static ingot_status_t cache_budget(ingot_cache_t *c, uint64_t budget)
+{
+    const ingot_node_info_t *node = &c->ctx->topo->node;
+    c->window_bytes = budget / (uint64_t)c->world;
+    if (c->window_bytes < c->params.batch_stored) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "INGOT_CACHE_BYTES=%" PRIu64 " gives each of the %d ranks a window of "
+                          "%" PRIu64 " bytes, smaller than one batch of this loader in flight "
+                          "(%" PRIu64 " bytes); raise it to at least %" PRIu64,
+                          budget, c->world, c->window_bytes, c->params.batch_stored,
+                          c->params.batch_stored * (uint64_t)c->world);
+    }
+    uint64_t node_bytes = c->window_bytes * (uint64_t)node->local_size;
+    uint64_t avail = mem_available();
+    if (avail > 0 && node_bytes > avail) {
+        return ingot_fail(INGOT_ERR_NO_MEMORY,
+                          "INGOT_CACHE_BYTES=%" PRIu64 ": the %d ranks on host %s would hold "
+                          "%" PRIu64 " bytes of cache windows, more than its MemAvailable "
+                          "(%" PRIu64 " bytes)",
+                          budget, node->local_size, node->hostname, node_bytes, avail);
+    }
+    return INGOT_OK;
+}
+
+/* ---------------------------------------------------------------- placement */
+
+static int cmp_info(const void *a, const void *b)
+{
+    const ingot_sample_info_t *x = a, *y = b;
+    if (x->shard != y->shard) {
+        return x->shard < y->shard ? -1 : 1;
+    }
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Every sample's home: the rank reading it in the fill epoch, while its window has room. */
+static ingot_status_t cache_place(ingot_cache_t *c)
+{
+    const ingot_cache_params_t *p = &c->params;
+    ingot_manifest_info_t mi;
+    ingot_status_t st = ingot_manifest_query(p->manifest, &mi);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    ingot_cache_entry_t *entries = ingot_calloc(mi.sample_count, sizeof(*entries), "cache table");
+    uint64_t *ids = ingot_calloc(p->slice, sizeof(*ids), "cache slice");
+    ingot_sample_info_t *info = ingot_calloc(p->slice, sizeof(*info), "cache slice rows");
+    if (entries == NULL || ids == NULL || info == NULL) {
+        free(entries);
+        free(ids);
+        free(info);
+        return INGOT_ERR_NO_MEMORY;
+    }
+    for (uint64_t i = 0; i < mi.sample_count; i++) {
+        entries[i].home = -1;
+    }
+    for (int r = 0; r < c->world && st == INGOT_OK; r++) {
+        uint64_t used = 0;
+        int full = 0;
+        for (uint64_t s = p->fill_step; s < p->steps_per_epoch && !full && st == INGOT_OK; s++) {
+            st = ingot_order_slice(p->order, p->fill_epoch, s, (uint32_t)r, (uint32_t)c->world, ids,
+                                   p->slice);
+            for (uint32_t k = 0; k < p->slice && st == INGOT_OK; k++) {
+                st = ingot_manifest_sample_get(p->manifest, ids[k], &info[k]);
+            }
+            if (st != INGOT_OK) {
+                break;
+            }
+            qsort(info, p->slice, sizeof(*info), cmp_info); /* the order it reads them in */
+            for (uint32_t k = 0; k < p->slice; k++) {
+                if (used + info[k].length > c->window_bytes) {
+                    full = 1; /* a prefix: what is read first is kept */
+                    break;
+                }
+                entries[info[k].index] = (ingot_cache_entry_t){
+                    .home = r, .length = (uint32_t)info[k].length, .offset = used};
+                used += info[k].length;
+                c->cached_samples++;
+                c->cached_bytes += info[k].length;
+                if (r == c->rank) {
+                    c->fill_expected++;
+                }
+            }
+        }
+    }
+    free(ids);
+    free(info);
+    if (st != INGOT_OK) {
+        free(entries);
+        return st;
+    }
+    c->table.entries = entries;
+    c->table.count = mi.sample_count;
+    return INGOT_OK;
+}
+
+/* ---------------------------------------------------------------- create / destroy */
+
+static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *cfg)
+{
+    ingot_status_t st = cache_budget(c, cfg->cache_bytes);
+    if (st == INGOT_OK) {
+        st = cache_place(c);
+    }
+    if (st == INGOT_OK) {
+        st = ingot_cache_source_init(c);
+    }
+    return st;
+}
+
+ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
+                                  ingot_cache_t **cache_p)
+{
+    const ingot_cache_config_t *cfg;
+    ingot_cache_t *c = ingot_calloc(1, sizeof(*c), "cache");
+    if (c == NULL) {
+        return ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY, "cache: budget and placement");
+    }
+    ingot_status_t st = ingot_cache_config(&cfg);
+    if (st == INGOT_OK) {
+        c->ctx = ctx;
+        c->rank = ctx->rank;
+        c->world = ctx->size;
+        c->params = *params;
+        c->policy = cfg->peer_failure;
+        st = cache_local(c, cfg);
+    }
+    st = ingot_mpi_agree(&ctx->comm, st, "cache: budget and placement");
+    if (st == INGOT_OK && ctx->transport == NULL) {
+        st = ingot_transport_create(ctx, &ctx->transport); /* collective, agreed */
+    }
+    if (st == INGOT_OK) {
+        c->transport = ctx->transport;
+        st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa,
+                                           &c->window); /* collective, agreed */
+    }
+    if (st != INGOT_OK) {
+        ingot_cache_free(c);
+        return st;
+    }
+    if (c->fill_expected == 0) {
+        ingot_transport_window_set_ready(c->window);
+    }
+    ingot_info("cache: window of %" PRIu64 " bytes per rank (UCX-allocated, registered once); "
+               "%" PRIu64 " samples (%" PRIu64 " bytes) cached over %d ranks, %" PRIu64
+               " here; filled in epoch %" PRIu64 "; INGOT_PEER_FAILURE=%s",
+               c->window_bytes, c->cached_samples, c->cached_bytes, c->world, c->fill_expected,
+               c->params.fill_epoch, peer_failures[c->policy]);
+    *cache_p = c;
+    return INGOT_OK;
+}
+
+void ingot_cache_free(ingot_cache_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    ingot_cache_source_fini(c);
+    ingot_transport_window_destroy_local(c->window);
+    free((void *)c->table.entries);
+    free(c->home_state);
+    free(c->reqs);
+    free(c);
+}
+
+void ingot_cache_destroy(ingot_cache_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    ingot_cache_source_fini(c);
+    ingot_transport_window_destroy(c->window); /* barrier: nobody reads it any more */
+    c->window = NULL;
+    ingot_cache_free(c);
+}
+
+/* ---------------------------------------------------------------- fill */
+
+void ingot_cache_fill(ingot_cache_t *c, const ingot_shard_rows_t *rows, const void *stored,
+                      int packed)
+{
+    const ingot_sample_info_t *s = rows->sample;
+    ingot_cache_entry_t e = ingot_cache_entry(c, s->index);
+    if (e.home != c->rank) {
+        return;
+    }
+    if (stored != NULL) {
+        char *dst = (char *)ingot_transport_window_data(c->window) + e.offset;
+        if (packed) { /* fields back to back: put each at its place in the record */
+            const char *src = stored;
+            for (uint32_t f = 0; f < s->field_count; f++) {
+                memcpy(dst + rows->fields[f].offset, src, rows->fields[f].stored_len);
+                src += rows->fields[f].stored_len;
+            }
+        } else {
+            memcpy(dst, stored, e.length);
+        }
+        if (ingot_fault_check(INGOT_FAULT_CACHE_FILL) != 0) {
+            dst[rows->fields[0].offset] ^= 0x5a; /* a damaged byte in the window */
+        }
+    }
+    if (atomic_fetch_add(&c->filled, 1) + 1 == c->fill_expected) {
+        ingot_transport_window_set_ready(c->window);
+        ingot_debug("cache: window filled (%" PRIu64 " samples)", c->fill_expected);
+    }
+}
+
+/* ---------------------------------------------------------------- report */
+
+void ingot_cache_stats(const ingot_cache_t *c, ingot_cache_stats_t *s)
+{
+    *s = (ingot_cache_stats_t){.window_bytes = c->window_bytes,
+                               .cached_samples = c->cached_samples,
+                               .cached_bytes = c->cached_bytes,
+                               .home_samples = c->fill_expected,
+                               .hash_fallbacks = atomic_load(&c->hash_fallbacks),
+                               .peer_fallbacks = atomic_load(&c->peer_fallbacks),
+                               .peers_failed = atomic_load(&c->peers_failed)};
+}
+
+void ingot_cache_report_corrupt(ingot_cache_t *c, const ingot_sample_info_t *s, int home)
+{
+    atomic_fetch_add(&c->hash_fallbacks, 1);
+    ingot_warn("cache: sample '%s' (index %" PRIu64 ") from the window of rank %d (host %s) "
+               "failed its content hash; read again from storage",
+               s->key, s->index, home, ingot_transport_host(c->transport, home));
+}
+
+const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len,
+                                   "fetched bytes land in the host batch slot or staging buffer "
+                                   "(this UCX has no CUDA memory type, so no device fetch to "
+                                   "calibrate)\n");
+    for (int r = 0; r < c->world && used < len; r++) {
+        char line[320];
+        ingot_transport_path(c->transport, r, line, sizeof(line));
+        used += (size_t)snprintf(buf + used, len - used, "%s\n", line);
+    }
+    return buf;
+}

@@ -1,0 +1,58 @@
+/*
+ * Peer cache internals shared by cache.c (budget, placement, window, fill) and cache_source.c
+ * (the byte source reading cached samples from their homes).
+ */
+#ifndef INGOT_RUNTIME_CACHE_IMPL_H
+#define INGOT_RUNTIME_CACHE_IMPL_H
+
+#include "runtime/cache/cache.h"
+#include "runtime/transport/transport.h"
+#include "base/config.h"
+#include <stdatomic.h>
+
+/* INGOT_CACHE_BYTES and INGOT_PEER_FAILURE. */
+typedef struct ingot_cache_config {
+    uint64_t cache_bytes;
+    ingot_peer_failure_t peer_failure;
+} ingot_cache_config_t;
+
+extern ingot_config_table_t ingot_cache_config_table;
+ingot_status_t ingot_cache_config(const ingot_cache_config_t **cfg_p);
+
+enum { HOME_UNKNOWN = 0, HOME_READY = 1, HOME_FAILED = 2 };
+
+/* One request of the cache source in flight. */
+typedef struct cache_req {
+    ingot_transport_op_t op; /* op.arg: this */
+    struct ingot_cache *cache;
+    ingot_source_req_t *req;
+    int home;
+    ingot_status_t sync_st; /* a read refused before it was sent */
+    _Atomic int busy;
+} cache_req_t;
+
+struct ingot_cache {
+    struct ingot_cache_table table; /* first: ingot_cache_entry() reads it */
+    ingot_source_t source;
+    ingot_ctx_h ctx;
+    int rank, world;
+    ingot_cache_params_t params;
+    ingot_peer_failure_t policy;
+    ingot_transport_t *transport; /* the context's */
+    ingot_transport_window_t *window;
+    uint64_t window_bytes;
+    uint64_t cached_samples, cached_bytes, fill_expected;
+    _Atomic uint64_t filled;
+    _Atomic int *home_state; /* per rank: HOME_* */
+    cache_req_t *reqs;
+    uint32_t nreqs;
+    _Atomic uint64_t hash_fallbacks, peer_fallbacks, peers_failed;
+};
+
+void ingot_cache_free(ingot_cache_t *c);
+/* cache_source.c */
+ingot_status_t ingot_cache_source_init(ingot_cache_t *c);
+/* Take back every request still in flight (their callbacks run). */
+void ingot_cache_source_fini(ingot_cache_t *c);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * The UCX transport of a context (transport.c): one ucp_context and one ucp_worker per rank,
+ * worker addresses exchanged with one MPI allgather, endpoints created at first use, and reads
+ * of peers' registered windows by two protocols:
+ *
+ *   get  ucp_get_nbx from the peer's window into the destination. Zero-copy where UCX has an
+ *        RMA lane for the pair (posix/sysv shared memory, cma, RDMA); the owner takes no part.
+ *   am   an active-message request; the owner checks it against its window and answers with the
+ *        bytes (eager, or rendezvous straight into the destination). For transports where UCX
+ *        only emulates get over active messages (tcp), at ten times the speed of that emulation.
+ *
+ * Error mode per pair, the same on both ends (both compute it from the exchanged table): none
+ * between ranks of one node when both have shared-memory transports (asking UCX 1.13 for peer
+ * error handling there removes shared memory), peer otherwise. Every read carries ingot's own
+ * deadline (INGOT_PEER_TIMEOUT): UCX cannot see a stopped peer, and shared memory cannot report
+ * a dead one.
+ *
+ * Threads: the worker is SERIALIZED under the transport's lock; a progress thread
+ * ("ingot-ucx") serves the owner side and expires reads past their deadline, sleeping on the
+ * worker's event fd; callers may also progress (ingot_transport_progress()).
+ */
+#ifndef INGOT_RUNTIME_TRANSPORT_H
+#define INGOT_RUNTIME_TRANSPORT_H
+
+#include <ingot/ingot.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** INGOT_PEER_PROTOCOL values (indexes of ingot_peer_protocol_names). */
+typedef enum ingot_peer_protocol {
+    INGOT_PEER_PROTOCOL_AUTO = 0, /**< get where UCX has an RMA lane, am elsewhere */
+    INGOT_PEER_PROTOCOL_GET = 1,
+    INGOT_PEER_PROTOCOL_AM = 2,
+    INGOT_PEER_PROTOCOL_LAST
+} ingot_peer_protocol_t;
+
+extern const char *const ingot_peer_protocol_names[];
+
+typedef struct ingot_transport ingot_transport_t;
+typedef struct ingot_transport_window ingot_transport_window_t;
+typedef struct ingot_transport_op ingot_transport_op_t;
+
+/** Called once when every read of an op completed (or it expired); may run in any thread,
+ *  with the transport's lock held: must not call back into the transport. */
+typedef void (*ingot_transport_op_cb_t)(ingot_transport_op_t *op);
+
+/**
+ * A set of reads from one peer that completes as one (the caller's; zeroed before the first
+ * use, then reused). Between ingot_transport_op_begin() and ingot_transport_op_end() add reads
+ * with ingot_transport_read(); the callback comes once after op_end.
+ */
+struct ingot_transport_op {
+    /* in */
+    ingot_transport_op_cb_t cb;
+    void *arg;
+    /* out: INGOT_OK, or the first failure (INGOT_ERR_TIMED_OUT past the deadline) */
+    _Atomic int status;
+    /* private */
+    struct ingot_transport *t;
+    _Atomic uint32_t pending; /* reads in flight, +1 until op_end */
+    int peer;
+    uint64_t deadline_ns;
+    uint32_t gen;
+    int active; /* on the transport's list of ops with a deadline */
+    struct ingot_transport_op *next;
+};
+
+/** Create the context's transport (collective over the context's communicator). */
+ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p);
+/** Close every endpoint and free the transport (collective: a barrier first, so no peer is
+ *  still reading). Accepts NULL. */
+void ingot_transport_destroy(ingot_transport_t *t);
+
+/**
+ * A window of @p bytes every peer can read: allocated by UCX (ucp_mem_map with ALLOCATE, so
+ * shared-memory transports can map it; bound to NUMA node @p numa when >= 0), its key and
+ * address exchanged with every rank (collective). The first 64 bytes are a header (the ready
+ * word); the data follows at ingot_transport_window_data().
+ */
+ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
+                                             ingot_transport_window_t **w_p);
+/** Barrier, then unregister and free (collective). Accepts NULL. */
+void ingot_transport_window_destroy(ingot_transport_window_t *w);
+/** Unregister and free without the barrier (after a failed create, or when peers are gone). */
+void ingot_transport_window_destroy_local(ingot_transport_window_t *w);
+/** This rank's window data (size ingot_transport_window_size()). */
+void *ingot_transport_window_data(ingot_transport_window_t *w);
+size_t ingot_transport_window_size(const ingot_transport_window_t *w);
+/** Mark this rank's window ready for readers (release store of its header word). */
+void ingot_transport_window_set_ready(ingot_transport_window_t *w);
+/**
+ * Whether @p peer's window is ready: one read of its header word (bounded by the transport's
+ * peer deadline). INGOT_OK with *ready_p; INGOT_ERR_TIMED_OUT / INGOT_ERR_UCX naming the peer.
+ */
+ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int peer, int *ready_p);
+
+/** Start an op of reads from @p peer, due by @p deadline_ns. */
+void ingot_transport_op_begin(ingot_transport_t *t, ingot_transport_op_t *op, int peer,
+                              uint64_t deadline_ns);
+/**
+ * Add a read of @p len bytes at data offset @p off of @p op's peer's window into host memory
+ * @p dst. The requester checks the range against the peer's window size first (never asks
+ * outside it): INGOT_ERR_OUT_OF_RANGE, logged with the peer, offset and size.
+ */
+ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
+                                    uint64_t off, void *dst, size_t len);
+/** No more reads: the callback comes when they complete (possibly inside this call). */
+void ingot_transport_op_end(ingot_transport_t *t, ingot_transport_op_t *op);
+/**
+ * Take @p op back before it completes: INGOT_OK when no byte of it can land any more (its
+ * replies will be dropped; no callback), INGOT_ERR_BUSY when a transfer into its destination
+ * is under way (the callback will still come).
+ */
+ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op);
+
+/** Progress the worker once from the caller's thread; returns non-zero when it did work. */
+unsigned ingot_transport_progress(ingot_transport_t *t);
+
+/** The protocol reads from @p peer use (after INGOT_PEER_PROTOCOL and what UCX offers). */
+ingot_peer_protocol_t ingot_transport_protocol(ingot_transport_t *t, int peer);
+/**
+ * The data path to @p peer, e.g. "rank 1 (same node): posix/memory,cma/memory get, err mode
+ * none" (creates the endpoint when needed). INGOT_OK, or the endpoint's failure (unreachable:
+ * names the rank, its host and UCX_TLS).
+ */
+ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, size_t len);
+/** INGOT_PEER_TIMEOUT in ns. */
+uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
+/** Whether @p peer is on this rank's node. */
+int ingot_transport_same_node(const ingot_transport_t *t, int peer);
+/** Host name of @p peer. */
+const char *ingot_transport_host(const ingot_transport_t *t, int peer);
+/** Whether the pair with @p peer has peer error handling (its endpoint can be closed by force). */
+int ingot_transport_err_peer(const ingot_transport_t *t, int peer);
+/** Close the endpoint to @p peer by force (peer error mode only): its reads fail. */
+void ingot_transport_peer_close(ingot_transport_t *t, int peer);
+
+#endif

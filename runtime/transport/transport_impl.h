@@ -1,0 +1,137 @@
+/*
+ * Transport internals shared by transport.c (context, worker, endpoints, progress, ops) and
+ * transport_rma.c (windows, the get and active-message reads, the owner's side).
+ */
+#ifndef INGOT_RUNTIME_TRANSPORT_IMPL_H
+#define INGOT_RUNTIME_TRANSPORT_IMPL_H
+
+#include "runtime/transport/transport.h"
+#include "base/config.h"
+#include "topology/topo.h"
+#include <pthread.h>
+#include <ucp/api/ucp.h>
+
+#define TRANSPORT_ADDRESS_MAX (64 << 10) /* bytes of a worker address we accept */
+#define TRANSPORT_RKEY_MAX    (16 << 10) /* bytes of a packed memory key we accept */
+#define TRANSPORT_AM_ENTRIES  4096       /* active-message reads in flight per rank */
+#define TRANSPORT_WINDOWS_MAX 16         /* windows per transport (one per cached loader) */
+#define TRANSPORT_WINDOW_HDR  64         /* header bytes before a window's data */
+#define TRANSPORT_AM_REQ      1          /* active-message ids */
+#define TRANSPORT_AM_REP      2
+
+/* INGOT_PEER_* variables of the transport (transport_config.c). */
+typedef struct ingot_transport_config {
+    ingot_peer_protocol_t protocol;
+    uint64_t peer_timeout; /* ns */
+} ingot_transport_config_t;
+
+extern ingot_config_table_t ingot_transport_config_table;
+ingot_status_t ingot_transport_config(const ingot_transport_config_t **cfg_p);
+
+typedef struct transport_peer {
+    struct ingot_transport *t;
+    int rank;
+    const void *address; /* its worker address (in t->addresses) */
+    ucp_ep_h ep;         /* NULL until first use */
+    int same_node;
+    int err_peer; /* the pair's error mode is PEER */
+    _Atomic int failed;
+    int closed;
+    ingot_peer_protocol_t proto; /* AUTO until the endpoint exists */
+    char lanes[256];             /* its endpoint's transports and roles */
+    char host[INGOT_TOPO_HOST_MAX];
+} transport_peer_t;
+
+enum { AM_ENTRY_FREE, AM_ENTRY_WAIT, AM_ENTRY_RNDV };
+
+/* The header of a read request (kept until its send completes: UCX 1.13 has no
+ * UCP_AM_SEND_FLAG_COPY_HEADER). */
+typedef struct transport_am_req_hdr {
+    uint32_t window, entry, gen;
+    int32_t from; /* requesting rank */
+    uint64_t off, len;
+} transport_am_req_hdr_t;
+
+/* The header of a reply. */
+typedef struct transport_am_rep_hdr {
+    uint32_t entry, gen;
+    int32_t status;
+    uint32_t pad;
+} transport_am_rep_hdr_t;
+
+/* A reply header in flight on the owner (kept until its send completes). */
+typedef struct transport_rep_slot {
+    transport_am_rep_hdr_t hdr;
+    struct ingot_transport *t;
+    uint32_t next_free;
+} transport_rep_slot_t;
+
+/* One active-message read in flight: where its reply lands. */
+typedef struct transport_am_entry {
+    int state;
+    uint32_t gen;
+    void *dst;
+    size_t len;
+    ingot_transport_op_t *op;
+    struct ingot_transport *t;
+    uint32_t next_free;
+    int sending;      /* its request header is still with UCX */
+    int free_pending; /* freed while sending: back on the free list when the send completes */
+    transport_am_req_hdr_t hdr;
+} transport_am_entry_t;
+
+/* A peer's window as this rank sees it. */
+typedef struct transport_remote {
+    uint64_t base, bytes; /* its address and size (header included) */
+    ucp_rkey_h rkey;      /* unpacked at first use */
+    const void *packed;
+    size_t packed_len;
+} transport_remote_t;
+
+struct ingot_transport_window {
+    ingot_transport_t *t;
+    uint32_t id;
+    ucp_mem_h memh;
+    void *base; /* header + data */
+    size_t bytes;
+    transport_remote_t *remote; /* per rank */
+    void *packed_all;           /* every rank's packed key */
+};
+
+struct ingot_transport {
+    ingot_ctx_h ctx;
+    int rank, world;
+    ucp_context_h ucp;
+    ucp_worker_h worker;
+    ucp_address_t *address;
+    size_t address_len;
+    void *addresses;
+    transport_peer_t *peers;
+    pthread_mutex_t lock;
+    int efd;
+    pthread_t thread;
+    int thread_started;
+    _Atomic int stop, sleeping, closing;
+    ingot_peer_protocol_t protocol;
+    uint64_t peer_timeout_ns;
+    ingot_transport_op_t *ops; /* ops with a deadline */
+    transport_am_entry_t am[TRANSPORT_AM_ENTRIES];
+    uint32_t am_free;                               /* free list head, TRANSPORT_AM_ENTRIES: none */
+    transport_rep_slot_t rep[TRANSPORT_AM_ENTRIES]; /* reply headers in flight (owner) */
+    uint32_t rep_free;
+    ingot_transport_window_t *windows[TRANSPORT_WINDOWS_MAX];
+    uint32_t nwindows;
+    _Atomic uint64_t refused; /* requests outside a window refused (owner side) */
+};
+
+void ingot_transport_free(ingot_transport_t *t);
+void ingot_transport_wake(ingot_transport_t *t);
+void ingot_transport_op_put(ingot_transport_t *t, ingot_transport_op_t *op, ingot_status_t status);
+ingot_status_t ingot_transport_ep_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
+ingot_status_t ingot_transport_peer_ready_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
+void ingot_transport_peer_close_locked(ingot_transport_t *t, int peer);
+/* transport_rma.c */
+ingot_status_t ingot_transport_am_register(ingot_transport_t *t);
+void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e);
+
+#endif

@@ -1,0 +1,568 @@
+/*
+ * Windows and reads: registration and key exchange, the get and active-message protocols, and
+ * the owner's side of the latter (bounds checked against its window; refused, never served,
+ * when outside). Every ucp call runs under t->lock.
+ */
+#include "runtime/transport/transport_impl.h"
+#include "runtime/context_impl.h"
+#include "base/errors.h"
+#include "base/fault.h"
+#include "base/log.h"
+#include "base/time.h"
+#include "base/mem.h"
+#include "shard/manifest.h"
+#include <inttypes.h>
+#include "base/mem.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef transport_am_req_hdr_t am_req_hdr_t;
+typedef transport_am_rep_hdr_t am_rep_hdr_t;
+
+/* ---------------------------------------------------------------- entries */
+
+static transport_am_entry_t *am_entry_get(ingot_transport_t *t)
+{
+    if (t->am_free >= TRANSPORT_AM_ENTRIES) {
+        return NULL;
+    }
+    transport_am_entry_t *e = &t->am[t->am_free];
+    t->am_free = e->next_free;
+    e->gen++;
+    return e;
+}
+
+static void am_entry_push(ingot_transport_t *t, transport_am_entry_t *e)
+{
+    e->next_free = t->am_free;
+    t->am_free = (uint32_t)(e - t->am);
+}
+
+void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e)
+{
+    e->state = AM_ENTRY_FREE;
+    e->op = NULL;
+    e->gen++; /* a late reply no longer matches */
+    if (e->sending) {
+        e->free_pending = 1; /* UCX still holds its header */
+    } else {
+        am_entry_push(t, e);
+    }
+}
+
+/* A read request's send completed: its header may be reused. */
+static void am_req_sent(void *request, ucs_status_t status, void *user_data)
+{
+    transport_am_entry_t *e = user_data;
+    (void)status;
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+    e->sending = 0;
+    if (e->free_pending) {
+        e->free_pending = 0;
+        am_entry_push(e->t, e);
+    }
+}
+
+/* An entry's read is over: give the entry back, count it on its op. Lock held. */
+static void am_entry_done(ingot_transport_t *t, transport_am_entry_t *e, ingot_status_t st)
+{
+    ingot_transport_op_t *op = e->op;
+    ingot_transport_am_entry_free(t, e);
+    ingot_transport_op_put(t, op, st);
+}
+
+/* ---------------------------------------------------------------- owner side */
+
+static void rep_push(transport_rep_slot_t *slot)
+{
+    ingot_transport_t *t = slot->t;
+    slot->next_free = t->rep_free;
+    t->rep_free = (uint32_t)(slot - t->rep);
+}
+
+/* A reply's send completed: its header goes back to the pool. */
+static void am_rep_sent(void *request, ucs_status_t status, void *user_data)
+{
+    (void)status;
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+    rep_push(user_data);
+}
+
+/* Reply to a read: the bytes (or a status alone). Runs in progress, lock held. */
+static void am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq, int32_t status,
+                     const void *data, size_t len)
+{
+    if (t->rep_free >= TRANSPORT_AM_ENTRIES) {
+        ingot_error("transport: more than %d replies in flight; a read from rank %d is dropped "
+                    "(it will time out)",
+                    TRANSPORT_AM_ENTRIES, rq->from);
+        return;
+    }
+    transport_rep_slot_t *slot = &t->rep[t->rep_free];
+    t->rep_free = slot->next_free;
+    slot->hdr = (am_rep_hdr_t){.entry = rq->entry, .gen = rq->gen, .status = status};
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                               UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.send = am_rep_sent,
+                               .user_data = slot};
+    void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REP, &slot->hdr, sizeof(slot->hdr), data, len,
+                                &prm);
+    if (req == NULL) {
+        rep_push(slot);
+    } else if (UCS_PTR_IS_ERR(req)) {
+        rep_push(slot);
+        ingot_warn("transport: reply to rank %d failed: %s", rq->from,
+                   ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+}
+
+static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param)
+{
+    ingot_transport_t *t = arg;
+    (void)data;
+    (void)length;
+    if (header_length != sizeof(am_req_hdr_t) ||
+        !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)) {
+        ingot_warn("transport: dropped a malformed read request (%zu header bytes)", header_length);
+        return UCS_OK;
+    }
+    am_req_hdr_t rq;
+    memcpy(&rq, header, sizeof(rq));
+    ingot_transport_window_t *w = (rq.window < t->nwindows) ? t->windows[rq.window] : NULL;
+    if (w == NULL || rq.len > w->bytes || rq.off > w->bytes - rq.len) {
+        atomic_fetch_add(&t->refused, 1);
+        ingot_error("transport: refused a read from rank %d: window %u, offset %" PRIu64
+                    ", %" PRIu64 " bytes lies outside this rank's window (%zu bytes)",
+                    rq.from, rq.window, rq.off, rq.len, w ? w->bytes : 0);
+        am_reply(t, param->reply_ep, &rq, INGOT_ERR_OUT_OF_RANGE, NULL, 0);
+        return UCS_OK;
+    }
+    am_reply(t, param->reply_ep, &rq, INGOT_OK, (char *)w->base + rq.off, (size_t)rq.len);
+    return UCS_OK;
+}
+
+/* ---------------------------------------------------------------- requester side */
+
+static void am_recv_done(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    transport_am_entry_t *e = user_data;
+    ingot_transport_t *t = e->t;
+    ingot_status_t st = INGOT_OK;
+    if (status != UCS_OK) {
+        st = INGOT_ERR_UCX;
+    } else if (length != e->len) {
+        st = INGOT_ERR_FORMAT;
+    }
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+    am_entry_done(t, e, st);
+}
+
+static ucs_status_t am_rep_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param)
+{
+    ingot_transport_t *t = arg;
+    int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
+    am_rep_hdr_t rep;
+    transport_am_entry_t *e = NULL;
+    if (header_length == sizeof(rep)) {
+        memcpy(&rep, header, sizeof(rep));
+        if (rep.entry < TRANSPORT_AM_ENTRIES && t->am[rep.entry].gen == rep.gen &&
+            t->am[rep.entry].state == AM_ENTRY_WAIT) {
+            e = &t->am[rep.entry];
+        }
+    }
+    if (e == NULL) { /* cancelled or expired: a late reply never lands */
+        if (rndv) {
+            ucp_am_data_release(t->worker, data);
+        }
+        return UCS_OK;
+    }
+    if (rep.status != INGOT_OK || length != e->len) {
+        if (rep.status == INGOT_OK) {
+            ingot_error("transport: rank %d answered a read of %zu bytes with %zu", e->op->peer,
+                        e->len, length);
+        }
+        if (rndv) {
+            ucp_am_data_release(t->worker, data);
+        }
+        am_entry_done(t, e, rep.status != INGOT_OK ? rep.status : INGOT_ERR_FORMAT);
+        return UCS_OK;
+    }
+    if (!rndv) {
+        memcpy(e->dst, data, length);
+        am_entry_done(t, e, INGOT_OK);
+        return UCS_OK;
+    }
+    e->state = AM_ENTRY_RNDV; /* bytes now land in e->dst: no longer cancellable */
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                               UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.recv_am = am_recv_done,
+                               .user_data = e};
+    void *req = ucp_am_recv_data_nbx(t->worker, data, e->dst, length, &prm);
+    if (req == NULL) {
+        am_entry_done(t, e, INGOT_OK);
+    } else if (UCS_PTR_IS_ERR(req)) {
+        am_entry_done(t, e, INGOT_ERR_UCX);
+    }
+    return UCS_OK;
+}
+
+ingot_status_t ingot_transport_am_register(ingot_transport_t *t)
+{
+    for (uint32_t i = 0; i < TRANSPORT_AM_ENTRIES; i++) {
+        t->am[i] = (transport_am_entry_t){.t = t, .next_free = i + 1};
+    }
+    t->am_free = 0;
+    for (uint32_t i = 0; i < TRANSPORT_AM_ENTRIES; i++) {
+        t->rep[i] = (transport_rep_slot_t){.t = t, .next_free = i + 1};
+    }
+    t->rep_free = 0;
+    ucp_am_handler_param_t h = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+        .id = TRANSPORT_AM_REQ,
+        .cb = am_req_cb,
+        .arg = t,
+        .flags = UCP_AM_FLAG_WHOLE_MSG};
+    ingot_status_t st = INGOT_UCX_CALL("transport", ucp_worker_set_am_recv_handler, t->worker, &h);
+    if (st == INGOT_OK) {
+        h.id = TRANSPORT_AM_REP;
+        h.cb = am_rep_cb;
+        h.flags = 0;
+        st = INGOT_UCX_CALL("transport", ucp_worker_set_am_recv_handler, t->worker, &h);
+    }
+    return st;
+}
+
+static void get_done(void *request, ucs_status_t status, void *user_data)
+{
+    ingot_transport_op_t *op = user_data;
+    ucp_request_free(request);
+    ingot_transport_op_put(op->t, op, status == UCS_OK ? INGOT_OK : INGOT_ERR_UCX);
+}
+
+/* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window. */
+static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t *op, uint64_t off,
+                               void *dst, size_t len)
+{
+    ingot_transport_t *t = w->t;
+    transport_remote_t *rw = &w->remote[op->peer];
+    if (len > rw->bytes || off > rw->bytes - len) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "transport: read of %zu bytes at offset %" PRIu64
+                          " lies outside rank %d's window (%" PRIu64 " bytes); not sent",
+                          len, off, op->peer, rw->bytes);
+    }
+    if (len == 0) {
+        return INGOT_OK;
+    }
+    ucp_ep_h ep;
+    pthread_mutex_lock(&t->lock);
+    ingot_status_t st = ingot_transport_peer_ready_locked(t, op->peer, &ep);
+    transport_peer_t *p = &t->peers[op->peer];
+    if (st == INGOT_OK && atomic_load(&p->failed)) {
+        st = ingot_fail(INGOT_ERR_UCX, "transport: rank %d (host %s) failed earlier", op->peer,
+                        p->host);
+    }
+    if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET) {
+        if (rw->rkey == NULL) {
+            ucs_status_t s = ucp_ep_rkey_unpack(ep, rw->packed, &rw->rkey);
+            if (s != UCS_OK) {
+                rw->rkey = NULL;
+                st = ingot_fail(INGOT_ERR_FORMAT,
+                                "transport: the memory key of rank %d's window (%zu bytes) "
+                                "does not unpack: %s",
+                                op->peer, rw->packed_len, ucs_status_string(s));
+            }
+        }
+        if (st == INGOT_OK) {
+            atomic_fetch_add(&op->pending, 1);
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                       UCP_OP_ATTR_FIELD_USER_DATA,
+                                       .cb.send = get_done,
+                                       .user_data = op};
+            void *req = ucp_get_nbx(ep, dst, len, rw->base + off, rw->rkey, &prm);
+            if (req == NULL) {
+                ingot_transport_op_put(t, op, INGOT_OK);
+            } else if (UCS_PTR_IS_ERR(req)) {
+                ingot_transport_op_put(t, op, INGOT_ERR_UCX);
+                st = ingot_fail(INGOT_ERR_UCX, "transport: get from rank %d failed: %s", op->peer,
+                                ucs_status_string(UCS_PTR_STATUS(req)));
+            }
+        }
+    } else if (st == INGOT_OK) {
+        transport_am_entry_t *e = am_entry_get(t);
+        if (e == NULL) {
+            st = ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: more than %d reads in flight",
+                            TRANSPORT_AM_ENTRIES);
+        } else {
+            e->state = AM_ENTRY_WAIT;
+            e->dst = dst;
+            e->len = len;
+            e->op = op;
+            e->hdr = (am_req_hdr_t){.window = w->id,
+                                    .entry = (uint32_t)(e - t->am),
+                                    .gen = e->gen,
+                                    .from = t->rank,
+                                    .off = off,
+                                    .len = len};
+            if (ingot_fault_check(INGOT_FAULT_PEER_READ) != 0) {
+                e->hdr.off = rw->bytes; /* past the end: the owner must refuse it */
+            }
+            e->sending = 1;
+            atomic_fetch_add(&op->pending, 1);
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                       UCP_OP_ATTR_FIELD_USER_DATA |
+                                                       UCP_OP_ATTR_FIELD_FLAGS,
+                                       .cb.send = am_req_sent,
+                                       .user_data = e,
+                                       .flags = UCP_AM_SEND_FLAG_REPLY};
+            void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REQ, &e->hdr, sizeof(e->hdr), NULL, 0,
+                                        &prm);
+            if (req == NULL || UCS_PTR_IS_ERR(req)) {
+                e->sending = 0; /* completed (or failed) in the call: header free again */
+            }
+            if (UCS_PTR_IS_ERR(req)) {
+                am_entry_done(t, e, INGOT_ERR_UCX);
+                st = ingot_fail(INGOT_ERR_UCX, "transport: read request to rank %d failed: %s",
+                                op->peer, ucs_status_string(UCS_PTR_STATUS(req)));
+            }
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
+                                    uint64_t off, void *dst, size_t len)
+{
+    if (off > UINT64_MAX - TRANSPORT_WINDOW_HDR) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "transport: offset %" PRIu64 " out of range",
+                          off);
+    }
+    return read_raw(w, op, off + TRANSPORT_WINDOW_HDR, dst, len);
+}
+
+/* ---------------------------------------------------------------- windows */
+
+void *ingot_transport_window_data(ingot_transport_window_t *w)
+{
+    return (char *)w->base + TRANSPORT_WINDOW_HDR;
+}
+
+size_t ingot_transport_window_size(const ingot_transport_window_t *w)
+{
+    return w->bytes - TRANSPORT_WINDOW_HDR;
+}
+
+void ingot_transport_window_set_ready(ingot_transport_window_t *w)
+{
+    atomic_store_explicit((_Atomic uint64_t *)w->base, 1, memory_order_release);
+}
+
+static bool probe_done(void *arg)
+{
+    return atomic_load(&((ingot_transport_op_t *)arg)->pending) == 0;
+}
+
+ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int peer, int *ready_p)
+{
+    ingot_transport_t *t = w->t;
+    ingot_transport_op_t op = {0};
+    uint64_t word = 0;
+    ingot_transport_op_begin(t, &op, peer, ingot_deadline_after(t->peer_timeout_ns));
+    ingot_status_t st = read_raw(w, &op, 0, &word, sizeof(word));
+    ingot_transport_op_end(t, &op);
+    /* a short wait: progress here, the progress thread expires it at the deadline */
+    while (!probe_done(&op)) {
+        if (ingot_transport_progress(t) == 0) {
+            struct timespec pause = {0, 20000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (st == INGOT_OK) {
+        st = atomic_load(&op.status);
+    }
+    if (st == INGOT_ERR_TIMED_OUT) {
+        ingot_error("transport: rank %d (host %s) did not answer within INGOT_PEER_TIMEOUT "
+                    "(%" PRIu64 " ms)",
+                    peer, t->peers[peer].host, t->peer_timeout_ns / 1000000);
+    }
+    atomic_thread_fence(memory_order_acquire);
+    *ready_p = (st == INGOT_OK && word == 1);
+    return st;
+}
+
+/* Exchange every rank's window address, size and packed key (collective). */
+static ingot_status_t window_exchange(ingot_transport_window_t *w, const void *packed,
+                                      size_t packed_len)
+{
+    ingot_transport_t *t = w->t;
+    MPI_Comm comm = t->ctx->comm;
+    /* UCX does not validate a packed key (a truncated one crashes ucp_ep_rkey_unpack), so each
+     * key travels with its length and checksum, checked on arrival. */
+    uint64_t sum = ingot_shard_hash(packed, packed_len);
+    if (ingot_fault_check(INGOT_FAULT_PEER_KEY) != 0) {
+        packed_len = 1; /* a truncated key */
+    }
+    uint64_t mine[4] = {(uint64_t)(uintptr_t)w->base, w->bytes, packed_len, sum};
+    uint64_t *all = ingot_calloc((size_t)t->world, sizeof(mine), "window cards");
+    int *counts = ingot_calloc((size_t)t->world, 2 * sizeof(int), "window counts");
+    ingot_status_t st = (all && counts) ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        st = INGOT_MPI_CALL("cache: key exchange", MPI_Allgather, mine, 4, MPI_UINT64_T, all, 4,
+                            MPI_UINT64_T, comm);
+    }
+    size_t total = 0;
+    int *displs = counts ? counts + t->world : NULL;
+    for (int r = 0; st == INGOT_OK && r < t->world; r++) {
+        if (all[4 * r + 2] == 0 || all[4 * r + 2] > TRANSPORT_RKEY_MAX) {
+            st = ingot_fail(INGOT_ERR_FORMAT,
+                            "cache: rank %d sent a packed memory key of %" PRIu64
+                            " bytes (expected 1 to %d)",
+                            r, all[4 * r + 2], TRANSPORT_RKEY_MAX);
+            break;
+        }
+        counts[r] = (int)all[4 * r + 2];
+        displs[r] = (int)total;
+        total += all[4 * r + 2];
+    }
+    if (st == INGOT_OK && (w->packed_all = ingot_malloc(total, "window keys")) == NULL) {
+        st = INGOT_ERR_NO_MEMORY;
+    }
+    if (st == INGOT_OK) {
+        st = INGOT_MPI_CALL("cache: key exchange", MPI_Allgatherv, packed, (int)packed_len,
+                            MPI_BYTE, w->packed_all, counts, displs, MPI_BYTE, comm);
+    }
+    for (int r = 0; st == INGOT_OK && w->remote != NULL && r < t->world; r++) {
+        const void *key = (char *)w->packed_all + displs[r];
+        if (ingot_shard_hash(key, (size_t)counts[r]) != all[4 * r + 3]) {
+            st = ingot_fail(INGOT_ERR_FORMAT,
+                            "cache: the memory key of rank %d's window (%d bytes) fails its "
+                            "checksum: truncated or damaged on the way",
+                            r, counts[r]);
+            break;
+        }
+        w->remote[r] = (transport_remote_t){.base = all[4 * r],
+                                            .bytes = all[4 * r + 1],
+                                            .packed = (char *)w->packed_all + displs[r],
+                                            .packed_len = (size_t)counts[r]};
+    }
+    free(all);
+    free(counts);
+    return st;
+}
+
+/* Map (UCX allocates, so shared-memory transports can map it) and pack the window's key. */
+static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **packed_p,
+                                 size_t *packed_len_p)
+{
+    ingot_transport_t *t = w->t;
+    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                             UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                               .address = NULL,
+                               .length = w->bytes,
+                               .flags = UCP_MEM_MAP_ALLOCATE};
+    pthread_mutex_lock(&t->lock);
+    ingot_status_t st = INGOT_UCX_CALL("cache window", ucp_mem_map, t->ucp, &mp, &w->memh);
+    if (st == INGOT_OK) {
+        ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+        st = INGOT_UCX_CALL("cache window", ucp_mem_query, w->memh, &attr);
+        w->base = attr.address;
+    } else {
+        w->memh = NULL;
+    }
+    if (st == INGOT_OK) {
+        st = INGOT_UCX_CALL("cache window", ucp_rkey_pack, t->ucp, w->memh, packed_p, packed_len_p);
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (st == INGOT_OK && numa >= 0) {
+        /* Bind before the first touch; a refusal only costs locality (warned). */
+        (void)ingot_mem_bind_area(w->base, w->bytes, numa, "cache window");
+    }
+    if (st == INGOT_OK) {
+        memset(w->base, 0, TRANSPORT_WINDOW_HDR); /* not ready */
+    }
+    return st;
+}
+
+ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
+                                             ingot_transport_window_t **w_p)
+{
+    ingot_transport_window_t *w = ingot_calloc(1, sizeof(*w), "cache window");
+    if (w == NULL) {
+        return ingot_mpi_agree(&t->ctx->comm, INGOT_ERR_NO_MEMORY, "cache: window");
+    }
+    void *packed = NULL;
+    size_t packed_len = 0;
+    w->t = t;
+    w->id = UINT32_MAX; /* not registered yet */
+    w->bytes = bytes + TRANSPORT_WINDOW_HDR;
+    w->remote = ingot_calloc((size_t)t->world, sizeof(*w->remote), "cache window peers");
+    ingot_status_t st = (w->remote == NULL) ? INGOT_ERR_NO_MEMORY
+                        : t->nwindows >= TRANSPORT_WINDOWS_MAX
+                            ? ingot_fail(INGOT_ERR_NO_RESOURCE,
+                                         "cache: more than %d cached loaders",
+                                         TRANSPORT_WINDOWS_MAX)
+                            : window_map(w, numa, &packed, &packed_len);
+    st = ingot_mpi_agree(&t->ctx->comm, st, "cache: window");
+    if (st == INGOT_OK) {
+        st = ingot_mpi_agree(&t->ctx->comm, window_exchange(w, packed, packed_len),
+                             "cache: key exchange");
+    }
+    if (packed != NULL) {
+        ucp_rkey_buffer_release(packed);
+    }
+    if (st != INGOT_OK) {
+        ingot_transport_window_destroy_local(w);
+        return st;
+    }
+    pthread_mutex_lock(&t->lock);
+    w->id = t->nwindows;
+    t->windows[t->nwindows++] = w; /* ids agree: every rank creates windows in the same order */
+    pthread_mutex_unlock(&t->lock);
+    *w_p = w;
+    return INGOT_OK;
+}
+
+void ingot_transport_window_destroy_local(ingot_transport_window_t *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    ingot_transport_t *t = w->t;
+    pthread_mutex_lock(&t->lock);
+    if (w->id < t->nwindows && t->windows[w->id] == w) {
+        t->windows[w->id] = NULL; /* requests for it are refused from now on */
+    }
+    for (int r = 0; w->remote != NULL && r < t->world; r++) {
+        if (w->remote[r].rkey != NULL) {
+            ucp_rkey_destroy(w->remote[r].rkey);
+        }
+    }
+    if (w->memh != NULL) {
+        ucp_mem_unmap(t->ucp, w->memh);
+    }
+    pthread_mutex_unlock(&t->lock);
+    free(w->packed_all);
+    free(w->remote);
+    free(w);
+}
+
+void ingot_transport_window_destroy(ingot_transport_window_t *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    /* Nobody reads this window any more once every rank is here. */
+    INGOT_MPI_CALL("cache: window free", MPI_Barrier, w->t->ctx->comm);
+    ingot_transport_window_destroy_local(w);
+}

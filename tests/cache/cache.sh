@@ -1,0 +1,52 @@
+#!/bin/bash
+# The peer cache on 4 ranks, 3 epochs (tests/mpi/test_cache.c checks exactly-once, bytes and
+# where every epoch's bytes came from), on each transport set:
+#   cache.sh MPIEXEC TEST_CACHE WORK_DIR node    one node: default UCX_TLS (shared memory),
+#                                                tcp,self and posix,cma,self
+#   cache.sh MPIEXEC TEST_CACHE WORK_DIR nodes   two emulated nodes x 2 ranks (tests/netns):
+#                                                default (shared memory within, tcp between)
+#                                                and tcp,self; exit 77 where namespaces fail
+# Each set runs "full" (cache above the dataset, stored members scattered into the slot) and
+# "small" (a budget below it, zstd members through the staging path).
+set -u
+mpiexec=$1; exe=$2; where=$4
+work=$3/cache-$where
+if [ "$where" = nodes ] && [ -z "${NODES_HOSTS:-}" ]; then
+    exec "$(dirname "$0")/../netns/nodes.sh" "$work" 2,2 -- "$0" "$@"
+fi
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+mkdir -p "$work"
+if [ "$where" = nodes ]; then
+    launch=($NODES_MPIRUN_ARGS); sets=(default tcp,self)
+else
+    trap 'rm -rf "$work"' EXIT
+    launch=(--oversubscribe); sets=(default tcp,self posix,cma,self)
+fi
+fail() { echo "FAIL: $*"; exit 1; }
+for tls in "${sets[@]}"; do
+    for run in "full 0 67108864" "small 3 240000"; do
+        read -r mode zstd budget <<< "$run"
+        env=(-x INGOT_CACHE_BYTES=$budget -x INGOT_TIMEOUT=30s -x INGOT_PEER_TIMEOUT=10s)
+        [ "$tls" = default ] || env+=(-x UCX_TLS=$tls)
+        rc=0
+        timeout 120 "$mpiexec" "${launch[@]}" -np 4 "${env[@]}" "$exe" "$mode" "$work/z$zstd" \
+            "$zstd" > "$work/out" 2>&1 || rc=$?
+        cat "$work/out"
+        [ $rc = 0 ] || fail "$mode with UCX_TLS=$tls: exit $rc (124: it hung)"
+        grep -q "cache $mode: ok" "$work/out" || fail "$mode with UCX_TLS=$tls: no result line"
+        # the path report names what the pair got
+        case "$where/$tls" in
+          node/default|node/posix,cma,self) want="same node.*get over" ;;
+          node/tcp,self) want="same node.*am-rndv over tcp" ;;
+          nodes/default) want="other node.*am-rndv over tcp" ;;
+          nodes/tcp,self) want="other node.*am-rndv over tcp" ;;
+        esac
+        grep -Eq "$want" "$work/out" || fail "$mode with UCX_TLS=$tls: no path '$want' reported"
+        if [ "$where/$tls" = nodes/default ]; then
+            grep -Eq "same node.*get over" "$work/out" ||
+                fail "two nodes, default transports: no shared-memory get within the node"
+        fi
+        echo "--- $mode with UCX_TLS=$tls ($where): ok"
+    done
+done
+echo "cache on $where: ok"
