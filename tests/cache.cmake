@@ -24,3 +24,5 @@ foreach(f ${_cache_faults})
                  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cache/faults.sh ${MPIEXEC_EXECUTABLE}
                          $<TARGET_FILE:test_cache> ${CMAKE_CURRENT_BINARY_DIR} ${_args})
 endforeach()
+# Peer fetch throughput (tests/perf/cache_perf.sh runs it by hand).
+ingot_test_exe(cache_fetch ${CMAKE_CURRENT_SOURCE_DIR}/perf/cache_fetch.c)

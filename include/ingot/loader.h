@@ -259,8 +259,9 @@ INGOT_API ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h loader, uint64_
 
 /**
  * @brief The peer cache's data paths: where fetched bytes land, then one line per rank, e.g.
- *        "rank 1 (same node, host a): posix/memory get, err mode none" or "rank 2 (host b):
- *        tcp/eth0 am-rndv, err mode peer". Creates the endpoints it reports on.
+ *        "rank 1 (same node, host a): get (its window mapped here: one memcpy) over
+ *        posix/memory(am) cma/memory(rma_bw), err mode none" or "rank 2 (other node, host b):
+ *        am (request, eager reply) over tcp/eth0(am), err mode peer". Creates the endpoints it reports on.
  * @return INGOT_OK; INGOT_ERR_NOT_FOUND when the loader has no cache (INGOT_CACHE_BYTES=0).
  */
 INGOT_API ingot_status_t ingot_loader_cache_paths(ingot_loader_h loader, char *buf, size_t len);

@@ -7,6 +7,7 @@
 
 #include "runtime/transport/transport.h"
 #include "base/config.h"
+#include "base/mem.h"
 #include "topology/topo.h"
 #include <pthread.h>
 #include <ucp/api/ucp.h>
@@ -16,13 +17,18 @@
 #define TRANSPORT_AM_ENTRIES  4096       /* active-message reads in flight per rank */
 #define TRANSPORT_WINDOWS_MAX 16         /* windows per transport (one per cached loader) */
 #define TRANSPORT_WINDOW_HDR  64         /* header bytes before a window's data */
-#define TRANSPORT_AM_REQ      1          /* active-message ids */
+#define TRANSPORT_ALLOC_PRIO  "md:posix,md:sysv,huge,thp,md:*,mmap,heap" /* UCX_ALLOC_PRIO */
+#define TRANSPORT_AM_REQ      1                                          /* active-message ids */
 #define TRANSPORT_AM_REP      2
 
 /* INGOT_PEER_* variables of the transport (transport_config.c). */
+/* INGOT_CACHE_WINDOW values. */
+typedef enum { INGOT_CACHE_WINDOW_UCX = 0, INGOT_CACHE_WINDOW_REGISTERED = 1 } ingot_cache_window_t;
+
 typedef struct ingot_transport_config {
     ingot_peer_protocol_t protocol;
     uint64_t peer_timeout; /* ns */
+    ingot_cache_window_t window;
 } ingot_transport_config_t;
 
 extern ingot_config_table_t ingot_transport_config_table;
@@ -84,6 +90,7 @@ typedef struct transport_am_entry {
 typedef struct transport_remote {
     uint64_t base, bytes; /* its address and size (header included) */
     ucp_rkey_h rkey;      /* unpacked at first use */
+    void *mapped;         /* its address here when shared memory maps it (ucp_rkey_ptr) */
     const void *packed;
     size_t packed_len;
 } transport_remote_t;
@@ -92,7 +99,8 @@ struct ingot_transport_window {
     ingot_transport_t *t;
     uint32_t id;
     ucp_mem_h memh;
-    void *base; /* header + data */
+    ingot_mem_t mem; /* ours when registered (not UCX-allocated) */
+    void *base;      /* header + data */
     size_t bytes;
     transport_remote_t *remote; /* per rank */
     void *packed_all;           /* every rank's packed key */
@@ -114,6 +122,7 @@ struct ingot_transport {
     _Atomic int stop, sleeping, closing;
     ingot_peer_protocol_t protocol;
     uint64_t peer_timeout_ns;
+    int window_ucx;            /* INGOT_CACHE_WINDOW=ucx: UCX allocates windows */
     ingot_transport_op_t *ops; /* ops with a deadline */
     transport_am_entry_t am[TRANSPORT_AM_ENTRIES];
     uint32_t am_free;                               /* free list head, TRANSPORT_AM_ENTRIES: none */

@@ -36,14 +36,14 @@ for tls in "${sets[@]}"; do
         grep -q "cache $mode: ok" "$work/out" || fail "$mode with UCX_TLS=$tls: no result line"
         # the path report names what the pair got
         case "$where/$tls" in
-          node/default|node/posix,cma,self) want="same node.*get over" ;;
-          node/tcp,self) want="same node.*am-rndv over tcp" ;;
-          nodes/default) want="other node.*am-rndv over tcp" ;;
-          nodes/tcp,self) want="other node.*am-rndv over tcp" ;;
+          node/default|node/posix,cma,self) want="same node.*get \\(its window mapped here" ;;
+          node/tcp,self) want="same node.*am \\(request, eager reply\\) over tcp" ;;
+          nodes/default) want="other node.*am \\(request, eager reply\\) over tcp" ;;
+          nodes/tcp,self) want="other node.*am \\(request, eager reply\\) over tcp" ;;
         esac
         grep -Eq "$want" "$work/out" || fail "$mode with UCX_TLS=$tls: no path '$want' reported"
         if [ "$where/$tls" = nodes/default ]; then
-            grep -Eq "same node.*get over" "$work/out" ||
+            grep -Eq "same node.*get \\(its window mapped here" "$work/out" ||
                 fail "two nodes, default transports: no shared-memory get within the node"
         fi
         echo "--- $mode with UCX_TLS=$tls ($where): ok"

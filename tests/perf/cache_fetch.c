@@ -1,0 +1,109 @@
+/*
+ * Peer fetch throughput of the cache's transport (run by hand through tests/perf/cache_perf.sh):
+ * 2 ranks; rank 1 owns a window of WINDOW_MIB (UCX-allocated and registered once, as the cache's),
+ * filled; rank 0 streams it PASSES times in reads of PIECE bytes, INFLIGHT bytes outstanding,
+ * into a destination ring of RING_MIB (64: written back to memory, as ucx_perftest's 64 MiB
+ * buffers are; 8: the size of a loader's batch slots, which stay in the L3 for the verify that
+ * follows), with the protocol INGOT_PEER_PROTOCOL picks; the window is far above the L3, so the
+ * source is never cache-hot. Prints one line: "fetch PIECE GB/s ... path".
+ * usage: mpirun -np 2 cache_fetch PIECE [WINDOW_MIB [INFLIGHT [PASSES [RING_MIB]]]]
+ */
+#include "unit/test.h"
+#include "runtime/context_impl.h"
+#include "runtime/transport/transport.h"
+#include "base/time.h"
+#include <ingot/ingot.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OPS_MAX    256
+
+static void op_done(ingot_transport_op_t *op)
+{
+    (void)op;
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc >= 2);
+    size_t piece = strtoull(argv[1], NULL, 0);
+    size_t window = (argc > 2 ? strtoull(argv[2], NULL, 0) : 1024) << 20;
+    size_t inflight = argc > 3 ? strtoull(argv[3], NULL, 0) : 16u << 20;
+    int passes = argc > 4 ? atoi(argv[4]) : 2;
+    size_t ring_bytes = (argc > 5 ? strtoull(argv[5], NULL, 0) : 64) << 20;
+    ingot_ctx_h ctx;
+    CHECK_OK(ingot_init(NULL, &ctx));
+    CHECK(ctx->size == 2 && piece > 0 && window % piece == 0 && ring_bytes % piece == 0);
+    CHECK_OK(ingot_transport_create(ctx, &ctx->transport));
+    ingot_transport_t *t = ctx->transport;
+    ingot_transport_window_t *w;
+    CHECK_OK(ingot_transport_window_create(t, window, -1, &w));
+    if (ctx->rank == 1) {
+        memset(ingot_transport_window_data(w), 0x5a, window); /* touched: resident */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ctx->rank == 0) {
+        char *ring = malloc(ring_bytes);
+        CHECK(ring != NULL);
+        memset(ring, 0, ring_bytes);
+        size_t nops = inflight / piece;
+        nops = nops < 1 ? 1 : nops > OPS_MAX ? OPS_MAX : nops;
+        static ingot_transport_op_t ops[OPS_MAX];
+        for (size_t i = 0; i < nops; i++) {
+            ops[i].cb = op_done;
+        }
+        uint64_t total = (uint64_t)window * (uint64_t)passes, issued = 0, ring_at = 0;
+        uint64_t t0 = ingot_time_ns();
+        size_t next = 0;
+        int active[OPS_MAX] = {0};
+        for (;;) {
+            int busy = 0;
+            for (size_t i = 0; i < nops; i++) {
+                if (active[i] && atomic_load(&ops[i].pending) != 0) {
+                    busy++;
+                    continue;
+                }
+                if (active[i]) {
+                    CHECK_OK(atomic_load(&ops[i].status));
+                    active[i] = 0;
+                }
+                if (issued < total) {
+                    ingot_transport_op_begin(t, &ops[i], 1, ingot_deadline_after(10000000000ull));
+                    CHECK_OK(ingot_transport_read(w, &ops[i], next, ring + ring_at, piece));
+                    ingot_transport_op_end(t, &ops[i]);
+                    active[i] = 1;
+                    busy++;
+                    issued += piece;
+                    next = (next + piece) % window;
+                    ring_at = (ring_at + piece) % ring_bytes;
+                }
+            }
+            if (busy == 0) {
+                break;
+            }
+            /* wait as the loader's readers do: the progress thread completes the reads */
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+        double s = (double)(ingot_time_ns() - t0) / 1e9;
+        CHECK(ring[0] == 0x5a && ring[piece - 1] == 0x5a);
+        char path[512];
+        ingot_transport_path(t, 1, path, sizeof(path));
+        printf("fetch %zu %.3f GB/s window %zu MiB ring %zu MiB inflight %zu: %s\n", piece,
+               (double)total / s / 1e9, window >> 20, ring_bytes >> 20, nops * piece, path);
+        free(ring);
+    }
+    /* The owner waits without spinning (MPI's barrier would busy-poll a core away from its
+     * progress thread, which serves the active-message reads). */
+    MPI_Request done;
+    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+    for (int flag = 0; !flag;) {
+        MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ingot_transport_window_destroy(w);
+    ingot_finalize(ctx);
+    return 0;
+}
