@@ -13,8 +13,10 @@
  * back to back in that order, so samples one rank read in one step are adjacent there.
  *
  * Readiness: a home marks its window ready once it has filled (or skipped as corrupt) every
- * sample it caches; a reader checks that word once per home (one 8-byte read) before its first
- * fetch from it, waiting up to INGOT_TIMEOUT for a home still in its fill epoch.
+ * sample it caches; a reader checks that word once per home (one 8-byte read; its own fill
+ * count for this rank's window, whose last fill steps may still be in flight when the next
+ * epoch's reads start) before its first fetch from it, waiting up to INGOT_TIMEOUT for a home
+ * still in its fill epoch.
  */
 #ifndef INGOT_RUNTIME_CACHE_H
 #define INGOT_RUNTIME_CACHE_H

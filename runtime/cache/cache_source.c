@@ -94,8 +94,10 @@ static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadl
             return state == HOME_READY ? INGOT_OK : INGOT_ERR_TIMED_OUT;
         }
         int ready = 0;
-        ingot_status_t st = ingot_transport_window_probe(c->window, home, &ready);
-        if (st != INGOT_OK) {
+        ingot_status_t st = INGOT_OK;
+        if (home == c->rank) { /* this rank's own fill may still be in its last steps */
+            ready = atomic_load_explicit(&c->filled, memory_order_acquire) >= c->fill_expected;
+        } else if ((st = ingot_transport_window_probe(c->window, home, &ready)) != INGOT_OK) {
             return st;
         }
         if (ready) {
@@ -186,13 +188,13 @@ static ingot_status_t cache_submit(ingot_source_t *src, ingot_source_req_t *req)
             return INGOT_OK;
         }
     }
-    if (home == c->rank) {
-        ingot_source_complete(req, read_pieces(c, req, NULL));
-        return INGOT_OK;
-    }
     ingot_status_t st = home_wait_ready(c, home, req->deadline_ns);
     if (st != INGOT_OK) {
         finish(c, req, home, st);
+        return INGOT_OK;
+    }
+    if (home == c->rank) {
+        ingot_source_complete(req, read_pieces(c, req, NULL));
         return INGOT_OK;
     }
     cache_req_t *cr = req_get(c);
@@ -265,7 +267,6 @@ ingot_status_t ingot_cache_source_init(ingot_cache_t *c)
     if (c->reqs == NULL || c->home_state == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    atomic_store(&c->home_state[c->rank], HOME_READY);
     for (uint32_t i = 0; i < c->nreqs; i++) {
         c->reqs[i].cache = c;
         c->reqs[i].op.cb = op_done;
