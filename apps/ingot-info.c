@@ -8,6 +8,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Under mpirun or srun: the path the peer cache takes from each rank to every other, each
+ * rank's lines in rank order. Alone (a singleton job) there is no peer to report. */
+static int print_peer_paths(void)
+{
+    ingot_ctx_h ctx = NULL;
+    ingot_status_t st = ingot_init(NULL, &ctx);
+    if (st != INGOT_OK) {
+        return 1;
+    }
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    static char paths[64 << 10];
+    if (size > 1) {
+        st = ingot_peer_paths(ctx, paths, sizeof(paths));
+        for (int r = 0; r < size; r++) {
+            if (r == rank) {
+                printf("# peer cache paths from rank %d\n%s", rank, paths);
+                fflush(stdout);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    } else {
+        printf("# peer cache paths: one rank, no peer (launch with mpirun or srun to see them)\n");
+    }
+    ingot_finalize(ctx);
+    return st == INGOT_OK ? 0 : 1;
+}
+
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
@@ -16,7 +45,8 @@ static void usage(FILE *out, const char *prog)
             "  -c      effective configuration, with each variable's doc, syntax and scope\n"
             "  -C      effective configuration, values only\n"
             "  -d      default configuration, values only\n"
-            "  -t      UCX transports, devices and memory types\n"
+            "  -t      UCX transports, devices and memory types; under mpirun or srun also\n"
+            "          the peer cache's data path from each rank to every other\n"
             "  -a      everything\n"
             "  -h      this help\n",
             prog);
@@ -97,13 +127,17 @@ static int print_summary(void)
     printf("#   UCX:                        %u.%u.%u\n", info.ucx_major, info.ucx_minor,
            info.ucx_release);
     printf("#   UCX memory types:           %s\n", info.ucx_memory_types);
-    printf("#   UCX CUDA memory (GPUDirect): %s\n", yes_no(info.ucx_cuda_memory));
+    printf("#   UCX CUDA memory:            %s\n",
+           info.ucx_cuda_transports[0] ? info.ucx_cuda_transports : "none");
     printf("#\n# data path this node will take\n");
     printf("#   batches delivered to:       %s\n",
            info.cuda_device_count > 0 ? "GPU memory (pinned host staging + cudaMemcpyAsync)"
                                       : "host memory (no usable GPU)");
-    printf("#   peer fetch into:            %s\n",
-           info.ucx_cuda_memory ? "GPU memory (UCX CUDA support)" : "host memory (bounce buffer)");
+    printf("#   peer cache fetches into:    host memory, the batch slot or a staging buffer "
+           "(%s)\n",
+           info.ucx_cuda_memory ? "into GPU memory is not built: measured slower than a host "
+                                  "fetch plus the copy, docs/cache.md"
+                                : "this UCX has no CUDA memory type");
     return (st == INGOT_OK && print_allreduce() == 0) ? 0 : 1;
 }
 
@@ -156,6 +190,7 @@ int main(int argc, char **argv)
     if (transports) {
         printf("# UCX transports\n");
         rc |= (ingot_ucx_transports_print(stdout) != INGOT_OK);
+        rc |= print_peer_paths();
     }
     return rc;
 }

@@ -38,6 +38,16 @@ static void format_mem_types(uint64_t mask, char *buf, size_t buflen)
     }
 }
 
+/* Called for every memory domain UCX offers, open, with its attributes and transports (or
+ * with @p error when it cannot be opened). */
+typedef void (*md_fn_t)(void *arg, const char *comp_name, const char *md_name,
+                        const uct_md_attr_t *attr, const uct_tl_resource_desc_t *tls, unsigned ntls,
+                        const char *error);
+static ingot_status_t for_each_md(md_fn_t fn, void *arg);
+static void md_cuda_transports(void *arg, const char *comp_name, const char *md_name,
+                               const uct_md_attr_t *attr, const uct_tl_resource_desc_t *tls,
+                               unsigned ntls, const char *error);
+
 static ingot_status_t info_ucx(ingot_runtime_info_t *info)
 {
     ucp_get_version(&info->ucx_major, &info->ucx_minor, &info->ucx_release);
@@ -61,6 +71,10 @@ static ingot_status_t info_ucx(ingot_runtime_info_t *info)
         info->ucx_cuda_memory = !!(attr.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA));
     }
     ucp_cleanup(ucp);
+    info->ucx_cuda_transports[0] = '\0';
+    if (st == INGOT_OK && info->ucx_cuda_memory) {
+        for_each_md(md_cuda_transports, info);
+    }
     return st;
 }
 
@@ -80,7 +94,7 @@ static const ingot_field_span_t info_spans[] = {
     INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_NCCL, ingot_runtime_info_t, nccl_compiled,
                      nccl_reason),
     INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_UCX, ingot_runtime_info_t, ucx_major,
-                     ucx_memory_types),
+                     ucx_cuda_transports),
     INGOT_FIELD_SPAN(INGOT_RUNTIME_INFO_FIELD_LIBS, ingot_runtime_info_t, version_hwloc,
                      version_zlib)};
 
@@ -112,8 +126,10 @@ ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p)
     return INGOT_OK;
 }
 
-static void print_md_transports(FILE *stream, uct_component_h comp, const char *comp_name,
-                                const char *md_name)
+/* Called for every memory domain UCX offers, open, with its attributes and transports. */
+
+static void md_visit(uct_component_h comp, const char *comp_name, const char *md_name, md_fn_t fn,
+                     void *arg)
 {
     uct_md_config_t *md_config;
     uct_md_h md;
@@ -123,28 +139,22 @@ static void print_md_transports(FILE *stream, uct_component_h comp, const char *
     ucs_status_t us = uct_md_open(comp, md_name, md_config, &md);
     uct_config_release(md_config);
     if (us != UCS_OK) {
-        fprintf(stream, "#   %-8s %-14s (cannot open: %s)\n", comp_name, md_name,
-                ucs_status_string(us));
+        fn(arg, comp_name, md_name, NULL, NULL, 0, ucs_status_string(us));
         return;
     }
     uct_md_attr_t md_attr;
-    char mem_types[128] = "?";
-    if (uct_md_query(md, &md_attr) == UCS_OK) {
-        format_mem_types(md_attr.cap.access_mem_types, mem_types, sizeof(mem_types));
-    }
-    uct_tl_resource_desc_t *tls;
+    int have_attr = (uct_md_query(md, &md_attr) == UCS_OK);
+    uct_tl_resource_desc_t *tls = NULL;
     unsigned ntls = 0;
     if (uct_md_query_tl_resources(md, &tls, &ntls) == UCS_OK) {
-        for (unsigned i = 0; i < ntls; i++) {
-            fprintf(stream, "  %-8s %-14s %-10s %-16s memory: %s\n", comp_name, md_name,
-                    tls[i].tl_name, tls[i].dev_name, mem_types);
-        }
+        fn(arg, comp_name, md_name, have_attr ? &md_attr : NULL, tls, ntls, NULL);
         uct_release_tl_resource_list(tls);
     }
     uct_md_close(md);
 }
 
-ingot_status_t ingot_ucx_transports_print(FILE *stream)
+/* Every memory domain of every UCX component. */
+static ingot_status_t for_each_md(md_fn_t fn, void *arg)
 {
     uct_component_h *comps;
     unsigned ncomps;
@@ -152,8 +162,6 @@ ingot_status_t ingot_ucx_transports_print(FILE *stream)
     if (st != INGOT_OK) {
         return st;
     }
-    fprintf(stream, "  %-8s %-14s %-10s %-16s %s\n", "component", "md", "transport", "device",
-            "memory types");
     for (unsigned c = 0; c < ncomps; c++) {
         uct_component_attr_t attr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
                                                    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT};
@@ -167,9 +175,60 @@ ingot_status_t ingot_ucx_transports_print(FILE *stream)
             continue;
         }
         for (unsigned m = 0; m < attr.md_resource_count; m++) {
-            print_md_transports(stream, comps[c], attr.name, mds[m].md_name);
+            md_visit(comps[c], attr.name, mds[m].md_name, fn, arg);
         }
     }
     uct_release_component_list(comps);
     return INGOT_OK;
+}
+
+/* The transports that move CUDA memory: those of a domain that accesses it (cuda_copy,
+ * cuda_ipc), and a NIC's that registers it (GPUDirect RDMA). */
+static void md_cuda_transports(void *arg, const char *comp_name, const char *md_name,
+                               const uct_md_attr_t *attr, const uct_tl_resource_desc_t *tls,
+                               unsigned ntls, const char *error)
+{
+    ingot_runtime_info_t *info = arg;
+    const uint64_t cuda = 1ull << UCS_MEMORY_TYPE_CUDA;
+    (void)comp_name;
+    (void)md_name;
+    if (attr == NULL || error != NULL) {
+        return;
+    }
+    int access = !!(attr->cap.access_mem_types & cuda), reg = !!(attr->cap.reg_mem_types & cuda);
+    for (unsigned i = 0; i < ntls && (access || reg); i++) {
+        char *out = info->ucx_cuda_transports;
+        size_t used = strlen(out), len = sizeof(info->ucx_cuda_transports);
+        char name[64];
+        snprintf(name, sizeof(name), "%s%s", tls[i].tl_name, access ? "" : " (GPUDirect RDMA)");
+        if (strstr(out, name) == NULL) {
+            snprintf(out + used, len - used, "%s%s", used ? ", " : "", name);
+        }
+    }
+}
+
+static void md_print(void *arg, const char *comp_name, const char *md_name,
+                     const uct_md_attr_t *attr, const uct_tl_resource_desc_t *tls, unsigned ntls,
+                     const char *error)
+{
+    FILE *stream = arg;
+    char mem_types[128] = "?";
+    if (error != NULL) {
+        fprintf(stream, "#   %-8s %-14s (cannot open: %s)\n", comp_name, md_name, error);
+        return;
+    }
+    if (attr != NULL) {
+        format_mem_types(attr->cap.access_mem_types, mem_types, sizeof(mem_types));
+    }
+    for (unsigned i = 0; i < ntls; i++) {
+        fprintf(stream, "  %-8s %-14s %-10s %-16s memory: %s\n", comp_name, md_name, tls[i].tl_name,
+                tls[i].dev_name, mem_types);
+    }
+}
+
+ingot_status_t ingot_ucx_transports_print(FILE *stream)
+{
+    fprintf(stream, "  %-8s %-14s %-10s %-16s %s\n", "component", "md", "transport", "device",
+            "memory types");
+    return for_each_md(md_print, stream);
 }

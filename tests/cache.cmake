@@ -26,3 +26,7 @@ foreach(f ${_cache_faults})
 endforeach()
 # Peer fetch throughput (tests/perf/cache_perf.sh runs it by hand).
 ingot_test_exe(cache_fetch ${CMAKE_CURRENT_SOURCE_DIR}/perf/cache_fetch.c)
+# ingot-info -t under mpirun names each rank's path to every other.
+ingot_add_test(NAME cache.info_paths LABELS mpi
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cache/info_paths.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-info>)

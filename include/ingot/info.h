@@ -18,7 +18,7 @@ INGOT_BEGIN_DECLS
 enum ingot_runtime_info_field {
     INGOT_RUNTIME_INFO_FIELD_CUDA = INGOT_BIT(0), /**< cuda_compiled .. cuda_reason. */
     INGOT_RUNTIME_INFO_FIELD_NCCL = INGOT_BIT(1), /**< nccl_compiled .. nccl_reason. */
-    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2), /**< ucx_major .. ucx_memory_types. */
+    INGOT_RUNTIME_INFO_FIELD_UCX  = INGOT_BIT(2), /**< ucx_major .. ucx_cuda_transports. */
     INGOT_RUNTIME_INFO_FIELD_LIBS = INGOT_BIT(3)  /**< version_hwloc .. version_zlib (hwloc, zstd
                                                        and zlib). */
 };
@@ -38,8 +38,12 @@ typedef struct ingot_runtime_info {
     char nccl_reason[160]; /**< Why NCCL is not usable, when nccl_version == 0. */
 
     unsigned ucx_major, ucx_minor, ucx_release; /**< UCX library version at run time. */
-    int      ucx_cuda_memory;       /**< 1 if UCX reports CUDA memory support (GPUDirect path). */
-    char     ucx_memory_types[128]; /**< Comma-separated memory types UCX supports. */
+    int      ucx_cuda_memory;          /**< 1 if UCX reports the CUDA memory type (cuda_copy is
+                                         enough: it says nothing of GPUDirect RDMA). */
+    char     ucx_memory_types[128];    /**< Comma-separated memory types UCX supports. */
+    char     ucx_cuda_transports[128]; /**< The transports that move CUDA memory, e.g.
+                                            "cuda_copy, cuda_ipc"; "rc_mlx5 (GPUDirect RDMA)"
+                                            only where a NIC registers GPU memory; "" none. */
 
     char version_hwloc[32]; /**< hwloc release ingot was built with ("2.9.0"; hwloc reports
                                           only its API version at run time). */
@@ -64,6 +68,15 @@ INGOT_API ingot_status_t ingot_runtime_info_query(ingot_runtime_info_t *info_p);
  * @return INGOT_OK, or INGOT_ERR_UCX when UCX cannot enumerate its components.
  */
 INGOT_API ingot_status_t ingot_ucx_transports_print(FILE *stream);
+
+/**
+ * @brief The data path the peer cache takes from this rank to every rank of @p ctx, one line per
+ *        rank (as ingot_loader_cache_paths() words them), into @p buf. Collective: creates the
+ *        context's UCX transport when no cached loader did, and an endpoint to every rank.
+ * @return INGOT_OK; INGOT_ERR_UCX / INGOT_ERR_CONFIG (a rank unreachable with this UCX_TLS,
+ *         named with its host in the line and the log).
+ */
+INGOT_API ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len);
 
 INGOT_END_DECLS
 

@@ -297,14 +297,9 @@ void ingot_cache_report_corrupt(ingot_cache_t *c, const ingot_sample_info_t *s, 
 
 const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
 {
-    size_t used = (size_t)snprintf(buf, len,
-                                   "fetched bytes land in the host batch slot or staging buffer "
-                                   "(this UCX has no CUDA memory type, so no device fetch to "
-                                   "calibrate)\n");
-    for (int r = 0; r < c->world && used < len; r++) {
-        char line[320];
-        ingot_transport_path(c->transport, r, line, sizeof(line));
-        used += (size_t)snprintf(buf + used, len - used, "%s\n", line);
-    }
+    snprintf(buf, len,
+             "fetched bytes land in host memory: the batch slot, or a staging buffer "
+             "when the samples are decoded or transformed\n");
+    (void)ingot_transport_paths(c->transport, buf, len);
     return buf;
 }

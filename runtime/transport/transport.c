@@ -3,8 +3,10 @@
  * protocols (see transport.h). Every ucp call runs under t->lock (worker SERIALIZED).
  */
 #include "runtime/transport/transport_impl.h"
+#include <ingot/info.h>
 #include "runtime/context_impl.h"
 #include "base/errors.h"
+#include "base/status.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
@@ -267,6 +269,31 @@ void ingot_transport_peer_close(ingot_transport_t *t, int peer)
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t)
 {
     return t->peer_timeout_ns;
+}
+
+ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len)
+{
+    ingot_status_t first = INGOT_OK;
+    size_t used = strlen(buf);
+    for (int r = 0; r < t->world && used < len; r++) {
+        char line[512];
+        ingot_status_t st = ingot_transport_path(t, r, line, sizeof(line));
+        first = (first == INGOT_OK) ? st : first;
+        used += (size_t)snprintf(buf + used, len - used, "%s\n", line);
+    }
+    return first;
+}
+
+ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len)
+{
+    if (ctx == NULL || buf == NULL || len == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_peer_paths: NULL argument");
+    }
+    buf[0] = '\0';
+    if (ctx->transport == NULL) {
+        INGOT_CHECK(ingot_transport_create(ctx, &ctx->transport)); /* collective, agreed */
+    }
+    return ingot_transport_paths(ctx->transport, buf, len);
 }
 
 int ingot_transport_same_node(const ingot_transport_t *t, int peer)

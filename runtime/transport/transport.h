@@ -125,6 +125,9 @@ ingot_peer_protocol_t ingot_transport_protocol(ingot_transport_t *t, int peer);
  * names the rank, its host and UCX_TLS).
  */
 ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, size_t len);
+/** ingot_transport_path() of every rank, a line each, appended to @p buf (NUL-terminated).
+ *  Returns the first rank's failure, or INGOT_OK. */
+ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len);
 /** INGOT_PEER_TIMEOUT in ns. */
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
 /** Whether @p peer is on this rank's node. */
