@@ -13,3 +13,9 @@ ingot_add_test(NAME slurm.job LABELS mpi TIMEOUT 300
                        ${PROJECT_SOURCE_DIR}/slurm/ingot-train.sbatch
                        $<TARGET_FILE_DIR:ingot-train>)
 set_tests_properties(slurm.job PROPERTIES RESOURCE_LOCK slurm)
+# kill -9 of a rank of a cached loader under srun --kill-on-bad-exit=1: every survivor ends.
+ingot_add_test(NAME slurm.cache_kill LABELS mpi TIMEOUT 180
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/slurm/cluster.sh
+                       ${CMAKE_CURRENT_BINARY_DIR}/slurm-cache-kill --
+                       ${CMAKE_CURRENT_SOURCE_DIR}/slurm/cache_kill.sh $<TARGET_FILE:test_cache>)
+set_tests_properties(slurm.cache_kill PROPERTIES RESOURCE_LOCK slurm)

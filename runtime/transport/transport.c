@@ -339,11 +339,24 @@ static int ep_lanes(ucp_ep_h ep, char *out, size_t len)
         if (arrow == NULL || sscanf(colon + 1, " %*d:%63[^. ]", tl) != 1) {
             continue;
         }
-        char *marks = strchr(arrow + 3, ' ');
-        const char *role = (marks == NULL || strspn(marks, " ") == strlen(marks)) ? "rma"
-                           : strstr(marks, "rma_bw")                              ? "rma_bw"
-                           : strstr(marks, "am")                                  ? "am"
-                                                                                  : "other";
+        /* the role markers after the remote md ("am am_bw#0", "rma_bw#0"; none: an RMA lane;
+         * UCX 1.22 adds "seg SIZE" to every lane) */
+        char marks[160] = "";
+        char *save = NULL, *rest = strchr(arrow + 3, ' ');
+        for (char *tok = rest ? strtok_r(rest, " ", &save) : NULL; tok != NULL;
+             tok = strtok_r(NULL, " ", &save)) {
+            if (strcmp(tok, "seg") == 0) {
+                strtok_r(NULL, " ", &save); /* its size */
+                continue;
+            }
+            size_t m = strlen(marks);
+            snprintf(marks + m, sizeof(marks) - m, " %s", tok);
+        }
+        const char *role = marks[0] == '\0'                   ? "rma"
+                           : strstr(marks, " rma_bw") != NULL ? "rma_bw"
+                           : strstr(marks, " rma") != NULL    ? "rma"
+                           : strstr(marks, " am") != NULL     ? "am"
+                                                              : "other";
         int is_rma = (strcmp(role, "rma") == 0 || strcmp(role, "rma_bw") == 0);
         rma |= is_rma && strncmp(tl, "tcp", 3) != 0 && strncmp(tl, "self", 4) != 0;
         used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s(%s)",
