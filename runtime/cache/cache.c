@@ -183,7 +183,9 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     const ingot_cache_config_t *cfg;
     ingot_cache_t *c = ingot_calloc(1, sizeof(*c), "cache");
     if (c == NULL) {
-        return ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY, "cache: budget and placement");
+        (void)ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY,
+                              "cache: budget and placement"); /* the others fail too */
+        return INGOT_ERR_NO_MEMORY;
     }
     ingot_status_t st = ingot_cache_config(&cfg);
     if (st == INGOT_OK) {

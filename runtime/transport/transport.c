@@ -6,7 +6,6 @@
 #include <ingot/info.h>
 #include "runtime/context_impl.h"
 #include "base/errors.h"
-#include "base/status.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
@@ -290,10 +289,15 @@ ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len)
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_peer_paths: NULL argument");
     }
     buf[0] = '\0';
-    if (ctx->transport == NULL) {
-        INGOT_CHECK(ingot_transport_create(ctx, &ctx->transport)); /* collective, agreed */
+    ingot_transport_t *t = ctx->transport;
+    if (t == NULL) {
+        ingot_status_t st = ingot_transport_create(ctx, &t); /* collective, agreed */
+        if (st != INGOT_OK) {
+            return st;
+        }
+        ctx->transport = t;
     }
-    return ingot_transport_paths(ctx->transport, buf, len);
+    return ingot_transport_paths(t, buf, len);
 }
 
 int ingot_transport_same_node(const ingot_transport_t *t, int peer)
@@ -559,7 +563,9 @@ ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p)
     const ingot_transport_config_t *cfg;
     ingot_transport_t *t = ingot_calloc(1, sizeof(*t), "transport");
     if (t == NULL) {
-        return ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY, "transport: UCX set-up");
+        (void)ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY,
+                              "transport: UCX set-up"); /* the others fail too */
+        return INGOT_ERR_NO_MEMORY;
     }
     ingot_status_t st = ingot_transport_config(&cfg);
     t->ctx = ctx;

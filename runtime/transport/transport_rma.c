@@ -537,7 +537,9 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
 {
     ingot_transport_window_t *w = ingot_calloc(1, sizeof(*w), "cache window");
     if (w == NULL) {
-        return ingot_mpi_agree(&t->ctx->comm, INGOT_ERR_NO_MEMORY, "cache: window");
+        (void)ingot_mpi_agree(&t->ctx->comm, INGOT_ERR_NO_MEMORY,
+                              "cache: window"); /* the others fail too */
+        return INGOT_ERR_NO_MEMORY;
     }
     void *packed = NULL;
     size_t packed_len = 0;
