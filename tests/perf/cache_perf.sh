@@ -8,6 +8,9 @@
 #           on the same transports, taken where it is not cache-hot: ucp_get of 1 GiB (shared
 #           memory; ucx_perftest's 1 MiB get reuses one L3-resident buffer) and ucp_am_bw of
 #           1 GiB (tcp, where UCX only emulates get)                          goal >= 0.9
+#   nodes   the same fetch between two emulated nodes (tests/netns: tcp between network
+#           namespaces; a 512 MiB window, as each namespace's /dev/shm holds 1 GiB) against
+#           ucp_am_bw of 512 MiB between the same namespaces over tcp
 #   epochs  ingot-bench, 4 ranks, 3 epochs of 220 MiB behind the emulated remote store
 #           (INGOT_STORAGE_EMULATE=bw=50MiB/s,lat=5ms: each rank's loader has its own link, so
 #           200 MiB/s for the job), 30 ms of compute per step, with the cache: epoch 0 is
@@ -16,7 +19,7 @@
 # usage: tests/perf/cache_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-cacheperf.XXXXXX")}
-shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fetch epochs"}
+shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fetch nodes epochs"}
 REPS=${REPS:-3}
 fetch=$build/tests/cache_fetch
 bench=$build/apps/ingot-bench
@@ -57,6 +60,38 @@ fetch)
             printf "fetch %7d B ring %2d MiB: %s GB/s  ratio %.2f  (first pass, which maps a shared-memory window: %s s)  %s\n" \
                 $piece $ring "$m" "$(python3 -c "print(${m%% *} / $cm)")" "$first" "$path"
         done; done
+    done ;;
+nodes)
+    if [ -z "${NODES_HOSTS:-}" ]; then
+        "$(dirname "$0")/../netns/nodes.sh" "$work/netns" 1,1 -- "$0" "$build" "$work" nodes ||
+            echo "## nodes: skipped (no network namespaces)"
+        continue
+    fi
+    read -r h0 h1 <<< "$NODES_HOSTS"
+    ip0=$(ip netns exec "$h0" ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)
+    ceil=()
+    for r in $(seq "$REPS"); do
+        port=$((20000 + RANDOM % 20000))
+        # tcp,self: plain `ip netns exec` shares IPC and /dev/shm, so UCX would take shared memory
+        UCX_TLS=tcp,self ip netns exec "$h0" ucx_perftest -p $port -t ucp_am_bw -s 536870912 -n 8 \
+            > /dev/null 2>&1 &
+        sleep 0.5
+        ceil+=("$(UCX_TLS=tcp,self ip netns exec "$h1" timeout 120 ucx_perftest -p $port "$ip0" -t ucp_am_bw \
+            -s 536870912 -n 8 2>&1 | awk '/Final:/ { printf "%.3f\n", $7 / 1000 }')")
+        wait
+    done
+    c=$(median "${ceil[@]}"); cm=${c%% *}
+    echo "## two emulated nodes (tcp between namespaces): ceiling ucp_am_bw 512 MiB = $c GB/s"
+    for piece in 65536 1048576; do
+        v=(); path=
+        for r in $(seq "$REPS"); do
+            # shellcheck disable=SC2086 # NODES_MPIRUN_ARGS is a list of options
+            line=$(mpirun $NODES_MPIRUN_ARGS -np 2 "$fetch" $piece 512 16777216 4 8 | grep '^fetch')
+            v+=("$(echo "$line" | awk '{print $3}')"); path=${line#*: }
+        done
+        m=$(median "${v[@]}")
+        printf "fetch %7d B ring  8 MiB: %s GB/s  ratio %.2f  %s\n" $piece "$m" \
+            "$(python3 -c "print(${m%% *} / $cm)")" "$path"
     done ;;
 epochs)
     data=$work/epochs
