@@ -57,7 +57,7 @@ fetch)
                 first=$(echo "$line" | sed -n 's/.*first pass \([0-9.]*\) s.*/\1/p')
             done
             m=$(median "${v[@]}")
-            printf "fetch %7d B ring %2d MiB: %s GB/s  ratio %.2f  (first pass, which maps a shared-memory window: %s s)  %s\n" \
+            printf "fetch %7d B ring %2d MiB: %s GB/s  ratio %.2f  (first pass: %s s; it maps the window where shared memory can)  %s\n" \
                 $piece $ring "$m" "$(python3 -c "print(${m%% *} / $cm)")" "$first" "$path"
         done; done
     done ;;
