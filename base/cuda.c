@@ -125,6 +125,29 @@ ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what)
 #endif
 }
 
+ingot_status_t ingot_cuda_malloc_on(int device, void **ptr_p, size_t bytes, const char *what)
+{
+    const ingot_cuda_probe_t *probe = ingot_cuda_probe();
+    if (device < 0 || device >= probe->device_count) {
+        return ingot_fail(INGOT_ERR_NO_DEVICE, "%s: CUDA device %d is not usable here (%d visible)",
+                          what, device, probe->device_count);
+    }
+#if INGOT_BUILD_CUDA
+    int prev = 0;
+    cudaGetDevice(&prev);
+    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice", what);
+    if (st == INGOT_OK) {
+        st = ingot_cuda_malloc(ptr_p, bytes, what);
+    }
+    cudaSetDevice(prev);
+    return st;
+#else
+    (void)ptr_p;
+    (void)bytes;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
 ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
 {
     const ingot_cuda_probe_t *probe = ingot_cuda_probe();

@@ -41,6 +41,10 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
  */
 ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
 
+/** ingot_cuda_malloc() on CUDA device @p device (made current for the call, then restored).
+ *  INGOT_ERR_NO_DEVICE (logged) when that device is not usable here. */
+ingot_status_t ingot_cuda_malloc_on(int device, void **ptr_p, size_t bytes, const char *what);
+
 /** Bytes of free and total memory of CUDA device @p device (INGOT_ERR_NO_DEVICE when there is
  *  no such usable device, INGOT_ERR_UNSUPPORTED without CUDA in the build). */
 ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p);

@@ -12,7 +12,7 @@ set_tests_properties(cache.two_nodes PROPERTIES RESOURCE_LOCK netns)
 # memory; bad input. Each case prints its detection time.
 set(_cache_faults "stop-storage tcp,self" "stop-storage posix,cma,self" "stop-abort tcp,self"
     "stop-abort posix,cma,self" "stop-create" "stop-destroy" "kill tcp,self"
-    "kill posix,cma,self" "small" "memavail" "unreachable")
+    "kill posix,cma,self" "small" "memavail" "unreachable" "device")
 if(INGOT_FAULT_INJECTION)
   list(APPEND _cache_faults "corrupt" "refused" "bad-key")
 endif()

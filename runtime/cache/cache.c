@@ -18,6 +18,10 @@ static const char *const peer_failures[] = {[INGOT_PEER_FAILURE_ABORT] = "abort"
                                             [INGOT_PEER_FAILURE_STORAGE] = "storage",
                                             [INGOT_PEER_FAILURE_STORAGE + 1] = NULL};
 
+static const char *const cache_memories[] = {[INGOT_CACHE_MEMORY_HOST] = "host",
+                                             [INGOT_CACHE_MEMORY_DEVICE] = "device",
+                                             [INGOT_CACHE_MEMORY_DEVICE + 1] = NULL};
+
 static const ingot_config_field_t cache_fields[] = {
     {"CACHE_BYTES", "0",
      "Peer cache budget of the whole job (every rank computes every sample's home from it): "
@@ -25,6 +29,12 @@ static const ingot_config_field_t cache_fields[] = {
      "(its ranks / all ranks). After the first epoch, cached samples come from their home's "
      "window (shared memory, RDMA or tcp) instead of storage. 0: no cache.",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, F(cache_bytes), 0, INT64_MAX, NULL, NULL},
+    {"CACHE_MEMORY", "host",
+     "Where a rank's cache window lives: 'host' (shared memory, mapped by the node's readers) or "
+     "'device' (the placement's GPU memory, read over cuda_ipc/cuda_copy; needs a UCX built "
+     "with CUDA, and refused naming the UCX version otherwise). Fetched bytes land in host "
+     "memory either way (docs/cache.md).",
+     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(memory), 0, 0, cache_memories, NULL},
     {"PEER_FAILURE", "abort",
      "What a read from a peer that misses INGOT_PEER_TIMEOUT does: 'abort' fails the batch with "
      "an error naming the rank (the job ends), 'storage' reads that peer's samples from storage "
@@ -33,6 +43,7 @@ static const ingot_config_field_t cache_fields[] = {
 };
 
 _Static_assert(sizeof(ingot_peer_failure_t) == sizeof(int), "enum variables are stored as int");
+_Static_assert(sizeof(ingot_cache_memory_t) == sizeof(int), "enum variables are stored as int");
 
 INGOT_CONFIG_MODULE(ingot_cache, "cache", INGOT_CONFIG_ORDER_RUNTIME + 2, cache_fields,
                     ingot_cache_config_t, NULL)
@@ -167,6 +178,13 @@ static ingot_status_t cache_place(ingot_cache_t *c)
 
 static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *cfg)
 {
+    c->device = (cfg->memory == INGOT_CACHE_MEMORY_DEVICE) ? c->params.cuda_device : -1;
+    if (cfg->memory == INGOT_CACHE_MEMORY_DEVICE && c->device < 0) {
+        return ingot_fail(INGOT_ERR_NO_DEVICE,
+                          "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its "
+                          "placement",
+                          c->rank, c->ctx->topo->node.hostname);
+    }
     ingot_status_t st = cache_budget(c, cfg->cache_bytes);
     if (st == INGOT_OK) {
         st = cache_place(c);
@@ -202,7 +220,7 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     }
     if (st == INGOT_OK) {
         c->transport = ctx->transport;
-        st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa,
+        st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa, c->device,
                                            &c->window); /* collective, agreed */
     }
     if (st != INGOT_OK) {
@@ -212,11 +230,12 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     if (c->fill_expected == 0) {
         ingot_transport_window_set_ready(c->window);
     }
-    ingot_info("cache: window of %" PRIu64 " bytes per rank (UCX-allocated, registered once); "
+    ingot_info("cache: window of %" PRIu64 " bytes per rank (%s, registered once); "
                "%" PRIu64 " samples (%" PRIu64 " bytes) cached over %d ranks, %" PRIu64
                " here; filled in epoch %" PRIu64 "; INGOT_PEER_FAILURE=%s",
-               c->window_bytes, c->cached_samples, c->cached_bytes, c->world, c->fill_expected,
-               c->params.fill_epoch, peer_failures[c->policy]);
+               c->window_bytes, c->device >= 0 ? "GPU memory" : "host memory", c->cached_samples,
+               c->cached_bytes, c->world, c->fill_expected, c->params.fill_epoch,
+               peer_failures[c->policy]);
     *cache_p = c;
     return INGOT_OK;
 }
@@ -256,17 +275,23 @@ void ingot_cache_fill(ingot_cache_t *c, const ingot_shard_rows_t *rows, const vo
         return;
     }
     if (stored != NULL) {
-        char *dst = (char *)ingot_transport_window_data(c->window) + e.offset;
+        ingot_status_t st = INGOT_OK;
         if (packed) { /* fields back to back: put each at its place in the record */
             const char *src = stored;
-            for (uint32_t f = 0; f < s->field_count; f++) {
-                memcpy(dst + rows->fields[f].offset, src, rows->fields[f].stored_len);
+            for (uint32_t f = 0; f < s->field_count && st == INGOT_OK; f++) {
+                st = ingot_transport_window_write(c->window, e.offset + rows->fields[f].offset, src,
+                                                  rows->fields[f].stored_len);
                 src += rows->fields[f].stored_len;
             }
         } else {
-            memcpy(dst, stored, e.length);
+            st = ingot_transport_window_write(c->window, e.offset, stored, e.length);
         }
-        if (ingot_fault_check(INGOT_FAULT_CACHE_FILL) != 0) {
+        if (st != INGOT_OK) { /* a device copy failed: readers will see a bad hash */
+            ingot_warn("cache: sample '%s' could not be put in this rank's window (%s)", s->key,
+                       ingot_status_string(st));
+        }
+        if (c->device < 0 && ingot_fault_check(INGOT_FAULT_CACHE_FILL) != 0) {
+            char *dst = (char *)ingot_transport_window_data(c->window) + e.offset;
             dst[rows->fields[0].offset] ^= 0x5a; /* a damaged byte in the window */
         }
     }

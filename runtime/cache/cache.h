@@ -51,6 +51,7 @@ typedef struct ingot_cache_params {
     uint32_t slice;        /* samples per rank per step */
     uint64_t batch_stored; /* stored bytes of one batch of this rank, at most */
     int numa;              /* NUMA node of the window, or -1 */
+    int cuda_device;       /* the placement's GPU, or -1 (for INGOT_CACHE_MEMORY=device) */
     uint32_t nreqs;        /* byte-source requests in flight at once */
     uint64_t timeout_ns;   /* INGOT_TIMEOUT: the longest wait for a home still filling */
 } ingot_cache_params_t;

@@ -10,10 +10,14 @@
 #include "base/config.h"
 #include <stdatomic.h>
 
-/* INGOT_CACHE_BYTES and INGOT_PEER_FAILURE. */
+/* INGOT_CACHE_BYTES, INGOT_PEER_FAILURE and INGOT_CACHE_MEMORY. */
+/* INGOT_CACHE_MEMORY values. */
+typedef enum { INGOT_CACHE_MEMORY_HOST = 0, INGOT_CACHE_MEMORY_DEVICE = 1 } ingot_cache_memory_t;
+
 typedef struct ingot_cache_config {
     uint64_t cache_bytes;
     ingot_peer_failure_t peer_failure;
+    ingot_cache_memory_t memory;
 } ingot_cache_config_t;
 
 extern ingot_config_table_t ingot_cache_config_table;
@@ -41,6 +45,7 @@ struct ingot_cache {
     ingot_transport_t *transport; /* the context's */
     ingot_transport_window_t *window;
     uint64_t window_bytes;
+    int device; /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
     uint64_t cached_samples, cached_bytes, fill_expected;
     _Atomic uint64_t filled;
     _Atomic int *home_state; /* per rank: HOME_* */

@@ -125,8 +125,7 @@ typedef struct piece {
 static ingot_status_t piece_emit(ingot_cache_t *c, cache_req_t *cr, const piece_t *p)
 {
     if (cr == NULL) { /* this rank's own window */
-        memcpy(p->dst, (const char *)ingot_transport_window_data(c->window) + p->off, p->len);
-        return INGOT_OK;
+        return ingot_transport_window_read_local(c->window, p->off, p->dst, p->len);
     }
     return ingot_transport_read(c->window, &cr->op, p->off, p->dst, p->len);
 }

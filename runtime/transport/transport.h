@@ -73,18 +73,31 @@ ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p);
 void ingot_transport_destroy(ingot_transport_t *t);
 
 /**
- * A window of @p bytes every peer can read: allocated by UCX (ucp_mem_map with ALLOCATE, so
- * shared-memory transports can map it; bound to NUMA node @p numa when >= 0), its key and
- * address exchanged with every rank (collective). The first 64 bytes are a header (the ready
+ * A window of @p bytes every peer can read, its key and address exchanged with every rank
+ * (collective). In host memory (@p cuda_device < 0): allocated by UCX (ucp_mem_map with
+ * ALLOCATE, POSIX shared memory first, so readers on the node can map it; bound to NUMA node
+ * @p numa when >= 0), or, with INGOT_CACHE_WINDOW=registered, ingot's own memory registered.
+ * In device memory: cudaMalloc on @p cuda_device, registered as CUDA memory, refused (naming the
+ * UCX version) when UCX has no CUDA memory type. The first 64 bytes are a header (the ready
  * word); the data follows at ingot_transport_window_data().
  */
 ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
-                                             ingot_transport_window_t **w_p);
+                                             int cuda_device, ingot_transport_window_t **w_p);
+/** The GPU whose memory holds @p w, or -1 (host memory). */
+int ingot_transport_window_device(const ingot_transport_window_t *w);
+/** Copy @p len bytes from host memory @p src into this rank's window at data offset @p off
+ *  (a cudaMemcpy for a device window). */
+ingot_status_t ingot_transport_window_write(ingot_transport_window_t *w, uint64_t off,
+                                            const void *src, size_t len);
+/** Copy @p len bytes of this rank's window at data offset @p off into host memory @p dst. */
+ingot_status_t ingot_transport_window_read_local(ingot_transport_window_t *w, uint64_t off,
+                                                 void *dst, size_t len);
 /** Barrier, then unregister and free (collective). Accepts NULL. */
 void ingot_transport_window_destroy(ingot_transport_window_t *w);
 /** Unregister and free without the barrier (after a failed create, or when peers are gone). */
 void ingot_transport_window_destroy_local(ingot_transport_window_t *w);
-/** This rank's window data (size ingot_transport_window_size()). */
+/** This rank's window data (size ingot_transport_window_size()); a device pointer for a device
+ *  window. */
 void *ingot_transport_window_data(ingot_transport_window_t *w);
 size_t ingot_transport_window_size(const ingot_transport_window_t *w);
 /** Mark this rank's window ready for readers (release store of its header word). */

@@ -90,6 +90,7 @@ typedef struct transport_am_entry {
 typedef struct transport_remote {
     uint64_t base, bytes; /* its address and size (header included) */
     ucp_rkey_h rkey;      /* unpacked at first use */
+    int device;           /* the window is in its owner's GPU memory */
     void *mapped;         /* its address here when shared memory maps it (ucp_rkey_ptr) */
     const void *packed;
     size_t packed_len;
@@ -99,8 +100,10 @@ struct ingot_transport_window {
     ingot_transport_t *t;
     uint32_t id;
     ucp_mem_h memh;
-    ingot_mem_t mem; /* ours when registered (not UCX-allocated) */
-    void *base;      /* header + data */
+    ingot_mem_t mem;  /* ours when registered (not UCX-allocated) */
+    int cuda_device;  /* the GPU whose memory holds it, or -1 (host) */
+    void *device_ptr; /* its cudaMalloc'd memory */
+    void *base;       /* header + data */
     size_t bytes;
     transport_remote_t *remote; /* per rank */
     void *packed_all;           /* every rank's packed key */

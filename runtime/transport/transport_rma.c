@@ -9,6 +9,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "base/cuda.h"
 #include "base/mem.h"
 #include "shard/manifest.h"
 #include <inttypes.h>
@@ -287,7 +288,7 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
                                 "transport: the memory key of rank %d's window (%zu bytes) "
                                 "does not unpack: %s",
                                 op->peer, rw->packed_len, ucs_status_string(s));
-            } else {
+            } else if (!rw->device) { /* device memory is never mapped into the host */
                 ucs_status_t m = ucp_rkey_ptr(rw->rkey, rw->base, &rw->mapped);
                 if (m != UCS_OK) {
                     rw->mapped = NULL; /* not mapped into this process: get through UCX */
@@ -384,6 +385,33 @@ void *ingot_transport_window_data(ingot_transport_window_t *w)
     return (char *)w->base + TRANSPORT_WINDOW_HDR;
 }
 
+int ingot_transport_window_device(const ingot_transport_window_t *w)
+{
+    return w->cuda_device;
+}
+
+ingot_status_t ingot_transport_window_write(ingot_transport_window_t *w, uint64_t off,
+                                            const void *src, size_t len)
+{
+    char *dst = (char *)w->base + TRANSPORT_WINDOW_HDR + off;
+    if (w->cuda_device >= 0) {
+        return ingot_cuda_copy(dst, src, len, "cache window fill");
+    }
+    memcpy(dst, src, len);
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_transport_window_read_local(ingot_transport_window_t *w, uint64_t off,
+                                                 void *dst, size_t len)
+{
+    const char *src = (const char *)w->base + TRANSPORT_WINDOW_HDR + off;
+    if (w->cuda_device >= 0) {
+        return ingot_cuda_copy(dst, src, len, "cache window read");
+    }
+    memcpy(dst, src, len);
+    return INGOT_OK;
+}
+
 size_t ingot_transport_window_size(const ingot_transport_window_t *w)
 {
     return w->bytes - TRANSPORT_WINDOW_HDR;
@@ -391,6 +419,12 @@ size_t ingot_transport_window_size(const ingot_transport_window_t *w)
 
 void ingot_transport_window_set_ready(ingot_transport_window_t *w)
 {
+    if (w->cuda_device >= 0) {
+        /* the fill's copies are synchronous: they are all in device memory before this one */
+        static const uint64_t one = 1;
+        (void)ingot_cuda_copy(w->base, &one, sizeof(one), "cache window ready word");
+        return;
+    }
     atomic_store_explicit((_Atomic uint64_t *)w->base, 1, memory_order_release);
 }
 
@@ -439,27 +473,28 @@ static ingot_status_t window_exchange(ingot_transport_window_t *w, const void *p
     if (ingot_fault_check(INGOT_FAULT_PEER_KEY) != 0) {
         packed_len = 1; /* a truncated key */
     }
-    uint64_t mine[4] = {(uint64_t)(uintptr_t)w->base, w->bytes, packed_len, sum};
+    uint64_t mine[5] = {(uint64_t)(uintptr_t)w->base, w->bytes, packed_len, sum,
+                        (uint64_t)(w->cuda_device >= 0)};
     uint64_t *all = ingot_calloc((size_t)t->world, sizeof(mine), "window cards");
     int *counts = ingot_calloc((size_t)t->world, 2 * sizeof(int), "window counts");
     ingot_status_t st = (all && counts) ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     if (st == INGOT_OK) {
-        st = INGOT_MPI_CALL("cache: key exchange", MPI_Allgather, mine, 4, MPI_UINT64_T, all, 4,
+        st = INGOT_MPI_CALL("cache: key exchange", MPI_Allgather, mine, 5, MPI_UINT64_T, all, 5,
                             MPI_UINT64_T, comm);
     }
     size_t total = 0;
     int *displs = counts ? counts + t->world : NULL;
     for (int r = 0; st == INGOT_OK && r < t->world; r++) {
-        if (all[4 * r + 2] == 0 || all[4 * r + 2] > TRANSPORT_RKEY_MAX) {
+        if (all[5 * r + 2] == 0 || all[5 * r + 2] > TRANSPORT_RKEY_MAX) {
             st = ingot_fail(INGOT_ERR_FORMAT,
                             "cache: rank %d sent a packed memory key of %" PRIu64
                             " bytes (expected 1 to %d)",
-                            r, all[4 * r + 2], TRANSPORT_RKEY_MAX);
+                            r, all[5 * r + 2], TRANSPORT_RKEY_MAX);
             break;
         }
-        counts[r] = (int)all[4 * r + 2];
+        counts[r] = (int)all[5 * r + 2];
         displs[r] = (int)total;
-        total += all[4 * r + 2];
+        total += all[5 * r + 2];
     }
     if (st == INGOT_OK && (w->packed_all = ingot_malloc(total, "window keys")) == NULL) {
         st = INGOT_ERR_NO_MEMORY;
@@ -470,17 +505,18 @@ static ingot_status_t window_exchange(ingot_transport_window_t *w, const void *p
     }
     for (int r = 0; st == INGOT_OK && w->remote != NULL && r < t->world; r++) {
         const void *key = (char *)w->packed_all + displs[r];
-        if (ingot_shard_hash(key, (size_t)counts[r]) != all[4 * r + 3]) {
+        if (ingot_shard_hash(key, (size_t)counts[r]) != all[5 * r + 3]) {
             st = ingot_fail(INGOT_ERR_FORMAT,
                             "cache: the memory key of rank %d's window (%d bytes) fails its "
                             "checksum: truncated or damaged on the way",
                             r, counts[r]);
             break;
         }
-        w->remote[r] = (transport_remote_t){.base = all[4 * r],
-                                            .bytes = all[4 * r + 1],
+        w->remote[r] = (transport_remote_t){.base = all[5 * r],
+                                            .bytes = all[5 * r + 1],
                                             .packed = (char *)w->packed_all + displs[r],
-                                            .packed_len = (size_t)counts[r]};
+                                            .packed_len = (size_t)counts[r],
+                                            .device = (int)all[5 * r + 4]};
     }
     free(all);
     free(counts);
@@ -499,7 +535,28 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
                                .length = w->bytes,
                                .flags = UCP_MEM_MAP_ALLOCATE};
     ingot_status_t st = INGOT_OK;
-    if (!t->window_ucx) { /* ours (huge pages, NUMA-bound), registered */
+    if (w->cuda_device >= 0) { /* device memory of the placement's GPU, registered */
+        ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+        unsigned major, minor, release;
+        ucp_get_version(&major, &minor, &release);
+        if (ucp_context_query(t->ucp, &ca) != UCS_OK ||
+            !(ca.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA))) {
+            return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                              "INGOT_CACHE_MEMORY=device needs a UCX built with CUDA; UCX "
+                              "%u.%u.%u here has no CUDA memory type (docs/cache.md, 'Using a "
+                              "CUDA-enabled UCX')",
+                              major, minor, release);
+        }
+        if ((st = ingot_cuda_malloc_on(w->cuda_device, &w->device_ptr, w->bytes, "cache window")) !=
+            INGOT_OK) {
+            return st;
+        }
+        mp.field_mask |= UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+        mp.memory_type = UCS_MEMORY_TYPE_CUDA;
+        mp.address = w->device_ptr;
+        mp.flags = 0;
+        numa = -1;
+    } else if (!t->window_ucx) { /* ours (huge pages, NUMA-bound), registered */
         st = ingot_mem_alloc(w->bytes, INGOT_MEM_F_HUGEPAGE | INGOT_MEM_F_PREFAULT, numa,
                              "cache window", &w->mem);
         if (st != INGOT_OK) {
@@ -526,14 +583,17 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
         /* Bind before the first touch; a refusal only costs locality (warned). */
         (void)ingot_mem_bind_area(w->base, w->bytes, numa, "cache window");
     }
-    if (st == INGOT_OK) {
-        memset(w->base, 0, TRANSPORT_WINDOW_HDR); /* not ready */
+    if (st == INGOT_OK) { /* not ready */
+        static const char zero[TRANSPORT_WINDOW_HDR];
+        st = w->cuda_device >= 0
+                 ? ingot_cuda_copy(w->base, zero, sizeof(zero), "cache window header")
+                 : (memset(w->base, 0, TRANSPORT_WINDOW_HDR), INGOT_OK);
     }
     return st;
 }
 
 ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
-                                             ingot_transport_window_t **w_p)
+                                             int cuda_device, ingot_transport_window_t **w_p)
 {
     ingot_transport_window_t *w = ingot_calloc(1, sizeof(*w), "cache window");
     if (w == NULL) {
@@ -544,6 +604,7 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
     void *packed = NULL;
     size_t packed_len = 0;
     w->t = t;
+    w->cuda_device = cuda_device;
     w->id = UINT32_MAX; /* not registered yet */
     w->bytes = bytes + TRANSPORT_WINDOW_HDR;
     w->remote = ingot_calloc((size_t)t->world, sizeof(*w->remote), "cache window peers");
@@ -593,6 +654,7 @@ void ingot_transport_window_destroy_local(ingot_transport_window_t *w)
     }
     pthread_mutex_unlock(&t->lock);
     ingot_mem_free(&w->mem); /* accepts a zeroed one */
+    ingot_cuda_free(w->device_ptr);
     free(w->packed_all);
     free(w->remote);
     free(w);

@@ -19,6 +19,8 @@
 #   small              a budget below one batch: error at create naming both sizes
 #   memavail           windows over MemAvailable: error at create naming both sizes
 #   unreachable        UCX_TLS=self: no transport reaches a peer: error naming rank, host, value
+#   device             INGOT_CACHE_MEMORY=device: runs from GPU memory where a GPU and a CUDA
+#                      UCX are present, else an error at create saying which is missing
 set -u
 mpiexec=$1; exe=$2; case=$4; tls=${5:-default}
 work=$3/cache-fault-$case-${tls//,/_}
@@ -150,6 +152,19 @@ unreachable)
     [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc"
     grep -q "cannot reach rank [0-9] on host .* with UCX_TLS=self" "$out" ||
         fail "no error naming the rank, its host and UCX_TLS" ;;
+device)
+    # INGOT_CACHE_MEMORY=device: where the placement has a GPU and UCX has CUDA, the cache
+    # works from GPU memory (every check of mode full); otherwise a clear error at create
+    env+=(-x INGOT_CACHE_MEMORY=device)
+    run
+    if [ $rc = 0 ]; then
+        grep -q "cache full: ok" "$out" || fail "no result line"
+        echo "device windows: ran (a GPU and a CUDA-enabled UCX are here)"
+    else
+        [ $rc != 124 ] || fail "it hung"
+        grep -Eq "INGOT_CACHE_MEMORY=device: rank [0-9] \(host .*\) has no GPU in its placement|INGOT_CACHE_MEMORY=device needs a UCX built with CUDA; UCX [0-9.]* here has no CUDA memory type" "$out" ||
+            fail "no error naming why device windows cannot be made"
+    fi ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 echo "cache fault $case ($tls): ok"

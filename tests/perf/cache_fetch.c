@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     CHECK_OK(ingot_transport_create(ctx, &ctx->transport));
     ingot_transport_t *t = ctx->transport;
     ingot_transport_window_t *w;
-    CHECK_OK(ingot_transport_window_create(t, window, -1, &w));
+    CHECK_OK(ingot_transport_window_create(t, window, -1, -1, &w));
     if (ctx->rank == 1) {
         memset(ingot_transport_window_data(w), 0x5a, window); /* touched: resident */
     }
