@@ -497,7 +497,8 @@ static void loader_free(ingot_loader_h l)
         pthread_join(l->threads[i], NULL);
     }
     /* Sources first: each fails what it still holds, so quarantined buffers come back before
-     * the memory they point into is freed. */
+     * the memory they point into is freed; the cache's peer reads too. */
+    ingot_cache_quiesce(l->cache);
     for (uint32_t i = 0; i < l->nsources; i++) {
         ingot_source_destroy(l->sources[i]);
     }

@@ -137,7 +137,7 @@ static ingot_status_t cache_place(ingot_cache_t *c)
     for (int r = 0; r < c->world && st == INGOT_OK; r++) {
         uint64_t used = 0;
         int full = 0;
-        for (uint64_t s = p->fill_step; s < p->steps_per_epoch && !full && st == INGOT_OK; s++) {
+        for (uint64_t s = p->fill_step; s < p->steps_per_epoch && st == INGOT_OK; s++) {
             st = ingot_order_slice(p->order, p->fill_epoch, s, (uint32_t)r, (uint32_t)c->world, ids,
                                    p->slice);
             for (uint32_t k = 0; k < p->slice && st == INGOT_OK; k++) {
@@ -148,18 +148,23 @@ static ingot_status_t cache_place(ingot_cache_t *c)
             }
             qsort(info, p->slice, sizeof(*info), cmp_info); /* the order it reads them in */
             for (uint32_t k = 0; k < p->slice; k++) {
-                if (used + info[k].length > c->window_bytes) {
-                    full = 1; /* a prefix: what is read first is kept */
-                    break;
+                ingot_cache_entry_t *e = &entries[info[k].index];
+                if (e->home >= 0) {
+                    /* read again in the fill epoch (a padded tail): its first home keeps it,
+                     * and a home that reads it twice fills it twice (counted as such) */
+                    c->fill_expected += (e->home == r && r == c->rank);
+                    continue;
                 }
-                entries[info[k].index] = (ingot_cache_entry_t){
+                if (full || used + info[k].length > c->window_bytes) {
+                    full = 1; /* a prefix: what is read first is kept */
+                    continue;
+                }
+                *e = (ingot_cache_entry_t){
                     .home = r, .length = (uint32_t)info[k].length, .offset = used};
                 used += info[k].length;
                 c->cached_samples++;
                 c->cached_bytes += info[k].length;
-                if (r == c->rank) {
-                    c->fill_expected++;
-                }
+                c->fill_expected += (r == c->rank);
             }
         }
     }
@@ -240,12 +245,22 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     return INGOT_OK;
 }
 
+void ingot_cache_quiesce(ingot_cache_t *c)
+{
+    if (c != NULL && !c->leaked) {
+        (void)ingot_cache_source_fini(c);
+    }
+}
+
 void ingot_cache_free(ingot_cache_t *c)
 {
     if (c == NULL) {
         return;
     }
-    ingot_cache_source_fini(c);
+    ingot_cache_quiesce(c);
+    if (c->leaked) {
+        return; /* left allocated on purpose: a read still landing would use it */
+    }
     ingot_transport_window_destroy_local(c->window);
     free((void *)c->table.entries);
     free(c->home_state);
@@ -258,7 +273,12 @@ void ingot_cache_destroy(ingot_cache_t *c)
     if (c == NULL) {
         return;
     }
-    ingot_cache_source_fini(c);
+    ingot_cache_quiesce(c);
+    if (c->leaked) {
+        /* the barrier still, so the others are not left waiting; the memory stays */
+        INGOT_MPI_CALL("cache: window free", MPI_Barrier, c->ctx->comm);
+        return;
+    }
     ingot_transport_window_destroy(c->window); /* barrier: nobody reads it any more */
     c->window = NULL;
     ingot_cache_free(c);

@@ -67,6 +67,9 @@ int ingot_cache_enabled(void);
  */
 ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
                                   ingot_cache_t **cache_p);
+/** Take back every peer read still in flight (non-collective): call it before the memory those
+ *  reads land in is freed. Accepts NULL. */
+void ingot_cache_quiesce(ingot_cache_t *cache);
 /** Free the cache (collective: a barrier first, so no peer still reads this window). Accepts NULL. */
 void ingot_cache_destroy(ingot_cache_t *cache);
 

@@ -52,12 +52,14 @@ struct ingot_cache {
     cache_req_t *reqs;
     uint32_t nreqs;
     _Atomic uint64_t hash_fallbacks, peer_fallbacks, peers_failed;
+    int leaked; /* a read still landing at destroy: its memory stays allocated */
 };
 
 void ingot_cache_free(ingot_cache_t *c);
 /* cache_source.c */
 ingot_status_t ingot_cache_source_init(ingot_cache_t *c);
-/* Take back every request still in flight (their callbacks run). */
-void ingot_cache_source_fini(ingot_cache_t *c);
+/* Take back every request still in flight (their callbacks run); 0 when one is still landing
+ * after a second (then c->leaked: the cache's memory must not be freed). */
+int ingot_cache_source_fini(ingot_cache_t *c);
 
 #endif

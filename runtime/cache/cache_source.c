@@ -204,7 +204,7 @@ static ingot_status_t cache_submit(ingot_source_t *src, ingot_source_req_t *req)
     cr->home = home;
     cr->sync_st = INGOT_OK;
     ingot_transport_op_begin(c->transport, &cr->op, home,
-                             ingot_deadline_after(ingot_transport_peer_timeout(c->transport)));
+                             ingot_deadline_after(ingot_transport_peer_timeout(c->transport)), req);
     cr->sync_st = read_pieces(c, req, cr);
     ingot_transport_op_end(c->transport, &cr->op); /* op_done comes once, maybe right here */
     return INGOT_OK;
@@ -222,11 +222,15 @@ static ingot_status_t cache_cancel(ingot_source_t *src, ingot_source_req_t *req)
     for (uint32_t i = 0; i < c->nreqs; i++) {
         cache_req_t *cr = &c->reqs[i];
         if (atomic_load(&cr->busy) && cr->req == req) {
-            if (ingot_transport_op_cancel(c->transport, &cr->op) != INGOT_OK) {
+            /* the transport checks, under its lock, that the op still serves this request */
+            ingot_status_t st = ingot_transport_op_cancel(c->transport, &cr->op, req);
+            if (st == INGOT_ERR_BUSY) {
                 return INGOT_ERR_BUSY; /* bytes are landing: op_done will come */
             }
-            atomic_store(&cr->busy, 0);
-            return INGOT_OK;
+            if (st == INGOT_OK) {
+                atomic_store(&cr->busy, 0);
+            }
+            return INGOT_OK; /* cancelled, or completed already */
         }
     }
     return INGOT_OK;
@@ -274,17 +278,21 @@ ingot_status_t ingot_cache_source_init(ingot_cache_t *c)
     return INGOT_OK;
 }
 
-void ingot_cache_source_fini(ingot_cache_t *c)
+int ingot_cache_source_fini(ingot_cache_t *c)
 {
     for (uint32_t i = 0; c->reqs != NULL && i < c->nreqs; i++) {
         cache_req_t *cr = &c->reqs[i];
         if (!atomic_load(&cr->busy)) {
             continue;
         }
-        if (ingot_transport_op_cancel(c->transport, &cr->op) == INGOT_OK) {
+        ingot_status_t st = ingot_transport_op_cancel(c->transport, &cr->op, cr->req);
+        if (st == INGOT_OK) {
             atomic_store(&cr->busy, 0);
             ingot_source_complete(cr->req, INGOT_ERR_CANCELED);
             continue;
+        }
+        if (st == INGOT_ERR_NOT_FOUND) {
+            continue; /* completed: its callback ran or is running (settled below) */
         }
         /* Bytes still landing: end them by closing the endpoint where the pair allows it. */
         ingot_transport_peer_close(c->transport, cr->home);
@@ -293,11 +301,15 @@ void ingot_cache_source_fini(ingot_cache_t *c)
             ingot_transport_progress(c->transport);
         }
         if (atomic_load(&cr->busy)) {
-            ingot_warn("cache: a read from rank %d is still landing at destroy; its request "
+            ingot_warn("cache: a read from rank %d is still landing at destroy; the cache's "
                        "memory is left allocated",
                        cr->home);
-            c->reqs = NULL; /* leaked on purpose: a late completion may still write it */
-            return;
+            c->leaked = 1; /* a late completion may still use it */
+            return 0;
         }
     }
+    if (c->transport != NULL) {
+        ingot_transport_settle(c->transport); /* callbacks still running are over */
+    }
+    return 1;
 }

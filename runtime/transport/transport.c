@@ -23,6 +23,10 @@ const char *const ingot_peer_protocol_names[] = {[INGOT_PEER_PROTOCOL_AUTO] = "a
 
 static void op_finish(ingot_transport_t *t, ingot_transport_op_t *op)
 {
+    if (op->finished) {
+        return; /* once per use */
+    }
+    op->finished = 1;
     if (op->active) {
         ingot_transport_op_t **pp = &t->ops;
         while (*pp != NULL && *pp != op) {
@@ -51,9 +55,11 @@ void ingot_transport_op_put(ingot_transport_t *t, ingot_transport_op_t *op, ingo
 }
 
 void ingot_transport_op_begin(ingot_transport_t *t, ingot_transport_op_t *op, int peer,
-                              uint64_t deadline_ns)
+                              uint64_t deadline_ns, const void *tag)
 {
     pthread_mutex_lock(&t->lock);
+    op->tag = tag;
+    op->finished = 0;
     atomic_store(&op->status, INGOT_OK);
     atomic_store(&op->pending, 1);
     op->t = t;
@@ -91,11 +97,20 @@ static uint32_t op_drop_waiting(ingot_transport_t *t, ingot_transport_op_t *op)
     return atomic_load(&op->pending);
 }
 
-ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op)
+void ingot_transport_settle(ingot_transport_t *t)
+{
+    pthread_mutex_lock(&t->lock);
+    pthread_mutex_unlock(&t->lock);
+}
+
+ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op,
+                                         const void *tag)
 {
     pthread_mutex_lock(&t->lock);
     ingot_status_t st = INGOT_OK;
-    if (op->active) {
+    if (op->tag != tag || op->finished || !op->active) {
+        st = INGOT_ERR_NOT_FOUND; /* that use is over */
+    } else {
         if (op_drop_waiting(t, op) == 0) {
             ingot_transport_op_t **pp = &t->ops;
             while (*pp != NULL && *pp != op) {
@@ -136,7 +151,10 @@ static uint64_t ops_expire(ingot_transport_t *t, uint64_t now)
         if (left == 0) {
             op_finish(t, op);
         } else if (t->peers[peer].err_peer && t->peers[peer].ep != NULL) {
+            /* closing may complete other ops in place (their callbacks unlink them): walk
+             * again from the head; expired ops are not expired twice */
             ingot_transport_peer_close_locked(t, peer);
+            nx = t->ops;
         }
         op = nx;
     }

@@ -58,6 +58,8 @@ struct ingot_transport_op {
     _Atomic int status;
     /* private */
     struct ingot_transport *t;
+    const void *tag; /* the owner's name for this use (ingot_transport_op_cancel checks it) */
+    int finished;    /* the callback ran for this use */
     _Atomic uint32_t pending; /* reads in flight, +1 until op_end */
     int peer;
     uint64_t deadline_ns;
@@ -108,9 +110,10 @@ void ingot_transport_window_set_ready(ingot_transport_window_t *w);
  */
 ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int peer, int *ready_p);
 
-/** Start an op of reads from @p peer, due by @p deadline_ns. */
+/** Start an op of reads from @p peer, due by @p deadline_ns, named @p tag by its owner (e.g. the
+ *  request it serves). */
 void ingot_transport_op_begin(ingot_transport_t *t, ingot_transport_op_t *op, int peer,
-                              uint64_t deadline_ns);
+                              uint64_t deadline_ns, const void *tag);
 /**
  * Add a read of @p len bytes at data offset @p off of @p op's peer's window into host memory
  * @p dst. The requester checks the range against the peer's window size first (never asks
@@ -121,11 +124,15 @@ ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport
 /** No more reads: the callback comes when they complete (possibly inside this call). */
 void ingot_transport_op_end(ingot_transport_t *t, ingot_transport_op_t *op);
 /**
- * Take @p op back before it completes: INGOT_OK when no byte of it can land any more (its
- * replies will be dropped; no callback), INGOT_ERR_BUSY when a transfer into its destination
- * is under way (the callback will still come).
+ * Take @p op back before it completes, if it is still the use named @p tag: INGOT_OK when no
+ * byte of it can land any more (its replies will be dropped; no callback), INGOT_ERR_BUSY when a
+ * transfer into its destination is under way (the callback will still come),
+ * INGOT_ERR_NOT_FOUND when that use already completed (its callback ran or is running).
  */
-ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op);
+ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op,
+                                         const void *tag);
+/** Return once every callback already running in another thread is over (takes the lock). */
+void ingot_transport_settle(ingot_transport_t *t);
 
 /** Progress the worker once from the caller's thread; returns non-zero when it did work. */
 unsigned ingot_transport_progress(ingot_transport_t *t);

@@ -272,6 +272,7 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
     }
     ucp_ep_h ep;
     const char *mapped = NULL;
+    void *populate = NULL;
     pthread_mutex_lock(&t->lock);
     ingot_status_t st = ingot_transport_peer_ready_locked(t, op->peer, &ep);
     transport_peer_t *p = &t->peers[op->peer];
@@ -293,11 +294,7 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
                 if (m != UCS_OK) {
                     rw->mapped = NULL; /* not mapped into this process: get through UCX */
                 } else {
-                    /* Map every page now, in one call, rather than one fault per page on
-                     * the first pass over the window (a failure costs only that). */
-                    uintptr_t a = (uintptr_t)rw->mapped & ~(uintptr_t)4095;
-                    (void)madvise((void *)a, rw->bytes + ((uintptr_t)rw->mapped - a),
-                                  MADV_POPULATE_READ);
+                    populate = rw->mapped; /* below, outside the lock */
                 }
                 ingot_debug("transport: rank %d's window %s mapped here (%s)", op->peer,
                             rw->mapped ? "is" : "is not", ucs_status_string(m));
@@ -360,6 +357,13 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
         }
     }
     pthread_mutex_unlock(&t->lock);
+    if (populate != NULL) {
+        /* Map every page now, in one call, rather than one fault per page on the first pass
+         * over the window (a failure costs only that); outside the lock, as it takes a while
+         * for a large window and the owner side must go on being served. */
+        uintptr_t a = (uintptr_t)populate & ~(uintptr_t)4095;
+        (void)madvise((void *)a, rw->bytes + ((uintptr_t)populate - a), MADV_POPULATE_READ);
+    }
     if (mapped != NULL) {
         /* The window is mapped here (shared memory): one copy, no call into UCX. */
         memcpy(dst, mapped, len);
@@ -438,7 +442,7 @@ ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int pee
     ingot_transport_t *t = w->t;
     ingot_transport_op_t op = {0};
     uint64_t word = 0;
-    ingot_transport_op_begin(t, &op, peer, ingot_deadline_after(t->peer_timeout_ns));
+    ingot_transport_op_begin(t, &op, peer, ingot_deadline_after(t->peer_timeout_ns), &op);
     ingot_status_t st = read_raw(w, &op, 0, &word, sizeof(word));
     ingot_transport_op_end(t, &op);
     /* a short wait: progress here, the progress thread expires it at the deadline */
@@ -448,6 +452,7 @@ ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int pee
             nanosleep(&pause, NULL);
         }
     }
+    ingot_transport_settle(t); /* the thread that finished the op has let go of it */
     if (st == INGOT_OK) {
         st = atomic_load(&op.status);
     }
@@ -592,6 +597,18 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
     return st;
 }
 
+/* Whether a window slot is free (windows freed leave theirs for the next one). */
+static int window_slot_free(ingot_transport_t *t)
+{
+    pthread_mutex_lock(&t->lock);
+    int free_slot = (t->nwindows < TRANSPORT_WINDOWS_MAX);
+    for (uint32_t i = 0; i < t->nwindows && !free_slot; i++) {
+        free_slot = (t->windows[i] == NULL);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return free_slot;
+}
+
 ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
                                              int cuda_device, ingot_transport_window_t **w_p)
 {
@@ -609,9 +626,9 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
     w->bytes = bytes + TRANSPORT_WINDOW_HDR;
     w->remote = ingot_calloc((size_t)t->world, sizeof(*w->remote), "cache window peers");
     ingot_status_t st = (w->remote == NULL) ? INGOT_ERR_NO_MEMORY
-                        : t->nwindows >= TRANSPORT_WINDOWS_MAX
+                        : !window_slot_free(t)
                             ? ingot_fail(INGOT_ERR_NO_RESOURCE,
-                                         "cache: more than %d cached loaders",
+                                         "cache: more than %d cached loaders at once",
                                          TRANSPORT_WINDOWS_MAX)
                             : window_map(w, numa, &packed, &packed_len);
     st = ingot_mpi_agree(&t->ctx->comm, st, "cache: window");
@@ -627,8 +644,15 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
         return st;
     }
     pthread_mutex_lock(&t->lock);
-    w->id = t->nwindows;
-    t->windows[t->nwindows++] = w; /* ids agree: every rank creates windows in the same order */
+    /* the lowest free slot: ids agree, as every rank creates and frees windows collectively in
+     * the same order */
+    uint32_t id = 0;
+    while (id < t->nwindows && t->windows[id] != NULL) {
+        id++;
+    }
+    w->id = id;
+    t->windows[id] = w;
+    t->nwindows += (id == t->nwindows);
     pthread_mutex_unlock(&t->lock);
     *w_p = w;
     return INGOT_OK;

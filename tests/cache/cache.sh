@@ -7,7 +7,8 @@
 #                                                default (shared memory within, tcp between)
 #                                                and tcp,self; exit 77 where namespaces fail
 # Each set runs "full" (cache above the dataset, stored members scattered into the slot) and
-# "small" (a budget below it, zstd members through the staging path).
+# "small" (a budget below it, zstd members through the staging path); with the default
+# transports also "pad" (a padded tail: samples read twice in the fill epoch).
 set -u
 mpiexec=$1; exe=$2; where=$4
 work=$3/cache-$where
@@ -24,7 +25,9 @@ else
 fi
 fail() { echo "FAIL: $*"; exit 1; }
 for tls in "${sets[@]}"; do
-    for run in "full 0 67108864" "small 3 240000"; do
+    runs=("full 0 67108864" "small 3 240000")
+    [ "$tls" = default ] && runs+=("pad 0 67108864")
+    for run in "${runs[@]}"; do
         read -r mode zstd budget <<< "$run"
         env=(-x INGOT_CACHE_BYTES=$budget -x INGOT_TIMEOUT=30s -x INGOT_PEER_TIMEOUT=10s)
         [ "$tls" = default ] || env+=(-x UCX_TLS=$tls)

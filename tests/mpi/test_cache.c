@@ -9,6 +9,9 @@
  *                               oracle of the placement rule: each rank keeps the prefix of
  *                               what it reads in epoch 0, in location order per step, that fits
  *                               INGOT_CACHE_BYTES / ranks)
+ *   test_cache pad DIR ZSTD     as full, with a batch that does not divide the dataset and the
+ *                               tail padded: samples read twice in the fill epoch keep their first
+ *                               home, and every window still becomes ready
  *   test_cache fallback DIR ZSTD  as full, but storage must serve the given bytes (the script
  *                               breaks the cache: a damaged window byte, a late peer); checks
  *                               exactly-once and byte-identical delivery, prints the counters
@@ -32,6 +35,7 @@
 
 #define N_SAMPLES    1200
 #define GLOBAL_BATCH 40
+#define PAD_BATCH    44 /* does not divide N_SAMPLES */
 #define SEED         99
 #define EPOCHS       3
 
@@ -100,22 +104,29 @@ int main(int argc, char **argv)
     CHECK(budget_env != NULL);
     uint64_t budget = strtoull(budget_env, NULL, 10);
 
+    /* pad: a batch that does not divide the dataset, the tail padded by wrapping to the start
+     * of the order, so some samples are read twice in the fill epoch */
+    int pad = (strcmp(mode, "pad") == 0);
+    uint64_t batch = pad ? PAD_BATCH : GLOBAL_BATCH;
     ingot_loader_params_t p = {
         .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
-                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS,
+                      INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
+                      INGOT_LOADER_PARAM_FIELD_TAIL,
         .manifest_path = manifest,
-        .global_batch = GLOBAL_BATCH,
+        .global_batch = batch,
         .seed = SEED,
-        .epochs = EPOCHS};
+        .epochs = EPOCHS,
+        .tail = pad ? INGOT_ORDER_TAIL_PAD : INGOT_ORDER_TAIL_DROP};
     ingot_loader_h l;
     mark("create");
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     ingot_manifest_h m;
     CHECK_OK(ingot_manifest_open(manifest, INGOT_MANIFEST_OPEN_LAZY, &m));
     ingot_order_h order = check_mpi_order(N_SAMPLES, GLOBAL_BATCH, SEED);
-    uint64_t steps = ingot_order_steps(order), slice = GLOBAL_BATCH / (uint64_t)world;
-    CHECK(steps * GLOBAL_BATCH == N_SAMPLES); /* no tail: every sample each epoch */
-    uint64_t *ids = calloc(steps * slice, sizeof(uint64_t)), records = 0;
+    uint64_t steps = pad ? (N_SAMPLES + batch - 1) / batch : ingot_order_steps(order);
+    uint64_t slice = batch / (uint64_t)world;
+    CHECK(pad ? steps * batch > N_SAMPLES : steps * batch == N_SAMPLES); /* the tail */
+    uint64_t *ids = calloc(steps * slice, sizeof(uint64_t)), records[EPOCHS] = {0};
     const char *step_ms = getenv("TEST_CACHE_STEP_MS");
     struct timespec pause = {0, step_ms ? atol(step_ms) * 1000000L : 0};
     for (uint64_t epoch = 0; epoch < EPOCHS; epoch++) {
@@ -128,7 +139,7 @@ int main(int argc, char **argv)
                 ids[s * slice + i] = b.indices[i];
                 ingot_sample_info_t si;
                 CHECK_OK(ingot_manifest_sample_get(m, b.indices[i], &si));
-                records += (epoch == 0) ? si.length : 0;
+                records[epoch] += si.length; /* a padded tail differs per epoch */
             }
             CHECK_OK(ingot_loader_release(l, &b));
             if (epoch == 1 && s == 3) {
@@ -139,10 +150,12 @@ int main(int argc, char **argv)
                 nanosleep(&pause, NULL);
             }
         }
-        check_mpi_exactly_once(ids, (int)(steps * slice), N_SAMPLES);
+        if (!pad) { /* padded: the tail's samples come twice */
+            check_mpi_exactly_once(ids, (int)(steps * slice), N_SAMPLES);
+        }
     }
     /* Where each epoch's records came from, summed over ranks. */
-    uint64_t mine[EPOCHS][3], sum[EPOCHS][3], all_records = 0;
+    uint64_t mine[EPOCHS][3], sum[EPOCHS][3], all_records[EPOCHS];
     for (uint64_t e = 0; e < EPOCHS; e++) {
         ingot_loader_epoch_bytes_t eb;
         CHECK_OK(ingot_loader_epoch_bytes(l, e, &eb));
@@ -153,30 +166,30 @@ int main(int argc, char **argv)
     CHECK_STATUS(ingot_loader_epoch_bytes(l, EPOCHS, &(ingot_loader_epoch_bytes_t){0}),
                  INGOT_ERR_OUT_OF_RANGE);
     MPI_Allreduce(mine, sum, EPOCHS * 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&records, &all_records, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(records, all_records, EPOCHS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     char paths[4096];
     CHECK_OK(ingot_loader_cache_paths(l, paths, sizeof(paths)));
     if (rank == 0) {
-        printf("records per epoch %llu; paths from rank 0:\n%s", (unsigned long long)all_records,
-               paths);
+        printf("records of epoch 0 %llu; paths from rank 0:\n%s",
+               (unsigned long long)all_records[0], paths);
         for (int e = 0; e < EPOCHS; e++) {
             printf("epoch %d storage %llu peer %llu local %llu\n", e, (unsigned long long)sum[e][0],
                    (unsigned long long)sum[e][1], (unsigned long long)sum[e][2]);
         }
     }
     for (int e = 0; e < EPOCHS; e++) {
-        CHECK(sum[e][0] + sum[e][1] + sum[e][2] == all_records); /* every record counted once */
+        CHECK(sum[e][0] + sum[e][1] + sum[e][2] == all_records[e]); /* each record counted once */
     }
-    CHECK(sum[0][0] == all_records); /* the fill epoch reads storage only */
-    if (strcmp(mode, "full") == 0) {
+    CHECK(sum[0][0] == all_records[0]);     /* the fill epoch reads storage only */
+    if (strcmp(mode, "full") == 0 || pad) { /* pad: every home marked its window ready */
         for (int e = 1; e < EPOCHS; e++) {
             CHECK(sum[e][0] == 0 && sum[e][1] > 0 && sum[e][2] > 0);
         }
     } else if (strcmp(mode, "small") == 0) {
         uint64_t cached = predicted_cached(m, order, budget);
-        CHECK(cached > 0 && cached < all_records);
+        CHECK(cached > 0 && cached < all_records[0]);
         for (int e = 1; e < EPOCHS; e++) {
-            CHECK(sum[e][0] == all_records - cached);
+            CHECK(sum[e][0] == all_records[e] - cached);
             CHECK(sum[e][1] + sum[e][2] == cached);
         }
     } else {

@@ -71,7 +71,8 @@ int main(int argc, char **argv)
                     active[i] = 0;
                 }
                 if (issued < total) {
-                    ingot_transport_op_begin(t, &ops[i], 1, ingot_deadline_after(10000000000ull));
+                    ingot_transport_op_begin(t, &ops[i], 1, ingot_deadline_after(10000000000ull),
+                                             &ops[i]);
                     CHECK_OK(ingot_transport_read(w, &ops[i], next, ring + ring_at, piece));
                     ingot_transport_op_end(t, &ops[i]);
                     active[i] = 1;
