@@ -570,8 +570,7 @@ static ingot_status_t loader_cache(ingot_loader_h l)
                                .batch_stored = (uint64_t)l->slice * l->stored_max,
                                .numa = l->numa_node,
                                .cuda_device = l->ctx->topo->placement.cuda_device,
-                               .nreqs = l->nreaders * LOADER_REQS_PER_READER,
-                               .timeout_ns = l->timeout_ns};
+                               .nreqs = l->nreaders * LOADER_REQS_PER_READER};
     return ingot_cache_create(l->ctx, &cp, &l->cache);
 }
 

@@ -258,7 +258,9 @@ INGOT_API ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h loader, uint64_
                                                   ingot_loader_epoch_bytes_t *bytes_p);
 
 /**
- * @brief The peer cache's data paths: where fetched bytes land, then one line per rank, e.g.
+ * @brief The peer cache's report: its counters ("window N bytes in host memory; S samples (B
+ *        bytes) cached over W ranks, H here; hash fallbacks F, reads sent to storage R, homes
+ *        given up G"), where fetched bytes land, then its data path to each rank, e.g.
  *        "rank 1 (same node, host a): get (its window mapped here: one memcpy) over
  *        posix/memory(am) cma/memory(rma_bw), err mode none" or "rank 2 (other node, host b):
  *        am (request, eager reply) over tcp/eth0(am), err mode peer". Creates the endpoints it reports on.

@@ -323,17 +323,6 @@ void ingot_cache_fill(ingot_cache_t *c, const ingot_shard_rows_t *rows, const vo
 
 /* ---------------------------------------------------------------- report */
 
-void ingot_cache_stats(const ingot_cache_t *c, ingot_cache_stats_t *s)
-{
-    *s = (ingot_cache_stats_t){.window_bytes = c->window_bytes,
-                               .cached_samples = c->cached_samples,
-                               .cached_bytes = c->cached_bytes,
-                               .home_samples = c->fill_expected,
-                               .hash_fallbacks = atomic_load(&c->hash_fallbacks),
-                               .peer_fallbacks = atomic_load(&c->peer_fallbacks),
-                               .peers_failed = atomic_load(&c->peers_failed)};
-}
-
 void ingot_cache_report_corrupt(ingot_cache_t *c, const ingot_sample_info_t *s, int home)
 {
     atomic_fetch_add(&c->hash_fallbacks, 1);
@@ -345,8 +334,14 @@ void ingot_cache_report_corrupt(ingot_cache_t *c, const ingot_sample_info_t *s, 
 const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
 {
     snprintf(buf, len,
-             "fetched bytes land in host memory: the batch slot, or a staging buffer "
-             "when the samples are decoded or transformed\n");
+             "window %" PRIu64 " bytes in %s memory; %" PRIu64 " samples (%" PRIu64
+             " bytes) cached over %d ranks, %" PRIu64 " here; hash fallbacks %" PRIu64
+             ", reads sent to storage %" PRIu64 ", homes given up %" PRIu64 "\n"
+             "fetched bytes land in host memory: the batch slot, or a staging buffer when the "
+             "samples are decoded or transformed\n",
+             c->window_bytes, c->device >= 0 ? "GPU" : "host", c->cached_samples, c->cached_bytes,
+             c->world, c->fill_expected, atomic_load(&c->hash_fallbacks),
+             atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed));
     (void)ingot_transport_paths(c->transport, buf, len);
     return buf;
 }

@@ -53,7 +53,6 @@ typedef struct ingot_cache_params {
     int numa;              /* NUMA node of the window, or -1 */
     int cuda_device;       /* the placement's GPU, or -1 (for INGOT_CACHE_MEMORY=device) */
     uint32_t nreqs;        /* byte-source requests in flight at once */
-    uint64_t timeout_ns;   /* INGOT_TIMEOUT: the longest wait for a home still filling */
 } ingot_cache_params_t;
 
 /** Whether INGOT_CACHE_BYTES asks for a cache (non-zero). */
@@ -93,23 +92,12 @@ void ingot_cache_fill(ingot_cache_t *cache, const ingot_shard_rows_t *rows, cons
  *  failed under INGOT_PEER_FAILURE=storage. */
 ingot_source_t *ingot_cache_source(ingot_cache_t *cache);
 
-/** Counters of the cache. */
-typedef struct ingot_cache_stats {
-    uint64_t window_bytes;   /* this rank's window */
-    uint64_t cached_samples; /* samples cached over all windows */
-    uint64_t cached_bytes;   /* their record bytes */
-    uint64_t home_samples;   /* of them, in this rank's window */
-    uint64_t hash_fallbacks; /* peer bytes that failed the hash, read from storage */
-    uint64_t peer_fallbacks; /* requests sent to storage because their home failed */
-    uint64_t peers_failed;   /* homes given up on (INGOT_PEER_FAILURE=storage) */
-} ingot_cache_stats_t;
-
-void ingot_cache_stats(const ingot_cache_t *cache, ingot_cache_stats_t *stats);
 /** Log and count sample @p s whose bytes from @p home failed the hash (read again from storage). */
 void ingot_cache_report_corrupt(ingot_cache_t *cache, const ingot_sample_info_t *s, int home);
 /**
- * The data path to every peer a rank reads from, one line each ("rank 1 (same node, host a):
- * posix/memory get, err mode none"), and where fetched bytes land. Returns @p buf.
+ * The cache's counters (window, samples cached, hash fallbacks, reads sent to storage, homes
+ * given up), where fetched bytes land, and the data path to every rank, one line each. Returns
+ * @p buf.
  */
 const char *ingot_cache_paths(ingot_cache_t *cache, char *buf, size_t len);
 

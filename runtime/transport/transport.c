@@ -318,19 +318,9 @@ ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len)
     return ingot_transport_paths(t, buf, len);
 }
 
-int ingot_transport_same_node(const ingot_transport_t *t, int peer)
-{
-    return t->peers[peer].same_node;
-}
-
 const char *ingot_transport_host(const ingot_transport_t *t, int peer)
 {
     return t->peers[peer].host;
-}
-
-int ingot_transport_err_peer(const ingot_transport_t *t, int peer)
-{
-    return t->peers[peer].err_peer;
 }
 
 /* ---------------------------------------------------------------- path report */
@@ -411,16 +401,6 @@ ingot_status_t ingot_transport_peer_ready_locked(ingot_transport_t *t, int peer,
         peer_protocol(t, &t->peers[peer]);
     }
     return st;
-}
-
-ingot_peer_protocol_t ingot_transport_protocol(ingot_transport_t *t, int peer)
-{
-    ucp_ep_h ep;
-    pthread_mutex_lock(&t->lock);
-    ingot_status_t st = ingot_transport_peer_ready_locked(t, peer, &ep);
-    ingot_peer_protocol_t proto = (st == INGOT_OK) ? t->peers[peer].proto : t->protocol;
-    pthread_mutex_unlock(&t->lock);
-    return proto;
 }
 
 ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, size_t len)

@@ -85,8 +85,6 @@ void ingot_transport_destroy(ingot_transport_t *t);
  */
 ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
                                              int cuda_device, ingot_transport_window_t **w_p);
-/** The GPU whose memory holds @p w, or -1 (host memory). */
-int ingot_transport_window_device(const ingot_transport_window_t *w);
 /** Copy @p len bytes from host memory @p src into this rank's window at data offset @p off
  *  (a cudaMemcpy for a device window). */
 ingot_status_t ingot_transport_window_write(ingot_transport_window_t *w, uint64_t off,
@@ -98,10 +96,9 @@ ingot_status_t ingot_transport_window_read_local(ingot_transport_window_t *w, ui
 void ingot_transport_window_destroy(ingot_transport_window_t *w);
 /** Unregister and free without the barrier (after a failed create, or when peers are gone). */
 void ingot_transport_window_destroy_local(ingot_transport_window_t *w);
-/** This rank's window data (size ingot_transport_window_size()); a device pointer for a device
+/** This rank's window data (the bytes asked for at create); a device pointer for a device
  *  window. */
 void *ingot_transport_window_data(ingot_transport_window_t *w);
-size_t ingot_transport_window_size(const ingot_transport_window_t *w);
 /** Mark this rank's window ready for readers (release store of its header word). */
 void ingot_transport_window_set_ready(ingot_transport_window_t *w);
 /**
@@ -137,8 +134,6 @@ void ingot_transport_settle(ingot_transport_t *t);
 /** Progress the worker once from the caller's thread; returns non-zero when it did work. */
 unsigned ingot_transport_progress(ingot_transport_t *t);
 
-/** The protocol reads from @p peer use (after INGOT_PEER_PROTOCOL and what UCX offers). */
-ingot_peer_protocol_t ingot_transport_protocol(ingot_transport_t *t, int peer);
 /**
  * The data path to @p peer, e.g. "rank 1 (same node): posix/memory,cma/memory get, err mode
  * none" (creates the endpoint when needed). INGOT_OK, or the endpoint's failure (unreachable:
@@ -150,12 +145,8 @@ ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, s
 ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len);
 /** INGOT_PEER_TIMEOUT in ns. */
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
-/** Whether @p peer is on this rank's node. */
-int ingot_transport_same_node(const ingot_transport_t *t, int peer);
 /** Host name of @p peer. */
 const char *ingot_transport_host(const ingot_transport_t *t, int peer);
-/** Whether the pair with @p peer has peer error handling (its endpoint can be closed by force). */
-int ingot_transport_err_peer(const ingot_transport_t *t, int peer);
 /** Close the endpoint to @p peer by force (peer error mode only): its reads fail. */
 void ingot_transport_peer_close(ingot_transport_t *t, int peer);
 

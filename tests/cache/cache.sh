@@ -45,6 +45,9 @@ for tls in "${sets[@]}"; do
           nodes/tcp,self) want="other node.*am \\(request, eager reply\\) over tcp" ;;
         esac
         grep -Eq "$want" "$work/out" || fail "$mode with UCX_TLS=$tls: no path '$want' reported"
+        # a clean run: the counters say nothing fell back
+        grep -q "hash fallbacks 0, reads sent to storage 0, homes given up 0" "$work/out" ||
+            fail "$mode with UCX_TLS=$tls: counters missing or not zero"
         if [ "$where/$tls" = nodes/default ]; then
             grep -Eq "same node.*get \\(its window mapped here" "$work/out" ||
                 fail "two nodes, default transports: no shared-memory get within the node"

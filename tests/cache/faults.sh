@@ -76,6 +76,7 @@ stop-storage)
     if [ "$tls" = tcp,self ]; then
         grep -q "rank 2 .*did not answer within INGOT_PEER_TIMEOUT.*storage" "$out" ||
             fail "no message naming rank 2 and the storage policy"
+        grep -q "homes given up 1" "$out" || fail "rank 0 did not count rank 2 as given up"
         echo "detected in $(t_end=$t_detect elapsed "$t0") s (INGOT_PEER_TIMEOUT=2s)"
     else
         ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
