@@ -6,7 +6,8 @@
  * damage instead of failing: cache_fill (the nth sample put into this rank's cache window gets
  * one byte flipped), peer_key (the packed memory key this rank sends is cut to one byte),
  * peer_read (the nth read from a peer skips the requester's bounds check and asks past the
- * window's end, so the owner must refuse it). Actions: an errno name (ENOMEM,
+ * window's end, so the owner must refuse it; under INGOT_PEER_PROTOCOL=put the nth put asks the
+ * owner to write past the requester's registered buffer). Actions: an errno name (ENOMEM,
  * EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES) or "fail" (the site's natural errno).
  */
 #ifndef INGOT_BASE_FAULT_H

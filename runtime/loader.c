@@ -561,6 +561,17 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
 /* The peer cache (collective; every rank returns the same status). */
 static ingot_status_t loader_cache(ingot_loader_h l)
 {
+    /* where reads land (INGOT_PEER_PROTOCOL=put registers them): staging, slots, gap scratch */
+    ingot_cache_dest_t *dests = ingot_calloc(l->depth + 2, sizeof(*dests), "loader put dests");
+    if (dests == NULL) {
+        return ingot_mpi_agree(&l->ctx->comm, INGOT_ERR_NO_MEMORY, "cache: put destinations");
+    }
+    uint32_t nd = 0;
+    dests[nd++] = (ingot_cache_dest_t){l->staging_mem.ptr, (size_t)l->nstaging * l->staging_bytes};
+    dests[nd++] = (ingot_cache_dest_t){l->gap_scratch, l->gap_scratch_size};
+    for (uint32_t i = 0; i < l->depth; i++) {
+        dests[nd++] = (ingot_cache_dest_t){l->slots[i].host.ptr, l->slot_bytes};
+    }
     ingot_cache_params_t cp = {.manifest = l->manifest,
                                .order = l->order,
                                .fill_epoch = l->start_step / l->steps_per_epoch,
@@ -570,8 +581,12 @@ static ingot_status_t loader_cache(ingot_loader_h l)
                                .batch_stored = (uint64_t)l->slice * l->stored_max,
                                .numa = l->numa_node,
                                .cuda_device = l->ctx->topo->placement.cuda_device,
-                               .nreqs = l->nreaders * LOADER_REQS_PER_READER};
-    return ingot_cache_create(l->ctx, &cp, &l->cache);
+                               .nreqs = l->nreaders * LOADER_REQS_PER_READER,
+                               .dests = dests,
+                               .ndests = nd};
+    ingot_status_t st = ingot_cache_create(l->ctx, &cp, &l->cache);
+    free(dests);
+    return st;
 }
 
 /* The loader object with its parameters checked, holding the caller's front sources. */

@@ -200,6 +200,40 @@ static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *
     return st;
 }
 
+/* Register the loader's destinations for put (collective, agreed): peers write fetched bytes
+ * straight into them. */
+static ingot_status_t cache_dests(ingot_cache_t *c)
+{
+    int n[2] = {(int)c->params.ndests, -(int)c->params.ndests}, agreed[2] = {0, 0};
+    ingot_status_t st = INGOT_MPI_CALL("cache: put destinations", MPI_Allreduce, n, agreed, 2,
+                                       MPI_INT, MPI_MAX, c->ctx->comm);
+    if (st == INGOT_OK && agreed[0] != -agreed[1]) {
+        return ingot_fail(INGOT_ERR_INTERNAL,
+                          "cache: ranks register %d to %d put destinations (rank %d: %u)",
+                          -agreed[1], agreed[0], c->rank, c->params.ndests);
+    }
+    c->dests = ingot_calloc(c->params.ndests + 1, sizeof(ingot_transport_window_t *),
+                            "cache put destinations");
+    st = ingot_mpi_agree(&c->ctx->comm, c->dests ? INGOT_OK : INGOT_ERR_NO_MEMORY,
+                         "cache: put destinations");
+    for (uint32_t i = 0; st == INGOT_OK && i < c->params.ndests; i++) {
+        st = ingot_transport_dest_create(c->transport, c->params.dests[i].ptr,
+                                         c->params.dests[i].bytes, &c->dests[i]);
+        c->ndests += (st == INGOT_OK);
+    }
+    return st;
+}
+
+static void cache_dests_free(ingot_cache_t *c)
+{
+    for (uint32_t i = 0; i < c->ndests; i++) {
+        ingot_transport_window_destroy_local(c->dests[i]);
+    }
+    c->ndests = 0;
+    free(c->dests);
+    c->dests = NULL;
+}
+
 ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
                                   ingot_cache_t **cache_p)
 {
@@ -228,6 +262,10 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
         st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa, c->device,
                                            &c->window); /* collective, agreed */
     }
+    if (st == INGOT_OK && ingot_transport_protocol(c->transport) == INGOT_PEER_PROTOCOL_PUT) {
+        st = cache_dests(c); /* collective, agreed */
+    }
+    c->params.dests = NULL; /* the caller's array */
     if (st != INGOT_OK) {
         ingot_cache_free(c);
         return st;
@@ -247,8 +285,8 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
 
 void ingot_cache_quiesce(ingot_cache_t *c)
 {
-    if (c != NULL && !c->leaked) {
-        (void)ingot_cache_source_fini(c);
+    if (c != NULL && !c->leaked && ingot_cache_source_fini(c)) {
+        cache_dests_free(c); /* no read of this rank is in flight: no peer writes there */
     }
 }
 

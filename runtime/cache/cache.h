@@ -43,6 +43,12 @@ typedef struct ingot_cache_entry {
     uint64_t offset;
 } ingot_cache_entry_t;
 
+/** Memory a peer may write fetched bytes into (INGOT_PEER_PROTOCOL=put). */
+typedef struct ingot_cache_dest {
+    void *ptr;
+    size_t bytes;
+} ingot_cache_dest_t;
+
 typedef struct ingot_cache_params {
     ingot_manifest_h manifest;
     ingot_order_h order;
@@ -53,6 +59,10 @@ typedef struct ingot_cache_params {
     int numa;              /* NUMA node of the window, or -1 */
     int cuda_device;       /* the placement's GPU, or -1 (for INGOT_CACHE_MEMORY=device) */
     uint32_t nreqs;        /* byte-source requests in flight at once */
+    /* every destination of the loader's reads (staging, slots, scratch), registered for put;
+     * the same count on every rank */
+    const ingot_cache_dest_t *dests;
+    uint32_t ndests;
 } ingot_cache_params_t;
 
 /** Whether INGOT_CACHE_BYTES asks for a cache (non-zero). */
@@ -66,8 +76,8 @@ int ingot_cache_enabled(void);
  */
 ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
                                   ingot_cache_t **cache_p);
-/** Take back every peer read still in flight (non-collective): call it before the memory those
- *  reads land in is freed. Accepts NULL. */
+/** Take back every peer read still in flight and unregister the put destinations
+ *  (non-collective): call it before the memory those reads land in is freed. Accepts NULL. */
 void ingot_cache_quiesce(ingot_cache_t *cache);
 /** Free the cache (collective: a barrier first, so no peer still reads this window). Accepts NULL. */
 void ingot_cache_destroy(ingot_cache_t *cache);

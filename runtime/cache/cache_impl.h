@@ -44,6 +44,8 @@ struct ingot_cache {
     ingot_peer_failure_t policy;
     ingot_transport_t *transport; /* the context's */
     ingot_transport_window_t *window;
+    ingot_transport_window_t **dests; /* the loader's memory registered for put, or NULL */
+    uint32_t ndests;
     uint64_t window_bytes;
     int device; /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
     uint64_t cached_samples, cached_bytes, fill_expected;

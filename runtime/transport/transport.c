@@ -17,6 +17,7 @@
 const char *const ingot_peer_protocol_names[] = {[INGOT_PEER_PROTOCOL_AUTO] = "auto",
                                                  [INGOT_PEER_PROTOCOL_GET] = "get",
                                                  [INGOT_PEER_PROTOCOL_AM] = "am",
+                                                 [INGOT_PEER_PROTOCOL_PUT] = "put",
                                                  [INGOT_PEER_PROTOCOL_LAST] = NULL};
 
 /* ---------------------------------------------------------------- ops */
@@ -179,6 +180,7 @@ unsigned ingot_transport_progress(ingot_transport_t *t)
     while ((k = ucp_worker_progress(t->worker)) > 0) {
         n += k;
     }
+    ingot_transport_puts_serve(t);
     pthread_mutex_unlock(&t->lock);
     return n;
 }
@@ -190,6 +192,7 @@ static void *progress_main(void *arg)
         pthread_mutex_lock(&t->lock);
         while (ucp_worker_progress(t->worker) > 0) {
         }
+        ingot_transport_puts_serve(t);
         uint64_t next = ops_expire(t, ingot_time_ns());
         ucs_status_t s = ucp_worker_arm(t->worker);
         atomic_store(&t->sleeping, s == UCS_OK);
@@ -272,6 +275,7 @@ void ingot_transport_peer_close_locked(ingot_transport_t *t, int peer)
     p->ep = NULL;
     p->closed = 1;
     p->failed = 1;
+    ingot_transport_am_peer_closed(t, peer); /* its connection is gone: no put lands any more */
 }
 
 void ingot_transport_peer_close(ingot_transport_t *t, int peer)
@@ -283,6 +287,11 @@ void ingot_transport_peer_close(ingot_transport_t *t, int peer)
     pthread_mutex_unlock(&t->lock);
 }
 
+ingot_peer_protocol_t ingot_transport_protocol(const ingot_transport_t *t)
+{
+    return t->protocol;
+}
+
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t)
 {
     return t->peer_timeout_ns;
@@ -292,6 +301,11 @@ ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len
 {
     ingot_status_t first = INGOT_OK;
     size_t used = strlen(buf);
+    used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
+                             "peer reads sent by this rank: get %" PRIu64 " (mapped window %" PRIu64
+                             "), am %" PRIu64 ", put %" PRIu64 "\n",
+                             atomic_load(&t->reads_get), atomic_load(&t->reads_mapped),
+                             atomic_load(&t->reads_am), atomic_load(&t->reads_put));
     for (int r = 0; r < t->world && used < len; r++) {
         char line[512];
         ingot_status_t st = ingot_transport_path(t, r, line, sizeof(line));
@@ -415,13 +429,16 @@ ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, s
     ingot_status_t st = ingot_transport_peer_ready_locked(t, peer, &ep);
     if (st == INGOT_OK) {
         int get = (p->proto == INGOT_PEER_PROTOCOL_GET), mapped = 0;
+        int put = (p->proto == INGOT_PEER_PROTOCOL_PUT);
         int rma = strstr(p->lanes, "(rma") != NULL && strstr(p->lanes, "tcp") == NULL;
         for (uint32_t i = 0; i < t->nwindows; i++) {
             mapped |= (t->windows[i] != NULL && t->windows[i]->remote[peer].mapped != NULL);
         }
         snprintf(buf, len, "rank %d (%s host %s): %s over %s, err mode %s", peer,
                  p->same_node ? "same node," : "other node,", p->host,
-                 !get     ? "am (request, eager reply)"
+                 put      ? "put (request; the owner writes into this rank's registered "
+                            "buffer, flushes, then answers)"
+                 : !get   ? "am (request, eager reply)"
                  : mapped ? "get (its window mapped here: one memcpy)"
                  : rma    ? "get"
                           : "get (emulated by UCX over active messages)",

@@ -8,6 +8,11 @@
  *   am   an active-message request; the owner checks it against its window and answers with the
  *        bytes (eager, or rendezvous straight into the destination). For transports where UCX
  *        only emulates get over active messages (tcp), at ten times the speed of that emulation.
+ *   put  an active-message request naming a destination the requester registered
+ *        (ingot_transport_dest_create()); the owner checks both ranges, ucp_put_nbx's the bytes
+ *        there, flushes, and answers with a status. Only where asked for (INGOT_PEER_PROTOCOL=put):
+ *        over tcp UCX 1.13's put runs at a third of am (docs/cache.md); a read whose destination
+ *        is not registered goes by am.
  *
  * Error mode per pair, the same on both ends (both compute it from the exchanged table): none
  * between ranks of one node when both have shared-memory transports (asking UCX 1.13 for peer
@@ -32,6 +37,7 @@ typedef enum ingot_peer_protocol {
     INGOT_PEER_PROTOCOL_AUTO = 0, /**< get where UCX has an RMA lane, am elsewhere */
     INGOT_PEER_PROTOCOL_GET = 1,
     INGOT_PEER_PROTOCOL_AM = 2,
+    INGOT_PEER_PROTOCOL_PUT = 3,
     INGOT_PEER_PROTOCOL_LAST
 } ingot_peer_protocol_t;
 
@@ -107,6 +113,16 @@ void ingot_transport_window_set_ready(ingot_transport_window_t *w);
  */
 ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int peer, int *ready_p);
 
+/**
+ * Register @p bytes of host memory at @p ptr (the caller's, e.g. a loader's staging buffers and
+ * batch slots) as a destination peers write into with the put protocol, its key exchanged with
+ * every rank (collective; every rank registers the same number of destinations, in the same
+ * order). Owners write only inside it: a request naming any other range is refused. Freed with
+ * ingot_transport_window_destroy() / _destroy_local(), before the memory.
+ */
+ingot_status_t ingot_transport_dest_create(ingot_transport_t *t, void *ptr, size_t bytes,
+                                           ingot_transport_window_t **w_p);
+
 /** Start an op of reads from @p peer, due by @p deadline_ns, named @p tag by its owner (e.g. the
  *  request it serves). */
 void ingot_transport_op_begin(ingot_transport_t *t, ingot_transport_op_t *op, int peer,
@@ -143,6 +159,8 @@ ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, s
 /** ingot_transport_path() of every rank, a line each, appended to @p buf (NUL-terminated).
  *  Returns the first rank's failure, or INGOT_OK. */
 ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len);
+/** INGOT_PEER_PROTOCOL as configured (a pair's own protocol is decided at its endpoint). */
+ingot_peer_protocol_t ingot_transport_protocol(const ingot_transport_t *t);
 /** INGOT_PEER_TIMEOUT in ns. */
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
 /** Host name of @p peer. */

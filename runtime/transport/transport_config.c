@@ -15,9 +15,11 @@ static const char *const windows[] = {[INGOT_CACHE_WINDOW_UCX] = "ucx",
 static const ingot_config_field_t transport_fields[] = {
     {"PEER_PROTOCOL", "auto",
      "How a rank reads a peer's cache window: 'get' (ucp_get_nbx; zero-copy over shared memory "
-     "and RDMA), 'am' (an active-message request answered by the owner, rendezvous into the "
-     "destination; for tcp, where UCX only emulates get), or 'auto' (get where UCX has an RMA "
-     "lane for the pair other than tcp, am elsewhere).",
+     "and RDMA), 'am' (an active-message request answered by the owner with the bytes; for "
+     "tcp, where UCX only emulates get), 'put' (an active-message request; the owner puts the "
+     "bytes into the requester's registered buffer, flushes and answers; measured slower than "
+     "am over tcp and than get over shared memory with UCX 1.13, docs/cache.md), or 'auto' "
+     "(get where UCX has an RMA lane for the pair other than tcp, am elsewhere).",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(protocol), 0, 0, ingot_peer_protocol_names, NULL},
     {"PEER_TIMEOUT", "10s",
      "Deadline of every read from a peer's cache window (UCX cannot see a stopped peer, and its "

@@ -15,8 +15,10 @@
 #define TRANSPORT_ADDRESS_MAX (64 << 10) /* bytes of a worker address we accept */
 #define TRANSPORT_RKEY_MAX    (16 << 10) /* bytes of a packed memory key we accept */
 #define TRANSPORT_AM_ENTRIES  4096       /* active-message reads in flight per rank */
-#define TRANSPORT_WINDOWS_MAX 16         /* windows per transport (one per cached loader) */
-#define TRANSPORT_WINDOW_HDR  64         /* header bytes before a window's data */
+/* windows and put destinations per transport (a cached loader has one window, and depth + 2
+ * destinations under put) */
+#define TRANSPORT_WINDOWS_MAX 64
+#define TRANSPORT_WINDOW_HDR  64 /* header bytes before a window's data */
 #define TRANSPORT_ALLOC_PRIO  "md:posix,md:sysv,huge,thp,md:*,mmap,heap" /* UCX_ALLOC_PRIO */
 #define TRANSPORT_AM_REQ      1                                          /* active-message ids */
 #define TRANSPORT_AM_REP      2
@@ -48,7 +50,9 @@ typedef struct transport_peer {
     char host[INGOT_TOPO_HOST_MAX];
 } transport_peer_t;
 
-enum { AM_ENTRY_FREE, AM_ENTRY_WAIT, AM_ENTRY_RNDV };
+/* An entry's state: WAIT (no byte sent yet: droppable), RNDV (its reply lands in the
+ * destination), PUT (the owner may write the destination at any time until it answers). */
+enum { AM_ENTRY_FREE, AM_ENTRY_WAIT, AM_ENTRY_RNDV, AM_ENTRY_PUT };
 
 /* The header of a read request (kept until its send completes: UCX 1.13 has no
  * UCP_AM_SEND_FLAG_COPY_HEADER). */
@@ -56,6 +60,8 @@ typedef struct transport_am_req_hdr {
     uint32_t window, entry, gen;
     int32_t from; /* requesting rank */
     uint64_t off, len;
+    uint32_t dest, pad; /* put: the requester's destination (window id); am: UINT32_MAX */
+    uint64_t addr;      /* put: where in it */
 } transport_am_req_hdr_t;
 
 /* The header of a reply. */
@@ -69,7 +75,11 @@ typedef struct transport_am_rep_hdr {
 typedef struct transport_rep_slot {
     transport_am_rep_hdr_t hdr;
     struct ingot_transport *t;
+    ucp_ep_h ep;               /* put: this rank's endpoint to the requester */
+    int32_t from;              /* the requester */
+    transport_am_req_hdr_t rq; /* put: the request, served after progress returns */
     uint32_t next_free;
+    uint32_t next_put; /* on the queue of puts to serve */
 } transport_rep_slot_t;
 
 /* One active-message read in flight: where its reply lands. */
@@ -90,6 +100,7 @@ typedef struct transport_am_entry {
 typedef struct transport_remote {
     uint64_t base, bytes; /* its address and size (header included) */
     ucp_rkey_h rkey;      /* unpacked at first use */
+    ucp_ep_h rkey_ep;     /* the endpoint it was unpacked for (a put destination: the reply ep) */
     int device;           /* the window is in its owner's GPU memory */
     void *mapped;         /* its address here when shared memory maps it (ucp_rkey_ptr) */
     const void *packed;
@@ -102,6 +113,7 @@ struct ingot_transport_window {
     ucp_mem_h memh;
     ingot_mem_t mem;  /* ours when registered (not UCX-allocated) */
     int cuda_device;  /* the GPU whose memory holds it, or -1 (host) */
+    int dest;         /* a put destination: the caller's memory, no header */
     void *device_ptr; /* its cudaMalloc'd memory */
     void *base;       /* header + data */
     size_t bytes;
@@ -131,9 +143,12 @@ struct ingot_transport {
     uint32_t am_free;                               /* free list head, TRANSPORT_AM_ENTRIES: none */
     transport_rep_slot_t rep[TRANSPORT_AM_ENTRIES]; /* reply headers in flight (owner) */
     uint32_t rep_free;
+    uint32_t puts_head, puts_tail; /* put requests received, to serve outside the callback */
     ingot_transport_window_t *windows[TRANSPORT_WINDOWS_MAX];
     uint32_t nwindows;
     _Atomic uint64_t refused; /* requests outside a window refused (owner side) */
+    /* reads sent, by protocol: get through UCX, get as a memcpy of a mapped window, am, put */
+    _Atomic uint64_t reads_get, reads_mapped, reads_am, reads_put;
 };
 
 void ingot_transport_free(ingot_transport_t *t);
@@ -143,7 +158,12 @@ ingot_status_t ingot_transport_ep_locked(ingot_transport_t *t, int peer, ucp_ep_
 ingot_status_t ingot_transport_peer_ready_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
 void ingot_transport_peer_close_locked(ingot_transport_t *t, int peer);
 /* transport_rma.c */
+/* Serve the put requests received during progress (lock held, outside UCX callbacks: the
+ * endpoint to the requester may have to be created). */
+void ingot_transport_puts_serve(ingot_transport_t *t);
 ingot_status_t ingot_transport_am_register(ingot_transport_t *t);
 void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e);
+/* The endpoint to @p peer was closed by force: its put reads can no longer land; they fail. */
+void ingot_transport_am_peer_closed(ingot_transport_t *t, int peer);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * Windows and reads: registration and key exchange, the get and active-message protocols, and
- * the owner's side of the latter (bounds checked against its window; refused, never served,
- * when outside). Every ucp call runs under t->lock.
+ * Windows and reads: registration and key exchange, the get, active-message and put protocols,
+ * and the owner's side of the latter two (bounds checked against its window, and for put against
+ * the requester's registered destination; refused, never served, when outside). Every ucp call
+ * runs under t->lock.
  */
 #include "runtime/transport/transport_impl.h"
 #include "runtime/context_impl.h"
@@ -94,21 +95,31 @@ static void am_rep_sent(void *request, ucs_status_t status, void *user_data)
     rep_push(user_data);
 }
 
-/* Reply to a read: the bytes (or a status alone). Runs in progress, lock held. */
-static void am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq, int32_t status,
-                     const void *data, size_t len)
+/* A reply header for @p rq from the pool, or NULL (logged: that read will time out). Lock held. */
+static transport_rep_slot_t *rep_take(ingot_transport_t *t, const am_req_hdr_t *rq)
 {
     if (t->rep_free >= TRANSPORT_AM_ENTRIES) {
         ingot_error("transport: more than %d replies in flight; a read from rank %d is dropped "
                     "(it will time out)",
                     TRANSPORT_AM_ENTRIES, rq->from);
-        return;
+        return NULL;
     }
     transport_rep_slot_t *slot = &t->rep[t->rep_free];
     t->rep_free = slot->next_free;
-    slot->hdr = (am_rep_hdr_t){.entry = rq->entry, .gen = rq->gen, .status = status};
+    slot->hdr = (am_rep_hdr_t){.entry = rq->entry, .gen = rq->gen, .status = INGOT_OK};
+    slot->from = rq->from;
+    slot->ep = NULL;
+    return slot;
+}
+
+/* Send @p slot's reply with @p status and the bytes (or none). Lock held. */
+static void rep_send(ingot_transport_t *t, ucp_ep_h ep, transport_rep_slot_t *slot, int32_t status,
+                     const void *data, size_t len)
+{
+    slot->hdr.status = status;
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                               UCP_OP_ATTR_FIELD_USER_DATA,
+                                               UCP_OP_ATTR_FIELD_USER_DATA |
+                                               UCP_OP_ATTR_FIELD_FLAGS,
                                .cb.send = am_rep_sent,
                                .user_data = slot,
                                /* eager: faster than rendezvous at 64 KiB over tcp here, as fast
@@ -116,18 +127,103 @@ static void am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq, 
                                 * destination inside the handler, so a cancelled read never
                                 * lands */
                                .flags = UCP_AM_SEND_FLAG_EAGER};
-    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REP, &slot->hdr, sizeof(slot->hdr), data, len,
                                 &prm);
     if (req == NULL) {
         rep_push(slot);
     } else if (UCS_PTR_IS_ERR(req)) {
         rep_push(slot);
-        ingot_warn("transport: reply to rank %d failed: %s", rq->from,
+        ingot_warn("transport: reply to rank %d failed: %s", slot->from,
                    ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+    (void)t;
+}
+
+/* Reply to a read: the bytes (or a status alone). Runs in progress, lock held. */
+static void am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq, int32_t status,
+                     const void *data, size_t len)
+{
+    transport_rep_slot_t *slot = rep_take(t, rq);
+    if (slot != NULL) {
+        rep_send(t, ep, slot, status, data, len);
     }
 }
 
+/* The window a request names, when the range lies inside it; otherwise NULL, refused (logged,
+ * counted, answered with INGOT_ERR_OUT_OF_RANGE). Lock held. */
+static ingot_transport_window_t *req_window(ingot_transport_t *t, ucp_ep_h ep,
+                                            const am_req_hdr_t *rq)
+{
+    ingot_transport_window_t *w = (rq->window < t->nwindows) ? t->windows[rq->window] : NULL;
+    if (w != NULL && !w->dest && rq->len <= w->bytes && rq->off <= w->bytes - rq->len) {
+        return w;
+    }
+    atomic_fetch_add(&t->refused, 1);
+    ingot_error("transport: refused a read from rank %d: window %u, offset %" PRIu64 ", %" PRIu64
+                " bytes lies outside this rank's window (%zu bytes)",
+                rq->from, rq->window, rq->off, rq->len, (w && !w->dest) ? w->bytes : 0);
+    am_reply(t, ep, rq, INGOT_ERR_OUT_OF_RANGE, NULL, 0);
+    return NULL;
+}
+
+/* A put's flush completed: every byte is in the requester's destination; answer. */
+static void put_flushed(void *request, ucs_status_t status, void *user_data)
+{
+    transport_rep_slot_t *slot = user_data;
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+    if (status != UCS_OK) {
+        ingot_warn("transport: a put to rank %d failed: %s", slot->from, ucs_status_string(status));
+    }
+    rep_send(slot->t, slot->ep, slot, status == UCS_OK ? INGOT_OK : INGOT_ERR_UCX, NULL, 0);
+}
+
+static void put_sent(void *request, ucs_status_t status, void *user_data)
+{
+    (void)status; /* the flush after it reports a failure */
+    (void)user_data;
+    ucp_request_free(request);
+}
+
+/* The requester's destination a put request names, with its key unpacked for @p ep, when the
+ * range lies inside it; otherwise NULL (refused: logged, counted; the caller answers). */
+static transport_remote_t *put_dest(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq,
+                                    int32_t *status_p)
+{
+    ingot_transport_window_t *d = (rq->dest < t->nwindows) ? t->windows[rq->dest] : NULL;
+    transport_remote_t *r = (d != NULL && d->dest && rq->from >= 0 && rq->from < t->world)
+                                ? &d->remote[rq->from]
+                                : NULL;
+    *status_p = INGOT_ERR_OUT_OF_RANGE;
+    if (r == NULL || rq->len > r->bytes || rq->addr < r->base ||
+        rq->addr - r->base > r->bytes - rq->len) {
+        atomic_fetch_add(&t->refused, 1);
+        ingot_error("transport: refused a put for rank %d: %" PRIu64 " bytes at 0x%" PRIx64
+                    " lie outside its registered destination %u (0x%" PRIx64 ", %" PRIu64 " bytes)",
+                    rq->from, rq->len, rq->addr, rq->dest, r ? r->base : 0, r ? r->bytes : 0);
+        return NULL;
+    }
+    if (r->rkey != NULL && r->rkey_ep != ep) { /* unpacked for another endpoint */
+        ucp_rkey_destroy(r->rkey);
+        r->rkey = NULL;
+    }
+    if (r->rkey == NULL) {
+        ucs_status_t s = ucp_ep_rkey_unpack(ep, r->packed, &r->rkey);
+        if (s != UCS_OK) {
+            r->rkey = NULL;
+            *status_p = INGOT_ERR_FORMAT;
+            ingot_error("transport: the key of rank %d's put destination %u does not unpack: %s",
+                        rq->from, rq->dest, ucs_status_string(s));
+            return NULL;
+        }
+        r->rkey_ep = ep;
+    }
+    return r;
+}
+
+/* A read request: answered with the bytes (am), or queued to be served by a put (a request
+ * naming a destination) after progress returns. */
 static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_length, void *data,
                               size_t length, const ucp_am_recv_param_t *param)
 {
@@ -141,17 +237,78 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
     }
     am_req_hdr_t rq;
     memcpy(&rq, header, sizeof(rq));
-    ingot_transport_window_t *w = (rq.window < t->nwindows) ? t->windows[rq.window] : NULL;
-    if (w == NULL || rq.len > w->bytes || rq.off > w->bytes - rq.len) {
-        atomic_fetch_add(&t->refused, 1);
-        ingot_error("transport: refused a read from rank %d: window %u, offset %" PRIu64
-                    ", %" PRIu64 " bytes lies outside this rank's window (%zu bytes)",
-                    rq.from, rq.window, rq.off, rq.len, w ? w->bytes : 0);
-        am_reply(t, param->reply_ep, &rq, INGOT_ERR_OUT_OF_RANGE, NULL, 0);
+    ingot_transport_window_t *w = req_window(t, param->reply_ep, &rq);
+    if (w == NULL) {
+        return UCS_OK; /* refused */
+    }
+    if (rq.dest == UINT32_MAX) {
+        am_reply(t, param->reply_ep, &rq, INGOT_OK, (char *)w->base + rq.off, (size_t)rq.len);
         return UCS_OK;
     }
-    am_reply(t, param->reply_ep, &rq, INGOT_OK, (char *)w->base + rq.off, (size_t)rq.len);
+    transport_rep_slot_t *slot = rep_take(t, &rq);
+    if (slot != NULL) {
+        slot->rq = rq;
+        slot->next_put = TRANSPORT_AM_ENTRIES;
+        uint32_t i = (uint32_t)(slot - t->rep);
+        if (t->puts_head >= TRANSPORT_AM_ENTRIES) {
+            t->puts_head = i;
+        } else {
+            t->rep[t->puts_tail].next_put = i;
+        }
+        t->puts_tail = i;
+    }
     return UCS_OK;
+}
+
+/* Serve one put request: check the destination, put, flush, answer in the flush callback. */
+static void put_serve(ingot_transport_t *t, transport_rep_slot_t *slot)
+{
+    const am_req_hdr_t *rq = &slot->rq;
+    ingot_transport_window_t *w = (rq->window < t->nwindows) ? t->windows[rq->window] : NULL;
+    ucp_ep_h ep;
+    if (w == NULL || ingot_transport_ep_locked(t, rq->from, &ep) != INGOT_OK) {
+        /* the window went away meanwhile, or no endpoint back: nothing to answer on */
+        ingot_warn("transport: a put request from rank %d is dropped (%s)", rq->from,
+                   w == NULL ? "its window was freed" : "no endpoint to it");
+        rep_push(slot);
+        return;
+    }
+    slot->ep = ep;
+    int32_t refused;
+    transport_remote_t *r = put_dest(t, ep, rq, &refused);
+    if (r == NULL) {
+        rep_send(t, ep, slot, refused, NULL, 0);
+        return;
+    }
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = put_sent};
+    void *req = ucp_put_nbx(ep, (char *)w->base + rq->off, (size_t)rq->len, rq->addr, r->rkey,
+                            &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        ingot_warn("transport: a put to rank %d failed: %s", rq->from,
+                   ucs_status_string(UCS_PTR_STATUS(req)));
+        rep_send(t, ep, slot, INGOT_ERR_UCX, NULL, 0);
+        return;
+    }
+    /* The put's completion only frees our source; the flush says the bytes are there. */
+    prm = (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                UCP_OP_ATTR_FIELD_USER_DATA,
+                                .cb.send = put_flushed,
+                                .user_data = slot};
+    req = ucp_ep_flush_nbx(ep, &prm);
+    if (req == NULL) {
+        put_flushed(NULL, UCS_OK, slot);
+    } else if (UCS_PTR_IS_ERR(req)) {
+        put_flushed(NULL, UCS_PTR_STATUS(req), slot);
+    }
+}
+
+void ingot_transport_puts_serve(ingot_transport_t *t)
+{
+    while (t->puts_head < TRANSPORT_AM_ENTRIES) {
+        transport_rep_slot_t *slot = &t->rep[t->puts_head];
+        t->puts_head = slot->next_put;
+        put_serve(t, slot);
+    }
 }
 
 /* ---------------------------------------------------------------- requester side */
@@ -182,7 +339,7 @@ static ucs_status_t am_rep_cb(void *arg, const void *header, size_t header_lengt
     if (header_length == sizeof(rep)) {
         memcpy(&rep, header, sizeof(rep));
         if (rep.entry < TRANSPORT_AM_ENTRIES && t->am[rep.entry].gen == rep.gen &&
-            t->am[rep.entry].state == AM_ENTRY_WAIT) {
+            (t->am[rep.entry].state == AM_ENTRY_WAIT || t->am[rep.entry].state == AM_ENTRY_PUT)) {
             e = &t->am[rep.entry];
         }
     }
@@ -192,7 +349,8 @@ static ucs_status_t am_rep_cb(void *arg, const void *header, size_t header_lengt
         }
         return UCS_OK;
     }
-    if (rep.status != INGOT_OK || length != e->len) {
+    size_t want = (e->state == AM_ENTRY_PUT) ? 0 : e->len; /* a put's bytes are there */
+    if (rep.status != INGOT_OK || length != want) {
         if (rep.status == INGOT_OK) {
             ingot_error("transport: rank %d answered a read of %zu bytes with %zu", e->op->peer,
                         e->len, length);
@@ -204,7 +362,7 @@ static ucs_status_t am_rep_cb(void *arg, const void *header, size_t header_lengt
         return UCS_OK;
     }
     if (!rndv) {
-        memcpy(e->dst, data, length);
+        memcpy(e->dst, data, length); /* nothing for a put */
         am_entry_done(t, e, INGOT_OK);
         return UCS_OK;
     }
@@ -232,6 +390,7 @@ ingot_status_t ingot_transport_am_register(ingot_transport_t *t)
         t->rep[i] = (transport_rep_slot_t){.t = t, .next_free = i + 1};
     }
     t->rep_free = 0;
+    t->puts_head = t->puts_tail = TRANSPORT_AM_ENTRIES; /* none */
     ucp_am_handler_param_t h = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                       UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
@@ -247,6 +406,30 @@ ingot_status_t ingot_transport_am_register(ingot_transport_t *t)
         st = INGOT_UCX_CALL("transport", ucp_worker_set_am_recv_handler, t->worker, &h);
     }
     return st;
+}
+
+void ingot_transport_am_peer_closed(ingot_transport_t *t, int peer)
+{
+    for (uint32_t i = 0; i < TRANSPORT_AM_ENTRIES; i++) {
+        transport_am_entry_t *e = &t->am[i];
+        if (e->state == AM_ENTRY_PUT && e->op != NULL && e->op->peer == peer) {
+            am_entry_done(t, e, INGOT_ERR_UCX);
+        }
+    }
+}
+
+/* The put destination holding [dst, dst + len), or NULL. Lock held. */
+static ingot_transport_window_t *dest_of(ingot_transport_t *t, const void *dst, size_t len)
+{
+    uintptr_t a = (uintptr_t)dst;
+    for (uint32_t i = 0; i < t->nwindows; i++) {
+        ingot_transport_window_t *d = t->windows[i];
+        uintptr_t base = d ? (uintptr_t)d->base : 0;
+        if (d != NULL && d->dest && a >= base && len <= d->bytes && a - base <= d->bytes - len) {
+            return d;
+        }
+    }
+    return NULL;
 }
 
 static void get_done(void *request, ucs_status_t status, void *user_data)
@@ -303,7 +486,9 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
         }
         if (st == INGOT_OK && rw->mapped != NULL) {
             mapped = (const char *)rw->mapped + off; /* read below, outside the lock */
+            atomic_fetch_add_explicit(&t->reads_mapped, 1, memory_order_relaxed);
         } else if (st == INGOT_OK) {
+            atomic_fetch_add_explicit(&t->reads_get, 1, memory_order_relaxed);
             atomic_fetch_add(&op->pending, 1);
             ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                                        UCP_OP_ATTR_FIELD_USER_DATA,
@@ -324,7 +509,11 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
             st = ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: more than %d reads in flight",
                             TRANSPORT_AM_ENTRIES);
         } else {
-            e->state = AM_ENTRY_WAIT;
+            /* put where the destination is registered (else am: the probe's word) */
+            ingot_transport_window_t *d = p->proto == INGOT_PEER_PROTOCOL_PUT ? dest_of(t, dst, len)
+                                                                              : NULL;
+            e->state = d ? AM_ENTRY_PUT : AM_ENTRY_WAIT; /* a put is never dropped once asked */
+            atomic_fetch_add_explicit(d ? &t->reads_put : &t->reads_am, 1, memory_order_relaxed);
             e->dst = dst;
             e->len = len;
             e->op = op;
@@ -333,9 +522,18 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
                                     .gen = e->gen,
                                     .from = t->rank,
                                     .off = off,
-                                    .len = len};
-            if (ingot_fault_check(INGOT_FAULT_PEER_READ) != 0) {
-                e->hdr.off = rw->bytes; /* past the end: the owner must refuse it */
+                                    .len = len,
+                                    .dest = d ? d->id : UINT32_MAX,
+                                    .addr = (uint64_t)(uintptr_t)dst};
+            if ((d != NULL || p->proto != INGOT_PEER_PROTOCOL_PUT) &&
+                ingot_fault_check(INGOT_FAULT_PEER_READ) != 0) {
+                /* past the end of the window (am), or of the destination (put): the owner
+                 * must refuse it */
+                if (d != NULL) {
+                    e->hdr.addr = (uint64_t)(uintptr_t)d->base + d->bytes;
+                } else {
+                    e->hdr.off = rw->bytes;
+                }
             }
             e->sending = 1;
             atomic_fetch_add(&op->pending, 1);
@@ -552,6 +750,10 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
         mp.address = w->device_ptr;
         mp.flags = 0;
         numa = -1;
+    } else if (w->dest) { /* the caller's memory, registered as it is */
+        mp.address = w->base;
+        mp.flags = 0;
+        numa = -1;
     } else if (!t->window_ucx) { /* ours (huge pages, NUMA-bound), registered */
         st = ingot_mem_alloc(w->bytes, INGOT_MEM_F_HUGEPAGE | INGOT_MEM_F_PREFAULT, numa,
                              "cache window", &w->mem);
@@ -579,7 +781,7 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
         /* Bind before the first touch; a refusal only costs locality (warned). */
         (void)ingot_mem_bind_area(w->base, w->bytes, numa, "cache window");
     }
-    if (st == INGOT_OK) { /* not ready */
+    if (st == INGOT_OK && !w->dest) { /* not ready */
         static const char zero[TRANSPORT_WINDOW_HDR];
         st = w->cuda_device >= 0
                  ? ingot_cuda_copy(w->base, zero, sizeof(zero), "cache window header")
@@ -600,8 +802,10 @@ static int window_slot_free(ingot_transport_t *t)
     return free_slot;
 }
 
-ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
-                                             int cuda_device, ingot_transport_window_t **w_p)
+/* A window over new memory (@p ext NULL: @p bytes of data after the header), or a put
+ * destination over the caller's @p bytes at @p ext (collective). */
+static ingot_status_t window_create(ingot_transport_t *t, size_t bytes, int numa, int cuda_device,
+                                    void *ext, ingot_transport_window_t **w_p)
 {
     ingot_transport_window_t *w = ingot_calloc(1, sizeof(*w), "cache window");
     if (w == NULL) {
@@ -614,12 +818,16 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
     w->t = t;
     w->cuda_device = cuda_device;
     w->id = UINT32_MAX; /* not registered yet */
-    w->bytes = bytes + TRANSPORT_WINDOW_HDR;
+    w->dest = (ext != NULL);
+    w->base = ext;
+    w->bytes = ext ? bytes : bytes + TRANSPORT_WINDOW_HDR;
     w->remote = ingot_calloc((size_t)t->world, sizeof(*w->remote), "cache window peers");
     ingot_status_t st = (w->remote == NULL) ? INGOT_ERR_NO_MEMORY
                         : !window_slot_free(t)
                             ? ingot_fail(INGOT_ERR_NO_RESOURCE,
-                                         "cache: more than %d cached loaders at once",
+                                         "cache: more than %d windows and put "
+                                         "destinations at once (a cached loader takes one "
+                                         "window, and depth + 2 destinations under put)",
                                          TRANSPORT_WINDOWS_MAX)
                             : window_map(w, numa, &packed, &packed_len);
     st = ingot_mpi_agree(&t->ctx->comm, st, "cache: window");
@@ -647,6 +855,18 @@ ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes,
     pthread_mutex_unlock(&t->lock);
     *w_p = w;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_transport_window_create(ingot_transport_t *t, size_t bytes, int numa,
+                                             int cuda_device, ingot_transport_window_t **w_p)
+{
+    return window_create(t, bytes, numa, cuda_device, NULL, w_p);
+}
+
+ingot_status_t ingot_transport_dest_create(ingot_transport_t *t, void *ptr, size_t bytes,
+                                           ingot_transport_window_t **w_p)
+{
+    return window_create(t, bytes, -1, -1, ptr, w_p);
 }
 
 void ingot_transport_window_destroy_local(ingot_transport_window_t *w)

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Faults of the peer cache, 4 ranks on one node (tests/mpi/test_cache.c; INGOT_TIMEOUT=5s,
-# INGOT_PEER_TIMEOUT=2s). usage: faults.sh MPIEXEC TEST_CACHE WORK_DIR CASE
+# INGOT_PEER_TIMEOUT=2s). usage: faults.sh MPIEXEC TEST_CACHE WORK_DIR CASE [TLS [PROTOCOL]]
+# (PROTOCOL: INGOT_PEER_PROTOCOL, auto unless given; put makes owners write into the
+# requesters' registered buffers, so a stopped owner's late write must be fenced off)
 #   stop-storage TLS   rank 2 stopped (SIGSTOP) in epoch 1 for 4 s, then continued, under
 #                      INGOT_PEER_FAILURE=storage: the job completes, every sample once,
 #                      byte-identical; over tcp its samples come from storage (logged, counted)
@@ -13,8 +15,9 @@
 #   stop-destroy       rank 2 stopped just before ingot_loader_destroy: likewise
 #   kill TLS           rank 2 killed (SIGKILL) in epoch 1: the launcher ends the others
 #   corrupt            a damaged byte in every window: caught by the hash, served from storage
-#   refused            a read past a window's end (active messages): the owner refuses it,
-#                      the requester reads the samples from storage
+#   refused            a read past a window's end (active messages), or with put a write past
+#                      the requester's registered buffer: the owner refuses it, the requester
+#                      reads the samples from storage
 #   bad-key            truncated memory keys: error naming the rank whose key is bad
 #   small              a budget below one batch: error at create naming both sizes
 #   memavail           windows over MemAvailable: error at create naming both sizes
@@ -22,15 +25,17 @@
 #   device             INGOT_CACHE_MEMORY=device: runs from GPU memory where a GPU and a CUDA
 #                      UCX are present, else an error at create saying which is missing
 set -u
-mpiexec=$1; exe=$2; case=$4; tls=${5:-default}
-work=$3/cache-fault-$case-${tls//,/_}
+mpiexec=$1; exe=$2; case=$4; tls=${5:-default}; proto=${6:-auto}
+[ "$case" = refused ] && [ "$proto" = auto ] && proto=am # the owner's check, by default
+work=$3/cache-fault-$case-${tls//,/_}-$proto
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 rm -rf "$work"; mkdir -p "$work"
 pid=
 trap '[ -z "$pid" ] || kill -KILL "$pid" 2> /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 out=$work/out
 fail() { echo "--- output:"; cat "$out"; echo "FAIL ($case $tls): $*"; exit 1; }
-env=(-x INGOT_TIMEOUT=5s -x INGOT_PEER_TIMEOUT=2s -x INGOT_CACHE_BYTES=67108864)
+env=(-x INGOT_TIMEOUT=5s -x INGOT_PEER_TIMEOUT=2s -x INGOT_CACHE_BYTES=67108864
+     -x INGOT_PEER_PROTOCOL=$proto)
 [ "$tls" = default ] || env+=(-x UCX_TLS=$tls)
 mode=full
 now() { date +%s.%N; }
@@ -124,11 +129,15 @@ corrupt)
     grep -q "from the window of rank .* failed its content hash; read again from storage" "$out" ||
         fail "no message naming the sample and its home" ;;
 refused)
-    mode=fallback; env+=(-x INGOT_PEER_PROTOCOL=am -x INGOT_FAULT=peer_read:1:EIO)
+    mode=fallback; env+=(-x INGOT_FAULT=peer_read:1:EIO)
+    if [ "$proto" = put ]; then
+        want="refused a put for rank [0-9]: .* outside its registered destination"
+    else
+        want="refused a read from rank .* outside this rank's window"
+    fi
     run
     [ $rc = 0 ] || fail "exit $rc"
-    grep -q "refused a read from rank .* outside this rank's window" "$out" ||
-        fail "no refusal by the owner"
+    grep -q "$want" "$out" || fail "no refusal by the owner"
     grep -q "cache fallback: ok" "$out" || fail "no result line" ;;
 bad-key)
     env+=(-x INGOT_FAULT=peer_key:1:EIO)

@@ -42,11 +42,16 @@ int main(int argc, char **argv)
     if (ctx->rank == 1) {
         memset(ingot_transport_window_data(w), 0x5a, window); /* touched: resident */
     }
+    /* the destination ring, registered on both ranks under put (collective) */
+    char *ring = malloc(ring_bytes);
+    CHECK(ring != NULL);
+    memset(ring, 0, ring_bytes);
+    ingot_transport_window_t *dest = NULL;
+    if (ingot_transport_protocol(t) == INGOT_PEER_PROTOCOL_PUT) {
+        CHECK_OK(ingot_transport_dest_create(t, ring, ring_bytes, &dest));
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     if (ctx->rank == 0) {
-        char *ring = malloc(ring_bytes);
-        CHECK(ring != NULL);
-        memset(ring, 0, ring_bytes);
         size_t nops = inflight / piece;
         nops = nops < 1 ? 1 : nops > OPS_MAX ? OPS_MAX : nops;
         static ingot_transport_op_t ops[OPS_MAX];
@@ -102,7 +107,6 @@ int main(int argc, char **argv)
                "%s\n",
                piece, (double)total / s / 1e9, window >> 20, ring_bytes >> 20, nops * piece,
                (double)t_warm / 1e9, path);
-        free(ring);
     }
     /* The owner waits without spinning (MPI's barrier would busy-poll a core away from its
      * progress thread, which serves the active-message reads). */
@@ -113,6 +117,8 @@ int main(int argc, char **argv)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+    ingot_transport_window_destroy(dest);
+    free(ring);
     ingot_transport_window_destroy(w);
     ingot_finalize(ctx);
     return 0;

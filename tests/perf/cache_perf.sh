@@ -8,6 +8,7 @@
 #           on the same transports, taken where it is not cache-hot: ucp_get of 1 GiB (shared
 #           memory; ucx_perftest's 1 MiB get reuses one L3-resident buffer) and ucp_am_bw of
 #           1 GiB (tcp, where UCX only emulates get)                          goal >= 0.9
+#           each with the protocol auto picks and with INGOT_PEER_PROTOCOL=put
 #   nodes   the same fetch between two emulated nodes (tests/netns: tcp between network
 #           namespaces; a 512 MiB window, as each namespace's /dev/shm holds 1 GiB) against
 #           ucp_am_bw of 512 MiB between the same namespaces over tcp
@@ -47,19 +48,19 @@ fetch)
         for r in $(seq "$REPS"); do ceil+=("$(perftest $tls $prim 1073741824 8)"); done
         c=$(median "${ceil[@]}"); cm=${c%% *}
         echo "## UCX_TLS=$tls: ceiling $prim 1 GiB = $c GB/s"
-        for ring in 8 64; do for piece in 65536 1048576; do
+        for proto in auto put; do for ring in 8 64; do for piece in 65536 1048576; do
             v=(); path=
             for r in $(seq "$REPS"); do
-                x=(); [ "$tls" = default ] || x=(-x UCX_TLS=$tls)
+                x=(-x INGOT_PEER_PROTOCOL=$proto); [ "$tls" = default ] || x+=(-x UCX_TLS=$tls)
                 line=$(mpirun --oversubscribe -np 2 "${x[@]}" "$fetch" $piece 1024 16777216 4 $ring |
                     grep '^fetch')
                 v+=("$(echo "$line" | awk '{print $3}')"); path=${line#*: }
                 first=$(echo "$line" | sed -n 's/.*first pass \([0-9.]*\) s.*/\1/p')
             done
             m=$(median "${v[@]}")
-            printf "fetch %7d B ring %2d MiB: %s GB/s  ratio %.2f  (first pass: %s s; it maps the window where shared memory can)  %s\n" \
-                $piece $ring "$m" "$(python3 -c "print(${m%% *} / $cm)")" "$first" "$path"
-        done; done
+            printf "fetch %-4s %7d B ring %2d MiB: %s GB/s  ratio %.2f  (first pass: %s s; it maps the window where shared memory can)  %s\n" \
+                $proto $piece $ring "$m" "$(python3 -c "print(${m%% *} / $cm)")" "$first" "$path"
+        done; done; done
     done ;;
 nodes)
     if [ -z "${NODES_HOSTS:-}" ]; then
