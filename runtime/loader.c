@@ -297,11 +297,12 @@ static ingot_status_t slot_alloc(ingot_loader_h l, loader_slot_t *slot, uint32_t
     slot->keys = ingot_calloc(n, sizeof(char *), "slot keys");
     slot->skipped = ingot_calloc(n, 1, "slot skip flags");
     slot->scatter = ingot_calloc(n, 1, "slot scatter flags");
+    slot->on_device = ingot_calloc(n, 1, "slot device flags");
     slot->sorted = ingot_calloc(n, sizeof(uint32_t), "slot order");
     slot->runs = ingot_calloc(n, sizeof(loader_run_t), "slot runs");
     if (!slot->info || !slot->fields || !slot->offsets || !slot->lengths || !slot->indices ||
-        !slot->labels || !slot->keys || !slot->skipped || !slot->scatter || !slot->sorted ||
-        !slot->runs || !slot->skipped_ids) {
+        !slot->labels || !slot->keys || !slot->skipped || !slot->scatter || !slot->on_device ||
+        !slot->sorted || !slot->runs || !slot->skipped_ids) {
         return INGOT_ERR_NO_MEMORY;
     }
     return INGOT_OK;
@@ -320,6 +321,7 @@ static void slot_free(loader_slot_t *slot)
     free(slot->keys);
     free(slot->skipped);
     free(slot->scatter);
+    free(slot->on_device);
     free(slot->sorted);
     free(slot->runs);
 }
@@ -521,6 +523,8 @@ static void loader_free(ingot_loader_h l)
     free(l->wctx);
     free(l->threads);
     free(l->gap_scratch);
+    ingot_cuda_free(l->gap_device);
+    free((void *)l->mem_dev);
     free(l->skipped_ids);
     free(l->plan_home);
     free(l->plan_woff);
@@ -558,6 +562,40 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
     return INGOT_OK;
 }
 
+/* Why a GPU loader still needs fetched bytes in host memory, or NULL: they may land in the
+ * device slot (samples delivered as stored, nothing looks at them on the host). */
+static const char *loader_host_only(ingot_loader_h l)
+{
+    if (l->params.verify != INGOT_VERIFY_OFF) {
+        return "fetched bytes are hash-checked on the host (INGOT_VERIFY=off would let them "
+               "land in GPU memory)";
+    }
+    if (l->params.transform != NULL) {
+        return "a transform runs on the host";
+    }
+    return NULL;
+}
+
+/* The cache chose GPU memory for fetched bytes: the device gap sink and the iovec memory kinds
+ * (or host memory after all, warned, when they cannot be had). */
+static void loader_fetch_device(ingot_loader_h l)
+{
+    ingot_source_mem_t *mem = ingot_calloc(l->iov_cap, sizeof(*mem), "device iovec kinds");
+    ingot_status_t st = mem ? ingot_cuda_malloc_on(l->device, &l->gap_device, l->gap_scratch_size,
+                                                   "loader device gap scratch")
+                            : INGOT_ERR_NO_MEMORY;
+    if (st != INGOT_OK) {
+        free(mem);
+        ingot_warn("loader: fetched bytes stay in host memory (%s)", ingot_status_string(st));
+        return;
+    }
+    for (uint32_t i = 0; i < l->iov_cap; i++) {
+        mem[i] = INGOT_SOURCE_MEM_DEVICE;
+    }
+    l->mem_dev = mem;
+    l->fetch_device = l->device;
+}
+
 /* The peer cache (collective; every rank returns the same status). */
 static ingot_status_t loader_cache(ingot_loader_h l)
 {
@@ -583,9 +621,14 @@ static ingot_status_t loader_cache(ingot_loader_h l)
                                .cuda_device = l->ctx->topo->placement.cuda_device,
                                .nreqs = l->nreaders * LOADER_REQS_PER_READER,
                                .dests = dests,
-                               .ndests = nd};
+                               .ndests = nd,
+                               .gpu_slots = l->device != INGOT_DEVICE_HOST ? l->device : -1,
+                               .gpu_host_only = loader_host_only(l)};
     ingot_status_t st = ingot_cache_create(l->ctx, &cp, &l->cache);
     free(dests);
+    if (st == INGOT_OK && ingot_cache_fetch_device(l->cache) >= 0) {
+        loader_fetch_device(l); /* non-collective: a rank that cannot keeps host memory */
+    }
     return st;
 }
 
@@ -599,6 +642,7 @@ static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *p
         l->ctx = ctx;
         l->rank = ctx->rank;
         l->world = ctx->size;
+        l->fetch_device = -1;
         st = loader_params(l, params, &ctx->cfg);
     }
     if (st == INGOT_OK && nfront >= LOADER_SOURCES_MAX) {

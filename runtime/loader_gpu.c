@@ -128,7 +128,23 @@ ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot)
     cudaSetDevice(l->device); /* worker threads start on device 0 */
     ingot_status_t st = GPU_CALL("H2D start", cudaEventRecord, (cudaEvent_t)slot->h2d_start,
                                  (cudaStream_t)l->stream);
-    if (st == INGOT_OK && slot->bytes > 0) {
+    if (st == INGOT_OK && atomic_load(&slot->ndevice) > 0) {
+        /* peers' bytes fetched into the device slot: copy only what lies between them */
+        uint64_t cursor = 0;
+        for (uint32_t pos = 0; pos <= slot->nsamples && st == INGOT_OK; pos++) {
+            int last = (pos == slot->nsamples);
+            if (!last && !slot->on_device[pos]) {
+                continue;
+            }
+            uint64_t end = last ? slot->bytes : slot->offsets[pos];
+            if (end > cursor) {
+                st = GPU_CALL("H2D batch copy", cudaMemcpyAsync, (char *)slot->device + cursor,
+                              (char *)slot->host.ptr + cursor, end - cursor, cudaMemcpyHostToDevice,
+                              (cudaStream_t)l->stream);
+            }
+            cursor = last ? end : slot->offsets[pos] + slot->lengths[pos];
+        }
+    } else if (st == INGOT_OK && slot->bytes > 0) {
         st = GPU_CALL("H2D batch copy", cudaMemcpyAsync, slot->device, slot->host.ptr, slot->bytes,
                       cudaMemcpyHostToDevice, (cudaStream_t)l->stream);
     }

@@ -70,6 +70,8 @@ typedef struct loader_slot {
     uint64_t bytes;
     ingot_mem_t host;           /* payload (pinned on the GPU path) */
     void *device;               /* device payload, or NULL */
+    uint8_t *on_device;         /* per position: its bytes were fetched into device (no H2D) */
+    _Atomic uint32_t ndevice;   /* positions fetched into device this step */
     void *event, *h2d_start;    /* cudaEvent_t */
     ingot_sample_info_t *info;  /* per slice position: its manifest row, read once */
     ingot_field_info_t *fields; /* per slice position: fields_max field rows */
@@ -148,6 +150,9 @@ struct ingot_loader {
     ingot_trace_t *trace;
     void *gap_scratch; /* sink for tar headers between scattered fields */
     size_t gap_scratch_size;
+    int fetch_device;                  /* the cache fetches peers' bytes into this GPU, or -1 */
+    void *gap_device;                  /* gap_scratch in that GPU's memory */
+    const ingot_source_mem_t *mem_dev; /* iov_cap of INGOT_SOURCE_MEM_DEVICE */
     uint64_t timeout_ns;
     uint64_t pacing_ns;    /* INGOT_INGEST_PACING: pause before a read while reductions run */
     uint64_t coalesce_gap; /* INGOT_COALESCE_GAP */

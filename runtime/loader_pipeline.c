@@ -68,6 +68,7 @@ static ingot_status_t plan_sample(ingot_loader_h l, loader_slot_t *slot, uint32_
     slot->labels[pos] = info->label;
     slot->keys[pos] = info->key;
     slot->skipped[pos] = 0;
+    slot->on_device[pos] = 0;
     slot->sorted[pos] = pos;
     *cursor += len;
     return INGOT_OK;
@@ -214,6 +215,7 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
     slot->nsamples = l->slice;
     atomic_store(&slot->status, INGOT_OK);
     atomic_store(&slot->skipped_count, 0);
+    atomic_store(&slot->ndevice, 0);
     ingot_status_t st = ingot_order_slice(l->order, slot->epoch, slot->epoch_step,
                                           (uint32_t)l->rank, (uint32_t)l->world, l->slice_ids,
                                           l->slice);
@@ -332,16 +334,27 @@ static ingot_shard_rows_t run_rows(ingot_loader_h l, const loader_slot_t *slot, 
                                 .fields = &slot->fields[(size_t)pos * l->fields_max]};
 }
 
-/* iovecs scattering a run's stored bytes: fields into their slot positions, gaps to scratch. */
-static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max)
+/* Whether a run's bytes are fetched straight into the device slot: a peer's cached samples,
+ * delivered as stored, when the cache's calibration chose GPU memory. */
+static int run_to_device(ingot_loader_h l, const loader_run_t *run)
+{
+    return l->fetch_device >= 0 && run->cached && run->scatter && run->home != l->rank;
+}
+
+/* iovecs scattering a run's stored bytes: fields into their slot positions (in the device slot
+ * when @p device), gaps to scratch. */
+static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max,
+                         int device)
 {
     loader_slot_t *slot = run->slot;
     uint64_t cursor = run->offset;
+    char *base = device ? (char *)slot->device : (char *)slot->host.ptr;
+    void *gap = device ? l->gap_device : l->gap_scratch;
     int n = 0;
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = run_rows(l, slot, pos);
-        char *dst = (char *)slot->host.ptr + slot->offsets[pos];
+        char *dst = base + slot->offsets[pos];
         if (run->cached) {
             cursor = rows.sample->offset; /* records back to back: no gap between samples */
         }
@@ -351,7 +364,7 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
             while (cursor < at && n < max) { /* tar headers and padding between fields */
                 size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size ? (size_t)(at - cursor)
                                                                            : l->gap_scratch_size;
-                iov[n++] = (struct iovec){.iov_base = l->gap_scratch, .iov_len = chunk};
+                iov[n++] = (struct iovec){.iov_base = gap, .iov_len = chunk};
                 cursor += chunk;
             }
             if (n == max) {
@@ -371,7 +384,8 @@ static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, load
 {
     ingot_source_req_t *req = &lr->req;
     if (run->scatter) {
-        int n = build_scatter(l, run, rd->iov, (int)l->iov_cap);
+        int device = run_to_device(l, run);
+        int n = build_scatter(l, run, rd->iov, (int)l->iov_cap, device);
         if (n < 0) {
             ingot_error("internal: run of %u samples needs more than %u iovecs", run->count,
                         l->iov_cap);
@@ -379,6 +393,7 @@ static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, load
         }
         req->iov = rd->iov;
         req->iovcnt = n;
+        req->mem = device ? l->mem_dev : NULL;
         req->slack = 0;
         return INGOT_OK;
     }
@@ -496,6 +511,13 @@ static ingot_status_t read_cached(ingot_loader_h l, loader_reader_ctx_t *rd, loa
     ingot_source_t *cache = ingot_cache_source(l->cache);
     ingot_status_t st = read_chain(l, rd, run, lr, &cache, 1, quarantined_p);
     *from_p = run->home == l->rank ? LOADER_FROM_LOCAL : LOADER_FROM_PEER;
+    if (st == INGOT_OK && !*quarantined_p && run_to_device(l, run)) {
+        /* in the device slot already: the batch's H2D copy leaves these positions out */
+        for (uint32_t k = 0; k < run->count; k++) {
+            run->slot->on_device[run->slot->sorted[run->first + k]] = 1;
+        }
+        atomic_fetch_add(&run->slot->ndevice, run->count);
+    }
     if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
         *from_p = LOADER_FROM_STORAGE;
         st = read_cached_storage(l, rd, run, lr, quarantined_p);

@@ -12,7 +12,7 @@ set_tests_properties(cache.two_nodes PROPERTIES RESOURCE_LOCK netns)
 # memory; bad input. Each case prints its detection time.
 set(_cache_faults "stop-storage tcp,self" "stop-storage posix,cma,self" "stop-abort tcp,self"
     "stop-abort posix,cma,self" "stop-create" "stop-destroy" "kill tcp,self"
-    "kill posix,cma,self" "small" "memavail" "unreachable" "device"
+    "kill posix,cma,self" "small" "memavail" "unreachable" "device" "fetch-device"
     "stop-storage tcp,self put" "stop-abort tcp,self put")
 if(INGOT_FAULT_INJECTION)
   list(APPEND _cache_faults "corrupt" "refused" "refused tcp,self put" "bad-key")

@@ -22,6 +22,11 @@ static const char *const cache_memories[] = {[INGOT_CACHE_MEMORY_HOST] = "host",
                                              [INGOT_CACHE_MEMORY_DEVICE] = "device",
                                              [INGOT_CACHE_MEMORY_DEVICE + 1] = NULL};
 
+static const char *const cache_fetches[] = {[INGOT_CACHE_FETCH_AUTO] = "auto",
+                                            [INGOT_CACHE_FETCH_HOST] = "host",
+                                            [INGOT_CACHE_FETCH_DEVICE] = "device",
+                                            [INGOT_CACHE_FETCH_DEVICE + 1] = NULL};
+
 static const ingot_config_field_t cache_fields[] = {
     {"CACHE_BYTES", "0",
      "Peer cache budget of the whole job (every rank computes every sample's home from it): "
@@ -32,9 +37,16 @@ static const ingot_config_field_t cache_fields[] = {
     {"CACHE_MEMORY", "host",
      "Where a rank's cache window lives: 'host' (shared memory, mapped by the node's readers) or "
      "'device' (the placement's GPU memory, read over cuda_ipc/cuda_copy; needs a UCX built "
-     "with CUDA, and refused naming the UCX version otherwise). Fetched bytes land in host "
-     "memory either way (docs/cache.md).",
+     "with CUDA, and refused naming the UCX version otherwise). Where fetched bytes land is "
+     "INGOT_CACHE_FETCH.",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(memory), 0, 0, cache_memories, NULL},
+    {"CACHE_FETCH", "auto",
+     "Where a GPU loader's bytes fetched from peers land: 'auto' (a calibration at start-up "
+     "reads a peer's window straight into GPU memory and into pinned host memory plus the H2D "
+     "copy, and takes the faster), 'host' or 'device' (the batch slot in GPU memory). GPU memory "
+     "needs a UCX built with CUDA, INGOT_VERIFY=off and samples delivered as stored; otherwise "
+     "host memory, the reason in the cache's report.",
+     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(fetch), 0, 0, cache_fetches, NULL},
     {"PEER_FAILURE", "abort",
      "What a read from a peer that misses INGOT_PEER_TIMEOUT does: 'abort' fails the batch with "
      "an error naming the rank (the job ends), 'storage' reads that peer's samples from storage "
@@ -44,6 +56,7 @@ static const ingot_config_field_t cache_fields[] = {
 
 _Static_assert(sizeof(ingot_peer_failure_t) == sizeof(int), "enum variables are stored as int");
 _Static_assert(sizeof(ingot_cache_memory_t) == sizeof(int), "enum variables are stored as int");
+_Static_assert(sizeof(ingot_cache_fetch_t) == sizeof(int), "enum variables are stored as int");
 
 INGOT_CONFIG_MODULE(ingot_cache, "cache", INGOT_CONFIG_ORDER_RUNTIME + 2, cache_fields,
                     ingot_cache_config_t, NULL)
@@ -200,6 +213,78 @@ static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *
     return st;
 }
 
+#define CALIBRATE_BYTES ((uint64_t)16 << 20) /* read per calibration round, at most */
+
+/* Why fetched bytes cannot land in GPU memory here (into @p why), or "" when they can. */
+static void cache_fetch_possible(const ingot_cache_t *c, char *why, size_t len)
+{
+    const ingot_cache_params_t *p = &c->params;
+    why[0] = '\0';
+    if (p->gpu_slots < 0) {
+        snprintf(why, len, "host memory: the loader delivers batches in host memory");
+    } else if (p->gpu_host_only != NULL) {
+        snprintf(why, len, "host memory, then copied to GPU %d: %s", p->gpu_slots,
+                 p->gpu_host_only);
+    } else if (!ingot_transport_cuda_memory(c->transport)) {
+        snprintf(why, len,
+                 "host memory, then copied to GPU %d: UCX %s here has no CUDA memory type, so it "
+                 "cannot read into GPU memory (docs/cache.md, 'Using a CUDA-enabled UCX')",
+                 p->gpu_slots, ingot_transport_ucx_version());
+    } else if (c->world == 1) {
+        snprintf(why, len, "host memory: one rank, nothing is fetched from peers");
+    }
+}
+
+/* Where fetched bytes land (INGOT_CACHE_FETCH): host memory, unless GPU memory is possible and
+ * asked for, or (auto) a calibration from the next rank shows that it beats host memory plus the
+ * H2D copy. */
+static void cache_fetch_destination(ingot_cache_t *c, ingot_cache_fetch_t fetch)
+{
+    const ingot_cache_params_t *p = &c->params;
+    char *why = c->fetch_why;
+    size_t len = sizeof(c->fetch_why);
+    c->fetch_device = -1;
+    if (fetch == INGOT_CACHE_FETCH_HOST) {
+        snprintf(why, len, "host memory: INGOT_CACHE_FETCH=host");
+        return;
+    }
+    cache_fetch_possible(c, why, len);
+    if (why[0] != '\0') {
+        if (fetch == INGOT_CACHE_FETCH_DEVICE) {
+            ingot_warn("cache: INGOT_CACHE_FETCH=device cannot be done here; fetched bytes land "
+                       "in %s",
+                       why);
+        }
+        return;
+    }
+    if (fetch == INGOT_CACHE_FETCH_DEVICE) {
+        c->fetch_device = p->gpu_slots;
+        snprintf(why, len, "GPU memory (the batch slot): INGOT_CACHE_FETCH=device");
+        return;
+    }
+    int peer = (c->rank + 1) % c->world;
+    size_t bytes = (size_t)(c->window_bytes < CALIBRATE_BYTES ? c->window_bytes : CALIBRATE_BYTES);
+    ingot_transport_gpu_calibration_t cal;
+    ingot_status_t st = ingot_transport_calibrate_gpu(c->window, peer, p->gpu_slots, bytes, &cal);
+    if (st != INGOT_OK) {
+        snprintf(why, len, "host memory, then copied to GPU %d: the calibration failed (%s)",
+                 p->gpu_slots, ingot_status_string(st));
+        return;
+    }
+    int gpu = cal.device_gbps > cal.host_gbps;
+    c->fetch_device = gpu ? p->gpu_slots : -1;
+    snprintf(why, len,
+             "%s: INGOT_CACHE_FETCH=auto calibrated at start-up reading %zu bytes of rank %d's "
+             "window: straight into GPU %d %.2f GB/s, into pinned host memory then H2D %.2f GB/s",
+             gpu ? "GPU memory (the batch slot)" : "host memory, then copied to the GPU", bytes,
+             peer, p->gpu_slots, cal.device_gbps, cal.host_gbps);
+}
+
+int ingot_cache_fetch_device(const ingot_cache_t *c)
+{
+    return c->fetch_device;
+}
+
 /* Register the loader's destinations for put (collective, agreed): peers write fetched bytes
  * straight into them. */
 static ingot_status_t cache_dests(ingot_cache_t *c)
@@ -266,6 +351,9 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
         st = cache_dests(c); /* collective, agreed */
     }
     c->params.dests = NULL; /* the caller's array */
+    if (st == INGOT_OK) {
+        cache_fetch_destination(c, cfg->fetch);
+    }
     if (st != INGOT_OK) {
         ingot_cache_free(c);
         return st;
@@ -275,10 +363,11 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     }
     ingot_info("cache: window of %" PRIu64 " bytes per rank (%s, registered once); "
                "%" PRIu64 " samples (%" PRIu64 " bytes) cached over %d ranks, %" PRIu64
-               " here; filled in epoch %" PRIu64 "; INGOT_PEER_FAILURE=%s",
+               " here; filled in epoch %" PRIu64
+               "; INGOT_PEER_FAILURE=%s; fetched bytes land in %s",
                c->window_bytes, c->device >= 0 ? "GPU memory" : "host memory", c->cached_samples,
                c->cached_bytes, c->world, c->fill_expected, c->params.fill_epoch,
-               peer_failures[c->policy]);
+               peer_failures[c->policy], c->fetch_why);
     *cache_p = c;
     return INGOT_OK;
 }
@@ -375,11 +464,10 @@ const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
              "window %" PRIu64 " bytes in %s memory; %" PRIu64 " samples (%" PRIu64
              " bytes) cached over %d ranks, %" PRIu64 " here; hash fallbacks %" PRIu64
              ", reads sent to storage %" PRIu64 ", homes given up %" PRIu64 "\n"
-             "fetched bytes land in host memory: the batch slot, or a staging buffer when the "
-             "samples are decoded or transformed\n",
+             "fetched bytes land in %s\n",
              c->window_bytes, c->device >= 0 ? "GPU" : "host", c->cached_samples, c->cached_bytes,
              c->world, c->fill_expected, atomic_load(&c->hash_fallbacks),
-             atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed));
+             atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed), c->fetch_why);
     (void)ingot_transport_paths(c->transport, buf, len);
     return buf;
 }

@@ -63,6 +63,10 @@ typedef struct ingot_cache_params {
      * the same count on every rank */
     const ingot_cache_dest_t *dests;
     uint32_t ndests;
+    /* where fetched bytes could land: the loader's GPU (it delivers device batches), or -1; and
+     * why they must stay in host memory even so (e.g. hashed on the host), or NULL */
+    int gpu_slots;
+    const char *gpu_host_only;
 } ingot_cache_params_t;
 
 /** Whether INGOT_CACHE_BYTES asks for a cache (non-zero). */
@@ -96,6 +100,13 @@ uint64_t ingot_cache_fill_epoch(const ingot_cache_t *cache);
  */
 void ingot_cache_fill(ingot_cache_t *cache, const ingot_shard_rows_t *rows, const void *stored,
                       int packed);
+
+/**
+ * The GPU whose memory a GPU loader should fetch peers' bytes into (its batch slot), or -1:
+ * host memory. Decided at create by a calibration (ingot_transport_calibrate_gpu) where the
+ * loader can take device bytes and UCX has CUDA memory; ingot_cache_paths() says why.
+ */
+int ingot_cache_fetch_device(const ingot_cache_t *cache);
 
 /** The byte source of cached samples (owned by the cache). Its requests carry extents, all of
  *  one home (see ingot_source_req_t.extents); it answers "retry elsewhere" for a home that

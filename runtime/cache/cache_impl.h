@@ -14,10 +14,18 @@
 /* INGOT_CACHE_MEMORY values. */
 typedef enum { INGOT_CACHE_MEMORY_HOST = 0, INGOT_CACHE_MEMORY_DEVICE = 1 } ingot_cache_memory_t;
 
+/* INGOT_CACHE_FETCH values. */
+typedef enum {
+    INGOT_CACHE_FETCH_AUTO = 0,
+    INGOT_CACHE_FETCH_HOST = 1,
+    INGOT_CACHE_FETCH_DEVICE = 2
+} ingot_cache_fetch_t;
+
 typedef struct ingot_cache_config {
     uint64_t cache_bytes;
     ingot_peer_failure_t peer_failure;
     ingot_cache_memory_t memory;
+    ingot_cache_fetch_t fetch;
 } ingot_cache_config_t;
 
 extern ingot_config_table_t ingot_cache_config_table;
@@ -47,7 +55,9 @@ struct ingot_cache {
     ingot_transport_window_t **dests; /* the loader's memory registered for put, or NULL */
     uint32_t ndests;
     uint64_t window_bytes;
-    int device; /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
+    int device;          /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
+    int fetch_device;    /* GPU that fetched bytes land in, or -1 (host memory) */
+    char fetch_why[320]; /* where they land and why */
     uint64_t cached_samples, cached_bytes, fill_expected;
     _Atomic uint64_t filled;
     _Atomic int *home_state; /* per rank: HOME_* */

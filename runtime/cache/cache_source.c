@@ -4,6 +4,7 @@
  * the window and the destination merged into one read; from this rank's own window by memcpy.
  */
 #include "runtime/cache/cache_impl.h"
+#include "base/cuda.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
@@ -120,12 +121,20 @@ typedef struct piece {
     uint64_t off; /* in the home's window */
     char *dst;
     size_t len;
+    int device; /* dst is GPU memory */
 } piece_t;
 
 static ingot_status_t piece_emit(ingot_cache_t *c, cache_req_t *cr, const piece_t *p)
 {
+    if (cr == NULL && p->device) { /* this rank's own window, into GPU memory */
+        return ingot_cuda_copy(p->dst, (char *)ingot_transport_window_data(c->window) + p->off,
+                               p->len, "cache read into GPU memory");
+    }
     if (cr == NULL) { /* this rank's own window */
         return ingot_transport_window_read_local(c->window, p->off, p->dst, p->len);
+    }
+    if (p->device) {
+        return ingot_transport_read_device(c->window, &cr->op, p->off, p->dst, p->len);
     }
     return ingot_transport_read(c->window, &cr->op, p->off, p->dst, p->len);
 }
@@ -147,14 +156,16 @@ static ingot_status_t read_pieces(ingot_cache_t *c, ingot_source_req_t *req, cac
             }
             char *dst = (char *)req->iov[i].iov_base + in;
             size_t n = req->iov[i].iov_len - in;
+            int device = (req->mem != NULL && req->mem[i] == INGOT_SOURCE_MEM_DEVICE);
             n = n < left ? n : (size_t)left;
-            if (pend.len > 0 && pend.off + pend.len == off && pend.dst + pend.len == dst) {
+            if (pend.len > 0 && pend.off + pend.len == off && pend.dst + pend.len == dst &&
+                pend.device == device) {
                 pend.len += n; /* adjacent in the window and in the destination */
             } else {
                 if (pend.len > 0) {
                     st = piece_emit(c, cr, &pend);
                 }
-                pend = (piece_t){.off = off, .dst = dst, .len = n};
+                pend = (piece_t){.off = off, .dst = dst, .len = n, .device = device};
             }
             off += n;
             left -= n;

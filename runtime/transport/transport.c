@@ -287,6 +287,16 @@ void ingot_transport_peer_close(ingot_transport_t *t, int peer)
     pthread_mutex_unlock(&t->lock);
 }
 
+const char *ingot_transport_ucx_version(void)
+{
+    return ucp_get_version_string();
+}
+
+int ingot_transport_cuda_memory(const ingot_transport_t *t)
+{
+    return t->cuda_memory;
+}
+
 ingot_peer_protocol_t ingot_transport_protocol(const ingot_transport_t *t)
 {
     return t->protocol;
@@ -303,9 +313,11 @@ ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len
     size_t used = strlen(buf);
     used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
                              "peer reads sent by this rank: get %" PRIu64 " (mapped window %" PRIu64
-                             "), am %" PRIu64 ", put %" PRIu64 "\n",
+                             "), am %" PRIu64 ", put %" PRIu64 ", get into GPU memory %" PRIu64
+                             "\n",
                              atomic_load(&t->reads_get), atomic_load(&t->reads_mapped),
-                             atomic_load(&t->reads_am), atomic_load(&t->reads_put));
+                             atomic_load(&t->reads_am), atomic_load(&t->reads_put),
+                             atomic_load(&t->reads_device));
     for (int r = 0; r < t->world && used < len; r++) {
         char line[512];
         ingot_status_t st = ingot_transport_path(t, r, line, sizeof(line));
@@ -498,6 +510,9 @@ static ingot_status_t transport_ucp(ingot_transport_t *t)
         t->ucp = NULL;
         return st;
     }
+    ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+    t->cuda_memory = (ucp_context_query(t->ucp, &ca) == UCS_OK &&
+                      (ca.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA)));
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                               .thread_mode = UCS_THREAD_MODE_SERIALIZED};
     if ((st = INGOT_UCX_CALL("transport", ucp_worker_create, t->ucp, &wp, &t->worker))) {

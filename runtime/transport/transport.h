@@ -134,6 +134,34 @@ void ingot_transport_op_begin(ingot_transport_t *t, ingot_transport_op_t *op, in
  */
 ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
                                     uint64_t off, void *dst, size_t len);
+/**
+ * As ingot_transport_read(), into GPU memory @p dst: always ucp_get_nbx (UCX moves the bytes by
+ * memory type: cuda_copy, cuda_ipc, GPUDirect RDMA where the fabric has it), whatever the pair's
+ * protocol. INGOT_ERR_UNSUPPORTED when UCX has no CUDA memory type.
+ */
+ingot_status_t ingot_transport_read_device(ingot_transport_window_t *w, ingot_transport_op_t *op,
+                                           uint64_t off, void *dst, size_t len);
+/** The version of the UCX library loaded ("1.13.1"). */
+const char *ingot_transport_ucx_version(void);
+/** Whether UCX here has the CUDA memory type (it can read into and out of GPU memory). */
+int ingot_transport_cuda_memory(const ingot_transport_t *t);
+
+/** What ingot_transport_calibrate_gpu() measured (GB/s; best of its rounds). */
+typedef struct ingot_transport_gpu_calibration {
+    size_t bytes;       /* read per round, in 1 MiB reads */
+    double device_gbps; /* straight into GPU memory (ingot_transport_read_device) */
+    double host_gbps;   /* into pinned host memory by the pair's protocol, then one cudaMemcpy
+                           to the GPU: what the loader does otherwise */
+} ingot_transport_gpu_calibration_t;
+
+/**
+ * Measure, from @p peer's window @p w, reading @p bytes into GPU memory of @p cuda_device
+ * against reading them into pinned host memory and copying them to that GPU (the window's
+ * content does not matter). Non-collective; the peer takes part only on the am protocol (its
+ * progress thread answers). Errors: the CUDA or UCX call that failed, logged.
+ */
+ingot_status_t ingot_transport_calibrate_gpu(ingot_transport_window_t *w, int peer, int cuda_device,
+                                             size_t bytes, ingot_transport_gpu_calibration_t *out);
 /** No more reads: the callback comes when they complete (possibly inside this call). */
 void ingot_transport_op_end(ingot_transport_t *t, ingot_transport_op_t *op);
 /**
@@ -144,6 +172,9 @@ void ingot_transport_op_end(ingot_transport_t *t, ingot_transport_op_t *op);
  */
 ingot_status_t ingot_transport_op_cancel(ingot_transport_t *t, ingot_transport_op_t *op,
                                          const void *tag);
+/** Wait for an ended op of the caller's (progressing the worker; bounded by its deadline), then
+ *  ingot_transport_settle(). */
+void ingot_transport_op_wait(ingot_transport_t *t, ingot_transport_op_t *op);
 /** Return once every callback already running in another thread is over (takes the lock). */
 void ingot_transport_settle(ingot_transport_t *t);
 

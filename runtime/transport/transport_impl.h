@@ -148,7 +148,8 @@ struct ingot_transport {
     uint32_t nwindows;
     _Atomic uint64_t refused; /* requests outside a window refused (owner side) */
     /* reads sent, by protocol: get through UCX, get as a memcpy of a mapped window, am, put */
-    _Atomic uint64_t reads_get, reads_mapped, reads_am, reads_put;
+    _Atomic uint64_t reads_get, reads_mapped, reads_am, reads_put, reads_device;
+    int cuda_memory; /* UCX has the CUDA memory type (ucp_context_query) */
 };
 
 void ingot_transport_free(ingot_transport_t *t);

@@ -439,9 +439,66 @@ static void get_done(void *request, ucs_status_t status, void *user_data)
     ingot_transport_op_put(op->t, op, status == UCS_OK ? INGOT_OK : INGOT_ERR_UCX);
 }
 
-/* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window. */
+/* @p rw's key, unpacked for @p ep at first use (lock held); a host window is then mapped here
+ * where shared memory can (*populate_p: its address, to populate outside the lock). */
+static ingot_status_t rkey_unpack(ucp_ep_h ep, transport_remote_t *rw, int peer, void **populate_p)
+{
+    if (rw->rkey != NULL) {
+        return INGOT_OK;
+    }
+    ucs_status_t s = ucp_ep_rkey_unpack(ep, rw->packed, &rw->rkey);
+    if (s != UCS_OK) {
+        rw->rkey = NULL;
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "transport: the memory key of rank %d's window (%zu bytes) does not "
+                          "unpack: %s",
+                          peer, rw->packed_len, ucs_status_string(s));
+    }
+    if (!rw->device) { /* device memory is never mapped into the host */
+        ucs_status_t m = ucp_rkey_ptr(rw->rkey, rw->base, &rw->mapped);
+        if (m != UCS_OK) {
+            rw->mapped = NULL; /* not mapped into this process: get through UCX */
+        } else {
+            *populate_p = rw->mapped;
+        }
+        ingot_debug("transport: rank %d's window %s mapped here (%s)", peer,
+                    rw->mapped ? "is" : "is not", ucs_status_string(m));
+    }
+    return INGOT_OK;
+}
+
+/* ucp_get_nbx of @p len bytes at raw offset @p off of @p rw into @p dst (GPU memory when
+ * @p cuda), counted on @p op (lock held). */
+static ingot_status_t get_issue(ingot_transport_op_t *op, ucp_ep_h ep, transport_remote_t *rw,
+                                uint64_t off, void *dst, size_t len, int cuda)
+{
+    ingot_transport_t *t = op->t;
+    atomic_fetch_add_explicit(cuda ? &t->reads_device : &t->reads_get, 1, memory_order_relaxed);
+    atomic_fetch_add(&op->pending, 1);
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                               UCP_OP_ATTR_FIELD_USER_DATA,
+                               .cb.send = get_done,
+                               .user_data = op};
+    if (cuda) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        prm.memory_type = UCS_MEMORY_TYPE_CUDA;
+    }
+    void *req = ucp_get_nbx(ep, dst, len, rw->base + off, rw->rkey, &prm);
+    if (req == NULL) {
+        ingot_transport_op_put(t, op, INGOT_OK);
+    } else if (UCS_PTR_IS_ERR(req)) {
+        ingot_transport_op_put(t, op, INGOT_ERR_UCX);
+        return ingot_fail(INGOT_ERR_UCX, "transport: get%s from rank %d failed: %s",
+                          cuda ? " into GPU memory" : "", op->peer,
+                          ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+    return INGOT_OK;
+}
+
+/* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window
+ * into @p dst (GPU memory when @p dst_device). */
 static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t *op, uint64_t off,
-                               void *dst, size_t len)
+                               void *dst, size_t len, int dst_device)
 {
     ingot_transport_t *t = w->t;
     transport_remote_t *rw = &w->remote[op->peer];
@@ -464,44 +521,24 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
         st = ingot_fail(INGOT_ERR_UCX, "transport: rank %d (host %s) failed earlier", op->peer,
                         p->host);
     }
-    if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET) {
-        if (rw->rkey == NULL) {
-            ucs_status_t s = ucp_ep_rkey_unpack(ep, rw->packed, &rw->rkey);
-            if (s != UCS_OK) {
-                rw->rkey = NULL;
-                st = ingot_fail(INGOT_ERR_FORMAT,
-                                "transport: the memory key of rank %d's window (%zu bytes) "
-                                "does not unpack: %s",
-                                op->peer, rw->packed_len, ucs_status_string(s));
-            } else if (!rw->device) { /* device memory is never mapped into the host */
-                ucs_status_t m = ucp_rkey_ptr(rw->rkey, rw->base, &rw->mapped);
-                if (m != UCS_OK) {
-                    rw->mapped = NULL; /* not mapped into this process: get through UCX */
-                } else {
-                    populate = rw->mapped; /* below, outside the lock */
-                }
-                ingot_debug("transport: rank %d's window %s mapped here (%s)", op->peer,
-                            rw->mapped ? "is" : "is not", ucs_status_string(m));
-            }
+    if (st == INGOT_OK && dst_device) {
+        /* GPU memory: ucp_get_nbx, UCX moving the bytes by memory type (cuda_copy, cuda_ipc);
+         * no host memcpy, and no active-message reply copied into it */
+        st = !t->cuda_memory ? ingot_fail(INGOT_ERR_UNSUPPORTED,
+                                          "transport: a read into GPU memory needs a UCX with "
+                                          "CUDA support (UCX %s here has none)",
+                                          ingot_transport_ucx_version())
+                             : rkey_unpack(ep, rw, op->peer, &populate);
+        if (st == INGOT_OK) {
+            st = get_issue(op, ep, rw, off, dst, len, 1);
         }
+    } else if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET) {
+        st = rkey_unpack(ep, rw, op->peer, &populate);
         if (st == INGOT_OK && rw->mapped != NULL) {
             mapped = (const char *)rw->mapped + off; /* read below, outside the lock */
             atomic_fetch_add_explicit(&t->reads_mapped, 1, memory_order_relaxed);
         } else if (st == INGOT_OK) {
-            atomic_fetch_add_explicit(&t->reads_get, 1, memory_order_relaxed);
-            atomic_fetch_add(&op->pending, 1);
-            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                       UCP_OP_ATTR_FIELD_USER_DATA,
-                                       .cb.send = get_done,
-                                       .user_data = op};
-            void *req = ucp_get_nbx(ep, dst, len, rw->base + off, rw->rkey, &prm);
-            if (req == NULL) {
-                ingot_transport_op_put(t, op, INGOT_OK);
-            } else if (UCS_PTR_IS_ERR(req)) {
-                ingot_transport_op_put(t, op, INGOT_ERR_UCX);
-                st = ingot_fail(INGOT_ERR_UCX, "transport: get from rank %d failed: %s", op->peer,
-                                ucs_status_string(UCS_PTR_STATUS(req)));
-            }
+            st = get_issue(op, ep, rw, off, dst, len, 0);
         }
     } else if (st == INGOT_OK) {
         transport_am_entry_t *e = am_entry_get(t);
@@ -571,14 +608,27 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
     return st;
 }
 
-ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
-                                    uint64_t off, void *dst, size_t len)
+/* A read at data offset @p off (after the window's header). */
+static ingot_status_t read_data(ingot_transport_window_t *w, ingot_transport_op_t *op, uint64_t off,
+                                void *dst, size_t len, int dst_device)
 {
     if (off > UINT64_MAX - TRANSPORT_WINDOW_HDR) {
         return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "transport: offset %" PRIu64 " out of range",
                           off);
     }
-    return read_raw(w, op, off + TRANSPORT_WINDOW_HDR, dst, len);
+    return read_raw(w, op, off + TRANSPORT_WINDOW_HDR, dst, len, dst_device);
+}
+
+ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
+                                    uint64_t off, void *dst, size_t len)
+{
+    return read_data(w, op, off, dst, len, 0);
+}
+
+ingot_status_t ingot_transport_read_device(ingot_transport_window_t *w, ingot_transport_op_t *op,
+                                           uint64_t off, void *dst, size_t len)
+{
+    return read_data(w, op, off, dst, len, 1);
 }
 
 /* ---------------------------------------------------------------- windows */
@@ -621,9 +671,16 @@ void ingot_transport_window_set_ready(ingot_transport_window_t *w)
     atomic_store_explicit((_Atomic uint64_t *)w->base, 1, memory_order_release);
 }
 
-static bool probe_done(void *arg)
+void ingot_transport_op_wait(ingot_transport_t *t, ingot_transport_op_t *op)
 {
-    return atomic_load(&((ingot_transport_op_t *)arg)->pending) == 0;
+    /* progress here; the progress thread expires the op at its deadline */
+    while (atomic_load(&op->pending) != 0) {
+        if (ingot_transport_progress(t) == 0) {
+            struct timespec pause = {0, 20000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    ingot_transport_settle(t); /* the thread that finished the op has let go of it */
 }
 
 ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int peer, int *ready_p)
@@ -632,16 +689,9 @@ ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int pee
     ingot_transport_op_t op = {0};
     uint64_t word = 0;
     ingot_transport_op_begin(t, &op, peer, ingot_deadline_after(t->peer_timeout_ns), &op);
-    ingot_status_t st = read_raw(w, &op, 0, &word, sizeof(word));
+    ingot_status_t st = read_raw(w, &op, 0, &word, sizeof(word), 0);
     ingot_transport_op_end(t, &op);
-    /* a short wait: progress here, the progress thread expires it at the deadline */
-    while (!probe_done(&op)) {
-        if (ingot_transport_progress(t) == 0) {
-            struct timespec pause = {0, 20000};
-            nanosleep(&pause, NULL);
-        }
-    }
-    ingot_transport_settle(t); /* the thread that finished the op has let go of it */
+    ingot_transport_op_wait(t, &op);
     if (st == INGOT_OK) {
         st = atomic_load(&op.status);
     }
@@ -730,11 +780,9 @@ static ingot_status_t window_map(ingot_transport_window_t *w, int numa, void **p
                                .flags = UCP_MEM_MAP_ALLOCATE};
     ingot_status_t st = INGOT_OK;
     if (w->cuda_device >= 0) { /* device memory of the placement's GPU, registered */
-        ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
         unsigned major, minor, release;
         ucp_get_version(&major, &minor, &release);
-        if (ucp_context_query(t->ucp, &ca) != UCS_OK ||
-            !(ca.memory_types & (1ull << UCS_MEMORY_TYPE_CUDA))) {
+        if (!t->cuda_memory) {
             return ingot_fail(INGOT_ERR_UNSUPPORTED,
                               "INGOT_CACHE_MEMORY=device needs a UCX built with CUDA; UCX "
                               "%u.%u.%u here has no CUDA memory type (docs/cache.md, 'Using a "

@@ -45,6 +45,9 @@ for tls in "${sets[@]}"; do
         # a clean run: the counters say nothing fell back
         grep -q "hash fallbacks 0, reads sent to storage 0, homes given up 0" "$work/out" ||
             fail "$mode_of: counters missing or not zero"
+        # where fetched bytes land, and why (a GPU loader on a GPU node: calibrated)
+        grep -Eq "fetched bytes land in (host memory: the loader delivers batches in host memory|host memory, then copied to GPU [0-9]: fetched bytes are hash-checked on the host)" \
+            "$work/out" || fail "$mode_of: no fetch destination reported"
         # the path report names what the pair got, and the reads went that way
         case "$proto/$where/$tls" in
           put/*/tcp,self) want="(same|other) node.*put \\(request; .* over tcp" ;;

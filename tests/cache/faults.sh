@@ -24,6 +24,8 @@
 #   unreachable        UCX_TLS=self: no transport reaches a peer: error naming rank, host, value
 #   device             INGOT_CACHE_MEMORY=device: runs from GPU memory where a GPU and a CUDA
 #                      UCX are present, else an error at create saying which is missing
+#   fetch-device       INGOT_CACHE_FETCH=device: fetched into the GPU batch slot where a GPU
+#                      and a CUDA UCX are present, else host memory with a warning saying why
 set -u
 mpiexec=$1; exe=$2; case=$4; tls=${5:-default}; proto=${6:-auto}
 [ "$case" = refused ] && [ "$proto" = auto ] && proto=am # the owner's check, by default
@@ -174,6 +176,21 @@ device)
         [ $rc != 124 ] || fail "it hung"
         grep -Eq "INGOT_CACHE_MEMORY=device: rank [0-9] \(host .*\) has no GPU in its placement|INGOT_CACHE_MEMORY=device needs a UCX built with CUDA; UCX [0-9.]* here has no CUDA memory type" "$out" ||
             fail "no error naming why device windows cannot be made"
+    fi ;;
+fetch-device)
+    # INGOT_CACHE_FETCH=device with INGOT_VERIFY=off: where the loader delivers GPU batches and
+    # UCX has CUDA, peers' bytes are fetched straight into the GPU batch slot (byte-identical:
+    # every check of mode full); elsewhere host memory, warned with the reason
+    env+=(-x INGOT_CACHE_FETCH=device -x INGOT_VERIFY=off)
+    run
+    [ $rc = 0 ] || fail "exit $rc"
+    grep -q "cache full: ok" "$out" || fail "no result line"
+    if grep -q "fetched bytes land in GPU memory (the batch slot): INGOT_CACHE_FETCH=device" "$out"; then
+        grep -Eq "get into GPU memory [1-9]" "$out" || fail "no read went into GPU memory"
+        echo "fetched into GPU memory: ran (a GPU and a CUDA-enabled UCX are here)"
+    else
+        grep -Eq "INGOT_CACHE_FETCH=device cannot be done here; fetched bytes land in host memory(: the loader delivers batches in host memory|, then copied to GPU [0-9]: UCX [0-9.]* here has no CUDA memory type)" "$out" ||
+            fail "no warning naming why fetched bytes stay in host memory"
     fi ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
