@@ -2,7 +2,8 @@
  * ingot-train: the reference embedding of ingot in a data-parallel trainer. Fashion-MNIST
  * (ingot-manifest pack --fashion-mnist --split train / --split test: two manifests that share no
  * sample) through two loaders of one context, a transform that turns each image into normalised
- * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c, CBLAS), the
+ * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c; its products
+ * through apps/train/gemm.c: CBLAS), the
  * gradients registered layer by layer with ingot's collectives so that their all-reduce starts
  * during backward, SGD with momentum, evaluation on the test split each epoch, a checkpoint each
  * epoch (model, momentum, loader cursor; atomic) and --resume, also with another world size.
@@ -52,6 +53,7 @@ typedef struct train {
     ingot_comm_h comm;
     ingot_loader_h train_l, test_l;
     train_model_t m;
+    train_gemm_t gemm; /* where m's products run */
     int rank, world;
     uint64_t digest, steps_per_epoch, test_steps, test_batch;
     uint64_t start_epoch, generation;
@@ -65,6 +67,17 @@ static int fail(const train_t *t, const char *what, ingot_status_t st)
 {
     fprintf(stderr, TRAIN_TOOL ": rank %d: %s: %s (%s)\n", t->rank, what, ingot_status_string(st),
             ingot_last_error());
+    return TRAIN_EXIT_FAIL;
+}
+
+/* A failed CUDA or cuBLAS call in the products: the step's results are not to be used. */
+static int gemm_check(const train_t *t)
+{
+    const char *e = train_gemm_error(&t->gemm);
+    if (e == NULL) {
+        return 0;
+    }
+    fprintf(stderr, TRAIN_TOOL ": rank %d: cuBLAS products: %s\n", t->rank, e);
     return TRAIN_EXIT_FAIL;
 }
 
@@ -267,6 +280,9 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
         }
         counts[0] += train_model_correct(&t->m, b.data, b.labels, b.count);
         counts[1] += b.count;
+        if (gemm_check(t) != 0) {
+            return TRAIN_EXIT_FAIL;
+        }
         if ((st = ingot_loader_release(t->test_l, &b)) != INGOT_OK) {
             return fail(t, "test ingot_loader_release", st);
         }
@@ -392,6 +408,9 @@ static int train_loop(train_t *t)
         }
         e.loss += train_model_step(&t->m, b.data, b.labels, b.count, grad_ready, t, &st);
         double c1 = ingot_report_now();
+        if (gemm_check(t) != 0) {
+            return TRAIN_EXIT_FAIL;
+        }
         if (st == INGOT_OK) {
             st = ingot_grads_wait(t->comm);
         }
@@ -532,7 +551,7 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
     }
     uint64_t local = t->a.batch / (uint64_t)t->world, test_local = t->test_batch / t->world;
     rc = train_model_init(&t->m, t->a.model, t->a.hidden, local > test_local ? local : test_local,
-                          t->a.seed);
+                          t->a.seed, &t->gemm);
     if (agree(rc != 0) || (rc = train_register(t)) != 0 || (rc = train_measure_ar(t)) != 0 ||
         (rc = train_resume(t, cursor, have_cursor)) != 0) {
         return rc ? rc : TRAIN_EXIT_FAIL;
@@ -619,6 +638,7 @@ int main(int argc, char **argv)
     ingot_loader_destroy(t.train_l);
     ingot_comm_destroy(t.comm);
     train_model_free(&t.m);
+    train_gemm_close(&t.gemm);
     free(t.epochs);
     ingot_finalize(t.ctx);
     MPI_Finalize();
