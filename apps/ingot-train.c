@@ -3,7 +3,7 @@
  * (ingot-manifest pack --fashion-mnist --split train / --split test: two manifests that share no
  * sample) through two loaders of one context, a transform that turns each image into normalised
  * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c; its products
- * through apps/train/gemm.c: CBLAS), the
+ * through CBLAS, or cuBLAS on the placement's GPU with --blas: apps/train/gemm.c, blas.c), the
  * gradients registered layer by layer with ingot's collectives so that their all-reduce starts
  * during backward, SGD with momentum, evaluation on the test split each epoch, a checkpoint each
  * epoch (model, momentum, loader cursor; atomic) and --resume, also with another world size.
@@ -53,7 +53,8 @@ typedef struct train {
     ingot_comm_h comm;
     ingot_loader_h train_l, test_l;
     train_model_t m;
-    train_gemm_t gemm; /* where m's products run */
+    train_gemm_t gemm;  /* where m's products run */
+    char blas_why[384]; /* why there (the report's words) */
     int rank, world;
     uint64_t digest, steps_per_epoch, test_steps, test_batch;
     uint64_t start_epoch, generation;
@@ -131,7 +132,7 @@ static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t bat
         .global_batch = batch,
         .seed = t->a.seed,
         .epochs = epochs,
-        .device = INGOT_DEVICE_HOST, /* the model runs on the CPU (CBLAS) */
+        .device = INGOT_DEVICE_HOST, /* the model lives on the host, also with cuBLAS */
         .transform = train_pgm_to_floats,
         .sample_out_size = TRAIN_PIXELS * sizeof(float),
         .cursor = cursor};
@@ -472,6 +473,8 @@ static void train_json(const train_t *t)
     ingot_report_json_str(&j, "tool", TRAIN_TOOL);
     ingot_report_json_int(&j, "ranks", t->world);
     ingot_report_json_str(&j, "model", t->m.kind == TRAIN_MLP ? "mlp" : "softmax");
+    ingot_report_json_str(&j, "blas", t->gemm.cuda != NULL ? "cuda" : "cpu");
+    ingot_report_json_str(&j, "blas_reason", t->blas_why);
     ingot_report_json_u64(&j, "hidden", t->m.hidden);
     ingot_report_json_u64(&j, "global_batch", t->a.batch);
     ingot_report_json_num(&j, "lr", t->a.lr);
@@ -537,7 +540,7 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
      * computes the first layer's gradient. INGOT_BUCKET_BYTES / INGOT_FIRST_BUCKET_BYTES set
      * them instead when given. */
     bool caps_set = getenv("INGOT_BUCKET_BYTES") || getenv("INGOT_FIRST_BUCKET_BYTES");
-    /* The model and its gradients live in host memory (CBLAS): the MPI backend, unless
+    /* The model and its gradients live in host memory (with cuBLAS too): the MPI backend, unless
      * INGOT_COMM_BACKEND says otherwise (auto would take NCCL on a GPU node, which reduces
      * device memory only). */
     bool backend_set = getenv("INGOT_COMM_BACKEND") != NULL;
@@ -552,7 +555,10 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
     uint64_t local = t->a.batch / (uint64_t)t->world, test_local = t->test_batch / t->world;
     rc = train_model_init(&t->m, t->a.model, t->a.hidden, local > test_local ? local : test_local,
                           t->a.seed, &t->gemm);
-    if (agree(rc != 0) || (rc = train_register(t)) != 0 || (rc = train_measure_ar(t)) != 0 ||
+    if (agree(rc != 0) ||
+        (rc = train_blas_choose(t->ctx, t->a.blas, train_model_gemm_elems(&t->m), &t->gemm,
+                                t->blas_why, sizeof(t->blas_why))) != 0 ||
+        (rc = train_register(t)) != 0 || (rc = train_measure_ar(t)) != 0 ||
         (rc = train_resume(t, cursor, have_cursor)) != 0) {
         return rc ? rc : TRAIN_EXIT_FAIL;
     }
@@ -589,6 +595,7 @@ static void train_header(const train_t *t)
            (unsigned long long)t->a.batch, (unsigned long long)(t->a.batch / (uint64_t)t->world),
            (unsigned long long)t->steps_per_epoch, t->a.lr, t->a.momentum,
            (unsigned long long)t->a.seed);
+    printf("# blas: %s (%s)\n", t->gemm.cuda != NULL ? "cuda" : "cpu", t->blas_why);
     printf("# gradients: %s backend (%s), %llu bucket(s); their all-reduce alone (T_ar) %.3f ms\n",
            ingot_comm_backend_name(cs.backend), cs.reason, (unsigned long long)cs.buckets,
            t->t_ar_ms);

@@ -2,8 +2,9 @@
  * ingot-train's modules: the command line (args.c), the data (data.c: two loaders over the
  * train and test manifests, and the transform that turns a P5 image into normalised floats),
  * the model (model.c: softmax regression or a one-hidden-layer MLP, forward and backward, SGD
- * with momentum), its matrix products (gemm.c: CBLAS, or cuBLAS loaded at run time),
- * checkpoints (ckpt.c: model, optimizer and loader cursor, written atomically).
+ * with momentum), its matrix products (gemm.c: CBLAS, or cuBLAS loaded at run time) and which
+ * of them a run takes (blas.c: --blas, agreed over the ranks), checkpoints (ckpt.c: model,
+ * optimizer and loader cursor, written atomically).
  */
 #ifndef INGOT_APPS_TRAIN_H
 #define INGOT_APPS_TRAIN_H
@@ -23,12 +24,20 @@
 
 typedef enum train_model_kind { TRAIN_SOFTMAX = 0, TRAIN_MLP = 1 } train_model_kind_t;
 
+/** --blas: where the matrix products run. */
+typedef enum train_blas {
+    TRAIN_BLAS_AUTO = 0, /* cuBLAS when every rank's placement has a GPU it can use, else CBLAS */
+    TRAIN_BLAS_CPU = 1,  /* CBLAS */
+    TRAIN_BLAS_CUDA = 2  /* cuBLAS on the placement's GPU, or an error saying why not */
+} train_blas_t;
+
 /** The command line. */
 typedef struct train_args {
     const char *train, *test;   /* manifests */
     const char *checkpoint_dir; /* NULL: no checkpoints */
     const char *json;           /* NULL: no JSON */
     train_model_kind_t model;
+    train_blas_t blas;
     uint32_t hidden;
     uint64_t epochs, batch, seed;
     double lr, momentum;
@@ -72,6 +81,16 @@ void train_gemm(train_gemm_t *g, bool ta, bool tb, size_t m, size_t n, size_t k,
                 const float *b, float beta, float *c);
 /** The first failed CUDA or cuBLAS call ("GPU 0: cublasSgemm_v2: ..."), or NULL. */
 const char *train_gemm_error(const train_gemm_t *g);
+
+/**
+ * Choose and open the products' backend for --blas @p want (collective over MPI_COMM_WORLD):
+ * cpu; cuda, refused on every rank when one cannot (each such rank prints why); auto, cuBLAS
+ * when every rank can, else CBLAS. @p max_elems as for train_gemm_open_cuda(). @p why gets the
+ * reason the report shows: "auto: the placement of rank 0 has no GPU", "cuBLAS 13.1.0 on GPU 0
+ * (...)". 0, or TRAIN_EXIT_FAIL on every rank.
+ */
+int train_blas_choose(ingot_ctx_h ctx, train_blas_t want, size_t max_elems, train_gemm_t *g,
+                      char *why, size_t len);
 
 /* ---------------------------------------------------------------- model */
 
