@@ -44,6 +44,7 @@ PY
 
 # 2. SIGUSR1 mid-epoch, resume with another world size
 ck=$work/ck
+: > "$work/out"  # emptied first: the background job may open it after the loop's first look
 run 4 --model mlp --epochs 4 --checkpoint "$ck" > "$work/out" 2>&1 &
 job=$!
 for _ in $(seq 100); do
