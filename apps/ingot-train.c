@@ -2,7 +2,8 @@
  * ingot-train: the reference embedding of ingot in a data-parallel trainer. Fashion-MNIST
  * (ingot-manifest pack --fashion-mnist --split train / --split test: two manifests that share no
  * sample) through two loaders of one context, a transform that turns each image into normalised
- * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c, CBLAS), the
+ * floats in the loaders' workers, softmax regression or an MLP (apps/train/model.c; its products
+ * through CBLAS, or cuBLAS on the placement's GPU with --blas: apps/train/gemm.c, blas.c), the
  * gradients registered layer by layer with ingot's collectives so that their all-reduce starts
  * during backward, SGD with momentum, evaluation on the test split each epoch, a checkpoint each
  * epoch (model, momentum, loader cursor; atomic) and --resume, also with another world size.
@@ -52,6 +53,8 @@ typedef struct train {
     ingot_comm_h comm;
     ingot_loader_h train_l, test_l;
     train_model_t m;
+    train_gemm_t gemm;  /* where m's products run */
+    char blas_why[384]; /* why there (the report's words) */
     int rank, world;
     uint64_t digest, steps_per_epoch, test_steps, test_batch;
     uint64_t start_epoch, generation;
@@ -65,6 +68,17 @@ static int fail(const train_t *t, const char *what, ingot_status_t st)
 {
     fprintf(stderr, TRAIN_TOOL ": rank %d: %s: %s (%s)\n", t->rank, what, ingot_status_string(st),
             ingot_last_error());
+    return TRAIN_EXIT_FAIL;
+}
+
+/* A failed CUDA or cuBLAS call in the products: the step's results are not to be used. */
+static int gemm_check(const train_t *t)
+{
+    const char *e = train_gemm_error(&t->gemm);
+    if (e == NULL) {
+        return 0;
+    }
+    fprintf(stderr, TRAIN_TOOL ": rank %d: cuBLAS products: %s\n", t->rank, e);
     return TRAIN_EXIT_FAIL;
 }
 
@@ -118,7 +132,7 @@ static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t bat
         .global_batch = batch,
         .seed = t->a.seed,
         .epochs = epochs,
-        .device = INGOT_DEVICE_HOST, /* the model runs on the CPU (CBLAS) */
+        .device = INGOT_DEVICE_HOST, /* the model lives on the host, also with cuBLAS */
         .transform = train_pgm_to_floats,
         .sample_out_size = TRAIN_PIXELS * sizeof(float),
         .cursor = cursor};
@@ -267,6 +281,9 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
         }
         counts[0] += train_model_correct(&t->m, b.data, b.labels, b.count);
         counts[1] += b.count;
+        if (gemm_check(t) != 0) {
+            return TRAIN_EXIT_FAIL;
+        }
         if ((st = ingot_loader_release(t->test_l, &b)) != INGOT_OK) {
             return fail(t, "test ingot_loader_release", st);
         }
@@ -392,6 +409,9 @@ static int train_loop(train_t *t)
         }
         e.loss += train_model_step(&t->m, b.data, b.labels, b.count, grad_ready, t, &st);
         double c1 = ingot_report_now();
+        if (gemm_check(t) != 0) {
+            return TRAIN_EXIT_FAIL;
+        }
         if (st == INGOT_OK) {
             st = ingot_grads_wait(t->comm);
         }
@@ -453,6 +473,8 @@ static void train_json(const train_t *t)
     ingot_report_json_str(&j, "tool", TRAIN_TOOL);
     ingot_report_json_int(&j, "ranks", t->world);
     ingot_report_json_str(&j, "model", t->m.kind == TRAIN_MLP ? "mlp" : "softmax");
+    ingot_report_json_str(&j, "blas", t->gemm.cuda != NULL ? "cuda" : "cpu");
+    ingot_report_json_str(&j, "blas_reason", t->blas_why);
     ingot_report_json_u64(&j, "hidden", t->m.hidden);
     ingot_report_json_u64(&j, "global_batch", t->a.batch);
     ingot_report_json_num(&j, "lr", t->a.lr);
@@ -518,7 +540,7 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
      * computes the first layer's gradient. INGOT_BUCKET_BYTES / INGOT_FIRST_BUCKET_BYTES set
      * them instead when given. */
     bool caps_set = getenv("INGOT_BUCKET_BYTES") || getenv("INGOT_FIRST_BUCKET_BYTES");
-    /* The model and its gradients live in host memory (CBLAS): the MPI backend, unless
+    /* The model and its gradients live in host memory (with cuBLAS too): the MPI backend, unless
      * INGOT_COMM_BACKEND says otherwise (auto would take NCCL on a GPU node, which reduces
      * device memory only). */
     bool backend_set = getenv("INGOT_COMM_BACKEND") != NULL;
@@ -532,8 +554,11 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
     }
     uint64_t local = t->a.batch / (uint64_t)t->world, test_local = t->test_batch / t->world;
     rc = train_model_init(&t->m, t->a.model, t->a.hidden, local > test_local ? local : test_local,
-                          t->a.seed);
-    if (agree(rc != 0) || (rc = train_register(t)) != 0 || (rc = train_measure_ar(t)) != 0 ||
+                          t->a.seed, &t->gemm);
+    if (agree(rc != 0) ||
+        (rc = train_blas_choose(t->ctx, t->a.blas, train_model_gemm_elems(&t->m), &t->gemm,
+                                t->blas_why, sizeof(t->blas_why))) != 0 ||
+        (rc = train_register(t)) != 0 || (rc = train_measure_ar(t)) != 0 ||
         (rc = train_resume(t, cursor, have_cursor)) != 0) {
         return rc ? rc : TRAIN_EXIT_FAIL;
     }
@@ -570,6 +595,7 @@ static void train_header(const train_t *t)
            (unsigned long long)t->a.batch, (unsigned long long)(t->a.batch / (uint64_t)t->world),
            (unsigned long long)t->steps_per_epoch, t->a.lr, t->a.momentum,
            (unsigned long long)t->a.seed);
+    printf("# blas: %s (%s)\n", t->gemm.cuda != NULL ? "cuda" : "cpu", t->blas_why);
     printf("# gradients: %s backend (%s), %llu bucket(s); their all-reduce alone (T_ar) %.3f ms\n",
            ingot_comm_backend_name(cs.backend), cs.reason, (unsigned long long)cs.buckets,
            t->t_ar_ms);
@@ -619,6 +645,7 @@ int main(int argc, char **argv)
     ingot_loader_destroy(t.train_l);
     ingot_comm_destroy(t.comm);
     train_model_free(&t.m);
+    train_gemm_close(&t.gemm);
     free(t.epochs);
     ingot_finalize(t.ctx);
     MPI_Finalize();

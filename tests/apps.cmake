@@ -32,3 +32,13 @@ ingot_add_test(NAME app.train LABELS mpi TIMEOUT 300
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/train.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:ingot-train> $<TARGET_FILE:ingot-manifest>
                        ${CMAKE_CURRENT_BINARY_DIR})
+# ingot-train's matrix products without MPI (tests/apps/test_train_gemm.c): CBLAS against a
+# reference in double, cuBLAS refused cleanly where it cannot run, and (label gpu) cuBLAS against
+# CBLAS, products and a model trained from the same seed.
+add_executable(test_train_gemm ${CMAKE_CURRENT_SOURCE_DIR}/apps/test_train_gemm.c)
+target_link_libraries(test_train_gemm PRIVATE ingot_train_model)
+target_include_directories(test_train_gemm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+foreach(mode cpu refuse)
+  ingot_add_test(NAME app.train_gemm_${mode} LABELS unit TIMEOUT 60 COMMAND test_train_gemm ${mode})
+endforeach()
+ingot_add_test(NAME gpu.train_gemm_cuda LABELS gpu TIMEOUT 120 COMMAND test_train_gemm cuda)

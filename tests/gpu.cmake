@@ -22,3 +22,8 @@ foreach(mode exact staged abort)
   ingot_add_test(NAME gpu.nccl_${mode} LABELS gpu COMMAND test_nccl_coll ${mode}
                  ENV ASAN_OPTIONS=detect_leaks=0 INGOT_TIMEOUT=3s)
 endforeach()
+# ingot-train on cuBLAS against CBLAS end to end, 2 ranks (skipped without dataset-fashion-mnist).
+ingot_add_test(NAME gpu.train_cublas LABELS gpu mpi
+               COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/gpu/train_cublas.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-train> $<TARGET_FILE:ingot-manifest>
+                       $<TARGET_FILE:ingot-info> ${CMAKE_CURRENT_BINARY_DIR})

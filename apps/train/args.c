@@ -18,16 +18,25 @@ enum {
     O_SEED,
     O_CKPT,
     O_RESUME,
-    O_JSON
+    O_JSON,
+    O_BLAS
 };
 
-static const struct option options[] = {{"train", 1, 0, O_TRAIN},   {"test", 1, 0, O_TEST},
-                                        {"model", 1, 0, O_MODEL},   {"hidden", 1, 0, O_HIDDEN},
-                                        {"epochs", 1, 0, O_EPOCHS}, {"batch", 1, 0, O_BATCH},
-                                        {"lr", 1, 0, O_LR},         {"momentum", 1, 0, O_MOMENTUM},
-                                        {"seed", 1, 0, O_SEED},     {"checkpoint", 1, 0, O_CKPT},
-                                        {"resume", 0, 0, O_RESUME}, {"json", 1, 0, O_JSON},
-                                        {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
+static const struct option options[] = {{"train", 1, 0, O_TRAIN},
+                                        {"test", 1, 0, O_TEST},
+                                        {"model", 1, 0, O_MODEL},
+                                        {"hidden", 1, 0, O_HIDDEN},
+                                        {"epochs", 1, 0, O_EPOCHS},
+                                        {"batch", 1, 0, O_BATCH},
+                                        {"lr", 1, 0, O_LR},
+                                        {"momentum", 1, 0, O_MOMENTUM},
+                                        {"seed", 1, 0, O_SEED},
+                                        {"checkpoint", 1, 0, O_CKPT},
+                                        {"resume", 0, 0, O_RESUME},
+                                        {"json", 1, 0, O_JSON},
+                                        {"blas", 1, 0, O_BLAS},
+                                        {"help", 0, 0, 'h'},
+                                        {0, 0, 0, 0}};
 
 static void usage(FILE *out)
 {
@@ -47,13 +56,31 @@ static void usage(FILE *out)
             "  --resume              start from DIR's checkpoint (any world size dividing the\n"
             "                        batch)\n"
             "  --json FILE           the report as JSON (rank 0)\n"
+            "  --blas auto|cpu|cuda  matrix products through CBLAS (cpu) or cuBLAS on the GPU\n"
+            "                        of each rank's placement (cuda: an error where a rank\n"
+            "                        cannot); auto (default): cuda when every rank can, else cpu\n"
             "Exit status: 0; 1 on an error; 2 for a bad option; 85 after a checkpoint taken\n"
             "on SIGUSR1 or SIGTERM (what Slurm's --signal sends): resume with --resume.\n");
+}
+
+static train_blas_t args_blas(const char *s)
+{
+    if (strcmp(s, "auto") == 0) {
+        return TRAIN_BLAS_AUTO;
+    }
+    if (strcmp(s, "cpu") == 0) {
+        return TRAIN_BLAS_CPU;
+    }
+    if (strcmp(s, "cuda") != 0) {
+        ingot_cli_bad("--blas", s, "is not auto, cpu or cuda");
+    }
+    return TRAIN_BLAS_CUDA;
 }
 
 void train_args_parse(int argc, char **argv, train_args_t *a)
 {
     *a = (train_args_t){.model = TRAIN_MLP,
+                        .blas = TRAIN_BLAS_AUTO,
                         .hidden = 128,
                         .epochs = 10,
                         .batch = 256,
@@ -80,6 +107,7 @@ void train_args_parse(int argc, char **argv, train_args_t *a)
         case O_CKPT: a->checkpoint_dir = optarg; break;
         case O_RESUME: a->resume = true; break;
         case O_JSON: a->json = optarg; break;
+        case O_BLAS: a->blas = args_blas(optarg); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(TRAIN_EXIT_USAGE);
         }

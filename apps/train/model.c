@@ -1,12 +1,11 @@
 /*
- * The two models of ingot-train, in float32, their products through CBLAS (OpenBLAS on Debian
- * when libopenblas is installed, the reference BLAS otherwise): softmax regression (logits =
- * X W + b) and a one-hidden-layer MLP (logits = relu(X W1 + b1) W2 + b2), the mean
- * cross-entropy over the rank's batch, its gradients by hand, and SGD with momentum. Every
- * buffer is allocated at init for the largest batch: nothing per step.
+ * The two models of ingot-train, in float32, their products through train_gemm() (CBLAS, or
+ * cuBLAS on the placement's GPU: gemm.c): softmax regression (logits = X W + b) and a
+ * one-hidden-layer MLP (logits = relu(X W1 + b1) W2 + b2), the mean cross-entropy over the
+ * rank's batch, its gradients by hand, and SGD with momentum. Every buffer is allocated at init
+ * for the largest batch: nothing per step.
  */
 #include "train/train.h"
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +44,10 @@ static void model_init_params(train_model_t *m, uint64_t seed)
 }
 
 int train_model_init(train_model_t *m, train_model_kind_t kind, uint32_t hidden, size_t batch,
-                     uint64_t seed)
+                     uint64_t seed, train_gemm_t *gemm)
 {
     memset(m, 0, sizeof(*m));
+    m->gemm = gemm;
     m->kind = kind;
     m->hidden = kind == TRAIN_MLP ? hidden : 0;
     size_t out1 = kind == TRAIN_MLP ? hidden : TRAIN_CLASSES;
@@ -80,6 +80,16 @@ int train_model_init(train_model_t *m, train_model_kind_t kind, uint32_t hidden,
     return 0;
 }
 
+size_t train_model_gemm_elems(const train_model_t *m)
+{
+    /* X [n x 784], W1 and its gradient [784 x out1], the first layer's output [n x out1]; every
+     * other operand (the output layer's, n x 10 and h x 10) is smaller than one of these. */
+    size_t n = m->batch_cap, out1 = m->kind == TRAIN_MLP ? m->hidden : TRAIN_CLASSES;
+    size_t elems = n * TRAIN_PIXELS;
+    elems = elems > (size_t)TRAIN_PIXELS * out1 ? elems : (size_t)TRAIN_PIXELS * out1;
+    return elems > n * out1 ? elems : n * out1;
+}
+
 void train_model_free(train_model_t *m)
 {
     free(m->params);
@@ -92,14 +102,13 @@ void train_model_free(train_model_t *m)
 }
 
 /* out[n x cols] = in[n x k] W[k x cols] + b (broadcast over rows). */
-static void affine(const float *in, const float *w, const float *b, float *out, size_t n, size_t k,
-                   size_t cols)
+static void affine(train_gemm_t *g, const float *in, const float *w, const float *b, float *out,
+                   size_t n, size_t k, size_t cols)
 {
     for (size_t r = 0; r < n; r++) {
         memcpy(out + r * cols, b, cols * sizeof(float));
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)cols, (int)k, 1.0f, in,
-                (int)k, w, (int)cols, 1.0f, out, (int)cols);
+    train_gemm(g, false, false, n, cols, k, in, w, 1.0f, out);
 }
 
 /* Logits of the batch; the MLP's hidden activations stay in m->act. */
@@ -107,15 +116,16 @@ static void forward(train_model_t *m, const float *x, size_t n)
 {
     const float *p = m->params;
     if (m->kind == TRAIN_SOFTMAX) {
-        affine(x, p + m->offset[T_W1], p + m->offset[T_B1], m->logits, n, TRAIN_PIXELS,
+        affine(m->gemm, x, p + m->offset[T_W1], p + m->offset[T_B1], m->logits, n, TRAIN_PIXELS,
                TRAIN_CLASSES);
         return;
     }
-    affine(x, p + m->offset[T_W1], p + m->offset[T_B1], m->act, n, TRAIN_PIXELS, m->hidden);
+    affine(m->gemm, x, p + m->offset[T_W1], p + m->offset[T_B1], m->act, n, TRAIN_PIXELS,
+           m->hidden);
     for (size_t i = 0; i < n * m->hidden; i++) {
         m->act[i] = m->act[i] > 0 ? m->act[i] : 0;
     }
-    affine(m->act, p + m->offset[T_W2], p + m->offset[T_B2], m->logits, n, m->hidden,
+    affine(m->gemm, m->act, p + m->offset[T_W2], p + m->offset[T_B2], m->logits, n, m->hidden,
            TRAIN_CLASSES);
 }
 
@@ -168,15 +178,13 @@ double train_model_step(train_model_t *m, const float *x, const int32_t *labels,
         /* The last layer first, as backward makes its gradients ready. */
         bias_grad(m->logits, g + m->offset[T_B2], n, TRAIN_CLASSES);
         st = ready(T_B2, arg);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m->hidden, TRAIN_CLASSES, (int)n,
-                    1.0f, m->act, (int)m->hidden, m->logits, TRAIN_CLASSES, 0.0f,
-                    g + m->offset[T_W2], TRAIN_CLASSES);
+        train_gemm(m->gemm, true, false, m->hidden, TRAIN_CLASSES, n, m->act, m->logits, 0.0f,
+                   g + m->offset[T_W2]);
         if (st == INGOT_OK) {
             st = ready(T_W2, arg);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)m->hidden, TRAIN_CLASSES,
-                    1.0f, m->logits, TRAIN_CLASSES, p + m->offset[T_W2], TRAIN_CLASSES, 0.0f,
-                    m->dact, (int)m->hidden);
+        train_gemm(m->gemm, false, true, n, m->hidden, TRAIN_CLASSES, m->logits,
+                   p + m->offset[T_W2], 0.0f, m->dact);
         for (size_t i = 0; i < n * m->hidden; i++) {
             m->dact[i] = m->act[i] > 0 ? m->dact[i] : 0;
         }
@@ -186,8 +194,7 @@ double train_model_step(train_model_t *m, const float *x, const int32_t *labels,
     if (st == INGOT_OK) {
         st = ready(T_B1, arg);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, TRAIN_PIXELS, (int)out1, (int)n, 1.0f, x,
-                TRAIN_PIXELS, d1, (int)out1, 0.0f, g + m->offset[T_W1], (int)out1);
+    train_gemm(m->gemm, true, false, TRAIN_PIXELS, out1, n, x, d1, 0.0f, g + m->offset[T_W1]);
     if (st == INGOT_OK) {
         st = ready(T_W1, arg);
     }

@@ -8,7 +8,11 @@
 #   3. bad input: a missing dataset, a batch the world size does not divide, a checkpoint of
 #      another model or of another dataset, a truncated or damaged checkpoint (refused; a half-written temporary file beside the
 #      good one changes nothing), each named; a rank killed mid-epoch ends the job in bounded
-#      time, and the last epoch's checkpoint resumes it to the end.
+#      time, and the last epoch's checkpoint resumes it to the end;
+#   4. --blas: on a CPU-only placement (a topology fixture, so on any machine) auto runs CBLAS
+#      and the header and JSON say why, cuda is refused by every rank naming its placement, a
+#      bad value is named; on a GPU placement (the DGX fixture) cuda runs cuBLAS where a GPU is
+#      usable and is refused naming the CUDA reason where none is (as on a CPU-only node).
 # usage: train.sh MPIEXEC INGOT_TRAIN INGOT_MANIFEST WORK_DIR
 set -u
 mpiexec=$1; train=$2; manifest_tool=$3; work=$4/train-test
@@ -33,11 +37,14 @@ e = r["epochs"]
 assert r["ranks"] == 2 and len(e) == 1, r
 assert e[0]["test_samples"] == 10000 and e[0]["test_accuracy"] >= 0.75, e[0]
 assert e[0]["samples_per_s"] > 0 and e[0]["loss"] > 0, e[0]
-print("softmax, 2 ranks, 1 epoch: test accuracy %.4f" % e[0]["test_accuracy"])
+assert r["blas"] in ("cpu", "cuda") and r["blas_reason"].startswith("auto: "), r["blas_reason"]
+print("softmax, 2 ranks, 1 epoch: test accuracy %.4f, blas %s (%s)"
+      % (e[0]["test_accuracy"], r["blas"], r["blas_reason"]))
 PY
 
 # 2. SIGUSR1 mid-epoch, resume with another world size
 ck=$work/ck
+: > "$work/out"  # emptied first: the background job may open it after the loop's first look
 run 4 --model mlp --epochs 4 --checkpoint "$ck" > "$work/out" 2>&1 &
 job=$!
 for _ in $(seq 100); do
@@ -108,4 +115,33 @@ run 2 --model mlp --epochs 6 --checkpoint "$ck3" --resume > "$work/out" 2>&1 ||
 grep -Eq "# resumed from $ck3: epoch [1-5], sample 0 of it" "$work/out" ||
     fail "did not resume from an epoch's checkpoint after the kill"
 grep -q "final test accuracy" "$work/out" || fail "the resumed run did not finish"
+
+# 4. --blas
+fx=$(cd "$(dirname "$0")/../fixtures/topology" && pwd)
+cpu_only() { INGOT_TOPOLOGY_XML="$fx/cpu-2s.xml" run "$@"; }
+rc=0; cpu_only 2 --model softmax --epochs 1 --json "$work/b.json" > "$work/out" 2>&1 || rc=$?
+[ $rc = 0 ] && grep -qx "# blas: cpu (auto: the placement of rank 0 has no GPU)" "$work/out" ||
+    fail "--blas auto on a CPU-only placement: exit $rc"
+python3 - "$work/b.json" << 'PY' || fail "--blas auto: JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["blas"], r["blas_reason"]) == ("cpu", "auto: the placement of rank 0 has no GPU"), r
+PY
+rc=0; cpu_only 2 --model softmax --epochs 1 --blas cuda > "$work/out" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "ingot-train: --blas cuda: the placement of rank 0 has no GPU" "$work/out" &&
+    grep -q "ingot-train: --blas cuda: the placement of rank 1 has no GPU" "$work/out" ||
+    fail "--blas cuda on a CPU-only placement: exit $rc"
+rc=0; "$train" --train x --test y --blas gpu > "$work/out" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "ingot-train: --blas 'gpu' is not auto, cpu or cuda" "$work/out" ||
+    fail "--blas gpu: exit $rc"
+rc=0; INGOT_TOPOLOGY_XML="$fx/dgx-h100.xml" run 1 --model softmax --epochs 1 --blas cuda \
+    > "$work/out" 2>&1 || rc=$?
+if [ $rc = 0 ]; then
+    grep -Eq "^# blas: cuda \(--blas cuda: cuBLAS [0-9]+\.[0-9]+\.[0-9]+ on GPU 0 " "$work/out" ||
+        fail "--blas cuda ran without saying cuBLAS"
+else
+    [ $rc = 1 ] && grep -Eq -- "--blas cuda: rank 0( has no usable CUDA device: |: cuBLAS not found: )" \
+        "$work/out" || fail "--blas cuda on a GPU placement: exit $rc"
+fi
+echo "--blas cuda on a GPU placement: $(grep -E "^# blas|--blas cuda" "$work/out" | head -1)"
 echo "ingot-train checks passed (killed rank: job ended in $took s)"
