@@ -31,3 +31,11 @@ ingot_test_exe(cache_fetch ${CMAKE_CURRENT_SOURCE_DIR}/perf/cache_fetch.c)
 ingot_add_test(NAME cache.info_paths LABELS mpi
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cache/info_paths.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:ingot-info>)
+# The put protocol after the reader's peer released its destinations (end of a run), on tcp and
+# on shared memory.
+ingot_test_exe(test_put_release ${CMAKE_CURRENT_SOURCE_DIR}/cache/test_put_release.c)
+foreach(tls "tcp,self" "posix,cma,self")
+  string(REPLACE "," "_" _name "${tls}")
+  ingot_add_mpi_test(NAME cache.put_release_${_name} NP 2 ENV INGOT_PEER_PROTOCOL=put UCX_TLS=${tls}
+                     COMMAND $<TARGET_FILE:test_put_release>)
+endforeach()

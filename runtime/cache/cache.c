@@ -375,7 +375,11 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
 void ingot_cache_quiesce(ingot_cache_t *c)
 {
     if (c != NULL && !c->leaked && ingot_cache_source_fini(c)) {
-        cache_dests_free(c); /* no read of this rank is in flight: no peer writes there */
+        /* no read of this rank is in flight, so no peer writes into its memory any more; the
+         * others' keys stay until destroy, for the ranks still reading from this one */
+        for (uint32_t i = 0; i < c->ndests; i++) {
+            ingot_transport_dest_release(c->dests[i]);
+        }
     }
 }
 
@@ -388,6 +392,7 @@ void ingot_cache_free(ingot_cache_t *c)
     if (c->leaked) {
         return; /* left allocated on purpose: a read still landing would use it */
     }
+    cache_dests_free(c);
     ingot_transport_window_destroy_local(c->window);
     free((void *)c->table.entries);
     free(c->home_state);

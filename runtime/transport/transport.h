@@ -122,6 +122,10 @@ ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int pee
  */
 ingot_status_t ingot_transport_dest_create(ingot_transport_t *t, void *ptr, size_t bytes,
                                            ingot_transport_window_t **w_p);
+/** Unregister this rank's memory of a put destination (non-collective; once none of its reads
+ *  is in flight, so no owner writes there), keeping the other ranks' keys: owners go on
+ *  serving the ranks still reading until ingot_transport_window_destroy(). */
+void ingot_transport_dest_release(ingot_transport_window_t *w);
 
 /** Start an op of reads from @p peer, due by @p deadline_ns, named @p tag by its owner (e.g. the
  *  request it serves). */

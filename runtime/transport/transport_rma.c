@@ -917,6 +917,17 @@ ingot_status_t ingot_transport_dest_create(ingot_transport_t *t, void *ptr, size
     return window_create(t, bytes, -1, -1, ptr, w_p);
 }
 
+void ingot_transport_dest_release(ingot_transport_window_t *w)
+{
+    ingot_transport_t *t = w->t;
+    pthread_mutex_lock(&t->lock);
+    if (w->dest && w->memh != NULL) {
+        ucp_mem_unmap(t->ucp, w->memh);
+        w->memh = NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 void ingot_transport_window_destroy_local(ingot_transport_window_t *w)
 {
     if (w == NULL) {

@@ -11,6 +11,7 @@
 #include "unit/test.h"
 #include "runtime/context_impl.h"
 #include "runtime/transport/transport.h"
+#include "cache/transport_util.h"
 #include "base/time.h"
 #include <ingot/ingot.h>
 #include <stdlib.h>
@@ -18,11 +19,6 @@
 #include <time.h>
 
 #define OPS_MAX 256
-
-static void op_done(ingot_transport_op_t *op)
-{
-    (void)op;
-}
 
 int main(int argc, char **argv)
 {
@@ -56,7 +52,7 @@ int main(int argc, char **argv)
         nops = nops < 1 ? 1 : nops > OPS_MAX ? OPS_MAX : nops;
         static ingot_transport_op_t ops[OPS_MAX];
         for (size_t i = 0; i < nops; i++) {
-            ops[i].cb = op_done;
+            ops[i].cb = transport_util_op_done;
         }
         /* One pass first, untimed: the first read of a window maps it here (populating its
          * pages), a cost paid once per window per reader; it is reported apart. */
@@ -108,15 +104,7 @@ int main(int argc, char **argv)
                piece, (double)total / s / 1e9, window >> 20, ring_bytes >> 20, nops * piece,
                (double)t_warm / 1e9, path);
     }
-    /* The owner waits without spinning (MPI's barrier would busy-poll a core away from its
-     * progress thread, which serves the active-message reads). */
-    MPI_Request done;
-    MPI_Ibarrier(MPI_COMM_WORLD, &done);
-    for (int flag = 0; !flag;) {
-        MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    transport_util_barrier(); /* the owner serves the reads meanwhile */
     ingot_transport_window_destroy(dest);
     free(ring);
     ingot_transport_window_destroy(w);
