@@ -248,6 +248,7 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
     transport_rep_slot_t *slot = rep_take(t, &rq);
     if (slot != NULL) {
         slot->rq = rq;
+        slot->ep = param->reply_ep; /* for a refusal; the put goes on this rank's endpoint */
         slot->next_put = TRANSPORT_AM_ENTRIES;
         uint32_t i = (uint32_t)(slot - t->rep);
         if (t->puts_head >= TRANSPORT_AM_ENTRIES) {
@@ -267,10 +268,12 @@ static void put_serve(ingot_transport_t *t, transport_rep_slot_t *slot)
     ingot_transport_window_t *w = (rq->window < t->nwindows) ? t->windows[rq->window] : NULL;
     ucp_ep_h ep;
     if (w == NULL || ingot_transport_ep_locked(t, rq->from, &ep) != INGOT_OK) {
-        /* the window went away meanwhile, or no endpoint back: nothing to answer on */
-        ingot_warn("transport: a put request from rank %d is dropped (%s)", rq->from,
-                   w == NULL ? "its window was freed" : "no endpoint to it");
-        rep_push(slot);
+        /* the window went away meanwhile, or this rank closed its endpoint to the requester
+         * (it gave it up): answered on the request's reply endpoint, so the requester reads
+         * from storage now rather than at its deadline */
+        ingot_warn("transport: a put request from rank %d is refused (%s)", rq->from,
+                   w == NULL ? "its window was freed" : "this rank closed its endpoint to it");
+        rep_send(t, slot->ep, slot, INGOT_ERR_UCX, NULL, 0);
         return;
     }
     slot->ep = ep;
