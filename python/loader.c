@@ -275,6 +275,14 @@ static PyObject *loader_iternext(pyingot_loader_t *l)
     if (st == INGOT_ERR_NO_RESOURCE) {
         return no_slot_error(l);
     }
+    if (st != INGOT_OK && msg[0] == '\0') {
+        /* Detected on one of the loader's threads: logged there (ingot_last_error() is per
+         * thread), so point at the log. */
+        snprintf(msg, sizeof(msg),
+                 "step %llu of %s failed: %s (the loader's log names the shard, sample and "
+                 "offset)",
+                 (unsigned long long)l->handed, l->manifest, ingot_status_string(st));
+    }
     if (st != INGOT_OK) {
         return pyingot_raise(st, msg);
     }

@@ -8,6 +8,7 @@ usage: test_single.py INGOT_MANIFEST_TOOL WORKDIR
 """
 import ctypes
 import os
+import shutil
 import subprocess
 import sys
 
@@ -131,6 +132,46 @@ def check_fork(ingot):
     assert os.waitstatus_to_exitcode(status) == 0, f"child: {status}"
 
 
+def check_interrupt(ingot, manifest, work):
+    """Ctrl-C during a wait: the shard is a FIFO nobody writes, so the reader blocks in open()
+    and next() waits; SIGINT must interrupt it at once, and the call left in flight is handed
+    over by the next next() (here its error, once a writer opens and closes the FIFO)."""
+    import signal
+    import threading
+    import time
+    d = os.path.join(work, "fifo")
+    shutil.copytree(os.path.dirname(manifest), d)
+    shard = os.path.join(d, "shard-000000.tar")
+    os.remove(shard)
+    os.mkfifo(shard)
+    stop = threading.Event()
+
+    def unblock_readers():  # each of the loader's readers opens the FIFO: let each open return
+        while not stop.is_set():
+            try:
+                os.close(os.open(shard, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # ENXIO: no reader waiting right now
+                time.sleep(0.01)
+
+    l = ingot.Loader(os.path.join(d, "manifest.ingot"), BATCH, device="cpu")
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    try:
+        next(iter(l))
+        raise AssertionError("next() returned a batch from a FIFO nobody writes")
+    except KeyboardInterrupt:
+        waited = time.monotonic() - t0
+    assert waited < 5, f"Ctrl-C took {waited:.1f} s to interrupt the wait"
+    feeder = threading.Thread(target=unblock_readers)
+    feeder.start()
+    try:  # the empty shard fails the step that was in flight; this call hands it over
+        expect_error(lambda: next(iter(l)), "INGOT_ERR_MISMATCH", "step 0", "shard")
+        l.close()
+    finally:
+        stop.set()
+        feeder.join()
+
+
 def check_epochs(ingot, torch, manifest):
     with ingot.Loader(manifest, BATCH, device="cpu", epochs=2, seed=7) as l:
         assert l.steps_per_epoch == SAMPLES // BATCH
@@ -153,6 +194,7 @@ def main():
     require_torch()
     import torch
     tool, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)  # a fresh work folder per run
     manifest = make_dataset(tool, os.path.join(work, "a"), SAMPLES)
     other = make_dataset(tool, os.path.join(work, "b"), SAMPLES, seed=1)
     check_import_without_mpi()
@@ -167,6 +209,7 @@ def main():
     check_slots(ingot, torch, manifest)
     check_errors(ingot, manifest, other)
     check_fork(ingot)
+    check_interrupt(ingot, manifest, work)
     check_epochs(ingot, torch, manifest)
     ingot.finalize()
     print("python.single: OK")
