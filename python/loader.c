@@ -229,18 +229,40 @@ out:
     return rc;
 }
 
-void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
+/* Give back every done batch at the ring's head. The caller holds waiter.call. */
+static void drain_locked(pyingot_loader_t *l)
 {
-    if (seq < l->retired || seq >= l->handed) {
-        return; /* from before a load_state_dict(): that loader is gone */
-    }
-    l->held[seq % l->depth].done = 1;
     while (l->retired < l->handed && l->held[l->retired % l->depth].done) {
         pyingot_held_t *e = &l->held[l->retired % l->depth];
         (void)ingot_loader_release(l->h, &e->batch); /* in order: cannot fail; logs if it does */
         e->done = 0;
         l->retired++;
     }
+}
+
+/* Drain unless ingot_loader_next() runs on the wait thread right now (after an interrupted
+ * wait, or while another Python thread drops a batch): the next drain gives those back. */
+static void drain(pyingot_loader_t *l, int block)
+{
+    if (l->h == NULL) {
+        return;
+    }
+    if (block) {
+        pthread_mutex_lock(&l->waiter.call);
+    } else if (pthread_mutex_trylock(&l->waiter.call) != 0) {
+        return;
+    }
+    drain_locked(l);
+    pthread_mutex_unlock(&l->waiter.call);
+}
+
+void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
+{
+    if (seq < l->retired || seq >= l->handed) {
+        return; /* from before a load_state_dict(): that loader is gone */
+    }
+    l->held[seq % l->depth].done = 1;
+    drain(l, 0);
 }
 
 static PyObject *no_slot_error(pyingot_loader_t *l)
@@ -265,6 +287,9 @@ static PyObject *loader_iternext(pyingot_loader_t *l)
     ingot_batch_t b;
     ingot_status_t st;
     char msg[1024];
+    if (!pyingot_waiter_parked(&l->waiter)) {
+        drain(l, 1); /* releases deferred while a call was in flight */
+    }
     if (pyingot_waiter_next(&l->waiter, l->h, &b, &st, msg, sizeof(msg)) != 0) {
         return NULL;
     }
@@ -486,6 +511,7 @@ static PyObject *loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
     if (loader_check(l) != 0 || check_no_parked(l, "loader.load_state_dict()") != 0) {
         return NULL;
     }
+    drain(l, 1); /* no call in flight (checked above): give back what waits for it */
     if (l->handed != l->retired) {
         return pyingot_raisef(INGOT_ERR_BUSY,
                               "loader.load_state_dict(): %llu batch(es) are still held; drop "

@@ -36,6 +36,7 @@ typedef struct pyingot_waiter {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_mutex_t call; /* held around every ingot_loader_next/_release: one at a time */
     int started, stop, requested, done;
     ingot_loader_h loader;
     ingot_batch_t batch;
@@ -72,7 +73,8 @@ typedef struct pyingot_loader {
 } pyingot_loader_t;
 
 extern PyTypeObject pyingot_loader_type;
-/* Mark hand-over @p seq done and give back, in order, every done batch at the ring's head. */
+/* Mark hand-over @p seq done and give back, in order, every done batch at the ring's head (at
+ * once, or after the ingot_loader_next() in flight on the wait thread returns). */
 void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq);
 /* Close every live loader (collective), for ingot.finalize(); -1 with an error set if one
  * still has exports and !force. */

@@ -19,6 +19,7 @@ void pyingot_waiter_init(pyingot_waiter_t *w)
     memset(w, 0, sizeof(*w));
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_mutex_init(&w->call, NULL);
 }
 
 static void *waiter_main(void *arg)
@@ -34,7 +35,9 @@ static void *waiter_main(void *arg)
         }
         pthread_mutex_unlock(&w->mu);
         ingot_batch_t b;
+        pthread_mutex_lock(&w->call);
         ingot_status_t st = ingot_loader_next(w->loader, &b);
+        pthread_mutex_unlock(&w->call);
         pthread_mutex_lock(&w->mu);
         w->batch = b;
         w->status = st;
