@@ -1,0 +1,671 @@
+/*
+ * loader.c: ingot.Loader over ingot_loader_create/next/release/save/stats/destroy. Iterating
+ * yields one epoch's batches (a `for` loop per epoch, as a PyTorch DataLoader); batches are
+ * given back in hand-over order (loader.h asks it) whatever order Python drops them in: a
+ * dropped batch is marked done and released once every earlier one is. create, state_dict,
+ * load_state_dict and close are collective over ingot's communicator, as in C.
+ */
+#include "pyingot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static pyingot_loader_t *g_live_head, *g_live_tail; /* creation order */
+
+static int loader_check(pyingot_loader_t *l)
+{
+    if (pyingot_fork_check() != 0) {
+        return -1;
+    }
+    if (l->h == NULL) {
+        pyingot_raisef(INGOT_ERR_INVALID_PARAM, "the loader of %s is closed",
+                       l->manifest ? l->manifest : "(none)");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_device(PyObject *dev, int *device_p)
+{
+    if (PyUnicode_Check(dev) && PyUnicode_CompareWithASCIIString(dev, "cpu") == 0) {
+        *device_p = INGOT_DEVICE_HOST;
+        return 0;
+    }
+    if (dev == Py_None ||
+        (PyUnicode_Check(dev) && PyUnicode_CompareWithASCIIString(dev, "placement") == 0)) {
+        ingot_placement_t p = {.field_mask = INGOT_PLACEMENT_FIELD_GPU};
+        if (ingot_placement_get(pyingot_ctx(), &p) != INGOT_OK || p.cuda_device < 0) {
+            *device_p = INGOT_DEVICE_HOST; /* no GPU in the plan: host batches */
+            return 0;
+        }
+        pyingot_raisef(INGOT_ERR_UNSUPPORTED,
+                       "Loader(device='placement'): the placement is cuda:%d, and GPU batches "
+                       "are not supported by this binding yet; pass device='cpu'",
+                       p.cuda_device);
+        return -1;
+    }
+    if (PyLong_Check(dev)) {
+        pyingot_raise(INGOT_ERR_UNSUPPORTED, "Loader(device=<int>): GPU batches are not "
+                                             "supported by this binding yet; pass device='cpu'");
+        return -1;
+    }
+    PyObject *r = PyObject_Repr(dev);
+    pyingot_raisef(INGOT_ERR_INVALID_PARAM,
+                   "Loader(device=%s): expected 'placement', 'cpu' or a CUDA device index",
+                   r ? PyUnicode_AsUTF8(r) : "?");
+    Py_XDECREF(r);
+    return -1;
+}
+
+static int parse_verify(const char *s, ingot_verify_policy_t *v)
+{
+    static const char *const names[] = {"fail", "skip", "off"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *v = (ingot_verify_policy_t)i;
+            return 0;
+        }
+    }
+    pyingot_raisef(INGOT_ERR_INVALID_PARAM, "Loader(verify='%s'): expected 'fail', 'skip' or 'off'",
+                   s);
+    return -1;
+}
+
+/* A positive integer keyword argument (Python ints may be negative or huge). */
+static int parse_u64(PyObject *o, const char *name, uint64_t min, uint64_t max, uint64_t *out)
+{
+    unsigned long long v = PyLong_Check(o) ? PyLong_AsUnsignedLongLong(o) : 0;
+    if (!PyLong_Check(o) || PyErr_Occurred() || v < min || v > max) {
+        PyErr_Clear();
+        PyObject *r = PyObject_Repr(o);
+        pyingot_raisef(INGOT_ERR_INVALID_PARAM,
+                       "Loader(%s=%s): expected an integer from %llu to %llu", name,
+                       r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)min,
+                       (unsigned long long)max);
+        Py_XDECREF(r);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Steps per epoch as the loader cuts them (tail policy drop: whole global batches). */
+static int count_steps(pyingot_loader_t *l)
+{
+    ingot_manifest_h m;
+    ingot_manifest_info_t mi;
+    ingot_status_t st = ingot_manifest_open(l->manifest, INGOT_MANIFEST_OPEN_LAZY, &m);
+    if (st == INGOT_OK) {
+        st = ingot_manifest_query(m, &mi);
+        ingot_manifest_close(m);
+    }
+    if (st != INGOT_OK) {
+        pyingot_raise(st, NULL);
+        return -1;
+    }
+    l->steps_per_epoch = mi.sample_count / l->params.global_batch;
+    return 0;
+}
+
+/* Create the C loader (collective), starting at @p cursor when not NULL. */
+static int loader_open(pyingot_loader_t *l, const ingot_cursor_t *cursor, ingot_loader_h *h_p)
+{
+    ingot_loader_params_t p = l->params;
+    if (cursor != NULL) {
+        p.field_mask |= INGOT_LOADER_PARAM_FIELD_CURSOR;
+        p.cursor = cursor;
+    }
+    ingot_status_t st;
+    Py_BEGIN_ALLOW_THREADS st = ingot_loader_create(pyingot_ctx(), &p, h_p);
+    Py_END_ALLOW_THREADS if (st != INGOT_OK)
+    {
+        pyingot_raise(st, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static void live_link(pyingot_loader_t *l)
+{
+    l->live_prev = g_live_tail;
+    l->live_next = NULL;
+    if (g_live_tail) {
+        g_live_tail->live_next = l;
+    } else {
+        g_live_head = l;
+    }
+    g_live_tail = l;
+}
+
+static void live_unlink(pyingot_loader_t *l)
+{
+    if (l->live_prev) {
+        l->live_prev->live_next = l->live_next;
+    } else if (g_live_head == l) {
+        g_live_head = l->live_next;
+    }
+    if (l->live_next) {
+        l->live_next->live_prev = l->live_prev;
+    } else if (g_live_tail == l) {
+        g_live_tail = l->live_prev;
+    }
+    l->live_prev = l->live_next = NULL;
+}
+
+/* Start afresh on a new C loader: an empty ring, the epoch not begun. */
+static void loader_adopt(pyingot_loader_t *l, ingot_loader_h h)
+{
+    l->h = h;
+    l->handed = 0;
+    l->retired = 0;
+    l->epoch_done = 0;
+    l->ended = 0;
+}
+
+static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {
+        "manifest", "global_batch_size", "seed",    "epochs",  "depth", "device",
+        "verify",   "skip_budget",       "readers", "workers", NULL};
+    PyObject *path = NULL, *gb = NULL, *seed = NULL, *epochs = NULL, *depth = NULL;
+    PyObject *device = NULL, *budget = NULL, *readers = NULL, *workers = NULL;
+    const char *verify = "fail";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|$OOOOsOOO:Loader", kwlist,
+                                     PyUnicode_FSConverter, &path, &gb, &seed, &epochs, &depth,
+                                     &device, &verify, &budget, &readers, &workers)) {
+        return -1;
+    }
+    int rc = -1;
+    if (pyingot_fork_check() != 0) {
+        goto out;
+    }
+    if (pyingot_ctx() == NULL) {
+        pyingot_raise(INGOT_ERR_INVALID_PARAM, "ingot.Loader: call ingot.init() first");
+        goto out;
+    }
+    if (l->h != NULL || l->manifest != NULL) {
+        pyingot_raise(INGOT_ERR_EXISTS, "ingot.Loader.__init__ called twice");
+        goto out;
+    }
+    ingot_loader_params_t *p = &l->params;
+    uint64_t d = 4, r = 0, w = 0;
+    p->field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
+                    INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
+                    INGOT_LOADER_PARAM_FIELD_DEPTH | INGOT_LOADER_PARAM_FIELD_DEVICE |
+                    INGOT_LOADER_PARAM_FIELD_VERIFY | INGOT_LOADER_PARAM_FIELD_THREADS;
+    p->epochs = 1;
+    if (parse_u64(gb, "global_batch_size", 1, UINT32_MAX, &p->global_batch) != 0 ||
+        (seed && parse_u64(seed, "seed", 0, UINT64_MAX, &p->seed) != 0) ||
+        (epochs && parse_u64(epochs, "epochs", 1, UINT32_MAX, &p->epochs) != 0) ||
+        (depth && parse_u64(depth, "depth", 2, 1024, &d) != 0) ||
+        (budget && parse_u64(budget, "skip_budget", 0, UINT64_MAX, &p->skip_budget) != 0) ||
+        (readers && parse_u64(readers, "readers", 0, 1024, &r) != 0) ||
+        (workers && parse_u64(workers, "workers", 0, 1024, &w) != 0) ||
+        parse_verify(verify, &p->verify) != 0 ||
+        parse_device(device ? device : Py_None, &p->device) != 0) {
+        goto out;
+    }
+    p->depth = (uint32_t)d;
+    p->readers = (uint32_t)r;
+    p->workers = (uint32_t)w;
+    l->depth = (uint32_t)d;
+    l->manifest = strdup(PyBytes_AS_STRING(path));
+    l->held = calloc(d, sizeof(*l->held));
+    if (l->manifest == NULL || l->held == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    p->manifest_path = l->manifest;
+    ingot_loader_h h;
+    if (loader_open(l, NULL, &h) != 0) {
+        goto out;
+    }
+    loader_adopt(l, h);
+    pyingot_waiter_init(&l->waiter);
+    live_link(l);
+    rc = count_steps(l);
+out:
+    Py_XDECREF(path);
+    return rc;
+}
+
+/* Give back every done batch at the ring's head. The caller holds waiter.call. */
+static void drain_locked(pyingot_loader_t *l)
+{
+    while (l->retired < l->handed && l->held[l->retired % l->depth].done) {
+        pyingot_held_t *e = &l->held[l->retired % l->depth];
+        (void)ingot_loader_release(l->h, &e->batch); /* in order: cannot fail; logs if it does */
+        e->done = 0;
+        l->retired++;
+    }
+}
+
+/* Drain unless ingot_loader_next() runs on the wait thread right now (after an interrupted
+ * wait, or while another Python thread drops a batch): the next drain gives those back. */
+static void drain(pyingot_loader_t *l, int block)
+{
+    if (l->h == NULL) {
+        return;
+    }
+    if (block) {
+        pthread_mutex_lock(&l->waiter.call);
+    } else if (pthread_mutex_trylock(&l->waiter.call) != 0) {
+        return;
+    }
+    drain_locked(l);
+    pthread_mutex_unlock(&l->waiter.call);
+}
+
+void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
+{
+    if (seq < l->retired || seq >= l->handed) {
+        return; /* from before a load_state_dict(): that loader is gone */
+    }
+    l->held[seq % l->depth].done = 1;
+    drain(l, 0);
+}
+
+static PyObject *no_slot_error(pyingot_loader_t *l)
+{
+    return pyingot_raisef(
+        INGOT_ERR_NO_RESOURCE,
+        "all %u batch slots are held (Loader(depth=%u)): %llu batches handed over and not "
+        "given back; drop a batch and the tensors made from it (or call batch.release()) "
+        "before asking for the next, or raise depth",
+        l->depth, l->depth, (unsigned long long)(l->handed - l->retired));
+}
+
+static PyObject *loader_iternext(pyingot_loader_t *l)
+{
+    if (loader_check(l) != 0) {
+        return NULL;
+    }
+    if (l->ended || l->epoch_done) {
+        l->epoch_done = 0;
+        return NULL; /* StopIteration: the epoch (or the run) is over */
+    }
+    ingot_batch_t b;
+    ingot_status_t st;
+    char msg[1024];
+    if (!pyingot_waiter_parked(&l->waiter)) {
+        drain(l, 1); /* releases deferred while a call was in flight */
+    }
+    if (pyingot_waiter_next(&l->waiter, l->h, &b, &st, msg, sizeof(msg)) != 0) {
+        return NULL;
+    }
+    if (st == INGOT_END_OF_DATA) {
+        l->ended = 1;
+        return NULL;
+    }
+    if (st == INGOT_ERR_NO_RESOURCE) {
+        return no_slot_error(l);
+    }
+    if (st != INGOT_OK && msg[0] == '\0') {
+        /* Detected on one of the loader's threads: logged there (ingot_last_error() is per
+         * thread), so point at the log. */
+        snprintf(msg, sizeof(msg),
+                 "step %llu of %s failed: %s (the loader's log names the shard, sample and "
+                 "offset)",
+                 (unsigned long long)l->handed, l->manifest, ingot_status_string(st));
+    }
+    if (st != INGOT_OK) {
+        return pyingot_raise(st, msg);
+    }
+    uint64_t seq = l->handed++;
+    l->held[seq % l->depth] = (pyingot_held_t){.batch = b, .done = 0};
+    l->epoch_done = (b.epoch_step + 1 == l->steps_per_epoch);
+    return pyingot_batch_new(l, &b, seq);
+}
+
+static PyObject *loader_iter(pyingot_loader_t *l)
+{
+    if (loader_check(l) != 0) {
+        return NULL;
+    }
+    Py_INCREF(l);
+    return (PyObject *)l;
+}
+
+/* Destroy the C loader (collective). Refused while tensors from its batches are alive. */
+static int loader_close_impl(pyingot_loader_t *l, int force)
+{
+    if (l->h == NULL) {
+        return 0;
+    }
+    if (l->exports > 0 && !force) {
+        pyingot_raisef(INGOT_ERR_BUSY,
+                       "loader.close(): %zd tensor(s) exported from its batches are alive; "
+                       "their memory would be freed under them",
+                       l->exports);
+        return -1;
+    }
+    ingot_loader_h h = l->h;
+    l->h = NULL;
+    live_unlink(l);
+    if (pyingot_in_child()) {
+        return 0; /* the parent's loader: not ours to destroy */
+    }
+    pyingot_waiter_stop(&l->waiter);
+    Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(h);
+    Py_END_ALLOW_THREADS return 0;
+}
+
+int pyingot_loaders_close_all(int force)
+{
+    for (pyingot_loader_t *l = g_live_head; l != NULL && !force; l = l->live_next) {
+        if (l->exports > 0) {
+            pyingot_raisef(INGOT_ERR_BUSY,
+                           "ingot.finalize(): %zd tensor(s) exported from the batches of the "
+                           "loader of %s are alive",
+                           l->exports, l->manifest);
+            return -1;
+        }
+    }
+    while (g_live_head != NULL) {
+        loader_close_impl(g_live_head, force);
+    }
+    return 0;
+}
+
+static PyObject *loader_close(pyingot_loader_t *l, PyObject *noargs)
+{
+    if (pyingot_fork_check() != 0 || loader_close_impl(l, 0) != 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *loader_enter(pyingot_loader_t *l, PyObject *noargs)
+{
+    Py_INCREF(l);
+    return (PyObject *)l;
+}
+
+static PyObject *loader_exit(pyingot_loader_t *l, PyObject *args)
+{
+    return loader_close(l, NULL);
+}
+
+static void loader_dealloc(pyingot_loader_t *l)
+{
+    if (l->h != NULL) {
+        loader_close_impl(l, 1); /* collective, as in C: every rank drops it at the same point */
+    }
+    free(l->held);
+    free(l->manifest);
+    Py_TYPE(l)->tp_free((PyObject *)l);
+}
+
+static int check_no_parked(pyingot_loader_t *l, const char *what)
+{
+    if (pyingot_waiter_parked(&l->waiter)) {
+        pyingot_raisef(INGOT_ERR_BUSY,
+                       "%s: a batch fetched during an interrupted wait has not been taken; "
+                       "call next() first so that the cursor counts only batches you received",
+                       what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *cursor_dict(const ingot_cursor_t *c)
+{
+    PyObject *skipped = PyList_New((Py_ssize_t)c->skipped_count);
+    for (uint64_t i = 0; skipped != NULL && i < c->skipped_count; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(c->skipped[i]);
+        if (v == NULL) {
+            Py_CLEAR(skipped);
+            break;
+        }
+        PyList_SET_ITEM(skipped, (Py_ssize_t)i, v);
+    }
+    if (skipped == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version, "manifest_digest",
+                         (unsigned long long)c->manifest_digest, "seed",
+                         (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
+                         "consumed", (unsigned long long)c->consumed, "global_batch",
+                         (unsigned long long)c->global_batch, "skipped", skipped);
+}
+
+static PyObject *loader_state_dict(pyingot_loader_t *l, PyObject *noargs)
+{
+    if (loader_check(l) != 0 || check_no_parked(l, "loader.state_dict()") != 0) {
+        return NULL;
+    }
+    ingot_cursor_t c;
+    ingot_status_t st;
+    Py_BEGIN_ALLOW_THREADS st = ingot_loader_save(l->h, &c);
+    Py_END_ALLOW_THREADS if (st != INGOT_OK)
+    {
+        return pyingot_raise(st, NULL);
+    }
+    PyObject *d = cursor_dict(&c);
+    ingot_cursor_release(&c);
+    return d;
+}
+
+static int dict_u64(PyObject *d, const char *key, uint64_t *out)
+{
+    PyObject *v = PyDict_GetItemString(d, key);
+    if (v == NULL || !PyLong_Check(v)) {
+        pyingot_raisef(INGOT_ERR_FORMAT,
+                       "loader.load_state_dict(): '%s' is missing or not an integer", key);
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): '%s' is out of range", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* A state dict as a cursor; c->skipped is allocated (free it). */
+static int cursor_from_dict(PyObject *d, ingot_cursor_t *c)
+{
+    uint64_t version = 0;
+    memset(c, 0, sizeof(*c));
+    if (!PyDict_Check(d)) {
+        pyingot_raise(INGOT_ERR_FORMAT, "loader.load_state_dict(): expected a dict from "
+                                        "loader.state_dict()");
+        return -1;
+    }
+    if (dict_u64(d, "version", &version) != 0 ||
+        dict_u64(d, "manifest_digest", &c->manifest_digest) != 0 ||
+        dict_u64(d, "seed", &c->seed) != 0 || dict_u64(d, "epoch", &c->epoch) != 0 ||
+        dict_u64(d, "consumed", &c->consumed) != 0 ||
+        dict_u64(d, "global_batch", &c->global_batch) != 0) {
+        return -1;
+    }
+    if (version != INGOT_CURSOR_VERSION) {
+        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): version %llu, expected %d",
+                       (unsigned long long)version, INGOT_CURSOR_VERSION);
+        return -1;
+    }
+    c->version = (uint32_t)version;
+    PyObject *skips = PyDict_GetItemString(d, "skipped");
+    PyObject *seq = skips ? PySequence_Fast(skips, "'skipped' must be a list") : PyList_New(0);
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    c->skipped = calloc(n ? (size_t)n : 1, sizeof(uint64_t));
+    for (Py_ssize_t i = 0; c->skipped != NULL && i < n; i++) {
+        c->skipped[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    }
+    Py_DECREF(seq);
+    c->skipped_count = (uint64_t)n;
+    if (c->skipped == NULL) {
+        PyErr_NoMemory();
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Resume at a state dict: a new C loader starts at its cursor and replaces this one (collective;
+ * on error this loader is unchanged). */
+static PyObject *loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
+{
+    if (loader_check(l) != 0 || check_no_parked(l, "loader.load_state_dict()") != 0) {
+        return NULL;
+    }
+    drain(l, 1); /* no call in flight (checked above): give back what waits for it */
+    if (l->handed != l->retired) {
+        return pyingot_raisef(INGOT_ERR_BUSY,
+                              "loader.load_state_dict(): %llu batch(es) are still held; drop "
+                              "them first",
+                              (unsigned long long)(l->handed - l->retired));
+    }
+    ingot_cursor_t c;
+    ingot_loader_h h;
+    int rc = cursor_from_dict(d, &c);
+    if (rc == 0) {
+        rc = loader_open(l, &c, &h);
+    }
+    free(c.skipped);
+    if (rc != 0) {
+        return NULL;
+    }
+    pyingot_waiter_stop(&l->waiter);
+    ingot_loader_h old = l->h;
+    Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(old);
+    Py_END_ALLOW_THREADS loader_adopt(l, h);
+    Py_RETURN_NONE;
+}
+
+static int put_u64(PyObject *d, const char *key, uint64_t v)
+{
+    PyObject *o = PyLong_FromUnsignedLongLong(v);
+    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
+    Py_XDECREF(o);
+    return rc;
+}
+
+static int put_double(PyObject *d, const char *key, double v)
+{
+    PyObject *o = PyFloat_FromDouble(v);
+    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
+    Py_XDECREF(o);
+    return rc;
+}
+
+#define STATS_U64(s) \
+    { \
+#        s, offsetof(ingot_loader_stats_t, s) \
+    }
+static const struct {
+    const char *name;
+    size_t offset;
+} stats_u64[] = {
+    STATS_U64(steps),
+    STATS_U64(samples),
+    STATS_U64(bytes),
+    STATS_U64(bytes_read),
+    STATS_U64(read_requests),
+    STATS_U64(skipped),
+    STATS_U64(wall_ns),
+    STATS_U64(stall_ns),
+    STATS_U64(stall_first_ns),
+    STATS_U64(stall_p50_ns),
+    STATS_U64(stall_p99_ns),
+    STATS_U64(read_p50_ns),
+    STATS_U64(read_p99_ns),
+    STATS_U64(verify_p50_ns),
+    STATS_U64(verify_p99_ns),
+    STATS_U64(decode_p50_ns),
+    STATS_U64(decode_p99_ns),
+    STATS_U64(transform_p50_ns),
+    STATS_U64(transform_p99_ns),
+    STATS_U64(h2d_p50_ns),
+    STATS_U64(h2d_p99_ns),
+    STATS_U64(memory_host),
+    STATS_U64(memory_device),
+    STATS_U64(memory_pinned),
+    STATS_U64(minor_faults),
+};
+
+static PyObject *loader_stats(pyingot_loader_t *l, PyObject *noargs)
+{
+    if (loader_check(l) != 0) {
+        return NULL;
+    }
+    ingot_loader_stats_t s = {
+        .field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
+                      INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
+                      INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS};
+    ingot_status_t st = ingot_loader_stats(l->h, &s);
+    if (st != INGOT_OK) {
+        return pyingot_raise(st, NULL);
+    }
+    PyObject *d = PyDict_New();
+    int rc = d ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < sizeof(stats_u64) / sizeof(stats_u64[0]); i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&s + stats_u64[i].offset, sizeof(v));
+        rc = put_u64(d, stats_u64[i].name, v);
+    }
+    if (rc == 0) {
+        rc = put_double(d, "read_queue_avg", s.read_queue_avg) ||
+             put_double(d, "ready_slots_avg", s.ready_slots_avg) ||
+             put_u64(d, "readers", s.readers) || put_u64(d, "workers", s.workers) ||
+             put_u64(d, "depth", s.depth);
+    }
+    if (rc != 0) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *get_steps_per_epoch(pyingot_loader_t *l, void *c)
+{
+    return PyLong_FromUnsignedLongLong(l->steps_per_epoch);
+}
+
+static PyObject *get_depth(pyingot_loader_t *l, void *c)
+{
+    return PyLong_FromUnsignedLong(l->depth);
+}
+
+static PyObject *get_held(pyingot_loader_t *l, void *c)
+{
+    return PyLong_FromUnsignedLongLong(l->handed - l->retired);
+}
+
+static PyMethodDef loader_methods[] = {
+    {"state_dict", (PyCFunction)loader_state_dict, METH_NOARGS,
+     "state_dict(): the resume cursor as a dict (collective; call it after the same step on "
+     "every rank). It counts the batches handed over."},
+    {"load_state_dict", (PyCFunction)loader_load_state_dict, METH_O,
+     "load_state_dict(d): resume exactly where d was taken, with this or another world size "
+     "dividing the global batch (collective; no batch may be held)."},
+    {"stats", (PyCFunction)loader_stats, METH_NOARGS, "stats(): ingot_loader_stats_t as a dict."},
+    {"close", (PyCFunction)loader_close, METH_NOARGS,
+     "close(): stop the pipeline and free the loader (collective)."},
+    {"__enter__", (PyCFunction)loader_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)loader_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef loader_getset[] = {
+    {"steps_per_epoch", (getter)get_steps_per_epoch, NULL, "Batches per epoch.", NULL},
+    {"depth", (getter)get_depth, NULL, "Batch slots (at most depth batches held).", NULL},
+    {"held", (getter)get_held, NULL, "Batches handed over and not yet given back.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject pyingot_loader_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.Loader",
+    .tp_basicsize = sizeof(pyingot_loader_t),
+    .tp_dealloc = (destructor)loader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Loader(manifest, global_batch_size, *, seed=0, epochs=1, depth=4, "
+              "device='placement', verify='fail', skip_budget=0, readers=0, workers=0): "
+              "iterate once per epoch for that epoch's batches (collective create).",
+    .tp_iter = (getiterfunc)loader_iter,
+    .tp_iternext = (iternextfunc)loader_iternext,
+    .tp_methods = loader_methods,
+    .tp_getset = loader_getset,
+    .tp_init = (initproc)loader_init,
+    .tp_new = PyType_GenericNew,
+};

@@ -1,0 +1,116 @@
+/*
+ * pyingot.h: internal declarations shared by the files of the `ingot` CPython extension
+ * (module.c: init/placement/fork guard; errors.c: ingot.Error; waiter.c: interruptible waits;
+ * loader.c: ingot.Loader; batch.c: ingot.Batch; array.c: ingot.Array and DLPack export).
+ * Everything here runs with the GIL held unless a comment says otherwise.
+ */
+#ifndef PYINGOT_H
+#define PYINGOT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <ingot/ingot.h>
+
+#include "dlpack.h"
+
+/* ---- errors.c */
+extern PyObject *pyingot_error_type; /* ingot.Error */
+int pyingot_errors_add(PyObject *module);
+const char *pyingot_status_name(ingot_status_t status);
+/* Raise ingot.Error for @p status with @p msg (NULL or "": ingot_last_error() of this thread,
+ * else the status' description). Returns NULL for `return pyingot_raise(...)`. */
+PyObject *pyingot_raise(ingot_status_t status, const char *msg);
+PyObject *pyingot_raisef(ingot_status_t status, const char *fmt, ...);
+
+/* ---- module.c */
+ingot_ctx_h pyingot_ctx(void); /* NULL before ingot.init() */
+/* 0 in the process that called ingot.init() (or before init); -1 with ingot.Error set in a
+ * forked child, naming the parent's pid. */
+int pyingot_fork_check(void);
+int pyingot_in_child(void);
+
+/* ---- waiter.c: ingot_loader_next() on a helper thread, so the GIL is free and Ctrl-C can
+ * interrupt the wait; a result that arrives after an interruption is kept for the next call. */
+typedef struct pyingot_waiter {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_mutex_t call; /* held around every ingot_loader_next/_release: one at a time */
+    int started, stop, requested, done;
+    ingot_loader_h loader;
+    ingot_batch_t batch;
+    ingot_status_t status;
+    char msg[1024]; /* ingot_last_error() is per thread: copied here */
+} pyingot_waiter_t;
+
+void pyingot_waiter_init(pyingot_waiter_t *w);
+/* The next batch: 0 with *st (and *b when INGOT_OK) set, msg filled on error; -1 with a Python
+ * exception (a signal handler raised, e.g. KeyboardInterrupt) when the wait was interrupted. */
+int pyingot_waiter_next(pyingot_waiter_t *w, ingot_loader_h loader, ingot_batch_t *b,
+                        ingot_status_t *st, char *msg, size_t len);
+int pyingot_waiter_parked(pyingot_waiter_t *w); /* a request in flight or a result not taken */
+void pyingot_waiter_stop(pyingot_waiter_t *w);  /* waits for an in-flight call, joins */
+
+/* ---- loader.c */
+typedef struct pyingot_held {
+    ingot_batch_t batch;
+    int done; /* its Python object (and every export) is gone, or release() called */
+} pyingot_held_t;
+
+typedef struct pyingot_loader {
+    PyObject_HEAD ingot_loader_h h; /* NULL once closed */
+    ingot_loader_params_t params;
+    char *manifest;
+    uint64_t steps_per_epoch;
+    uint32_t depth;
+    pyingot_held_t *held; /* ring of depth entries, hand-over order */
+    uint64_t handed, retired;
+    int epoch_done, ended;
+    Py_ssize_t exports; /* live DLPack tensors of all its batches */
+    pyingot_waiter_t waiter;
+    struct pyingot_loader *live_prev, *live_next; /* module's list, for ingot.finalize() */
+} pyingot_loader_t;
+
+extern PyTypeObject pyingot_loader_type;
+/* Mark hand-over @p seq done and give back, in order, every done batch at the ring's head (at
+ * once, or after the ingot_loader_next() in flight on the wait thread returns). */
+void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq);
+/* Close every live loader (collective), for ingot.finalize(); -1 with an error set if one
+ * still has exports and !force. */
+int pyingot_loaders_close_all(int force);
+
+/* ---- batch.c */
+typedef struct pyingot_batch {
+    PyObject_HEAD pyingot_loader_t *loader; /* strong reference */
+    ingot_batch_t b;
+    uint64_t seq;       /* hand-over number in the loader's ring */
+    int released;       /* memory no longer ours: release() called or loader closed */
+    Py_ssize_t exports; /* live DLPack tensors */
+    int64_t *labels64;
+    PyObject *keys; /* list of str, built on first access */
+} pyingot_batch_t;
+
+extern PyTypeObject pyingot_batch_type;
+PyObject *pyingot_batch_new(pyingot_loader_t *l, const ingot_batch_t *b, uint64_t seq);
+/* 0 when the batch's memory may be read, else -1 with ingot.Error set. */
+int pyingot_batch_check_live(pyingot_batch_t *bt);
+
+/* ---- array.c */
+typedef struct pyingot_array {
+    PyObject_HEAD pyingot_batch_t *batch; /* strong reference */
+    void *data;
+    int32_t ndim;
+    int64_t shape[2];
+    pyingot_dl_dtype_t dtype;
+    const char *name; /* "data", "offsets", ... */
+} pyingot_array_t;
+
+extern PyTypeObject pyingot_array_type;
+PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int64_t n,
+                            pyingot_dl_dtype_t dtype);
+/* The DLPack protocol, shared by Array and Batch (whose export is its data). */
+PyObject *pyingot_array_dlpack(pyingot_array_t *a, PyObject *args, PyObject *kwargs);
+PyObject *pyingot_array_dlpack_device(pyingot_array_t *a, PyObject *noargs);
+
+#endif /* PYINGOT_H */

@@ -1,0 +1,17 @@
+# The Python binding (python/, docs/python.md), when this build has it (INGOT_PYTHON). The tests
+# import the module from the build tree (PYTHONPATH), so CI needs no pip install per run; one
+# test checks the pip install path itself. They skip (77) when the interpreter has no PyTorch.
+if(INGOT_HAVE_PYTHON)
+  set(_py_env PYTHONPATH=${PROJECT_BINARY_DIR}/python)
+  set(_py_dir ${CMAKE_CURRENT_SOURCE_DIR}/python)
+  ingot_add_test(NAME python.single LABELS python TIMEOUT 180 ENV ${_py_env}
+                 COMMAND ${Python3_EXECUTABLE} ${_py_dir}/test_single.py
+                         $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-single)
+  ingot_add_test(NAME python.mpi LABELS "mpi;python" TIMEOUT 300 ENV ${_py_env}
+                 COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
+                         ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
+                         ${CMAKE_CURRENT_BINARY_DIR}/python-mpi)
+  ingot_add_test(NAME python.pip_install LABELS python TIMEOUT 600
+                 COMMAND ${_py_dir}/pip_install.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
+                         ${CMAKE_CURRENT_BINARY_DIR}/python-venv)
+endif()

@@ -1,0 +1,45 @@
+"""Helpers of the binding's tests (tests/python): the torch skip, datasets packed with
+ingot-manifest, and checks that say what differed."""
+import os
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def require_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"SKIP: PyTorch is not importable by {sys.executable} ({e}); "
+              "Debian: apt-get install python3-torch")
+        sys.exit(SKIP)
+
+
+def make_dataset(tool, root, samples, seed=0):
+    """Pack `samples` samples (key sNNNN: a .bin of 16 + i % 61 bytes, a .cls label i % 10)."""
+    src = os.path.join(root, "src")
+    os.makedirs(src, exist_ok=True)
+    for i in range(samples):
+        with open(os.path.join(src, f"s{i:04d}.bin"), "wb") as f:
+            f.write(bytes([(i + seed) % 256]) * (16 + i % 61))
+        with open(os.path.join(src, f"s{i:04d}.cls"), "w") as f:
+            f.write(str(i % 10))
+    out = os.path.join(root, "ds")
+    subprocess.run([tool, "pack", src, "-o", out], check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(out, "manifest.ingot")
+
+
+def expect_error(fn, status, *needles):
+    """fn() must raise ingot.Error with `status` and every needle in its message."""
+    import ingot
+    try:
+        fn()
+    except ingot.Error as e:
+        assert e.status == status, f"expected {status}, got {e.status}: {e}"
+        assert str(e).startswith(status + ": "), f"str(e) does not begin with the status: {e}"
+        for n in needles:
+            assert n in e.message, f"{n!r} not in the message {e.message!r}"
+        e.__traceback__ = None  # its frames would keep fn (and a batch it names) alive
+        return e
+    raise AssertionError(f"no ingot.Error ({status}) raised")

@@ -1,0 +1,17 @@
+#!/bin/sh
+# run_mpi.sh MPIRUN_SH MPIEXEC PYTHON INGOT_MANIFEST WORKDIR: the binding at 4 ranks (two epochs
+# exactly once, a global batch the ranks do not divide), then a state_dict taken at 4 ranks and
+# resumed at 2, checked exactly once over both runs (tests/python/test_mpi.py).
+set -eu
+mpirun_sh=$1 mpiexec=$2 python=$3 tool=$4 work=$5
+here=$(cd "$(dirname "$0")" && pwd)
+if ! "$python" -c "import torch" 2>/dev/null; then
+  echo "SKIP: PyTorch is not importable by $python (Debian: apt-get install python3-torch)"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+"$python" "$here/test_mpi.py" make "$work" "$tool"
+"$mpirun_sh" "$mpiexec" 4 "$python" "$here/test_mpi.py" epochs "$work"
+"$mpirun_sh" "$mpiexec" 4 "$python" "$here/test_mpi.py" save "$work" 3
+"$mpirun_sh" "$mpiexec" 2 "$python" "$here/test_mpi.py" resume "$work"
+"$python" "$here/test_mpi.py" check "$work" 4 2

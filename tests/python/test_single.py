@@ -1,0 +1,219 @@
+"""The binding on one process (ctest python.single): import without MPI, init as a singleton,
+zero-copy DLPack exports (legacy and versioned capsules), the slot life cycle (exports pin a
+batch, out-of-order drops, release() refused while exports live, the depth error), errors
+(bad manifest path, bad arguments, a cursor of another manifest, a bad INGOT_* value), the
+fork guard, stats() and exactly-once over two epochs.
+
+usage: test_single.py INGOT_MANIFEST_TOOL WORKDIR
+"""
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import expect_error, make_dataset, require_torch  # noqa: E402
+
+SAMPLES = 96
+BATCH = 8
+
+
+def check_import_without_mpi():
+    # A fresh interpreter: importing starts nothing; calls before init() say so.
+    code = ("import ingot\n"
+            "try:\n    ingot.placement()\nexcept ingot.Error as e:\n"
+            "    print(e.status, e.message)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "INGOT_ERR_INVALID_PARAM ingot.init() has not been called", \
+        out.stdout
+
+
+def check_bad_config():
+    code = ("import ingot\n"
+            "try:\n    ingot.init()\nexcept ingot.Error as e:\n"
+            "    print(e.status); print(e.message)\n")
+    env = dict(os.environ, INGOT_TIMEOUT="abc")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines and lines[0] == "INGOT_ERR_CONFIG", out.stdout + out.stderr
+    assert "INGOT_TIMEOUT" in lines[1] and "abc" in lines[1], lines
+
+
+def check_zero_copy(ingot, torch, manifest):
+    with ingot.Loader(manifest, BATCH, device="cpu") as l:
+        b = next(iter(l))
+        t = torch.from_dlpack(b)  # legacy capsule: PyTorch 1.13 passes no max_version
+        assert t.data_ptr() == b.data.ptr, (t.data_ptr(), b.data.ptr)
+        assert t.dtype == torch.uint8 and t.shape == (b.data.shape[0],)
+        offs = torch.from_dlpack(b.offsets)
+        lens = torch.from_dlpack(b.lengths)
+        assert offs.data_ptr() == b.offsets.ptr and offs.dtype == torch.int64
+        labels = torch.from_dlpack(b.labels)
+        assert labels.dtype == torch.int64 and labels.shape == (b.count,)
+        for i, key in enumerate(b.keys):  # the sample's fields, .bin then .cls, back to back
+            n, o = int(key[1:]), int(offs[i])
+            nbin, cls = 16 + n % 61, str(n % 10).encode()
+            assert int(lens[i]) == nbin + len(cls), (key, int(lens[i]))
+            assert bool((t[o:o + nbin] == n % 256).all()), key
+            assert bytes(t[o + nbin:o + nbin + len(cls)].tolist()) == cls, key
+            assert int(labels[i]) == n % 10, (key, int(labels[i]))
+        # Versioned capsule when the consumer asks for DLPack 1.x.
+        name = ctypes.pythonapi.PyCapsule_GetName
+        name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        assert name(b.__dlpack__(max_version=(1, 0))) == b"dltensor_versioned"
+        assert name(b.__dlpack__()) == b"dltensor"
+        assert b.__dlpack_device__() == (1, 0)
+        del t, offs, lens, labels
+        assert b.exports == 0, b.exports  # unconsumed capsules freed their exports too
+        b.release()
+
+
+def check_slots(ingot, torch, manifest):
+    with ingot.Loader(manifest, BATCH, device="cpu", depth=2) as l:
+        it = iter(l)
+        b1 = next(it)
+        t1 = torch.from_dlpack(b1)
+        expect_error(b1.release, "INGOT_ERR_BUSY", "export")
+        assert b1.exports == 1, b1.exports
+        del b1  # the tensor pins the batch: the slot stays held
+        assert l.held == 1, l.held
+        b2 = next(it)
+        assert l.held == 2
+        expect_error(lambda: next(it), "INGOT_ERR_NO_RESOURCE", "depth=2")
+        del b2  # dropped out of order: held until the first is given back
+        assert l.held == 2, l.held
+        del t1
+        assert l.held == 0, l.held
+        b3 = next(it)
+        assert b3.step == 2, b3.step
+        b3.release()
+        assert b3.released
+        expect_error(lambda: b3.data, "INGOT_ERR_INVALID_PARAM", "released")
+
+
+def check_errors(ingot, manifest, other):
+    missing = os.path.join(os.path.dirname(manifest), "nope", "manifest.ingot")
+    expect_error(lambda: ingot.Loader(missing, BATCH, device="cpu"), "INGOT_ERR_NOT_FOUND",
+                 missing)
+    expect_error(lambda: ingot.Loader(manifest, 0, device="cpu"), "INGOT_ERR_INVALID_PARAM",
+                 "global_batch_size=0")
+    expect_error(lambda: ingot.Loader(manifest, BATCH, device="tpu"), "INGOT_ERR_INVALID_PARAM",
+                 "'tpu'")
+    expect_error(lambda: ingot.Loader(manifest, BATCH, verify="maybe"),
+                 "INGOT_ERR_INVALID_PARAM", "maybe")
+    with ingot.Loader(other, BATCH, device="cpu") as lo:
+        sd_other = lo.state_dict()
+    with ingot.Loader(manifest, BATCH, device="cpu") as l:
+        sd = l.state_dict()
+        e = expect_error(lambda: l.load_state_dict(sd_other), "INGOT_ERR_MISMATCH",
+                         "manifest digest")
+        for d in (sd_other["manifest_digest"], sd["manifest_digest"]):
+            assert f"{d:016x}" in e.message, (f"{d:016x}", e.message)
+        expect_error(lambda: l.load_state_dict({"seed": 0}), "INGOT_ERR_FORMAT", "version")
+        assert next(iter(l)).step == 0  # the loader is unchanged by the refusals
+
+
+def check_fork(ingot):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ingot.placement()
+            os._exit(2)
+        except ingot.Error as e:
+            os._exit(0 if (str(os.getppid()) in e.message and "fork" in e.message) else 3)
+        except BaseException:
+            os._exit(4)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, f"child: {status}"
+
+
+def check_interrupt(ingot, manifest, work):
+    """Ctrl-C during a wait: the shard is a FIFO nobody writes, so the reader blocks in open()
+    and next() waits; SIGINT must interrupt it at once, and the call left in flight is handed
+    over by the next next() (here its error, once a writer opens and closes the FIFO)."""
+    import signal
+    import threading
+    import time
+    d = os.path.join(work, "fifo")
+    shutil.copytree(os.path.dirname(manifest), d)
+    shard = os.path.join(d, "shard-000000.tar")
+    os.remove(shard)
+    os.mkfifo(shard)
+    stop = threading.Event()
+
+    def unblock_readers():  # each of the loader's readers opens the FIFO: let each open return
+        while not stop.is_set():
+            try:
+                os.close(os.open(shard, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # ENXIO: no reader waiting right now
+                time.sleep(0.01)
+
+    l = ingot.Loader(os.path.join(d, "manifest.ingot"), BATCH, device="cpu")
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    try:
+        next(iter(l))
+        raise AssertionError("next() returned a batch from a FIFO nobody writes")
+    except KeyboardInterrupt:
+        waited = time.monotonic() - t0
+    assert waited < 5, f"Ctrl-C took {waited:.1f} s to interrupt the wait"
+    feeder = threading.Thread(target=unblock_readers)
+    feeder.start()
+    try:  # the empty shard fails the step that was in flight; this call hands it over
+        expect_error(lambda: next(iter(l)), "INGOT_ERR_MISMATCH", "step 0", "shard")
+        l.close()
+    finally:
+        stop.set()
+        feeder.join()
+
+
+def check_epochs(ingot, torch, manifest):
+    with ingot.Loader(manifest, BATCH, device="cpu", epochs=2, seed=7) as l:
+        assert l.steps_per_epoch == SAMPLES // BATCH
+        orders = []
+        for epoch in range(2):
+            seen = []
+            for b in l:
+                assert b.epoch == epoch
+                seen += torch.from_dlpack(b.indices).tolist()
+            assert sorted(seen) == list(range(SAMPLES)), f"epoch {epoch}: {sorted(seen)}"
+            orders.append(seen)
+        assert orders[0] != orders[1], "the two epochs have the same order"
+        assert list(l) == []  # the run is over
+        s = l.stats()
+        assert s["steps"] == 2 * SAMPLES // BATCH and s["samples"] == 2 * SAMPLES, s
+        assert s["depth"] == 4
+
+
+def main():
+    require_torch()
+    import torch
+    tool, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)  # a fresh work folder per run
+    manifest = make_dataset(tool, os.path.join(work, "a"), SAMPLES)
+    other = make_dataset(tool, os.path.join(work, "b"), SAMPLES, seed=1)
+    check_import_without_mpi()
+    check_bad_config()
+    import ingot
+    ingot.init()
+    assert ingot.rank() == 0 and ingot.world_size() == 1
+    p = ingot.placement()
+    assert p["device"].startswith(("cpu", "cuda:")) and p["local_size"] == 1, p
+    expect_error(ingot.init, "INGOT_ERR_EXISTS", "already")
+    check_zero_copy(ingot, torch, manifest)
+    check_slots(ingot, torch, manifest)
+    check_errors(ingot, manifest, other)
+    check_fork(ingot)
+    check_interrupt(ingot, manifest, work)
+    check_epochs(ingot, torch, manifest)
+    ingot.finalize()
+    print("python.single: OK")
+
+
+if __name__ == "__main__":
+    main()
