@@ -75,8 +75,7 @@ typedef struct transport_am_rep_hdr {
 typedef struct transport_rep_slot {
     transport_am_rep_hdr_t hdr;
     struct ingot_transport *t;
-    ucp_ep_h
-        ep; /* put: the endpoint the answer goes on (the request's reply endpoint until this rank's own is known) */
+    ucp_ep_h ep;               /* put: this rank's endpoint to the requester */
     int32_t from;              /* the requester */
     transport_am_req_hdr_t rq; /* put: the request, served after progress returns */
     uint32_t next_free;

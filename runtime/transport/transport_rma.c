@@ -174,9 +174,13 @@ static void put_flushed(void *request, ucs_status_t status, void *user_data)
         ucp_request_free(request);
     }
     if (status != UCS_OK) {
+        /* the endpoint failed or was closed by force: nothing to answer on (the requester's
+         * deadline, or its own close, ends the read) */
         ingot_warn("transport: a put to rank %d failed: %s", slot->from, ucs_status_string(status));
+        rep_push(slot);
+        return;
     }
-    rep_send(slot->t, slot->ep, slot, status == UCS_OK ? INGOT_OK : INGOT_ERR_UCX, NULL, 0);
+    rep_send(slot->t, slot->ep, slot, INGOT_OK, NULL, 0);
 }
 
 static void put_sent(void *request, ucs_status_t status, void *user_data)
@@ -248,7 +252,6 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
     transport_rep_slot_t *slot = rep_take(t, &rq);
     if (slot != NULL) {
         slot->rq = rq;
-        slot->ep = param->reply_ep; /* for a refusal; the put goes on this rank's endpoint */
         slot->next_put = TRANSPORT_AM_ENTRIES;
         uint32_t i = (uint32_t)(slot - t->rep);
         if (t->puts_head >= TRANSPORT_AM_ENTRIES) {
@@ -269,11 +272,11 @@ static void put_serve(ingot_transport_t *t, transport_rep_slot_t *slot)
     ucp_ep_h ep;
     if (w == NULL || ingot_transport_ep_locked(t, rq->from, &ep) != INGOT_OK) {
         /* the window went away meanwhile, or this rank closed its endpoint to the requester
-         * (it gave it up): answered on the request's reply endpoint, so the requester reads
-         * from storage now rather than at its deadline */
-        ingot_warn("transport: a put request from rank %d is refused (%s)", rq->from,
+         * (it gave it up): no endpoint to answer on that is known to be alive; the requester's
+         * deadline ends the read */
+        ingot_warn("transport: a put request from rank %d is dropped (%s)", rq->from,
                    w == NULL ? "its window was freed" : "this rank closed its endpoint to it");
-        rep_send(t, slot->ep, slot, INGOT_ERR_UCX, NULL, 0);
+        rep_push(slot);
         return;
     }
     slot->ep = ep;
