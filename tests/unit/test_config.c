@@ -6,6 +6,8 @@
 #include "test.h"
 #include "base/base_config.h"
 #include "runtime/loader_config.h"
+#include "runtime/cache/cache_impl.h"
+#include "runtime/transport/transport.h"
 #include "topology/topo.h"
 #include <ingot/config.h>
 #include <stdint.h>
@@ -255,6 +257,10 @@ static void test_registry(void)
         {"VERIFY", "off", INGOT_VERIFY_OFF},
         {"PIN", "off", INGOT_MEM_PIN_OFF},
         {"LOG_LEVEL", "trace", INGOT_LOG_LEVEL_TRACE},
+        {"PEER_PROTOCOL", "put", INGOT_PEER_PROTOCOL_PUT},
+        {"PEER_PROTOCOL", "am", INGOT_PEER_PROTOCOL_AM},
+        {"CACHE_FETCH", "device", INGOT_CACHE_FETCH_DEVICE},
+        {"CACHE_FETCH", "host", INGOT_CACHE_FETCH_HOST},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
         const ingot_config_field_t *f = ingot_config_find(enums[i].var, NULL);
@@ -263,6 +269,12 @@ static void test_registry(void)
         CHECK(f != NULL && f->type == INGOT_CONFIG_ENUM);
         CHECK_OK(ingot_config_parse(f, enums[i].value, &v, err, sizeof(err)));
         CHECK(v == enums[i].want);
+    }
+    /* the peer cache's enums refuse other values, naming the variable, value and choices */
+    static const char *const bad[][2] = {{"PEER_PROTOCOL", "rdma"}, {"CACHE_FETCH", "gpu"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        expect_bad((ingot_config_field_t *)ingot_config_find(bad[i][0], NULL), bad[i][1],
+                   "unknown value");
     }
 }
 
