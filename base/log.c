@@ -205,3 +205,8 @@ void ingot_last_error_clear(void)
 {
     log_last_error[0] = '\0';
 }
+
+void ingot_last_error_set(const char *msg)
+{
+    snprintf(log_last_error, sizeof(log_last_error), "%s", msg);
+}

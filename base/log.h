@@ -31,6 +31,10 @@ void ingot_log_error_write(const char *file, int line, const char *fmt, ...)
 /** Forget the calling thread's last error (ingot_last_error() then returns ""). */
 void ingot_last_error_clear(void);
 
+/** Make @p msg the calling thread's last error without logging it: for an error detected and
+ *  logged on another thread that this thread reports (a loader step failed by a worker). */
+void ingot_last_error_set(const char *msg);
+
 /** Set the rank shown in log lines (ingot_init() does this; before it, the launcher's env). */
 void ingot_log_set_rank(int rank);
 

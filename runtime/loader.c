@@ -742,6 +742,7 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
         ingot_error("%" PRIu64 " corrupt samples skipped in epoch %" PRIu64 " on rank %d: more "
                     "than the skip budget of %" PRIu64 " (INGOT_SKIP_BUDGET)",
                     l->epoch_skipped, slot->epoch, l->rank, l->params.skip_budget);
+        snprintf(l->failed_msg, sizeof(l->failed_msg), "%s", ingot_last_error());
         l->failed = INGOT_ERR_CORRUPT;
     }
 }
@@ -778,6 +779,7 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
         return INGOT_ERR_INVALID_PARAM;
     }
     if (l->failed != INGOT_OK) {
+        ingot_last_error_set(l->failed_msg);
         return l->failed;
     }
     for (int i = 0; i < l->ctx->ninline_colls; i++) { /* no progress thread: advance them here */
@@ -808,8 +810,10 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
     }
     if (st == INGOT_OK && atomic_load(&slot->state) == SLOT_FAILED) {
         st = atomic_load(&slot->status);
+        ingot_last_error_set(slot->error); /* detected and logged on a loader thread */
     }
     if (st != INGOT_OK) {
+        snprintf(l->failed_msg, sizeof(l->failed_msg), "%s", ingot_last_error());
         l->failed = st;
         return st;
     }

@@ -62,6 +62,7 @@ typedef struct loader_slot {
     uint64_t token;     /* of the batch handed over from it (ingot_batch_t) */
     _Atomic int state;  /* loader_slot_state_t */
     _Atomic int status; /* first error of the step */
+    char error[512];    /* its message, by the thread that set status (slot_note_error) */
     _Atomic uint32_t runs_left;
     _Atomic uint32_t skipped_count;
     uint64_t step, epoch, epoch_step;
@@ -174,6 +175,7 @@ struct ingot_loader {
     uint32_t held;
     uint64_t token_key;     /* keys batch tokens: per loader, not guessable */
     ingot_status_t failed;  /* sticky error after a failed step */
+    char failed_msg[512];   /* its message: ingot_loader_next() makes it the caller's */
     uint64_t epoch_skipped; /* samples skipped in the current epoch (this rank) */
     uint64_t *skipped_ids;  /* ids skipped in the current epoch (this rank) */
     uint64_t skipped_len, skipped_cap;

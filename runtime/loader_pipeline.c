@@ -199,9 +199,23 @@ static ingot_status_t runs_shard_ids(ingot_loader_h l, loader_slot_t *slot)
     return INGOT_OK;
 }
 
+/* Record @p st as the step's error unless one is recorded already; the thread that records it
+ * detected it, so its last error (ingot_error) is the message ingot_loader_next() hands over. */
+static void slot_note_error(loader_slot_t *slot, ingot_status_t st)
+{
+    int expected = INGOT_OK;
+    if (atomic_compare_exchange_strong(&slot->status, &expected, st)) {
+        const char *msg = ingot_last_error();
+        snprintf(slot->error, sizeof(slot->error), "%s",
+                 msg[0] != '\0' ? msg : ingot_status_string(st));
+    }
+}
+
+/* The step failed: only the planner or the thread completing the step's last run calls this,
+ * once per step, after every slot_note_error() of the step (runs_left ordered them). */
 static void slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st)
 {
-    atomic_store(&slot->status, st);
+    slot_note_error(slot, st);
     atomic_store(&slot->state, SLOT_FAILED);
     ingot_event_notify(&l->ready);
 }
@@ -315,8 +329,7 @@ void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t s
         run->staging = NULL;
     }
     if (status != INGOT_OK) {
-        int expected = INGOT_OK;
-        atomic_compare_exchange_strong(&slot->status, &expected, status);
+        slot_note_error(slot, status);
     }
     if (atomic_fetch_sub(&slot->runs_left, 1) == 1) {
         slot_complete(l, slot);

@@ -206,8 +206,10 @@ INGOT_API ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader
  *        measured). Batches come in step order.
  * @return INGOT_OK; INGOT_END_OF_DATA after the last step of the last epoch; an error of the
  *         batch (INGOT_ERR_IO, INGOT_ERR_CORRUPT, INGOT_ERR_MISMATCH, INGOT_ERR_ZSTD, a
- *         transform's error), logged with the shard, sample key and offset: that step failed
- *         and no partial batch is handed over; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE, at
+ *         transform's error), logged with the shard, sample key and offset (on the loader
+ *         thread that found it, and made the caller's ingot_last_error() by this call): that
+ *         step failed, no partial batch is handed over, and every later call returns the same
+ *         error and message; INGOT_ERR_TIMED_OUT; INGOT_ERR_NO_RESOURCE, at
  *         once, when all depth batches are already held. The trainer may hold up to depth
  *         batches: with depth - 1 held the pipeline still fills the one free slot, so the call
  *         succeeds; with depth held no slot is left for the step asked for, and waiting would

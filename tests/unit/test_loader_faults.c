@@ -11,6 +11,7 @@
 #include "source_test_util.h"
 #include "runtime/loader_impl.h"
 #include "base/fault.h"
+#include "base/log.h"
 #include "base/time.h"
 #include <fcntl.h>
 #include <ingot/ingot.h>
@@ -368,6 +369,11 @@ static void test_transform(const char *m)
     fail_index = 50; /* now the transform fails on one sample: its step fails, naming it */
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
     CHECK_STATUS(drain_checked(l, NULL, 0), INGOT_ERR_FORMAT);
+    /* detected on a worker, reported by ingot_loader_next() as this thread's last error too */
+    CHECK_CONTAINS(ingot_last_error(), "transform failed on sample 's000050' (index 50)");
+    ingot_last_error_clear();
+    CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_FORMAT); /* sticky, with its message */
+    CHECK_CONTAINS(ingot_last_error(), "sample 's000050'");
     ingot_loader_destroy(l);
     char *text = log_text();
     CHECK_CONTAINS(text, "transform failed on sample 's000050' (index 50): Malformed input");
