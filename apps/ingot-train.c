@@ -52,6 +52,7 @@ typedef struct train {
     ingot_ctx_h ctx;
     ingot_comm_h comm;
     ingot_loader_h train_l, test_l;
+    ingot_image_norm_t pixels; /* the loaders' transform: P5 28x28 to normalised floats */
     train_model_t m;
     train_gemm_t gemm;  /* where m's products run */
     char blas_why[384]; /* why there (the report's words) */
@@ -120,9 +121,27 @@ static int train_dataset(train_t *t)
     return 0;
 }
 
+/* The loaders' transform, in their workers: a sample's P5 image (the `pgm` member that
+ * ingot-manifest pack --fashion-mnist writes) to 784 floats normalised with the training images'
+ * mean and standard deviation (of pixel / 255). The label comes with the batch (`cls`). */
+static ingot_status_t pixels_prepare(train_t *t)
+{
+    t->pixels = (ingot_image_norm_t){.field = "pgm",
+                                     .channels = 1,
+                                     .height = 28,
+                                     .width = 28,
+                                     .mean = {0.2860f},
+                                     .std = {0.3530f}};
+    return ingot_image_norm_prepare(&t->pixels);
+}
+
 static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t batch, uint64_t epochs,
                                   const ingot_cursor_t *cursor, ingot_loader_h *l_p)
 {
+    ingot_status_t st = t->pixels.out_size ? INGOT_OK : pixels_prepare(t);
+    if (st != INGOT_OK) {
+        return st;
+    }
     ingot_loader_params_t p = {
         .field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST | INGOT_LOADER_PARAM_FIELD_BATCH |
                       INGOT_LOADER_PARAM_FIELD_SEED | INGOT_LOADER_PARAM_FIELD_EPOCHS |
@@ -133,8 +152,9 @@ static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t bat
         .seed = t->a.seed,
         .epochs = epochs,
         .device = INGOT_DEVICE_HOST, /* the model lives on the host, also with cuBLAS */
-        .transform = train_pgm_to_floats,
-        .sample_out_size = TRAIN_PIXELS * sizeof(float),
+        .transform = ingot_transform_image_norm,
+        .transform_arg = &t->pixels,
+        .sample_out_size = t->pixels.out_size, /* TRAIN_PIXELS floats */
         .cursor = cursor};
     return ingot_loader_create(t->ctx, &p, l_p);
 }

@@ -129,12 +129,6 @@ int train_labels_check(const int32_t *labels, size_t n, const char *const *keys)
 /** FNV-1a of the model's shape: a checkpoint of another model is refused. */
 uint64_t train_model_shape(const train_model_t *m);
 
-/* ---------------------------------------------------------------- data */
-
-/** The transform: a P5 28x28 image to 784 normalised floats (Fashion-MNIST mean and std). */
-ingot_status_t train_pgm_to_floats(const ingot_sample_view_t *sample, void *out, size_t out_size,
-                                   void *arg);
-
 /* ---------------------------------------------------------------- checkpoints */
 
 /** FNV-1a over @p n bytes, continuing from @p h (TRAIN_FNV_BASIS to start): checkpoint

@@ -25,6 +25,7 @@
 #include <ingot/shard.h>
 #include <ingot/order.h>
 #include <ingot/loader.h>
+#include <ingot/transform.h>
 #include <ingot/collectives.h>
 #include <ingot/pack.h>
 
