@@ -850,7 +850,9 @@ static uint64_t held_step_of(const struct ingot_loader *l, uint64_t token)
     return UINT64_MAX;
 }
 
-ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
+/* ingot_loader_release(), after @p stream's work when @p after (a device batch's readers). */
+static ingot_status_t loader_release(ingot_loader_h l, ingot_batch_t *batch, int after,
+                                     void *stream)
 {
     if (l == NULL || batch == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_release: NULL %s",
@@ -872,12 +874,28 @@ ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
                           step, l->oldest_held);
     }
     loader_slot_t *slot = &l->slots[step % l->depth];
+    if (after) {
+        ingot_status_t st = ingot_loader_gpu_release_after(l, slot, stream);
+        if (st != INGOT_OK) {
+            return st; /* nothing released: the slot must not be refilled under the stream */
+        }
+    }
     ingot_loader_gpu_release(l, slot);
     atomic_store(&slot->state, SLOT_FREE);
     l->oldest_held++;
     l->held--;
     ingot_spsc_try_push(&l->free_slots, (void *)(uintptr_t)slot->id); /* room for every slot */
     return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_release(ingot_loader_h l, ingot_batch_t *batch)
+{
+    return loader_release(l, batch, 0, NULL);
+}
+
+ingot_status_t ingot_loader_release_after(ingot_loader_h l, ingot_batch_t *batch, void *stream)
+{
+    return loader_release(l, batch, 1, stream);
 }
 
 ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)

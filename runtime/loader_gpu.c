@@ -70,6 +70,11 @@ static ingot_status_t gpu_slots_create(ingot_loader_h l)
         }
         if (st == INGOT_OK) {
             slot->h2d_start = start;
+            st = GPU_CALL("loader slot event", cudaEventCreateWithFlags, &done,
+                          cudaEventDisableTiming);
+        }
+        if (st == INGOT_OK) {
+            slot->consumed = done;
         }
     }
     return st;
@@ -182,6 +187,76 @@ void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot)
 #endif
 }
 
+ingot_status_t ingot_loader_gpu_release_after(ingot_loader_h l, loader_slot_t *slot, void *stream)
+{
+#if INGOT_BUILD_CUDA
+    if (l->device == INGOT_DEVICE_HOST || slot->consumed == NULL) {
+        return INGOT_OK; /* host memory: the trainer's CPU work is done when it releases */
+    }
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(l->device);
+    ingot_status_t st = GPU_CALL("ingot_loader_release_after", cudaEventRecord,
+                                 (cudaEvent_t)slot->consumed, (cudaStream_t)stream);
+    if (prev >= 0) {
+        cudaSetDevice(prev);
+    }
+    if (st == INGOT_OK) {
+        atomic_store(&slot->consumed_pending, 1);
+    }
+    return st;
+#else
+    (void)l;
+    (void)slot;
+    (void)stream;
+    return INGOT_OK;
+#endif
+}
+
+void ingot_loader_gpu_reuse(ingot_loader_h l, loader_slot_t *slot)
+{
+#if INGOT_BUILD_CUDA
+    if (atomic_exchange(&slot->consumed_pending, 0)) {
+        /* The trainer's kernels reading the batch it released may still run: the slot's
+         * device memory is written (H2D copy, peers' fetches) only once they are done. */
+        if (cudaEventSynchronize((cudaEvent_t)slot->consumed) != cudaSuccess) {
+            ingot_warn("loader slot %u: waiting for the trainer's stream failed: %s", slot->id,
+                       cudaGetErrorString(cudaGetLastError()));
+        }
+    }
+#else
+    (void)l;
+    (void)slot;
+#endif
+}
+
+ingot_status_t ingot_batch_stream_wait(const ingot_batch_t *batch, void *stream)
+{
+    if (batch == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_batch_stream_wait: NULL batch");
+    }
+    if (batch->device < 0 || batch->ready_event == NULL) {
+        return INGOT_OK; /* host batch: ready when handed over */
+    }
+#if INGOT_BUILD_CUDA
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(batch->device);
+    ingot_status_t st = GPU_CALL("ingot_batch_stream_wait", cudaStreamWaitEvent,
+                                 (cudaStream_t)stream, (cudaEvent_t)batch->ready_event, 0);
+    if (prev >= 0) {
+        cudaSetDevice(prev);
+    }
+    return st;
+#else
+    (void)stream;
+    return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                      "ingot_batch_stream_wait: a batch on device %d, but this build of ingot has "
+                      "no CUDA support",
+                      batch->device);
+#endif
+}
+
 void ingot_loader_gpu_cleanup(ingot_loader_h l)
 {
 #if INGOT_BUILD_CUDA
@@ -197,6 +272,7 @@ void ingot_loader_gpu_cleanup(ingot_loader_h l)
         if (slot->device) cudaFree(slot->device);
         if (slot->event) cudaEventDestroy((cudaEvent_t)slot->event);
         if (slot->h2d_start) cudaEventDestroy((cudaEvent_t)slot->h2d_start);
+        if (slot->consumed) cudaEventDestroy((cudaEvent_t)slot->consumed);
     }
     cudaStreamDestroy((cudaStream_t)l->stream);
     cudaGetLastError();

@@ -69,13 +69,15 @@ typedef struct loader_slot {
     uint32_t nsamples; /* the rank's slice */
     uint32_t count;    /* delivered (after skips) */
     uint64_t bytes;
-    ingot_mem_t host;           /* payload (pinned on the GPU path) */
-    void *device;               /* device payload, or NULL */
-    uint8_t *on_device;         /* per position: its bytes were fetched into device (no H2D) */
-    _Atomic uint32_t ndevice;   /* positions fetched into device this step */
-    void *event, *h2d_start;    /* cudaEvent_t */
-    ingot_sample_info_t *info;  /* per slice position: its manifest row, read once */
-    ingot_field_info_t *fields; /* per slice position: fields_max field rows */
+    ingot_mem_t host;             /* payload (pinned on the GPU path) */
+    void *device;                 /* device payload, or NULL */
+    uint8_t *on_device;           /* per position: its bytes were fetched into device (no H2D) */
+    _Atomic uint32_t ndevice;     /* positions fetched into device this step */
+    void *event, *h2d_start;      /* cudaEvent_t */
+    void *consumed;               /* cudaEvent_t recorded by ingot_loader_release_after() */
+    _Atomic int consumed_pending; /* the planner waits on consumed before refilling */
+    ingot_sample_info_t *info;    /* per slice position: its manifest row, read once */
+    ingot_field_info_t *fields;   /* per slice position: fields_max field rows */
     uint64_t *offsets, *lengths, *indices;
     int32_t *labels;
     const char **keys;
@@ -218,6 +220,10 @@ ingot_status_t ingot_loader_gpu_ring_fits(int device, uint32_t depth, size_t slo
                                           size_t free_bytes, size_t total_bytes);
 ingot_status_t ingot_loader_gpu_copy(ingot_loader_h l, loader_slot_t *slot);
 void ingot_loader_gpu_release(ingot_loader_h l, loader_slot_t *slot);
+/* Record the slot's consumed event on the trainer's @p stream (ingot_loader_release_after()). */
+ingot_status_t ingot_loader_gpu_release_after(ingot_loader_h l, loader_slot_t *slot, void *stream);
+/* Before the planner refills a slot: wait for the work its consumed event marks. */
+void ingot_loader_gpu_reuse(ingot_loader_h l, loader_slot_t *slot);
 void ingot_loader_gpu_cleanup(ingot_loader_h l);
 
 #endif

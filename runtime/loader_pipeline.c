@@ -269,6 +269,7 @@ void *ingot_loader_planner_main(void *arg)
             continue; /* past the last step: nothing to prefetch */
         }
         loader_slot_t *slot = &l->slots[(uintptr_t)item];
+        ingot_loader_gpu_reuse(l, slot);
         uint64_t t0 = ingot_time_ns();
         ingot_status_t st = plan_step(l, slot, l->next_plan++);
         ingot_trace_event(l->trace, INGOT_TRACE_PLAN, t0, ingot_time_ns(), slot->step);

@@ -131,8 +131,8 @@ static void normalise(const ingot_image_norm_t *n, const unsigned char *px, floa
     }
 }
 
-ingot_status_t ingot_transform_image_norm(const ingot_sample_view_t *s, void *out,
-                                          size_t out_size, void *arg)
+ingot_status_t ingot_transform_image_norm(const ingot_sample_view_t *s, void *out, size_t out_size,
+                                          void *arg)
 {
     const ingot_image_norm_t *n = arg;
     if (s == NULL || out == NULL || n == NULL || n->out_size == 0 || out_size != n->out_size) {

@@ -1,8 +1,8 @@
 # GPU tests (ctest -L gpu): each exits 77 with the reason where no CUDA device is usable, and
 # checks for real on a GPU node. They run in the main tier too (skipped on CPU-only machines).
 ingot_test_exe(test_gpu ${CMAKE_CURRENT_SOURCE_DIR}/gpu/test_gpu.c)
-foreach(mode match reuse pin nccl oom)
-  # match, reuse and oom start MPI in-process (singleton): Open MPI's allocations are not leaks.
+foreach(mode match reuse stream pin nccl oom)
+  # match, reuse, stream and oom start MPI in-process (singleton): Open MPI's allocations are not leaks.
   ingot_add_test(NAME gpu.${mode} LABELS gpu COMMAND test_gpu ${mode}
                  ENV ASAN_OPTIONS=detect_leaks=0)
 endforeach()

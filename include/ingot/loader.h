@@ -227,6 +227,30 @@ INGOT_API ingot_status_t ingot_loader_next(ingot_loader_h loader, ingot_batch_t 
 INGOT_API ingot_status_t ingot_loader_release(ingot_loader_h loader, ingot_batch_t *batch);
 
 /**
+ * @brief ingot_loader_release() for a device batch still read by work enqueued on a CUDA
+ *        stream: the slot's device memory is refilled only once the work enqueued on @p stream
+ *        so far is done (an event recorded on it; the loader's planner waits on it before
+ *        refilling, the trainer never does). For a host batch, the same as
+ *        ingot_loader_release().
+ * @param stream a cudaStream_t of the batch's device (NULL: the legacy default stream).
+ * @return as ingot_loader_release(); INGOT_ERR_CUDA (logged) when the event cannot be
+ *         recorded on @p stream: nothing is released then.
+ */
+INGOT_API ingot_status_t ingot_loader_release_after(ingot_loader_h loader, ingot_batch_t *batch,
+                                                    void *stream);
+
+/**
+ * @brief Make CUDA stream @p stream wait until a device batch's data is in place (its
+ *        ready_event), without synchronising the host: the consumer's side of ready_event,
+ *        for a trainer that does not call the CUDA runtime itself. A host batch is ready when
+ *        handed over: INGOT_OK, nothing done.
+ * @param stream a cudaStream_t of the batch's device (NULL: the legacy default stream).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (NULL batch); INGOT_ERR_CUDA (logged);
+ *         INGOT_ERR_UNSUPPORTED for a device batch in a build without CUDA.
+ */
+INGOT_API ingot_status_t ingot_batch_stream_wait(const ingot_batch_t *batch, void *stream);
+
+/**
  * @brief The resume cursor: epoch, samples of the epoch handed over (whole global batches) and
  *        the ids skipped in it over all ranks. Collective (gathers the skipped ids); every rank
  *        gets the same cursor. Release it with ingot_cursor_release().

@@ -26,17 +26,17 @@ INGOT_BEGIN_DECLS
  * Fill it, then call ingot_image_norm_prepare() once before creating the loader.
  */
 typedef struct ingot_image_norm {
-    const char *field;  /**< Field holding the image ("pgm", "ppm", "rgb", ...); NULL: the
+    const char *field;    /**< Field holding the image ("pgm", "ppm", "rgb", ...); NULL: the
                              sample's first field. */
-    uint32_t channels;  /**< 1 to INGOT_IMAGE_CHANNELS_MAX. */
-    uint32_t height;    /**< Rows expected (>= 1). */
-    uint32_t width;     /**< Columns expected (>= 1). */
-    float mean[INGOT_IMAGE_CHANNELS_MAX]; /**< Per channel, of pixel / 255. */
-    float std[INGOT_IMAGE_CHANNELS_MAX];  /**< Per channel, > 0. */
+    uint32_t    channels; /**< 1 to INGOT_IMAGE_CHANNELS_MAX. */
+    uint32_t    height;   /**< Rows expected (>= 1). */
+    uint32_t    width;    /**< Columns expected (>= 1). */
+    float       mean[INGOT_IMAGE_CHANNELS_MAX]; /**< Per channel, of pixel / 255. */
+    float       std[INGOT_IMAGE_CHANNELS_MAX];  /**< Per channel, > 0. */
     /* Set by ingot_image_norm_prepare(); do not change. */
-    float scale[INGOT_IMAGE_CHANNELS_MAX]; /**< 1 / (255 std[c]). */
-    float bias[INGOT_IMAGE_CHANNELS_MAX];  /**< -mean[c] / std[c]. */
-    size_t out_size;                       /**< channels x height x width x 4 bytes. */
+    float       scale[INGOT_IMAGE_CHANNELS_MAX]; /**< 1 / (255 std[c]). */
+    float       bias[INGOT_IMAGE_CHANNELS_MAX];  /**< -mean[c] / std[c]. */
+    size_t      out_size;                        /**< channels x height x width x 4 bytes. */
 } ingot_image_norm_t;
 
 /**

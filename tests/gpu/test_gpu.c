@@ -7,6 +7,10 @@
  *   reuse    held device batches keep their bytes while the slots around them are refilled
  *   pin      pinning falls back cleanly under injected cuda_pin and mlock faults, one warning
  *   nccl     NCCL is found through dlopen (libnccl is not linked into the process)
+ *   stream   the consumer's side through the public API alone: ingot_batch_stream_wait() on a
+ *            stream of the test's, a device-to-device copy of each batch enqueued on it, and
+ *            ingot_loader_release_after() on that stream at once, before the copy is done; the
+ *            copies, read after the whole run, equal the host path's batches
  *   oom      a device slot allocation failing (fault site cuda_malloc): create fails with
  *            INGOT_ERR_NO_MEMORY naming the size asked for and the device's free memory, frees
  *            what it had allocated (a loader created next gets every slot)
@@ -20,8 +24,12 @@
 #include <ingot/info.h>
 #include <ingot/ingot.h>
 #include <ingot/loader.h>
+#include <ingot/version.h>
 #include <sys/resource.h>
 #include <xxhash.h>
+#if INGOT_BUILD_CUDA
+#    include <cuda_runtime_api.h>
+#endif
 
 #define N_SAMPLES 240
 #define SLICE     8
@@ -143,6 +151,60 @@ static void test_reuse(void)
     printf("reuse ok: %llu slot refills with %d batches held\n", (unsigned long long)steps, HELD);
 }
 
+static void test_stream(void)
+{
+#if INGOT_BUILD_CUDA
+    enum { STEPS = EPOCHS * (N_SAMPLES / SLICE) };
+    const char *m = make_data();
+    ingot_loader_h host = loader_on(m, INGOT_DEVICE_HOST), gpu = loader_on(m, 0);
+    cudaStream_t s;
+    CHECK(cudaSetDevice(0) == cudaSuccess);
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    void *copies[STEPS];
+    uint64_t want[STEPS];
+    size_t bytes[STEPS];
+    ingot_batch_t hb, gb;
+    uint64_t steps = 0;
+    while (ingot_loader_next(host, &hb) == INGOT_OK) {
+        CHECK(steps < STEPS);
+        CHECK_OK(ingot_loader_next(gpu, &gb));
+        CHECK(gb.device == 0 && gb.bytes == hb.bytes);
+        want[steps] = XXH3_64bits(hb.data, hb.bytes);
+        bytes[steps] = gb.bytes;
+        CHECK(cudaMalloc(&copies[steps], gb.bytes ? gb.bytes : 1) == cudaSuccess);
+        CHECK_OK(ingot_batch_stream_wait(&gb, s));
+        CHECK(cudaMemcpyAsync(copies[steps], gb.data, gb.bytes, cudaMemcpyDeviceToDevice, s) ==
+              cudaSuccess);
+        CHECK_OK(ingot_loader_release_after(gpu, &gb, s)); /* the copy may still be queued */
+        CHECK_OK(ingot_loader_release(host, &hb));
+        steps++;
+    }
+    CHECK(steps == STEPS);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+    for (uint64_t i = 0; i < steps; i++) {
+        uint8_t *h = malloc(bytes[i] ? bytes[i] : 1);
+        CHECK(h != NULL &&
+              cudaMemcpy(h, copies[i], bytes[i], cudaMemcpyDeviceToHost) == cudaSuccess);
+        if (XXH3_64bits(h, bytes[i]) != want[i]) {
+            fprintf(stderr,
+                    "step %llu: the copy made on the consumer's stream differs from the "
+                    "host batch\n",
+                    (unsigned long long)i);
+            exit(1);
+        }
+        free(h);
+        cudaFree(copies[i]);
+    }
+    CHECK_STATUS(ingot_batch_stream_wait(NULL, s), INGOT_ERR_INVALID_PARAM);
+    cudaStreamDestroy(s);
+    ingot_loader_destroy(gpu);
+    ingot_loader_destroy(host);
+    printf("stream ok: %llu steps\n", (unsigned long long)steps);
+#else
+    SKIP("this build has no CUDA support");
+#endif
+}
+
 static void test_oom(void)
 {
     if (!INGOT_FAULT_ENABLED) {
@@ -258,6 +320,8 @@ int main(int argc, char **argv)
         test_match();
     } else if (strcmp(mode, "reuse") == 0) {
         test_reuse();
+    } else if (strcmp(mode, "stream") == 0) {
+        test_stream();
     } else if (strcmp(mode, "oom") == 0) {
         test_oom();
     } else {

@@ -396,7 +396,10 @@ static void test_release_rules(const char *m)
     forged.token ^= 1; /* a forged token, even on a batch that looks right */
     CHECK_STATUS(ingot_loader_release(l, &forged), INGOT_ERR_INVALID_PARAM);
     CHECK_STATUS(ingot_loader_release(l, &foreign), INGOT_ERR_INVALID_PARAM); /* another loader's */
-    CHECK_OK(ingot_loader_release(l, &a));
+    CHECK_OK(ingot_batch_stream_wait(&a, NULL)); /* a host batch: ready, nothing to wait on */
+    CHECK_STATUS(ingot_batch_stream_wait(NULL, NULL), INGOT_ERR_INVALID_PARAM);
+    CHECK_STATUS(ingot_loader_release_after(l, &b, NULL), INGOT_ERR_INVALID_PARAM); /* order */
+    CHECK_OK(ingot_loader_release_after(l, &a, NULL)); /* host batch: a plain release */
     CHECK_STATUS(ingot_loader_release(l, &a), INGOT_ERR_INVALID_PARAM); /* twice */
     CHECK_OK(ingot_loader_release(l, &b));
     CHECK_STATUS(ingot_loader_release(l, &b), INGOT_ERR_INVALID_PARAM); /* twice, none held */
