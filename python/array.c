@@ -1,6 +1,8 @@
 /*
- * array.c: ingot.Array, a 1-D view of one of a batch's host arrays (data, offsets, lengths,
- * labels, indices) and its DLPack export. Each exported tensor holds a reference to the batch
+ * array.c: ingot.Array, a view of one of a batch's arrays (data: bytes, or [n, *shape] with a
+ * transform, in host or device memory; offsets, lengths, labels, indices: host) and its DLPack
+ * export. A device export makes the consumer's stream wait on the batch's ready event, and the
+ * slot is refilled only after that stream's work (ingot_loader_release_after). Each exported tensor holds a reference to the batch
  * and counts in batch.exports, so the batch's slot is given back only when the batch and every
  * tensor made from it are gone. Capsules are versioned (DLPack 1.x) when the consumer passes
  * max_version >= (1, 0), legacy otherwise (PyTorch 1.13). Exports are read-only in spirit: the
@@ -9,11 +11,12 @@
 #include "pyingot.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* What a capsule's manager_ctx points to: the tensor struct, its shape, and the batch it pins. */
 typedef struct export_ctx {
     pyingot_batch_t *batch;
-    int64_t shape[2];
+    int64_t shape[PYINGOT_NDIM_MAX];
     union {
         pyingot_dl_managed_t legacy;
         pyingot_dl_managed_versioned_t versioned;
@@ -63,10 +66,11 @@ static void versioned_capsule_free(PyObject *cap)
 
 static void fill_tensor(pyingot_dl_tensor_t *t, pyingot_array_t *a, export_ctx_t *ctx)
 {
-    ctx->shape[0] = a->shape[0];
-    ctx->shape[1] = a->shape[1];
+    memcpy(ctx->shape, a->shape, sizeof(ctx->shape));
     t->data = a->data;
-    t->device = (pyingot_dl_device_t){.device_type = PYINGOT_DL_CPU, .device_id = 0};
+    t->device = a->device < 0
+                    ? (pyingot_dl_device_t){.device_type = PYINGOT_DL_CPU, .device_id = 0}
+                    : (pyingot_dl_device_t){.device_type = PYINGOT_DL_CUDA, .device_id = a->device};
     t->ndim = a->ndim;
     t->dtype = a->dtype;
     t->shape = ctx->shape;
@@ -120,6 +124,35 @@ static PyObject *make_capsule(pyingot_array_t *a, int versioned)
     return cap;
 }
 
+/* DLPack's stream argument for CUDA: None or 1 the legacy default stream, 2 the per-thread
+ * default stream, -1 no synchronisation (the consumer orders its work itself), anything else a
+ * cudaStream_t; 0 is ambiguous and refused. The stream waits on the batch's ready event (no
+ * host synchronisation), and the slot is refilled only after its work so far. */
+static int consumer_stream_wait(pyingot_array_t *a, PyObject *stream)
+{
+    long long v = (stream == NULL || stream == Py_None) ? 1 : PyLong_AsLongLong(stream);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "__dlpack__(stream=0): ambiguous for CUDA (DLPack): pass 1 for the legacy "
+                        "default stream, 2 for the per-thread default stream, or a stream handle");
+        return -1;
+    }
+    if (v == -1) {
+        return 0;
+    }
+    void *s = (void *)(intptr_t)v; /* 1 and 2 are cudaStreamLegacy and cudaStreamPerThread */
+    ingot_status_t st = ingot_batch_stream_wait(&a->batch->b, s);
+    if (st != INGOT_OK) {
+        pyingot_raise(st, NULL);
+        return -1;
+    }
+    pyingot_loader_note_stream(a->batch->loader, a->batch->seq, s);
+    return 0;
+}
+
 PyObject *pyingot_array_dlpack(pyingot_array_t *a, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
@@ -139,16 +172,39 @@ PyObject *pyingot_array_dlpack(pyingot_array_t *a, PyObject *args, PyObject *kwa
         return NULL;
     }
     int versioned = wants_versioned(max_version);
-    return versioned < 0 ? NULL : make_capsule(a, versioned);
+    if (versioned < 0 || (a->device >= 0 && consumer_stream_wait(a, stream) != 0)) {
+        return NULL;
+    }
+    return make_capsule(a, versioned);
+}
+
+PyObject *pyingot_dlpack_device_tuple(int device)
+{
+    return device < 0 ? Py_BuildValue("(ii)", PYINGOT_DL_CPU, 0)
+                      : Py_BuildValue("(ii)", PYINGOT_DL_CUDA, device);
 }
 
 PyObject *pyingot_array_dlpack_device(pyingot_array_t *a, PyObject *noargs)
 {
-    return Py_BuildValue("(ii)", PYINGOT_DL_CPU, 0);
+    return pyingot_dlpack_device_tuple(a->device);
 }
 
-PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int64_t n,
-                            pyingot_dl_dtype_t dtype)
+PyObject *pyingot_shape_tuple(int32_t ndim, const int64_t *shape)
+{
+    PyObject *t = PyTuple_New(ndim);
+    for (int32_t i = 0; t != NULL && i < ndim; i++) {
+        PyObject *v = PyLong_FromLongLong(shape[i]);
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int32_t ndim,
+                            const int64_t *shape, pyingot_dl_dtype_t dtype, int device)
 {
     pyingot_array_t *a = PyObject_New(pyingot_array_t, &pyingot_array_type);
     if (a == NULL) {
@@ -157,10 +213,11 @@ PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, i
     Py_INCREF(bt);
     a->batch = bt;
     a->data = data;
-    a->ndim = 1;
-    a->shape[0] = n;
-    a->shape[1] = 0;
+    a->ndim = ndim;
+    memset(a->shape, 0, sizeof(a->shape));
+    memcpy(a->shape, shape, (size_t)ndim * sizeof(*shape));
     a->dtype = dtype;
+    a->device = device;
     a->name = name;
     return (PyObject *)a;
 }
@@ -181,8 +238,12 @@ static PyObject *array_dtype_name(pyingot_array_t *a)
 
 static PyObject *array_shape(pyingot_array_t *a, void *closure)
 {
-    return a->ndim == 1 ? Py_BuildValue("(L)", (long long)a->shape[0])
-                        : Py_BuildValue("(LL)", (long long)a->shape[0], (long long)a->shape[1]);
+    return pyingot_shape_tuple(a->ndim, a->shape);
+}
+
+static PyObject *array_device(pyingot_array_t *a, void *closure)
+{
+    return a->device < 0 ? PyUnicode_FromString("cpu") : PyUnicode_FromFormat("cuda:%d", a->device);
 }
 
 static PyObject *array_dtype(pyingot_array_t *a, void *closure)
@@ -216,13 +277,14 @@ static PyMethodDef array_methods[] = {
      "__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None): a DLPack "
      "capsule over the batch's memory (no copy)."},
     {"__dlpack_device__", (PyCFunction)pyingot_array_dlpack_device, METH_NOARGS,
-     "(device_type, device_id): (1, 0), host memory."},
+     "(device_type, device_id): (1, 0) for host memory, (2, N) for CUDA device N."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef array_getset[] = {
     {"shape", (getter)array_shape, NULL, "Shape (a tuple).", NULL},
     {"dtype", (getter)array_dtype, NULL, "Element type: uint8, int64, ...", NULL},
     {"ptr", (getter)array_ptr, NULL, "Address of the first element.", NULL},
+    {"device", (getter)array_device, NULL, "'cpu' or 'cuda:N': where the memory is.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PySequenceMethods array_seq = {.sq_length = (lenfunc)array_len};
@@ -234,7 +296,7 @@ PyTypeObject pyingot_array_type = {
     .tp_repr = (reprfunc)array_repr,
     .tp_as_sequence = &array_seq,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A batch's host array, exported without a copy through DLPack.",
+    .tp_doc = "An array of a batch, exported without a copy through DLPack.",
     .tp_methods = array_methods,
     .tp_getset = array_getset,
 };

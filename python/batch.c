@@ -8,6 +8,7 @@
 #include "pyingot.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const pyingot_dl_dtype_t dtype_u8 = {PYINGOT_DL_UINT, 8, 1};
 static const pyingot_dl_dtype_t dtype_i64 = {PYINGOT_DL_INT, 64, 1};
@@ -87,18 +88,31 @@ static PyObject *batch_release(pyingot_batch_t *bt, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
+/* A 1-D host array of the batch. */
 static PyObject *array_of(pyingot_batch_t *bt, const char *name, const void *data, int64_t n,
                           pyingot_dl_dtype_t dtype)
 {
     if (pyingot_batch_check_live(bt) != 0) {
         return NULL;
     }
-    return pyingot_array_new(bt, name, (void *)data, n, dtype);
+    return pyingot_array_new(bt, name, (void *)data, 1, &n, dtype, -1);
 }
 
+/* The collated bytes, or [count, *shape] of the transform's dtype; where the loader put them. */
 static PyObject *get_data(pyingot_batch_t *bt, void *c)
 {
-    return array_of(bt, "data", bt->b.data, (int64_t)bt->b.bytes, dtype_u8);
+    if (pyingot_batch_check_live(bt) != 0) {
+        return NULL;
+    }
+    const pyingot_tf_t *tf = &bt->loader->tf;
+    int device = bt->b.device >= 0 ? bt->b.device : -1;
+    if (tf->obj == NULL) {
+        int64_t n = (int64_t)bt->b.bytes;
+        return pyingot_array_new(bt, "data", bt->b.data, 1, &n, dtype_u8, device);
+    }
+    int64_t shape[PYINGOT_NDIM_MAX] = {bt->b.count};
+    memcpy(shape + 1, tf->shape, (size_t)tf->ndim * sizeof(*shape));
+    return pyingot_array_new(bt, "data", bt->b.data, tf->ndim + 1, shape, tf->dtype, device);
 }
 
 /* offsets, lengths and indices are uint64 in C; exported as int64 (PyTorch 1.13 has no
@@ -178,7 +192,13 @@ static PyObject *batch_dlpack(pyingot_batch_t *bt, PyObject *args, PyObject *kwa
 
 static PyObject *batch_dlpack_device(pyingot_batch_t *bt, PyObject *noargs)
 {
-    return Py_BuildValue("(ii)", PYINGOT_DL_CPU, 0);
+    return pyingot_dlpack_device_tuple(bt->b.device >= 0 ? bt->b.device : -1);
+}
+
+static PyObject *get_device(pyingot_batch_t *bt, void *c)
+{
+    return bt->b.device < 0 ? PyUnicode_FromString("cpu")
+                            : PyUnicode_FromFormat("cuda:%d", bt->b.device);
 }
 
 static PyMethodDef batch_methods[] = {
@@ -187,11 +207,16 @@ static PyMethodDef batch_methods[] = {
      "exported from the batch are alive. Dropping the batch and its tensors does the same."},
     {"__dlpack__", (PyCFunction)(void (*)(void))batch_dlpack, METH_VARARGS | METH_KEYWORDS,
      "The data array's DLPack capsule (torch.from_dlpack(batch))."},
-    {"__dlpack_device__", (PyCFunction)batch_dlpack_device, METH_NOARGS, "(1, 0): host."},
+    {"__dlpack_device__", (PyCFunction)batch_dlpack_device, METH_NOARGS,
+     "The data array's (device_type, device_id): (1, 0) host, (2, N) CUDA device N."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef batch_getset[] = {
-    {"data", (getter)get_data, NULL, "uint8 [bytes]: the collated sample bytes.", NULL},
+    {"data", (getter)get_data, NULL,
+     "uint8 [bytes]: the collated sample bytes; with a transform, [n, *shape] of its dtype. In "
+     "device memory for a GPU loader.",
+     NULL},
+    {"device", (getter)get_device, NULL, "'cpu' or 'cuda:N': where data is.", NULL},
     {"offsets", (getter)get_offsets, NULL, "int64 [n]: sample i starts at data[offsets[i]].", NULL},
     {"lengths", (getter)get_lengths, NULL, "int64 [n]: bytes of sample i.", NULL},
     {"labels", (getter)get_labels, NULL, "int64 [n]: label of sample i, or -1.", NULL},

@@ -25,6 +25,9 @@ static int loader_check(pyingot_loader_t *l)
     return 0;
 }
 
+/* 'cpu': host batches; 'placement' (or None): the placement's GPU when it has one and CUDA is
+ * usable, else host (the C loader decides); an int: that CUDA device (the C loader refuses one
+ * this process cannot use, naming it). */
 static int parse_device(PyObject *dev, int *device_p)
 {
     if (PyUnicode_Check(dev) && PyUnicode_CompareWithASCIIString(dev, "cpu") == 0) {
@@ -33,25 +36,18 @@ static int parse_device(PyObject *dev, int *device_p)
     }
     if (dev == Py_None ||
         (PyUnicode_Check(dev) && PyUnicode_CompareWithASCIIString(dev, "placement") == 0)) {
-        ingot_placement_t p = {.field_mask = INGOT_PLACEMENT_FIELD_GPU};
-        if (ingot_placement_get(pyingot_ctx(), &p) != INGOT_OK || p.cuda_device < 0) {
-            *device_p = INGOT_DEVICE_HOST; /* no GPU in the plan: host batches */
-            return 0;
-        }
-        pyingot_raisef(INGOT_ERR_UNSUPPORTED,
-                       "Loader(device='placement'): the placement is cuda:%d, and GPU batches "
-                       "are not supported by this binding yet; pass device='cpu'",
-                       p.cuda_device);
-        return -1;
+        *device_p = INGOT_DEVICE_PLACEMENT;
+        return 0;
     }
-    if (PyLong_Check(dev)) {
-        pyingot_raise(INGOT_ERR_UNSUPPORTED, "Loader(device=<int>): GPU batches are not "
-                                             "supported by this binding yet; pass device='cpu'");
-        return -1;
+    long v = PyLong_Check(dev) ? PyLong_AsLong(dev) : -1;
+    if (PyLong_Check(dev) && v >= 0 && v <= INT32_MAX) {
+        *device_p = (int)v;
+        return 0;
     }
+    PyErr_Clear();
     PyObject *r = PyObject_Repr(dev);
     pyingot_raisef(INGOT_ERR_INVALID_PARAM,
-                   "Loader(device=%s): expected 'placement', 'cpu' or a CUDA device index",
+                   "Loader(device=%s): expected 'placement', 'cpu' or a CUDA device index >= 0",
                    r ? PyUnicode_AsUTF8(r) : "?");
     Py_XDECREF(r);
     return -1;
@@ -165,14 +161,14 @@ static void loader_adopt(pyingot_loader_t *l, ingot_loader_h h)
 static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {
-        "manifest", "global_batch_size", "seed",    "epochs",  "depth", "device",
-        "verify",   "skip_budget",       "readers", "workers", NULL};
+        "manifest", "global_batch_size", "seed",    "epochs",  "depth",     "device",
+        "verify",   "skip_budget",       "readers", "workers", "transform", NULL};
     PyObject *path = NULL, *gb = NULL, *seed = NULL, *epochs = NULL, *depth = NULL;
-    PyObject *device = NULL, *budget = NULL, *readers = NULL, *workers = NULL;
+    PyObject *device = NULL, *budget = NULL, *readers = NULL, *workers = NULL, *tf = NULL;
     const char *verify = "fail";
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|$OOOOsOOO:Loader", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|$OOOOsOOOO:Loader", kwlist,
                                      PyUnicode_FSConverter, &path, &gb, &seed, &epochs, &depth,
-                                     &device, &verify, &budget, &readers, &workers)) {
+                                     &device, &verify, &budget, &readers, &workers, &tf)) {
         return -1;
     }
     int rc = -1;
@@ -202,7 +198,8 @@ static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
         (readers && parse_u64(readers, "readers", 0, 1024, &r) != 0) ||
         (workers && parse_u64(workers, "workers", 0, 1024, &w) != 0) ||
         parse_verify(verify, &p->verify) != 0 ||
-        parse_device(device ? device : Py_None, &p->device) != 0) {
+        parse_device(device ? device : Py_None, &p->device) != 0 ||
+        pyingot_tf_set(&l->tf, tf, p) != 0) {
         goto out;
     }
     p->depth = (uint32_t)d;
@@ -234,8 +231,12 @@ static void drain_locked(pyingot_loader_t *l)
 {
     while (l->retired < l->handed && l->held[l->retired % l->depth].done) {
         pyingot_held_t *e = &l->held[l->retired % l->depth];
-        (void)ingot_loader_release(l->h, &e->batch); /* in order: cannot fail; logs if it does */
-        e->done = 0;
+        /* In order: cannot fail, but for a CUDA error recording the event on the consumer's
+         * stream (logged), after which that stream is unusable anyway: release it plainly. */
+        if (!e->stream_set || ingot_loader_release_after(l->h, &e->batch, e->stream) != INGOT_OK) {
+            (void)ingot_loader_release(l->h, &e->batch);
+        }
+        *e = (pyingot_held_t){0};
         l->retired++;
     }
 }
@@ -263,6 +264,14 @@ void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
     }
     l->held[seq % l->depth].done = 1;
     drain(l, 0);
+}
+
+void pyingot_loader_note_stream(pyingot_loader_t *l, uint64_t seq, void *stream)
+{
+    if (seq >= l->retired && seq < l->handed) {
+        l->held[seq % l->depth].stream_set = 1;
+        l->held[seq % l->depth].stream = stream;
+    }
 }
 
 static PyObject *no_slot_error(pyingot_loader_t *l)
@@ -309,6 +318,12 @@ static PyObject *loader_iternext(pyingot_loader_t *l)
                  (unsigned long long)l->handed, l->manifest, ingot_status_string(st));
     }
     if (st != INGOT_OK) {
+        PyObject *exc = pyingot_tf_take_raised(&l->tf, msg);
+        if (exc != NULL) { /* the Python transform's own exception, noted with the sample */
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+            return NULL;
+        }
         return pyingot_raise(st, msg);
     }
     uint64_t seq = l->handed++;
@@ -391,6 +406,7 @@ static void loader_dealloc(pyingot_loader_t *l)
     if (l->h != NULL) {
         loader_close_impl(l, 1); /* collective, as in C: every rank drops it at the same point */
     }
+    pyingot_tf_clear(&l->tf);
     free(l->held);
     free(l->manifest);
     Py_TYPE(l)->tp_free((PyObject *)l);
@@ -659,9 +675,10 @@ PyTypeObject pyingot_loader_type = {
     .tp_basicsize = sizeof(pyingot_loader_t),
     .tp_dealloc = (destructor)loader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Loader(manifest, global_batch_size, *, seed=0, epochs=1, depth=4, "
-              "device='placement', verify='fail', skip_budget=0, readers=0, workers=0): "
-              "iterate once per epoch for that epoch's batches (collective create).",
+    .tp_doc =
+        "Loader(manifest, global_batch_size, *, seed=0, epochs=1, depth=4, "
+        "device='placement', verify='fail', skip_budget=0, readers=0, workers=0, transform=None): "
+        "iterate once per epoch for that epoch's batches (collective create).",
     .tp_iter = (getiterfunc)loader_iter,
     .tp_iternext = (iternextfunc)loader_iternext,
     .tp_methods = loader_methods,

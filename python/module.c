@@ -252,6 +252,8 @@ PyMODINIT_FUNC PyInit_ingot(void)
     if (pyingot_errors_add(m) != 0 || add_type(m, "Loader", &pyingot_loader_type) != 0 ||
         add_type(m, "Batch", &pyingot_batch_type) != 0 ||
         add_type(m, "Array", &pyingot_array_type) != 0 ||
+        add_type(m, "ImageTransform", &pyingot_image_transform_type) != 0 ||
+        add_type(m, "Transform", &pyingot_py_transform_type) != 0 ||
         PyModule_AddStringConstant(m, "__version__", ingot_version_string()) != 0 ||
         pthread_atfork(NULL, NULL, on_fork_child) != 0) {
         Py_DECREF(m);

@@ -52,10 +52,37 @@ int pyingot_waiter_next(pyingot_waiter_t *w, ingot_loader_h loader, ingot_batch_
 int pyingot_waiter_parked(pyingot_waiter_t *w); /* a request in flight or a result not taken */
 void pyingot_waiter_stop(pyingot_waiter_t *w);  /* waits for an in-flight call, joins */
 
+/* ---- transform.c */
+#define PYINGOT_SAMPLE_NDIM_MAX 6                             /* dimensions of a sample's output */
+#define PYINGOT_NDIM_MAX        (PYINGOT_SAMPLE_NDIM_MAX + 1) /* of an array: [n, *sample] */
+extern PyTypeObject pyingot_image_transform_type;             /* ingot.ImageTransform */
+extern PyTypeObject pyingot_py_transform_type;                /* ingot.Transform */
+
+/* What a loader runs on each sample (Loader(transform=...)). */
+typedef struct pyingot_tf {
+    PyObject *obj; /* the ImageTransform or Transform (strong reference); NULL: none */
+    PyObject *fn;  /* a Transform's callable (borrowed from obj) */
+    int32_t ndim;  /* a sample's output: shape and dtype */
+    int64_t shape[PYINGOT_SAMPLE_NDIM_MAX];
+    pyingot_dl_dtype_t dtype;
+    size_t out_size;
+    PyObject *raised; /* dict: sample key -> the exception fn raised on it (under the GIL) */
+} pyingot_tf_t;
+
+/* Resolve Loader(transform=@p obj) into @p tf and the loader's params (field_mask, transform,
+ * transform_arg, sample_out_size); -1 with an error set. @p tf must not move afterwards. */
+int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p);
+void pyingot_tf_clear(pyingot_tf_t *tf);
+/* After a failed step whose message is @p msg: the exception fn raised on the sample the
+ * message names (else any it raised), removed from tf->raised; NULL when none. New reference. */
+PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg);
+
 /* ---- loader.c */
 typedef struct pyingot_held {
     ingot_batch_t batch;
-    int done; /* its Python object (and every export) is gone, or release() called */
+    int done;       /* its Python object (and every export) is gone, or release() called */
+    int stream_set; /* a device export synchronised a consumer stream: release after it */
+    void *stream;   /* that cudaStream_t (the last one, when exported to several) */
 } pyingot_held_t;
 
 typedef struct pyingot_loader {
@@ -69,6 +96,7 @@ typedef struct pyingot_loader {
     int epoch_done, ended;
     Py_ssize_t exports; /* live DLPack tensors of all its batches */
     pyingot_waiter_t waiter;
+    pyingot_tf_t tf;
     struct pyingot_loader *live_prev, *live_next; /* module's list, for ingot.finalize() */
 } pyingot_loader_t;
 
@@ -76,6 +104,8 @@ extern PyTypeObject pyingot_loader_type;
 /* Mark hand-over @p seq done and give back, in order, every done batch at the ring's head (at
  * once, or after the ingot_loader_next() in flight on the wait thread returns). */
 void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq);
+/* Hand-over @p seq was exported to CUDA stream @p stream: give it back after that stream. */
+void pyingot_loader_note_stream(pyingot_loader_t *l, uint64_t seq, void *stream);
 /* Close every live loader (collective), for ingot.finalize(); -1 with an error set if one
  * still has exports and !force. */
 int pyingot_loaders_close_all(int force);
@@ -101,14 +131,18 @@ typedef struct pyingot_array {
     PyObject_HEAD pyingot_batch_t *batch; /* strong reference */
     void *data;
     int32_t ndim;
-    int64_t shape[2];
+    int64_t shape[PYINGOT_NDIM_MAX];
     pyingot_dl_dtype_t dtype;
+    int device;       /* -1: host memory; else the CUDA device of data */
     const char *name; /* "data", "offsets", ... */
 } pyingot_array_t;
 
 extern PyTypeObject pyingot_array_type;
-PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int64_t n,
-                            pyingot_dl_dtype_t dtype);
+PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int32_t ndim,
+                            const int64_t *shape, pyingot_dl_dtype_t dtype, int device);
+PyObject *pyingot_shape_tuple(int32_t ndim, const int64_t *shape);
+/* (device_type, device_id) of DLPack for @p device (-1: host). */
+PyObject *pyingot_dlpack_device_tuple(int device);
 /* The DLPack protocol, shared by Array and Batch (whose export is its data). */
 PyObject *pyingot_array_dlpack(pyingot_array_t *a, PyObject *args, PyObject *kwargs);
 PyObject *pyingot_array_dlpack_device(pyingot_array_t *a, PyObject *noargs);

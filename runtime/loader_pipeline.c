@@ -792,11 +792,15 @@ static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
                                 .label = s->label,
                                 .field_count = s->field_count,
                                 .fields = w->views};
+    ingot_last_error_clear();
     ingot_status_t st = l->params.transform(&view, out, l->params.sample_out_size,
                                             l->params.transform_arg);
     if (st != INGOT_OK) {
+        /* A built-in transform says what was wrong (ingot_error); a user's may not. */
+        char why[256];
+        snprintf(why, sizeof(why), "%s", ingot_last_error());
         ingot_error("transform failed on sample '%s' (index %" PRIu64 "): %s", s->key, s->index,
-                    ingot_status_string(st));
+                    why[0] != '\0' ? why : ingot_status_string(st));
     }
     return st;
 }

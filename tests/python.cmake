@@ -11,6 +11,11 @@ if(INGOT_HAVE_PYTHON)
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
                          ${CMAKE_CURRENT_BINARY_DIR}/python-mpi)
+  # GPU batches through DLPack on a consumer stream, byte-identical to host batches (skipped
+  # without a CUDA device).
+  ingot_add_test(NAME gpu.python LABELS "gpu;python" TIMEOUT 180 ENV ${_py_env}
+                 COMMAND ${Python3_EXECUTABLE} ${_py_dir}/test_gpu.py
+                         $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-gpu)
   ingot_add_test(NAME python.pip_install LABELS python TIMEOUT 600
                  COMMAND ${_py_dir}/pip_install.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
                          ${CMAKE_CURRENT_BINARY_DIR}/python-venv)

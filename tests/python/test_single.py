@@ -2,7 +2,9 @@
 zero-copy DLPack exports (legacy and versioned capsules), the slot life cycle (exports pin a
 batch, out-of-order drops, release() refused while exports live, the depth error), errors
 (bad manifest path, bad arguments, a cursor of another manifest, a bad INGOT_* value), the
-fork guard, stats() and exactly-once over two epochs.
+fork guard, stats(), exactly-once over two epochs, the transforms (ImageTransform's values and
+an image of the wrong size named; a Python Transform's outputs, one that raises (its exception,
+noted with the sample key), one of the wrong size, bad arguments) and the device argument.
 
 usage: test_single.py INGOT_MANIFEST_TOOL WORKDIR
 """
@@ -165,7 +167,8 @@ def check_interrupt(ingot, manifest, work):
     feeder = threading.Thread(target=unblock_readers)
     feeder.start()
     try:  # the empty shard fails the step that was in flight; this call hands it over
-        expect_error(lambda: next(iter(l)), "INGOT_ERR_MISMATCH", "step 0", "shard")
+        expect_error(lambda: next(iter(l)), "INGOT_ERR_MISMATCH", "shard-000000.tar",
+                     "has 0 bytes")  # the reader's message, handed over with the step's error
         l.close()
     finally:
         stop.set()
@@ -190,6 +193,134 @@ def check_epochs(ingot, torch, manifest):
         assert s["depth"] == 4
 
 
+def make_images(tool, root, n, h, w, bad=None):
+    """n samples: a P5 w x h image whose pixel k is (i * 7 + k) % 256, and a label; sample `bad`
+    gets an image one row short."""
+    src = os.path.join(root, "src")
+    os.makedirs(src, exist_ok=True)
+    for i in range(n):
+        rows = h - 1 if i == bad else h
+        with open(os.path.join(src, f"im{i:03d}.pgm"), "wb") as f:
+            f.write(f"P5 {w} {rows} 255\n".encode())
+            f.write(bytes((i * 7 + k) % 256 for k in range(rows * w)))
+        with open(os.path.join(src, f"im{i:03d}.cls"), "w") as f:
+            f.write(str(i % 10))
+    out = os.path.join(root, "ds")
+    subprocess.run([tool, "pack", src, "-o", out], check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(out, "manifest.ingot")
+
+
+def check_image_transform(ingot, torch, tool, work):
+    h, w, n = 6, 8, 32
+    m = make_images(tool, os.path.join(work, "img"), n, h, w)
+    tf = ingot.ImageTransform((1, h, w), mean=0.5, std=0.25, field="pgm")
+    assert tf.shape == (1, h, w) and tf.dtype == "float32", (tf.shape, tf.dtype)
+    seen = 0
+    with ingot.Loader(m, BATCH, device="cpu", transform=tf) as l:
+        for b in l:
+            x = torch.from_dlpack(b)
+            assert x.data_ptr() == b.data.ptr and b.data.shape == (b.count, 1, h, w)
+            assert x.dtype == torch.float32 and x.shape == (b.count, 1, h, w), x.shape
+            for j, key in enumerate(b.keys):
+                i = int(key[2:])
+                px = torch.tensor([(i * 7 + k) % 256 for k in range(h * w)], dtype=torch.float32)
+                want = ((px / 255 - 0.5) / 0.25).reshape(1, h, w)
+                assert torch.allclose(x[j], want, atol=1e-5), key
+                seen += 1
+            del x
+        assert l.stats()["transform_p50_ns"] > 0
+    assert seen == n, seen
+    # An image of another size: the step fails with the library's message naming the sample.
+    bad = make_images(tool, os.path.join(work, "img-bad"), n, h, w, bad=13)
+    with ingot.Loader(bad, n, device="cpu", transform=tf) as l:
+        expect_error(lambda: next(iter(l)), "INGOT_ERR_FORMAT", "sample 'im013'",
+                     "a 8x5 P5 image")
+    # Bad parameters, each named.
+    expect_error(lambda: ingot.ImageTransform((1, h, w), std=0.0), "INGOT_ERR_INVALID_PARAM",
+                 "std 0")
+    expect_error(lambda: ingot.ImageTransform((3, h, w), mean=(0.1, 0.2)),
+                 "INGOT_ERR_INVALID_PARAM", "mean=(0.1, 0.2)", "3 numbers")
+    expect_error(lambda: ingot.ImageTransform((1, 2, h, w)), "INGOT_ERR_INVALID_PARAM",
+                 "4 dimensions")
+    expect_error(lambda: ingot.ImageTransform((5, h, w)), "INGOT_ERR_INVALID_PARAM",
+                 "5 channels")
+    expect_error(lambda: ingot.ImageTransform((0, w)), "INGOT_ERR_INVALID_PARAM", "shape=(0, 8)")
+
+
+def check_py_transform(ingot, torch, manifest):
+    import numpy as np
+
+    def describe(s):  # a sample's identity and fields as 4 int64
+        return np.array([s["__index__"], s["__label__"], len(s["bin"]), s["bin"][0]], np.int64)
+
+    seen = set()
+    tf = ingot.Transform(describe, (4,), "int64")
+    assert tf.shape == (4,) and tf.dtype == "int64"
+    with ingot.Loader(manifest, BATCH, device="cpu", transform=tf) as l:
+        for b in l:
+            x = torch.from_dlpack(b)
+            assert x.shape == (b.count, 4) and x.dtype == torch.int64
+            for j, i in enumerate(torch.from_dlpack(b.indices).tolist()):
+                assert x[j].tolist() == [i, i % 10, 16 + i % 61, i % 256], (i, x[j])
+                seen.add(i)
+            del x
+    assert seen == set(range(SAMPLES)), len(seen)
+    # A CPU torch tensor as the result (through .numpy()), dtype given as torch's.
+    t = ingot.Transform(lambda s: torch.full((2,), float(s["__index__"])), (2,), torch.float32)
+    with ingot.Loader(manifest, BATCH, device="cpu", transform=t) as l:
+        b = next(iter(l))
+        x = torch.from_dlpack(b)
+        assert x[:, 0].tolist() == [float(i) for i in torch.from_dlpack(b.indices).tolist()]
+        del x, b
+
+    def raises(s):
+        if s["__index__"] == 37:
+            raise KeyError("no label for " + s["__key__"])
+        return describe(s)
+
+    with ingot.Loader(manifest, SAMPLES, device="cpu",
+                      transform=ingot.Transform(raises, (4,), "int64")) as l:
+        try:
+            next(iter(l))
+            raise AssertionError("a transform that raises gave a batch")
+        except KeyError as e:  # the transform's own exception, noted with the sample
+            assert "s0037" in str(e), e
+            assert any("sample 's0037' (index 37)" in n for n in e.__notes__), e.__notes__
+        # The step failed: the loader says so on every later call, naming the sample again.
+        expect_error(lambda: next(iter(l)), "INGOT_ERR_FORMAT", "sample 's0037'")
+    short = ingot.Transform(lambda s: np.zeros(3, np.int64), (4,), "int64")
+    with ingot.Loader(manifest, BATCH, device="cpu", transform=short) as l:
+        try:
+            next(iter(l))
+            raise AssertionError("a transform of the wrong size gave a batch")
+        except ValueError as e:
+            assert "returned 24 bytes" in str(e) and "expected shape (4,) of int64" in str(e), e
+    try:
+        ingot.Loader(manifest, BATCH, device="cpu", transform=describe)
+        raise AssertionError("a bare callable was taken as a transform")
+    except TypeError as e:
+        assert "ingot.Transform(fn, shape, dtype)" in str(e), e
+    expect_error(lambda: ingot.Transform(describe, (4,), "complex64"), "INGOT_ERR_INVALID_PARAM",
+                 "complex64")
+    expect_error(lambda: ingot.Transform(describe, (4, -1)), "INGOT_ERR_INVALID_PARAM",
+                 "shape=(4, -1)")
+
+
+def check_device(ingot, torch, manifest):
+    """device='placement' follows the plan (host batches where it has no GPU); a CUDA index
+    this process cannot use is refused by the library, naming it."""
+    with ingot.Loader(manifest, BATCH) as l:
+        b = next(iter(l))
+        assert b.device == ingot.placement()["device"] or b.device == "cpu", b.device
+        assert b.__dlpack_device__() == ((1, 0) if b.device == "cpu" else (2, b.data.device))
+        del b
+    expect_error(lambda: ingot.Loader(manifest, BATCH, device=-1), "INGOT_ERR_INVALID_PARAM",
+                 "device=-1")
+    if not torch.cuda.is_available():
+        expect_error(lambda: ingot.Loader(manifest, BATCH, device=0), "INGOT_ERR_NO_DEVICE",
+                     "loader device 0")
+
+
 def main():
     require_torch()
     import torch
@@ -211,6 +342,9 @@ def main():
     check_fork(ingot)
     check_interrupt(ingot, manifest, work)
     check_epochs(ingot, torch, manifest)
+    check_image_transform(ingot, torch, tool, work)
+    check_py_transform(ingot, torch, manifest)
+    check_device(ingot, torch, manifest)
     ingot.finalize()
     print("python.single: OK")
 

@@ -17,8 +17,12 @@
 
 static ingot_image_norm_t norm(uint32_t channels)
 {
-    ingot_image_norm_t n = {.field = "img", .channels = channels, .height = H, .width = W,
-                            .mean = {0.5f, 0.25f, 0.125f}, .std = {0.5f, 0.25f, 2.0f}};
+    ingot_image_norm_t n = {.field = "img",
+                            .channels = channels,
+                            .height = H,
+                            .width = W,
+                            .mean = {0.5f, 0.25f, 0.125f},
+                            .std = {0.5f, 0.25f, 2.0f}};
     CHECK_OK(ingot_image_norm_prepare(&n));
     CHECK(n.out_size == (size_t)channels * H * W * sizeof(float));
     return n;
@@ -29,8 +33,7 @@ static ingot_status_t run(ingot_image_norm_t *n, const void *img, size_t len, fl
 {
     ingot_field_view_t f[2] = {{.name = "cls", .data = "3", .len = 1},
                                {.name = "img", .data = img, .len = len}};
-    ingot_sample_view_t s = {.index = 7, .key = "k007", .label = 3, .field_count = 2,
-                             .fields = f};
+    ingot_sample_view_t s = {.index = 7, .key = "k007", .label = 3, .field_count = 2, .fields = f};
     ingot_last_error_clear();
     return ingot_transform_image_norm(&s, out, n->out_size, n);
 }
