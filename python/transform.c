@@ -133,8 +133,8 @@ static int image_tf_init(image_tf_t *self, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"shape", "mean", "std", "field", NULL};
     PyObject *shape_o, *mean = NULL, *std = NULL;
     const char *field = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOz:ImageTransform", kwlist, &shape_o,
-                                     &mean, &std, &field)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOz:ImageTransform", kwlist, &shape_o, &mean,
+                                     &std, &field)) {
         return -1;
     }
     int32_t ndim;
@@ -157,8 +157,9 @@ static int image_tf_init(image_tf_t *self, PyObject *args, PyObject *kwargs)
         n->std[c] = 1.0f; /* default: pixel / 255, no shift */
     }
     if (n->channels > INGOT_IMAGE_CHANNELS_MAX) {
-        pyingot_raisef(INGOT_ERR_INVALID_PARAM, "ImageTransform(shape=...): %u channels; at most %d",
-                       n->channels, INGOT_IMAGE_CHANNELS_MAX);
+        pyingot_raisef(INGOT_ERR_INVALID_PARAM,
+                       "ImageTransform(shape=...): %u channels; at most %d", n->channels,
+                       INGOT_IMAGE_CHANNELS_MAX);
         return -1;
     }
     if ((mean && parse_channels(mean, "mean", n->channels, n->mean) != 0) ||
@@ -487,6 +488,9 @@ PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg)
         }
     }
     PyErr_Clear();
+    if (pick == NULL) {
+        return NULL; /* the dict is not empty: never, but the analysis cannot know */
+    }
     Py_INCREF(pick);
     Py_INCREF(pick_key);
     PyDict_DelItem(tf->raised, pick_key);

@@ -8,6 +8,9 @@ ingot_add_test(NAME lint.format LABELS lint
 # CMAKE_EXPORT_COMPILE_COMMANDS says.
 get_property(_lint_targets GLOBAL PROPERTY INGOT_LAYER_TARGETS)
 get_property(_lint_apps DIRECTORY ${PROJECT_SOURCE_DIR}/apps PROPERTY BUILDSYSTEM_TARGETS)
+if(TARGET ingot_python)
+  list(APPEND _lint_apps ingot_python)
+endif()
 set_target_properties(${_lint_targets} ${_lint_apps} PROPERTIES EXPORT_COMPILE_COMMANDS ON)
 ingot_add_test(NAME lint.analyze LABELS lint
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/lint/analyze.sh ${PROJECT_BINARY_DIR})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tests/lint/analyze.sh BUILD_DIR: static analysis of the library's and the apps' sources with
-# clang-tidy-14 and the checks of .clang-tidy, over BUILD_DIR/compile_commands.json (tests/lint.cmake
-# makes CMake write it). Zero findings pass; any finding fails and is printed with its path.
+# tests/lint/analyze.sh BUILD_DIR: static analysis of the library's, the apps' and the Python
+# binding's sources (python/, when the build has it) with clang-tidy-14 and the checks of
+# .clang-tidy, over BUILD_DIR/compile_commands.json (tests/lint.cmake makes CMake write it). Zero findings pass; any finding fails and is printed with its path.
 # Exit 77 when clang-tidy-14 is not installed. JOBS: parallel clang-tidy processes (default 2).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,7 +10,7 @@ build=$(cd "$build" && pwd)
 JOBS=${JOBS:-2}
 CLANG_TIDY=${CLANG_TIDY:-clang-tidy-14}
 RUN_CLANG_TIDY=${RUN_CLANG_TIDY:-run-clang-tidy-14}
-FOLDERS='base|topology|shard|collectives|runtime|apps' # the library's layers and the apps
+FOLDERS='base|topology|shard|collectives|runtime|apps|python' # the layers, the apps, the binding
 
 for tool in "$CLANG_TIDY" "$RUN_CLANG_TIDY"; do
   if ! command -v "$tool" >/dev/null 2>&1; then
