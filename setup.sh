@@ -25,7 +25,7 @@ PACKAGES=(
   libzstd-dev zstd libxxhash-dev xxhash zlib1g-dev
   clang libclang-rt-14-dev
   clang-format-14 clang-tidy-14
-  python3 python3-dev python3-venv python3-pip python3-torch dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
+  python3 python3-dev python3-venv python3-pip python3-torch python3-mpi4py dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
   libblas-dev libopenblas-dev
 )
 

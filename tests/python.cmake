@@ -11,6 +11,10 @@ if(INGOT_HAVE_PYTHON)
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
                          ${CMAKE_CURRENT_BINARY_DIR}/python-mpi)
+  ingot_add_test(NAME python.mpi4py LABELS "mpi;python" TIMEOUT 180 ENV ${_py_env}
+                 COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
+                         ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
+                         ${CMAKE_CURRENT_BINARY_DIR}/python-mpi4py mpi4py)
   # GPU batches through DLPack on a consumer stream, byte-identical to host batches (skipped
   # without a CUDA device).
   ingot_add_test(NAME gpu.python LABELS "gpu;python" TIMEOUT 180 ENV ${_py_env}

@@ -6,6 +6,9 @@
   save DIR STEPS         every rank: STEPS steps of epoch 0, then state_dict() (rank 0 writes it)
   resume DIR             every rank: load_state_dict() of that file, then the rest of epoch 0
   check DIR WORLD1 WORLD2  one process: exactly once per epoch, and over save + resume
+  mpi4py DIR             every rank: ingot on an mpi4py sub-communicator (ranks split by
+                         parity): 2 epochs exactly once within each half, gathered through
+                         mpi4py; a comm that is not a communicator is refused
 """
 import json
 import os
@@ -92,8 +95,40 @@ def check(d, world1, world2):
           f"state_dict, {len(resumed)} more at {world2} ranks: exactly once)")
 
 
+def run_mpi4py(d):
+    """ingot.init(comm=...) on half of the ranks each: ingot's world is the sub-communicator,
+    and each half reads the whole dataset exactly once per epoch. mpi4py initialised MPI and
+    finalises it at exit, after ingot.finalize() (which the binding runs at exit first)."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        print(f"SKIP: mpi4py is not importable ({e}); Debian: apt-get install python3-mpi4py")
+        sys.exit(77)
+    require_torch()
+    import torch
+    import ingot
+    world = MPI.COMM_WORLD
+    expect_error(lambda: ingot.init(comm=42), "INGOT_ERR_INVALID_PARAM",
+                 "expected an mpi4py communicator")
+    half = world.Split(color=world.rank % 2, key=world.rank)
+    ingot.init(comm=half)
+    assert ingot.world_size() == half.size == world.size // 2, (ingot.world_size(), half.size)
+    assert ingot.rank() == half.rank, (ingot.rank(), half.rank)
+    with ingot.Loader(manifest(d), BATCH, device="cpu", epochs=2, seed=SEED) as l:
+        for epoch in range(2):
+            ids = sum(half.allgather(take(l, torch)), [])
+            exactly_once(ids, f"epoch {epoch} on half {world.rank % 2} ({half.size} ranks)")
+    world.Barrier()
+    if world.rank == 0:
+        print(f"python.mpi4py: OK ({world.size} ranks in two halves of {half.size}: 2 epochs "
+              "exactly once in each)")
+
+
 def main():
     mode, d = sys.argv[1], sys.argv[2]
+    if mode == "mpi4py":
+        run_mpi4py(d)
+        return
     if mode == "make":
         make_dataset(sys.argv[3], os.path.join(d, "data"), SAMPLES)
         return
