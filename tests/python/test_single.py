@@ -306,6 +306,49 @@ def check_py_transform(ingot, torch, manifest):
                  "shape=(4, -1)")
 
 
+def check_deferred_release(ingot, torch, manifest):
+    """A batch dropped by another thread while next() waits on the wait thread (inside
+    ingot_loader_next, where the C loader must not be called) is marked done, not released; the
+    next drain (a later drop or next()) gives it back. Step 2's samples block in the transform until the drop is seen."""
+    import threading
+    import time
+    import numpy as np
+    with ingot.Loader(manifest, BATCH, device="cpu", seed=3) as probe:
+        it = iter(probe)
+        step2 = [torch.from_dlpack(next(it).indices).tolist() for _ in range(3)][2]
+    gate, entered = threading.Event(), threading.Event()
+
+    def fn(s):
+        if s["__index__"] in step2:
+            entered.set()
+            gate.wait(30)  # releases the GIL
+        return np.zeros(1, np.int64)
+
+    with ingot.Loader(manifest, BATCH, device="cpu", seed=3, depth=3,
+                      transform=ingot.Transform(fn, (1,), "int64")) as l:
+        it = iter(l)
+        holder = [next(it)]
+        b1 = next(it)
+        seen = {}
+
+        def drop_while_waiting():
+            entered.wait(30)
+            time.sleep(0.5)  # main is in next(), its call waiting for step 2 on the wait thread
+            holder.clear()   # step 0's batch: its last reference
+            seen["held"] = l.held
+            gate.set()
+
+        t = threading.Thread(target=drop_while_waiting)
+        t.start()
+        b2 = next(it)  # returns once the gate opens
+        t.join()
+        assert seen["held"] == 2, f"step 0 was given back during the call: held {seen['held']}"
+        assert b2.step == 2 and l.held == 3, (b2.step, l.held)  # step 0: done, not yet given back
+        del b1, b2
+        assert l.held == 0, l.held  # nothing in flight now: every done batch given back
+        assert next(it).step == 3
+
+
 def check_device(ingot, torch, manifest):
     """device='placement' follows the plan (host batches where it has no GPU); a CUDA index
     this process cannot use is refused by the library, naming it."""
@@ -344,6 +387,7 @@ def main():
     check_epochs(ingot, torch, manifest)
     check_image_transform(ingot, torch, tool, work)
     check_py_transform(ingot, torch, manifest)
+    check_deferred_release(ingot, torch, manifest)
     check_device(ingot, torch, manifest)
     ingot.finalize()
     print("python.single: OK")
