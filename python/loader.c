@@ -149,9 +149,10 @@ static void live_unlink(pyingot_loader_t *l)
 }
 
 /* Start afresh on a new C loader: an empty ring, the epoch not begun. */
-static void loader_adopt(pyingot_loader_t *l, ingot_loader_h h)
+static void loader_adopt(pyingot_loader_t *l, ingot_loader_h h, uint64_t first_epoch)
 {
     l->h = h;
+    l->first_epoch = first_epoch;
     l->handed = 0;
     l->retired = 0;
     l->epoch_done = 0;
@@ -217,7 +218,7 @@ static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
     if (loader_open(l, NULL, &h) != 0) {
         goto out;
     }
-    loader_adopt(l, h);
+    loader_adopt(l, h, 0);
     pyingot_waiter_init(&l->waiter);
     live_link(l);
     rc = count_steps(l);
@@ -535,8 +536,12 @@ static PyObject *loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
                               (unsigned long long)(l->handed - l->retired));
     }
     ingot_cursor_t c;
-    ingot_loader_h h;
+    ingot_loader_h h = NULL;
     int rc = cursor_from_dict(d, &c);
+    uint64_t first_epoch = c.epoch; /* as the C loader counts it: the cursor's step's epoch */
+    if (rc == 0 && c.global_batch > 0 && l->steps_per_epoch > 0) {
+        first_epoch += c.consumed / c.global_batch / l->steps_per_epoch;
+    }
     if (rc == 0) {
         rc = loader_open(l, &c, &h);
     }
@@ -547,7 +552,7 @@ static PyObject *loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
     pyingot_waiter_stop(&l->waiter);
     ingot_loader_h old = l->h;
     Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(old);
-    Py_END_ALLOW_THREADS loader_adopt(l, h);
+    Py_END_ALLOW_THREADS loader_adopt(l, h, first_epoch);
     Py_RETURN_NONE;
 }
 
@@ -602,6 +607,44 @@ static const struct {
     STATS_U64(minor_faults),
 };
 
+/* "epochs": where each epoch's record bytes came from (storage, a peer's cache window, this
+ * rank's own), and "bytes_by_source", their sums over the epochs. */
+static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
+{
+    PyObject *list = PyList_New(0);
+    uint64_t sum[3] = {0, 0, 0};
+    int rc = list ? 0 : -1;
+    for (uint64_t e = l->first_epoch; rc == 0 && e < l->params.epochs; e++) {
+        ingot_loader_epoch_bytes_t b;
+        ingot_status_t st = ingot_loader_epoch_bytes(l->h, e, &b);
+        if (st != INGOT_OK) {
+            pyingot_raise(st, NULL);
+            rc = -1;
+            break;
+        }
+        sum[0] += b.bytes_storage;
+        sum[1] += b.bytes_peer;
+        sum[2] += b.bytes_local;
+        PyObject *row = Py_BuildValue("{s:K,s:K,s:K,s:K}", "epoch", (unsigned long long)e,
+                                      "bytes_storage", (unsigned long long)b.bytes_storage,
+                                      "bytes_peer", (unsigned long long)b.bytes_peer, "bytes_local",
+                                      (unsigned long long)b.bytes_local);
+        rc = row ? PyList_Append(list, row) : -1;
+        Py_XDECREF(row);
+    }
+    PyObject *by = rc == 0 ? Py_BuildValue("{s:K,s:K,s:K}", "storage", (unsigned long long)sum[0],
+                                           "peer", (unsigned long long)sum[1], "local",
+                                           (unsigned long long)sum[2])
+                           : NULL;
+    if (by == NULL || PyDict_SetItemString(d, "epochs", list) != 0 ||
+        PyDict_SetItemString(d, "bytes_by_source", by) != 0) {
+        rc = -1;
+    }
+    Py_XDECREF(by);
+    Py_XDECREF(list);
+    return rc;
+}
+
 static PyObject *loader_stats(pyingot_loader_t *l, PyObject *noargs)
 {
     if (loader_check(l) != 0) {
@@ -627,6 +670,9 @@ static PyObject *loader_stats(pyingot_loader_t *l, PyObject *noargs)
              put_double(d, "ready_slots_avg", s.ready_slots_avg) ||
              put_u64(d, "readers", s.readers) || put_u64(d, "workers", s.workers) ||
              put_u64(d, "depth", s.depth);
+    }
+    if (rc == 0) {
+        rc = put_epoch_bytes(l, d);
     }
     if (rc != 0) {
         Py_XDECREF(d);

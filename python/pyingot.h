@@ -93,6 +93,7 @@ typedef struct pyingot_loader {
     uint32_t depth;
     pyingot_held_t *held; /* ring of depth entries, hand-over order */
     uint64_t handed, retired;
+    uint64_t first_epoch; /* the C loader's first epoch (its cursor's when resumed) */
     int epoch_done, ended;
     Py_ssize_t exports; /* live DLPack tensors of all its batches */
     pyingot_waiter_t waiter;

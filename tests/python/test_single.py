@@ -191,6 +191,15 @@ def check_epochs(ingot, torch, manifest):
         s = l.stats()
         assert s["steps"] == 2 * SAMPLES // BATCH and s["samples"] == 2 * SAMPLES, s
         assert s["depth"] == 4
+        # Bytes by source: no peer cache on one rank, so every record byte came from storage,
+        # each sample's fields (the .bin and its one-digit .cls) once per epoch.
+        record = sum(16 + i % 61 + 1 for i in range(SAMPLES))
+        assert [e["epoch"] for e in s["epochs"]] == [0, 1], s["epochs"]
+        for e in s["epochs"]:
+            assert e["bytes_peer"] == 0 and e["bytes_local"] == 0, e
+            assert e["bytes_storage"] >= record, (e, record)  # tar headers between fields too
+        assert s["bytes_by_source"]["storage"] == sum(e["bytes_storage"] for e in s["epochs"])
+        assert s["wall_ns"] > 0 and s["stall_ns"] <= s["wall_ns"], s  # the AU inputs
 
 
 def make_images(tool, root, n, h, w, bad=None):
