@@ -15,6 +15,11 @@ if(INGOT_HAVE_PYTHON)
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
                          ${CMAKE_CURRENT_BINARY_DIR}/python-mpi4py mpi4py)
+  # examples/fashion_mnist_ddp.py: DDP on Fashion-MNIST through the binding, resumed 4 -> 2.
+  ingot_add_test(NAME python.example LABELS "mpi;python" TIMEOUT 300 ENV ${_py_env}
+                 COMMAND ${_py_dir}/example.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
+                         ${Python3_EXECUTABLE} $<TARGET_FILE:ingot-manifest>
+                         ${CMAKE_CURRENT_BINARY_DIR}/python-example)
   # GPU batches through DLPack on a consumer stream, byte-identical to host batches (skipped
   # without a CUDA device).
   ingot_add_test(NAME gpu.python LABELS "gpu;python" TIMEOUT 180 ENV ${_py_env}
