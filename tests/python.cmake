@@ -25,7 +25,8 @@ if(INGOT_HAVE_PYTHON)
   ingot_add_test(NAME gpu.python LABELS "gpu;python" TIMEOUT 180 ENV ${_py_env}
                  COMMAND ${Python3_EXECUTABLE} ${_py_dir}/test_gpu.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-gpu)
-  ingot_add_test(NAME python.pip_install LABELS python TIMEOUT 600
+  ingot_add_test(NAME python.pip_install LABELS "mpi;python" TIMEOUT 600
                  COMMAND ${_py_dir}/pip_install.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
-                         ${CMAKE_CURRENT_BINARY_DIR}/python-venv)
+                         ${CMAKE_CURRENT_BINARY_DIR}/python-venv ${INGOT_MPIRUN}
+                         ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ingot-manifest>)
 endif()
