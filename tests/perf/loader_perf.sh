@@ -9,6 +9,10 @@
 #   torch   16 KiB and 110 KiB samples: samples/s vs PyTorch DataLoader (Debian python3-torch,
 #           num_workers = cores) on the same samples as files and as the same tar shards
 #                                                                            goal >= 5x
+#   python  16 KiB and 110 KiB samples: samples/s through the Python binding (python_bench.py:
+#           ingot.Loader, torch.from_dlpack per batch) vs the C API (ingot-bench) on the same
+#           shards                                                           goal >= 0.9
+#           and vs PyTorch DataLoader as in torch                            goal >= 5x
 #   zstd    zstd-compressed shards: decoded MiB/s with one worker vs `zstd -b3 -T1 -B<sample>`
 #           decompression on the same data                                   goal >= 0.85
 #   stall   emulated store at 2x the consumer's demand, depth 4: AU after the first step
@@ -16,7 +20,7 @@
 # usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3), READERS (2)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
-shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch zstd stall"}
+shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
 REPS=${REPS:-3}; READERS=${READERS:-2}
 bench=$build/apps/ingot-bench; py=/usr/bin/python3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,19 +76,26 @@ sec_fio() {
   row "ratio verify on / fio (goal >= 0.8)" x "${ratio_on[@]}"
 }
 
+torch_data() { # torch_data SIZE: the samples of SIZE as shards and as files, page cache hot
+  local size=$1 n=16384; [ "$size" = 110KiB ] && n=4096
+  local d=$work/t$size
+  "$bench" --no-progress --generate "$d" --samples $n --sample-size "$size" \
+      --shard-size 64MiB --steps 1 --batch 1 >/dev/null
+  if [ ! -d "$d/files" ]; then mkdir -p "$d/files"; for t in "$d"/shard-*.tar; do tar -xf "$t" -C "$d/files"; done; fi
+  cat "$d"/shard-*.tar "$d"/files/* >/dev/null 2>&1 || true
+}
+samples_per_s() { $py -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])"; }
+torch_files() { $py "$here/torch_peer.py" files "$1/files" --batch 256 | samples_per_s; }
+torch_tar() { $py "$here/torch_peer.py" tar "$1"/shard-*.tar --batch 256 | samples_per_s; }
+
 sec_torch() {
   for size in 16KiB 110KiB; do
-    local n=16384; [ "$size" = 110KiB ] && n=4096
     local d=$work/t$size ing=() tf=() tt=() rf=() rt=()
-    "$bench" --no-progress --generate "$d" --samples $n --sample-size $size \
-        --shard-size 64MiB --steps 1 --batch 1 >/dev/null
-    if [ ! -d "$d/files" ]; then mkdir -p "$d/files"; for t in "$d"/shard-*.tar; do tar -xf "$t" -C "$d/files"; done; fi
-    cat "$d"/shard-*.tar "$d"/files/* >/dev/null 2>&1 || true
+    torch_data "$size"
     for i in $(seq "$REPS"); do
       ingot "$work/t.json" --manifest "$d/manifest.ingot" --batch 256
       local s; s=$(json "$work/t.json" "['aggregate']['samples_per_s']")
-      local f t; f=$($py "$here/torch_peer.py" files "$d/files" --batch 256 | $py -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])")
-      t=$($py "$here/torch_peer.py" tar "$d"/shard-*.tar --batch 256 | $py -c "import json,sys; print(json.load(sys.stdin)['samples_per_s'])")
+      local f t; f=$(torch_files "$d"); t=$(torch_tar "$d")
       ing+=("$s"); tf+=("$f"); tt+=("$t")
       rf+=("$($py -c "print($s/$f)")"); rt+=("$($py -c "print($s/$t)")")
     done
@@ -93,6 +104,28 @@ sec_torch() {
     row "PyTorch DataLoader, $size same tar shards" samples/s "${tt[@]}"
     row "ratio ingot / torch files, $size (goal >= 5)" x "${rf[@]}"
     row "ratio ingot / torch tar, $size (goal >= 5)" x "${rt[@]}"
+  done
+}
+
+sec_python() { # the binding (build/python) against the C API and the DataLoader, interleaved
+  for size in 16KiB 110KiB; do
+    local d=$work/t$size c=() p=() tt=() tf=() rc=() rt=() rf=()
+    torch_data "$size"
+    for i in $(seq "$REPS"); do
+      ingot "$work/t.json" --manifest "$d/manifest.ingot" --batch 256
+      local s b f t; s=$(json "$work/t.json" "['aggregate']['samples_per_s']")
+      b=$(PYTHONPATH="$build/python" $py "$here/python_bench.py" "$d/manifest.ingot" --batch 256 | samples_per_s)
+      t=$(torch_tar "$d"); f=$(torch_files "$d")
+      c+=("$s"); p+=("$b"); tt+=("$t"); tf+=("$f")
+      rc+=("$($py -c "print($b/$s)")"); rt+=("$($py -c "print($b/$t)")"); rf+=("$($py -c "print($b/$f)")")
+    done
+    row "ingot C API $size samples (ingot-bench, 1 rank)" samples/s "${c[@]}"
+    row "ingot Python binding $size (from_dlpack per batch)" samples/s "${p[@]}"
+    row "PyTorch DataLoader, $size same tar shards" samples/s "${tt[@]}"
+    row "PyTorch DataLoader, $size files" samples/s "${tf[@]}"
+    row "ratio binding / C API, $size (goal >= 0.9)" x "${rc[@]}"
+    row "ratio binding / torch tar, $size (goal >= 5)" x "${rt[@]}"
+    row "ratio binding / torch files, $size (goal >= 5)" x "${rf[@]}"
   done
 }
 
