@@ -74,7 +74,9 @@ typedef struct pyingot_tf {
 int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p);
 void pyingot_tf_clear(pyingot_tf_t *tf);
 /* After a failed step whose message is @p msg: the exception fn raised on the sample the
- * message names (else any it raised), removed from tf->raised; NULL when none. New reference. */
+ * message names, removed from tf->raised; NULL when the step failed otherwise (an I/O error
+ * while fn raised on a sample of a step prepared ahead: that step's error is the one raised).
+ * New reference. */
 PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg);
 
 /* ---- loader.c */

@@ -473,28 +473,24 @@ void pyingot_tf_clear(pyingot_tf_t *tf)
 
 PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg)
 {
-    if (tf->raised == NULL || PyDict_Size(tf->raised) == 0) {
+    if (tf->raised == NULL || msg == NULL) {
         return NULL;
     }
-    PyObject *key, *value, *pick = NULL, *pick_key = NULL;
+    PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(tf->raised, &pos, &key, &value)) {
         const char *k = PyUnicode_AsUTF8(key);
         char quoted[512];
         snprintf(quoted, sizeof(quoted), "sample '%s'", k ? k : "");
-        if (pick == NULL || (k != NULL && strstr(msg, quoted) != NULL)) {
-            pick = value;
-            pick_key = key;
+        if (k != NULL && strstr(msg, quoted) != NULL) {
+            Py_INCREF(value);
+            Py_INCREF(key);
+            PyDict_DelItem(tf->raised, key);
+            Py_DECREF(key);
+            PyErr_Clear();
+            return value;
         }
     }
     PyErr_Clear();
-    if (pick == NULL) {
-        return NULL; /* the dict is not empty: never, but the analysis cannot know */
-    }
-    Py_INCREF(pick);
-    Py_INCREF(pick_key);
-    PyDict_DelItem(tf->raised, pick_key);
-    Py_DECREF(pick_key);
-    PyErr_Clear();
-    return pick;
+    return NULL;
 }
