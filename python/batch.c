@@ -1,8 +1,9 @@
 /*
- * batch.c: ingot.Batch, one step's slice as the trainer sees it. data (uint8 bytes), offsets,
- * lengths, indices (int64, views of the loader's arrays) and labels (int64, a copy of the
- * int32 labels: PyTorch's class targets are int64) are ingot.Array objects exportable through
- * DLPack; keys are built on first access. The batch's slot goes back to the loader when the
+ * batch.c: ingot.Batch, one step's slice as the trainer sees it. data (uint8 bytes, or
+ * [n, *shape] of a transform's dtype; in host or device memory), offsets, lengths, indices
+ * (int64, views of the loader's arrays) and labels (int64, a copy of the int32 labels: PyTorch's
+ * class targets are int64) are ingot.Array objects exportable through DLPack; keys are built
+ * on first access. The batch's slot goes back to the loader when the
  * batch and every tensor exported from it are gone, or at release() when no export is alive.
  */
 #include "pyingot.h"

@@ -68,7 +68,16 @@ def main():
     except ingot.Error as e:
         print(f"SKIP: no GPU loader here: {e}")
         sys.exit(SKIP)
-    steps = run_pair(ingot, torch, os.path.join(work, "a", "ds", "manifest.ingot"))
+    m = os.path.join(work, "a", "ds", "manifest.ingot")
+    with ingot.Loader(m, BATCH, device=0) as l:  # DLPack's stream rules for CUDA
+        b = next(iter(l))
+        try:
+            b.__dlpack__(stream=0)
+            raise AssertionError("stream=0 (ambiguous for CUDA) was accepted")
+        except ValueError as e:
+            assert "ambiguous" in str(e), e
+        del b
+    steps = run_pair(ingot, torch, m)
     images = make_images(tool, os.path.join(work, "img"), SAMPLES, 28, 28)
     tf = ingot.ImageTransform((1, 28, 28), mean=0.286, std=0.353, field="pgm")
     steps += run_pair(ingot, torch, images, tf)
