@@ -1,18 +1,32 @@
-"""Helpers of the binding's tests (tests/python): the torch skip, datasets packed with
-ingot-manifest, and checks that say what differed."""
+"""Helpers of the binding's tests (tests/python): the skips, datasets packed with
+ingot-manifest, and checks that say what differed. `python common.py require` runs require()
+for the shell drivers."""
 import os
 import subprocess
 import sys
+import sysconfig
 
 SKIP = 77
 
 
 def require_torch():
+    """Exit 77 (skip) with the reason when this interpreter cannot run the binding's tests: no
+    PyTorch, or the module on PYTHONPATH was built for another Python (its file's ABI tag is not
+    this interpreter's, e.g. a build tree carried to a GPU node whose PyTorch runs on another
+    Python). A module built for this interpreter that fails to import is a failure, not a skip."""
     try:
         import torch  # noqa: F401
     except ImportError as e:
         print(f"SKIP: PyTorch is not importable by {sys.executable} ({e}); "
               "Debian: apt-get install python3-torch")
+        sys.exit(SKIP)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    dirs = [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isdir(d)]
+    built = [os.path.join(d, f) for d in dirs for f in sorted(os.listdir(d))
+             if f.startswith("ingot.") and f.endswith(".so")]
+    if built and not any(os.path.basename(f) == "ingot" + suffix for f in built):
+        print(f"SKIP: the module {built[0]} was built for another Python; {sys.executable} "
+              f"loads ingot{suffix} (configure with -DPython3_EXECUTABLE={sys.executable})")
         sys.exit(SKIP)
 
 
@@ -43,3 +57,9 @@ def expect_error(fn, status, *needles):
         e.__traceback__ = None  # its frames would keep fn (and a batch it names) alive
         return e
     raise AssertionError(f"no ingot.Error ({status}) raised")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["require"]:
+        raise SystemExit("usage: common.py require")
+    require_torch()

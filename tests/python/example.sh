@@ -6,10 +6,7 @@
 set -eu
 mpirun_sh=$1 mpiexec=$2 python=$3 tool=$4 work=$5
 src=$(cd "$(dirname "$0")/../.." && pwd)
-if ! "$python" -c "import torch" 2>/dev/null; then
-  echo "SKIP: PyTorch is not importable by $python (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+"$python" "$(dirname "$0")/common.py" require || exit $? # PyTorch; a module built for this Python
 if [ ! -d /usr/share/datasets/fashion-mnist ]; then
   echo "SKIP: /usr/share/datasets/fashion-mnist is missing (Debian: dataset-fashion-mnist)"
   exit 77

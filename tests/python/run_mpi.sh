@@ -6,10 +6,7 @@
 set -eu
 mpirun_sh=$1 mpiexec=$2 python=$3 tool=$4 work=$5
 here=$(cd "$(dirname "$0")" && pwd)
-if ! "$python" -c "import torch" 2>/dev/null; then
-  echo "SKIP: PyTorch is not importable by $python (Debian: apt-get install python3-torch)"
-  exit 77
-fi
+"$python" "$(dirname "$0")/common.py" require || exit $? # PyTorch; a module built for this Python
 rm -rf "$work" && mkdir -p "$work"
 "$python" "$here/test_mpi.py" make "$work" "$tool"
 if [ "${6:-}" = mpi4py ]; then # ingot on mpi4py sub-communicators (ctest python.mpi4py)
