@@ -22,17 +22,12 @@ set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
 REPS=${REPS:-3}; READERS=${READERS:-2}
-bench=$build/apps/ingot-bench; py=/usr/bin/python3
+bench=$build/apps/ingot-bench
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/perf_lib.sh"
 mkdir -p "$work"
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
-json() { $py -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval('d'+sys.argv[2]))" "$@"; }
-stats() { $py -c "import statistics,sys; v=sorted(map(float,sys.argv[1:])); print('%.4g %.4g %.4g' % (statistics.median(v), v[0], v[-1]))" "$@"; }
-row() { # row NAME UNIT VALUES... -> "| name | median | min | max |"
-  local name=$1 unit=$2; shift 2; read -r med lo hi <<<"$(stats "$@")"
-  printf '| %-52s | %10s | %10s | %10s | %s |\n' "$name" "$med" "$lo" "$hi" "$unit"
-}
 ingot() { # ingot JSON_OUT ARGS...: one rank of ingot-bench (a singleton: no mpiexec needed)
   local out=$1; shift
   "$bench" --no-progress "$@" --json="$out" >/dev/null
