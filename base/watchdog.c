@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define WATCHDOG_SLOTS 64 /* threads that have ever armed a call; more go unwatched */
@@ -43,6 +44,20 @@ void ingot_watchdog_set_action(ingot_watchdog_action_t fn)
     atomic_store(&action, fn);
 }
 
+/* If MPI_Abort has not ended the process after this long, abort() does. */
+#define WATCHDOG_ABORT_GRACE_S 3
+
+static void *watchdog_abort_backstop(void *arg)
+{
+    (void)arg;
+    struct timespec grace = {WATCHDOG_ABORT_GRACE_S, 0};
+    nanosleep(&grace, NULL);
+    ingot_error("watchdog: MPI_Abort has not ended this process after %d s; abort()",
+                WATCHDOG_ABORT_GRACE_S);
+    abort();
+    return NULL;
+}
+
 static void watchdog_end_process(const char *what, const char *call, uint64_t waited_ns)
 {
     char host[72] = "";
@@ -50,16 +65,23 @@ static void watchdog_end_process(const char *what, const char *call, uint64_t wa
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
-    int use_mpi = inited && !finalized && atomic_load(&thread_multiple);
+    /* MPI_Finalize that hangs holds MPI's own state: MPI_Abort from another thread may hang
+     * with it (seen under load: the job then outlived the watchdog by a minute). */
+    int in_finalize = call != NULL && strcmp(call, "MPI_Finalize") == 0;
+    int use_mpi = inited && !finalized && !in_finalize && atomic_load(&thread_multiple);
     ingot_error("watchdog: %s (%s) on rank %d (host %s, pid %d) has not returned after %.1f s "
                 "(INGOT_TIMEOUT): another rank stopped, died or is far behind; ending this "
                 "process with %s so the launcher ends the job",
                 call, what, atomic_load(&world_rank), host, (int)getpid(), waited_ns / 1e9,
-                use_mpi     ? "MPI_Abort"
-                : !inited   ? "abort() (MPI is not initialised)"
-                : finalized ? "abort() (MPI is being finalised)"
-                            : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
+                use_mpi                    ? "MPI_Abort"
+                : !inited                  ? "abort() (MPI is not initialised)"
+                : finalized || in_finalize ? "abort() (MPI is being finalised)"
+                                           : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
     if (use_mpi) {
+        pthread_t t; /* MPI_Abort is bounded too: a backstop ends the process if it hangs */
+        if (pthread_create(&t, NULL, watchdog_abort_backstop, NULL) == 0) {
+            pthread_detach(t);
+        }
         MPI_Abort(MPI_COMM_WORLD, 70);
     }
     abort();
