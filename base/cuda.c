@@ -125,6 +125,33 @@ ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what)
 #endif
 }
 
+ingot_status_t ingot_cuda_device_push(int device, int *prev_p, const char *what)
+{
+    *prev_p = -1;
+#if INGOT_BUILD_CUDA
+    if (cudaGetDevice(prev_p) != cudaSuccess) {
+        *prev_p = -1;
+        cudaGetLastError();
+    }
+    return ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice", what);
+#else
+    (void)device;
+    (void)what;
+    return INGOT_ERR_UNSUPPORTED;
+#endif
+}
+
+void ingot_cuda_device_pop(int prev)
+{
+#if INGOT_BUILD_CUDA
+    if (prev >= 0) {
+        cudaSetDevice(prev);
+    }
+#else
+    (void)prev;
+#endif
+}
+
 ingot_status_t ingot_cuda_malloc_on(int device, void **ptr_p, size_t bytes, const char *what)
 {
     const ingot_cuda_probe_t *probe = ingot_cuda_probe();
@@ -133,13 +160,12 @@ ingot_status_t ingot_cuda_malloc_on(int device, void **ptr_p, size_t bytes, cons
                           what, device, probe->device_count);
     }
 #if INGOT_BUILD_CUDA
-    int prev = 0;
-    cudaGetDevice(&prev);
-    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice", what);
+    int prev;
+    ingot_status_t st = ingot_cuda_device_push(device, &prev, what);
     if (st == INGOT_OK) {
         st = ingot_cuda_malloc(ptr_p, bytes, what);
     }
-    cudaSetDevice(prev);
+    ingot_cuda_device_pop(prev);
     return st;
 #else
     (void)ptr_p;
@@ -155,15 +181,13 @@ ingot_status_t ingot_cuda_mem_info(int device, size_t *free_p, size_t *total_p)
         return INGOT_ERR_NO_DEVICE;
     }
 #if INGOT_BUILD_CUDA
-    int prev = 0;
-    cudaGetDevice(&prev);
-    ingot_status_t st = ingot_cuda_check((int)cudaSetDevice(device), "cudaSetDevice",
-                                         "device memory query");
+    int prev;
+    ingot_status_t st = ingot_cuda_device_push(device, &prev, "device memory query");
     if (st == INGOT_OK) {
         st = ingot_cuda_check((int)cudaMemGetInfo(free_p, total_p), "cudaMemGetInfo",
                               "device memory query");
     }
-    cudaSetDevice(prev);
+    ingot_cuda_device_pop(prev);
     return st;
 #else
     (void)free_p;

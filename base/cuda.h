@@ -41,6 +41,15 @@ ingot_status_t ingot_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
  */
 ingot_status_t ingot_cuda_malloc(void **ptr_p, size_t bytes, const char *what);
 
+/**
+ * Make CUDA device @p device current for the calling thread, keeping the one that was in
+ * *@p prev_p for ingot_cuda_device_pop() (call it whatever this returns). INGOT_ERR_CUDA (logged
+ * with @p what) when @p device cannot be made current; INGOT_ERR_UNSUPPORTED without CUDA.
+ */
+ingot_status_t ingot_cuda_device_push(int device, int *prev_p, const char *what);
+/** Make the device ingot_cuda_device_push() kept current again (none: nothing done). */
+void ingot_cuda_device_pop(int prev);
+
 /** ingot_cuda_malloc() on CUDA device @p device (made current for the call, then restored).
  *  INGOT_ERR_NO_DEVICE (logged) when that device is not usable here. */
 ingot_status_t ingot_cuda_malloc_on(int device, void **ptr_p, size_t bytes, const char *what);

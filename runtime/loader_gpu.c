@@ -193,14 +193,13 @@ ingot_status_t ingot_loader_gpu_release_after(ingot_loader_h l, loader_slot_t *s
     if (l->device == INGOT_DEVICE_HOST || slot->consumed == NULL) {
         return INGOT_OK; /* host memory: the trainer's CPU work is done when it releases */
     }
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(l->device);
-    ingot_status_t st = GPU_CALL("ingot_loader_release_after", cudaEventRecord,
-                                 (cudaEvent_t)slot->consumed, (cudaStream_t)stream);
-    if (prev >= 0) {
-        cudaSetDevice(prev);
+    int prev;
+    ingot_status_t st = ingot_cuda_device_push(l->device, &prev, "ingot_loader_release_after");
+    if (st == INGOT_OK) {
+        st = GPU_CALL("ingot_loader_release_after", cudaEventRecord, (cudaEvent_t)slot->consumed,
+                      (cudaStream_t)stream);
     }
+    ingot_cuda_device_pop(prev);
     if (st == INGOT_OK) {
         atomic_store(&slot->consumed_pending, 1);
     }
@@ -239,14 +238,13 @@ ingot_status_t ingot_batch_stream_wait(const ingot_batch_t *batch, void *stream)
         return INGOT_OK; /* host batch: ready when handed over */
     }
 #if INGOT_BUILD_CUDA
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(batch->device);
-    ingot_status_t st = GPU_CALL("ingot_batch_stream_wait", cudaStreamWaitEvent,
-                                 (cudaStream_t)stream, (cudaEvent_t)batch->ready_event, 0);
-    if (prev >= 0) {
-        cudaSetDevice(prev);
+    int prev;
+    ingot_status_t st = ingot_cuda_device_push(batch->device, &prev, "ingot_batch_stream_wait");
+    if (st == INGOT_OK) {
+        st = GPU_CALL("ingot_batch_stream_wait", cudaStreamWaitEvent, (cudaStream_t)stream,
+                      (cudaEvent_t)batch->ready_event, 0);
     }
+    ingot_cuda_device_pop(prev);
     return st;
 #else
     (void)stream;
