@@ -59,9 +59,9 @@ def parse_args():
 
 def launcher_rank():
     """(rank, world) from the launcher's environment, for the DataLoader twin."""
-    for r, w in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMIX_RANK", None),
+    for r, w in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
                  ("SLURM_PROCID", "SLURM_NTASKS"), ("RANK", "WORLD_SIZE")):
-        if r in os.environ and w is not None and w in os.environ:
+        if r in os.environ and w in os.environ:
             return int(os.environ[r]), int(os.environ[w])
     return 0, 1
 
@@ -189,7 +189,7 @@ class TorchData:
 
 def evaluate(model, data, device):
     model.eval()
-    correct, total = torch.zeros(2, dtype=torch.int64), 0
+    correct = torch.zeros(2, dtype=torch.int64)  # [right, seen]
     with torch.no_grad():
         for x, y in data.test_batches():
             pred = model(x.to(device, non_blocking=True)).argmax(1).cpu()
@@ -224,7 +224,12 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     start = 0
     ckpt = os.path.join(args.checkpoint, "ckpt.pt") if args.checkpoint else None
-    if args.resume and ckpt and os.path.exists(ckpt):
+    if args.resume and not ckpt:
+        raise SystemExit("--resume needs --checkpoint DIR")
+    if args.resume and not os.path.exists(ckpt) and rank == 0:
+        # As a requeued Slurm job's first run: nothing to resume yet, so start afresh (said).
+        print(f"# --resume: no checkpoint at {ckpt} yet: starting from epoch 1", flush=True)
+    if args.resume and os.path.exists(ckpt):
         state = torch.load(ckpt)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
