@@ -234,7 +234,8 @@ static void drain_locked(pyingot_loader_t *l)
         pyingot_held_t *e = &l->held[l->retired % l->depth];
         /* In order: cannot fail, but for a CUDA error recording the event on the consumer's
          * stream (logged), after which that stream is unusable anyway: release it plainly. */
-        if (!e->stream_set || ingot_loader_release_after(l->h, &e->batch, e->stream) != INGOT_OK) {
+        if (e->stream == NULL ||
+            ingot_loader_release_after(l->h, &e->batch, e->stream) != INGOT_OK) {
             (void)ingot_loader_release(l->h, &e->batch);
         }
         *e = (pyingot_held_t){0};
@@ -270,7 +271,6 @@ void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
 void pyingot_loader_note_stream(pyingot_loader_t *l, uint64_t seq, void *stream)
 {
     if (seq >= l->retired && seq < l->handed) {
-        l->held[seq % l->depth].stream_set = 1;
         l->held[seq % l->depth].stream = stream;
     }
 }

@@ -82,9 +82,9 @@ PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg);
 /* ---- loader.c */
 typedef struct pyingot_held {
     ingot_batch_t batch;
-    int done;       /* its Python object (and every export) is gone, or release() called */
-    int stream_set; /* a device export synchronised a consumer stream: release after it */
-    void *stream;   /* that cudaStream_t (the last one, when exported to several) */
+    int done;     /* its Python object (and every export) is gone, or release() called */
+    void *stream; /* the consumer stream a device export synchronised (the last, when several;
+                     never NULL: DLPack's legacy default is 1): release after it; NULL: none */
 } pyingot_held_t;
 
 typedef struct pyingot_loader {
