@@ -30,6 +30,7 @@
  * nccl (device memory; this program allocates host buffers). Modules: apps/allreduce-bench/.
  */
 #include "allreduce-bench/arb.h"
+#include "common/cli.h"
 
 static int run_sweep(const arb_args_t *a, arb_setup_t *s)
 {
@@ -68,7 +69,9 @@ int main(int argc, char **argv)
 {
     arb_args_t a;
     arb_setup_t s;
+    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
     ingot_arb_args_parse(argc, argv, &a);
+    ingot_cli_quiet_end();
     int rc = ingot_arb_setup(&a, &s);
     if (rc != 0) {
         return rc;

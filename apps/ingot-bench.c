@@ -9,7 +9,10 @@
  */
 #include "bench/bench.h"
 #include "bench/output.h"
+#include "common/cli.h"
+#include "common/job.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,27 +34,59 @@ static int bench_manifest(const bench_args_t *a, int rank, char *manifest, size_
     return rc;
 }
 
+/* Every rank's per-epoch rows, padded to the most any rank has, gathered in *all_p on rank 0 (a
+ * rank may deliver fewer epochs when --steps ends it first). 0, or -1 on every rank. */
+static int bench_gather_epochs(const bench_result_t *r, int rank, int world, double **all_p,
+                               uint64_t *rows_p, uint64_t *left_out_p)
+{
+    uint64_t mine[2] = {r->nepochs, r->epochs_seen - r->nepochs}, most[2];
+    MPI_Allreduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    size_t per_rank = (size_t)most[0] * E_COUNT;
+    double *send = calloc(per_rank ? per_rank : 1, sizeof(double));
+    double *all = rank == 0 ? calloc(per_rank * (size_t)world + 1, sizeof(double)) : NULL;
+    int ok = send != NULL && (rank != 0 || all != NULL), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok && per_rank > 0) {
+        memcpy(send, r->epochs, (size_t)r->nepochs * sizeof(*r->epochs));
+        MPI_Gather(send, (int)per_rank, MPI_DOUBLE, all, (int)per_rank, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
+    }
+    free(send);
+    if (!all_ok) {
+        free(all);
+        if (rank == 0) {
+            fprintf(stderr, "ingot-bench: out of memory gathering %" PRIu64 " epochs of %d ranks\n",
+                    most[0], world);
+        }
+        return -1;
+    }
+    *all_p = all;
+    *rows_p = most[0];
+    *left_out_p = most[1];
+    return 0;
+}
+
 /* Gather every rank's metrics and placement; rank 0 prints. Returns the exit code (agreed). */
 static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest, int rank,
                         int world, const bench_result_t *r)
 {
     double mine[M_COUNT], agg[M_COUNT], *all = malloc(sizeof(double) * M_COUNT * (size_t)world);
     ingot_report_rank_t *ranks = NULL;
-    int rc = 0;
-    if (all == NULL) {
-        fprintf(stderr, "ingot-bench: rank %d: out of memory gathering metrics\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL); /* the others wait in the gather */
-    }
-    const int per_rank = BENCH_EPOCHS_MAX * E_COUNT;
-    double *epochs = malloc(sizeof(double) * (size_t)per_rank * (size_t)world);
-    if (epochs == NULL) {
-        fprintf(stderr, "ingot-bench: rank %d: out of memory gathering epochs\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
+    uint64_t rows = 0, left_out = 0;
+    int ok = all != NULL, rc = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        if (all == NULL) {
+            fprintf(stderr, "ingot-bench: rank %d: out of memory gathering metrics\n", rank);
+        }
+        free(all);
+        return BENCH_EXIT_FAIL;
     }
     ingot_bench_metrics(r, mine);
     MPI_Gather(mine, M_COUNT, MPI_DOUBLE, all, M_COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(r->epochs, per_rank, MPI_DOUBLE, epochs, per_rank, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (ingot_report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
+    double *epochs = NULL;
+    if (bench_gather_epochs(r, rank, world, &epochs, &rows, &left_out) != 0 ||
+        ingot_report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
         rc = BENCH_EXIT_FAIL;
     }
     if (rank == 0 && rc == 0) {
@@ -63,7 +98,8 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
                             .ranks = ranks,
                             .all = all,
                             .agg = agg,
-                            .nepochs = r->nepochs,
+                            .nepochs = rows,
+                            .epochs_left_out = left_out,
                             .epochs = epochs,
                             .paths = r->paths};
         if (a->json == NULL || strcmp(a->json, "-") != 0) {
@@ -88,29 +124,29 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
 int main(int argc, char **argv)
 {
     bench_args_t a;
-    int rank, world, ok, all_ok = 0;
+    int rank, world;
+    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
     ingot_bench_args_parse(argc, argv, &a);
+    ingot_cli_quiet_end();
     ingot_ctx_h ctx;
-    if (ingot_config_check() != INGOT_OK || ingot_init(NULL, &ctx) != INGOT_OK) {
-        return BENCH_EXIT_FAIL; /* the variable or the failing step was logged */
+    if (ingot_init(NULL, &ctx) != INGOT_OK) {
+        return BENCH_EXIT_FAIL; /* agreed on every rank, said once (the variable or the step) */
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     char manifest[PATH_MAX];
-    bench_result_t r;
+    bench_result_t r = {0};
     ingot_status_t st = bench_manifest(&a, rank, manifest, sizeof(manifest)) != 0
                             ? INGOT_ERR_IO
                             : ingot_bench_run(ctx, &a, manifest, rank, world, &r);
-    ok = (st == INGOT_OK);
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) {
-        if (st != INGOT_OK) {
-            fprintf(stderr, "ingot-bench: rank %d: %s\n", rank, ingot_status_string(st));
-        }
-        ingot_finalize(ctx);
-        return BENCH_EXIT_FAIL;
+    /* Every rank gets here: the loader's destroy is collective, so even a fault one rank saw
+     * (a damaged sample) is agreed on; its cause was logged where it was found (the library's
+     * line, or the generator's), so nothing more is said. */
+    int rc = app_job_agree(st != INGOT_OK ? BENCH_EXIT_FAIL : 0, NULL);
+    if (rc == 0) {
+        rc = bench_report(ctx, &a, manifest, rank, world, &r);
     }
-    int rc = bench_report(ctx, &a, manifest, rank, world, &r);
+    ingot_bench_result_free(&r);
     ingot_finalize(ctx);
     return rc;
 }

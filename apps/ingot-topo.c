@@ -4,6 +4,7 @@
  * under mpirun/srun, for the ranks actually launched (each rank checks the launcher's binding).
  * The work is ingot_topology_report() (include/ingot/topology.h); this file is its command line.
  */
+#include "common/cli.h"
 #include <ingot/config.h>
 #include <ingot/topology.h>
 #include <getopt.h>
@@ -76,7 +77,9 @@ static int app_parse(int argc, char **argv, ingot_topology_report_params_t *p)
 int main(int argc, char **argv)
 {
     ingot_topology_report_params_t p = {.field_mask = 0};
+    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
     int rc = app_parse(argc, argv, &p);
+    ingot_cli_quiet_end();
     if (rc != 0) {
         return rc;
     }

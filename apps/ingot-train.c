@@ -17,6 +17,8 @@
  * time hidden and exposed.
  */
 #include "train/train.h"
+#include "common/cli.h"
+#include "common/job.h"
 #include "common/report.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -61,25 +63,40 @@ typedef struct train {
     uint64_t start_epoch, generation;
     train_epoch_t *epochs;
     size_t nepochs;
-    float stop_flag; /* reduced with the gradients: > 0 when any rank was asked to stop */
-    double t_ar_ms;  /* the gradients' all-reduce alone (every tensor ready at once), median */
+    float stop_flag;  /* reduced with the gradients: > 0 when any rank was asked to stop */
+    double t_ar_ms;   /* the gradients' all-reduce alone (every tensor ready at once), median */
+    bool local_fault; /* a failure not every rank shares: the job ends with MPI_Abort */
 } train_t;
 
-static int fail(const train_t *t, const char *what, ingot_status_t st)
+/* A failure this rank saw alone (a step's batch, its products, a reduction): others may wait in
+ * a collective it will never join, so the job ends with MPI_Abort after this line. */
+static int fail(train_t *t, const char *what, ingot_status_t st)
 {
     fprintf(stderr, TRAIN_TOOL ": rank %d: %s: %s (%s)\n", t->rank, what, ingot_status_string(st),
             ingot_last_error());
+    t->local_fault = true;
+    return TRAIN_EXIT_FAIL;
+}
+
+/* A failure of a collective call that every rank returned alike (ingot agreed on it, and said
+ * why once): rank 0 names the step, every rank leaves through MPI_Finalize. */
+static int fail_shared(const train_t *t, const char *what, ingot_status_t st)
+{
+    if (t->rank == 0) {
+        fprintf(stderr, TRAIN_TOOL ": %s: %s\n", what, ingot_status_string(st));
+    }
     return TRAIN_EXIT_FAIL;
 }
 
 /* A failed CUDA or cuBLAS call in the products: the step's results are not to be used. */
-static int gemm_check(const train_t *t)
+static int gemm_check(train_t *t)
 {
     const char *e = train_gemm_error(&t->gemm);
     if (e == NULL) {
         return 0;
     }
     fprintf(stderr, TRAIN_TOOL ": rank %d: cuBLAS products: %s\n", t->rank, e);
+    t->local_fault = true;
     return TRAIN_EXIT_FAIL;
 }
 
@@ -90,35 +107,58 @@ static int agree(int rc)
     return worst;
 }
 
-/* The training manifest's digest and size, read once by every rank (a missing path is named). */
+/* A manifest's digest and sample count, read by rank 0 and given to every rank (one open per
+ * job, and a missing or damaged file is named once). 0, or TRAIN_EXIT_FAIL on every rank. */
+static int manifest_facts(const train_t *t, const char *opt, const char *path,
+                          ingot_manifest_info_t *info)
+{
+    int64_t st = INGOT_OK;
+    memset(info, 0, sizeof(*info));
+    if (t->rank == 0) {
+        ingot_manifest_h man = NULL;
+        st = ingot_manifest_open(path, INGOT_MANIFEST_OPEN_LAZY, &man);
+        if (st == INGOT_OK) {
+            st = ingot_manifest_query(man, info);
+        }
+        ingot_manifest_close(man);
+        if (st != INGOT_OK) { /* the library's line above said what is wrong with the file */
+            fprintf(stderr, TRAIN_TOOL ": %s %s: %s\n", opt, path,
+                    ingot_status_string((ingot_status_t)st));
+        }
+    }
+    uint64_t v[3] = {(uint64_t)st, info->digest, info->sample_count};
+    MPI_Bcast(v, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    info->digest = v[1];
+    info->sample_count = v[2];
+    return (int64_t)v[0] == INGOT_OK ? 0 : TRAIN_EXIT_FAIL;
+}
+
+/* The training manifest's digest and size, and the batch that fits them (the same on every
+ * rank: rank 0 says what does not fit). */
 static int train_dataset(train_t *t)
 {
-    ingot_manifest_h man = NULL;
     ingot_manifest_info_t info;
-    ingot_status_t st = ingot_manifest_open(t->a.train, INGOT_MANIFEST_OPEN_LAZY, &man);
-    if (st == INGOT_OK) {
-        st = ingot_manifest_query(man, &info);
-    }
-    ingot_manifest_close(man);
-    if (st != INGOT_OK) {
-        fprintf(stderr, TRAIN_TOOL ": --train %s: %s (%s)\n", t->a.train, ingot_status_string(st),
-                ingot_last_error());
+    if (manifest_facts(t, "--train", t->a.train, &info) != 0) {
         return TRAIN_EXIT_FAIL;
     }
-    if (t->a.batch % (uint64_t)t->world != 0) {
-        fprintf(stderr, TRAIN_TOOL ": --batch %llu is not a multiple of the %d ranks\n",
-                (unsigned long long)t->a.batch, t->world);
-        return TRAIN_EXIT_FAIL;
-    }
+    const char *why = NULL;
+    char msg[512];
     t->digest = info.digest;
     t->steps_per_epoch = info.sample_count / t->a.batch;
     t->test_batch = (uint64_t)t->world * (TRAIN_TEST_BATCH / (uint64_t)t->world);
-    if (t->steps_per_epoch == 0) {
-        fprintf(stderr, TRAIN_TOOL ": --batch %llu exceeds the %llu samples of %s\n",
-                (unsigned long long)t->a.batch, (unsigned long long)info.sample_count, t->a.train);
-        return TRAIN_EXIT_FAIL;
+    if (t->a.batch % (uint64_t)t->world != 0) {
+        snprintf(msg, sizeof(msg), "--batch %llu is not a multiple of the %d ranks",
+                 (unsigned long long)t->a.batch, t->world);
+        why = msg;
+    } else if (t->steps_per_epoch == 0) {
+        snprintf(msg, sizeof(msg), "--batch %llu exceeds the %llu samples of %s",
+                 (unsigned long long)t->a.batch, (unsigned long long)info.sample_count, t->a.train);
+        why = msg;
     }
-    return 0;
+    if (why != NULL && t->rank == 0) {
+        fprintf(stderr, TRAIN_TOOL ": %s\n", why);
+    }
+    return why != NULL ? TRAIN_EXIT_FAIL : 0;
 }
 
 /* The loaders' transform, in their workers: a sample's P5 image (the `pgm` member that
@@ -176,7 +216,7 @@ static int train_register(train_t *t)
      * same answer at the same step without a reduction of its own. */
     g[t->m.ntensors] = (ingot_grad_t){&t->stop_flag, 1, INGOT_DTYPE_FLOAT32};
     ingot_status_t st = ingot_grads_register(t->comm, g, t->m.ntensors + 1, INGOT_OP_AVG);
-    return st == INGOT_OK ? 0 : fail(t, "ingot_grads_register", st);
+    return st == INGOT_OK ? 0 : fail_shared(t, "ingot_grads_register", st);
 }
 
 /* T_ar: the all-reduce alone, as ingot-allreduce-bench --overlap measures it (median of 5 of
@@ -266,8 +306,21 @@ static int train_resume(train_t *t, ingot_cursor_t *c, bool *have)
         return agree(exists) ? TRAIN_EXIT_FAIL : 0;
     }
     train_ckpt_meta_t expect = train_meta(t), got;
-    int rc = train_ckpt_read(t->a.checkpoint_dir, &t->m, &expect, (uint32_t)t->world, &got, c);
-    if ((rc = agree(rc != 0)) == 0) {
+    /* Rank 0 reads first and names what is wrong with the checkpoint; then the others read it
+     * (from the shared folder; one that cannot says so itself). */
+    int rc = t->rank == 0
+                 ? train_ckpt_read(t->a.checkpoint_dir, &t->m, &expect, (uint32_t)t->world, &got, c)
+                 : 0;
+    if (agree(rc != 0) != 0) {
+        return TRAIN_EXIT_FAIL;
+    }
+    if (t->rank != 0) {
+        rc = train_ckpt_read(t->a.checkpoint_dir, &t->m, &expect, (uint32_t)t->world, &got, c);
+    }
+    if ((rc = agree(rc != 0)) != 0 && t->rank == 0) {
+        ingot_cursor_release(c);
+    }
+    if (rc == 0) {
         *have = true;
         t->start_epoch = got.epoch;
         t->generation = got.generation + 1;
@@ -288,7 +341,7 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
      * samples, also when the test batch leaves a tail out. */
     ingot_status_t lst = loader_open(t, t->a.test, t->test_batch, 1, NULL, &t->test_l);
     if (lst != INGOT_OK) {
-        return fail(t, "test loader", lst);
+        return fail_shared(t, "test loader", lst);
     }
     for (uint64_t s = 0; s < t->test_steps; s++) {
         ingot_batch_t b;
@@ -297,7 +350,8 @@ static int train_evaluate(train_t *t, double *acc_p, uint64_t *n_p)
             return fail(t, "test ingot_loader_next", st);
         }
         if (train_labels_check(b.labels, b.count, b.keys) != 0) {
-            MPI_Abort(MPI_COMM_WORLD, TRAIN_EXIT_FAIL);
+            t->local_fault = true; /* the others wait in the next reduction */
+            return TRAIN_EXIT_FAIL;
         }
         counts[0] += train_model_correct(&t->m, b.data, b.labels, b.count);
         counts[1] += b.count;
@@ -418,8 +472,8 @@ static int train_loop(train_t *t)
             return fail(t, "ingot_loader_next", st);
         }
         if (train_labels_check(b.labels, b.count, b.keys) != 0) {
-            MPI_Abort(MPI_COMM_WORLD,
-                      TRAIN_EXIT_FAIL); /* the others wait in this step's reduction */
+            t->local_fault = true; /* the others wait in this step's reduction */
+            return TRAIN_EXIT_FAIL;
         }
         double c0 = ingot_report_now();
         t->stop_flag = train_stop_requested ? 1.0f : 0.0f;
@@ -543,15 +597,13 @@ static void train_blas_threads(void)
 static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
 {
     train_blas_threads();
-    ingot_status_t st = ingot_init(NULL, &t->ctx);
-    if (st != INGOT_OK) {
-        fprintf(stderr, TRAIN_TOOL ": ingot_init: %s (%s)\n", ingot_status_string(st),
-                ingot_last_error());
-        return TRAIN_EXIT_FAIL;
-    }
     MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &t->world);
-    int rc = agree(train_dataset(t));
+    ingot_status_t st = ingot_init(NULL, &t->ctx);
+    if (st != INGOT_OK) {
+        return TRAIN_EXIT_FAIL; /* agreed on every rank, and said once (the variable, the step) */
+    }
+    int rc = train_dataset(t);
     if (rc != 0) {
         return rc;
     }
@@ -570,7 +622,7 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
                               .bucket_bytes = TRAIN_BUCKET_BYTES,
                               .first_bucket_bytes = TRAIN_FIRST_BUCKET_BYTES};
     if ((st = ingot_comm_create(t->ctx, &cp, &t->comm)) != INGOT_OK) {
-        return fail(t, "ingot_comm_create", st);
+        return fail_shared(t, "ingot_comm_create", st);
     }
     uint64_t local = t->a.batch / (uint64_t)t->world, test_local = t->test_batch / t->world;
     rc = train_model_init(&t->m, t->a.model, t->a.hidden, local > test_local ? local : test_local,
@@ -585,21 +637,18 @@ static int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
     t->epochs = calloc(t->a.epochs, sizeof(*t->epochs));
     if ((st = loader_open(t, t->a.train, t->a.batch, t->a.epochs, *have_cursor ? cursor : NULL,
                           &t->train_l)) != INGOT_OK) {
-        return fail(t, "training loader", st);
+        return fail_shared(t, "training loader", st);
     }
-    ingot_manifest_h man = NULL;
-    ingot_manifest_info_t info = {0};
-    st = ingot_manifest_open(t->a.test, INGOT_MANIFEST_OPEN_LAZY, &man);
-    if (st == INGOT_OK) {
-        st = ingot_manifest_query(man, &info);
+    ingot_manifest_info_t info;
+    if (manifest_facts(t, "--test", t->a.test, &info) != 0) {
+        return TRAIN_EXIT_FAIL;
     }
-    ingot_manifest_close(man);
     t->test_steps = info.sample_count / t->test_batch;
-    if (st != INGOT_OK || t->test_steps == 0) {
-        fprintf(stderr, TRAIN_TOOL ": --test %s: %s\n", t->a.test,
-                st != INGOT_OK ? ingot_last_error() : "fewer samples than one test batch");
+    if (t->test_steps == 0 && t->rank == 0) {
+        fprintf(stderr, TRAIN_TOOL ": --test %s: fewer samples than one test batch (%llu)\n",
+                t->a.test, (unsigned long long)t->test_batch);
     }
-    return agree(st != INGOT_OK || t->test_steps == 0) ? TRAIN_EXIT_FAIL : 0;
+    return t->test_steps == 0 ? TRAIN_EXIT_FAIL : 0;
 }
 
 static void train_header(const train_t *t)
@@ -627,10 +676,9 @@ int main(int argc, char **argv)
 {
     train_t t;
     memset(&t, 0, sizeof(t));
+    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
     train_args_parse(argc, argv, &t.a);
-    if (ingot_config_check() != INGOT_OK) {
-        return TRAIN_EXIT_FAIL; /* the parser named the variable */
-    }
+    ingot_cli_quiet_end();
     /* First, before MPI and ingot start: a SIGUSR1 during start-up must not kill the rank. */
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
@@ -655,8 +703,8 @@ int main(int argc, char **argv)
     if ((rc == 0 || rc == TRAIN_EXIT_CHECKPOINTED) && t.rank == 0 && t.a.json != NULL) {
         train_json(&t);
     }
-    if (rc != 0 && rc != TRAIN_EXIT_CHECKPOINTED) {
-        MPI_Abort(MPI_COMM_WORLD, rc); /* a rank may be inside a collective the others left */
+    if (rc != 0 && rc != TRAIN_EXIT_CHECKPOINTED && t.local_fault) {
+        app_job_abort(rc); /* a rank may be inside a collective the others left */
     }
     if (have_cursor) {
         ingot_cursor_release(&cursor);

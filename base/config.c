@@ -479,13 +479,15 @@ void ingot_config_warn_unknown(char **envp)
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
 static int global_loaded;
 static ingot_status_t global_status;
+static char global_err[CONFIG_ERR_MAX]; /* the failed load's message, for every later caller */
 
 static ingot_status_t config_load_all(void)
 {
-    char err[CONFIG_ERR_MAX];
+    char *err = global_err;
+    const size_t errlen = sizeof(global_err);
     for (size_t t = 0; t < config_ntables; t++) {
         ingot_status_t st = ingot_config_table_read(config_tables[t], config_tables[t]->values,
-                                                    NULL, NULL, err, sizeof(err));
+                                                    NULL, NULL, err, errlen);
         if (st != INGOT_OK) {
             while (t-- > 0) {
                 ingot_config_table_release(config_tables[t], config_tables[t]->values);
@@ -508,11 +510,15 @@ static ingot_status_t config_load_all(void)
 ingot_status_t ingot_config_load(void)
 {
     pthread_mutex_lock(&global_lock);
-    if (!global_loaded) {
+    int first = !global_loaded;
+    if (first) {
         global_status = config_load_all();
         global_loaded = 1;
     }
     ingot_status_t st = global_status;
+    if (st != INGOT_OK && !first && global_err[0] != '\0') {
+        ingot_last_error_set(global_err); /* logged once, by the first caller */
+    }
     pthread_mutex_unlock(&global_lock);
     return st;
 }

@@ -23,10 +23,18 @@ ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *wh
 /**
  * Agree on a status over @p comm (collective): every rank returns the worst (lowest) status of
  * all ranks, so a step that failed on one rank fails on all and no rank is left waiting in the
- * next collective. A rank that succeeded logs "<what> failed on another rank".
+ * next collective. On a failure, the error lines held since ingot_mpi_hold_begin() are written
+ * once for the job (see ingot_log_hold_begin); a rank that succeeded gets "<what> failed on
+ * rank N: <status>" as its last error (logged at info level: the failing rank said why).
  * @p comm is an MPI_Comm passed as a pointer so this header needs no <mpi.h>.
  */
 ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char *what);
+
+/** Hold the calling thread's error lines for the agreements of a collective call over @p comm
+ *  (an MPI_Comm *), so a fault every rank finds is written once; ingot_mpi_hold_end() writes
+ *  whatever no agreement took. Nestable: the outermost call's communicator decides. */
+void ingot_mpi_hold_begin(const void *comm);
+void ingot_mpi_hold_end(void);
 
 /* Every MPI call ingot makes is armed on the watchdog (base/watchdog.h) while it runs, so a
  * collective that another rank never joins ends this process after INGOT_TIMEOUT instead of

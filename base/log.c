@@ -25,6 +25,20 @@ static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local char log_last_error[INGOT_LOG_LINE_MAX];
 
+/* Held error lines of this thread (ingot_log_hold_begin): allocated at the first held error. */
+#define LOG_HELD_MAX 8
+typedef struct log_held_line {
+    const char *file;
+    int line;
+    char text[INGOT_LOG_LINE_MAX];
+} log_held_line_t;
+typedef struct log_held {
+    unsigned count, dropped;
+    log_held_line_t lines[LOG_HELD_MAX];
+} log_held_t;
+static _Thread_local int log_hold_depth;
+static _Thread_local log_held_t *log_held;
+
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
 static int log_open(const char *pattern, int *fd_p);
@@ -185,15 +199,93 @@ void ingot_log_write(ingot_log_level_t level, const char *file, int line, const 
     (void)w; /* nowhere to report a failed log write */
 }
 
+/* Keep an error line while a hold is on: 1 when kept (or counted as dropped past the room). */
+static int log_hold_keep(const char *file, int line)
+{
+    if (log_hold_depth == 0) {
+        return 0;
+    }
+    if (log_held == NULL && (log_held = calloc(1, sizeof(*log_held))) == NULL) {
+        return 0; /* no room to hold it: written at once */
+    }
+    if (log_held->count == LOG_HELD_MAX) {
+        log_held->dropped++;
+        return 1;
+    }
+    log_held_line_t *h = &log_held->lines[log_held->count++];
+    h->file = file;
+    h->line = line;
+    memcpy(h->text, log_last_error, sizeof(h->text));
+    return 1;
+}
+
 void ingot_log_error_write(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(log_last_error, sizeof(log_last_error), fmt, ap);
     va_end(ap);
-    if (ingot_log_enabled(INGOT_LOG_LEVEL_ERROR)) {
+    if (ingot_log_enabled(INGOT_LOG_LEVEL_ERROR) && !log_hold_keep(file, line)) {
         ingot_log_write(INGOT_LOG_LEVEL_ERROR, file, line, "%s", log_last_error);
     }
+}
+
+void ingot_log_hold_begin(void)
+{
+    log_hold_depth++;
+}
+
+void ingot_log_hold_end(void)
+{
+    if (log_hold_depth > 0 && --log_hold_depth == 0) {
+        ingot_log_held_flush(1, NULL);
+        free(log_held);
+        log_held = NULL;
+    }
+}
+
+int ingot_log_hold_depth(void)
+{
+    return log_hold_depth;
+}
+
+unsigned ingot_log_held(uint64_t *digest_p)
+{
+    uint64_t h = 0;
+    unsigned n = log_held != NULL ? log_held->count : 0;
+    if (n > 0) {
+        h = 0xcbf29ce484222325ull; /* FNV-1a over every line's site and text */
+        for (unsigned i = 0; i < n; i++) {
+            const log_held_line_t *l = &log_held->lines[i];
+            char site[INGOT_LOG_LINE_MAX + 64];
+            const char *base = strrchr(l->file, '/');
+            int m = snprintf(site, sizeof(site), "%s:%d %s", base ? base + 1 : l->file, l->line,
+                             l->text);
+            for (int k = 0; k < m && k < (int)sizeof(site); k++) {
+                h = (h ^ (unsigned char)site[k]) * 0x100000001b3ull;
+            }
+        }
+    }
+    *digest_p = h;
+    return n;
+}
+
+void ingot_log_held_flush(int write, const char *note)
+{
+    if (log_held == NULL) {
+        return;
+    }
+    for (unsigned i = 0; write && i < log_held->count; i++) {
+        const log_held_line_t *l = &log_held->lines[i];
+        int last = i + 1 == log_held->count;
+        ingot_log_write(INGOT_LOG_LEVEL_ERROR, l->file, l->line, "%s%s", l->text,
+                        last && note != NULL ? note : "");
+    }
+    if (write && log_held->dropped > 0) {
+        ingot_log_write(INGOT_LOG_LEVEL_ERROR, __FILE__, __LINE__,
+                        "(%u more error lines of this step were not kept)", log_held->dropped);
+    }
+    log_held->count = log_held->dropped = 0;
 }
 
 const char *ingot_last_error(void)

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum ingot_log_level {
     INGOT_LOG_LEVEL_ERROR = 0,
@@ -34,6 +35,23 @@ void ingot_last_error_clear(void);
 /** Make @p msg the calling thread's last error without logging it: for an error detected and
  *  logged on another thread that this thread reports (a loader step failed by a worker). */
 void ingot_last_error_set(const char *msg);
+
+/*
+ * Errors of a collective step. Every rank of a job often finds the same fault (a missing file, a
+ * bad variable): while a hold is on, the calling thread's error lines are kept (each still
+ * becomes its last error) instead of written, and the step's agreement (ingot_mpi_agree) writes
+ * them once: by the lowest rank holding lines when every holder's lines are the same, else by
+ * each holder. Holds nest; the outermost ingot_log_hold_end() writes whatever no agreement took.
+ */
+void ingot_log_hold_begin(void);
+void ingot_log_hold_end(void);
+/** Depth of the calling thread's holds (0: errors are written at once). */
+int ingot_log_hold_depth(void);
+/** Digest of the calling thread's held lines (file, line and text; not host, pid or rank), and
+ *  their count (0: nothing held, digest 0). */
+unsigned ingot_log_held(uint64_t *digest_p);
+/** Write the held lines (@p note, when not NULL, appended to the last), or drop them. */
+void ingot_log_held_flush(int write, const char *note);
 
 /** Set the rank shown in log lines (ingot_init() does this; before it, the launcher's env). */
 void ingot_log_set_rank(int rank);

@@ -37,7 +37,7 @@ static int comm_nccl_local(ingot_ctx_h ctx, ingot_comm_backend_t asked,
 {
     const ingot_placement_t *pl = &ctx->topo->placement;
     if (pl->cuda_device < 0 || !ingot_cuda_usable()) {
-        snprintf(why, whylen, "rank %d has no usable GPU (%s)", ctx->rank,
+        snprintf(why, whylen, "no usable GPU (%s)",
                  ingot_cuda_usable() ? "CPU-only placement" : ingot_cuda_probe()->reason);
         return 0;
     }
@@ -51,14 +51,14 @@ static int comm_nccl_local(ingot_ctx_h ctx, ingot_comm_backend_t asked,
                    pl->gpu_ranks, pl->gpu_index, hostid);
     } else if (pl->gpu_ranks > 1) {
         snprintf(why, whylen,
-                 "rank %d shares GPU %d with %d other local rank(s), and NCCL refuses two ranks "
-                 "of one communicator on one GPU",
-                 ctx->rank, pl->gpu_index, pl->gpu_ranks - 1);
+                 "GPU %d is shared with %d other local rank(s), and NCCL refuses two ranks of "
+                 "one communicator on one GPU",
+                 pl->gpu_index, pl->gpu_ranks - 1);
         return 0;
     }
     char nwhy[200];
     if (ingot_nccl_load(api_p, nwhy, sizeof(nwhy)) != INGOT_OK) {
-        snprintf(why, whylen, "NCCL does not load on rank %d: %s", ctx->rank, nwhy);
+        snprintf(why, whylen, "NCCL does not load: %s", nwhy);
         return 0;
     }
     return 1;
@@ -110,17 +110,15 @@ static ingot_status_t comm_choose(ingot_ctx_h ctx, ingot_comm_backend_t asked,
         return st;
     }
     if (asked == INGOT_COMM_BACKEND_NCCL) {
-        if (!mine) {
-            ingot_error("ingot_comm_create: backend nccl: %s", why);
-        }
+        /* Worded without this rank's number, so ranks that fail alike say it once (held). */
         return ingot_fail(INGOT_ERR_NO_DEVICE,
                           "ingot_comm_create: backend nccl asked for, but rank(s) %s cannot run "
-                          "it%s%s (set INGOT_COMM_BACKEND=auto or mpi)",
-                          ranks, mine ? "" : ": ", mine ? "" : why);
+                          "it (set INGOT_COMM_BACKEND=auto or mpi)%s%s",
+                          ranks, mine ? "" : "; this rank: ", mine ? "" : why);
     }
     *backend_p = INGOT_COMM_BACKEND_MPI;
     if (!mine) {
-        snprintf(reason, reasonlen, "mpi: auto fell back from nccl: %s", why);
+        snprintf(reason, reasonlen, "mpi: auto fell back from nccl: rank %d: %s", ctx->rank, why);
     } else {
         snprintf(reason, reasonlen,
                  "mpi: auto fell back from nccl: rank %d cannot run it (see its "
@@ -153,6 +151,9 @@ static bool comm_progress_cpus(ingot_ctx_h ctx, cpu_set_t *set, char *text, size
     return true;
 }
 
+static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
+                                  ingot_comm_h *comm_p);
+
 ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
                                  ingot_comm_h *comm_p)
 {
@@ -160,6 +161,15 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_create: %s is NULL",
                           ctx == NULL ? "ctx" : "comm_p");
     }
+    ingot_mpi_hold_begin(&ctx->comm); /* a fault every rank finds is written once */
+    ingot_status_t st = comm_create(ctx, params, comm_p);
+    ingot_mpi_hold_end();
+    return st;
+}
+
+static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
+                                  ingot_comm_h *comm_p)
+{
     const ingot_coll_config_t *cfg = NULL;
     ingot_status_t st = ingot_coll_config(&cfg);
     if (st != INGOT_OK) {

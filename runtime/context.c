@@ -24,6 +24,19 @@ const char *ingot_version_string(void)
     return INGOT_VERSION_STRING;
 }
 
+/* A failed ingot_init leaves the process as it found it: MPI that it initialised itself is
+ * finalised again (every rank agreed on the failure, so every rank gets here), and the launcher
+ * sees a clean non-zero exit rather than a process that left without MPI_Finalize. */
+static void ctx_init_failed(void)
+{
+    pthread_mutex_lock(&ctx_lock);
+    if (ctx_mpi_owned && ctx_live == 0) {
+        ctx_mpi_owned = 0;
+        (void)INGOT_MPI_CALL("ingot_init: failed", MPI_Finalize);
+    }
+    pthread_mutex_unlock(&ctx_lock);
+}
+
 static ingot_status_t ctx_init_mpi(const ingot_init_params_t *params, int *thread_level_p)
 {
     int inited = 0, finalized = 0;
@@ -49,6 +62,8 @@ static ingot_status_t ctx_init_mpi(const ingot_init_params_t *params, int *threa
     return st;
 }
 
+static ingot_status_t ctx_create(MPI_Comm user, int level, ingot_ctx_h *ctx_p);
+
 ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
 {
     ingot_status_t st;
@@ -64,6 +79,19 @@ ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p)
         return st;
     }
     MPI_Comm user = INGOT_PARAM_VALUE(params, comm, INGOT_INIT_PARAM_FIELD_COMM, MPI_COMM_WORLD);
+    ingot_mpi_hold_begin(&user); /* a fault every rank finds is written once */
+    st = ctx_create(user, level, ctx_p);
+    ingot_mpi_hold_end();
+    if (st != INGOT_OK) {
+        ctx_init_failed();
+    }
+    return st;
+}
+
+/* ingot_init's collective steps, agreed on every rank of @p user. */
+static ingot_status_t ctx_create(MPI_Comm user, int level, ingot_ctx_h *ctx_p)
+{
+    ingot_status_t st;
     ingot_ctx_config_t cfg = {0};
     st = ingot_base_config(&cfg.base);
     if (st == INGOT_OK) { /* parsed together: the first accessor parsed every table */

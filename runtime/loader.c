@@ -668,9 +668,9 @@ static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *p
     return st;
 }
 
-ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
-                                           ingot_source_t *const *front, uint32_t nfront,
-                                           ingot_loader_h *loader_p)
+static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                    ingot_source_t *const *front, uint32_t nfront,
+                                    ingot_loader_h *loader_p)
 {
     ingot_loader_h l;
     ingot_status_t st = loader_new(ctx, params, front, nfront, &l);
@@ -703,6 +703,16 @@ ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_p
                l->slot_bytes, l->device);
     *loader_p = l;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                           ingot_source_t *const *front, uint32_t nfront,
+                                           ingot_loader_h *loader_p)
+{
+    ingot_mpi_hold_begin(&ctx->comm); /* a fault every rank finds (the manifest) is written once */
+    ingot_status_t st = loader_create(ctx, params, front, nfront, loader_p);
+    ingot_mpi_hold_end();
+    return st;
 }
 
 ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,

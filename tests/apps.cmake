@@ -42,3 +42,10 @@ foreach(mode cpu refuse)
   ingot_add_test(NAME app.train_gemm_${mode} LABELS unit TIMEOUT 60 COMMAND test_train_gemm ${mode})
 endforeach()
 ingot_add_test(NAME gpu.train_gemm_cuda LABELS gpu TIMEOUT 120 COMMAND test_train_gemm cuda)
+# A fault every rank sees the same way (usage, an invalid variable, a missing manifest, a
+# checkpoint conflict): one message from one rank, a non-zero exit, no MPI_Abort banner.
+ingot_add_test(NAME app.shared_faults LABELS mpi TIMEOUT 240
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/shared_faults.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-train>
+                       $<TARGET_FILE:ingot-allreduce-bench> $<TARGET_FILE:ingot-manifest>
+                       ${CMAKE_CURRENT_BINARY_DIR})

@@ -5,6 +5,7 @@
  * --steps training steps (step.c) with all of them together, one untimed step first.
  */
 #include "allreduce-bench/arb.h"
+#include "common/job.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -193,7 +194,8 @@ static ingot_status_t overlap_cpus(const arb_setup_t *s, arb_overlap_t *o)
     snprintf(mine.progress, sizeof(mine.progress), "%s",
              s->setup.progress_thread ? s->setup.progress_cpuset : "(no progress thread)");
     if (s->rank == 0 && (o->cpus = calloc((size_t)s->world, sizeof(mine))) == NULL) {
-        MPI_Abort(MPI_COMM_WORLD, ARB_EXIT_FAIL); /* the others wait in the gather */
+        fprintf(stderr, ARB_TOOL ": rank 0: out of memory for the cores of %d ranks\n", s->world);
+        app_job_abort(ARB_EXIT_FAIL); /* the others wait in the gather */
     }
     return MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, o->cpus, (int)sizeof(mine), MPI_BYTE, 0,
                       MPI_COMM_WORLD) == MPI_SUCCESS

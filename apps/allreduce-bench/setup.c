@@ -81,7 +81,7 @@ static ingot_status_t setup_comm(const arb_args_t *a, arb_setup_t *s)
                              .backend = a->backend};
     ingot_status_t st = ingot_comm_create(s->ctx, &p, &s->comm);
     if (st != INGOT_OK) {
-        return ingot_arb_fail(s, "ingot_comm_create", st);
+        return st; /* collective and agreed: ingot said why, once */
     }
     s->setup.field_mask = INGOT_COMM_STATS_FIELD_SETUP;
     if ((st = ingot_comm_stats(s->comm, &s->setup)) != INGOT_OK) {
@@ -94,12 +94,9 @@ static ingot_status_t setup_ctx(arb_setup_t *s)
 {
     ingot_ctx_attr_t attr = {.field_mask = INGOT_CTX_ATTR_FIELD_RANK | INGOT_CTX_ATTR_FIELD_SIZE |
                                            INGOT_CTX_ATTR_FIELD_THREAD_LEVEL};
-    ingot_status_t st = ingot_config_check();
+    ingot_status_t st = ingot_init(NULL, &s->ctx);
     if (st != INGOT_OK) {
-        return ingot_arb_fail(s, "INGOT_* configuration", st);
-    }
-    if ((st = ingot_init(NULL, &s->ctx)) != INGOT_OK) {
-        return ingot_arb_fail(s, "ingot_init", st);
+        return st; /* agreed on every rank and said once (the variable or the step) */
     }
     if ((st = ingot_ctx_query(s->ctx, &attr)) != INGOT_OK) {
         return ingot_arb_fail(s, "ingot_ctx_query", st);

@@ -28,8 +28,6 @@ typedef struct bench_args {
 /* Per epoch, per rank: what the epochs table and JSON show (doubles, gathered as is). */
 enum { E_EPOCH, E_STEPS, E_WALL, E_COMPUTE, E_STALL, E_STORAGE, E_PEER, E_LOCAL, E_COUNT };
 
-/** Most epochs the per-epoch table reports. */
-#define BENCH_EPOCHS_MAX 64
 /** Room for the cache's path report. */
 #define BENCH_PATHS_MAX 4096
 
@@ -38,9 +36,11 @@ typedef struct bench_result {
     uint64_t steps, samples, bytes;
     uint64_t samples0, bytes0; /* of the first step, left out of the rates */
     ingot_loader_stats_t st;
-    uint64_t nepochs;                         /* epochs delivered (up to BENCH_EPOCHS_MAX) */
-    double epochs[BENCH_EPOCHS_MAX][E_COUNT]; /* the first step of the run left out */
-    char paths[BENCH_PATHS_MAX];              /* the peer cache's data paths, or "" */
+    uint64_t nepochs, epochs_cap;     /* epochs delivered; rows allocated */
+    uint64_t epochs_seen, epoch_last; /* epochs delivered, rows or not; the last one's number */
+    int epochs_cut; /* a row could not be allocated: epochs_seen - nepochs are left out */
+    double (*epochs)[E_COUNT];   /* every epoch delivered; the first step of the run left out */
+    char paths[BENCH_PATHS_MAX]; /* the peer cache's data paths, or "" */
 } bench_result_t;
 
 /** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */
@@ -56,9 +56,12 @@ ingot_status_t ingot_bench_compute_init(const bench_args_t *a, int device);
 /** One step's emulated compute on batch @p b; returns the seconds it took. */
 double ingot_bench_compute(const bench_args_t *a, const ingot_batch_t *b);
 
-/** The measured loop over the loader of @p manifest. */
+/** The measured loop over the loader of @p manifest (@p r: free it with ingot_bench_result_free,
+ *  also after a failure). */
 ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
                                int rank, int world, bench_result_t *r);
+/** Free what ingot_bench_run() allocated in @p r. */
+void ingot_bench_result_free(bench_result_t *r);
 
 enum {
     M_WALL,

@@ -72,7 +72,7 @@ static const ingot_report_column_t epoch_columns[] = {
 /* Epoch @p e of rank @p r. */
 static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
 {
-    return o->epochs + ((size_t)r * BENCH_EPOCHS_MAX + e) * E_COUNT;
+    return o->epochs + ((size_t)r * o->nepochs + e) * E_COUNT;
 }
 
 /* Epoch @p e over all ranks: counts summed, times averaged. */
@@ -120,6 +120,11 @@ static void print_epochs(const bench_output_t *o)
         ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns,
                                OUT_ARRAY_SIZE(epoch_columns), v);
     }
+    if (o->epochs_left_out > 0) {
+        printf("# %" PRIu64 " later epochs are left out of this table (no memory for their rows); "
+               "the totals above include them\n",
+               o->epochs_left_out);
+    }
     if (o->paths != NULL && o->paths[0] != '\0') {
         printf("# peer cache paths seen from rank 0:\n");
         const char *p = o->paths;
@@ -163,6 +168,7 @@ static void json_epochs(ingot_report_json_t *j, const bench_output_t *o)
         ingot_report_json_close_object(j);
     }
     ingot_report_json_close_array(j);
+    ingot_report_json_u64(j, "epochs_left_out", o->epochs_left_out);
     ingot_report_json_str(j, "cache_paths_rank0", o->paths != NULL ? o->paths : "");
 }
 

@@ -14,7 +14,8 @@ typedef struct bench_output {
     const double *all;                 /* world x M_COUNT */
     const double *agg;                 /* M_COUNT */
     uint64_t nepochs;                  /* rows of each rank's epochs */
-    const double *epochs;              /* world x BENCH_EPOCHS_MAX x E_COUNT */
+    uint64_t epochs_left_out;          /* epochs delivered without a row (out of memory) */
+    const double *epochs;              /* world x nepochs x E_COUNT */
     const char *paths;                 /* rank 0's cache paths, or "" */
 } bench_output_t;
 

@@ -5,13 +5,16 @@
 #include "bench/bench.h"
 #include "common/report.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define RUN_SKIP_BUDGET    100 /* samples --verify skip may drop before failing */
 #define RUN_PROGRESS_EVERY 16  /* steps between progress bar updates */
 #define RUN_NS_PER_S       1e9
+#define RUN_EPOCHS_FIRST   16 /* rows of the per-epoch table allocated at first, doubled as needed */
 
 static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
                                  int world, ingot_loader_h *l_p)
@@ -49,12 +52,32 @@ static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
     return ingot_placement_get(ctx, &pl) == INGOT_OK ? pl.cuda_device : -1;
 }
 
-/* The epochs table's row of @p b's epoch (started at @p t when it is new); NULL past the last. */
+/* The epochs table's row of @p b's epoch (started at @p t when it is new); NULL only when memory
+ * for a new epoch's row ran out (said once; the totals stay whole). */
 static double *run_epoch(bench_result_t *r, const ingot_batch_t *b, double t, double *t_epoch_p)
 {
+    if (r->epochs_seen == 0 || r->epoch_last != b->epoch) {
+        r->epochs_seen++;
+        r->epoch_last = b->epoch;
+    }
     if (r->nepochs == 0 || r->epochs[r->nepochs - 1][E_EPOCH] != (double)b->epoch) {
-        if (r->nepochs == BENCH_EPOCHS_MAX) {
+        if (r->epochs_cut) {
             return NULL;
+        }
+        if (r->nepochs == r->epochs_cap) { /* once per epoch: off the per-step path */
+            uint64_t cap = r->epochs_cap ? 2 * r->epochs_cap : RUN_EPOCHS_FIRST;
+            void *grown = realloc(r->epochs, (size_t)cap * sizeof(*r->epochs));
+            if (grown == NULL) {
+                fprintf(stderr,
+                        "ingot-bench: out of memory for the row of epoch %" PRIu64
+                        "; the per-epoch table stops at %" PRIu64 " epochs\n",
+                        b->epoch, r->nepochs);
+                r->epochs_cut = 1;
+                return NULL;
+            }
+            r->epochs = grown;
+            memset(r->epochs + r->nepochs, 0, (size_t)(cap - r->nepochs) * sizeof(*r->epochs));
+            r->epochs_cap = cap;
         }
         r->epochs[r->nepochs][E_EPOCH] = (double)b->epoch;
         r->nepochs++;
@@ -122,6 +145,7 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
                                int rank, int world, bench_result_t *r)
 {
     ingot_loader_h l;
+    memset(r, 0, sizeof(*r));
     ingot_status_t st = run_loader(ctx, a, manifest, world, &l);
     if (st != INGOT_OK) {
         return st;
@@ -131,7 +155,6 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
         ingot_loader_destroy(l);
         return st;
     }
-    memset(r, 0, sizeof(*r));
     double t_first = 0;
     int bar = a->progress && rank == 0 && isatty(2);
     st = run_steps(l, a, bar, r, &t_first);
@@ -151,4 +174,11 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     r->stall_s = (double)r->st.stall_ns / RUN_NS_PER_S;
     r->au = r->wall_s > 0 ? r->compute_s / r->wall_s : 0;
     return INGOT_OK;
+}
+
+void ingot_bench_result_free(bench_result_t *r)
+{
+    free(r->epochs);
+    r->epochs = NULL;
+    r->nepochs = r->epochs_cap = 0;
 }

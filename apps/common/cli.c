@@ -1,10 +1,47 @@
 /* Strict option values for the apps (cli.h). */
 #include "common/cli.h"
+#include "common/job.h"
 #include <ingot/config.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+static int quiet_saved[2] = {-1, -1}; /* stdout and stderr while ranks other than 0 are quiet */
+
+void ingot_cli_quiet_begin(void)
+{
+    if (app_launcher_rank() == 0 || quiet_saved[0] >= 0) {
+        return;
+    }
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0) {
+        return; /* every rank speaks: noisy, not wrong */
+    }
+    fflush(NULL);
+    for (int fd = 1; fd <= 2; fd++) {
+        quiet_saved[fd - 1] = dup(fd);
+        dup2(null, fd);
+    }
+    close(null);
+}
+
+void ingot_cli_quiet_end(void)
+{
+    if (quiet_saved[0] < 0) {
+        return;
+    }
+    fflush(NULL);
+    for (int fd = 1; fd <= 2; fd++) {
+        if (quiet_saved[fd - 1] >= 0) {
+            dup2(quiet_saved[fd - 1], fd);
+            close(quiet_saved[fd - 1]);
+            quiet_saved[fd - 1] = -1;
+        }
+    }
+}
 
 void ingot_cli_bad(const char *opt, const char *value, const char *why)
 {

@@ -10,6 +10,15 @@
 
 #define INGOT_CLI_EXIT_USAGE 2
 
+/**
+ * MPI apps parse their options on every rank before MPI starts, and every rank finds the same
+ * fault: between ingot_cli_quiet_begin() and ingot_cli_quiet_end(), only the launcher's rank 0
+ * (app_launcher_rank) prints; the others' stdout and stderr go to /dev/null, so a usage error,
+ * getopt's complaint or --help reads once per job, and every rank exits with the same code.
+ */
+void ingot_cli_quiet_begin(void);
+void ingot_cli_quiet_end(void);
+
 /** Print "<app>: <opt> '<value>' <why>" and exit(INGOT_CLI_EXIT_USAGE). */
 _Noreturn void ingot_cli_bad(const char *opt, const char *value, const char *why);
 

@@ -50,7 +50,9 @@ int train_blas_choose(ingot_ctx_h ctx, train_blas_t want, size_t max_elems, trai
     char msg[BLAS_MSG_MAX] = "";
     int ok = blas_cuda_local(ctx, rank, max_elems, g, msg, sizeof(msg)) == 0;
     int first = ok ? world : rank; /* the lowest rank that cannot, or world when all can */
+    int cannot = !ok;
     MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &cannot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     const char *asked = want == TRAIN_BLAS_AUTO ? "auto" : "--blas cuda";
     if (first == world) { /* every rank on its GPU: rank 0's words for the report */
         snprintf(why, len, "%s: %s%s", asked, msg,
@@ -59,7 +61,10 @@ int train_blas_choose(ingot_ctx_h ctx, train_blas_t want, size_t max_elems, trai
     }
     train_gemm_close(g);
     if (want == TRAIN_BLAS_CUDA) {
-        if (!ok) {
+        if (rank == first && cannot > 1) { /* the first rank that cannot says why, once */
+            fprintf(stderr, TRAIN_TOOL ": --blas cuda: %s (%d of %d ranks cannot)\n", msg, cannot,
+                    world);
+        } else if (rank == first) {
             fprintf(stderr, TRAIN_TOOL ": --blas cuda: %s\n", msg);
         }
         return TRAIN_EXIT_FAIL;

@@ -5,6 +5,8 @@
 #           unthrottled: the throttled stall share must be at least 10x the unthrottled one
 #           (a relative check: both runs are measured side by side, no absolute time asserted)
 #  fmnist   the Fashion-MNIST package packed by ingot-manifest, then 4 ranks over it
+#  epochs   70 epochs of a tiny dataset on 2 ranks: the per-epoch table and JSON report every
+#           one (a fixed table of 64 once cut the rest silently), and say none was left out
 # usage: ingot_bench.sh MPIEXEC INGOT_BENCH INGOT_MANIFEST MODE
 set -eu
 mpiexec=$1; bench=$2; manifest_tool=$3; mode=$4
@@ -84,6 +86,21 @@ import json, sys
 a = json.load(open(sys.argv[1]))["aggregate"]
 assert a["samples"] == 20 * 256 and a["steps"] == 20, a
 print("fashion-mnist ok: %.0f samples/s over 4 ranks" % a["samples_per_s"])
+PY
+  ;;
+epochs)
+  run 2 --generate "$dir/data" --samples 16 --sample-size 1KiB --batch 8 --epochs 70 \
+      --json="$dir/r.json" > "$dir/out"
+  grep -q "^    69 " "$dir/out" || { echo "no row of epoch 69 in:"; cat "$dir/out"; exit 1; }
+  ! grep -q "left out of this table" "$dir/out" || { echo "epochs left out"; exit 1; }
+  $py - "$dir/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["epochs"]
+assert [x["epoch"] for x in e] == list(range(70)), [x["epoch"] for x in e]
+assert d["epochs_left_out"] == 0 and all(x["steps"] == 2 for x in e[1:]), e[:3]
+assert d["aggregate"]["steps"] == 140, d["aggregate"]["steps"]
+print("epochs ok: 70 of 70 reported")
 PY
   ;;
 *) echo "unknown mode $mode"; exit 2 ;;

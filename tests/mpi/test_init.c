@@ -139,7 +139,10 @@ static void run_expect_config_error(void)
     ingot_ctx_h ctx = (ingot_ctx_h)0x1;
     CHECK_STATUS(ingot_init(NULL, &ctx), INGOT_ERR_CONFIG);
     CHECK(ctx == (ingot_ctx_h)0x1); /* output untouched on failure */
-    MPI_Barrier(MPI_COMM_WORLD);    /* every rank got here: nobody hung */
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "rank %d last error: %s\n", rank, ingot_last_error()); /* why, on every rank */
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank got here: nobody hung */
     MPI_Finalize();
 }
 
