@@ -2,14 +2,19 @@
 # setup.sh: the two set-up commands of a fresh Debian 12 machine (README, "Quick start").
 #
 #   ./setup.sh demo   install what is missing, build, run the main job: ingot-info, the 4-rank
-#                     placement, Fashion-MNIST packed and verified, and 4-rank ingot-bench runs
-#                     over it and over a generated dataset (DEMO_DIR, default $TMPDIR/ingot-demo-$USER)
+#                     placement, Fashion-MNIST packed and verified, ingot-train on 4 ranks, and
+#                     ingot-bench over a generated dataset; the data and state live with the
+#                     clone (DEMO_DIR, default build/demo), and every run trains afresh
 #   ./setup.sh test   install what is missing, build, run the whole test suite: the main tier
 #                     (unit, MPI, apps), the ASan/UBSan and TSan builds of the unit tests, and
 #                     a short libFuzzer run of every fuzz target
 #
-# Idempotent; works as root or as a user with sudo. Build trees: build/ (demo), build-test/,
-# build-asan/, build-tsan/, build-fuzz/. Knobs: JOBS (default: nproc), FUZZ_SECONDS (20).
+# Idempotent, any number of times and from any number of clones, one after the other or at the
+# same time: two runs in one clone take turns (a lock in build/), installs on one machine take
+# turns (a machine-wide lock, and apt waits for dpkg's lock). Works as root or as a user with sudo.
+# Build trees: build/ (demo), build-test/, build-asan/, build-tsan/, build-fuzz/. Knobs: JOBS
+# (default: nproc), FUZZ_SECONDS (20); for the demo DEMO_DIR, DEMO_EPOCHS (10), DEMO_SAMPLES
+# (ingot-bench's, 4096) and DEMO_BIN (the apps of a tree already built: no configure or build).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-}
@@ -48,6 +53,11 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Concurrent set-ups on one machine install in turn (apt also waits for dpkg's own lock rather
+# than failing when another apt runs).
+INSTALL_LOCK=${INSTALL_LOCK:-/var/lock/ingot-setup-install.lock}
+APT_LOCK_WAIT=600
+
 install_packages() {
   local missing=()
   for p in "${PACKAGES[@]}"; do
@@ -58,9 +68,10 @@ install_packages() {
     return
   fi
   echo "installing: ${missing[*]}"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  as_root flock -w "$APT_LOCK_WAIT" "$INSTALL_LOCK" sh -c '
+    apt-get -o DPkg::Lock::Timeout="$0" update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$0" install -y -qq \
+      --no-install-recommends "$@" >/dev/null' "$APT_LOCK_WAIT" "${missing[@]}"
 }
 
 configure() { # configure DIR [cmake args...]
@@ -79,24 +90,42 @@ export_mpi_root() {
 
 run_demo() {
   export_mpi_root
-  local work=${DEMO_DIR:-${TMPDIR:-/tmp}/ingot-demo-$(id -un)} # per user: /tmp is shared
-  ./build/apps/ingot-info || return
+  local bin=${DEMO_BIN:-build/apps}
+  local work=${DEMO_DIR:-build/demo} # with the clone: two clones never share state
+  local epochs=${DEMO_EPOCHS:-10} samples=${DEMO_SAMPLES:-4096}
+  mkdir -p "$work"
+  "$bin/ingot-info" || return
   # Placement of 4 ranks on this node (CPU-only here: NUMA-balanced cpusets).
-  mpiexec -np 4 --oversubscribe ./build/apps/ingot-topo || return
+  mpiexec -np 4 --oversubscribe "$bin/ingot-topo" || return
   # The main job: the Fashion-MNIST package packed into one manifest per split (training never
   # sees a test sample) and verified, then ingot-train on 4 ranks: an MLP, its gradients
   # all-reduced in buckets during backward, test accuracy each epoch.
-  ./build/apps/ingot-manifest pack --fashion-mnist -o "$work/fmnist-train" --split train || return
-  ./build/apps/ingot-manifest pack --fashion-mnist -o "$work/fmnist-test" --split test || return
-  ./build/apps/ingot-manifest verify "$work/fmnist-train/manifest.ingot" || return
-  mpiexec -np 4 --oversubscribe ./build/apps/ingot-train --model mlp --epochs 10 \
+  "$bin/ingot-manifest" pack --fashion-mnist -o "$work/fmnist-train" --split train || return
+  "$bin/ingot-manifest" pack --fashion-mnist -o "$work/fmnist-test" --split test || return
+  "$bin/ingot-manifest" verify "$work/fmnist-train/manifest.ingot" || return
+  # Every demo trains afresh: resuming a finished run would train nothing.
+  if [ -e "$work/fmnist-ckpt" ]; then
+    echo "# the demo trains afresh: the previous demo's checkpoint in $work/fmnist-ckpt is removed"
+    rm -rf "$work/fmnist-ckpt"
+  fi
+  mpiexec -np 4 --oversubscribe "$bin/ingot-train" --model mlp --epochs "$epochs" \
     --train "$work/fmnist-train/manifest.ingot" --test "$work/fmnist-test/manifest.ingot" \
     --checkpoint "$work/fmnist-ckpt" || return
   # The loader alone on a generated image-like dataset (110 KiB samples) with an emulated 20 ms
   # compute step: accelerator utilisation, throughput and stall.
-  mpiexec -np 4 --oversubscribe ./build/apps/ingot-bench --no-progress \
-    --generate "$work/synthetic" --samples 4096 --sample-size 110KiB --shard-size 64MiB \
-    --batch 64 --compute-ms 20
+  mpiexec -np 4 --oversubscribe "$bin/ingot-bench" --no-progress \
+    --generate "$work/synthetic-$samples" --samples "$samples" --sample-size 110KiB \
+    --shard-size 64MiB --batch 64 --compute-ms 20
+}
+
+# Two demos in one clone take turns (they share build/ and its demo folder).
+demo_lock() {
+  mkdir -p build
+  exec 9> build/.setup-demo.lock
+  if ! flock -n 9; then
+    echo "=== another ./setup.sh demo runs in this clone: waiting for it"
+    flock 9
+  fi
 }
 
 main_tree() {
@@ -124,9 +153,12 @@ fuzz_tier() {
 
 case "$mode" in
   demo)
+    demo_lock
     phase install install_packages
-    phase configure configure build
-    phase build build build
+    if [ -z "${DEMO_BIN:-}" ]; then
+      phase configure configure build
+      phase build build build
+    fi
     phase demo run_demo
     print_phases
     ;;

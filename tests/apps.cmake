@@ -49,3 +49,8 @@ ingot_add_test(NAME app.shared_faults LABELS mpi TIMEOUT 240
                        $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-train>
                        $<TARGET_FILE:ingot-allreduce-bench> $<TARGET_FILE:ingot-manifest>
                        ${CMAKE_CURRENT_BINARY_DIR})
+# The README's main job through ./setup.sh demo (reduced): twice in one clone, a second clone at
+# the same time, one clone twice at once.
+ingot_add_test(NAME app.setup_demo LABELS mpi TIMEOUT 600
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/setup_demo.sh ${PROJECT_SOURCE_DIR}
+                       ${PROJECT_BINARY_DIR}/apps ${CMAKE_CURRENT_BINARY_DIR})
