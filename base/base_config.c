@@ -21,6 +21,12 @@ static const char *const pin_modes[] = {
 
 static int check_fault_spec(const char *value, char *err, size_t errlen)
 {
+    if (value == NULL) { /* the syntax */
+        snprintf(err, errlen,
+                 "none, or SITE:N[+|*][:ERRNO] items separated by commas (test "
+                 "builds)");
+        return 0;
+    }
     if (strcmp(value, "none") == 0) {
         return 0;
     }

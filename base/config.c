@@ -139,7 +139,12 @@ const char *ingot_config_syntax(const ingot_config_field_t *f, char *buf, size_t
         }
         break;
     }
-    case INGOT_CONFIG_STRING: snprintf(buf, buflen, "a string"); break;
+    case INGOT_CONFIG_STRING:
+        buf[0] = '\0';
+        if (f->check == NULL || f->check(NULL, buf, buflen) != 0 || buf[0] == '\0') {
+            snprintf(buf, buflen, "a string");
+        }
+        break;
     }
     return buf;
 }

@@ -34,7 +34,9 @@ typedef enum ingot_config_scope {
     INGOT_CONFIG_SCOPE_RANK /**< may differ between ranks */
 } ingot_config_scope_t;
 
-/** Optional validator of a string variable: return 0, or write why into err and return -1. */
+/** Optional validator of a string variable: return 0, or write why into err and return -1.
+ *  Called with @p value NULL, it may write what it accepts into err (the syntax shown by
+ *  messages and ingot-info -c; "a string" otherwise) and return 0. */
 typedef int (*ingot_config_check_fn_t)(const char *value, char *err, size_t errlen);
 
 typedef struct ingot_config_field {

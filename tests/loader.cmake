@@ -18,7 +18,7 @@ ingot_add_test(NAME mpi.loader_bad_batch LABELS mpi
 # detection is off for it alone; ASan still checks every access (overflows, use after free).
 set_property(TEST unit.test_loader_faults APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 
-foreach(mode e2e stall fmnist epochs)
+foreach(mode e2e stall fmnist epochs budget)
   ingot_add_test(NAME app.ingot_bench_${mode} LABELS mpi
                  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/ingot_bench.sh ${MPIEXEC_EXECUTABLE}
                          $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-manifest> ${mode})

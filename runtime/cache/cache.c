@@ -12,61 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define F(_field) offsetof(ingot_cache_config_t, _field)
-
-static const char *const peer_failures[] = {[INGOT_PEER_FAILURE_ABORT] = "abort",
-                                            [INGOT_PEER_FAILURE_STORAGE] = "storage",
-                                            [INGOT_PEER_FAILURE_STORAGE + 1] = NULL};
-
-static const char *const cache_memories[] = {[INGOT_CACHE_MEMORY_HOST] = "host",
-                                             [INGOT_CACHE_MEMORY_DEVICE] = "device",
-                                             [INGOT_CACHE_MEMORY_DEVICE + 1] = NULL};
-
-static const char *const cache_fetches[] = {[INGOT_CACHE_FETCH_AUTO] = "auto",
-                                            [INGOT_CACHE_FETCH_HOST] = "host",
-                                            [INGOT_CACHE_FETCH_DEVICE] = "device",
-                                            [INGOT_CACHE_FETCH_DEVICE + 1] = NULL};
-
-static const ingot_config_field_t cache_fields[] = {
-    {"CACHE_BYTES", "0",
-     "Peer cache budget of the whole job (every rank computes every sample's home from it): "
-     "each rank registers a window of CACHE_BYTES / ranks, so a node holds CACHE_BYTES * "
-     "(its ranks / all ranks). After the first epoch, cached samples come from their home's "
-     "window (shared memory, RDMA or tcp) instead of storage. 0: no cache.",
-     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, F(cache_bytes), 0, INT64_MAX, NULL, NULL},
-    {"CACHE_MEMORY", "host",
-     "Where a rank's cache window lives: 'host' (shared memory, mapped by the node's readers) or "
-     "'device' (the placement's GPU memory, read over cuda_ipc/cuda_copy; needs a UCX built "
-     "with CUDA, and refused naming the UCX version otherwise). Where fetched bytes land is "
-     "INGOT_CACHE_FETCH.",
-     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(memory), 0, 0, cache_memories, NULL},
-    {"CACHE_FETCH", "auto",
-     "Where a GPU loader's bytes fetched from peers land: 'auto' (a calibration at start-up "
-     "reads a peer's window straight into GPU memory and into pinned host memory plus the H2D "
-     "copy, and takes the faster), 'host' or 'device' (the batch slot in GPU memory). GPU memory "
-     "needs a UCX built with CUDA, INGOT_VERIFY=off and samples delivered as stored; otherwise "
-     "host memory, the reason in the cache's report.",
-     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(fetch), 0, 0, cache_fetches, NULL},
-    {"PEER_FAILURE", "abort",
-     "What a read from a peer that misses INGOT_PEER_TIMEOUT does: 'abort' fails the batch with "
-     "an error naming the rank (the job ends), 'storage' reads that peer's samples from storage "
-     "from then on (a peer alive but late: stopped, overloaded).",
-     INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_ENUM, F(peer_failure), 0, 0, peer_failures, NULL},
-};
-
-_Static_assert(sizeof(ingot_peer_failure_t) == sizeof(int), "enum variables are stored as int");
-_Static_assert(sizeof(ingot_cache_memory_t) == sizeof(int), "enum variables are stored as int");
-_Static_assert(sizeof(ingot_cache_fetch_t) == sizeof(int), "enum variables are stored as int");
-
-INGOT_CONFIG_MODULE(ingot_cache, "cache", INGOT_CONFIG_ORDER_RUNTIME + 2, cache_fields,
-                    ingot_cache_config_t, NULL)
-
-int ingot_cache_enabled(void)
-{
-    const ingot_cache_config_t *cfg;
-    return ingot_cache_config(&cfg) == INGOT_OK && cfg->cache_bytes > 0;
-}
-
 uint64_t ingot_cache_fill_epoch(const ingot_cache_t *c)
 {
     return c->params.fill_epoch;
@@ -91,28 +36,68 @@ static uint64_t mem_available(void)
     return kb * 1024;
 }
 
-static ingot_status_t cache_budget(ingot_cache_t *c, uint64_t budget)
+/* "INGOT_CACHE_BYTES=96GiB" or "...=64GiB/node" as given, for messages. */
+static const char *budget_text(const ingot_cache_t *c, char *buf, size_t len)
+{
+    const ingot_cache_config_t *cfg;
+    snprintf(buf, len, "INGOT_CACHE_BYTES=%s",
+             ingot_cache_config(&cfg) == INGOT_OK ? cfg->cache_bytes : "?");
+    return buf;
+}
+
+/* This rank's window: the job's budget over its ranks, or its node's over the node's ranks. */
+static ingot_status_t cache_budget(ingot_cache_t *c, const char *spec)
 {
     const ingot_node_info_t *node = &c->ctx->topo->node;
-    c->window_bytes = budget / (uint64_t)c->world;
+    ingot_cache_budget_t *b = &c->budget;
+    char text[96];
+    (void)ingot_cache_budget_parse(spec, b); /* checked when the table was read */
+    uint64_t share = b->per_node ? (uint64_t)node->local_size : (uint64_t)c->world;
+    c->window_bytes = b->bytes / share;
     if (c->window_bytes < c->params.batch_stored) {
         return ingot_fail(INGOT_ERR_NO_RESOURCE,
-                          "INGOT_CACHE_BYTES=%" PRIu64 " gives each of the %d ranks a window of "
-                          "%" PRIu64 " bytes, smaller than one batch of this loader in flight "
-                          "(%" PRIu64 " bytes); raise it to at least %" PRIu64,
-                          budget, c->world, c->window_bytes, c->params.batch_stored,
-                          c->params.batch_stored * (uint64_t)c->world);
+                          "%s gives each of the %" PRIu64 " ranks %s a window of %" PRIu64
+                          " bytes, smaller than one batch of this loader in flight (%" PRIu64
+                          " bytes); raise it to at least %" PRIu64 "%s",
+                          budget_text(c, text, sizeof(text)), share,
+                          b->per_node ? "of this node" : "of the job", c->window_bytes,
+                          c->params.batch_stored, c->params.batch_stored * share,
+                          b->per_node ? "/node" : "");
     }
     uint64_t node_bytes = c->window_bytes * (uint64_t)node->local_size;
     uint64_t avail = mem_available();
     if (avail > 0 && node_bytes > avail) {
         return ingot_fail(INGOT_ERR_NO_MEMORY,
-                          "INGOT_CACHE_BYTES=%" PRIu64 ": the %d ranks on host %s would hold "
-                          "%" PRIu64 " bytes of cache windows, more than its MemAvailable "
-                          "(%" PRIu64 " bytes)",
-                          budget, node->local_size, node->hostname, node_bytes, avail);
+                          "%s: the %d ranks on host %s would hold %" PRIu64 " bytes of cache "
+                          "windows, more than its MemAvailable (%" PRIu64 " bytes)",
+                          budget_text(c, text, sizeof(text)), node->local_size, node->hostname,
+                          node_bytes, avail);
     }
     return INGOT_OK;
+}
+
+/* Every rank's window size and node (collective, called by every rank whatever its status):
+ * homes are placed by every rank alike, so every rank must know every window. */
+static ingot_status_t cache_windows(ingot_cache_t *c, ingot_status_t st)
+{
+    uint64_t mine[2] = {st == INGOT_OK ? c->window_bytes : 0, (uint64_t)c->ctx->topo->node.node_id};
+    uint64_t *all = malloc(sizeof(uint64_t) * 2 * (size_t)c->world);
+    c->windows = ingot_calloc((size_t)c->world, sizeof(*c->windows), "cache windows");
+    c->node_of = ingot_calloc((size_t)c->world, sizeof(*c->node_of), "cache window nodes");
+    ingot_status_t gst = (all == NULL || c->windows == NULL || c->node_of == NULL)
+                             ? INGOT_ERR_NO_MEMORY
+                             : INGOT_OK;
+    ingot_status_t ast = ingot_mpi_agree(&c->ctx->comm, gst, "cache: windows");
+    if (ast == INGOT_OK) {
+        ast = INGOT_MPI_CALL("cache: windows", MPI_Allgather, mine, 2, MPI_UINT64_T, all, 2,
+                             MPI_UINT64_T, c->ctx->comm);
+    }
+    for (int r = 0; ast == INGOT_OK && r < c->world; r++) {
+        c->windows[r] = all[2 * r];
+        c->node_of[r] = (int)all[2 * r + 1];
+    }
+    free(all);
+    return st != INGOT_OK ? st : ast;
 }
 
 /* ---------------------------------------------------------------- placement */
@@ -124,6 +109,30 @@ static int cmp_info(const void *a, const void *b)
         return x->shard < y->shard ? -1 : 1;
     }
     return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* The budget, of the kind given, that would hold every sample where the fill epoch reads it
+ * (@p need: per rank, the bytes it reads first): windows are equal over the job, or over a
+ * node, so the largest need sets them. */
+static void cache_needed(ingot_cache_t *c, const uint64_t *need)
+{
+    int groups = c->budget.per_node ? c->ctx->topo->node.node_count : 1;
+    uint64_t *most = calloc((size_t)groups, sizeof(*most)), *ranks = calloc((size_t)groups, 8);
+    c->dataset_bytes = 0;
+    c->needed = 0;
+    for (int r = 0; r < c->world; r++) {
+        int g = c->budget.per_node ? c->node_of[r] : 0;
+        c->dataset_bytes += need[r];
+        if (most != NULL && ranks != NULL && g >= 0 && g < groups) {
+            most[g] = need[r] > most[g] ? need[r] : most[g];
+            ranks[g]++;
+        }
+    }
+    for (int g = 0; most != NULL && ranks != NULL && g < groups; g++) {
+        c->needed = most[g] * ranks[g] > c->needed ? most[g] * ranks[g] : c->needed;
+    }
+    free(most);
+    free(ranks);
 }
 
 /* Every sample's home: the rank reading it in the fill epoch, while its window has room. */
@@ -147,7 +156,8 @@ static ingot_status_t cache_place(ingot_cache_t *c)
     for (uint64_t i = 0; i < mi.sample_count; i++) {
         entries[i].home = -1;
     }
-    for (int r = 0; r < c->world && st == INGOT_OK; r++) {
+    uint64_t *need = ingot_calloc((size_t)c->world, sizeof(*need), "cache needs");
+    for (int r = 0; r < c->world && st == INGOT_OK && need != NULL; r++) {
         uint64_t used = 0;
         int full = 0;
         for (uint64_t s = p->fill_step; s < p->steps_per_epoch && st == INGOT_OK; s++) {
@@ -168,7 +178,8 @@ static ingot_status_t cache_place(ingot_cache_t *c)
                     c->fill_expected += (e->home == r && r == c->rank);
                     continue;
                 }
-                if (full || used + info[k].length > c->window_bytes) {
+                need[r] += info[k].length; /* its home if the windows held everything */
+                if (full || used + info[k].length > c->windows[r]) {
                     full = 1; /* a prefix: what is read first is kept */
                     continue;
                 }
@@ -183,10 +194,14 @@ static ingot_status_t cache_place(ingot_cache_t *c)
     }
     free(ids);
     free(info);
+    st = (st == INGOT_OK && need == NULL) ? INGOT_ERR_NO_MEMORY : st;
     if (st != INGOT_OK) {
+        free(need);
         free(entries);
         return st;
     }
+    cache_needed(c, need);
+    free(need);
     c->table.entries = entries;
     c->table.count = mi.sample_count;
     return INGOT_OK;
@@ -196,14 +211,14 @@ static ingot_status_t cache_place(ingot_cache_t *c)
 
 static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *cfg)
 {
+    ingot_status_t st = INGOT_OK;
     c->device = (cfg->memory == INGOT_CACHE_MEMORY_DEVICE) ? c->params.cuda_device : -1;
     if (cfg->memory == INGOT_CACHE_MEMORY_DEVICE && c->device < 0) {
-        return ingot_fail(INGOT_ERR_NO_DEVICE,
-                          "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its "
-                          "placement",
-                          c->rank, c->ctx->topo->node.hostname);
+        st = ingot_fail(INGOT_ERR_NO_DEVICE,
+                        "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its placement",
+                        c->rank, c->ctx->topo->node.hostname);
     }
-    ingot_status_t st = cache_budget(c, cfg->cache_bytes);
+    st = cache_windows(c, st == INGOT_OK ? cache_budget(c, cfg->cache_bytes) : st);
     if (st == INGOT_OK) {
         st = cache_place(c);
     }
@@ -361,13 +376,13 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     if (c->fill_expected == 0) {
         ingot_transport_window_set_ready(c->window);
     }
-    ingot_info("cache: window of %" PRIu64 " bytes per rank (%s, registered once); "
+    ingot_info("cache: this rank's window of %" PRIu64 " bytes (%s, registered once); "
                "%" PRIu64 " samples (%" PRIu64 " bytes) cached over %d ranks, %" PRIu64
                " here; filled in epoch %" PRIu64
                "; INGOT_PEER_FAILURE=%s; fetched bytes land in %s",
                c->window_bytes, c->device >= 0 ? "GPU memory" : "host memory", c->cached_samples,
                c->cached_bytes, c->world, c->fill_expected, c->params.fill_epoch,
-               peer_failures[c->policy], c->fetch_why);
+               ingot_peer_failure_names[c->policy], c->fetch_why);
     *cache_p = c;
     return INGOT_OK;
 }
@@ -395,6 +410,8 @@ void ingot_cache_free(ingot_cache_t *c)
     cache_dests_free(c);
     ingot_transport_window_destroy_local(c->window);
     free((void *)c->table.entries);
+    free(c->windows);
+    free(c->node_of);
     free(c->home_state);
     free(c->reqs);
     free(c);
@@ -463,16 +480,45 @@ void ingot_cache_report_corrupt(ingot_cache_t *c, const ingot_sample_info_t *s, 
                s->key, s->index, home, ingot_transport_host(c->transport, home));
 }
 
+/* Whether the budget holds the dataset, and what would (a line of the cache's report). */
+static void cache_budget_line(const ingot_cache_t *c, char *buf, size_t len)
+{
+    const double mib = 1024.0 * 1024.0;
+    char given[96], fix[96];
+    budget_text(c, given, sizeof(given));
+    if (c->cached_samples == c->table.count) {
+        snprintf(buf, len, "budget: %s holds the whole dataset (%" PRIu64 " samples, %.1f MiB)\n",
+                 given, c->table.count, (double)c->dataset_bytes / mib);
+        return;
+    }
+    uint64_t mibs = (c->needed + (1u << 20) - 1) >> 20; /* rounded up to a MiB */
+    snprintf(fix, sizeof(fix), "INGOT_CACHE_BYTES=%" PRIu64 "MiB%s", mibs,
+             c->budget.per_node ? "/node" : "");
+    snprintf(buf, len,
+             "budget: %s holds only %.1f of the dataset's %.1f MiB (%.0f%%, %" PRIu64 " of %" PRIu64
+             " samples): every epoch after the first reads the rest from storage; %s would hold "
+             "it all\n",
+             given, (double)c->cached_bytes / mib, (double)c->dataset_bytes / mib,
+             c->dataset_bytes ? 100.0 * (double)c->cached_bytes / (double)c->dataset_bytes : 0,
+             c->cached_samples, c->table.count, fix);
+}
+
 const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
 {
-    snprintf(buf, len,
-             "window %" PRIu64 " bytes in %s memory; %" PRIu64 " samples (%" PRIu64
-             " bytes) cached over %d ranks, %" PRIu64 " here; hash fallbacks %" PRIu64
-             ", reads sent to storage %" PRIu64 ", homes given up %" PRIu64 "\n"
-             "fetched bytes land in %s\n",
-             c->window_bytes, c->device >= 0 ? "GPU" : "host", c->cached_samples, c->cached_bytes,
-             c->world, c->fill_expected, atomic_load(&c->hash_fallbacks),
-             atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed), c->fetch_why);
+    int n = snprintf(buf, len,
+                     "window %" PRIu64 " bytes in %s memory; %" PRIu64 " samples (%" PRIu64
+                     " bytes) cached over %d ranks, %" PRIu64 " here; hash fallbacks %" PRIu64
+                     ", reads sent to storage %" PRIu64 ", homes given up %" PRIu64 "\n",
+                     c->window_bytes, c->device >= 0 ? "GPU" : "host", c->cached_samples,
+                     c->cached_bytes, c->world, c->fill_expected, atomic_load(&c->hash_fallbacks),
+                     atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed));
+    if (n > 0 && (size_t)n < len) {
+        cache_budget_line(c, buf + n, len - (size_t)n);
+        n += (int)strlen(buf + n);
+    }
+    if (n > 0 && (size_t)n < len) {
+        snprintf(buf + n, len - (size_t)n, "fetched bytes land in %s\n", c->fetch_why);
+    }
     (void)ingot_transport_paths(c->transport, buf, len);
     return buf;
 }

@@ -22,14 +22,24 @@ typedef enum {
 } ingot_cache_fetch_t;
 
 typedef struct ingot_cache_config {
-    uint64_t cache_bytes;
+    char *cache_bytes; /* "SIZE" (the job) or "SIZE/node"; ingot_cache_budget_parse() */
     ingot_peer_failure_t peer_failure;
     ingot_cache_memory_t memory;
     ingot_cache_fetch_t fetch;
 } ingot_cache_config_t;
 
 extern ingot_config_table_t ingot_cache_config_table;
+/* INGOT_PEER_FAILURE's values by ingot_peer_failure_t. */
+extern const char *const ingot_peer_failure_names[];
 ingot_status_t ingot_cache_config(const ingot_cache_config_t **cfg_p);
+
+/* INGOT_CACHE_BYTES parsed: a budget of the whole job, or of each node. */
+typedef struct ingot_cache_budget {
+    uint64_t bytes;
+    bool per_node;
+} ingot_cache_budget_t;
+/* INGOT_OK, or INGOT_ERR_INVALID_PARAM (nothing logged: the table's check names it). */
+ingot_status_t ingot_cache_budget_parse(const char *spec, ingot_cache_budget_t *budget_p);
 
 enum { HOME_UNKNOWN = 0, HOME_READY = 1, HOME_FAILED = 2 };
 
@@ -54,10 +64,15 @@ struct ingot_cache {
     ingot_transport_window_t *window;
     ingot_transport_window_t **dests; /* the loader's memory registered for put, or NULL */
     uint32_t ndests;
-    uint64_t window_bytes;
-    int device;          /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
-    int fetch_device;    /* GPU that fetched bytes land in, or -1 (host memory) */
-    char fetch_why[320]; /* where they land and why */
+    ingot_cache_budget_t budget;
+    uint64_t window_bytes;  /* this rank's */
+    uint64_t *windows;      /* every rank's window size (they differ with a budget per node) */
+    int *node_of;           /* every rank's node id */
+    uint64_t dataset_bytes; /* every sample's record, summed */
+    uint64_t needed;        /* the budget (of its kind) that would hold every sample */
+    int device;             /* GPU of the window (INGOT_CACHE_MEMORY=device), or -1 */
+    int fetch_device;       /* GPU that fetched bytes land in, or -1 (host memory) */
+    char fetch_why[320];    /* where they land and why */
     uint64_t cached_samples, cached_bytes, fill_expected;
     _Atomic uint64_t filled;
     _Atomic int *home_state; /* per rank: HOME_* */

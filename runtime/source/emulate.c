@@ -249,5 +249,9 @@ int ingot_source_emulation_parse(const char *spec, ingot_source_emulation_t *emu
 int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen)
 {
     ingot_source_emulation_t emu;
+    if (value == NULL) { /* the syntax */
+        snprintf(err, errlen, "none, or bw=RATE,lat=DURATION (e.g. bw=200MiB/s,lat=5ms)");
+        return 0;
+    }
     return ingot_source_emulation_parse(value, &emu, err, errlen);
 }

@@ -5,6 +5,9 @@
 #           unthrottled: the throttled stall share must be at least 10x the unthrottled one
 #           (a relative check: both runs are measured side by side, no absolute time asserted)
 #  fmnist   the Fashion-MNIST package packed by ingot-manifest, then 4 ranks over it
+#  budget   the peer cache's budget per node (INGOT_CACHE_BYTES=SIZE/node) below the dataset:
+#           the report says how much it holds and which value would hold it all; that value
+#           then holds it all, and epoch 2 reads nothing from storage; a bad value is named
 #  epochs   70 epochs of a tiny dataset on 2 ranks: the per-epoch table and JSON report every
 #           one (a fixed table of 64 once cut the rest silently), and say none was left out
 # usage: ingot_bench.sh MPIEXEC INGOT_BENCH INGOT_MANIFEST MODE
@@ -87,6 +90,28 @@ a = json.load(open(sys.argv[1]))["aggregate"]
 assert a["samples"] == 20 * 256 and a["steps"] == 20, a
 print("fashion-mnist ok: %.0f samples/s over 4 ranks" % a["samples_per_s"])
 PY
+  ;;
+budget)
+  gen="--generate $dir/data --samples 512 --sample-size 16KiB --shard-size 1MiB --batch 32"
+  INGOT_CACHE_BYTES=2MiB/node "$mpiexec" --oversubscribe -x INGOT_CACHE_BYTES -np 4 "$bench" \
+      --no-progress $gen --epochs 2 > "$dir/small" 2>&1 || { cat "$dir/small"; exit 1; }
+  line=$(grep "budget: INGOT_CACHE_BYTES=2MiB/node holds only" "$dir/small") ||
+      { echo "no budget line in:"; cat "$dir/small"; exit 1; }
+  fix=$(echo "$line" | sed -n 's/.*; \(INGOT_CACHE_BYTES=[0-9]*MiB\/node\) would hold it all$/\1/p')
+  [ -n "$fix" ] || { echo "no suggestion in: $line"; exit 1; }
+  env "$fix" "$mpiexec" --oversubscribe -x INGOT_CACHE_BYTES -np 4 "$bench" --no-progress $gen \
+      --epochs 2 --json="$dir/r.json" > "$dir/big" 2>&1 || { cat "$dir/big"; exit 1; }
+  grep -q "budget: $fix holds the whole dataset (512 samples" "$dir/big" ||
+      { echo "$fix does not hold the dataset:"; cat "$dir/big"; exit 1; }
+  $py - "$dir/r.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["epochs"]
+assert e[1]["bytes_storage"] == 0 and e[1]["bytes_peer"] + e[1]["bytes_local"] > 0, e[1]
+PY
+  rc=0; INGOT_CACHE_BYTES=2MiB/nodes "$bench" --no-progress $gen > "$dir/bad" 2>&1 || rc=$?
+  [ $rc = 1 ] && grep -q "INGOT_CACHE_BYTES='2MiB/nodes': not a size, or a size per node (accepted: a size for the whole job ('96GiB') or per node ('64GiB/node')" "$dir/bad" ||
+      { echo "bad value: exit $rc"; cat "$dir/bad"; exit 1; }
+  echo "budget ok: $line; $fix holds it all"
   ;;
 epochs)
   run 2 --generate "$dir/data" --samples 16 --sample-size 1KiB --batch 8 --epochs 70 \

@@ -150,7 +150,7 @@ small)
     env=(-x INGOT_CACHE_BYTES=4096)
     run
     [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc"
-    grep -q "INGOT_CACHE_BYTES=4096 gives each of the 4 ranks a window of 1024 bytes, smaller than one batch" "$out" ||
+    grep -q "INGOT_CACHE_BYTES=4096 gives each of the 4 ranks of the job a window of 1024 bytes, smaller than one batch" "$out" ||
         fail "no error naming both sizes" ;;
 memavail)
     env=(-x INGOT_CACHE_BYTES=$((1 << 50)))
