@@ -47,7 +47,9 @@ static int bench_gather_epochs(const bench_result_t *r, int rank, int world, dou
     int ok = send != NULL && (rank != 0 || all != NULL), all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all_ok && per_rank > 0) {
-        memcpy(send, r->epochs, (size_t)r->nepochs * sizeof(*r->epochs));
+        if (r->nepochs > 0 && send != NULL && r->epochs != NULL) {
+            memcpy(send, r->epochs, (size_t)r->nepochs * sizeof(*r->epochs));
+        }
         MPI_Gather(send, (int)per_rank, MPI_DOUBLE, all, (int)per_rank, MPI_DOUBLE, 0,
                    MPI_COMM_WORLD);
     }

@@ -18,9 +18,12 @@ typedef struct ingot_abort {
     _Atomic int raised;
 } ingot_abort_t;
 
+/** Raise @p a (NULL: nothing). */
 static inline void ingot_abort_raise(ingot_abort_t *a)
 {
-    atomic_store(&a->raised, 1);
+    if (a != NULL) {
+        atomic_store(&a->raised, 1);
+    }
 }
 static inline bool ingot_abort_is_raised(const ingot_abort_t *a)
 {

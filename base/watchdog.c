@@ -14,6 +14,7 @@
 typedef struct watch_slot {
     _Atomic uint64_t deadline_ns; /* 0: disarmed */
     _Atomic uint64_t armed_ns;
+    _Atomic uint64_t live_check_ns; /* next liveness check of this arming (monitor only) */
     const char *_Atomic what;
     const char *_Atomic call;
 } watch_slot_t;
@@ -25,6 +26,11 @@ static _Atomic int thread_multiple;
 static _Atomic int world_rank = -1;
 static _Atomic(ingot_watchdog_action_t) action;
 static pthread_once_t monitor_once = PTHREAD_ONCE_INIT;
+/* The liveness check (ingot_watchdog_set_liveness), run by the monitor under live_lock. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static ingot_watchdog_liveness_fn_t live_fn;
+static void *live_arg;
+static uint64_t live_after_ns;
 static _Thread_local watch_slot_t *my_slot;
 static _Thread_local int my_slot_taken;
 
@@ -46,6 +52,9 @@ void ingot_watchdog_set_action(ingot_watchdog_action_t fn)
 
 /* If MPI_Abort has not ended the process after this long, abort() does. */
 #define WATCHDOG_ABORT_GRACE_S 3
+/* Before MPI_Abort: the launcher forwards this rank's last line ahead of its abort banner (the
+ * line and the abort travel different paths to mpirun). */
+#define WATCHDOG_LINE_FIRST_NS (250L * 1000 * 1000)
 
 static void *watchdog_abort_backstop(void *arg)
 {
@@ -58,33 +67,97 @@ static void *watchdog_abort_backstop(void *arg)
     return NULL;
 }
 
-static void watchdog_end_process(const char *what, const char *call, uint64_t waited_ns)
+/* How ingot_job_end() can end the job from this thread: "MPI_Abort", or why abort(). */
+static const char *job_end_how(int mpi_thread, const char *call, int *use_mpi_p)
 {
-    char host[72] = "";
-    gethostname(host, sizeof(host) - 1);
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
     /* MPI_Finalize that hangs holds MPI's own state: MPI_Abort from another thread may hang
      * with it (seen under load: the job then outlived the watchdog by a minute). */
     int in_finalize = call != NULL && strcmp(call, "MPI_Finalize") == 0;
-    int use_mpi = inited && !finalized && !in_finalize && atomic_load(&thread_multiple);
-    ingot_error("watchdog: %s (%s) on rank %d (host %s, pid %d) has not returned after %.1f s "
-                "(INGOT_TIMEOUT): another rank stopped, died or is far behind; ending this "
-                "process with %s so the launcher ends the job",
-                call, what, atomic_load(&world_rank), host, (int)getpid(), waited_ns / 1e9,
-                use_mpi                    ? "MPI_Abort"
-                : !inited                  ? "abort() (MPI is not initialised)"
-                : finalized || in_finalize ? "abort() (MPI is being finalised)"
-                                           : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)");
+    *use_mpi_p = inited && !finalized && !in_finalize &&
+                 (mpi_thread || atomic_load(&thread_multiple));
+    return *use_mpi_p                 ? "MPI_Abort"
+           : !inited                  ? "abort() (MPI is not initialised)"
+           : finalized || in_finalize ? "abort() (MPI is being finalised)"
+                                      : "abort() (MPI did not grant MPI_THREAD_MULTIPLE)";
+}
+
+void ingot_job_end(int code, int mpi_thread)
+{
+    int use_mpi;
+    (void)job_end_how(mpi_thread, NULL, &use_mpi);
     if (use_mpi) {
         pthread_t t; /* MPI_Abort is bounded too: a backstop ends the process if it hangs */
         if (pthread_create(&t, NULL, watchdog_abort_backstop, NULL) == 0) {
             pthread_detach(t);
         }
-        MPI_Abort(MPI_COMM_WORLD, 70);
+        struct timespec first = {0, WATCHDOG_LINE_FIRST_NS};
+        nanosleep(&first, NULL);
+        MPI_Abort(MPI_COMM_WORLD, code);
     }
     abort();
+}
+
+static void watchdog_end_process(const char *what, const char *call, uint64_t waited_ns)
+{
+    char host[72] = "";
+    gethostname(host, sizeof(host) - 1);
+    int use_mpi;
+    const char *how = job_end_how(0, call, &use_mpi);
+    ingot_error("watchdog: %s (%s) on rank %d (host %s, pid %d) has not returned after %.1f s "
+                "(INGOT_TIMEOUT): another rank stopped, died or is far behind; ending this "
+                "process with %s so the launcher ends the job",
+                call, what, atomic_load(&world_rank), host, (int)getpid(), waited_ns / 1e9, how);
+    if (use_mpi) {
+        ingot_job_end(70, 0);
+    }
+    abort();
+}
+
+/* A call that a liveness check found hopeless (a rank silent): say so, then end the job. */
+static void watchdog_end_lost(const char *what, const char *call, uint64_t waited_ns,
+                              const char *why)
+{
+    int use_mpi;
+    const char *how = job_end_how(0, call, &use_mpi);
+    ingot_error("watchdog: %s (%s) on rank %d has waited %.1f s, and %s: it stopped, died or "
+                "hangs, so the call cannot complete (INGOT_PEER_FAILURE=abort); ending this "
+                "process with %s so the launcher ends the job",
+                call, what, atomic_load(&world_rank), waited_ns / 1e9, why, how);
+    if (use_mpi) {
+        ingot_job_end(70, 0);
+    }
+    abort();
+}
+
+/* Ask the liveness check about slot @p s, armed long enough; 1 when it ended the call. */
+static int watchdog_live_check(watch_slot_t *s, uint64_t now)
+{
+    uint64_t armed = atomic_load(&s->armed_ns), next = atomic_load(&s->live_check_ns);
+    char why[256] = "";
+    pthread_mutex_lock(&live_lock);
+    int due = live_fn != NULL && now >= armed + live_after_ns && now >= next;
+    int lost = due && live_fn(live_arg, why, sizeof(why));
+    uint64_t after = live_after_ns;
+    pthread_mutex_unlock(&live_lock);
+    if (due) {
+        atomic_store(&s->live_check_ns, ingot_time_ns() + after);
+    }
+    uint64_t deadline = atomic_load(&s->deadline_ns);
+    if (!lost || deadline == 0 || atomic_load(&s->armed_ns) != armed ||
+        !atomic_compare_exchange_strong(&s->deadline_ns, &deadline, 0)) {
+        return 0; /* fine, or the call returned meanwhile */
+    }
+    ingot_watchdog_action_t fn = atomic_load(&action);
+    if (fn != NULL) {
+        fn(atomic_load(&s->what), atomic_load(&s->call), ingot_time_ns() - armed);
+    } else {
+        watchdog_end_lost(atomic_load(&s->what), atomic_load(&s->call), ingot_time_ns() - armed,
+                          why);
+    }
+    return 1;
 }
 
 static void *watchdog_monitor(void *arg)
@@ -97,6 +170,9 @@ static void *watchdog_monitor(void *arg)
         int used = atomic_load(&slots_used);
         for (int i = 0; i < used && i < WATCHDOG_SLOTS; i++) {
             uint64_t deadline = atomic_load(&slots[i].deadline_ns);
+            if (deadline != 0 && now < deadline && watchdog_live_check(&slots[i], now)) {
+                continue;
+            }
             if (deadline == 0 || now < deadline ||
                 !atomic_compare_exchange_strong(&slots[i].deadline_ns, &deadline, 0)) {
                 continue;
@@ -108,6 +184,25 @@ static void *watchdog_monitor(void *arg)
         }
     }
     return NULL;
+}
+
+void ingot_watchdog_set_liveness(ingot_watchdog_liveness_fn_t fn, void *arg, uint64_t after_ns)
+{
+    pthread_mutex_lock(&live_lock);
+    live_fn = fn;
+    live_arg = arg;
+    live_after_ns = after_ns;
+    pthread_mutex_unlock(&live_lock);
+}
+
+void ingot_watchdog_unset_liveness(void *arg)
+{
+    pthread_mutex_lock(&live_lock);
+    if (live_arg == arg) {
+        live_fn = NULL;
+        live_arg = NULL;
+    }
+    pthread_mutex_unlock(&live_lock);
 }
 
 static void watchdog_start(void)
@@ -140,6 +235,7 @@ void ingot_watchdog_arm(const char *what, const char *call)
         atomic_store(&my_slot->what, what);
         atomic_store(&my_slot->call, call);
         atomic_store(&my_slot->armed_ns, now);
+        atomic_store(&my_slot->live_check_ns, 0);
         atomic_store(&my_slot->deadline_ns, now + timeout);
     }
 }

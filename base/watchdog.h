@@ -15,6 +15,7 @@
 #define INGOT_BASE_WATCHDOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define INGOT_WATCHDOG_TICK_NS (100ull * 1000 * 1000)
@@ -31,6 +32,26 @@ void ingot_watchdog_arm(const char *what, const char *call);
 
 /** Disarm the calling thread's slot; returns @p rc unchanged (so calls can be wrapped). */
 int ingot_watchdog_disarm(int rc);
+
+/**
+ * End the whole job after a fault the ranks cannot agree on (the caller has logged why):
+ * MPI_Abort (after a moment, so the launcher prints this rank's last line ahead of its abort
+ * banner, and with a backstop abort() should it hang) when MPI may be called from this thread
+ * (@p mpi_thread: the thread making ingot's MPI calls; else only with MPI_THREAD_MULTIPLE),
+ * otherwise abort(): the launcher sees a process die and ends the others.
+ */
+_Noreturn void ingot_job_end(int code, int mpi_thread);
+
+/**
+ * A liveness check for calls that wait long: the monitor calls @p fn(@p arg) for an armed call
+ * that has waited @p after_ns, then every @p after_ns; when it returns 1 (a rank found silent,
+ * said in why), the call is ended as past its deadline, with that reason. One check at a time:
+ * the last set wins. ingot_watchdog_unset_liveness(@p arg) removes it, waiting for a check in
+ * progress to return.
+ */
+typedef int (*ingot_watchdog_liveness_fn_t)(void *arg, char *why, size_t len);
+void ingot_watchdog_set_liveness(ingot_watchdog_liveness_fn_t fn, void *arg, uint64_t after_ns);
+void ingot_watchdog_unset_liveness(void *arg);
 
 /** What the monitor does past the deadline; tests replace it to observe a firing without
  *  ending the process (tests/unit/test_watchdog.c). The default logs and ends the process as

@@ -222,6 +222,7 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
 {
     uint64_t t0 = ingot_time_ns();
     uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
+    uint64_t next_stall_check = t0 + INGOT_COLL_STALL_NS;
     ingot_status_t st = INGOT_OK;
     atomic_store(&r->waited, true); /* what completes from now on was not hidden */
     /* The waiting thread drives the queue itself, as MPI_Wait polls (with a progress thread
@@ -234,6 +235,14 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
         }
         if (ingot_time_ns() >= deadline) {
             st = INGOT_ERR_TIMED_OUT;
+            break;
+        }
+        if (c->prm.stalled != NULL && ingot_time_ns() >= next_stall_check) {
+            c->prm.stalled(c->prm.stalled_arg, ingot_time_ns() - t0);
+            next_stall_check = ingot_time_ns() + INGOT_COLL_STALL_NS;
+        }
+        if (ingot_abort_is_raised(c->prm.peer_lost)) {
+            st = INGOT_ERR_CANCELED;
             break;
         }
         sched_yield();
@@ -259,7 +268,7 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
     pthread_mutex_lock(&c->engine);
     bool done_late = atomic_load(&r->state) == COLL_REQ_DONE;
     if (!done_late) {
-        ingot_coll_break(c, INGOT_ERR_TIMED_OUT, true);
+        ingot_coll_break(c, st, true);
     }
     pthread_mutex_unlock(&c->engine);
     if (done_late) {
@@ -269,6 +278,14 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
         return r->status;
     }
     atomic_store(&r->state, COLL_REQ_LOST);
+    if (st == INGOT_ERR_CANCELED) {
+        return ingot_fail(INGOT_ERR_CANCELED,
+                          "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) abandoned: "
+                          "a rank of the job is lost (named above; INGOT_PEER_FAILURE=abort); the "
+                          "communicator is broken",
+                          what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
+                          ingot_coll_backend_names[c->prm.backend], c->size);
+    }
     return ingot_fail(INGOT_ERR_TIMED_OUT,
                       "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) not complete "
                       "after %.1f s (INGOT_TIMEOUT): a rank stopped, died or did not start the "

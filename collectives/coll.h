@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/nccl.h"
+#include "base/wait.h"
 
 typedef struct ingot_coll ingot_coll_t;
 
@@ -34,15 +35,24 @@ typedef struct ingot_coll_params {
     const char *progress_cpus_text; /* the same as a list, for the stats ("" unbound) */
     uint64_t timeout_ns;            /* INGOT_TIMEOUT */
     size_t bucket_bytes, first_bucket_bytes;
-    size_t ring_min_bytes;         /* MPI: reductions from this size use the ring */
-    size_t segment_bytes;          /* MPI ring: message size */
-    const char *reason;            /* why this backend (for the stats) */
-    _Atomic int *in_flight_total;  /* also counts this engine's reductions in flight (the
+    size_t ring_min_bytes;          /* MPI: reductions from this size use the ring */
+    size_t segment_bytes;           /* MPI ring: message size */
+    const char *reason;             /* why this backend (for the stats) */
+    _Atomic int *in_flight_total;   /* also counts this engine's reductions in flight (the
                                        context's, for ingest pacing); may be NULL */
-    _Atomic int *in_flight_device; /* the same for reductions that run GPU kernels (the
+    _Atomic int *in_flight_device;  /* the same for reductions that run GPU kernels (the
                                       context's: the loader allocates no device memory while
                                       any is in flight); may be NULL */
+    const ingot_abort_t *peer_lost; /* raised when a rank is known to be lost (the peer cache
+                                       declared it failed): a wait ends at once; may be NULL */
+    /* called by a wait that has waited INGOT_COLL_STALL_NS, then every INGOT_COLL_STALL_NS,
+     * with how long: it may look for a lost rank and raise peer_lost; may be NULL */
+    void (*stalled)(void *arg, uint64_t waited_ns);
+    void *stalled_arg;
 } ingot_coll_params_t;
+
+/** How long a wait goes before it asks params->stalled, and then how often. */
+#define INGOT_COLL_STALL_NS (1000ull * 1000 * 1000)
 
 /** Create an engine over @p params->comm (collective over it). */
 ingot_status_t ingot_coll_create(const ingot_coll_params_t *params, ingot_coll_t **coll_p);

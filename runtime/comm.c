@@ -8,12 +8,14 @@
 #include "runtime/context_impl.h"
 #include "collectives/coll.h"
 #include "collectives/coll_config.h"
+#include "runtime/liveness.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/nccl.h"
 #include "base/param.h"
+#include "base/time.h"
 #include <hwloc/glibc-sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -154,6 +156,21 @@ static bool comm_progress_cpus(ingot_ctx_h ctx, cpu_set_t *set, char *text, size
 static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
                                   ingot_comm_h *comm_p);
 
+/* A reduction has waited a while: where a peer cache runs under INGOT_PEER_FAILURE=abort, a
+ * rank silent for INGOT_PEER_TIMEOUT is named and the context's peer_lost raised, so the wait
+ * ends now rather than at INGOT_TIMEOUT (runtime/liveness.h). */
+static void comm_stalled(void *arg, uint64_t waited_ns)
+{
+    ingot_ctx_h ctx = arg;
+    char why[256];
+    if (!ingot_abort_is_raised(&ctx->peer_lost) &&
+        ingot_liveness_find_lost(ctx, why, sizeof(why))) {
+        ingot_error("a reduction waited %.1f s, and %s: it stopped, died or hangs; "
+                    "INGOT_PEER_FAILURE=abort ends the job",
+                    (double)waited_ns / 1e9, why);
+    }
+}
+
 ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
                                  ingot_comm_h *comm_p)
 {
@@ -201,6 +218,9 @@ static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *pa
         .ring_min_bytes = cfg->ring_min,
         .segment_bytes = cfg->segment,
         .in_flight_total = &ctx->reductions,
+        .peer_lost = &ctx->peer_lost,
+        .stalled = comm_stalled,
+        .stalled_arg = ctx,
         .stream = INGOT_PARAM_VALUE(params, stream, INGOT_COMM_PARAM_FIELD_STREAM, NULL)};
     char reason[INGOT_COMM_STR_MAX];
     st = comm == NULL ? INGOT_ERR_NO_MEMORY

@@ -5,6 +5,7 @@
  * leaving the others blocked in the next collective.
  */
 #include "runtime/context_impl.h"
+#include "runtime/liveness.h"
 #include "runtime/transport/transport.h"
 #include "base/param.h"
 #include "base/log.h"
@@ -150,6 +151,7 @@ void ingot_finalize(ingot_ctx_h ctx)
         return;
     }
     ingot_abort_raise(&ctx->abort);
+    ingot_liveness_unwatch(ctx);
     ingot_transport_destroy(ctx->transport); /* collective, as finalize is */
     ingot_topo_setup_destroy(ctx->topo);
     MPI_Comm_free(&ctx->comm);

@@ -26,6 +26,8 @@ struct ingot_ctx {
     int mpi_owned;    /* ingot called MPI_Init_thread */
     ingot_ctx_config_t cfg;
     ingot_abort_t abort;           /* raised at finalize: every wait of this context ends */
+    ingot_abort_t peer_lost;       /* raised when a peer cache declares a rank failed under
+                                INGOT_PEER_FAILURE=abort: the collectives' waits end at once */
     ingot_topo_setup_t *topo;      /* node comm, topology, plan, this rank's placement */
     _Atomic int reductions;        /* gradient reductions in flight on this context's communicators
                                  (loaders pace their reads on it: INGOT_INGEST_PACING) */

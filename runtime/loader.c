@@ -623,7 +623,8 @@ static ingot_status_t loader_cache(ingot_loader_h l)
                                .dests = dests,
                                .ndests = nd,
                                .gpu_slots = l->device != INGOT_DEVICE_HOST ? l->device : -1,
-                               .gpu_host_only = loader_host_only(l)};
+                               .gpu_host_only = loader_host_only(l),
+                               .peer_lost = &l->ctx->peer_lost};
     ingot_status_t st = ingot_cache_create(l->ctx, &cp, &l->cache);
     free(dests);
     if (st == INGOT_OK && ingot_cache_fetch_device(l->cache) >= 0) {
@@ -743,6 +744,8 @@ static void loader_account_skips(ingot_loader_h l, loader_slot_t *slot)
     if (slot->epoch_step == 0) {
         l->skipped_len = 0; /* a new epoch: the cursor records this epoch's skips only */
         l->epoch_skipped = 0;
+        ingot_info("loader: epoch %" PRIu64 " begins (its first batch is handed over)",
+                   slot->epoch);
     }
     for (uint32_t i = 0; i < n && l->skipped_len < l->skipped_cap; i++) {
         l->skipped_ids[l->skipped_len++] = slot->skipped_ids[i];

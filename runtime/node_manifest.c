@@ -8,6 +8,7 @@
 #include "runtime/node_manifest.h"
 #include "runtime/context_impl.h"
 #include "base/io.h"
+#include "base/arrival.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -156,12 +157,26 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
     return INGOT_OK;
 }
 
+static const char *node_host(int rank, void *arg)
+{
+    const ingot_node_info_t *node = arg;
+    (void)rank; /* every rank of this wait shares this node */
+    return node->hostname;
+}
+
 void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void *window)
 {
-    (void)ctx;
     ingot_manifest_close(manifest);
     if (window != NULL) {
-        /* A barrier of the node's ranks: bounded by the watchdog like every ingot MPI call. */
+        /* MPI_Win_free is a barrier of the node's ranks: first an arrival that names a rank
+         * that never comes (after INGOT_TIMEOUT), rather than the watchdog's anonymous wait. */
+        ingot_node_info_t *node = &ctx->topo->node;
+        ingot_arrival_t a = {.comm = &node->node_comm,
+                             .what = "loader destroy: manifest window",
+                             .timeout_ns = ctx->cfg.base->timeout_ns,
+                             .arg = node,
+                             .host = node_host};
+        (void)ingot_mpi_arrive(&a);
         (void)INGOT_MPI_CALL("loader destroy: manifest window", MPI_Win_free, (MPI_Win *)window);
         free(window);
     }

@@ -54,3 +54,12 @@ ingot_add_test(NAME app.shared_faults LABELS mpi TIMEOUT 240
 ingot_add_test(NAME app.setup_demo LABELS mpi TIMEOUT 600
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/setup_demo.sh ${PROJECT_SOURCE_DIR}
                        ${PROJECT_BINARY_DIR}/apps ${CMAKE_CURRENT_BINARY_DIR})
+# A rank stopped in epoch 2 with the peer cache under INGOT_PEER_FAILURE=abort: ingot-bench (its
+# loader destroy) and ingot-train (its next reduction or MPI call) end within INGOT_PEER_TIMEOUT
+# plus a few seconds, naming the rank; under 'storage' the job goes on.
+foreach(case tcp shm storage train-tcp train-shm)
+  ingot_add_test(NAME app.peer_stop_${case} LABELS mpi TIMEOUT 180
+                 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/apps/peer_stop.sh ${MPIEXEC_EXECUTABLE}
+                         $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-train>
+                         $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR} ${case})
+endforeach()

@@ -3,6 +3,7 @@
  */
 #include "runtime/cache/cache_impl.h"
 #include "runtime/context_impl.h"
+#include "runtime/liveness.h"
 #include "base/errors.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -92,7 +93,8 @@ static ingot_status_t cache_windows(ingot_cache_t *c, ingot_status_t st)
         ast = INGOT_MPI_CALL("cache: windows", MPI_Allgather, mine, 2, MPI_UINT64_T, all, 2,
                              MPI_UINT64_T, c->ctx->comm);
     }
-    for (int r = 0; ast == INGOT_OK && r < c->world; r++) {
+    /* (gst: the agreement fails on every rank when this one's allocations did) */
+    for (int r = 0; ast == INGOT_OK && gst == INGOT_OK && r < c->world; r++) {
         c->windows[r] = all[2 * r];
         c->node_of[r] = (int)all[2 * r + 1];
     }
@@ -356,6 +358,9 @@ ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *p
     st = ingot_mpi_agree(&ctx->comm, st, "cache: budget and placement");
     if (st == INGOT_OK && ctx->transport == NULL) {
         st = ingot_transport_create(ctx, &ctx->transport); /* collective, agreed */
+        if (st == INGOT_OK) {
+            ingot_liveness_watch(ctx); /* ingot's MPI calls notice a silent rank early */
+        }
     }
     if (st == INGOT_OK) {
         c->transport = ctx->transport;
@@ -423,12 +428,20 @@ void ingot_cache_destroy(ingot_cache_t *c)
         return;
     }
     ingot_cache_quiesce(c);
+    /* Every rank waits for the others here for at most INGOT_TIMEOUT; under
+     * INGOT_PEER_FAILURE=abort a rank that stays silent for INGOT_PEER_TIMEOUT is named at
+     * once (the job could not free its windows anyway), while under 'storage' a silent peer may
+     * still come back. */
+    uint64_t timeout = c->ctx->cfg.base->timeout_ns;
+    uint64_t silence = c->policy == INGOT_PEER_FAILURE_ABORT
+                           ? ingot_transport_peer_timeout(c->transport)
+                           : 0;
     if (c->leaked) {
-        /* the barrier still, so the others are not left waiting; the memory stays */
-        INGOT_MPI_CALL("cache: window free", MPI_Barrier, c->ctx->comm);
+        /* arrive still, so the others are not left waiting; the memory stays */
+        ingot_transport_window_arrive(c->window, "cache: window free", timeout, silence);
         return;
     }
-    ingot_transport_window_destroy(c->window); /* barrier: nobody reads it any more */
+    ingot_transport_window_destroy(c->window, timeout, silence); /* nobody reads it any more */
     c->window = NULL;
     ingot_cache_free(c);
 }

@@ -67,6 +67,9 @@ typedef struct ingot_cache_params {
      * why they must stay in host memory even so (e.g. hashed on the host), or NULL */
     int gpu_slots;
     const char *gpu_host_only;
+    /* raised when a peer misses INGOT_PEER_TIMEOUT under INGOT_PEER_FAILURE=abort, so that
+     * other waits on that peer (the trainer's reductions) end too; may be NULL */
+    ingot_abort_t *peer_lost;
 } ingot_cache_params_t;
 
 /** Whether INGOT_CACHE_BYTES asks for a cache (non-zero). */

@@ -9,8 +9,8 @@
 #define F(_field) offsetof(ingot_cache_config_t, _field)
 
 const char *const ingot_peer_failure_names[] = {[INGOT_PEER_FAILURE_ABORT] = "abort",
-                                            [INGOT_PEER_FAILURE_STORAGE] = "storage",
-                                            [INGOT_PEER_FAILURE_STORAGE + 1] = NULL};
+                                                [INGOT_PEER_FAILURE_STORAGE] = "storage",
+                                                [INGOT_PEER_FAILURE_STORAGE + 1] = NULL};
 
 static const char *const cache_memories[] = {[INGOT_CACHE_MEMORY_HOST] = "host",
                                              [INGOT_CACHE_MEMORY_DEVICE] = "device",
@@ -43,8 +43,9 @@ static int cache_bytes_check(const char *value, char *err, size_t errlen)
 {
     ingot_cache_budget_t b;
     if (value == NULL) { /* the syntax */
-        snprintf(err, errlen, "a size for the whole job ('96GiB') or per node ('64GiB/node'); "
-                              "K or KiB = 1024, KB = 1000");
+        snprintf(err, errlen,
+                 "a size for the whole job ('96GiB') or per node ('64GiB/node'); "
+                 "K or KiB = 1024, KB = 1000");
         return 0;
     }
     if (ingot_cache_budget_parse(value, &b) == INGOT_OK) {
@@ -99,4 +100,3 @@ int ingot_cache_enabled(void)
     return ingot_cache_config(&cfg) == INGOT_OK &&
            ingot_cache_budget_parse(cfg->cache_bytes, &b) == INGOT_OK && b.bytes > 0;
 }
-

@@ -74,7 +74,10 @@ struct ingot_source_req {
     size_t slack;                         /**< room in iov[0] past length (one iovec only): the
                                                 source may read an enclosing aligned window and
                                                 report where offset landed in @ref shift */
-    uint64_t deadline_ns;                 /**< absolute CLOCK_MONOTONIC deadline */
+    uint64_t deadline_ns;                 /**< absolute CLOCK_MONOTONIC deadline; a source
+                                               that bounds its reads itself (the peer cache:
+                                               INGOT_PEER_TIMEOUT) may move it past its own
+                                               bound at submit, so its verdict comes first */
     const ingot_source_extent_t *extents; /**< the samples, or NULL (a shard byte range) */
     uint32_t nextents;
     ingot_source_cb_t cb; /**< may be NULL */

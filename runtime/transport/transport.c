@@ -28,6 +28,9 @@ static void op_finish(ingot_transport_t *t, ingot_transport_op_t *op)
         return; /* once per use */
     }
     op->finished = 1;
+    if (atomic_load(&op->status) == INGOT_OK && op->peer >= 0 && op->peer < t->world) {
+        atomic_store(&t->peers[op->peer].silent_since, 0); /* it answered */
+    }
     if (op->active) {
         ingot_transport_op_t **pp = &t->ops;
         while (*pp != NULL && *pp != op) {
@@ -147,6 +150,8 @@ static uint64_t ops_expire(ingot_transport_t *t, uint64_t now)
         atomic_compare_exchange_strong(&op->status, &expected, INGOT_ERR_TIMED_OUT);
         op->deadline_ns = UINT64_MAX; /* expired once */
         int peer = op->peer;
+        uint64_t never = 0; /* silent from now on, until it answers a read again */
+        atomic_compare_exchange_strong(&t->peers[peer].silent_since, &never, now);
         /* pending counts the waiting reads dropped now, and the +1 of op_end */
         uint32_t left = op_drop_waiting(t, op);
         if (left == 0) {

@@ -98,8 +98,18 @@ ingot_status_t ingot_transport_window_write(ingot_transport_window_t *w, uint64_
 /** Copy @p len bytes of this rank's window at data offset @p off into host memory @p dst. */
 ingot_status_t ingot_transport_window_read_local(ingot_transport_window_t *w, uint64_t off,
                                                  void *dst, size_t len);
-/** Barrier, then unregister and free (collective). Accepts NULL. */
-void ingot_transport_window_destroy(ingot_transport_window_t *w);
+/**
+ * Wait until every rank has come to @p what (collective; base/arrival.h): a rank that has not
+ * is pinged through @p w, and one silent for @p silence_ns (0: no pings) or missing after
+ * @p timeout_ns is named and the job ends. Returns when every rank is here.
+ */
+void ingot_transport_window_arrive(ingot_transport_window_t *w, const char *what,
+                                   uint64_t timeout_ns, uint64_t silence_ns);
+
+/** ingot_transport_window_arrive() ("cache: window free"), then unregister and free
+ *  (collective). Accepts NULL. */
+void ingot_transport_window_destroy(ingot_transport_window_t *w, uint64_t timeout_ns,
+                                    uint64_t silence_ns);
 /** Unregister and free without the barrier (after a failed create, or when peers are gone). */
 void ingot_transport_window_destroy_local(ingot_transport_window_t *w);
 /** This rank's window data (the bytes asked for at create); a device pointer for a device
@@ -196,6 +206,16 @@ ingot_status_t ingot_transport_path(ingot_transport_t *t, int peer, char *buf, s
 ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len);
 /** INGOT_PEER_PROTOCOL as configured (a pair's own protocol is decided at its endpoint). */
 ingot_peer_protocol_t ingot_transport_protocol(const ingot_transport_t *t);
+/**
+ * Ask @p n peers whether they are alive: an active message to each (answered by the peer's
+ * progress thread, whatever the pair's protocol, so a peer busy elsewhere still answers) by
+ * @p deadline_ns. @p silent[i]: 1 when rank ranks[i] did not answer, or had already missed a
+ * read's deadline (INGOT_PEER_TIMEOUT) without answering since; 0 when it answered. Blocks until
+ * every peer answered or the deadline. Any thread.
+ */
+void ingot_transport_ping(ingot_transport_t *t, const int *ranks, int n, uint64_t deadline_ns,
+                          int *silent);
+
 /** INGOT_PEER_TIMEOUT in ns. */
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
 /** Host name of @p peer. */

@@ -44,6 +44,7 @@ typedef struct transport_peer {
     int same_node;
     int err_peer; /* the pair's error mode is PEER */
     _Atomic int failed;
+    _Atomic uint64_t silent_since; /* when a read of it missed its deadline; 0: it answers */
     int closed;
     ingot_peer_protocol_t proto; /* AUTO until the endpoint exists */
     char lanes[256];             /* its endpoint's transports and roles */
@@ -53,6 +54,9 @@ typedef struct transport_peer {
 /* An entry's state: WAIT (no byte sent yet: droppable), RNDV (its reply lands in the
  * destination), PUT (the owner may write the destination at any time until it answers). */
 enum { AM_ENTRY_FREE, AM_ENTRY_WAIT, AM_ENTRY_RNDV, AM_ENTRY_PUT };
+
+/* The window id of a ping: the owner answers at once, with no bytes. */
+#define TRANSPORT_PING_WINDOW UINT32_MAX
 
 /* The header of a read request (kept until its send completes: UCX 1.13 has no
  * UCP_AM_SEND_FLAG_COPY_HEADER). */

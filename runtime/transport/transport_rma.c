@@ -6,6 +6,7 @@
  */
 #include "runtime/transport/transport_impl.h"
 #include "runtime/context_impl.h"
+#include "base/arrival.h"
 #include "base/errors.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -241,6 +242,10 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
     }
     am_req_hdr_t rq;
     memcpy(&rq, header, sizeof(rq));
+    if (rq.window == TRANSPORT_PING_WINDOW) { /* a ping: this rank's progress thread is here */
+        am_reply(t, param->reply_ep, &rq, INGOT_OK, NULL, 0);
+        return UCS_OK;
+    }
     ingot_transport_window_t *w = req_window(t, param->reply_ep, &rq);
     if (w == NULL) {
         return UCS_OK; /* refused */
@@ -501,11 +506,64 @@ static ingot_status_t get_issue(ingot_transport_op_t *op, ucp_ep_h ep, transport
     return INGOT_OK;
 }
 
-/* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window
- * into @p dst (GPU memory when @p dst_device). */
-static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t *op, uint64_t off,
-                               void *dst, size_t len, int dst_device)
+/* Send a read request of @p len bytes at @p off of window @p window to @p op's peer, its reply
+ * landing in @p dst, or (put) written by the owner into destination @p d. @p past_dest: the
+ * fault site's put past the destination's end. Lock held. */
+static ingot_status_t am_request(ingot_transport_t *t, ingot_transport_op_t *op, ucp_ep_h ep,
+                                 uint32_t window, uint64_t off, void *dst, size_t len,
+                                 ingot_transport_window_t *d, int past_dest)
 {
+    transport_am_entry_t *e = am_entry_get(t);
+    if (e == NULL) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: more than %d reads in flight",
+                          TRANSPORT_AM_ENTRIES);
+    }
+    e->state = d ? AM_ENTRY_PUT : AM_ENTRY_WAIT; /* a put is never dropped once asked */
+    atomic_fetch_add_explicit(d ? &t->reads_put : &t->reads_am, 1, memory_order_relaxed);
+    e->dst = dst;
+    e->len = len;
+    e->op = op;
+    e->hdr = (am_req_hdr_t){.window = window,
+                            .entry = (uint32_t)(e - t->am),
+                            .gen = e->gen,
+                            .from = t->rank,
+                            .off = off,
+                            .len = len,
+                            .dest = d ? d->id : UINT32_MAX,
+                            .addr = (uint64_t)(uintptr_t)dst};
+    if (d != NULL && past_dest) {
+        e->hdr.addr = (uint64_t)(uintptr_t)d->base + d->bytes;
+    }
+    e->sending = 1;
+    atomic_fetch_add(&op->pending, 1);
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                               UCP_OP_ATTR_FIELD_USER_DATA |
+                                               UCP_OP_ATTR_FIELD_FLAGS,
+                               .cb.send = am_req_sent,
+                               .user_data = e,
+                               .flags = UCP_AM_SEND_FLAG_REPLY};
+    void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REQ, &e->hdr, sizeof(e->hdr), NULL, 0, &prm);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        e->sending = 0; /* completed (or failed) in the call: header free again */
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        am_entry_done(t, e, INGOT_ERR_UCX);
+        return ingot_fail(INGOT_ERR_UCX, "transport: read request to rank %d failed: %s", op->peer,
+                          ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+    return INGOT_OK;
+}
+
+/* How read_raw reads: into GPU memory; as an active message whatever the pair's protocol (the
+ * owner's progress thread answers it: a ping). */
+enum { READ_DEVICE = 1, READ_AM = 2 };
+
+/* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window
+ * into @p dst (@p how: READ_* flags). */
+static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t *op, uint64_t off,
+                               void *dst, size_t len, int how)
+{
+    int dst_device = how & READ_DEVICE, force_am = how & READ_AM;
     ingot_transport_t *t = w->t;
     transport_remote_t *rw = &w->remote[op->peer];
     if (len > rw->bytes || off > rw->bytes - len) {
@@ -538,7 +596,7 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
         if (st == INGOT_OK) {
             st = get_issue(op, ep, rw, off, dst, len, 1);
         }
-    } else if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET) {
+    } else if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET && !force_am) {
         st = rkey_unpack(ep, rw, op->peer, &populate);
         if (st == INGOT_OK && rw->mapped != NULL) {
             mapped = (const char *)rw->mapped + off; /* read below, outside the lock */
@@ -547,56 +605,15 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
             st = get_issue(op, ep, rw, off, dst, len, 0);
         }
     } else if (st == INGOT_OK) {
-        transport_am_entry_t *e = am_entry_get(t);
-        if (e == NULL) {
-            st = ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: more than %d reads in flight",
-                            TRANSPORT_AM_ENTRIES);
-        } else {
-            /* put where the destination is registered (else am: the probe's word) */
-            ingot_transport_window_t *d = p->proto == INGOT_PEER_PROTOCOL_PUT ? dest_of(t, dst, len)
-                                                                              : NULL;
-            e->state = d ? AM_ENTRY_PUT : AM_ENTRY_WAIT; /* a put is never dropped once asked */
-            atomic_fetch_add_explicit(d ? &t->reads_put : &t->reads_am, 1, memory_order_relaxed);
-            e->dst = dst;
-            e->len = len;
-            e->op = op;
-            e->hdr = (am_req_hdr_t){.window = w->id,
-                                    .entry = (uint32_t)(e - t->am),
-                                    .gen = e->gen,
-                                    .from = t->rank,
-                                    .off = off,
-                                    .len = len,
-                                    .dest = d ? d->id : UINT32_MAX,
-                                    .addr = (uint64_t)(uintptr_t)dst};
-            if ((d != NULL || p->proto != INGOT_PEER_PROTOCOL_PUT) &&
-                ingot_fault_check(INGOT_FAULT_PEER_READ) != 0) {
-                /* past the end of the window (am), or of the destination (put): the owner
-                 * must refuse it */
-                if (d != NULL) {
-                    e->hdr.addr = (uint64_t)(uintptr_t)d->base + d->bytes;
-                } else {
-                    e->hdr.off = rw->bytes;
-                }
-            }
-            e->sending = 1;
-            atomic_fetch_add(&op->pending, 1);
-            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                       UCP_OP_ATTR_FIELD_USER_DATA |
-                                                       UCP_OP_ATTR_FIELD_FLAGS,
-                                       .cb.send = am_req_sent,
-                                       .user_data = e,
-                                       .flags = UCP_AM_SEND_FLAG_REPLY};
-            void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REQ, &e->hdr, sizeof(e->hdr), NULL, 0,
-                                        &prm);
-            if (req == NULL || UCS_PTR_IS_ERR(req)) {
-                e->sending = 0; /* completed (or failed) in the call: header free again */
-            }
-            if (UCS_PTR_IS_ERR(req)) {
-                am_entry_done(t, e, INGOT_ERR_UCX);
-                st = ingot_fail(INGOT_ERR_UCX, "transport: read request to rank %d failed: %s",
-                                op->peer, ucs_status_string(UCS_PTR_STATUS(req)));
-            }
-        }
+        /* put where the destination is registered (else am: the probe's word) */
+        ingot_transport_window_t *d = p->proto == INGOT_PEER_PROTOCOL_PUT && !force_am
+                                          ? dest_of(t, dst, len)
+                                          : NULL;
+        /* past the end of the window (am), or of the destination (put): the owner must refuse */
+        int sabotage = !force_am && (d != NULL || p->proto != INGOT_PEER_PROTOCOL_PUT) &&
+                       ingot_fault_check(INGOT_FAULT_PEER_READ) != 0;
+        st = am_request(t, op, ep, w->id, sabotage && d == NULL ? rw->bytes : off, dst, len, d,
+                        sabotage);
     }
     pthread_mutex_unlock(&t->lock);
     if (populate != NULL) {
@@ -622,7 +639,7 @@ static ingot_status_t read_data(ingot_transport_window_t *w, ingot_transport_op_
         return ingot_fail(INGOT_ERR_OUT_OF_RANGE, "transport: offset %" PRIu64 " out of range",
                           off);
     }
-    return read_raw(w, op, off + TRANSPORT_WINDOW_HDR, dst, len, dst_device);
+    return read_raw(w, op, off + TRANSPORT_WINDOW_HDR, dst, len, dst_device ? READ_DEVICE : 0);
 }
 
 ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport_op_t *op,
@@ -709,6 +726,47 @@ ingot_status_t ingot_transport_window_probe(ingot_transport_window_t *w, int pee
     atomic_thread_fence(memory_order_acquire);
     *ready_p = (st == INGOT_OK && word == 1);
     return st;
+}
+
+/* Send a ping to @p peer (lock taken here): 0 when sent, -1 when it could not be (then the
+ * peer counts as silent when its endpoint failed, else as alive: the wait goes on). */
+static int ping_send(ingot_transport_t *t, ingot_transport_op_t *op, int peer)
+{
+    ucp_ep_h ep;
+    pthread_mutex_lock(&t->lock);
+    ingot_status_t st = ingot_transport_peer_ready_locked(t, peer, &ep);
+    if (st == INGOT_OK) {
+        st = am_request(t, op, ep, TRANSPORT_PING_WINDOW, 0, NULL, 0, NULL, 0);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st == INGOT_OK ? 0 : -1;
+}
+
+void ingot_transport_ping(ingot_transport_t *t, const int *ranks, int n, uint64_t deadline_ns,
+                          int *silent)
+{
+    ingot_transport_op_t *ops = calloc((size_t)n, sizeof(*ops));
+    int *sent = calloc((size_t)n, sizeof(*sent));
+    for (int i = 0; i < n; i++) {
+        int r = ranks[i];
+        silent[i] = atomic_load(&t->peers[r].silent_since) != 0 || atomic_load(&t->peers[r].failed);
+        if (silent[i] || ops == NULL || sent == NULL) {
+            continue; /* known silent; or no memory to ask: taken as alive (the wait goes on) */
+        }
+        ingot_transport_op_begin(t, &ops[i], r, deadline_ns, &ops[i]);
+        sent[i] = ping_send(t, &ops[i], r) == 0;
+        ingot_transport_op_end(t, &ops[i]);
+        silent[i] = !sent[i] && atomic_load(&t->peers[r].failed);
+    }
+    for (int i = 0; sent != NULL && i < n; i++) {
+        if (sent[i]) {
+            ingot_transport_op_wait(t, &ops[i]);
+            ingot_status_t st = atomic_load(&ops[i].status);
+            silent[i] = st == INGOT_ERR_TIMED_OUT || st == INGOT_ERR_UCX; /* no answer, or dead */
+        }
+    }
+    free(ops);
+    free(sent);
 }
 
 /* Exchange every rank's window address, size and packed key (collective). */
@@ -960,12 +1018,36 @@ void ingot_transport_window_destroy_local(ingot_transport_window_t *w)
     free(w);
 }
 
-void ingot_transport_window_destroy(ingot_transport_window_t *w)
+static void window_alive(const int *ranks, int n, uint64_t deadline_ns, int *silent, void *arg)
+{
+    ingot_transport_ping(((ingot_transport_window_t *)arg)->t, ranks, n, deadline_ns, silent);
+}
+
+static const char *window_host(int rank, void *arg)
+{
+    return ingot_transport_host(((ingot_transport_window_t *)arg)->t, rank);
+}
+
+void ingot_transport_window_arrive(ingot_transport_window_t *w, const char *what,
+                                   uint64_t timeout_ns, uint64_t silence_ns)
+{
+    ingot_arrival_t a = {.comm = &w->t->ctx->comm,
+                         .what = what,
+                         .timeout_ns = timeout_ns,
+                         .silence_ns = silence_ns,
+                         .alive = silence_ns > 0 ? window_alive : NULL,
+                         .arg = w,
+                         .host = window_host};
+    (void)ingot_mpi_arrive(&a); /* returns only when every rank is here */
+}
+
+void ingot_transport_window_destroy(ingot_transport_window_t *w, uint64_t timeout_ns,
+                                    uint64_t silence_ns)
 {
     if (w == NULL) {
         return;
     }
     /* Nobody reads this window any more once every rank is here. */
-    INGOT_MPI_CALL("cache: window free", MPI_Barrier, w->t->ctx->comm);
+    ingot_transport_window_arrive(w, "cache: window free", timeout_ns, silence_ns);
     ingot_transport_window_destroy_local(w);
 }

@@ -12,7 +12,8 @@
 #                      its next collective (continued after 4 s: completes)
 #   stop-create        rank 2 stopped just before ingot_loader_create: the others end within
 #                      INGOT_TIMEOUT plus a step, the watchdog naming the operation
-#   stop-destroy       rank 2 stopped just before ingot_loader_destroy: likewise
+#   stop-destroy       rank 2 stopped just before ingot_loader_destroy: the window free names it
+#                      once it is silent for INGOT_PEER_TIMEOUT, and the job ends
 #   kill TLS           rank 2 killed (SIGKILL) in epoch 1: the launcher ends the others
 #   corrupt            a damaged byte in every window: caught by the hash, served from storage
 #   refused            a read past a window's end (active messages), or with put a write past
@@ -105,10 +106,9 @@ stop-abort)
         [ $rc = 0 ] || fail "exit $rc: shared-memory reads need no owner; the job should complete"
         ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
     fi ;;
-stop-create|stop-destroy)
-    at=${case#stop-}
+stop-create)
     env+=(-x TEST_CACHE_PAUSE_RANK=2)
-    start; await "$at"; kill -STOP "$pid"; t0=$(now); finish
+    start; await "create"; kill -STOP "$pid"; t0=$(now); finish
     kill -KILL "$pid" 2> /dev/null
     [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the survivors should end"
     grep -q "watchdog" "$out" || fail "no watchdog message naming the operation"
@@ -116,6 +116,19 @@ stop-create|stop-destroy)
     e=$(elapsed "$t0")
     echo "ended $e s after the stop (INGOT_TIMEOUT=5s)"
     below "$e" 20 || fail "took $e s" ;;
+stop-destroy)
+    # the cache's window free waits for every rank: one silent for INGOT_PEER_TIMEOUT (2 s) is
+    # named, with its host, and the job ends (not the watchdog's anonymous INGOT_TIMEOUT)
+    env+=(-x TEST_CACHE_PAUSE_RANK=2)
+    start; await "destroy"; kill -STOP "$pid"; t0=$(now); finish
+    kill -KILL "$pid" 2> /dev/null
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the survivors should end"
+    grep -q "cache: window free: rank 2 (host $(hostname -s)) never arrived: it did not answer for 2.0 s (INGOT_PEER_TIMEOUT)" \
+        "$out" || fail "destroy did not name rank 2"
+    grep "never arrived" "$out" | head -1
+    e=$(elapsed "$t0")
+    echo "ended $e s after the stop (INGOT_PEER_TIMEOUT=2s)"
+    below "$e" 6 || fail "took $e s" ;;
 kill)
     env+=(-x TEST_CACHE_STEP_MS=30)
     start; await "epoch 1 step 3"; kill -KILL "$pid"; t0=$(now); finish

@@ -77,8 +77,8 @@ int main(void)
     }
     /* rank 1 waits without spinning: its progress thread serves rank 0 */
     transport_util_barrier();
-    ingot_transport_window_destroy(dest);
-    ingot_transport_window_destroy(w);
+    ingot_transport_window_destroy(dest, 30ull * 1000000000, 0);
+    ingot_transport_window_destroy(w, 30ull * 1000000000, 0);
     free(buf);
     free(unregistered);
     ingot_finalize(ctx);

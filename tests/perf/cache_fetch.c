@@ -105,9 +105,9 @@ int main(int argc, char **argv)
                (double)t_warm / 1e9, path);
     }
     transport_util_barrier(); /* the owner serves the reads meanwhile */
-    ingot_transport_window_destroy(dest);
+    ingot_transport_window_destroy(dest, 30ull * 1000000000, 0);
     free(ring);
-    ingot_transport_window_destroy(w);
+    ingot_transport_window_destroy(w, 30ull * 1000000000, 0);
     ingot_finalize(ctx);
     return 0;
 }
