@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define ARRIVAL_TAG       0x1a77                    /* ingot's own communicators only */
-#define ARRIVAL_POLL_NS   (1000ull * 1000)          /* between tests of the barrier */
-#define ARRIVAL_SETTLE_NS (100ull * 1000 * 1000)    /* before rank 0 asks about anyone */
-#define ARRIVAL_GRACE_NS  (2000ull * 1000 * 1000)   /* past the bound, for rank 0 to speak first */
+#define ARRIVAL_TAG       0x1a77                  /* ingot's own communicators only */
+#define ARRIVAL_POLL_NS   (1000ull * 1000)        /* between tests of the barrier */
+#define ARRIVAL_SETTLE_NS (100ull * 1000 * 1000)  /* before rank 0 asks about anyone */
+#define ARRIVAL_GRACE_NS  (2000ull * 1000 * 1000) /* past the bound, for rank 0 to speak first */
 
 typedef struct arrival_state {
     const ingot_arrival_t *a;
@@ -158,8 +158,7 @@ ingot_status_t ingot_mpi_arrive(const ingot_arrival_t *a)
     if (st != INGOT_OK) { /* no memory for the bookkeeping: a plain barrier, the watchdog's */
         arrival_free(&s);
         ingot_watchdog_arm(a->what, "MPI_Barrier");
-        return ingot_watchdog_disarm(MPI_Barrier(s.comm)) == MPI_SUCCESS ? INGOT_OK
-                                                                         : INGOT_ERR_MPI;
+        return ingot_watchdog_disarm(MPI_Barrier(s.comm)) == MPI_SUCCESS ? INGOT_OK : INGOT_ERR_MPI;
     }
     for (;;) {
         int done = 0;

@@ -27,16 +27,16 @@
  * @p silent[i] to 1 for each rank that did not answer by @p deadline_ns (or is already known
  * to be silent), 0 for one that answered. May block until @p deadline_ns.
  */
-typedef void (*ingot_arrival_alive_fn_t)(const int *ranks, int n, uint64_t deadline_ns,
-                                         int *silent, void *arg);
+typedef void (*ingot_arrival_alive_fn_t)(const int *ranks, int n, uint64_t deadline_ns, int *silent,
+                                         void *arg);
 
 typedef struct ingot_arrival {
-    const void *comm;   /**< an MPI_Comm * (this header needs no <mpi.h>) */
-    const char *what;   /**< what every rank arrives at, for the message ("cache: window free") */
-    uint64_t timeout_ns;             /**< the overall bound (INGOT_TIMEOUT) */
-    uint64_t silence_ns;             /**< how long a missing rank may be silent; 0: no checks */
-    ingot_arrival_alive_fn_t alive;  /**< NULL: no liveness checks (only timeout_ns) */
-    void *arg;                       /**< for alive and host */
+    const void *comm;    /**< an MPI_Comm * (this header needs no <mpi.h>) */
+    const char *what;    /**< what every rank arrives at, for the message ("cache: window free") */
+    uint64_t timeout_ns; /**< the overall bound (INGOT_TIMEOUT) */
+    uint64_t silence_ns; /**< how long a missing rank may be silent; 0: no checks */
+    ingot_arrival_alive_fn_t alive;           /**< NULL: no liveness checks (only timeout_ns) */
+    void *arg;                                /**< for alive and host */
     const char *(*host)(int rank, void *arg); /**< a rank's host for the message, or NULL */
 } ingot_arrival_t;
 
