@@ -7,15 +7,29 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static int quiet_saved[2] = {-1, -1}; /* stdout and stderr while ranks other than 0 are quiet */
+
+/* A quiet rank leaving during the parse (a usage error every rank found) lets rank 0's line
+ * reach the launcher first: the launcher's summary names the first process to exit. */
+#define QUIET_EXIT_DELAY_NS (250L * 1000 * 1000)
+
+static void quiet_exit(void)
+{
+    if (quiet_saved[0] >= 0) {
+        struct timespec delay = {0, QUIET_EXIT_DELAY_NS};
+        nanosleep(&delay, NULL);
+    }
+}
 
 void ingot_cli_quiet_begin(void)
 {
     if (app_launcher_rank() == 0 || quiet_saved[0] >= 0) {
         return;
     }
+    atexit(quiet_exit);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null < 0) {
         return; /* every rank speaks: noisy, not wrong */

@@ -45,6 +45,11 @@ int app_job_agree(int rc, const char *fmt, ...)
             fprintf(stderr, "%s\n", msg);
         }
         fflush(stderr);
+    } else if (least[1] != 0) {
+        /* the others leave a moment later, so that the launcher has the line before it sees
+         * a process end (its summary names the first process to exit) */
+        struct timespec grace = {0, JOB_ABORT_GRACE_NS};
+        nanosleep(&grace, NULL);
     }
     return -least[1];
 }
