@@ -1,12 +1,10 @@
-/* Error boundary for MPI, UCX, zstd and CUDA (see errors.h). */
+/* Error boundary for MPI and CUDA (see errors.h). */
 #include "base/errors.h"
 #include "base/log.h"
 #include <ingot/version.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <ucs/type/status.h>
-#include <zstd.h>
 #if INGOT_BUILD_CUDA
 #    include <cuda_runtime_api.h>
 #endif
@@ -109,24 +107,6 @@ ingot_status_t ingot_mpi_agree(const void *comm, ingot_status_t mine, const char
         ingot_info("%s", msg);
     }
     return (ingot_status_t)worst;
-}
-
-ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what)
-{
-    if (ucs_status == UCS_OK || ucs_status == UCS_INPROGRESS) {
-        return INGOT_OK;
-    }
-    ingot_error("%s (%s) failed: %s", call, what, ucs_status_string((ucs_status_t)ucs_status));
-    return INGOT_ERR_UCX;
-}
-
-ingot_status_t ingot_zstd_check(size_t rc, const char *call, const char *what)
-{
-    if (!ZSTD_isError(rc)) {
-        return INGOT_OK;
-    }
-    ingot_error("%s (%s) failed: %s", call, what, ZSTD_getErrorName(rc));
-    return INGOT_ERR_ZSTD;
 }
 
 ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *what)

@@ -1,5 +1,5 @@
 /*
- * Error boundary: turn an MPI, UCX, zstd or CUDA return code into an ingot status, logging the
+ * Error boundary: turn an MPI or CUDA return code into an ingot status, logging the
  * library's own text once together with the call and what it was for. Communicators ingot owns
  * use MPI_ERRORS_RETURN so MPI errors come back here instead of aborting the job.
  */
@@ -12,10 +12,6 @@
 
 /** INGOT_OK for MPI_SUCCESS; else log "<call> (<what>) failed: <MPI text>", INGOT_ERR_MPI. */
 ingot_status_t ingot_mpi_check(int rc, const char *call, const char *what);
-/** INGOT_OK for UCS_OK (or UCS_INPROGRESS); else log the UCX status text, INGOT_ERR_UCX. */
-ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what);
-/** INGOT_OK unless ZSTD_isError(rc); else log ZSTD_getErrorName, INGOT_ERR_ZSTD. */
-ingot_status_t ingot_zstd_check(size_t rc, const char *call, const char *what);
 /** INGOT_OK for cudaSuccess; else log cudaGetErrorString, clear the error, INGOT_ERR_CUDA.
  *  In a build without CUDA every non-zero code maps to INGOT_ERR_UNSUPPORTED. */
 ingot_status_t ingot_cuda_check(int cuda_error, const char *call, const char *what);
@@ -42,6 +38,5 @@ void ingot_mpi_hold_end(void);
 #define INGOT_MPI_CALL(_what, _call, ...) \
     (ingot_watchdog_arm(_what, #_call), \
      ingot_mpi_check(ingot_watchdog_disarm(_call(__VA_ARGS__)), #_call, _what))
-#define INGOT_UCX_CALL(_what, _call, ...) ingot_ucx_check(_call(__VA_ARGS__), #_call, _what)
 
 #endif

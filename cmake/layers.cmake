@@ -1,4 +1,5 @@
-# The layers of DESIGN.md as link targets: base <- topology, shard, collectives <- runtime.
+# The layers of DESIGN.md as link targets: base <- topology, shard <- transport <- source;
+# collectives <- runtime.
 #
 # ingot_layer(NAME [BELOW lower...] [LIBS deps...]) makes the OBJECT library ingot_<NAME> from
 # every .c under the calling folder. Its sources see the public headers, their own folder and the

@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "base/nccl.h"
+#include "collectives/nccl_load.h"
 #include "base/wait.h"
 
 typedef struct ingot_coll ingot_coll_t;

@@ -13,7 +13,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
-#include "base/nccl.h"
+#include "collectives/nccl_load.h"
 #include "base/param.h"
 #include "base/time.h"
 #include <hwloc/glibc-sched.h>

@@ -11,8 +11,8 @@
 #include "runtime/loader_config.h"
 #include "collectives/coll_config.h"
 #include "topology/topo.h"
-#include "runtime/cache/cache_impl.h"
-#include "runtime/transport/transport_impl.h"
+#include "source/cache/cache_impl.h"
+#include "transport/transport_impl.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -6,7 +6,7 @@
  */
 #include "runtime/context_impl.h"
 #include "runtime/liveness.h"
-#include "runtime/transport/transport.h"
+#include "transport/transport.h"
 #include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -143,6 +143,21 @@ err_comm:
 err_free:
     free(ctx);
     return st;
+}
+
+ingot_status_t ingot_ctx_transport(ingot_ctx_h ctx, struct ingot_transport **t_p)
+{
+    if (ctx->transport == NULL) {
+        ingot_transport_params_t p = {
+            .comm = ctx->comm, .node = &ctx->topo->node, .timeout_ns = ctx->cfg.base->timeout_ns};
+        ingot_status_t st = ingot_transport_create(&p, &ctx->transport); /* collective, agreed */
+        if (st != INGOT_OK) {
+            return st;
+        }
+        ingot_liveness_watch(ctx); /* ingot's MPI calls notice a silent rank early */
+    }
+    *t_p = ctx->transport;
+    return INGOT_OK;
 }
 
 void ingot_finalize(ingot_ctx_h ctx)

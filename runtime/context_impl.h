@@ -48,4 +48,11 @@ struct ingot_ctx {
  */
 ingot_status_t ingot_config_check_job(MPI_Comm comm, int strict);
 
+/**
+ * The context's transport, created at first use (collective over the context's communicator,
+ * agreed; the watchdog then asks it about silent ranks: runtime/liveness.h). Every rank must
+ * call it at the same point.
+ */
+ingot_status_t ingot_ctx_transport(ingot_ctx_h ctx, struct ingot_transport **t_p);
+
 #endif

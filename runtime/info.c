@@ -5,11 +5,13 @@
  */
 #include <ingot/info.h>
 #include <ingot/version.h>
+#include "runtime/context_impl.h"
+#include "transport/transport.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/field_mask.h"
 #include "base/log.h"
-#include "base/nccl.h"
+#include "collectives/nccl_load.h"
 #include "base/status.h"
 #include <hwloc.h>
 #include <stdio.h>
@@ -231,4 +233,15 @@ ingot_status_t ingot_ucx_transports_print(FILE *stream)
     fprintf(stream, "  %-8s %-14s %-10s %-16s %s\n", "component", "md", "transport", "device",
             "memory types");
     return for_each_md(md_print, stream);
+}
+
+ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len)
+{
+    if (ctx == NULL || buf == NULL || len == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_peer_paths: NULL argument");
+    }
+    buf[0] = '\0';
+    ingot_transport_t *t;
+    ingot_status_t st = ingot_ctx_transport(ctx, &t); /* collective, agreed */
+    return st == INGOT_OK ? ingot_transport_paths(t, buf, len) : st;
 }

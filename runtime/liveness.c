@@ -1,8 +1,8 @@
 /* Finding a rank that went silent (liveness.h). */
 #include "runtime/liveness.h"
 #include "runtime/context_impl.h"
-#include "runtime/cache/cache_impl.h"
-#include "runtime/transport/transport.h"
+#include "source/cache/cache_impl.h"
+#include "transport/transport.h"
 #include "base/time.h"
 #include "base/watchdog.h"
 #include <stdio.h>

@@ -8,9 +8,9 @@
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
-#include "runtime/cache/cache.h"
-#include "runtime/source/emulate.h"
-#include "runtime/source/posix.h"
+#include "source/cache/cache.h"
+#include "source/emulate.h"
+#include "source/posix.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/field_mask.h"
@@ -610,7 +610,17 @@ static ingot_status_t loader_cache(ingot_loader_h l)
     for (uint32_t i = 0; i < l->depth; i++) {
         dests[nd++] = (ingot_cache_dest_t){l->slots[i].host.ptr, l->slot_bytes};
     }
-    ingot_cache_params_t cp = {.manifest = l->manifest,
+    ingot_transport_t *t = NULL;
+    ingot_status_t st = ingot_ctx_transport(l->ctx, &t); /* collective, agreed */
+    if (st != INGOT_OK) {
+        free(dests);
+        return st;
+    }
+    ingot_cache_params_t cp = {.comm = l->ctx->comm,
+                               .node = &l->ctx->topo->node,
+                               .transport = t,
+                               .timeout_ns = l->ctx->cfg.base->timeout_ns,
+                               .manifest = l->manifest,
                                .order = l->order,
                                .fill_epoch = l->start_step / l->steps_per_epoch,
                                .fill_step = l->start_step % l->steps_per_epoch,
@@ -625,7 +635,7 @@ static ingot_status_t loader_cache(ingot_loader_h l)
                                .gpu_slots = l->device != INGOT_DEVICE_HOST ? l->device : -1,
                                .gpu_host_only = loader_host_only(l),
                                .peer_lost = &l->ctx->peer_lost};
-    ingot_status_t st = ingot_cache_create(l->ctx, &cp, &l->cache);
+    st = ingot_cache_create(&cp, &l->cache);
     free(dests);
     if (st == INGOT_OK && ingot_cache_fetch_device(l->cache) >= 0) {
         loader_fetch_device(l); /* non-collective: a rank that cannot keeps host memory */

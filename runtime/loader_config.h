@@ -7,6 +7,7 @@
 
 #include <ingot/loader.h>
 #include "base/config.h"
+#include "source/emulate.h" /* INGOT_STORAGE_EMULATE's validator */
 
 typedef struct ingot_loader_config {
     char *storage_emulate;  /* "none" or "bw=200MiB/s,lat=5ms" */
@@ -27,7 +28,5 @@ extern ingot_config_table_t ingot_loader_config_table;
 /** The loader's process-wide values. */
 ingot_status_t ingot_loader_config(const ingot_loader_config_t **cfg_p);
 
-/** Validator of INGOT_STORAGE_EMULATE (source/emulate.c). */
-int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen);
 
 #endif

@@ -17,7 +17,7 @@
 #include "base/mem.h"
 #include "base/ring.h"
 #include "base/wait.h"
-#include "runtime/source/source.h"
+#include "source/source.h"
 #include "runtime/telemetry.h"
 #include "shard/codec.h"
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * the worker finishing a step's last run completes the slot (and starts its H2D copy).
  */
 #include "runtime/loader_impl.h"
-#include "runtime/cache/cache.h"
+#include "source/cache/cache.h"
 #include "runtime/context_impl.h"
 #include "base/log.h"
 #include "base/time.h"

@@ -25,10 +25,10 @@ struct ingot_manifest_builder {
     shard_vec_t namebuf; /* char: field names, NUL-terminated */
     shard_vec_t strbuf;  /* char: shard paths and keys, NUL-terminated */
     shard_zstd_t zstd;
-    shard_labels_t labels; /* key -> label file, or empty */
-    shard_window_t win;    /* one pass: parse, hash members and the whole shard */
-    uint8_t *chunk;        /* BUILDER_CHUNK bytes */
-    uint8_t *scratch;      /* BUILDER_CHUNK bytes of zstd output */
+    shard_labels_t labels;   /* key -> label file, or empty */
+    ingot_file_window_t win; /* one pass: parse, hash members and the whole shard */
+    uint8_t *chunk;          /* BUILDER_CHUNK bytes */
+    uint8_t *scratch;        /* BUILDER_CHUNK bytes of zstd output */
 };
 
 /** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */

@@ -2,6 +2,7 @@
 #include "shard/codec.h"
 #include "shard/manifest.h"
 #include "shard/tar.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -54,8 +55,8 @@ ingot_status_t ingot_shard_dict_load(ingot_manifest_h m, ingot_shard_dict_t **di
     uint8_t *bytes = NULL;
     size_t len = 0;
     snprintf(path, sizeof(path), "%s/%s", m->dir, info.dict_path);
-    ingot_status_t st = ingot_shard_src_slurp(path, &bytes, &len);
-    if (st == INGOT_OK && ingot_shard_hash(bytes, len) != info.dict_hash) {
+    ingot_status_t st = ingot_file_read_whole(path, &bytes, &len);
+    if (st == INGOT_OK && ingot_hash64(bytes, len) != info.dict_hash) {
         st = ingot_fail(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);
     }
     if (st == INGOT_OK) {
@@ -121,7 +122,7 @@ ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_ro
     for (uint32_t f = 0; f < rows->sample->field_count; f++) {
         const ingot_field_info_t *fi = &rows->fields[f];
         const uint8_t *at = (layout == INGOT_SHARD_LAYOUT_PACKED) ? p : bytes + fi->offset;
-        if (ingot_shard_hash(at, fi->stored_len) != fi->hash) {
+        if (ingot_hash64(at, fi->stored_len) != fi->hash) {
             if (bad_field_p != NULL) {
                 *bad_field_p = f;
             }

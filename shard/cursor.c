@@ -6,6 +6,7 @@
 #include <ingot/order.h>
 #include "shard/atomic.h"
 #include "shard/manifest.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "shard/tar.h"
 #include "base/status.h"
@@ -52,7 +53,7 @@ static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, si
     if (ids) {
         memcpy(buf + sizeof(d), c->skipped, ids);
     }
-    uint64_t sum = ingot_shard_hash(buf, len - sizeof(uint64_t));
+    uint64_t sum = ingot_hash64(buf, len - sizeof(uint64_t));
     memcpy(buf + len - sizeof(uint64_t), &sum, sizeof(sum));
     *buf_p = buf;
     *len_p = len;
@@ -108,7 +109,7 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
     }
     uint64_t sum;
     memcpy(&sum, buf + len - sizeof(sum), sizeof(sum));
-    if (ingot_shard_hash(buf, len - sizeof(sum)) != sum) {
+    if (ingot_hash64(buf, len - sizeof(sum)) != sum) {
         return ingot_fail(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt", path);
     }
     if (d->skipped_count > CURSOR_SKIPPED_MAX ||
@@ -162,7 +163,7 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
     }
     uint8_t *buf;
     size_t len;
-    INGOT_CHECK(ingot_shard_src_slurp(path, &buf, &len));
+    INGOT_CHECK(ingot_file_read_whole(path, &buf, &len));
     ingot_status_t st = cursor_check_bytes(path, buf, len, &d);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);

@@ -19,7 +19,7 @@
 
 typedef struct files_entry {
     _Atomic int open; /* src is filled (release after the fill) */
-    shard_src_t src;
+    ingot_file_t src;
     char *path;
 } files_entry_t;
 
@@ -86,12 +86,12 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const
         close(fd);
         return INGOT_ERR_NO_MEMORY;
     }
-    e->src = (shard_src_t){.fd = fd, .size = expect_size, .name = e->path};
+    e->src = (ingot_file_t){.fd = fd, .size = expect_size, .name = e->path};
     atomic_store_explicit(&e->open, 1, memory_order_release);
     return INGOT_OK;
 }
 
-ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, shard_src_t **src_p)
+ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, ingot_file_t **src_p)
 {
     if (shard >= f->count) {
         return ingot_fail(INGOT_ERR_OUT_OF_RANGE,

@@ -37,7 +37,7 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
  *         Logged here, once per failing call.
  */
 ingot_status_t ingot_shard_files_get(ingot_shard_files_t *files, uint32_t shard,
-                                     shard_src_t **src_p);
+                                     ingot_file_t **src_p);
 
 /** Close every descriptor and free the cache. Accepts NULL. */
 void ingot_shard_files_destroy(ingot_shard_files_t *files);

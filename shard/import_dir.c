@@ -101,7 +101,7 @@ static ingot_status_t walk_emit(const import_walk_t *w, const import_sink_t *sin
         uint8_t *data = NULL;
         size_t len = 0;
         const char *rel = w->paths[i] + dl + (w->paths[i][dl] == '/');
-        st = ingot_shard_src_slurp(w->paths[i], &data, &len);
+        st = ingot_file_read_whole(w->paths[i], &data, &len);
         if (st == INGOT_OK) {
             st = ingot_import_emit_named(sink, w->root, rel, data, len);
         }

@@ -1,6 +1,7 @@
 /* Key -> label map of the manifest builder (see labels.h). */
 #include "shard/labels.h"
 #include "shard/manifest.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "shard/tar.h"
 #include "base/mem.h"
@@ -15,7 +16,7 @@
 
 static size_t labels_slot(const shard_labels_t *l, const char *key, size_t len, int *found_p)
 {
-    size_t slot = ingot_shard_hash(key, len) & (l->cap - 1);
+    size_t slot = ingot_hash64(key, len) & (l->cap - 1);
     for (; l->slots[slot] != 0; slot = (slot + 1) & (l->cap - 1)) {
         const char *k = l->text + (l->slots[slot] >> LABELS_SLOT_SHIFT) - 1;
         if (strlen(k) == len && memcmp(k, key, len) == 0) {
@@ -59,7 +60,7 @@ ingot_status_t ingot_shard_labels_load(const char *path, shard_labels_t *l)
 {
     size_t lines = 1, len;
     *l = (shard_labels_t){0};
-    INGOT_CHECK(ingot_shard_src_slurp(path, (uint8_t **)&l->text, &len));
+    INGOT_CHECK(ingot_file_read_whole(path, (uint8_t **)&l->text, &len));
     for (size_t i = 0; i < len; i++) {
         lines += l->text[i] == '\n';
     }

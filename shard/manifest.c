@@ -20,11 +20,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-uint64_t ingot_shard_hash(const void *data, size_t len)
-{
-    return XXH3_64bits(data, len);
-}
-
 static ingot_status_t mf_bad(const struct ingot_manifest *m, const char *what, uint64_t row,
                              const char *why)
 {
@@ -94,7 +89,7 @@ uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr)
     size_t size = hdr->header_size < sizeof(copy) ? hdr->header_size : sizeof(copy);
     memcpy(&copy, hdr, size);
     copy.base.header_hash = 0;
-    return ingot_shard_hash(&copy, size);
+    return ingot_hash64(&copy, size);
 }
 
 /* The version is one this build reads and the header is laid out as that version's. */
@@ -315,7 +310,7 @@ static ingot_status_t mf_check_dup_keys(const struct ingot_manifest *m, uint64_t
     for (uint64_t i = sh->first_sample; i < sh->first_sample + sh->sample_count; i++) {
         const char *key = manifest_str(m, m->samples[i].key);
         size_t len = manifest_strref_len(m->samples[i].key);
-        uint64_t slot = ingot_shard_hash(key, len) & (cap - 1);
+        uint64_t slot = ingot_hash64(key, len) & (cap - 1);
         for (; table[slot] != 0; slot = (slot + 1) & (cap - 1)) {
             uint64_t other = m->samples[sh->first_sample + table[slot] - 1].key;
             if (manifest_strref_len(other) == len &&
@@ -382,7 +377,7 @@ static ingot_status_t mf_scan_samples(const struct ingot_manifest *m, ingot_mani
 static ingot_status_t mf_check_all(struct ingot_manifest *m)
 {
     uint64_t hs = m->hdr->header_size;
-    if (ingot_shard_hash(m->base + hs, m->len - hs) != m->hdr->body_hash) {
+    if (ingot_hash64(m->base + hs, m->len - hs) != m->hdr->body_hash) {
         return ingot_fail(INGOT_ERR_CORRUPT,
                           "%s: checksum of the tables mismatches the header "
                           "(file corrupt)",
@@ -458,17 +453,17 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
 
 static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
 {
-    shard_src_t src;
-    INGOT_CHECK(ingot_shard_src_open(path, &src));
+    ingot_file_t src;
+    INGOT_CHECK(ingot_file_open(path, &src));
     if (src.size < sizeof(manifest_header_t)) {
-        ingot_shard_src_close(&src);
+        ingot_file_close(&src);
         return ingot_fail(INGOT_ERR_FORMAT, "%s: %" PRIu64 " bytes is too short for a manifest",
                           path, src.size);
     }
     int err = ingot_fault_check(INGOT_FAULT_MMAP);
     void *p = err ? (errno = err, MAP_FAILED)
                   : mmap(NULL, src.size, PROT_READ, MAP_SHARED, src.fd, 0);
-    ingot_shard_src_close(&src);
+    ingot_file_close(&src);
     if (p == MAP_FAILED) {
         return ingot_fail(ingot_status_from_errno(errno), "%s: mmap failed: %s", path,
                           strerror(errno));

@@ -3,6 +3,7 @@
 #define INGOT_SHARD_MANIFEST_H
 
 #include <ingot/shard.h>
+#include "base/hash.h"
 #include "shard/manifest_format.h"
 #include <stddef.h>
 
@@ -36,9 +37,6 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
 {
     return m->strtab + manifest_strref_off(ref);
 }
-
-/** Hash of bytes as stored in the manifest (XXH3-64, seed 0). */
-uint64_t ingot_shard_hash(const void *data, size_t len);
 
 /**
  * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a

@@ -4,6 +4,7 @@
  */
 #include "shard/builder.h"
 #include "shard/manifest.h"
+#include "base/hash.h"
 #include "base/param.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -38,8 +39,8 @@ static ingot_status_t bld_dict_load(struct ingot_manifest_builder *b, const char
 {
     uint8_t *dict;
     size_t len;
-    INGOT_CHECK(ingot_shard_src_slurp(dict_path, &dict, &len));
-    b->dict_hash = ingot_shard_hash(dict, len);
+    INGOT_CHECK(ingot_file_read_whole(dict_path, &dict, &len));
+    b->dict_hash = ingot_hash64(dict, len);
     ingot_status_t st = ingot_shard_zstd_init(&b->zstd, dict, len);
     free(dict);
     return st;
@@ -88,7 +89,7 @@ static ingot_status_t bld_init(struct ingot_manifest_builder *b, const char *man
     if (b->chunk == NULL || b->scratch == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    INGOT_CHECK(ingot_shard_window_init(&b->win));
+    INGOT_CHECK(ingot_file_window_init(&b->win));
     b->special = INGOT_PARAM_VALUE(params, special, INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL,
                                    INGOT_TAR_SPECIAL_SKIP);
     const char *labels = INGOT_PARAM_VALUE(params, label_path,
@@ -144,7 +145,7 @@ void ingot_manifest_builder_destroy(ingot_manifest_builder_h b)
     ingot_shard_vec_free(&b->strbuf);
     ingot_shard_zstd_release(&b->zstd);
     ingot_shard_labels_release(&b->labels);
-    ingot_shard_window_release(&b->win);
+    ingot_file_window_release(&b->win);
     free(b->chunk);
     free(b->scratch);
     free(b->dict_rel);

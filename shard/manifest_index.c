@@ -22,7 +22,7 @@
 #define DECIMAL_BASE 10
 
 typedef struct idx_shard {
-    shard_src_t src;
+    ingot_file_t src;
     uint32_t row;
     size_t first_sample; /* builder row of this shard's first sample */
     int have_sample;
@@ -76,7 +76,7 @@ static ingot_status_t idx_hash_member(struct ingot_manifest_builder *b, idx_shar
     ingot_shard_zstd_count_begin(&b->zstd);
     for (uint64_t off = 0; off < im->m->size;) {
         size_t n = im->m->size - off < BUILDER_CHUNK ? (size_t)(im->m->size - off) : BUILDER_CHUNK;
-        INGOT_CHECK(ingot_shard_src_read(&s->src, im->m->data_off + off, b->chunk, n));
+        INGOT_CHECK(ingot_file_read(&s->src, im->m->data_off + off, b->chunk, n));
         XXH3_64bits_update(&st, b->chunk, n);
         if (im->codec == INGOT_CODEC_ZSTD) {
             INGOT_CHECK(ingot_shard_zstd_count_feed(&b->zstd, b->chunk, n, b->scratch,
@@ -98,7 +98,7 @@ static ingot_status_t idx_label(struct ingot_manifest_builder *b, idx_shard_t *s
     if (im->m->size == 0 || im->m->size > CLS_TEXT_MAX) {
         goto bad;
     }
-    INGOT_CHECK(ingot_shard_src_read(&s->src, im->m->data_off, text, (size_t)im->m->size));
+    INGOT_CHECK(ingot_file_read(&s->src, im->m->data_off, text, (size_t)im->m->size));
     text[im->m->size] = '\0';
     char *end;
     long v = strtol(text, &end, DECIMAL_BASE);
@@ -278,7 +278,7 @@ static ingot_status_t idx_members(struct ingot_manifest_builder *b, idx_shard_t 
 static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s, const char *rel)
 {
     manifest_shard_t row = {.first_sample = b->samples.len};
-    ingot_shard_window_attach(&b->win, &s->src);
+    ingot_file_window_attach(&b->win, &s->src);
     INGOT_CHECK(idx_members(b, s));
     INGOT_CHECK(idx_dup_keys(b, s));
     for (size_t i = s->first_sample; i < b->samples.len; i++) { /* label file: no .cls only */
@@ -288,7 +288,7 @@ static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s
                                                 manifest_strref_len(sm->key));
         }
     }
-    INGOT_CHECK(ingot_shard_window_finish(&s->src, &row.hash));
+    INGOT_CHECK(ingot_file_window_finish(&s->src, &row.hash));
     row.size = s->src.size;
     row.sample_count = b->samples.len - s->first_sample;
     if (row.sample_count == 0) {
@@ -310,9 +310,9 @@ ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h b, cons
     idx_shard_t s = {.row = (uint32_t)b->shards.len, .first_sample = b->samples.len};
     char *rel = NULL;
     ingot_status_t st = ingot_bld_relpath_get(b, path, &rel);
-    if (st == INGOT_OK && (st = ingot_shard_src_open(path, &s.src)) == INGOT_OK) {
+    if (st == INGOT_OK && (st = ingot_file_open(path, &s.src)) == INGOT_OK) {
         st = idx_shard(b, &s, rel);
-        ingot_shard_src_close(&s.src);
+        ingot_file_close(&s.src);
     }
     free(rel);
     if (st != INGOT_OK) { /* leave the builder as it was */

@@ -70,7 +70,7 @@ ingot_status_t ingot_shard_reader_read(ingot_shard_reader_h r, uint64_t index, v
                                        size_t buflen)
 {
     ingot_shard_rows_t rows;
-    shard_src_t *src;
+    ingot_file_t *src;
     if (r == NULL || buf == NULL) {
         return INGOT_ERR_INVALID_PARAM;
     }
@@ -83,7 +83,7 @@ ingot_status_t ingot_shard_reader_read(ingot_shard_reader_h r, uint64_t index, v
                           index, s->key, buflen, s->length);
     }
     INGOT_CHECK(ingot_shard_files_get(r->files, s->shard, &src));
-    INGOT_CHECK(ingot_shard_src_read(src, s->offset, buf, (size_t)s->length));
+    INGOT_CHECK(ingot_file_read(src, s->offset, buf, (size_t)s->length));
     return ingot_shard_codec_verify(r->m, &rows, buf, INGOT_SHARD_LAYOUT_STORED,
                                     INGOT_SHARD_VERIFY_FAIL, NULL);
 }

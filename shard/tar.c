@@ -40,164 +40,6 @@
 
 static const char tar_posix_magic[TAR_MAGIC_LEN] = {'u', 's', 't', 'a', 'r', '\0'};
 
-/* ---------------------------------------------------------------- sources */
-
-static ingot_status_t src_pread(const shard_src_t *src, uint64_t off, void *buf, size_t len)
-{
-    ingot_io_fail_t fail;
-    ingot_status_t st = ingot_io_pread_full(src->fd, buf, len, off, &fail);
-    if (st == INGOT_ERR_MISMATCH) {
-        return ingot_fail(st,
-                          "%s: file ended at offset %" PRIu64 " (expected %" PRIu64
-                          " bytes): it shrank while being read",
-                          src->name, fail.offset, src->size);
-    }
-    if (st != INGOT_OK) {
-        return ingot_fail(st, "%s: pread of %zu bytes at offset %" PRIu64 " failed: %s", src->name,
-                          len - (size_t)(fail.offset - off), fail.offset, strerror(fail.err));
-    }
-    return INGOT_OK;
-}
-
-/* Load the window's next chunk (the one after the current) and hash it. */
-static ingot_status_t src_window_advance(const shard_src_t *src)
-{
-    shard_window_t *w = src->win;
-    uint64_t next = w->off + w->len;
-    size_t n = src->size - next < SHARD_WINDOW_BYTES ? (size_t)(src->size - next)
-                                                     : SHARD_WINDOW_BYTES;
-    INGOT_CHECK(src_pread(src, next, w->buf, n));
-    XXH3_64bits_update(w->hash, w->buf, n);
-    w->off = next;
-    w->len = n;
-    return INGOT_OK;
-}
-
-/* Serve a forward read from the window; a read behind it falls back to pread. */
-static ingot_status_t src_window_read(const shard_src_t *src, uint64_t off, uint8_t *buf,
-                                      size_t len)
-{
-    shard_window_t *w = src->win;
-    while (len > 0) {
-        if (off < w->off) {
-            return src_pread(src, off, buf, len);
-        }
-        if (off >= w->off + w->len) {
-            INGOT_CHECK(src_window_advance(src));
-            continue;
-        }
-        size_t n = (size_t)(w->off + w->len - off) < len ? (size_t)(w->off + w->len - off) : len;
-        memcpy(buf, w->buf + (off - w->off), n);
-        buf += n;
-        off += n;
-        len -= n;
-    }
-    return INGOT_OK;
-}
-
-ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len)
-{
-    if (off > src->size || len > src->size - off) {
-        return ingot_fail(INGOT_ERR_FORMAT,
-                          "%s: truncated: %zu bytes at offset %" PRIu64
-                          " extend past the end of the file (size %" PRIu64 ")",
-                          src->name, len, off, src->size);
-    }
-    if (src->fd < 0) {
-        memcpy(buf, src->mem + off, len);
-        return INGOT_OK;
-    }
-    return src->win ? src_window_read(src, off, buf, len) : src_pread(src, off, buf, len);
-}
-
-ingot_status_t ingot_shard_window_init(shard_window_t *w)
-{
-    w->buf = ingot_malloc(SHARD_WINDOW_BYTES, "shard read window");
-    w->hash = XXH3_createState();
-    if (w->buf == NULL || w->hash == NULL) {
-        ingot_shard_window_release(w);
-        return ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory for a read window");
-    }
-    return INGOT_OK;
-}
-
-void ingot_shard_window_release(shard_window_t *w)
-{
-    free(w->buf);
-    XXH3_freeState(w->hash);
-    w->buf = NULL;
-    w->hash = NULL;
-}
-
-void ingot_shard_window_attach(shard_window_t *w, shard_src_t *src)
-{
-    w->off = 0;
-    w->len = 0;
-    XXH3_64bits_reset(w->hash);
-    src->win = w;
-}
-
-ingot_status_t ingot_shard_window_finish(shard_src_t *src, uint64_t *hash_p)
-{
-    ingot_status_t st = INGOT_OK;
-    while (st == INGOT_OK && src->win->off + src->win->len < src->size) {
-        st = src_window_advance(src);
-    }
-    if (st == INGOT_OK) {
-        *hash_p = XXH3_64bits_digest(src->win->hash);
-    }
-    src->win = NULL;
-    return st;
-}
-
-ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src)
-{
-    int err = ingot_fault_check(INGOT_FAULT_OPEN);
-    int fd = err ? (errno = err, -1) : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return ingot_fail(ingot_status_from_errno(errno), "%s: open failed: %s", path,
-                          strerror(errno));
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: not a regular file", path);
-    }
-    src->fd = fd;
-    src->mem = NULL;
-    src->size = (uint64_t)st.st_size;
-    src->name = path;
-    src->win = NULL;
-    return INGOT_OK;
-}
-
-void ingot_shard_src_close(shard_src_t *src)
-{
-    if (src->fd >= 0) {
-        close(src->fd);
-        src->fd = -1;
-    }
-}
-
-ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p)
-{
-    shard_src_t src;
-    INGOT_CHECK(ingot_shard_src_open(path, &src));
-    /* src is filled: a failed open returns its errno status, never INGOT_OK (errno != 0 then).
-     * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
-    uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
-    ingot_status_t st = buf ? ingot_shard_src_read(&src, 0, buf, (size_t)src.size)
-                            : INGOT_ERR_NO_MEMORY;
-    ingot_shard_src_close(&src);
-    if (st != INGOT_OK) {
-        free(buf);
-        return st;
-    }
-    buf[src.size] = '\0';
-    *buf_p = buf;
-    *len_p = (size_t)src.size;
-    return INGOT_OK;
-}
 
 /* ---------------------------------------------------------------- fields */
 
@@ -288,7 +130,7 @@ int ingot_tar_path_is_safe(const char *path, size_t len)
 
 /* ---------------------------------------------------------------- reader */
 
-ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src)
+ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const ingot_file_t *src)
 {
     r->src = src;
     r->off = 0;
@@ -392,7 +234,7 @@ static ingot_status_t tar_special_read(tar_reader_t *r, uint64_t hoff, uint64_t 
                  size, TAR_SPECIAL_MAX);
         return tar_bad(r, hoff, msg);
     }
-    INGOT_CHECK(ingot_shard_src_read(r->src, hoff + TAR_BLOCK, r->special, (size_t)size));
+    INGOT_CHECK(ingot_file_read(r->src, hoff + TAR_BLOCK, r->special, (size_t)size));
     r->special[size] = '\0';
     return INGOT_OK;
 }
@@ -480,7 +322,7 @@ static ingot_status_t tar_header_read(tar_reader_t *r, uint8_t *h, uint64_t *siz
     if (r->src->size - r->off < TAR_BLOCK) {
         return tar_bad(r, r->off, "truncated: partial header block at end of archive");
     }
-    INGOT_CHECK(ingot_shard_src_read(r->src, r->off, h, TAR_BLOCK));
+    INGOT_CHECK(ingot_file_read(r->src, r->off, h, TAR_BLOCK));
     *zero_p = tar_block_is_zero(h);
     if (*zero_p) {
         return INGOT_OK;

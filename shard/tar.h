@@ -11,6 +11,7 @@
 #define INGOT_SHARD_TAR_H
 
 #include <ingot/shard.h>
+#include "base/file.h"
 #include <stdint.h>
 #include <stddef.h>
 
@@ -19,47 +20,6 @@
 #define TAR_NAME_MAX 4096u
 /** Largest pax or GNU long-name header data accepted (as libarchive's 1 MiB cap). */
 #define TAR_SPECIAL_MAX (1u << 20)
-
-/**
- * A sequential read window over a descriptor: reads that move forward are served from chunks of
- * SHARD_WINDOW_BYTES loaded in file order, and every chunk is hashed as it is loaded, so one
- * pass both parses and hashes the whole file (builder, verify).
- */
-#define SHARD_WINDOW_BYTES (1u << 20)
-
-typedef struct shard_window {
-    uint8_t *buf; /**< SHARD_WINDOW_BYTES */
-    uint64_t off; /**< file offset of buf[0] */
-    size_t len;   /**< valid bytes in buf */
-    void *hash;   /**< XXH3 state over [0, off + len) */
-} shard_window_t;
-
-/** Where the archive's bytes come from: a descriptor (pread) or memory. */
-typedef struct shard_src {
-    int fd;              /**< descriptor, or -1 for memory */
-    const uint8_t *mem;  /**< memory when fd < 0 */
-    uint64_t size;       /**< bytes of the archive */
-    const char *name;    /**< archive name in messages */
-    shard_window_t *win; /**< sequential window, or NULL for plain preads */
-} shard_src_t;
-
-/** Allocate a window; attach it with ingot_shard_window_attach(). */
-ingot_status_t ingot_shard_window_init(shard_window_t *w);
-void ingot_shard_window_release(shard_window_t *w);
-/** Start reading @p src through @p w from offset 0 (hash reset). */
-void ingot_shard_window_attach(shard_window_t *w, shard_src_t *src);
-/** Read the rest of the file through the window, detach it, and give the whole-file hash. */
-ingot_status_t ingot_shard_window_finish(shard_src_t *src, uint64_t *hash_p);
-
-/** Read exactly @p len bytes at @p off (fault site "pread"); errors name the source. */
-ingot_status_t ingot_shard_src_read(const shard_src_t *src, uint64_t off, void *buf, size_t len);
-
-/** Open @p path read-only (fault site "open") and fill @p src (fd, size, name). */
-ingot_status_t ingot_shard_src_open(const char *path, shard_src_t *src);
-void ingot_shard_src_close(shard_src_t *src);
-
-/** Read the whole file @p path into a malloc'd buffer (one spare byte, NUL-terminated). */
-ingot_status_t ingot_shard_src_slurp(const char *path, uint8_t **buf_p, size_t *len_p);
 
 typedef enum tar_kind {
     TAR_KIND_FILE,   /**< regular file: a member to index */
@@ -78,13 +38,13 @@ typedef struct tar_member {
 } tar_member_t;
 
 typedef struct tar_reader {
-    const shard_src_t *src;
+    const ingot_file_t *src;
     uint64_t off; /**< next header */
     int done;
     uint8_t *special; /**< scratch for pax / long-name data (TAR_SPECIAL_MAX) */
 } tar_reader_t;
 
-ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const shard_src_t *src);
+ingot_status_t ingot_tar_reader_init(tar_reader_t *r, const ingot_file_t *src);
 void ingot_tar_reader_release(tar_reader_t *r);
 
 /**

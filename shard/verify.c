@@ -15,7 +15,7 @@ typedef struct vf {
     ingot_verify_cb_t cb;
     void *arg;
     ingot_verify_report_t rep;
-    shard_window_t win;
+    ingot_file_window_t win;
     uint8_t *buf, *out; /* sample bytes, decoded field */
     size_t buf_cap, out_cap;
 } vf_t;
@@ -51,7 +51,8 @@ static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, 
 
 /* Open a shard (size check) and read it through the window so its samples are read and the
  * whole shard is hashed in one pass; *src_p = NULL when it cannot be read at all. */
-static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, shard_src_t **src_p)
+static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
+                           ingot_file_t **src_p)
 {
     ingot_status_t st = ingot_shard_files_get(v->r->files, row, src_p);
     if (st != INGOT_OK) {
@@ -59,16 +60,16 @@ static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, 
         vf_shard_fault(v, row, sh, st);
         return;
     }
-    ingot_shard_window_attach(&v->win, *src_p);
+    ingot_file_window_attach(&v->win, *src_p);
 }
 
-static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, shard_src_t *src)
+static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, ingot_file_t *src)
 {
     uint64_t hash;
     if (src == NULL) {
         return;
     }
-    ingot_status_t st = ingot_shard_window_finish(src, &hash);
+    ingot_status_t st = ingot_file_window_finish(src, &hash);
     v->rep.bytes_hashed += sh->size;
     if (st == INGOT_OK && hash != sh->hash) {
         st = ingot_fail(INGOT_ERR_CORRUPT, "%s: whole-shard hash mismatch", sh->path);
@@ -82,9 +83,9 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, sh
 static ingot_status_t vf_check(vf_t *v, const ingot_shard_rows_t *rows, uint32_t *field_p)
 {
     const ingot_sample_info_t *s = rows->sample;
-    shard_src_t *src;
+    ingot_file_t *src;
     INGOT_CHECK(ingot_shard_files_get(v->r->files, s->shard, &src));
-    INGOT_CHECK(ingot_shard_src_read(src, s->offset, v->buf, (size_t)s->length));
+    INGOT_CHECK(ingot_file_read(src, s->offset, v->buf, (size_t)s->length));
     INGOT_CHECK(ingot_shard_codec_verify(v->r->m, rows, v->buf, INGOT_SHARD_LAYOUT_STORED,
                                          INGOT_SHARD_VERIFY_FAIL, field_p));
     for (uint32_t i = 0; i < s->field_count; i++) {
@@ -137,13 +138,13 @@ ingot_status_t ingot_manifest_verify(ingot_manifest_h m, ingot_verify_cb_t cb, v
         return INGOT_ERR_INVALID_PARAM;
     }
     vf_t v = {.cb = cb, .arg = arg};
-    ingot_status_t st = ingot_shard_window_init(&v.win);
+    ingot_status_t st = ingot_file_window_init(&v.win);
     if (st == INGOT_OK) {
         st = ingot_shard_reader_create(m, &v.r);
     }
     for (uint32_t row = 0; st == INGOT_OK && row < m->hdr->shard_count; row++) {
         ingot_shard_info_t sh;
-        shard_src_t *src = NULL;
+        ingot_file_t *src = NULL;
         st = ingot_manifest_shard_get(m, row, &sh);
         if (st == INGOT_OK) {
             vf_shard_begin(&v, row, &sh, &src);
@@ -159,7 +160,7 @@ ingot_status_t ingot_manifest_verify(ingot_manifest_h m, ingot_verify_cb_t cb, v
         }
     }
     ingot_shard_reader_destroy(v.r);
-    ingot_shard_window_release(&v.win);
+    ingot_file_window_release(&v.win);
     free(v.buf);
     free(v.out);
     if (st != INGOT_OK) {

@@ -8,7 +8,7 @@ if(Python3_FOUND)
                          ${PROJECT_SOURCE_DIR})
   ingot_add_test(NAME layers.catch LABELS layers
                  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/layers/catch_test.sh ${PROJECT_SOURCE_DIR}
-                         ${CMAKE_CURRENT_BINARY_DIR})
+                         ${CMAKE_CURRENT_BINARY_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
 endif()
 ingot_add_test(NAME layers.symbols LABELS layers
                COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_symbols.sh

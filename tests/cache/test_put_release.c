@@ -8,7 +8,7 @@
  */
 #include "unit/test.h"
 #include "runtime/context_impl.h"
-#include "runtime/transport/transport.h"
+#include "transport/transport.h"
 #include "cache/transport_util.h"
 #include "base/time.h"
 #include <ingot/ingot.h>
@@ -37,8 +37,8 @@ int main(void)
     ingot_ctx_h ctx;
     CHECK_OK(ingot_init(NULL, &ctx));
     CHECK(ctx->size == 2);
-    CHECK_OK(ingot_transport_create(ctx, &ctx->transport));
-    ingot_transport_t *t = ctx->transport;
+    ingot_transport_t *t;
+    CHECK_OK(ingot_ctx_transport(ctx, &t));
     CHECK(ingot_transport_protocol(t) == INGOT_PEER_PROTOCOL_PUT);
     ingot_transport_window_t *w, *dest;
     CHECK_OK(ingot_transport_window_create(t, WINDOW, -1, -1, &w));

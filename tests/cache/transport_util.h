@@ -3,7 +3,7 @@
 #ifndef INGOT_TEST_CACHE_TRANSPORT_UTIL_H
 #define INGOT_TEST_CACHE_TRANSPORT_UTIL_H
 
-#include "runtime/transport/transport.h"
+#include "transport/transport.h"
 #include <mpi.h>
 #include <time.h>
 

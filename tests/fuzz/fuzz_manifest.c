@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     manifest_header_t *h = (manifest_header_t *)buf;
     if (size >= sizeof(*h) && manifest_header_size(h->version) == h->header_size &&
         size >= h->header_size) { /* reseal a header of a version this build reads */
-        h->body_hash = ingot_shard_hash((uint8_t *)buf + h->header_size, size - h->header_size);
+        h->body_hash = ingot_hash64((uint8_t *)buf + h->header_size, size - h->header_size);
         h->header_hash = ingot_manifest_header_hash(h);
         try_open(buf, size);
     }

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     atomic_store(&ingot_log_level_current, -1); /* errors are expected: keep the output quiet */
-    shard_src_t src = {.fd = -1, .mem = data, .size = size, .name = "fuzz.tar"};
+    ingot_file_t src = {.fd = -1, .mem = data, .size = size, .name = "fuzz.tar"};
     tar_reader_t r;
     tar_member_t *m = malloc(sizeof(*m));
     if (m == NULL || ingot_tar_reader_init(&r, &src) != INGOT_OK) {
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t peek[FUZZ_TAR_PEEK];
         (void)ingot_tar_name_split(src.name, m->header_off, m->name, &key, &klen, &field);
         size_t n = m->size < sizeof(peek) ? (size_t)m->size : sizeof(peek);
-        if (ingot_shard_src_read(&src, m->data_off, peek, n) != INGOT_OK) {
+        if (ingot_file_read(&src, m->data_off, peek, n) != INGOT_OK) {
             abort(); /* the reader promised the data lies inside the archive */
         }
     }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Layering check: every #include of the library and the apps points down, never up or sideways.
 
-The layers (DESIGN.md, docs/architecture.md), lowest first:
-    base  <-  topology, shard, collectives  <-  runtime  <-  apps
-A file in a layer may include its own layer's headers ("shard/tar.h" from shard/), lower layers'
-headers, public headers (<ingot/...>) and system headers. Public headers (include/ingot) may
+The layers (DESIGN.md, docs/architecture.md), lowest first, each with the layers below it:
+    base  <-  topology, shard  <-  transport (base, topology)  <-  source (+ shard, transport);
+    collectives (base)  <-  runtime (all)  <-  apps (the public API)
+A file in a layer may include its own layer's headers ("shard/tar.h" from shard/), the headers of
+the layers below it (BELOW, as cmake/layers.cmake links them), public headers (<ingot/...>) and
+system headers. Public headers (include/ingot) may
 include only public and system headers; apps only public, system and their own (apps/...) ones.
 Inside base, modules (a .c and its .h) must not include each other in a cycle.
 
@@ -14,7 +16,18 @@ import os
 import re
 import sys
 
-LAYERS = {"base": 0, "topology": 1, "shard": 1, "collectives": 1, "runtime": 2, "apps": 3}
+# Each layer and the layers below it (the BELOW lists of the layers' CMakeLists.txt).
+BELOW = {
+    "base": set(),
+    "topology": {"base"},
+    "shard": {"base"},
+    "transport": {"base", "topology"},
+    "source": {"base", "topology", "shard", "transport"},
+    "collectives": {"base"},
+    "runtime": {"base", "topology", "shard", "transport", "source", "collectives"},
+    "apps": set(),
+}
+LAYERS = set(BELOW)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -37,11 +50,9 @@ def allowed(layer, quote, target):
         return None if top == "apps" or top not in LAYERS else "apps use the public API only"
     if top not in LAYERS:
         return "not under a layer folder (write it as \"<layer>/<file>.h\")"
-    if top == layer:
+    if top == layer or top in BELOW[layer]:
         return None
-    if LAYERS[top] < LAYERS[layer]:
-        return None
-    return "%s is %s %s" % (top, "beside" if LAYERS[top] == LAYERS[layer] else "above", layer)
+    return "%s is %s %s" % (top, "above" if layer in BELOW[top] else "beside", layer)
 
 
 def sources(root, folder):

@@ -10,7 +10,7 @@
  */
 #include "unit/test.h"
 #include "runtime/context_impl.h"
-#include "runtime/transport/transport.h"
+#include "transport/transport.h"
 #include "cache/transport_util.h"
 #include "base/time.h"
 #include <ingot/ingot.h>
@@ -31,8 +31,8 @@ int main(int argc, char **argv)
     ingot_ctx_h ctx;
     CHECK_OK(ingot_init(NULL, &ctx));
     CHECK(ctx->size == 2 && piece > 0 && window % piece == 0 && ring_bytes % piece == 0);
-    CHECK_OK(ingot_transport_create(ctx, &ctx->transport));
-    ingot_transport_t *t = ctx->transport;
+    ingot_transport_t *t;
+    CHECK_OK(ingot_ctx_transport(ctx, &t));
     ingot_transport_window_t *w;
     CHECK_OK(ingot_transport_window_create(t, window, -1, -1, &w));
     if (ctx->rank == 1) {

@@ -7,7 +7,7 @@
 #ifndef INGOT_TEST_SOURCE_UTIL_H
 #define INGOT_TEST_SOURCE_UTIL_H
 
-#include "runtime/source/source.h"
+#include "source/source.h"
 #include <stdio.h>
 
 typedef struct test_source {

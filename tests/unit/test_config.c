@@ -6,8 +6,8 @@
 #include "test.h"
 #include "base/base_config.h"
 #include "runtime/loader_config.h"
-#include "runtime/cache/cache_impl.h"
-#include "runtime/transport/transport.h"
+#include "source/cache/cache_impl.h"
+#include "transport/transport.h"
 #include "topology/topo.h"
 #include <ingot/config.h>
 #include <stdint.h>

@@ -105,7 +105,7 @@ static void test_round_trip(const char *mpath)
 static void reseal(uint8_t *buf, size_t len)
 {
     manifest_header_t *h = (manifest_header_t *)buf;
-    h->body_hash = ingot_shard_hash(buf + h->header_size, len - h->header_size);
+    h->body_hash = ingot_hash64(buf + h->header_size, len - h->header_size);
     h->header_hash = ingot_manifest_header_hash(h);
 }
 

@@ -10,7 +10,7 @@
 /* Read every member of an in-memory archive; returns the status, counts members. */
 static ingot_status_t scan(const tb_t *t, tar_member_t *last, int *count)
 {
-    shard_src_t src = {.fd = -1, .mem = t->buf, .size = t->len, .name = ARCH};
+    ingot_file_t src = {.fd = -1, .mem = t->buf, .size = t->len, .name = ARCH};
     tar_reader_t r;
     tar_member_t m;
     CHECK_OK(ingot_tar_reader_init(&r, &src));

@@ -12,8 +12,8 @@
 #include "base/config.h"
 #include "base/fault.h"
 #include "base/time.h"
-#include "runtime/source/emulate.h"
-#include "runtime/source/posix.h"
+#include "source/emulate.h"
+#include "source/posix.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>

@@ -2,11 +2,11 @@
 #include "test.h"
 #include "base/config.h"
 #include "base/errors.h"
+#include "transport/transport.h"
 #include "base/status.h"
 #include <errno.h>
 #include <mpi.h>
 #include <ucs/type/status.h>
-#include <zstd.h>
 
 /* Each boundary wrapper maps the library's error and logs its own text with call and purpose. */
 static void test_boundaries(void)
@@ -19,11 +19,6 @@ static void test_boundaries(void)
     CHECK_STATUS(ingot_mpi_check(MPI_ERR_COMM, "MPI_Bcast", "mpi purpose"), INGOT_ERR_MPI);
     CHECK_OK(ingot_ucx_check(UCS_OK, "ucp_init", "x"));
     CHECK_STATUS(ingot_ucx_check(UCS_ERR_NO_MEMORY, "ucp_init", "ucx purpose"), INGOT_ERR_UCX);
-    char junk[16] = "not a zstd frame", out[64];
-    size_t rc = ZSTD_decompress(out, sizeof(out), junk, sizeof(junk));
-    CHECK(ZSTD_isError(rc));
-    CHECK_STATUS(ingot_zstd_check(rc, "ZSTD_decompress", "zstd purpose"), INGOT_ERR_ZSTD);
-    CHECK_OK(ingot_zstd_check(5, "ZSTD_decompress", "x"));
     CHECK_OK(ingot_cuda_check(0, "cudaMemcpyAsync", "x"));
     ingot_status_t cst = ingot_cuda_check(2 /* cudaErrorMemoryAllocation */, "cudaMalloc",
                                           "cuda purpose");
@@ -33,7 +28,6 @@ static void test_boundaries(void)
     snprintf(want, sizeof(want), "MPI_Bcast (mpi purpose) failed: MPI error %d", MPI_ERR_COMM);
     CHECK_CONTAINS(text, want); /* before MPI_Init only the code can be given */
     CHECK_CONTAINS(text, "ucp_init (ucx purpose) failed: Out of memory");
-    CHECK_CONTAINS(text, "ZSTD_decompress (zstd purpose) failed: Unknown frame descriptor");
     CHECK_CONTAINS(text, "cudaMalloc (cuda purpose)");
     free(text);
 }

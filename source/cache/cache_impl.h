@@ -2,11 +2,11 @@
  * Peer cache internals shared by cache.c (budget, placement, window, fill) and cache_source.c
  * (the byte source reading cached samples from their homes).
  */
-#ifndef INGOT_RUNTIME_CACHE_IMPL_H
-#define INGOT_RUNTIME_CACHE_IMPL_H
+#ifndef INGOT_SOURCE_CACHE_IMPL_H
+#define INGOT_SOURCE_CACHE_IMPL_H
 
-#include "runtime/cache/cache.h"
-#include "runtime/transport/transport.h"
+#include "source/cache/cache.h"
+#include "transport/transport.h"
 #include "base/config.h"
 #include <stdatomic.h>
 
@@ -56,7 +56,6 @@ typedef struct cache_req {
 struct ingot_cache {
     struct ingot_cache_table table; /* first: ingot_cache_entry() reads it */
     ingot_source_t source;
-    ingot_ctx_h ctx;
     int rank, world;
     ingot_cache_params_t params;
     ingot_peer_failure_t policy;

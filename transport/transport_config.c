@@ -1,5 +1,5 @@
 /* The transport's INGOT_* variables: the peer read protocol and the peer deadline. */
-#include "runtime/transport/transport_impl.h"
+#include "transport/transport_impl.h"
 #include <limits.h>
 #include <stddef.h>
 

@@ -4,7 +4,7 @@
  * bytes read into pinned host memory by the pair's protocol and copied to the GPU, which is what
  * the loader does otherwise. One-sided: the peer's progress thread answers on am.
  */
-#include "runtime/transport/transport_impl.h"
+#include "transport/transport_impl.h"
 #include "base/cuda.h"
 #include "base/log.h"
 #include "base/mem.h"

@@ -1,9 +1,7 @@
 /*
  * The peer cache: budget checks, placement, the window and its fill (see cache.h).
  */
-#include "runtime/cache/cache_impl.h"
-#include "runtime/context_impl.h"
-#include "runtime/liveness.h"
+#include "source/cache/cache_impl.h"
 #include "base/errors.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -49,7 +47,7 @@ static const char *budget_text(const ingot_cache_t *c, char *buf, size_t len)
 /* This rank's window: the job's budget over its ranks, or its node's over the node's ranks. */
 static ingot_status_t cache_budget(ingot_cache_t *c, const char *spec)
 {
-    const ingot_node_info_t *node = &c->ctx->topo->node;
+    const ingot_node_info_t *node = c->params.node;
     ingot_cache_budget_t *b = &c->budget;
     char text[96];
     (void)ingot_cache_budget_parse(spec, b); /* checked when the table was read */
@@ -81,17 +79,17 @@ static ingot_status_t cache_budget(ingot_cache_t *c, const char *spec)
  * homes are placed by every rank alike, so every rank must know every window. */
 static ingot_status_t cache_windows(ingot_cache_t *c, ingot_status_t st)
 {
-    uint64_t mine[2] = {st == INGOT_OK ? c->window_bytes : 0, (uint64_t)c->ctx->topo->node.node_id};
+    uint64_t mine[2] = {st == INGOT_OK ? c->window_bytes : 0, (uint64_t)c->params.node->node_id};
     uint64_t *all = malloc(sizeof(uint64_t) * 2 * (size_t)c->world);
     c->windows = ingot_calloc((size_t)c->world, sizeof(*c->windows), "cache windows");
     c->node_of = ingot_calloc((size_t)c->world, sizeof(*c->node_of), "cache window nodes");
     ingot_status_t gst = (all == NULL || c->windows == NULL || c->node_of == NULL)
                              ? INGOT_ERR_NO_MEMORY
                              : INGOT_OK;
-    ingot_status_t ast = ingot_mpi_agree(&c->ctx->comm, gst, "cache: windows");
+    ingot_status_t ast = ingot_mpi_agree(&c->params.comm, gst, "cache: windows");
     if (ast == INGOT_OK) {
         ast = INGOT_MPI_CALL("cache: windows", MPI_Allgather, mine, 2, MPI_UINT64_T, all, 2,
-                             MPI_UINT64_T, c->ctx->comm);
+                             MPI_UINT64_T, c->params.comm);
     }
     /* (gst: the agreement fails on every rank when this one's allocations did) */
     for (int r = 0; ast == INGOT_OK && gst == INGOT_OK && r < c->world; r++) {
@@ -118,7 +116,7 @@ static int cmp_info(const void *a, const void *b)
  * node, so the largest need sets them. */
 static void cache_needed(ingot_cache_t *c, const uint64_t *need)
 {
-    int groups = c->budget.per_node ? c->ctx->topo->node.node_count : 1;
+    int groups = c->budget.per_node ? c->params.node->node_count : 1;
     uint64_t *most = calloc((size_t)groups, sizeof(*most)), *ranks = calloc((size_t)groups, 8);
     c->dataset_bytes = 0;
     c->needed = 0;
@@ -218,7 +216,7 @@ static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *
     if (cfg->memory == INGOT_CACHE_MEMORY_DEVICE && c->device < 0) {
         st = ingot_fail(INGOT_ERR_NO_DEVICE,
                         "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its placement",
-                        c->rank, c->ctx->topo->node.hostname);
+                        c->rank, c->params.node->hostname);
     }
     st = cache_windows(c, st == INGOT_OK ? cache_budget(c, cfg->cache_bytes) : st);
     if (st == INGOT_OK) {
@@ -308,7 +306,7 @@ static ingot_status_t cache_dests(ingot_cache_t *c)
 {
     int n[2] = {(int)c->params.ndests, -(int)c->params.ndests}, agreed[2] = {0, 0};
     ingot_status_t st = INGOT_MPI_CALL("cache: put destinations", MPI_Allreduce, n, agreed, 2,
-                                       MPI_INT, MPI_MAX, c->ctx->comm);
+                                       MPI_INT, MPI_MAX, c->params.comm);
     if (st == INGOT_OK && agreed[0] != -agreed[1]) {
         return ingot_fail(INGOT_ERR_INTERNAL,
                           "cache: ranks register %d to %d put destinations (rank %d: %u)",
@@ -316,7 +314,7 @@ static ingot_status_t cache_dests(ingot_cache_t *c)
     }
     c->dests = ingot_calloc(c->params.ndests + 1, sizeof(ingot_transport_window_t *),
                             "cache put destinations");
-    st = ingot_mpi_agree(&c->ctx->comm, c->dests ? INGOT_OK : INGOT_ERR_NO_MEMORY,
+    st = ingot_mpi_agree(&c->params.comm, c->dests ? INGOT_OK : INGOT_ERR_NO_MEMORY,
                          "cache: put destinations");
     for (uint32_t i = 0; st == INGOT_OK && i < c->params.ndests; i++) {
         st = ingot_transport_dest_create(c->transport, c->params.dests[i].ptr,
@@ -336,34 +334,27 @@ static void cache_dests_free(ingot_cache_t *c)
     c->dests = NULL;
 }
 
-ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
-                                  ingot_cache_t **cache_p)
+ingot_status_t ingot_cache_create(const ingot_cache_params_t *params, ingot_cache_t **cache_p)
 {
     const ingot_cache_config_t *cfg;
+    MPI_Comm comm = params->comm;
     ingot_cache_t *c = ingot_calloc(1, sizeof(*c), "cache");
     if (c == NULL) {
-        (void)ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY,
+        (void)ingot_mpi_agree(&comm, INGOT_ERR_NO_MEMORY,
                               "cache: budget and placement"); /* the others fail too */
         return INGOT_ERR_NO_MEMORY;
     }
     ingot_status_t st = ingot_cache_config(&cfg);
     if (st == INGOT_OK) {
-        c->ctx = ctx;
-        c->rank = ctx->rank;
-        c->world = ctx->size;
+        MPI_Comm_rank(comm, &c->rank);
+        MPI_Comm_size(comm, &c->world);
         c->params = *params;
         c->policy = cfg->peer_failure;
         st = cache_local(c, cfg);
     }
-    st = ingot_mpi_agree(&ctx->comm, st, "cache: budget and placement");
-    if (st == INGOT_OK && ctx->transport == NULL) {
-        st = ingot_transport_create(ctx, &ctx->transport); /* collective, agreed */
-        if (st == INGOT_OK) {
-            ingot_liveness_watch(ctx); /* ingot's MPI calls notice a silent rank early */
-        }
-    }
+    st = ingot_mpi_agree(&comm, st, "cache: budget and placement");
     if (st == INGOT_OK) {
-        c->transport = ctx->transport;
+        c->transport = params->transport;
         st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa, c->device,
                                            &c->window); /* collective, agreed */
     }
@@ -432,7 +423,7 @@ void ingot_cache_destroy(ingot_cache_t *c)
      * INGOT_PEER_FAILURE=abort a rank that stays silent for INGOT_PEER_TIMEOUT is named at
      * once (the job could not free its windows anyway), while under 'storage' a silent peer may
      * still come back. */
-    uint64_t timeout = c->ctx->cfg.base->timeout_ns;
+    uint64_t timeout = c->params.timeout_ns;
     uint64_t silence = c->policy == INGOT_PEER_FAILURE_ABORT
                            ? ingot_transport_peer_timeout(c->transport)
                            : 0;

@@ -2,9 +2,8 @@
  * The UCX transport: context, worker, progress thread, endpoints, windows and the two read
  * protocols (see transport.h). Every ucp call runs under t->lock (worker SERIALIZED).
  */
-#include "runtime/transport/transport_impl.h"
+#include "transport/transport_impl.h"
 #include <ingot/info.h>
-#include "runtime/context_impl.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -19,6 +18,15 @@ const char *const ingot_peer_protocol_names[] = {[INGOT_PEER_PROTOCOL_AUTO] = "a
                                                  [INGOT_PEER_PROTOCOL_AM] = "am",
                                                  [INGOT_PEER_PROTOCOL_PUT] = "put",
                                                  [INGOT_PEER_PROTOCOL_LAST] = NULL};
+
+ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what)
+{
+    if (ucs_status == UCS_OK || ucs_status == UCS_INPROGRESS) {
+        return INGOT_OK;
+    }
+    ingot_error("%s (%s) failed: %s", call, what, ucs_status_string((ucs_status_t)ucs_status));
+    return INGOT_ERR_UCX;
+}
 
 /* ---------------------------------------------------------------- ops */
 
@@ -332,23 +340,6 @@ ingot_status_t ingot_transport_paths(ingot_transport_t *t, char *buf, size_t len
     return first;
 }
 
-ingot_status_t ingot_peer_paths(ingot_ctx_h ctx, char *buf, size_t len)
-{
-    if (ctx == NULL || buf == NULL || len == 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_peer_paths: NULL argument");
-    }
-    buf[0] = '\0';
-    ingot_transport_t *t = ctx->transport;
-    if (t == NULL) {
-        ingot_status_t st = ingot_transport_create(ctx, &t); /* collective, agreed */
-        if (st != INGOT_OK) {
-            return st;
-        }
-        ctx->transport = t;
-    }
-    return ingot_transport_paths(t, buf, len);
-}
-
 const char *ingot_transport_host(const ingot_transport_t *t, int peer)
 {
     return t->peers[peer].host;
@@ -542,7 +533,7 @@ typedef struct transport_card {
 
 static ingot_status_t transport_exchange(ingot_transport_t *t)
 {
-    const ingot_node_info_t *node = &t->ctx->topo->node;
+    const ingot_node_info_t *node = t->node;
     transport_card_t mine = {
         .address_len = t->address_len, .node = node->node_id, .shm = context_has_shm(t->ucp)};
     snprintf(mine.host, sizeof(mine.host), "%s", node->hostname);
@@ -555,7 +546,7 @@ static ingot_status_t transport_exchange(ingot_transport_t *t)
     }
     ingot_status_t st = INGOT_MPI_CALL("transport: address exchange", MPI_Allgather, &mine,
                                        sizeof(mine), MPI_BYTE, cards, sizeof(mine), MPI_BYTE,
-                                       t->ctx->comm);
+                                       t->comm);
     int *displs = counts + t->world;
     size_t total = 0;
     for (int r = 0; st == INGOT_OK && r < t->world; r++) {
@@ -576,7 +567,7 @@ static ingot_status_t transport_exchange(ingot_transport_t *t)
     if (st == INGOT_OK) {
         st = INGOT_MPI_CALL("transport: address exchange", MPI_Allgatherv, t->address,
                             (int)t->address_len, MPI_BYTE, t->addresses, counts, displs, MPI_BYTE,
-                            t->ctx->comm);
+                            t->comm);
     }
     for (int r = 0; st == INGOT_OK && t->peers != NULL && r < t->world; r++) {
         transport_peer_t *p = &t->peers[r];
@@ -593,22 +584,26 @@ static ingot_status_t transport_exchange(ingot_transport_t *t)
     return st;
 }
 
-ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p)
+ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
+                                      ingot_transport_t **t_p)
 {
     const ingot_transport_config_t *cfg;
+    MPI_Comm comm = params->comm;
     ingot_transport_t *t = ingot_calloc(1, sizeof(*t), "transport");
     if (t == NULL) {
-        (void)ingot_mpi_agree(&ctx->comm, INGOT_ERR_NO_MEMORY,
+        (void)ingot_mpi_agree(&comm, INGOT_ERR_NO_MEMORY,
                               "transport: UCX set-up"); /* the others fail too */
         return INGOT_ERR_NO_MEMORY;
     }
     ingot_status_t st = ingot_transport_config(&cfg);
-    t->ctx = ctx;
-    t->rank = ctx->rank;
-    t->world = ctx->size;
+    t->comm = comm;
+    t->node = params->node;
+    t->timeout_ns = params->timeout_ns;
+    MPI_Comm_rank(comm, &t->rank);
+    MPI_Comm_size(comm, &t->world);
     t->efd = -1;
     pthread_mutex_init(&t->lock, NULL);
-    t->peers = ingot_calloc((size_t)ctx->size, sizeof(*t->peers), "transport peers");
+    t->peers = ingot_calloc((size_t)t->world, sizeof(*t->peers), "transport peers");
     st = (st == INGOT_OK && t->peers == NULL) ? INGOT_ERR_NO_MEMORY : st;
     if (st == INGOT_OK) {
         t->protocol = cfg->protocol;
@@ -616,9 +611,9 @@ ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p)
         t->window_ucx = (cfg->window == INGOT_CACHE_WINDOW_UCX);
         st = transport_ucp(t);
     }
-    st = ingot_mpi_agree(&ctx->comm, st, "transport: UCX set-up");
+    st = ingot_mpi_agree(&comm, st, "transport: UCX set-up");
     if (st == INGOT_OK) {
-        st = ingot_mpi_agree(&ctx->comm, transport_exchange(t), "transport: address exchange");
+        st = ingot_mpi_agree(&comm, transport_exchange(t), "transport: address exchange");
     }
     if (st == INGOT_OK) {
         if (pthread_create(&t->thread, NULL, progress_main, t) != 0) {
@@ -627,7 +622,7 @@ ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p)
             t->thread_started = 1;
             pthread_setname_np(t->thread, "ingot-ucx");
         }
-        st = ingot_mpi_agree(&ctx->comm, st, "transport: progress thread");
+        st = ingot_mpi_agree(&comm, st, "transport: progress thread");
     }
     if (st != INGOT_OK) {
         ingot_transport_free(t);
@@ -685,6 +680,6 @@ void ingot_transport_destroy(ingot_transport_t *t)
     /* Nobody reads from anybody once every rank is here; from now on a peer closing its end
      * is no failure. */
     atomic_store(&t->closing, 1);
-    INGOT_MPI_CALL("transport: destroy", MPI_Barrier, t->ctx->comm);
+    INGOT_MPI_CALL("transport: destroy", MPI_Barrier, t->comm);
     ingot_transport_free(t);
 }

@@ -18,13 +18,16 @@
  * epoch's reads start) before its first fetch from it, waiting up to INGOT_TIMEOUT for a home
  * still in its fill epoch.
  */
-#ifndef INGOT_RUNTIME_CACHE_H
-#define INGOT_RUNTIME_CACHE_H
+#ifndef INGOT_SOURCE_CACHE_H
+#define INGOT_SOURCE_CACHE_H
 
 #include <ingot/ingot.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
-#include "runtime/source/source.h"
+#include "source/source.h"
+#include "transport/transport.h"
+#include "topology/topo.h"
+#include <mpi.h>
 #include "shard/codec.h"
 #include <stdint.h>
 
@@ -50,6 +53,10 @@ typedef struct ingot_cache_dest {
 } ingot_cache_dest_t;
 
 typedef struct ingot_cache_params {
+    MPI_Comm comm;                 /* the job's ranks (the transport's) */
+    const ingot_node_info_t *node; /* this rank's node (budgets per node, messages) */
+    ingot_transport_t *transport;  /* the job's transport, created by the caller */
+    uint64_t timeout_ns;           /* INGOT_TIMEOUT: the bound of collective waits (destroy) */
     ingot_manifest_h manifest;
     ingot_order_h order;
     uint64_t fill_epoch, fill_step; /* the first step this job delivers */
@@ -81,8 +88,7 @@ int ingot_cache_enabled(void);
  * both sizes), computes the placement, creates the context's transport at first use, allocates,
  * registers and exchanges the window. Every rank returns the same status.
  */
-ingot_status_t ingot_cache_create(ingot_ctx_h ctx, const ingot_cache_params_t *params,
-                                  ingot_cache_t **cache_p);
+ingot_status_t ingot_cache_create(const ingot_cache_params_t *params, ingot_cache_t **cache_p);
 /** Take back every peer read still in flight and unregister the put destinations
  *  (non-collective): call it before the memory those reads land in is freed. Accepts NULL. */
 void ingot_cache_quiesce(ingot_cache_t *cache);

@@ -5,10 +5,10 @@
  * with no burst) and each becomes ready a fixed latency after its last byte; a ready request is
  * then passed to the inner source. Concurrent requests hide latency as against a real store.
  */
-#ifndef INGOT_RUNTIME_SOURCE_EMULATE_H
-#define INGOT_RUNTIME_SOURCE_EMULATE_H
+#ifndef INGOT_SOURCE_EMULATE_H
+#define INGOT_SOURCE_EMULATE_H
 
-#include "runtime/source/source.h"
+#include "source/source.h"
 
 /** Bandwidth cap (bytes/s, 0 = none) and latency per request. */
 typedef struct ingot_source_emulation {
@@ -35,5 +35,9 @@ int ingot_source_emulation_active(const ingot_source_emulation_t *emu);
  */
 int ingot_source_emulation_parse(const char *spec, ingot_source_emulation_t *emu, char *err,
                                  size_t errlen);
+
+/** Validator of INGOT_STORAGE_EMULATE (the loader's table): 0, or -1 with why in @p err; with
+ *  @p value NULL, the syntax. */
+int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen);
 
 #endif

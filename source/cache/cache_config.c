@@ -2,7 +2,7 @@
  * The peer cache's INGOT_* table: the budget (job-wide, or per node with "/node"), where windows
  * live, where fetched bytes land, and what a silent peer does.
  */
-#include "runtime/cache/cache_impl.h"
+#include "source/cache/cache_impl.h"
 #include <stdio.h>
 #include <string.h>
 

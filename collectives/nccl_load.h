@@ -5,8 +5,8 @@
  * (RTLD_LOCAL) and resolves the calls the collectives need into a table that the runtime hands
  * down to collectives/ (which never loads anything itself).
  */
-#ifndef INGOT_BASE_NCCL_H
-#define INGOT_BASE_NCCL_H
+#ifndef INGOT_COLLECTIVES_NCCL_LOAD_H
+#define INGOT_COLLECTIVES_NCCL_LOAD_H
 
 #include <ingot/status.h>
 #include <ingot/version.h>

@@ -3,7 +3,7 @@
  * records are read from the home's window into the request's iovecs, pieces adjacent in both
  * the window and the destination merged into one read; from this rank's own window by memcpy.
  */
-#include "runtime/cache/cache_impl.h"
+#include "source/cache/cache_impl.h"
 #include "base/cuda.h"
 #include "base/log.h"
 #include "base/mem.h"

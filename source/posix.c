@@ -2,7 +2,7 @@
  * POSIX byte source (see posix.h): one preadv per request into the caller's iovecs (split beyond
  * IOV_MAX by base/io), or an aligned window for O_DIRECT. Errors name the shard and offset.
  */
-#include "runtime/source/posix.h"
+#include "source/posix.h"
 #include "shard/files.h"
 #include "base/io.h"
 #include "base/log.h"
@@ -19,7 +19,7 @@ typedef struct posix_source {
 } posix_source_t;
 
 static ingot_status_t posix_check(const posix_source_t *p, const ingot_source_req_t *req,
-                                  const shard_src_t *f)
+                                  const ingot_file_t *f)
 {
     if (req->offset > f->size || req->length > f->size - req->offset) {
         return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
@@ -38,7 +38,7 @@ static ingot_status_t posix_check(const posix_source_t *p, const ingot_source_re
 
 /* The read itself: the caller's iovecs, or the enclosing aligned window under O_DIRECT. */
 static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *req,
-                                 const shard_src_t *f)
+                                 const ingot_file_t *f)
 {
     const uint64_t align = INGOT_SOURCE_DIRECT_ALIGN;
     uint64_t start = req->offset;
@@ -73,7 +73,7 @@ static ingot_status_t posix_submit(ingot_source_t *src, ingot_source_req_t *req)
             return INGOT_OK;
         }
     }
-    shard_src_t *f;
+    ingot_file_t *f;
     ingot_status_t st = ingot_shard_files_get(p->files, req->shard, &f);
     if (st == INGOT_OK) {
         st = posix_check(p, req, f);
@@ -102,7 +102,7 @@ static ingot_status_t posix_cancel(ingot_source_t *src, ingot_source_req_t *req)
 static const char *posix_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
 {
     const posix_source_t *p = (const posix_source_t *)src;
-    shard_src_t *f;
+    ingot_file_t *f;
     const char *kind = p->direct ? "posix-direct" : "posix";
     if (shard == INGOT_SOURCE_ALL || ingot_shard_files_get(p->files, shard, &f) != INGOT_OK) {
         snprintf(buf, len, "%s", kind);

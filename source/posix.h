@@ -3,10 +3,10 @@
  * (opened on first use, size-checked against the manifest), optionally O_DIRECT. A request
  * completes inside submit, in the submitting thread.
  */
-#ifndef INGOT_RUNTIME_SOURCE_POSIX_H
-#define INGOT_RUNTIME_SOURCE_POSIX_H
+#ifndef INGOT_SOURCE_POSIX_H
+#define INGOT_SOURCE_POSIX_H
 
-#include "runtime/source/source.h"
+#include "source/source.h"
 #include <ingot/shard.h>
 
 /** Alignment O_DIRECT needs of offsets, lengths and buffers. */

@@ -24,10 +24,12 @@
  * ("ingot-ucx") serves the owner side and expires reads past their deadline, sleeping on the
  * worker's event fd; callers may also progress (ingot_transport_progress()).
  */
-#ifndef INGOT_RUNTIME_TRANSPORT_H
-#define INGOT_RUNTIME_TRANSPORT_H
+#ifndef INGOT_TRANSPORT_TRANSPORT_H
+#define INGOT_TRANSPORT_TRANSPORT_H
 
 #include <ingot/ingot.h>
+#include "topology/topo.h"
+#include <mpi.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,8 +76,17 @@ struct ingot_transport_op {
     struct ingot_transport_op *next;
 };
 
-/** Create the context's transport (collective over the context's communicator). */
-ingot_status_t ingot_transport_create(ingot_ctx_h ctx, ingot_transport_t **t_p);
+/** What the transport needs of the job: its ranks and where they run. */
+typedef struct ingot_transport_params {
+    MPI_Comm comm;                /**< the job's ranks (used, not duplicated: outlives t) */
+    const ingot_node_info_t *node; /**< this rank's node: its id (same-node pairs) and host */
+    uint64_t timeout_ns;          /**< INGOT_TIMEOUT: the bound of collective waits (destroy) */
+} ingot_transport_params_t;
+
+/** Create a transport over @p params->comm (collective over it, agreed: every rank returns the
+ *  same status). */
+ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
+                                      ingot_transport_t **t_p);
 /** Close every endpoint and free the transport (collective: a barrier first, so no peer is
  *  still reading). Accepts NULL. */
 void ingot_transport_destroy(ingot_transport_t *t);
@@ -222,5 +233,10 @@ uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
 const char *ingot_transport_host(const ingot_transport_t *t, int peer);
 /** Close the endpoint to @p peer by force (peer error mode only): its reads fail. */
 void ingot_transport_peer_close(ingot_transport_t *t, int peer);
+
+/** INGOT_OK for UCS_OK (or UCS_INPROGRESS); else log "<call> (<what>) failed: <UCX's text>",
+ *  INGOT_ERR_UCX. The error boundary of every UCX call ingot makes. */
+ingot_status_t ingot_ucx_check(int ucs_status, const char *call, const char *what);
+#define INGOT_UCX_CALL(_what, _call, ...) ingot_ucx_check(_call(__VA_ARGS__), #_call, _what)
 
 #endif

@@ -2,7 +2,7 @@
  * The generic half of byte sources: the request state machine (pending, done, quarantined) and
  * the wait that drives a source's progress up to a request's deadline. See source.h.
  */
-#include "runtime/source/source.h"
+#include "source/source.h"
 #include "base/log.h"
 #include "base/time.h"
 #include <inttypes.h>

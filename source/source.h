@@ -17,8 +17,8 @@
  * at once; create and destroy from one thread. Requests come from the caller's pools (no
  * allocation on the hot path); a source's own per-request state is sized at its creation.
  */
-#ifndef INGOT_RUNTIME_SOURCE_H
-#define INGOT_RUNTIME_SOURCE_H
+#ifndef INGOT_SOURCE_SOURCE_H
+#define INGOT_SOURCE_SOURCE_H
 
 #include <ingot/status.h>
 #include "base/wait.h"

@@ -2,10 +2,10 @@
  * Transport internals shared by transport.c (context, worker, endpoints, progress, ops) and
  * transport_rma.c (windows, the get and active-message reads, the owner's side).
  */
-#ifndef INGOT_RUNTIME_TRANSPORT_IMPL_H
-#define INGOT_RUNTIME_TRANSPORT_IMPL_H
+#ifndef INGOT_TRANSPORT_TRANSPORT_IMPL_H
+#define INGOT_TRANSPORT_TRANSPORT_IMPL_H
 
-#include "runtime/transport/transport.h"
+#include "transport/transport.h"
 #include "base/config.h"
 #include "base/mem.h"
 #include "topology/topo.h"
@@ -126,7 +126,9 @@ struct ingot_transport_window {
 };
 
 struct ingot_transport {
-    ingot_ctx_h ctx;
+    MPI_Comm comm;                  /* the job's ranks (the caller's) */
+    const ingot_node_info_t *node;  /* this rank's node */
+    uint64_t timeout_ns;            /* INGOT_TIMEOUT */
     int rank, world;
     ucp_context_h ucp;
     ucp_worker_h worker;

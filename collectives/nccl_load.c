@@ -1,5 +1,5 @@
 /* NCCL loaded at run time (see nccl.h). */
-#include "base/nccl.h"
+#include "collectives/nccl_load.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,6 +1,5 @@
 /* The emulated remote store (see emulate.h): a link model in front of an inner source. */
-#include "runtime/source/emulate.h"
-#include "runtime/loader_config.h"
+#include "source/emulate.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "base/mem.h"

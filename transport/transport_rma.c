@@ -4,8 +4,8 @@
  * the requester's registered destination; refused, never served, when outside). Every ucp call
  * runs under t->lock.
  */
-#include "runtime/transport/transport_impl.h"
-#include "runtime/context_impl.h"
+#include "transport/transport_impl.h"
+#include "base/hash.h"
 #include "base/arrival.h"
 #include "base/errors.h"
 #include "base/fault.h"
@@ -13,7 +13,6 @@
 #include "base/time.h"
 #include "base/cuda.h"
 #include "base/mem.h"
-#include "shard/manifest.h"
 #include <inttypes.h>
 #include "base/mem.h"
 #include <stdlib.h>
@@ -774,10 +773,10 @@ static ingot_status_t window_exchange(ingot_transport_window_t *w, const void *p
                                       size_t packed_len)
 {
     ingot_transport_t *t = w->t;
-    MPI_Comm comm = t->ctx->comm;
+    MPI_Comm comm = t->comm;
     /* UCX does not validate a packed key (a truncated one crashes ucp_ep_rkey_unpack), so each
      * key travels with its length and checksum, checked on arrival. */
-    uint64_t sum = ingot_shard_hash(packed, packed_len);
+    uint64_t sum = ingot_hash64(packed, packed_len);
     if (ingot_fault_check(INGOT_FAULT_PEER_KEY) != 0) {
         packed_len = 1; /* a truncated key */
     }
@@ -813,7 +812,7 @@ static ingot_status_t window_exchange(ingot_transport_window_t *w, const void *p
     }
     for (int r = 0; st == INGOT_OK && w->remote != NULL && r < t->world; r++) {
         const void *key = (char *)w->packed_all + displs[r];
-        if (ingot_shard_hash(key, (size_t)counts[r]) != all[5 * r + 3]) {
+        if (ingot_hash64(key, (size_t)counts[r]) != all[5 * r + 3]) {
             st = ingot_fail(INGOT_ERR_FORMAT,
                             "cache: the memory key of rank %d's window (%d bytes) fails its "
                             "checksum: truncated or damaged on the way",
@@ -921,7 +920,7 @@ static ingot_status_t window_create(ingot_transport_t *t, size_t bytes, int numa
 {
     ingot_transport_window_t *w = ingot_calloc(1, sizeof(*w), "cache window");
     if (w == NULL) {
-        (void)ingot_mpi_agree(&t->ctx->comm, INGOT_ERR_NO_MEMORY,
+        (void)ingot_mpi_agree(&t->comm, INGOT_ERR_NO_MEMORY,
                               "cache: window"); /* the others fail too */
         return INGOT_ERR_NO_MEMORY;
     }
@@ -942,9 +941,9 @@ static ingot_status_t window_create(ingot_transport_t *t, size_t bytes, int numa
                                          "window, and depth + 2 destinations under put)",
                                          TRANSPORT_WINDOWS_MAX)
                             : window_map(w, numa, &packed, &packed_len);
-    st = ingot_mpi_agree(&t->ctx->comm, st, "cache: window");
+    st = ingot_mpi_agree(&t->comm, st, "cache: window");
     if (st == INGOT_OK) {
-        st = ingot_mpi_agree(&t->ctx->comm, window_exchange(w, packed, packed_len),
+        st = ingot_mpi_agree(&t->comm, window_exchange(w, packed, packed_len),
                              "cache: key exchange");
     }
     if (packed != NULL) {
@@ -1031,7 +1030,7 @@ static const char *window_host(int rank, void *arg)
 void ingot_transport_window_arrive(ingot_transport_window_t *w, const char *what,
                                    uint64_t timeout_ns, uint64_t silence_ns)
 {
-    ingot_arrival_t a = {.comm = &w->t->ctx->comm,
+    ingot_arrival_t a = {.comm = &w->t->comm,
                          .what = what,
                          .timeout_ns = timeout_ns,
                          .silence_ns = silence_ns,
