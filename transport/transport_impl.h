@@ -1,6 +1,6 @@
 /*
- * Transport internals shared by transport.c (context, worker, endpoints, progress, ops) and
- * transport_rma.c (windows, the get and active-message reads, the owner's side).
+ * Transport internals shared by its files (README.md has their roles): the transport object,
+ * peers, windows, active-message entries and reply slots, and the calls between the files.
  */
 #ifndef INGOT_TRANSPORT_TRANSPORT_IMPL_H
 #define INGOT_TRANSPORT_TRANSPORT_IMPL_H
@@ -23,7 +23,7 @@
 #define TRANSPORT_AM_REQ      1                                          /* active-message ids */
 #define TRANSPORT_AM_REP      2
 
-/* INGOT_PEER_* variables of the transport (transport_config.c). */
+/* INGOT_PEER_* variables of the transport (config.c). */
 /* INGOT_CACHE_WINDOW values. */
 typedef enum { INGOT_CACHE_WINDOW_UCX = 0, INGOT_CACHE_WINDOW_REGISTERED = 1 } ingot_cache_window_t;
 
@@ -158,19 +158,36 @@ struct ingot_transport {
     int cuda_memory; /* UCX has the CUDA memory type (ucp_context_query) */
 };
 
+/* worker.c */
 void ingot_transport_free(ingot_transport_t *t);
 void ingot_transport_wake(ingot_transport_t *t);
+/* ops.c */
 void ingot_transport_op_put(ingot_transport_t *t, ingot_transport_op_t *op, ingot_status_t status);
+/* Expire the ops past their deadline (lock held); returns the earliest deadline still ahead
+ * (UINT64_MAX: none). */
+uint64_t ingot_transport_ops_expire(ingot_transport_t *t, uint64_t now);
+/* endpoint.c */
 ingot_status_t ingot_transport_ep_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
 ingot_status_t ingot_transport_peer_ready_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
 void ingot_transport_peer_close_locked(ingot_transport_t *t, int peer);
-/* transport_rma.c */
+/* owner.c */
 /* Serve the put requests received during progress (lock held, outside UCX callbacks: the
  * endpoint to the requester may have to be created). */
 void ingot_transport_puts_serve(ingot_transport_t *t);
+/* Register the request (owner) and reply (requester) handlers with the worker. */
 ingot_status_t ingot_transport_am_register(ingot_transport_t *t);
+/* requester.c */
 void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e);
 /* The endpoint to @p peer was closed by force: its put reads can no longer land; they fail. */
 void ingot_transport_am_peer_closed(ingot_transport_t *t, int peer);
+/* A reply arrived (an active-message handler, lock held). */
+ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t header_length,
+                                       void *data, size_t length, const ucp_am_recv_param_t *param);
+/* Send a read request of @p len bytes at @p off of window @p window to @p op's peer, its reply
+ * landing in @p dst, or (put) written by the owner into destination @p d (@p past_dest: the fault
+ * site's put past its end). Lock held. */
+ingot_status_t ingot_transport_am_request(ingot_transport_t *t, ingot_transport_op_t *op,
+                                          ucp_ep_h ep, uint32_t window, uint64_t off, void *dst,
+                                          size_t len, ingot_transport_window_t *d, int past_dest);
 
 #endif
