@@ -37,7 +37,7 @@ static ingot_status_t file_window_advance(const ingot_file_t *src)
     ingot_file_window_t *w = src->win;
     uint64_t next = w->off + w->len;
     size_t n = src->size - next < INGOT_FILE_WINDOW_BYTES ? (size_t)(src->size - next)
-                                                     : INGOT_FILE_WINDOW_BYTES;
+                                                          : INGOT_FILE_WINDOW_BYTES;
     INGOT_CHECK(file_pread(src, next, w->buf, n));
     XXH3_64bits_update(w->hash, w->buf, n);
     w->off = next;
@@ -47,7 +47,7 @@ static ingot_status_t file_window_advance(const ingot_file_t *src)
 
 /* Serve a forward read from the window; a read behind it falls back to pread. */
 static ingot_status_t file_window_read(const ingot_file_t *src, uint64_t off, uint8_t *buf,
-                                      size_t len)
+                                       size_t len)
 {
     ingot_file_window_t *w = src->win;
     while (len > 0) {
@@ -158,8 +158,7 @@ ingot_status_t ingot_file_read_whole(const char *path, uint8_t **buf_p, size_t *
     /* src is filled: a failed open returns its errno status, never INGOT_OK (errno != 0 then).
      * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
     uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
-    ingot_status_t st = buf ? ingot_file_read(&src, 0, buf, (size_t)src.size)
-                            : INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = buf ? ingot_file_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
     ingot_file_close(&src);
     if (st != INGOT_OK) {
         free(buf);

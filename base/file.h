@@ -27,10 +27,10 @@ typedef struct ingot_file_window {
 
 /** Where the archive's bytes come from: a descriptor (pread) or memory. */
 typedef struct ingot_file {
-    int fd;              /**< descriptor, or -1 for memory */
-    const uint8_t *mem;  /**< memory when fd < 0 */
-    uint64_t size;       /**< bytes of the archive */
-    const char *name;    /**< archive name in messages */
+    int fd;                   /**< descriptor, or -1 for memory */
+    const uint8_t *mem;       /**< memory when fd < 0 */
+    uint64_t size;            /**< bytes of the archive */
+    const char *name;         /**< archive name in messages */
     ingot_file_window_t *win; /**< sequential window, or NULL for plain preads */
 } ingot_file_t;
 

@@ -9,7 +9,7 @@
 #include "base/base_config.h"
 #include "base/log.h"
 #include "runtime/loader_config.h"
-#include "collectives/coll_config.h"
+#include "collectives/config.h"
 #include "topology/topo.h"
 #include "source/cache/cache_impl.h"
 #include "transport/transport_impl.h"
@@ -21,7 +21,7 @@
 
 /* Referenced so a static link keeps each module's table (registered by its constructor). */
 const ingot_config_table_t *const ingot_runtime_config_tables[] = {
-    &ingot_base_config_table,   &ingot_topo_config_table,      &ingot_coll_config_table,
+    &ingot_base_config_table,   &ingot_topo_config_table,      &ingot_collectives_config_table,
     &ingot_loader_config_table, &ingot_transport_config_table, &ingot_cache_config_table};
 
 

@@ -3,8 +3,8 @@
  * of the slot ring, with the stall measured), save (the resume cursor), stats, destroy.
  */
 #include "runtime/loader_impl.h"
-#include "collectives/coll.h"
-#include "collectives/coll_config.h"
+#include "collectives/engine.h"
+#include "collectives/config.h"
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
@@ -124,8 +124,8 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->base->timeout_ns;
-    const ingot_coll_config_t *coll_cfg = NULL;
-    l->pacing_ns = (ingot_coll_config(&coll_cfg) == INGOT_OK) ? coll_cfg->ingest_pacing : 0;
+    const ingot_collectives_config_t *coll_cfg = NULL;
+    l->pacing_ns = (ingot_collectives_config(&coll_cfg) == INGOT_OK) ? coll_cfg->ingest_pacing : 0;
     l->coalesce_gap = cfg->loader->coalesce_gap;
     l->direct_io = cfg->loader->direct_io;
     return INGOT_OK;
@@ -806,7 +806,7 @@ ingot_status_t ingot_loader_next(ingot_loader_h l, ingot_batch_t *batch_p)
         return l->failed;
     }
     for (int i = 0; i < l->ctx->ninline_colls; i++) { /* no progress thread: advance them here */
-        ingot_coll_progress(l->ctx->inline_colls[i]);
+        ingot_collectives_progress(l->ctx->inline_colls[i]);
     }
     if (l->next_step >= l->total_steps) {
         return INGOT_END_OF_DATA;

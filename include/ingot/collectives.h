@@ -32,6 +32,9 @@
  * ingot_comm_create(), ingot_grads_register() and ingot_comm_destroy() are collective over the
  * context's communicator; the all-reduce calls are collective in the MPI sense (every rank
  * starts the same reductions in the same order).
+ *
+ * Implemented by runtime/collectives.c (the backend's choice needs the context's placement) over
+ * the collectives layer (collectives/: the engine, the backends, the buckets).
  */
 #ifndef INGOT_COLLECTIVES_H
 #define INGOT_COLLECTIVES_H

@@ -1,23 +1,23 @@
 /* The collectives' INGOT_* variables; backend names are indexed by ingot_comm_backend_t. */
-#include "collectives/coll_config.h"
+#include "collectives/config.h"
 #include <stddef.h>
 #include <stdint.h>
 
-#define F(_field) offsetof(ingot_coll_config_t, _field)
+#define F(_field) offsetof(ingot_collectives_config_t, _field)
 #define JOB       INGOT_CONFIG_SCOPE_JOB
 #define RANK      INGOT_CONFIG_SCOPE_RANK
 
-const char *const ingot_coll_backend_names[] = {[INGOT_COMM_BACKEND_AUTO] = "auto",
-                                                [INGOT_COMM_BACKEND_MPI] = "mpi",
-                                                [INGOT_COMM_BACKEND_NCCL] = "nccl",
-                                                [INGOT_COMM_BACKEND_NCCL + 1] = NULL};
+const char *const ingot_collectives_backend_names[] = {[INGOT_COMM_BACKEND_AUTO] = "auto",
+                                                       [INGOT_COMM_BACKEND_MPI] = "mpi",
+                                                       [INGOT_COMM_BACKEND_NCCL] = "nccl",
+                                                       [INGOT_COMM_BACKEND_NCCL + 1] = NULL};
 
-static const ingot_config_field_t coll_fields[] = {
+static const ingot_config_field_t collectives_fields[] = {
     {"COMM_BACKEND", "auto",
      "Backend of ingot_comm_create(): 'nccl' (one GPU per rank; an error where a rank has none "
      "or NCCL does not load), 'mpi' (host memory; device gradients staged through pinned host "
      "memory), 'auto' (nccl when every rank has a GPU of its own and NCCL loads, else mpi).",
-     JOB, INGOT_CONFIG_ENUM, F(backend), 0, 0, ingot_coll_backend_names, NULL},
+     JOB, INGOT_CONFIG_ENUM, F(backend), 0, 0, ingot_collectives_backend_names, NULL},
     {"BUCKET_BYTES", "25MiB",
      "Cap of a gradient bucket (as DDP's bucket_cap_mb); a tensor larger than it gets a bucket of "
      "its own.",
@@ -39,5 +39,5 @@ static const ingot_config_field_t coll_fields[] = {
      RANK, INGOT_CONFIG_DURATION, F(ingest_pacing), 0, 1000000000LL, NULL, NULL},
 };
 
-INGOT_CONFIG_MODULE(ingot_coll, "collectives", INGOT_CONFIG_ORDER_COLLECTIVES, coll_fields,
-                    ingot_coll_config_t, NULL)
+INGOT_CONFIG_MODULE(ingot_collectives, "collectives", INGOT_CONFIG_ORDER_COLLECTIVES,
+                    collectives_fields, ingot_collectives_config_t, NULL)

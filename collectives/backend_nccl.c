@@ -9,7 +9,7 @@
  * are allocated at registration, never while reductions run (cudaMalloc may then deadlock with
  * NCCL kernels, as NCCL documents).
  */
-#include "collectives/coll_impl.h"
+#include "collectives/engine_impl.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -30,7 +30,7 @@ typedef struct nccl_be {
     int nevents;
 } nccl_be_t;
 
-static ingot_status_t nccl_check(ingot_coll_t *c, ncclResult_t rc, const char *call)
+static ingot_status_t nccl_check(ingot_collectives_t *c, ncclResult_t rc, const char *call)
 {
     nccl_be_t *be = c->be;
     if (rc == ncclSuccess || rc == ncclInProgress) {
@@ -43,7 +43,7 @@ static ingot_status_t nccl_check(ingot_coll_t *c, ncclResult_t rc, const char *c
 }
 
 /* Wait out a non-blocking NCCL call (ncclInProgress) with the INGOT_TIMEOUT deadline. */
-static ingot_status_t nccl_settle(ingot_coll_t *c, const char *what)
+static ingot_status_t nccl_settle(ingot_collectives_t *c, const char *what)
 {
     nccl_be_t *be = c->be;
     uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
@@ -67,7 +67,7 @@ static ingot_status_t nccl_settle(ingot_coll_t *c, const char *what)
     }
 }
 
-static ingot_status_t nccl_init(ingot_coll_t *c)
+static ingot_status_t nccl_init(ingot_collectives_t *c)
 {
     nccl_be_t *be = ingot_calloc(1, sizeof(*be), "NCCL communicator state");
     if (be == NULL) {
@@ -122,7 +122,7 @@ static ingot_status_t nccl_init(ingot_coll_t *c)
     return st;
 }
 
-static void nccl_fini(ingot_coll_t *c)
+static void nccl_fini(ingot_collectives_t *c)
 {
     nccl_be_t *be = c->be;
     if (be == NULL) {
@@ -162,7 +162,7 @@ static void nccl_fini(ingot_coll_t *c)
     c->be = NULL;
 }
 
-static ingot_status_t nccl_check_buf(ingot_coll_t *c, const void *buf, const char *what)
+static ingot_status_t nccl_check_buf(ingot_collectives_t *c, const void *buf, const char *what)
 {
     int dev = ingot_cuda_pointer_device(buf);
     if (dev != c->prm.device) {
@@ -175,7 +175,8 @@ static ingot_status_t nccl_check_buf(ingot_coll_t *c, const void *buf, const cha
     return INGOT_OK;
 }
 
-static ingot_status_t nccl_check_dtype(ingot_coll_t *c, ingot_dtype_t dtype, const char *what)
+static ingot_status_t nccl_check_dtype(ingot_collectives_t *c, ingot_dtype_t dtype,
+                                       const char *what)
 {
     if (dtype != INGOT_DTYPE_FLOAT32 && dtype != INGOT_DTYPE_FLOAT16 &&
         dtype != INGOT_DTYPE_BFLOAT16) {
@@ -191,7 +192,7 @@ static ncclDataType_t nccl_type(ingot_dtype_t dtype)
                                            : ncclFloat32;
 }
 
-static ingot_status_t nccl_copy(ingot_coll_t *c, void *dst, const void *src, size_t bytes,
+static ingot_status_t nccl_copy(ingot_collectives_t *c, void *dst, const void *src, size_t bytes,
                                 bool to_flat)
 {
     nccl_be_t *be = c->be;
@@ -201,7 +202,7 @@ static ingot_status_t nccl_copy(ingot_coll_t *c, void *dst, const void *src, siz
                             "cudaMemcpyAsync", "gradient bucket");
 }
 
-static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
+static ingot_status_t nccl_begin(ingot_collectives_t *c, struct ingot_request *r)
 {
     nccl_be_t *be = c->be;
     cudaStream_t user = (cudaStream_t)c->prm.stream;
@@ -223,7 +224,7 @@ static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
         r->event = (st == INGOT_OK) ? ev : NULL;
     }
     if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL) {
-        st = ingot_coll_bucket_copy(c, r->bucket, true);
+        st = ingot_collectives_bucket_copy(c, r->bucket, true);
     }
     if (st == INGOT_OK) {
         ncclResult_t rc = be->api->all_reduce(r->send, r->recv, r->count, nccl_type(r->dtype),
@@ -237,7 +238,7 @@ static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
         }
     }
     if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL) {
-        st = ingot_coll_bucket_copy(c, r->bucket, false);
+        st = ingot_collectives_bucket_copy(c, r->bucket, false);
     }
     if (st == INGOT_OK) {
         st = ingot_cuda_check((int)cudaEventRecord((cudaEvent_t)r->event, be->stream),
@@ -246,7 +247,7 @@ static ingot_status_t nccl_begin(ingot_coll_t *c, struct ingot_request *r)
     return st;
 }
 
-static ingot_status_t nccl_advance(ingot_coll_t *c, struct ingot_request *r, bool *done)
+static ingot_status_t nccl_advance(ingot_collectives_t *c, struct ingot_request *r, bool *done)
 {
     nccl_be_t *be = c->be;
     cudaError_t q = cudaEventQuery((cudaEvent_t)r->event);
@@ -266,7 +267,7 @@ static ingot_status_t nccl_advance(ingot_coll_t *c, struct ingot_request *r, boo
     return st;
 }
 
-static void nccl_thread_init(ingot_coll_t *c)
+static void nccl_thread_init(ingot_collectives_t *c)
 {
     if (cudaSetDevice(c->prm.device) != cudaSuccess) {
         cudaGetLastError();
@@ -274,7 +275,7 @@ static void nccl_thread_init(ingot_coll_t *c)
     }
 }
 
-static void nccl_abort(ingot_coll_t *c)
+static void nccl_abort(ingot_collectives_t *c)
 {
     nccl_be_t *be = c->be;
     if (be != NULL && be->comm != NULL) {
@@ -285,7 +286,7 @@ static void nccl_abort(ingot_coll_t *c)
     }
 }
 
-static void nccl_delivered(ingot_coll_t *c, struct ingot_request *r)
+static void nccl_delivered(ingot_collectives_t *c, struct ingot_request *r)
 {
     /* The trainer's stream sees the result only after the reduction (no host synchronisation
      * is needed for work it enqueues next). The host already saw the event complete, so a
@@ -298,19 +299,20 @@ static void nccl_delivered(ingot_coll_t *c, struct ingot_request *r)
     }
 }
 
-static ingot_status_t nccl_bucket_alloc(ingot_coll_t *c, coll_bucket_t *b, size_t bytes)
+static ingot_status_t nccl_bucket_alloc(ingot_collectives_t *c, collectives_bucket_t *b,
+                                        size_t bytes)
 {
     return ingot_cuda_malloc(&b->flat, bytes, "gradient bucket");
 }
 
-static void nccl_bucket_free(ingot_coll_t *c, coll_bucket_t *b)
+static void nccl_bucket_free(ingot_collectives_t *c, collectives_bucket_t *b)
 {
     cudaFree(b->flat);
     cudaGetLastError();
     b->flat = NULL;
 }
 
-const coll_ops_t ingot_coll_nccl_ops = {
+const collectives_ops_t ingot_collectives_nccl_ops = {
     .eager = true,
     .init = nccl_init,
     .fini = nccl_fini,
@@ -328,18 +330,18 @@ const coll_ops_t ingot_coll_nccl_ops = {
 
 #else /* a build without NCCL: the backend exists and refuses to start */
 
-static ingot_status_t nccl_unavailable(ingot_coll_t *c)
+static ingot_status_t nccl_unavailable(ingot_collectives_t *c)
 {
     return ingot_fail(INGOT_ERR_UNSUPPORTED, "the nccl backend: this ingot was built without NCCL");
 }
 
-static void nccl_nothing(ingot_coll_t *c)
+static void nccl_nothing(ingot_collectives_t *c)
 {
     free(c->be);
     c->be = NULL;
 }
 
-const coll_ops_t ingot_coll_nccl_ops = {
+const collectives_ops_t ingot_collectives_nccl_ops = {
     .init = nccl_unavailable,
     .fini = nccl_nothing,
 };

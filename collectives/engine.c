@@ -1,11 +1,11 @@
 /*
- * The all-reduce engine (coll.h): requests queued in start order and served by one thread at a
+ * The all-reduce engine (engine.h): requests queued in start order and served by one thread at a
  * time, either the progress thread (NCCL always; MPI where MPI_THREAD_MULTIPLE was granted) or
  * the trainer's own ingot calls. Waits are bounded by INGOT_TIMEOUT; a timeout or a backend
  * error breaks the communicator, and every later call fails at once.
  */
-#include "collectives/coll_impl.h"
-#include "collectives/coll_config.h"
+#include "collectives/engine_impl.h"
+#include "collectives/config.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/time.h"
@@ -34,7 +34,7 @@ static const char *op_name(ingot_op_t op)
     return op == INGOT_OP_AVG ? "avg" : "sum";
 }
 
-void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held)
+void ingot_collectives_break(ingot_collectives_t *c, ingot_status_t st, bool engine_held)
 {
     int expected = 0;
     if (atomic_compare_exchange_strong(&c->broken, &expected, (int)st)) {
@@ -52,7 +52,7 @@ void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held)
 }
 
 /* Reductions in flight: this engine's, and the context's totals it was given. */
-static void in_flight_add(ingot_coll_t *c, int delta)
+static void in_flight_add(ingot_collectives_t *c, int delta)
 {
     atomic_fetch_add(&c->in_flight, delta);
     if (c->prm.in_flight_total != NULL) {
@@ -63,10 +63,10 @@ static void in_flight_add(ingot_coll_t *c, int delta)
     }
 }
 
-static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t st, bool bg)
+static void req_finish(ingot_collectives_t *c, struct ingot_request *r, ingot_status_t st, bool bg)
 {
     if (st == INGOT_OK && r->bucket != NULL && r->bucket->flat != NULL && !c->ops->eager) {
-        st = ingot_coll_bucket_copy(c, r->bucket, false);
+        st = ingot_collectives_bucket_copy(c, r->bucket, false);
     }
     r->status = st;
     r->background = bg && !atomic_load(&r->waited);
@@ -76,11 +76,11 @@ static void req_finish(ingot_coll_t *c, struct ingot_request *r, ingot_status_t 
     }
     atomic_fetch_add(&c->completed, 1);
     in_flight_add(c, -1);
-    atomic_store_explicit(&r->state, COLL_REQ_DONE, memory_order_release);
+    atomic_store_explicit(&r->state, COLLECTIVES_REQ_DONE, memory_order_release);
 }
 
 /* Serve the queue from its head; the caller holds c->engine. Returns whether anything moved. */
-static bool engine_serve(ingot_coll_t *c, bool bg)
+static bool engine_serve(ingot_collectives_t *c, bool bg)
 {
     bool moved = false;
     for (;;) {
@@ -104,7 +104,7 @@ static bool engine_serve(ingot_coll_t *c, bool bg)
             st = c->ops->advance(c, r, &done);
         }
         if (st != INGOT_OK) {
-            ingot_coll_break(c, st, true);
+            ingot_collectives_break(c, st, true);
             done = true;
         }
         if (!done) {
@@ -121,7 +121,7 @@ static bool engine_serve(ingot_coll_t *c, bool bg)
     }
 }
 
-void ingot_coll_progress(ingot_coll_t *c)
+void ingot_collectives_progress(ingot_collectives_t *c)
 {
     /* With a progress thread too: a start or a wait that finds the engine free serves the queue
      * itself, so a small reduction completes without waiting for another thread to wake. */
@@ -134,7 +134,7 @@ void ingot_coll_progress(ingot_coll_t *c)
 
 static void *progress_main(void *arg)
 {
-    ingot_coll_t *c = arg;
+    ingot_collectives_t *c = arg;
     c->ops->thread_init(c);
     if (c->prm.progress_cpus != NULL &&
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), c->prm.progress_cpus) != 0) {
@@ -162,12 +162,12 @@ static void *progress_main(void *arg)
     }
 }
 
-ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
+ingot_status_t ingot_collectives_enqueue(ingot_collectives_t *c, struct ingot_request *r)
 {
     int broken = atomic_load(&c->broken);
     if (broken) { /* done with that status: a later wait on it fails too, never succeeds */
         r->status = INGOT_ERR_CANCELED;
-        atomic_store(&r->state, COLL_REQ_DONE);
+        atomic_store(&r->state, COLLECTIVES_REQ_DONE);
         return ingot_fail(INGOT_ERR_CANCELED,
                           "all-reduce refused: the communicator broke earlier (%s)",
                           ingot_status_string((ingot_status_t)broken));
@@ -178,7 +178,7 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
     r->next = NULL;
     r->start_ns = ingot_time_ns();
     r->seq = c->next_seq++;
-    atomic_store(&r->state, COLL_REQ_QUEUED);
+    atomic_store(&r->state, COLLECTIVES_REQ_QUEUED);
     if (c->ops->eager) {
         /* Enqueued on the GPU stream now, in start order, with the engine held: no abort can
          * run while this thread is inside the backend. */
@@ -186,12 +186,12 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
         r->begun = true;
         ingot_status_t st = atomic_load(&c->broken) ? INGOT_ERR_CANCELED : c->ops->begin(c, r);
         if (st != INGOT_OK) {
-            ingot_coll_break(c, st, true);
+            ingot_collectives_break(c, st, true);
         }
         pthread_mutex_unlock(&c->engine);
         if (st != INGOT_OK) {
             r->status = st;
-            atomic_store(&r->state, COLL_REQ_DONE);
+            atomic_store(&r->state, COLLECTIVES_REQ_DONE);
             return st;
         }
     }
@@ -207,29 +207,30 @@ ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r)
     c->tail = r;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    ingot_coll_progress(c); /* inline progress: start it now */
+    ingot_collectives_progress(c); /* inline progress: start it now */
     return INGOT_OK;
 }
 
 static bool req_done(void *arg)
 {
     const struct ingot_request *r = arg;
-    return atomic_load_explicit(&r->state, memory_order_acquire) == COLL_REQ_DONE ||
+    return atomic_load_explicit(&r->state, memory_order_acquire) == COLLECTIVES_REQ_DONE ||
            atomic_load(&r->coll->broken) != 0;
 }
 
-ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, const char *what)
+ingot_status_t ingot_collectives_wait_req(ingot_collectives_t *c, struct ingot_request *r,
+                                          const char *what)
 {
     uint64_t t0 = ingot_time_ns();
     uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
-    uint64_t next_stall_check = t0 + INGOT_COLL_STALL_NS;
+    uint64_t next_stall_check = t0 + INGOT_COLLECTIVES_STALL_NS;
     ingot_status_t st = INGOT_OK;
     atomic_store(&r->waited, true); /* what completes from now on was not hidden */
     /* The waiting thread drives the queue itself, as MPI_Wait polls (with a progress thread
      * too: handing the completion over to a sleeping waiter cost a 1 MiB reduction a third of
      * its speed here). It is blocked anyway; between passes that move nothing it yields. */
     while (!req_done(r)) {
-        ingot_coll_progress(c);
+        ingot_collectives_progress(c);
         if (req_done(r)) {
             break;
         }
@@ -239,7 +240,7 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
         }
         if (c->prm.stalled != NULL && ingot_time_ns() >= next_stall_check) {
             c->prm.stalled(c->prm.stalled_arg, ingot_time_ns() - t0);
-            next_stall_check = ingot_time_ns() + INGOT_COLL_STALL_NS;
+            next_stall_check = ingot_time_ns() + INGOT_COLLECTIVES_STALL_NS;
         }
         if (ingot_abort_is_raised(c->prm.peer_lost)) {
             st = INGOT_ERR_CANCELED;
@@ -248,7 +249,7 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
         sched_yield();
     }
     atomic_fetch_add(&c->exposed_ns, ingot_time_ns() - t0);
-    if (st == INGOT_OK && atomic_load(&r->state) == COLL_REQ_DONE) {
+    if (st == INGOT_OK && atomic_load(&r->state) == COLLECTIVES_REQ_DONE) {
         if (r->status == INGOT_OK) {
             c->ops->delivered(c, r);
         }
@@ -266,9 +267,9 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
      * did just now, it is a success after all; else the communicator is broken (no thread
      * touches the request again). */
     pthread_mutex_lock(&c->engine);
-    bool done_late = atomic_load(&r->state) == COLL_REQ_DONE;
+    bool done_late = atomic_load(&r->state) == COLLECTIVES_REQ_DONE;
     if (!done_late) {
-        ingot_coll_break(c, st, true);
+        ingot_collectives_break(c, st, true);
     }
     pthread_mutex_unlock(&c->engine);
     if (done_late) {
@@ -277,28 +278,29 @@ ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, con
         }
         return r->status;
     }
-    atomic_store(&r->state, COLL_REQ_LOST);
+    atomic_store(&r->state, COLLECTIVES_REQ_LOST);
     if (st == INGOT_ERR_CANCELED) {
         return ingot_fail(INGOT_ERR_CANCELED,
                           "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) abandoned: "
                           "a rank of the job is lost (named above; INGOT_PEER_FAILURE=abort); the "
                           "communicator is broken",
                           what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
-                          ingot_coll_backend_names[c->prm.backend], c->size);
+                          ingot_collectives_backend_names[c->prm.backend], c->size);
     }
     return ingot_fail(INGOT_ERR_TIMED_OUT,
                       "%s (%zu x %s %s, request %" PRIu64 ", %s backend, %d ranks) not complete "
                       "after %.1f s (INGOT_TIMEOUT): a rank stopped, died or did not start the "
                       "same reduction; the communicator is broken",
                       what, r->count, ingot_dtype_name(r->dtype), op_name(r->op), r->seq,
-                      ingot_coll_backend_names[c->prm.backend], c->size, c->prm.timeout_ns / 1e9);
+                      ingot_collectives_backend_names[c->prm.backend], c->size,
+                      c->prm.timeout_ns / 1e9);
 }
 
 /* ---------------------------------------------------------------- one-shot requests */
 
-ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, void *recvbuf,
-                                          size_t count, ingot_dtype_t dtype, ingot_op_t op,
-                                          ingot_request_h *req_p)
+ingot_status_t ingot_collectives_allreduce_start(ingot_collectives_t *c, const void *sendbuf,
+                                                 void *recvbuf, size_t count, ingot_dtype_t dtype,
+                                                 ingot_op_t op, ingot_request_h *req_p)
 {
     ingot_status_t st;
     if (req_p == NULL || sendbuf == NULL || recvbuf == NULL || count == 0) {
@@ -322,9 +324,9 @@ ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, 
     struct ingot_request *r = NULL;
     pthread_mutex_lock(&c->mu);
     for (int i = 0; i < INGOT_COMM_MAX_REQUESTS && r == NULL; i++) {
-        if (atomic_load(&c->pool[i].state) == COLL_REQ_FREE) {
+        if (atomic_load(&c->pool[i].state) == COLLECTIVES_REQ_FREE) {
             r = &c->pool[i];
-            atomic_store(&r->state, COLL_REQ_QUEUED);
+            atomic_store(&r->state, COLLECTIVES_REQ_QUEUED);
         }
     }
     pthread_mutex_unlock(&c->mu);
@@ -340,8 +342,8 @@ ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, 
     r->dtype = dtype;
     r->op = op;
     r->bucket = NULL;
-    if ((st = ingot_coll_enqueue(c, r)) != INGOT_OK) {
-        atomic_store(&r->state, COLL_REQ_FREE);
+    if ((st = ingot_collectives_enqueue(c, r)) != INGOT_OK) {
+        atomic_store(&r->state, COLLECTIVES_REQ_FREE);
         return st;
     }
     *req_p = r;
@@ -351,7 +353,7 @@ ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *c, const void *sendbuf, 
 static ingot_status_t request_check(ingot_request_h *req_p, const char *fn)
 {
     if (req_p == NULL || *req_p == NULL || !(*req_p)->user ||
-        atomic_load(&(*req_p)->state) == COLL_REQ_FREE) {
+        atomic_load(&(*req_p)->state) == COLLECTIVES_REQ_FREE) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: %s", fn,
                           (req_p == NULL || *req_p == NULL)
                               ? "no request (NULL)"
@@ -364,46 +366,47 @@ static ingot_status_t request_check(ingot_request_h *req_p, const char *fn)
 static ingot_status_t request_release(ingot_request_h *req_p, ingot_status_t st)
 {
     struct ingot_request *r = *req_p;
-    if (atomic_load(&r->state) != COLL_REQ_LOST) {
-        atomic_store(&r->state, COLL_REQ_FREE);
+    if (atomic_load(&r->state) != COLLECTIVES_REQ_LOST) {
+        atomic_store(&r->state, COLLECTIVES_REQ_FREE);
     }
     *req_p = NULL;
     return st;
 }
 
-ingot_status_t ingot_coll_request_test(ingot_request_h *req_p)
+ingot_status_t ingot_collectives_request_test(ingot_request_h *req_p)
 {
     ingot_status_t st = request_check(req_p, "ingot_request_test");
     if (st != INGOT_OK) {
         return st;
     }
     struct ingot_request *r = *req_p;
-    ingot_coll_progress(r->coll);
+    ingot_collectives_progress(r->coll);
     if (!req_done(r)) {
         return INGOT_INPROGRESS;
     }
-    return request_release(req_p, ingot_coll_wait_req(r->coll, r, "all-reduce"));
+    return request_release(req_p, ingot_collectives_wait_req(r->coll, r, "all-reduce"));
 }
 
-ingot_status_t ingot_coll_request_wait(ingot_request_h *req_p)
+ingot_status_t ingot_collectives_request_wait(ingot_request_h *req_p)
 {
     ingot_status_t st = request_check(req_p, "ingot_request_wait");
     if (st != INGOT_OK) {
         return st;
     }
-    return request_release(req_p, ingot_coll_wait_req((*req_p)->coll, *req_p, "all-reduce"));
+    return request_release(req_p, ingot_collectives_wait_req((*req_p)->coll, *req_p, "all-reduce"));
 }
 
-int ingot_coll_in_flight(const ingot_coll_t *c)
+int ingot_collectives_in_flight(const ingot_collectives_t *c)
 {
-    return atomic_load(&((ingot_coll_t *)c)->in_flight);
+    return atomic_load(&((ingot_collectives_t *)c)->in_flight);
 }
 
 /* ---------------------------------------------------------------- create, destroy, stats */
 
-ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **coll_p)
+ingot_status_t ingot_collectives_create(const ingot_collectives_params_t *prm,
+                                        ingot_collectives_t **collectives_p)
 {
-    ingot_coll_t *c = ingot_calloc(1, sizeof(*c), "collectives communicator");
+    ingot_collectives_t *c = ingot_calloc(1, sizeof(*c), "collectives communicator");
     if (c == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
@@ -412,7 +415,8 @@ ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **
     snprintf(c->reason, sizeof(c->reason), "%s", prm->reason ? prm->reason : "");
     snprintf(c->progress_cpus, sizeof(c->progress_cpus), "%s",
              prm->progress_cpus_text ? prm->progress_cpus_text : "");
-    c->ops = prm->backend == INGOT_COMM_BACKEND_NCCL ? &ingot_coll_nccl_ops : &ingot_coll_mpi_ops;
+    c->ops = prm->backend == INGOT_COMM_BACKEND_NCCL ? &ingot_collectives_nccl_ops
+                                                     : &ingot_collectives_mpi_ops;
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->engine, NULL);
     pthread_cond_init(&c->cv, NULL);
@@ -470,24 +474,25 @@ ingot_status_t ingot_coll_create(const ingot_coll_params_t *prm, ingot_coll_t **
             pthread_setname_np(c->progress, "ingot-coll");
         }
     }
-    *coll_p = c;
+    *collectives_p = c;
     return INGOT_OK;
 }
 
-void ingot_coll_destroy(ingot_coll_t *c)
+void ingot_collectives_destroy(ingot_collectives_t *c)
 {
     if (c == NULL) {
         return;
     }
     /* Requests in flight complete first (bounded): their buffers are the caller's. */
     for (int i = 0; i < INGOT_COMM_MAX_REQUESTS; i++) {
-        if (atomic_load(&c->pool[i].state) == COLL_REQ_QUEUED) {
-            ingot_coll_wait_req(c, &c->pool[i], "all-reduce left in flight at destroy");
+        if (atomic_load(&c->pool[i].state) == COLLECTIVES_REQ_QUEUED) {
+            ingot_collectives_wait_req(c, &c->pool[i], "all-reduce left in flight at destroy");
         }
     }
     for (size_t b = 0; b < c->grads.nbuckets; b++) {
-        if (atomic_load(&c->grads.buckets[b].req.state) == COLL_REQ_QUEUED) {
-            ingot_coll_wait_req(c, &c->grads.buckets[b].req, "bucket left in flight at destroy");
+        if (atomic_load(&c->grads.buckets[b].req.state) == COLLECTIVES_REQ_QUEUED) {
+            ingot_collectives_wait_req(c, &c->grads.buckets[b].req,
+                                       "bucket left in flight at destroy");
         }
     }
     if (c->progress_thread) {
@@ -506,7 +511,7 @@ void ingot_coll_destroy(ingot_coll_t *c)
                    "left allocated (receives may still be posted into them)");
     } else {
         c->ops->fini(c); /* before the buckets: NCCL destroys their events */
-        ingot_coll_grads_release(c);
+        ingot_collectives_grads_release(c);
     }
     if (!broken) {
         (void)INGOT_MPI_CALL("collectives destroy", MPI_Comm_free, &c->comm);
@@ -519,7 +524,7 @@ void ingot_coll_destroy(ingot_coll_t *c)
     free(c);
 }
 
-ingot_status_t ingot_coll_stats(ingot_coll_t *c, ingot_comm_stats_t *s)
+ingot_status_t ingot_collectives_stats(ingot_collectives_t *c, ingot_comm_stats_t *s)
 {
     if (s->field_mask & INGOT_COMM_STATS_FIELD_SETUP) {
         s->backend = c->prm.backend;

@@ -8,7 +8,7 @@
  * requests are served in the same order everywhere). A bucket of one tensor is reduced in that
  * tensor's memory; a bucket of several is copied into its own flat buffer and back.
  */
-#include "collectives/coll_impl.h"
+#include "collectives/engine_impl.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -37,9 +37,10 @@ size_t ingot_bucket_plan(const size_t *bytes, size_t n, size_t first_cap, size_t
     return nb;
 }
 
-ingot_status_t ingot_coll_bucket_copy(ingot_coll_t *c, coll_bucket_t *b, bool in)
+ingot_status_t ingot_collectives_bucket_copy(ingot_collectives_t *c, collectives_bucket_t *b,
+                                             bool in)
 {
-    const coll_grads_t *g = &c->grads;
+    const collectives_grads_t *g = &c->grads;
     size_t esize = ingot_dtype_size(g->grads[b->first].dtype);
     char *flat = b->flat;
     /* The flat buffer holds the bucket's tensors in registration order. */
@@ -57,7 +58,7 @@ ingot_status_t ingot_coll_bucket_copy(ingot_coll_t *c, coll_bucket_t *b, bool in
 }
 
 /* One reduction over every rank: do all ranks hold the same tensor list? */
-static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, size_t n)
+static ingot_status_t grads_agree(ingot_collectives_t *c, const ingot_grad_t *grads, size_t n)
 {
     /* A multiplicative hash of the caps (they decide the buckets) and the (count, dtype) pairs */
     uint64_t h = 1469598103934665603ull;
@@ -102,7 +103,7 @@ static ingot_status_t grads_agree(ingot_coll_t *c, const ingot_grad_t *grads, si
                       ranks, c->rank, n, first_count[1]);
 }
 
-static ingot_status_t grads_check(ingot_coll_t *c, const ingot_grad_t *grads, size_t n)
+static ingot_status_t grads_check(ingot_collectives_t *c, const ingot_grad_t *grads, size_t n)
 {
     ingot_status_t st;
     for (size_t i = 0; i < n; i++) {
@@ -121,7 +122,8 @@ static ingot_status_t grads_check(ingot_coll_t *c, const ingot_grad_t *grads, si
                               what, ingot_dtype_name(grads[i].dtype),
                               ingot_dtype_name(grads[0].dtype));
         }
-        if (c->ops == &ingot_coll_nccl_ops && (st = c->ops->check_buf(c, grads[i].buf, what))) {
+        if (c->ops == &ingot_collectives_nccl_ops &&
+            (st = c->ops->check_buf(c, grads[i].buf, what))) {
             return st; /* MPI stages device gradients; NCCL needs them on its device */
         }
         size_t esize = ingot_dtype_size(grads[i].dtype);
@@ -140,9 +142,9 @@ static ingot_status_t grads_check(ingot_coll_t *c, const ingot_grad_t *grads, si
     return INGOT_OK;
 }
 
-static ingot_status_t grads_build(ingot_coll_t *c, const ingot_grad_t *grads, size_t n)
+static ingot_status_t grads_build(ingot_collectives_t *c, const ingot_grad_t *grads, size_t n)
 {
-    coll_grads_t *g = &c->grads;
+    collectives_grads_t *g = &c->grads;
     if (grads == NULL || n == 0) {
         return INGOT_ERR_INVALID_PARAM; /* checked before: every rank registered gradients */
     }
@@ -167,9 +169,10 @@ static ingot_status_t grads_build(ingot_coll_t *c, const ingot_grad_t *grads, si
     ingot_status_t st = g->buckets ? INGOT_OK
                                    : ingot_fail(INGOT_ERR_NO_MEMORY,
                                                 "ingot_grads_register: %zu buckets", nb);
-    bool staged = c->ops == &ingot_coll_mpi_ops && ingot_cuda_pointer_device(grads[0].buf) >= 0;
+    bool staged = c->ops == &ingot_collectives_mpi_ops &&
+                  ingot_cuda_pointer_device(grads[0].buf) >= 0;
     for (size_t b = 0; b < g->nbuckets && st == INGOT_OK; b++) {
-        coll_bucket_t *k = &g->buckets[b];
+        collectives_bucket_t *k = &g->buckets[b];
         k->first = spans[b].first;
         k->ntensors = spans[b].ntensors;
         k->count = spans[b].bytes / ingot_dtype_size(grads[0].dtype);
@@ -193,9 +196,9 @@ static ingot_status_t grads_build(ingot_coll_t *c, const ingot_grad_t *grads, si
     return st;
 }
 
-void ingot_coll_grads_release(ingot_coll_t *c)
+void ingot_collectives_grads_release(ingot_collectives_t *c)
 {
-    coll_grads_t *g = &c->grads;
+    collectives_grads_t *g = &c->grads;
     for (size_t b = 0; b < g->nbuckets; b++) {
         if (g->buckets[b].flat != NULL) {
             c->ops->bucket_free(c, &g->buckets[b]);
@@ -209,7 +212,7 @@ void ingot_coll_grads_release(ingot_coll_t *c)
 }
 
 /* The arguments of a registration, on this rank. */
-static ingot_status_t grads_args_check(ingot_coll_t *c, const ingot_grad_t *grads, size_t n,
+static ingot_status_t grads_args_check(ingot_collectives_t *c, const ingot_grad_t *grads, size_t n,
                                        ingot_op_t op)
 {
     if (c->grads.n != 0) {
@@ -229,28 +232,28 @@ static ingot_status_t grads_args_check(ingot_coll_t *c, const ingot_grad_t *grad
 }
 
 /* Wait until this engine has no reduction in flight (bounded by INGOT_TIMEOUT). */
-static ingot_status_t coll_drain(ingot_coll_t *c, const char *what)
+static ingot_status_t collectives_drain(ingot_collectives_t *c, const char *what)
 {
     uint64_t deadline = ingot_deadline_after(c->prm.timeout_ns);
-    while (ingot_coll_in_flight(c) > 0 && !atomic_load(&c->broken)) {
-        ingot_coll_progress(c);
+    while (ingot_collectives_in_flight(c) > 0 && !atomic_load(&c->broken)) {
+        ingot_collectives_progress(c);
         if (ingot_time_ns() >= deadline) {
             return ingot_fail(INGOT_ERR_TIMED_OUT,
                               "%s: %d reduction(s) still in flight after %.1f s (INGOT_TIMEOUT)",
-                              what, ingot_coll_in_flight(c), c->prm.timeout_ns / 1e9);
+                              what, ingot_collectives_in_flight(c), c->prm.timeout_ns / 1e9);
         }
         sched_yield();
     }
     return INGOT_OK;
 }
 
-ingot_status_t ingot_coll_grads_register(ingot_coll_t *c, const ingot_grad_t *grads, size_t n,
-                                         ingot_op_t op)
+ingot_status_t ingot_collectives_grads_register(ingot_collectives_t *c, const ingot_grad_t *grads,
+                                                size_t n, ingot_op_t op)
 {
     /* Every rank first lets its one-shot reductions in flight finish (they need every rank's
      * progress, so all drain before any check): the buckets' device memory is allocated below,
      * and cudaMalloc beside running NCCL kernels can deadlock. */
-    ingot_status_t st = coll_drain(c, "ingot_grads_register");
+    ingot_status_t st = collectives_drain(c, "ingot_grads_register");
     if (st == INGOT_OK) {
         st = grads_args_check(c, grads, n, op);
     }
@@ -263,7 +266,7 @@ ingot_status_t ingot_coll_grads_register(ingot_coll_t *c, const ingot_grad_t *gr
     c->grads.op = op;
     st = grads_build(c, grads, n);
     if ((st = ingot_mpi_agree(&c->ctl, st, "ingot_grads_register: buckets")) != INGOT_OK) {
-        ingot_coll_grads_release(c);
+        ingot_collectives_grads_release(c);
         return st;
     }
     ingot_info("gradients registered: %zu tensors in %zu buckets (caps %zu and %zu bytes)", n,
@@ -271,29 +274,29 @@ ingot_status_t ingot_coll_grads_register(ingot_coll_t *c, const ingot_grad_t *gr
     return INGOT_OK;
 }
 
-static ingot_status_t bucket_launch(ingot_coll_t *c, coll_bucket_t *b)
+static ingot_status_t bucket_launch(ingot_collectives_t *c, collectives_bucket_t *b)
 {
     ingot_status_t st = INGOT_OK;
     if (b->flat != NULL && !c->ops->eager) { /* NCCL copies on its stream, in begin */
-        st = ingot_coll_bucket_copy(c, b, true);
+        st = ingot_collectives_bucket_copy(c, b, true);
     }
     if (st == INGOT_OK) {
-        st = ingot_coll_enqueue(c, &b->req);
+        st = ingot_collectives_enqueue(c, &b->req);
     } else { /* not started: done with the error, so that grads_wait reports it */
         b->req.status = st;
-        atomic_store(&b->req.state, COLL_REQ_DONE);
+        atomic_store(&b->req.state, COLLECTIVES_REQ_DONE);
     }
     if (st != INGOT_OK) {
         /* This rank's reductions are now out of step with its peers': nothing after this can
          * be matched, so every later call fails at once instead of waiting out the deadline. */
-        ingot_coll_break(c, st, false);
+        ingot_collectives_break(c, st, false);
     }
     return st;
 }
 
-ingot_status_t ingot_coll_grads_ready(ingot_coll_t *c, size_t index)
+ingot_status_t ingot_collectives_grads_ready(ingot_collectives_t *c, size_t index)
 {
-    coll_grads_t *g = &c->grads;
+    collectives_grads_t *g = &c->grads;
     if (index >= g->n) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "ingot_grads_ready: index %zu is not a registered gradient (%zu "
@@ -307,24 +310,24 @@ ingot_status_t ingot_coll_grads_ready(ingot_coll_t *c, size_t index)
     }
     g->ready[index] = true;
     g->nready++;
-    coll_bucket_t *b = &g->buckets[g->bucket_of[index]];
+    collectives_bucket_t *b = &g->buckets[g->bucket_of[index]];
     b->ready++;
     ingot_status_t st = INGOT_OK;
     while (g->next_launch < g->nbuckets && st == INGOT_OK) {
-        coll_bucket_t *next = &g->buckets[g->next_launch];
+        collectives_bucket_t *next = &g->buckets[g->next_launch];
         if (next->ready < next->ntensors) {
             break;
         }
         st = bucket_launch(c, next);
         g->next_launch++;
     }
-    ingot_coll_progress(c);
+    ingot_collectives_progress(c);
     return st;
 }
 
-ingot_status_t ingot_coll_grads_wait(ingot_coll_t *c)
+ingot_status_t ingot_collectives_grads_wait(ingot_collectives_t *c)
 {
-    coll_grads_t *g = &c->grads;
+    collectives_grads_t *g = &c->grads;
     if (g->n == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_grads_wait: no gradients registered");
     }
@@ -340,7 +343,7 @@ ingot_status_t ingot_coll_grads_wait(ingot_coll_t *c)
     }
     ingot_status_t st = INGOT_OK;
     for (size_t b = 0; b < g->nbuckets; b++) {
-        ingot_status_t bst = ingot_coll_wait_req(c, &g->buckets[b].req, "gradient bucket");
+        ingot_status_t bst = ingot_collectives_wait_req(c, &g->buckets[b].req, "gradient bucket");
         if (st == INGOT_OK) {
             st = bst;
         }

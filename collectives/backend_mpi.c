@@ -18,7 +18,7 @@
  * request's sequence number and the step, so a neighbour one request or several steps ahead
  * never matches the wrong receive.
  */
-#include "collectives/coll_impl.h"
+#include "collectives/engine_impl.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -47,13 +47,13 @@ typedef struct mpi_be {
     ingot_mem_t scratch; /* RING_WINDOW segments */
 } mpi_be_t;
 
-static ingot_status_t mpi_init(ingot_coll_t *c)
+static ingot_status_t mpi_init(ingot_collectives_t *c)
 {
     c->be = ingot_calloc(1, sizeof(mpi_be_t), "MPI all-reduce state");
     return c->be ? INGOT_OK : INGOT_ERR_NO_MEMORY;
 }
 
-static void mpi_fini(ingot_coll_t *c)
+static void mpi_fini(ingot_collectives_t *c)
 {
     mpi_be_t *be = c->be;
     if (be != NULL) {
@@ -63,7 +63,7 @@ static void mpi_fini(ingot_coll_t *c)
     }
 }
 
-static ingot_status_t mpi_check_buf(ingot_coll_t *c, const void *buf, const char *what)
+static ingot_status_t mpi_check_buf(ingot_collectives_t *c, const void *buf, const char *what)
 {
     int dev = ingot_cuda_pointer_device(buf);
     if (dev >= 0) {
@@ -76,7 +76,7 @@ static ingot_status_t mpi_check_buf(ingot_coll_t *c, const void *buf, const char
     return INGOT_OK;
 }
 
-static ingot_status_t mpi_check_dtype(ingot_coll_t *c, ingot_dtype_t dtype, const char *what)
+static ingot_status_t mpi_check_dtype(ingot_collectives_t *c, ingot_dtype_t dtype, const char *what)
 {
     if (dtype != INGOT_DTYPE_FLOAT32) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
@@ -156,7 +156,7 @@ static float *scratch_slot(mpi_be_t *be, int i)
     return (float *)be->scratch.ptr + (size_t)(i % RING_WINDOW) * be->ring.seg;
 }
 
-static ingot_status_t ring_post_recv(ingot_coll_t *c, struct ingot_request *r, int i)
+static ingot_status_t ring_post_recv(ingot_collectives_t *c, struct ingot_request *r, int i)
 {
     mpi_be_t *be = c->be;
     mpi_ring_t *g = &be->ring;
@@ -171,7 +171,7 @@ static ingot_status_t ring_post_recv(ingot_coll_t *c, struct ingot_request *r, i
 }
 
 /* Post every send of step t and the first receives. */
-static ingot_status_t ring_step(ingot_coll_t *c, struct ingot_request *r)
+static ingot_status_t ring_step(ingot_collectives_t *c, struct ingot_request *r)
 {
     mpi_be_t *be = c->be;
     mpi_ring_t *g = &be->ring;
@@ -209,7 +209,7 @@ static ingot_status_t ring_step(ingot_coll_t *c, struct ingot_request *r)
     return st;
 }
 
-static ingot_status_t ring_begin(ingot_coll_t *c, struct ingot_request *r)
+static ingot_status_t ring_begin(ingot_collectives_t *c, struct ingot_request *r)
 {
     mpi_be_t *be = c->be;
     mpi_ring_t *g = &be->ring;
@@ -231,7 +231,7 @@ static ingot_status_t ring_begin(ingot_coll_t *c, struct ingot_request *r)
     return ring_step(c, r);
 }
 
-static ingot_status_t ring_advance(ingot_coll_t *c, struct ingot_request *r, bool *done)
+static ingot_status_t ring_advance(ingot_collectives_t *c, struct ingot_request *r, bool *done)
 {
     mpi_be_t *be = c->be;
     mpi_ring_t *g = &be->ring;
@@ -283,7 +283,7 @@ static ingot_status_t ring_advance(ingot_coll_t *c, struct ingot_request *r, boo
 
 /* ---------------------------------------------------------------- ops */
 
-static ingot_status_t mpi_begin(ingot_coll_t *c, struct ingot_request *r)
+static ingot_status_t mpi_begin(ingot_collectives_t *c, struct ingot_request *r)
 {
     mpi_be_t *be = c->be;
     size_t bytes = r->count * sizeof(float);
@@ -310,7 +310,7 @@ static ingot_status_t mpi_begin(ingot_coll_t *c, struct ingot_request *r)
                           r->recv, (int)r->count, MPI_FLOAT, MPI_SUM, c->comm, &be->small_req);
 }
 
-static ingot_status_t mpi_advance(ingot_coll_t *c, struct ingot_request *r, bool *done)
+static ingot_status_t mpi_advance(ingot_collectives_t *c, struct ingot_request *r, bool *done)
 {
     mpi_be_t *be = c->be;
     if (!be->small) {
@@ -337,24 +337,25 @@ static ingot_status_t mpi_advance(ingot_coll_t *c, struct ingot_request *r, bool
     return INGOT_OK;
 }
 
-static void mpi_thread_init(ingot_coll_t *c)
+static void mpi_thread_init(ingot_collectives_t *c)
 {
     (void)c;
 }
 
-static void mpi_abort(ingot_coll_t *c)
+static void mpi_abort(ingot_collectives_t *c)
 {
     (void)c; /* an MPI collective cannot be cancelled: the caller ends the job */
 }
 
-static void mpi_delivered(ingot_coll_t *c, struct ingot_request *r)
+static void mpi_delivered(ingot_collectives_t *c, struct ingot_request *r)
 {
     (void)c;
     (void)r;
 }
 
 /* Buckets: host memory, pinned when its tensors are device memory (they are staged). */
-static ingot_status_t mpi_bucket_alloc(ingot_coll_t *c, coll_bucket_t *b, size_t bytes)
+static ingot_status_t mpi_bucket_alloc(ingot_collectives_t *c, collectives_bucket_t *b,
+                                       size_t bytes)
 {
     bool staged = ingot_cuda_pointer_device(c->grads.grads[b->first].buf) >= 0;
     ingot_status_t st = ingot_mem_alloc(bytes,
@@ -364,13 +365,13 @@ static ingot_status_t mpi_bucket_alloc(ingot_coll_t *c, coll_bucket_t *b, size_t
     return st;
 }
 
-static void mpi_bucket_free(ingot_coll_t *c, coll_bucket_t *b)
+static void mpi_bucket_free(ingot_collectives_t *c, collectives_bucket_t *b)
 {
     ingot_mem_free(&b->flat_mem);
     b->flat = NULL;
 }
 
-static ingot_status_t mpi_copy(ingot_coll_t *c, void *dst, const void *src, size_t bytes,
+static ingot_status_t mpi_copy(ingot_collectives_t *c, void *dst, const void *src, size_t bytes,
                                bool to_flat)
 {
     const void *tensor = to_flat ? src : dst;
@@ -385,7 +386,7 @@ static ingot_status_t mpi_copy(ingot_coll_t *c, void *dst, const void *src, size
     return INGOT_OK;
 }
 
-const coll_ops_t ingot_coll_mpi_ops = {
+const collectives_ops_t ingot_collectives_mpi_ops = {
     .eager = false,
     .init = mpi_init,
     .fini = mpi_fini,

@@ -3,14 +3,14 @@
  * memory) or an NCCL communicator (one GPU per rank), with asynchronous requests, a progress
  * thread, and DDP-style gradient buckets. It takes everything from its caller (the
  * communicator, the device, the CPUs to progress on, NCCL's function table, the deadline) and
- * never sees a context: runtime/comm.c builds these parameters from one.
+ * never sees a context: runtime/collectives.c builds these parameters from one.
  *
  * Requests are served in the order they were started, one at a time, as NCCL serves one stream:
  * every rank starts the same reductions in the same order, so the order is the same everywhere
  * and no tag or persistent request depends on a buffer address.
  */
-#ifndef INGOT_COLLECTIVES_COLL_H
-#define INGOT_COLLECTIVES_COLL_H
+#ifndef INGOT_COLLECTIVES_ENGINE_H
+#define INGOT_COLLECTIVES_ENGINE_H
 
 #include <ingot/collectives.h>
 #include <mpi.h>
@@ -21,10 +21,10 @@
 #include "collectives/nccl_load.h"
 #include "base/wait.h"
 
-typedef struct ingot_coll ingot_coll_t;
+typedef struct ingot_coll ingot_collectives_t;
 
-/** Parameters of ingot_coll_create(). */
-typedef struct ingot_coll_params {
+/** Parameters of ingot_collectives_create(). */
+typedef struct ingot_collectives_params {
     MPI_Comm comm;                  /* duplicated inside (collective) */
     ingot_comm_backend_t backend;   /* MPI or NCCL (already resolved and agreed) */
     int device;                     /* NCCL: the CUDA device; MPI: -1 */
@@ -45,41 +45,42 @@ typedef struct ingot_coll_params {
                                       any is in flight); may be NULL */
     const ingot_abort_t *peer_lost; /* raised when a rank is known to be lost (the peer cache
                                        declared it failed): a wait ends at once; may be NULL */
-    /* called by a wait that has waited INGOT_COLL_STALL_NS, then every INGOT_COLL_STALL_NS,
+    /* called by a wait that has waited INGOT_COLLECTIVES_STALL_NS, then every INGOT_COLLECTIVES_STALL_NS,
      * with how long: it may look for a lost rank and raise peer_lost; may be NULL */
     void (*stalled)(void *arg, uint64_t waited_ns);
     void *stalled_arg;
-} ingot_coll_params_t;
+} ingot_collectives_params_t;
 
 /** How long a wait goes before it asks params->stalled, and then how often. */
-#define INGOT_COLL_STALL_NS (1000ull * 1000 * 1000)
+#define INGOT_COLLECTIVES_STALL_NS (1000ull * 1000 * 1000)
 
 /** Create an engine over @p params->comm (collective over it). */
-ingot_status_t ingot_coll_create(const ingot_coll_params_t *params, ingot_coll_t **coll_p);
+ingot_status_t ingot_collectives_create(const ingot_collectives_params_t *params,
+                                        ingot_collectives_t **collectives_p);
 /** Destroy (waits for requests in flight, bounded; collective when healthy). Accepts NULL. */
-void ingot_coll_destroy(ingot_coll_t *coll);
+void ingot_collectives_destroy(ingot_collectives_t *coll);
 
-ingot_status_t ingot_coll_allreduce_start(ingot_coll_t *coll, const void *sendbuf, void *recvbuf,
-                                          size_t count, ingot_dtype_t dtype, ingot_op_t op,
-                                          ingot_request_h *req_p);
-ingot_status_t ingot_coll_request_test(ingot_request_h *req_p);
-ingot_status_t ingot_coll_request_wait(ingot_request_h *req_p);
+ingot_status_t ingot_collectives_allreduce_start(ingot_collectives_t *coll, const void *sendbuf,
+                                                 void *recvbuf, size_t count, ingot_dtype_t dtype,
+                                                 ingot_op_t op, ingot_request_h *req_p);
+ingot_status_t ingot_collectives_request_test(ingot_request_h *req_p);
+ingot_status_t ingot_collectives_request_wait(ingot_request_h *req_p);
 
-ingot_status_t ingot_coll_grads_register(ingot_coll_t *coll, const ingot_grad_t *grads, size_t n,
-                                         ingot_op_t op);
-ingot_status_t ingot_coll_grads_ready(ingot_coll_t *coll, size_t index);
-ingot_status_t ingot_coll_grads_wait(ingot_coll_t *coll);
+ingot_status_t ingot_collectives_grads_register(ingot_collectives_t *coll,
+                                                const ingot_grad_t *grads, size_t n, ingot_op_t op);
+ingot_status_t ingot_collectives_grads_ready(ingot_collectives_t *coll, size_t index);
+ingot_status_t ingot_collectives_grads_wait(ingot_collectives_t *coll);
 
 /** Advance requests on the calling thread (what test and wait do when there is no progress
  *  thread); a no-op when a progress thread runs. */
-void ingot_coll_progress(ingot_coll_t *coll);
+void ingot_collectives_progress(ingot_collectives_t *coll);
 
 /** Number of reductions in flight (for ingest pacing); any thread. */
-int ingot_coll_in_flight(const ingot_coll_t *coll);
+int ingot_collectives_in_flight(const ingot_collectives_t *coll);
 
-ingot_status_t ingot_coll_stats(ingot_coll_t *coll, ingot_comm_stats_t *stats_p);
+ingot_status_t ingot_collectives_stats(ingot_collectives_t *coll, ingot_comm_stats_t *stats_p);
 
-/* ---------------------------------------------------------------- buckets (bucket.c) */
+/* ---------------------------------------------------------------- buckets (buckets.c) */
 
 /** A bucket: registered tensors [first, first + ntensors) in reverse registration order. */
 typedef struct ingot_bucket_span {

@@ -1,28 +1,29 @@
 /*
- * The engine behind coll.h, shared by its sources: coll.c (requests, queue, progress thread,
- * waits, stats), bucket.c (gradient buckets), coll_mpi.c and coll_nccl.c (the backends).
+ * The engine behind engine.h, shared by its sources: engine.c (requests, queue, progress
+ * thread, waits, stats), buckets.c (gradient buckets), backend_mpi.c and backend_nccl.c (the
+ * backends).
  */
-#ifndef INGOT_COLLECTIVES_COLL_IMPL_H
-#define INGOT_COLLECTIVES_COLL_IMPL_H
+#ifndef INGOT_COLLECTIVES_ENGINE_IMPL_H
+#define INGOT_COLLECTIVES_ENGINE_IMPL_H
 
-#include "collectives/coll.h"
+#include "collectives/engine.h"
 #include "base/mem.h"
 #include "base/wait.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
-typedef enum coll_req_state {
-    COLL_REQ_FREE = 0,   /* in the user pool */
-    COLL_REQ_QUEUED = 1, /* started, waiting or being served */
-    COLL_REQ_DONE = 2,   /* complete (status says how) */
-    COLL_REQ_LOST = 3    /* abandoned after a timeout: never reused */
-} coll_req_state_t;
+typedef enum collectives_req_state {
+    COLLECTIVES_REQ_FREE = 0,   /* in the user pool */
+    COLLECTIVES_REQ_QUEUED = 1, /* started, waiting or being served */
+    COLLECTIVES_REQ_DONE = 2,   /* complete (status says how) */
+    COLLECTIVES_REQ_LOST = 3    /* abandoned after a timeout: never reused */
+} collectives_req_state_t;
 
-typedef struct coll_bucket coll_bucket_t;
+typedef struct collectives_bucket collectives_bucket_t;
 
 struct ingot_request {
-    ingot_coll_t *coll;
-    _Atomic int state; /* coll_req_state_t */
+    ingot_collectives_t *coll;
+    _Atomic int state; /* collectives_req_state_t */
     const void *send;  /* what is reduced ... */
     void *recv;        /* ... into where */
     size_t count;
@@ -34,14 +35,14 @@ struct ingot_request {
     _Atomic bool waited; /* the trainer began to wait for it before it completed */
     uint64_t seq;        /* start order, the same on every rank */
     uint64_t start_ns;
-    ingot_status_t status;      /* when DONE */
-    coll_bucket_t *bucket;      /* the bucket it reduces, or NULL */
-    void *event;                /* NCCL: its cudaEvent_t */
-    struct ingot_request *next; /* queue link */
+    ingot_status_t status;        /* when DONE */
+    collectives_bucket_t *bucket; /* the bucket it reduces, or NULL */
+    void *event;                  /* NCCL: its cudaEvent_t */
+    struct ingot_request *next;   /* queue link */
 };
 
 /** A gradient bucket: tensors [first, first + n) reduced together. */
-struct coll_bucket {
+struct collectives_bucket {
     size_t first, ntensors;
     size_t count;         /* elements */
     void *flat;           /* the bucket's buffer (NULL: one tensor reduced in place) */
@@ -51,47 +52,48 @@ struct coll_bucket {
 };
 
 /** What a backend provides. */
-typedef struct coll_ops {
+typedef struct collectives_ops {
     bool eager; /* begin at start (NCCL: enqueue on the stream) vs at queue head */
-    ingot_status_t (*init)(ingot_coll_t *c);
-    void (*fini)(ingot_coll_t *c);
+    ingot_status_t (*init)(ingot_collectives_t *c);
+    void (*fini)(ingot_collectives_t *c);
     /** Called first on the progress thread (NCCL: make the communicator's device current, so
      *  the thread never creates a context on device 0). */
-    void (*thread_init)(ingot_coll_t *c);
+    void (*thread_init)(ingot_collectives_t *c);
     /** Is @p buf memory this backend reduces? (logged with @p what on error) */
-    ingot_status_t (*check_buf)(ingot_coll_t *c, const void *buf, const char *what);
-    ingot_status_t (*check_dtype)(ingot_coll_t *c, ingot_dtype_t dtype, const char *what);
-    ingot_status_t (*begin)(ingot_coll_t *c, struct ingot_request *r);
-    ingot_status_t (*advance)(ingot_coll_t *c, struct ingot_request *r, bool *done);
-    void (*abort)(ingot_coll_t *c);
+    ingot_status_t (*check_buf)(ingot_collectives_t *c, const void *buf, const char *what);
+    ingot_status_t (*check_dtype)(ingot_collectives_t *c, ingot_dtype_t dtype, const char *what);
+    ingot_status_t (*begin)(ingot_collectives_t *c, struct ingot_request *r);
+    ingot_status_t (*advance)(ingot_collectives_t *c, struct ingot_request *r, bool *done);
+    void (*abort)(ingot_collectives_t *c);
     /** Called on the trainer's thread when a request it waited for completed. */
-    void (*delivered)(ingot_coll_t *c, struct ingot_request *r);
+    void (*delivered)(ingot_collectives_t *c, struct ingot_request *r);
     /** Copy between a tensor and a bucket's flat buffer (@p to_flat: before the reduction). */
-    ingot_status_t (*copy)(ingot_coll_t *c, void *dst, const void *src, size_t bytes, bool to_flat);
-    ingot_status_t (*bucket_alloc)(ingot_coll_t *c, coll_bucket_t *b, size_t bytes);
-    void (*bucket_free)(ingot_coll_t *c, coll_bucket_t *b);
-} coll_ops_t;
+    ingot_status_t (*copy)(ingot_collectives_t *c, void *dst, const void *src, size_t bytes,
+                           bool to_flat);
+    ingot_status_t (*bucket_alloc)(ingot_collectives_t *c, collectives_bucket_t *b, size_t bytes);
+    void (*bucket_free)(ingot_collectives_t *c, collectives_bucket_t *b);
+} collectives_ops_t;
 
-extern const coll_ops_t ingot_coll_mpi_ops;
-extern const coll_ops_t ingot_coll_nccl_ops;
+extern const collectives_ops_t ingot_collectives_mpi_ops;
+extern const collectives_ops_t ingot_collectives_nccl_ops;
 
-typedef struct coll_grads {
+typedef struct collectives_grads {
     ingot_grad_t *grads; /* registered tensors */
     size_t n;
     ingot_op_t op;
     size_t *bucket_of; /* tensor -> bucket index */
     bool *ready;       /* tensor marked ready this step */
-    coll_bucket_t *buckets;
+    collectives_bucket_t *buckets;
     size_t nbuckets;
     size_t next_launch; /* buckets start in order */
     size_t nready;
-} coll_grads_t;
+} collectives_grads_t;
 
 struct ingot_coll {
-    ingot_coll_params_t prm;
+    ingot_collectives_params_t prm;
     char reason[INGOT_COMM_STR_MAX];
     char progress_cpus[INGOT_COMM_STR_MAX];
-    const coll_ops_t *ops;
+    const collectives_ops_t *ops;
     void *be;      /* backend state */
     MPI_Comm comm; /* duplicate of prm.comm: the reductions */
     MPI_Comm ctl;  /* another: the blocking agreements (create, registration) */
@@ -112,7 +114,7 @@ struct ingot_coll {
     pthread_t progress;
     _Atomic int stop;
 
-    coll_grads_t grads;
+    collectives_grads_t grads;
 
     _Atomic uint64_t started, completed, background, bytes, reduce_ns, exposed_ns, steps;
 };
@@ -121,16 +123,18 @@ size_t ingot_dtype_size(ingot_dtype_t dtype);
 const char *ingot_dtype_name(ingot_dtype_t dtype);
 
 /** Queue @p r (already filled) and, for eager backends, begin it. */
-ingot_status_t ingot_coll_enqueue(ingot_coll_t *c, struct ingot_request *r);
+ingot_status_t ingot_collectives_enqueue(ingot_collectives_t *c, struct ingot_request *r);
 /** Wait for @p r with the INGOT_TIMEOUT deadline; the time blocked counts as exposed. */
-ingot_status_t ingot_coll_wait_req(ingot_coll_t *c, struct ingot_request *r, const char *what);
+ingot_status_t ingot_collectives_wait_req(ingot_collectives_t *c, struct ingot_request *r,
+                                          const char *what);
 /** Mark the communicator broken with @p st (first cause wins) and abort the backend, under the
  *  engine lock (@p engine_held: the caller holds it already). */
-void ingot_coll_break(ingot_coll_t *c, ingot_status_t st, bool engine_held);
+void ingot_collectives_break(ingot_collectives_t *c, ingot_status_t st, bool engine_held);
 
-/* bucket.c */
-void ingot_coll_grads_release(ingot_coll_t *c);
+/* buckets.c */
+void ingot_collectives_grads_release(ingot_collectives_t *c);
 /** Copy a bucket's tensors into its flat buffer (@p in, before the reduction) or back. */
-ingot_status_t ingot_coll_bucket_copy(ingot_coll_t *c, coll_bucket_t *b, bool in);
+ingot_status_t ingot_collectives_bucket_copy(ingot_collectives_t *c, collectives_bucket_t *b,
+                                             bool in);
 
 #endif

@@ -6,8 +6,8 @@
  */
 #include <ingot/collectives.h>
 #include "runtime/context_impl.h"
-#include "collectives/coll.h"
-#include "collectives/coll_config.h"
+#include "collectives/engine.h"
+#include "collectives/config.h"
 #include "runtime/liveness.h"
 #include "base/cuda.h"
 #include "base/errors.h"
@@ -24,12 +24,12 @@
 
 struct ingot_comm {
     ingot_ctx_h ctx;
-    ingot_coll_t *coll;
+    ingot_collectives_t *coll;
 };
 
 const char *ingot_comm_backend_name(ingot_comm_backend_t backend)
 {
-    return (unsigned)backend <= INGOT_COMM_BACKEND_NCCL ? ingot_coll_backend_names[backend]
+    return (unsigned)backend <= INGOT_COMM_BACKEND_NCCL ? ingot_collectives_backend_names[backend]
                                                         : "unknown";
 }
 
@@ -187,8 +187,8 @@ ingot_status_t ingot_comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *par
 static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *params,
                                   ingot_comm_h *comm_p)
 {
-    const ingot_coll_config_t *cfg = NULL;
-    ingot_status_t st = ingot_coll_config(&cfg);
+    const ingot_collectives_config_t *cfg = NULL;
+    ingot_status_t st = ingot_collectives_config(&cfg);
     if (st != INGOT_OK) {
         return st;
     }
@@ -208,7 +208,7 @@ static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *pa
         return st;
     }
     ingot_comm_h comm = ingot_calloc(1, sizeof(*comm), "communicator");
-    ingot_coll_params_t prm = {
+    ingot_collectives_params_t prm = {
         .comm = ctx->comm,
         .device = -1,
         .thread_multiple = ctx->thread_level == MPI_THREAD_MULTIPLE,
@@ -238,13 +238,13 @@ static ingot_status_t comm_create(ingot_ctx_h ctx, const ingot_comm_params_t *pa
     char cpus_text[INGOT_COMM_STR_MAX];
     prm.progress_cpus = comm_progress_cpus(ctx, &cpus, cpus_text, sizeof(cpus_text)) ? &cpus : NULL;
     prm.progress_cpus_text = cpus_text;
-    if ((st = ingot_coll_create(&prm, &comm->coll)) != INGOT_OK) {
+    if ((st = ingot_collectives_create(&prm, &comm->coll)) != INGOT_OK) {
         free(comm);
         return st;
     }
     comm->ctx = ctx;
     ingot_comm_stats_t mode = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP};
-    ingot_coll_stats(comm->coll, &mode);
+    ingot_collectives_stats(comm->coll, &mode);
     if (!mode.progress_thread && ctx->ninline_colls < INGOT_CTX_INLINE_COLLS) {
         ctx->inline_colls[ctx->ninline_colls++] = comm->coll;
     }
@@ -268,7 +268,7 @@ void ingot_comm_destroy(ingot_comm_h comm)
             break;
         }
     }
-    ingot_coll_destroy(comm->coll);
+    ingot_collectives_destroy(comm->coll);
     free(comm);
 }
 
@@ -284,36 +284,36 @@ ingot_status_t ingot_allreduce_start(ingot_comm_h comm, const void *sendbuf, voi
                                      ingot_request_h *req_p)
 {
     COMM_CHECK(comm, "ingot_allreduce_start");
-    return ingot_coll_allreduce_start(comm->coll, sendbuf, recvbuf, count, dtype, op, req_p);
+    return ingot_collectives_allreduce_start(comm->coll, sendbuf, recvbuf, count, dtype, op, req_p);
 }
 
 ingot_status_t ingot_request_test(ingot_request_h *req_p)
 {
-    return ingot_coll_request_test(req_p);
+    return ingot_collectives_request_test(req_p);
 }
 
 ingot_status_t ingot_request_wait(ingot_request_h *req_p)
 {
-    return ingot_coll_request_wait(req_p);
+    return ingot_collectives_request_wait(req_p);
 }
 
 ingot_status_t ingot_grads_register(ingot_comm_h comm, const ingot_grad_t *grads, size_t count,
                                     ingot_op_t op)
 {
     COMM_CHECK(comm, "ingot_grads_register");
-    return ingot_coll_grads_register(comm->coll, grads, count, op);
+    return ingot_collectives_grads_register(comm->coll, grads, count, op);
 }
 
 ingot_status_t ingot_grads_ready(ingot_comm_h comm, size_t index)
 {
     COMM_CHECK(comm, "ingot_grads_ready");
-    return ingot_coll_grads_ready(comm->coll, index);
+    return ingot_collectives_grads_ready(comm->coll, index);
 }
 
 ingot_status_t ingot_grads_wait(ingot_comm_h comm)
 {
     COMM_CHECK(comm, "ingot_grads_wait");
-    return ingot_coll_grads_wait(comm->coll);
+    return ingot_collectives_grads_wait(comm->coll);
 }
 
 ingot_status_t ingot_comm_stats(ingot_comm_h comm, ingot_comm_stats_t *stats_p)
@@ -322,7 +322,7 @@ ingot_status_t ingot_comm_stats(ingot_comm_h comm, ingot_comm_stats_t *stats_p)
     if (stats_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_comm_stats: stats_p is NULL");
     }
-    return ingot_coll_stats(comm->coll, stats_p);
+    return ingot_collectives_stats(comm->coll, stats_p);
 }
 
 /* ---------------------------------------------------------------- buffers */
@@ -338,7 +338,7 @@ ingot_status_t ingot_comm_buffer_alloc(ingot_comm_h comm, size_t bytes, void **p
                           ptr_p == NULL ? "ptr_p is NULL" : "0 bytes");
     }
     ingot_comm_stats_t s = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP};
-    ingot_coll_stats(comm->coll, &s);
+    ingot_collectives_stats(comm->coll, &s);
     if (s.backend == INGOT_COMM_BACKEND_NCCL) {
         return ingot_cuda_malloc(ptr_p, bytes, "ingot_comm_buffer_alloc");
     }
