@@ -1,0 +1,211 @@
+/*
+ * Resampling of the image transform: a box of the decoded image to the output size, bilinear
+ * with antialiasing (Pillow's BILINEAR: a triangle filter whose support widens with the
+ * downscale factor; torchvision's PIL path and DALI's linear resize do the same), mirrored by
+ * reversing the column table, then converted (float32 normalised or uint8) into the output's
+ * layout. Separable, one output row at a time: the vertical pass runs over the region's columns
+ * (contiguous, vectorised), the horizontal one over the output's; the scratch is two rows.
+ */
+#include "runtime/vision/vision_impl.h"
+#include "base/status.h"
+#include <math.h>
+#include <string.h>
+
+/** Pillow's bilinear filter: support 1 (in output pixels, widened by the downscale factor). */
+#define VISION_FILTER_SUPPORT 1.0
+
+static double vision_triangle(double x)
+{
+    x = fabs(x);
+    return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+/* Taps one output of an axis may need: the filter's width in input pixels, plus one. */
+static uint32_t axis_taps(double in0, double in1, uint32_t out)
+{
+    double scale = (in1 - in0) / out;
+    double support = VISION_FILTER_SUPPORT * (scale > 1.0 ? scale : 1.0);
+    return (uint32_t)ceil(support) * 2 + 1;
+}
+
+/* One axis's table (Pillow's precompute_coeffs): per output its first input and the inputs used
+ * (idx[2 o], idx[2 o + 1]), and ksize normalised weights (zero past the used ones). */
+static void axis_plan(double in0, double in1, uint32_t in_size, uint32_t out, uint32_t ksize,
+                      int32_t *idx, float *w)
+{
+    double scale = (in1 - in0) / out;
+    double fscale = scale > 1.0 ? scale : 1.0;
+    double support = VISION_FILTER_SUPPORT * fscale;
+    for (uint32_t o = 0; o < out; o++) {
+        double center = in0 + (o + 0.5) * scale;
+        long lo = (long)(center - support + 0.5), hi = (long)(center + support + 0.5);
+        lo = lo < 0 ? 0 : (lo < (long)in_size ? lo : (long)in_size - 1);
+        hi = hi > (long)in_size ? (long)in_size : hi;
+        hi = hi > lo ? hi : lo + 1; /* a box at the very edge still reads one pixel */
+        hi = hi - lo > (long)ksize ? lo + (long)ksize : hi;
+        float *k = w + (size_t)o * ksize;
+        double sum = 0.0;
+        for (long x = lo; x < hi; x++) {
+            double t = vision_triangle(((double)x - center + 0.5) / fscale);
+            k[x - lo] = (float)t;
+            sum += t;
+        }
+        for (long x = lo; x < hi; x++) {
+            k[x - lo] = sum > 0.0 ? (float)(k[x - lo] / sum) : 1.0f / (float)(hi - lo);
+        }
+        memset(k + (hi - lo), 0, (ksize - (size_t)(hi - lo)) * sizeof(float));
+        idx[2 * o] = (int32_t)lo;
+        idx[2 * o + 1] = (int32_t)(hi - lo);
+    }
+}
+
+/* Mirror: output column o takes column (out - 1 - o)'s table. */
+static void axis_flip(uint32_t out, uint32_t ksize, int32_t *idx, float *w)
+{
+    for (uint32_t a = 0, b = out - 1; a < b; a++, b--) {
+        for (int j = 0; j < 2; j++) {
+            int32_t t = idx[2 * a + j];
+            idx[2 * a + j] = idx[2 * b + j];
+            idx[2 * b + j] = t;
+        }
+        for (uint32_t j = 0; j < ksize; j++) {
+            float t = w[(size_t)a * ksize + j];
+            w[(size_t)a * ksize + j] = w[(size_t)b * ksize + j];
+            w[(size_t)b * ksize + j] = t;
+        }
+    }
+}
+
+/* The span [lo, hi) the table reads. */
+static void axis_span(const int32_t *idx, uint32_t out, uint32_t *lo_p, uint32_t *hi_p)
+{
+    int32_t lo = idx[0], hi = idx[0] + idx[1];
+    for (uint32_t o = 1; o < out; o++) {
+        lo = idx[2 * o] < lo ? idx[2 * o] : lo;
+        hi = idx[2 * o] + idx[2 * o + 1] > hi ? idx[2 * o] + idx[2 * o + 1] : hi;
+    }
+    *lo_p = (uint32_t)lo;
+    *hi_p = (uint32_t)hi;
+}
+
+ingot_status_t vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
+                                    const vision_boxf_t *box, uint32_t sw, uint32_t sh, int flip,
+                                    vision_region_t *r)
+{
+    uint32_t ow = v->p.width, oh = v->p.height;
+    r->kx = axis_taps(box->x0, box->x1, ow);
+    r->ky = axis_taps(box->y0, box->y1, oh);
+    size_t ni = 2 * ((size_t)ow + oh), nw = (size_t)ow * r->kx + (size_t)oh * r->ky;
+    INGOT_CHECK(vision_grow(st, (void **)&st->tab_i, &st->tab_i_cap, ni * sizeof(int32_t),
+                            "filter table"));
+    INGOT_CHECK(vision_grow(st, (void **)&st->tab_w, &st->tab_w_cap, nw * sizeof(float),
+                            "filter table"));
+    int32_t *ix = st->tab_i, *iy = st->tab_i + 2 * (size_t)ow;
+    float *wx = st->tab_w, *wy = st->tab_w + (size_t)ow * r->kx;
+    axis_plan(box->x0, box->x1, sw, ow, r->kx, ix, wx);
+    axis_plan(box->y0, box->y1, sh, oh, r->ky, iy, wy);
+    if (flip) {
+        axis_flip(ow, r->kx, ix, wx);
+    }
+    axis_span(ix, ow, &r->x0, &r->x1);
+    axis_span(iy, oh, &r->y0, &r->y1);
+    return INGOT_OK;
+}
+
+/* dst[i] = sum over taps of w[k] * rows[k][i], i < n. */
+static void vision_vpass(float *restrict dst, const uint8_t *src, size_t stride, const float *w,
+                         uint32_t taps, size_t n)
+{
+    const float w0 = w[0];
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = w0 * (float)src[i];
+    }
+    for (uint32_t k = 1; k < taps; k++) {
+        const uint8_t *restrict s = src + k * stride;
+        const float wk = w[k];
+        for (size_t i = 0; i < n; i++) {
+            dst[i] += wk * (float)s[i];
+        }
+    }
+}
+
+/* One output row from the vertical pass's row @p src (columns from x0), interleaved. */
+static void vision_hpass(float *restrict dst, const float *src, const int32_t *ix, const float *wx,
+                         uint32_t kx, uint32_t ow, uint32_t x0, uint32_t c)
+{
+    for (uint32_t o = 0; o < ow; o++) {
+        const float *s = src + (size_t)(ix[2 * o] - (int32_t)x0) * c;
+        const float *w = wx + (size_t)o * kx;
+        int32_t n = ix[2 * o + 1];
+        float acc[VISION_CHANNELS_MAX] = {0.0f, 0.0f, 0.0f};
+        if (c == 3) {
+            for (int32_t k = 0; k < n; k++) {
+                acc[0] += w[k] * s[3 * k];
+                acc[1] += w[k] * s[3 * k + 1];
+                acc[2] += w[k] * s[3 * k + 2];
+            }
+        } else {
+            for (int32_t k = 0; k < n; k++) {
+                acc[0] += w[k] * s[k];
+            }
+        }
+        for (uint32_t j = 0; j < c; j++) {
+            dst[(size_t)o * c + j] = acc[j];
+        }
+    }
+}
+
+static uint8_t vision_u8(float x)
+{
+    x = x < 0.0f ? 0.0f : (x > 255.0f ? 255.0f : x);
+    return (uint8_t)(x + 0.5f);
+}
+
+/* Convert one interleaved output row @p row into output row @p oy. */
+static void vision_store(const struct ingot_vision *v, const float *row, uint32_t oy, void *out)
+{
+    uint32_t ow = v->p.width, c = v->out_c;
+    size_t plane = (size_t)ow * v->p.height;
+    int chw = v->p.layout == INGOT_IMAGE_CHW;
+    if (v->p.dtype == INGOT_IMAGE_FLOAT32) {
+        float *o = (float *)out + (size_t)oy * ow * (chw ? 1 : c);
+        for (uint32_t j = 0; j < c; j++) {
+            const float a = v->scale[j], b = v->bias[j];
+            float *restrict d = chw ? o + j * plane : o + j;
+            size_t step = chw ? 1 : c;
+            for (uint32_t x = 0; x < ow; x++) {
+                d[x * step] = row[(size_t)x * c + j] * a + b;
+            }
+        }
+        return;
+    }
+    uint8_t *o = (uint8_t *)out + (size_t)oy * ow * (chw ? 1 : c);
+    for (uint32_t j = 0; j < c; j++) {
+        uint8_t *restrict d = chw ? o + j * plane : o + j;
+        size_t step = chw ? 1 : c;
+        for (uint32_t x = 0; x < ow; x++) {
+            d[x * step] = vision_u8(row[(size_t)x * c + j]);
+        }
+    }
+}
+
+ingot_status_t vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
+                                   const vision_region_t *r, const vision_pixels_t *px, void *out)
+{
+    uint32_t ow = v->p.width, oh = v->p.height, c = px->channels;
+    size_t n = (size_t)(r->x1 - r->x0) * c;
+    INGOT_CHECK(vision_grow(st, (void **)&st->vrow, &st->vrow_cap, n * sizeof(float), "row"));
+    INGOT_CHECK(vision_grow(st, (void **)&st->orow, &st->orow_cap, (size_t)ow * c * sizeof(float),
+                            "row"));
+    const int32_t *ix = st->tab_i, *iy = st->tab_i + 2 * (size_t)ow;
+    const float *wx = st->tab_w, *wy = st->tab_w + (size_t)ow * r->kx;
+    const uint8_t *base = px->px + (size_t)(r->x0 - px->x0) * c;
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        const uint8_t *src = base + (size_t)(iy[2 * oy] - (int32_t)px->y0) * px->stride;
+        vision_vpass(st->vrow, src, px->stride, wy + (size_t)oy * r->ky, (uint32_t)iy[2 * oy + 1],
+                     n);
+        vision_hpass(st->orow, st->vrow, ix, wx, r->kx, ow, r->x0, c);
+        vision_store(v, st->orow, oy, out);
+    }
+    return INGOT_OK;
+}

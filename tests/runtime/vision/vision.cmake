@@ -1,0 +1,10 @@
+# runtime/vision (issue 26): the image decode transform alone (unit: decoding against references,
+# the draws, every bad input), through the loader (unit, MPI singleton: labels from an ImageFolder,
+# determinism across runs, epochs and a resume, bad images named with shard, key and offset), and
+# across world sizes (mpi: 1 and 4 ranks give every sample the same output).
+set(_vision_dir ${CMAKE_CURRENT_LIST_DIR})
+foreach(t decode augment bad)
+  ingot_test_exe(test_vision_${t} ${_vision_dir}/test_vision_${t}.c)
+  target_include_directories(test_vision_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+  ingot_add_test(NAME unit.vision_${t} LABELS unit COMMAND test_vision_${t})
+endforeach()
