@@ -5,7 +5,7 @@
  * (jpeg_crop_scanline to whole iMCU columns, jpeg_skip_scanlines above it, and the decoder
  * stops below it). Colour: the decoder converts YCbCr, RGB and grayscale to what the output
  * asks; CMYK and YCCK are decoded to CMYK and converted here (Adobe files store inverted
- * values). Every libjpeg error and warning fails the image with libjpeg's own message (a
+ * values). Colour comes out as RGBX (4 bytes a pixel: the resampler's lanes) or gray. Every libjpeg error and warning fails the image with libjpeg's own message (a
  * truncated file is only a warning to libjpeg: it would pad the image with grey), except
  * stray bytes between markers, which leave the image intact.
  */
@@ -127,7 +127,7 @@ ingot_status_t vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t chan
     if (d->jpeg_color_space == JCS_CMYK || d->jpeg_color_space == JCS_YCCK) {
         d->out_color_space = JCS_CMYK;
     } else {
-        d->out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+        d->out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_EXT_RGBX;
     }
     d->scale_num = num;
     d->scale_denom = VISION_JPEG_DENOM;
@@ -140,7 +140,7 @@ ingot_status_t vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t chan
     return INGOT_OK;
 }
 
-/* CMYK (inverted when an Adobe marker says so, as Photoshop writes it) to RGB or luma:
+/* CMYK (inverted when an Adobe marker says so, as Photoshop writes it) to RGBX or luma:
  * R = (255 - C)(255 - K) / 255, as Pillow converts. */
 static void jpeg_cmyk(const uint8_t *src, uint8_t *dst, uint32_t w, uint32_t channels, int adobe)
 {
@@ -152,9 +152,10 @@ static void jpeg_cmyk(const uint8_t *src, uint8_t *dst, uint32_t w, uint32_t cha
         if (channels == 1) {
             dst[x] = vision_luma(rgb[0], rgb[1], rgb[2]);
         } else {
-            dst[3 * x] = (uint8_t)rgb[0];
-            dst[3 * x + 1] = (uint8_t)rgb[1];
-            dst[3 * x + 2] = (uint8_t)rgb[2];
+            dst[4 * x] = (uint8_t)rgb[0];
+            dst[4 * x + 1] = (uint8_t)rgb[1];
+            dst[4 * x + 2] = (uint8_t)rgb[2];
+            dst[4 * x + 3] = 0;
         }
     }
 }

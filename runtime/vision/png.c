@@ -137,11 +137,12 @@ ingot_status_t vision_png_header(vision_state_t *st, const uint8_t *data, size_t
     return INGOT_OK;
 }
 
-/* libpng's transformations to 8-bit @p channels; the number of interlace passes. */
+/* libpng's transformations to 8-bit gray (@p channels 1) or RGBX (4: alpha, where there is
+ * one, fills the fourth byte, which is never read); the number of interlace passes. */
 static int png_setup(png_structp png, png_infop info, uint32_t channels)
 {
     int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-    int gray = !(type & PNG_COLOR_MASK_COLOR);
+    int gray = !(type & PNG_COLOR_MASK_COLOR), alpha = type & PNG_COLOR_MASK_ALPHA;
     if (depth == 16) {
         png_set_scale_16(png);
     }
@@ -150,13 +151,20 @@ static int png_setup(png_structp png, png_infop info, uint32_t channels)
     } else if (gray && depth < 8) {
         png_set_expand_gray_1_2_4_to_8(png);
     }
-    if (type & PNG_COLOR_MASK_ALPHA) {
-        png_set_strip_alpha(png);
-    }
-    if (channels == 3 && gray) {
-        png_set_gray_to_rgb(png);
-    } else if (channels == 1 && !gray) {
-        png_set_rgb_to_gray_fixed(png, 1, 29900, 58700); /* BT.601, as vision_luma() */
+    if (channels == 1) {
+        if (alpha) {
+            png_set_strip_alpha(png);
+        }
+        if (!gray) {
+            png_set_rgb_to_gray_fixed(png, 1, 29900, 58700); /* BT.601, as vision_luma() */
+        }
+    } else {
+        if (gray) {
+            png_set_gray_to_rgb(png);
+        }
+        if (!alpha) {
+            png_set_filler(png, 0, PNG_FILLER_AFTER);
+        }
     }
     int passes = png_set_interlace_handling(png);
     png_read_update_info(png, info);

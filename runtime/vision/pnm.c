@@ -1,8 +1,8 @@
 /*
  * Binary PNM for the image transform: the header parsed as the normalising transform parses it
- * (pnm.h), maxval 255 only, every pixel present. The resampler reads the field's own bytes when
- * the file has the output's channels; otherwise the region's rows are converted into the
- * state's pixel buffer (gray to RGB, RGB to luma).
+ * (pnm.h), maxval 255 only, every pixel present. The resampler reads a P5's own bytes for a gray
+ * output; otherwise the region's rows are converted into the state's pixel buffer (RGBX, or
+ * luma).
  */
 #include "runtime/vision/vision_impl.h"
 #include "runtime/vision/pnm.h"
@@ -31,7 +31,8 @@ ingot_status_t vision_pnm_header(vision_state_t *st, const uint8_t *data, size_t
     return INGOT_OK;
 }
 
-/* Rows [r->y0, r->y1) of a file with @p cin channels converted to @p cout into st->px. */
+/* Rows [r->y0, r->y1) of a file with @p cin channels (1, 3) as @p cout (1 gray, 4 RGBX) into
+ * st->px. */
 static void pnm_convert(vision_state_t *st, const uint8_t *src, size_t sstride, uint32_t width,
                         const vision_region_t *r, uint32_t cin, uint32_t cout)
 {
@@ -39,10 +40,14 @@ static void pnm_convert(vision_state_t *st, const uint8_t *src, size_t sstride, 
         const uint8_t *s = src + (size_t)y * sstride;
         uint8_t *d = st->px + (size_t)(y - r->y0) * width * cout;
         for (uint32_t x = 0; x < width; x++) {
-            if (cin == 1) {
-                d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = s[x];
-            } else {
+            if (cout == 1) {
                 d[x] = vision_luma(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+            } else {
+                const uint8_t *p = cin == 1 ? s + x : s + 3 * x;
+                d[4 * x] = p[0];
+                d[4 * x + 1] = p[cin == 1 ? 0 : 1];
+                d[4 * x + 2] = p[cin == 1 ? 0 : 2];
+                d[4 * x + 3] = 0;
             }
         }
     }

@@ -4,7 +4,8 @@
  * downscale factor; torchvision's PIL path and DALI's linear resize do the same), mirrored by
  * reversing the column table, then converted (float32 normalised or uint8) into the output's
  * layout. Separable, one output row at a time: the vertical pass runs over the region's columns
- * (contiguous, vectorised), the horizontal one over the output's; the scratch is two rows.
+ * (contiguous bytes, vectorised), the horizontal one over the output's, a whole RGBX pixel per
+ * multiply-add; the scratch is two rows.
  */
 #include "runtime/vision/vision_impl.h"
 #include "base/status.h"
@@ -129,29 +130,37 @@ static void vision_vpass(float *restrict dst, const uint8_t *src, size_t stride,
     }
 }
 
-/* One output row from the vertical pass's row @p src (columns from x0), interleaved. */
-static void vision_hpass(float *restrict dst, const float *src, const int32_t *ix, const float *wx,
-                         uint32_t kx, uint32_t ow, uint32_t x0, uint32_t c)
+/* Four lanes of float (GCC's and clang's vector extension; SSE2, the x86-64 baseline, or NEON):
+ * an RGB pixel and a zero lane, so a tap is one multiply-add of a whole pixel. */
+typedef float vision_v4f __attribute__((vector_size(16)));
+
+/* One output row of RGBX pixels from an RGBX row whose first pixel is column x0. */
+static void vision_hpass4(vision_v4f *restrict dst, const vision_v4f *src, const int32_t *ix,
+                          const float *wx, uint32_t kx, uint32_t ow, uint32_t x0)
 {
     for (uint32_t o = 0; o < ow; o++) {
-        const float *s = src + (size_t)(ix[2 * o] - (int32_t)x0) * c;
+        const vision_v4f *s = src + (ix[2 * o] - (int32_t)x0);
         const float *w = wx + (size_t)o * kx;
-        int32_t n = ix[2 * o + 1];
-        float acc[VISION_CHANNELS_MAX] = {0.0f, 0.0f, 0.0f};
-        if (c == 3) {
-            for (int32_t k = 0; k < n; k++) {
-                acc[0] += w[k] * s[3 * k];
-                acc[1] += w[k] * s[3 * k + 1];
-                acc[2] += w[k] * s[3 * k + 2];
-            }
-        } else {
-            for (int32_t k = 0; k < n; k++) {
-                acc[0] += w[k] * s[k];
-            }
+        vision_v4f acc = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int32_t k = 0; k < ix[2 * o + 1]; k++) {
+            acc += w[k] * s[k];
         }
-        for (uint32_t j = 0; j < c; j++) {
-            dst[(size_t)o * c + j] = acc[j];
+        dst[o] = acc;
+    }
+}
+
+/* One output row of one channel. */
+static void vision_hpass1(float *restrict dst, const float *src, const int32_t *ix, const float *wx,
+                          uint32_t kx, uint32_t ow, uint32_t x0)
+{
+    for (uint32_t o = 0; o < ow; o++) {
+        const float *s = src + (ix[2 * o] - (int32_t)x0);
+        const float *w = wx + (size_t)o * kx;
+        float acc = 0.0f;
+        for (int32_t k = 0; k < ix[2 * o + 1]; k++) {
+            acc += w[k] * s[k];
         }
+        dst[o] = acc;
     }
 }
 
@@ -161,51 +170,64 @@ static uint8_t vision_u8(float x)
     return (uint8_t)(x + 0.5f);
 }
 
-/* Convert one interleaved output row @p row into output row @p oy. */
-static void vision_store(const struct ingot_vision *v, const float *row, uint32_t oy, void *out)
+/* Convert one output row @p row (pixels of @p lanes floats: 4 for RGBX, 1 for gray) into output
+ * row @p oy. */
+static void vision_store(const struct ingot_vision *v, const float *row, uint32_t lanes,
+                         uint32_t oy, void *out)
 {
     uint32_t ow = v->p.width, c = v->out_c;
-    size_t plane = (size_t)ow * v->p.height;
-    int chw = v->p.layout == INGOT_IMAGE_CHW;
-    if (v->p.dtype == INGOT_IMAGE_FLOAT32) {
-        float *o = (float *)out + (size_t)oy * ow * (chw ? 1 : c);
-        for (uint32_t j = 0; j < c; j++) {
+    size_t plane = (size_t)ow * v->p.height, step = v->p.layout == INGOT_IMAGE_CHW ? 1 : c;
+    size_t first = (size_t)oy * ow * step; /* the row's first element (channel 0) */
+    for (uint32_t j = 0; j < c; j++) {
+        size_t at = first + (step == 1 ? j * plane : j);
+        if (v->p.dtype == INGOT_IMAGE_FLOAT32) {
             const float a = v->scale[j], b = v->bias[j];
-            float *restrict d = chw ? o + j * plane : o + j;
-            size_t step = chw ? 1 : c;
+            float *restrict d = (float *)out + at;
             for (uint32_t x = 0; x < ow; x++) {
-                d[x * step] = row[(size_t)x * c + j] * a + b;
+                d[x * step] = row[(size_t)x * lanes + j] * a + b;
+            }
+        } else {
+            uint8_t *restrict d = (uint8_t *)out + at;
+            for (uint32_t x = 0; x < ow; x++) {
+                d[x * step] = vision_u8(row[(size_t)x * lanes + j]);
             }
         }
-        return;
     }
-    uint8_t *o = (uint8_t *)out + (size_t)oy * ow * (chw ? 1 : c);
-    for (uint32_t j = 0; j < c; j++) {
-        uint8_t *restrict d = chw ? o + j * plane : o + j;
-        size_t step = chw ? 1 : c;
-        for (uint32_t x = 0; x < ow; x++) {
-            d[x * step] = vision_u8(row[(size_t)x * c + j]);
-        }
-    }
+}
+
+/* The rows' buffers: the vertical pass's (pixels of @p lanes floats, padded by kx pixels of
+ * zeros), an output row. */
+static ingot_status_t vision_rows(vision_state_t *st, const struct ingot_vision *v,
+                                  const vision_region_t *r, uint32_t lanes)
+{
+    size_t w = r->x1 - r->x0;
+    INGOT_CHECK(vision_grow(st, (void **)&st->vrow, &st->vrow_cap,
+                            (w + r->kx) * lanes * sizeof(float), "row"));
+    memset(st->vrow + w * lanes, 0, (size_t)r->kx * lanes * sizeof(float));
+    return vision_grow(st, (void **)&st->orow, &st->orow_cap,
+                       (size_t)v->p.width * lanes * sizeof(float), "row");
 }
 
 ingot_status_t vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
                                    const vision_region_t *r, const vision_pixels_t *px, void *out)
 {
-    uint32_t ow = v->p.width, oh = v->p.height, c = px->channels;
-    size_t n = (size_t)(r->x1 - r->x0) * c;
-    INGOT_CHECK(vision_grow(st, (void **)&st->vrow, &st->vrow_cap, n * sizeof(float), "row"));
-    INGOT_CHECK(vision_grow(st, (void **)&st->orow, &st->orow_cap, (size_t)ow * c * sizeof(float),
-                            "row"));
+    uint32_t ow = v->p.width, oh = v->p.height, lanes = px->channels;
+    size_t w = r->x1 - r->x0;
+    INGOT_CHECK(vision_rows(st, v, r, lanes));
     const int32_t *ix = st->tab_i, *iy = st->tab_i + 2 * (size_t)ow;
     const float *wx = st->tab_w, *wy = st->tab_w + (size_t)ow * r->kx;
-    const uint8_t *base = px->px + (size_t)(r->x0 - px->x0) * c;
+    const uint8_t *base = px->px + (size_t)(r->x0 - px->x0) * lanes;
     for (uint32_t oy = 0; oy < oh; oy++) {
         const uint8_t *src = base + (size_t)(iy[2 * oy] - (int32_t)px->y0) * px->stride;
         vision_vpass(st->vrow, src, px->stride, wy + (size_t)oy * r->ky, (uint32_t)iy[2 * oy + 1],
-                     n);
-        vision_hpass(st->orow, st->vrow, ix, wx, r->kx, ow, r->x0, c);
-        vision_store(v, st->orow, oy, out);
+                     w * lanes);
+        if (lanes == 4) {
+            vision_hpass4((vision_v4f *)st->orow, (const vision_v4f *)st->vrow, ix, wx, r->kx, ow,
+                          r->x0);
+        } else {
+            vision_hpass1(st->orow, st->vrow, ix, wx, r->kx, ow, r->x0);
+        }
+        vision_store(v, st->orow, lanes, oy, out);
     }
     return INGOT_OK;
 }

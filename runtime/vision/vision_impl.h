@@ -96,11 +96,16 @@ typedef struct vision_region {
     uint32_t kx, ky;
 } vision_region_t;
 
+/** Bytes per decoded pixel for @p c output channels: gray, or RGBX (a colour pixel is one
+ *  vector of four lanes in the resampler; the fourth is never read). */
+#define VISION_LANES(_c) ((_c) == 1 ? 1u : 4u)
+
 /** Decoded pixels: the region's first row at px, origin (x0, y0) of the decoded image. */
 typedef struct vision_pixels {
     const uint8_t *px;
-    size_t stride; /* bytes per row */
-    uint32_t x0, y0, channels;
+    size_t stride;     /* bytes per row */
+    uint32_t x0, y0;   /* the decoded image's column and row of px */
+    uint32_t channels; /* bytes per pixel: VISION_LANES() */
 } vision_pixels_t;
 
 /* ---------------------------------------------------------------- vision.c */
@@ -143,7 +148,8 @@ ingot_status_t vision_jpeg_header(vision_state_t *st, const uint8_t *data, size_
  *  @p sh (on error the decompressor is closed). */
 ingot_status_t vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t channels, uint32_t *sw,
                                  uint32_t *sh);
-/** Decode region @p r to @p channels (1 or 3) into st->px; closes the decompressor. */
+/** Decode region @p r to @p channels bytes a pixel (1 gray, 4 RGBX) into st->px; closes the
+ *  decompressor. */
 ingot_status_t vision_jpeg_region(vision_state_t *st, const vision_region_t *r, uint32_t channels,
                                   vision_pixels_t *px);
 /** Close an open decompressor after an error between header and region. */

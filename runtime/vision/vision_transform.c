@@ -186,7 +186,7 @@ static ingot_status_t vision_run(const struct ingot_vision *v, vision_state_t *s
         vision_abort(st, fmt);
         return rc;
     }
-    INGOT_CHECK(vision_region(st, fmt, p, f->len, &r, v->out_c, &px));
+    INGOT_CHECK(vision_region(st, fmt, p, f->len, &r, VISION_LANES(v->out_c), &px));
     atomic_fetch_add_explicit(&st->n.images, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->n.by_format[fmt], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->n.pixels_declared, pixels, memory_order_relaxed);

@@ -8,3 +8,5 @@ foreach(t decode augment bad)
   target_include_directories(test_vision_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
   ingot_add_test(NAME unit.vision_${t} LABELS unit COMMAND test_vision_${t})
 endforeach()
+# Benchmark helper run by hand (tests/perf/vision_bench.sh); built, never registered as a test.
+ingot_test_exe(perf_vision ${CMAKE_CURRENT_SOURCE_DIR}/perf/perf_vision.c)
