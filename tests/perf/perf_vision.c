@@ -154,17 +154,16 @@ static double run_threads(int mode, int nthreads, size_t n, ingot_vision_h v)
 
 static ingot_vision_h make_vision(int argc, char **argv)
 {
-    ingot_vision_params_t p = {.field_mask = INGOT_VISION_PARAM_FIELD_SIZE |
-                                             INGOT_VISION_PARAM_FIELD_NORMALIZE |
-                                             INGOT_VISION_PARAM_FIELD_DCT |
-                                             INGOT_VISION_PARAM_FIELD_DTYPE |
-                                             INGOT_VISION_PARAM_FIELD_CROP,
-                               .height = OUT_SIDE,
-                               .width = OUT_SIDE,
-                               .mean = {0.485f, 0.456f, 0.406f},
-                               .std = {0.229f, 0.224f, 0.225f}};
+    ingot_vision_params_t p = {
+        .field_mask = INGOT_VISION_PARAM_FIELD_SIZE | INGOT_VISION_PARAM_FIELD_NORMALIZE |
+                      INGOT_VISION_PARAM_FIELD_DCT | INGOT_VISION_PARAM_FIELD_DTYPE |
+                      INGOT_VISION_PARAM_FIELD_CROP,
+        .height = OUT_SIDE,
+        .width = OUT_SIDE,
+        .mean = {0.485f, 0.456f, 0.406f},
+        .std = {0.229f, 0.224f, 0.225f}};
     for (int i = 0; i < argc; i++) {
-        p.dct = strcmp(argv[i], "dct=any") == 0 ? INGOT_IMAGE_DCT_ANY
+        p.dct = strcmp(argv[i], "dct=any") == 0   ? INGOT_IMAGE_DCT_ANY
                 : strcmp(argv[i], "dct=off") == 0 ? INGOT_IMAGE_DCT_OFF
                                                   : p.dct;
         p.dtype = strcmp(argv[i], "out=u8") == 0 ? INGOT_IMAGE_UINT8 : p.dtype;
