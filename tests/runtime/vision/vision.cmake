@@ -8,5 +8,9 @@ foreach(t decode augment bad)
   target_include_directories(test_vision_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
   ingot_add_test(NAME unit.vision_${t} LABELS unit COMMAND test_vision_${t})
 endforeach()
+# ingot-manifest pack --labels-from-dirs: labels, class names, every rule's refusal.
+ingot_add_test(NAME shard.image_folder LABELS unit TIMEOUT 60
+               COMMAND bash ${_vision_dir}/image_folder.sh $<TARGET_FILE:ingot-manifest>
+                       ${CMAKE_CURRENT_BINARY_DIR})
 # Benchmark helper run by hand (tests/perf/vision_bench.sh); built, never registered as a test.
 ingot_test_exe(perf_vision ${CMAKE_CURRENT_SOURCE_DIR}/perf/perf_vision.c)
