@@ -3,11 +3,19 @@
 # determinism across runs, epochs and a resume, bad images named with shard, key and offset), and
 # across world sizes (mpi: 1 and 4 ranks give every sample the same output).
 set(_vision_dir ${CMAKE_CURRENT_LIST_DIR})
-foreach(t decode augment bad)
+foreach(t decode augment bad loader)
   ingot_test_exe(test_vision_${t} ${_vision_dir}/test_vision_${t}.c)
   target_include_directories(test_vision_${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
   ingot_add_test(NAME unit.vision_${t} LABELS unit COMMAND test_vision_${t})
 endforeach()
+# MPI singleton in-process: Open MPI's own allocations are not leaks (as unit.test_loader_faults).
+set_property(TEST unit.vision_loader APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+# 1 rank and 4 ranks: the same outputs for every sample.
+ingot_test_exe(test_vision_mpi ${_vision_dir}/test_vision_mpi.c)
+target_include_directories(test_vision_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+ingot_add_test(NAME mpi.vision_world_size LABELS mpi TIMEOUT 300
+               COMMAND sh ${_vision_dir}/vision_mpi.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:test_vision_mpi>)
 # ingot-manifest pack --labels-from-dirs: labels, class names, every rule's refusal.
 ingot_add_test(NAME shard.image_folder LABELS unit TIMEOUT 60
                COMMAND bash ${_vision_dir}/image_folder.sh $<TARGET_FILE:ingot-manifest>
