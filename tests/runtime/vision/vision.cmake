@@ -22,3 +22,10 @@ ingot_add_test(NAME shard.image_folder LABELS unit TIMEOUT 60
                        ${CMAKE_CURRENT_BINARY_DIR})
 # Benchmark helper run by hand (tests/perf/vision_bench.sh); built, never registered as a test.
 ingot_test_exe(perf_vision ${CMAKE_CURRENT_SOURCE_DIR}/perf/perf_vision.c)
+# ingot.ImageTransform's decode options (skipped without PyTorch or Pillow).
+if(INGOT_HAVE_PYTHON)
+  ingot_add_test(NAME python.vision LABELS python TIMEOUT 180
+                 ENV PYTHONPATH=${PROJECT_BINARY_DIR}/python
+                 COMMAND ${Python3_EXECUTABLE} ${_vision_dir}/test_vision.py
+                         $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-vision)
+endif()
