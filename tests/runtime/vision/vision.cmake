@@ -16,6 +16,11 @@ target_include_directories(test_vision_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/u
 ingot_add_test(NAME mpi.vision_world_size LABELS mpi TIMEOUT 300
                COMMAND sh ${_vision_dir}/vision_mpi.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:test_vision_mpi>)
+# ingot-train --decode on JPEG Fashion-MNIST (Pillow) within a point of the P5 run.
+ingot_add_test(NAME app.train_jpeg LABELS mpi TIMEOUT 300
+               COMMAND bash ${_vision_dir}/train_jpeg.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-train> $<TARGET_FILE:ingot-manifest> ${PROJECT_SOURCE_DIR}
+                       ${CMAKE_CURRENT_BINARY_DIR})
 # ingot-manifest pack --labels-from-dirs: labels, class names, every rule's refusal.
 ingot_add_test(NAME shard.image_folder LABELS unit TIMEOUT 60
                COMMAND bash ${_vision_dir}/image_folder.sh $<TARGET_FILE:ingot-manifest>
