@@ -34,3 +34,19 @@ if(INGOT_HAVE_PYTHON)
                  COMMAND ${Python3_EXECUTABLE} ${_vision_dir}/test_vision.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-vision)
 endif()
+# The transform over arbitrary bytes: replayed over its seeds in every build, fuzzed when
+# INGOT_FUZZ=ON (as tests/fuzz's targets; the replay driver is theirs).
+set(_vision_corpus ${_vision_dir}/corpus)
+ingot_test_exe(fuzz_vision_replay ${_vision_dir}/fuzz_vision.c
+               ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/replay.c)
+ingot_add_test(NAME fuzz.fuzz_vision.replay LABELS unit COMMAND fuzz_vision_replay ${_vision_corpus})
+if(INGOT_FUZZ)
+  ingot_test_exe(fuzz_vision ${_vision_dir}/fuzz_vision.c)
+  target_compile_options(fuzz_vision PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_vision PRIVATE -fsanitize=fuzzer)
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work/fuzz_vision)
+  ingot_add_test(NAME fuzz.fuzz_vision LABELS fuzz TIMEOUT 600
+                 COMMAND fuzz_vision -max_total_time=${INGOT_FUZZ_SECONDS} -rss_limit_mb=2048
+                         -error_exitcode=1 -timeout_exitcode=1 -timeout=10
+                         ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work/fuzz_vision ${_vision_corpus})
+endif()
