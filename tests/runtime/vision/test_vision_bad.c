@@ -78,6 +78,12 @@ static void test_jpeg_bad(void)
     memcpy(bad, j, len);
     size_t sof = marker(bad, len, 0xc0);
     CHECK(sof > 0);
+    bad[sof + 1] = 0xc3; /* lossless: libjpeg-turbo 2.1 does not decode it */
+    refused(bad, len, INGOT_ERR_FORMAT, "JPEG: Unsupported JPEG process: SOF type 0xc3");
+    bad[sof + 1] = 0xc0;
+    bad[sof + 4] = 12; /* 12-bit samples */
+    refused(bad, len, INGOT_ERR_FORMAT, "JPEG: Unsupported JPEG data precision 12");
+    bad[sof + 4] = 8;
     bad[sof + 5] = bad[sof + 7] = 60000 >> 8; /* height, width: 60000 x 60000 */
     bad[sof + 6] = bad[sof + 8] = 60000 & 0xff;
     refused(bad, len, INGOT_ERR_OUT_OF_RANGE,
