@@ -84,8 +84,9 @@ static void vision_box_random(const struct ingot_vision *v, vision_rng_t *r, uin
     }
     h = h < 1 ? 1 : h;
     w = w < 1 ? 1 : w;
-    box->y = (double)((height - (uint32_t)h) / 2);
-    box->x = (double)((width - (uint32_t)w) / 2);
+    uint32_t top = (height - (uint32_t)h) / 2, left = (width - (uint32_t)w) / 2; /* Python's // */
+    box->y = top;
+    box->x = left;
     box->w = (double)w;
     box->h = (double)h;
 }

@@ -213,6 +213,14 @@ static int bench_images(int argc, char **argv, int mode)
     return 0;
 }
 
+/* CPU time of every thread of the process. */
+static double process_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void sleep_ms(double ms)
 {
     struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000 * (time_t)(ms / 1000)) * 1e6)};
@@ -245,6 +253,7 @@ static int bench_loader(char **argv)
     }
     ingot_batch_t b;
     uint64_t n = 0, t1 = 0, steps = 0, t0 = ingot_time_ns();
+    double c0 = process_cpu_s();
     ingot_status_t st;
     while ((st = ingot_loader_next(l, &b)) == INGOT_OK) {
         if (steps++ == 0) {
@@ -264,6 +273,8 @@ static int bench_loader(char **argv)
            argv[3], (double)n / ((double)(end - t0) / 1e9), (unsigned long long)steps,
            100.0 * (double)s.stall_ns / (double)s.wall_ns,
            (double)(steps - 1) * step_ms / 1e3 / wall, step_ms);
+    printf("RESULT loader_cpu_w%s %.1f CPU-us/image (every thread of the process)\n", argv[3],
+           (process_cpu_s() - c0) * 1e6 / (double)n);
     ingot_loader_destroy(l);
     ingot_vision_destroy(v);
     ingot_finalize(ctx);

@@ -26,6 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 pv=$build/tests/perf_vision
 cores=$(nproc)
 mkdir -p "$work"
+load0=$(cut -d' ' -f1 /proc/loadavg)
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
 # ---- data
@@ -43,47 +44,56 @@ if [ ! -x "$DALI_VENV/bin/python" ]; then
   "$DALI_VENV/bin/pip" install -q nvidia-dali-cuda120 || echo "note: DALI could not be installed"
 fi
 
-# ---- one measurement: its images/s (the third field of perf_vision's and the peers' RESULT)
-one() { "$@" 2>/dev/null | awk '/^RESULT/ && !done {print $3; done = 1}'; }
-declare -A R
-add() { R[$1]="${R[$1]:-} $2"; }
+# ---- one measurement: its images/s and CPU-us per image (the RESULT lines of perf_vision and
+# vision_peers.py: the first is the rate, the one named *_cpu_* the CPU time)
+declare -A R C
+one() { # one KEY CMD...
+  local key=$1 out; shift
+  out=$("$@" 2>/dev/null) || true
+  R[$key]="${R[$key]:-} $(awk '/^RESULT/ && $2 !~ /_cpu_/ {print $3; exit}' <<<"$out")"
+  C[$key]="${C[$key]:-} $(awk '/^RESULT/ && $2 ~ /_cpu_/ {print $3; exit}' <<<"$out")"
+}
 pin="taskset -c 0"
 for i in $(seq "$REPS"); do
-  add ceil1 "$(one $pin "$pv" decode "$work/images" 1 1)"
-  add ceilN "$(one "$pv" decode "$work/images" "$cores" 1)"
-  add tf1 "$(one $pin "$pv" transform "$work/images" 1 1)"
-  add tfN "$(one "$pv" transform "$work/images" "$cores" 1)"
-  add ingot1 "$(one $pin "$pv" loader "$manifest" 1 2 256 0)"
-  add ingotN "$(one "$pv" loader "$manifest" "$cores" 2 256 0)"
+  one ceil1 $pin "$pv" decode "$work/images" 1 1
+  one ceilN "$pv" decode "$work/images" "$cores" 1
+  one tf1 $pin "$pv" transform "$work/images" 1 1
+  one tfN "$pv" transform "$work/images" "$cores" 1
+  one ingot1 $pin "$pv" loader "$manifest" 1 2 256 0
+  one ingotN "$pv" loader "$manifest" "$cores" 2 256 0
   if [ -x "$DALI_VENV/bin/python" ]; then
-    add dali1 "$(one $pin "$DALI_VENV/bin/python" "$here/vision_peers.py" dali "$work/images/train" 1 1)"
-    add daliN "$(one "$DALI_VENV/bin/python" "$here/vision_peers.py" dali "$work/images/train" "$cores" 1)"
+    one dali1 $pin "$DALI_VENV/bin/python" "$here/vision_peers.py" dali "$work/images/train" 1 1
+    one daliN "$DALI_VENV/bin/python" "$here/vision_peers.py" dali "$work/images/train" "$cores" 1
   fi
-  add torch1 "$(one $pin $py "$here/vision_peers.py" torch "$work/images/train" 1 1)"
-  add torchN "$(one $py "$here/vision_peers.py" torch "$work/images/train" "$cores" 1)"
+  one torch1 $pin $py "$here/vision_peers.py" torch "$work/images/train" 1 1
+  one torchN $py "$here/vision_peers.py" torch "$work/images/train" "$cores" 1
 done
 
-med() { read -r m _ _ <<<"$(stats ${R[$1]})"; echo "$m"; }
-echo "# vision benchmark, $(date -u +%F), $(uname -n), $cores cores ($(lscpu | sed -n 's/^Model name: *//p')), REPS=$REPS"
+med() { local v; v=$(stats $1); echo "${v%% *}"; }
+echo "# vision benchmark, $(date -u +%F), $(uname -n), $cores cores ($(lscpu | sed -n 's/^Model name: *//p')), REPS=$REPS, load average before: $load0"
 echo "# $IMAGES JPEGs: $(du -sh "$work/images/train" | cut -f1), libjpeg-turbo $(dpkg-query -W -f='${Version}' libjpeg62-turbo 2>/dev/null)"
 echo "| pipeline | median | min | max | unit |"
 echo "|---|---|---|---|---|"
 for k in ceil1 ceilN tf1 tfN ingot1 ingotN dali1 daliN torch1 torchN; do
-  [ -n "${R[$k]:-}" ] || continue
+  [ -n "${R[$k]// /}" ] || continue
   n=${k%[1N]}; c=${k: -1}; [ "$c" = N ] && c=$cores
   row "$n, $c core(s)" images/s ${R[$k]}
+  [ -n "${C[$k]// /}" ] && row "$n, $c core(s), CPU time" CPU-us/image ${C[$k]}
 done
 echo
 for c in 1 N; do
   cc=$c; [ "$c" = N ] && cc=$cores
-  echo "ingot / ceiling, $cc core(s): $(ratio "$(med ingot$c)" "$(med ceil$c)")"
-  [ -n "${R[dali$c]:-}" ] && echo "ingot / DALI CPU, $cc core(s): $(ratio "$(med ingot$c)" "$(med dali$c)") (goal >= 1.2)"
-  echo "ingot / DataLoader, $cc core(s): $(ratio "$(med ingot$c)" "$(med torch$c)") (goal >= 3)"
+  echo "$cc core(s): ingot / ceiling $(ratio "$(med "${R[ingot$c]}")" "$(med "${R[ceil$c]}")")"
+  for peer in dali torch; do
+    [ -n "${R[$peer$c]// /}" ] || continue
+    echo "$cc core(s): ingot / $peer: images/s $(ratio "$(med "${R[ingot$c]}")" "$(med "${R[$peer$c]}")"), CPU time per image $(ratio "$(med "${C[$peer$c]}")" "$(med "${C[ingot$c]}")")"
+  done
 done
+echo "(goals: >= 1.2 against dali, >= 3 against torch)"
 if command -v tjbench > /dev/null; then
-  img=$(find "$work/images/train" -name '*.JPEG' | sort | head -1)
+  img=$(find "$work/images/train" -name '*.JPEG' -print -quit)
   echo; echo "# tjbench (libjpeg-turbo-progs) on one image, one core: $img"
-  $pin tjbench "$img" -benchtime 2 -warmup 1 2>/dev/null |
+  $pin tjbench "$img" -benchtime 2 -warmup 1 -nowrite 2>/dev/null |
     grep -E "Image size|Frame rate|Throughput" || true
 fi
 echo

@@ -13,7 +13,9 @@ ratio, a random horizontal flip, normalise with ImageNet's mean and std to float
          RandomHorizontalFlip, ToTensor, Normalize, in a DataLoader with WORKERS worker
          processes (0: in the main process), torch.set_num_threads(1).
 One epoch per repetition after a warm-up of a few batches; prints "RESULT name median min max
-images/s" like perf_vision.
+images/s" like perf_vision, then the CPU time the pipeline spent per image over the same epochs
+(every thread of the process, and the DataLoader's worker processes): a figure the load of other
+processes on a shared machine moves far less than the wall-clock rate.
 """
 import argparse
 import statistics
@@ -24,6 +26,18 @@ MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 SIDE = 224
 WARM_BATCHES = 3
+
+
+def cpu_seconds(pids=()):
+    """CPU time (user + system) of this process's threads and of the processes @p pids."""
+    import os
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in ("self", *pids):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
 
 
 def count_images(root):
@@ -54,14 +68,15 @@ def dali(a):
     steps = n // a.batch
     for _ in range(WARM_BATCHES):
         p.run()
-    rates = []
+    rates, cpu = [], []
     for _ in range(a.reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         for _ in range(steps):
             p.run()
         rates.append(steps * a.batch / (time.perf_counter() - t0))
+        cpu.append((cpu_seconds() - c0) * 1e6 / (steps * a.batch))
     print("# DALI %s, %d images, batch %d, %d threads" % (dl.__version__, n, a.batch, a.threads))
-    return rates
+    return rates, cpu
 
 
 def torch(a):
@@ -74,20 +89,22 @@ def torch(a):
     ds = datasets.ImageFolder(a.root, transform=tf)
     dl = th.utils.data.DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.threads,
                                   drop_last=True, persistent_workers=a.threads > 0)
-    rates = []
+    rates, cpu = [], []
     it = iter(dl)
-    for _ in range(WARM_BATCHES):
-        next(it)
+    for _, _ in zip(range(min(WARM_BATCHES, len(dl) - 1)), it):
+        pass
+    workers = [w.pid for w in getattr(it, "_workers", [])]  # persistent: the same processes
     del it
     for _ in range(a.reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds(workers)
         k = 0
         for x, _ in dl:
             k += x.shape[0]
         rates.append(k / (time.perf_counter() - t0))
+        cpu.append((cpu_seconds(workers) - c0) * 1e6 / k)
     print("# torchvision %s (torch %s), PIL, %d images, batch %d, %d workers"
           % (torchvision.__version__, th.__version__, len(ds), a.batch, a.threads))
-    return rates
+    return rates, cpu
 
 
 def main():
@@ -98,9 +115,10 @@ def main():
     ap.add_argument("reps", type=int)
     ap.add_argument("--batch", type=int, default=256)
     a = ap.parse_args()
-    rates = sorted(dali(a) if a.peer == "dali" else torch(a))
-    print("RESULT %s_t%d %.1f %.1f %.1f images/s"
-          % (a.peer, a.threads, statistics.median(rates), rates[0], rates[-1]))
+    rates, cpu = dali(a) if a.peer == "dali" else torch(a)
+    for name, v, unit in (("", sorted(rates), "images/s"), ("_cpu", sorted(cpu), "CPU-us/image")):
+        print("RESULT %s%s_t%d %.1f %.1f %.1f %s"
+              % (a.peer, name, a.threads, statistics.median(v), v[0], v[-1], unit))
     return 0
 
 
