@@ -83,7 +83,7 @@ static void png_close(vision_state_t *st)
     }
 }
 
-static int png_try_header(vision_state_t *st, vision_png_t *a)
+static int png_try_header(vision_png_t *a)
 {
     if (setjmp(png_jmpbuf(a->png))) {
         return -1;
@@ -127,7 +127,7 @@ ingot_status_t vision_png_header(vision_state_t *st, const uint8_t *data, size_t
 {
     INGOT_CHECK(png_open(st, data, len));
     vision_png_t *a = st->png;
-    if (png_try_header(st, a) != 0) {
+    if (png_try_header(a) != 0) {
         png_close(st);
         return INGOT_ERR_FORMAT;
     }

@@ -90,10 +90,10 @@ typedef struct vision_boxf {
 } vision_boxf_t;
 
 /** The region of the decoded image the resampler reads: columns [x0, x1), rows [y0, y1); the
- *  taps of its column and row tables. */
+ *  taps of its column and row tables (their strides), the most taps one column uses. */
 typedef struct vision_region {
     uint32_t x0, x1, y0, y1;
-    uint32_t kx, ky;
+    uint32_t kx, ky, tx;
 } vision_region_t;
 
 /** Bytes per decoded pixel for @p c output channels: gray, or RGBX (a colour pixel is one
@@ -135,6 +135,9 @@ unsigned vision_dct_scale(const struct ingot_vision *v, const vision_box_t *box)
 ingot_status_t vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
                                     const vision_boxf_t *box, uint32_t sw, uint32_t sh, int flip,
                                     vision_region_t *r);
+/** Let the CPU choose the resampling loops (1: AVX2 and FMA where it has them, the default) or
+ *  force the generic ones (0); process-wide, for tests comparing the two. */
+void vision_resample_simd(int on);
 /** Resample the region @p px into @p out (the transform's dtype and layout). */
 ingot_status_t vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
                                    const vision_region_t *r, const vision_pixels_t *px, void *out);

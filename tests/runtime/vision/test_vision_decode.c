@@ -5,10 +5,12 @@
  * decode; progressive and arithmetic-coded JPEGs of the same coefficients give the baseline's
  * pixels; grayscale JPEGs become RGB and CMYK (Adobe) JPEGs RGB; region decoding (a random crop
  * of a JPEG) equals the same crop of the fully decoded pixels; DCT-scaled decoding stays close
- * to the full-size path and is counted; concurrent calls give the serial outputs, and scratch
+ * to the full-size path and is counted; the AVX2 resampling loops give the generic ones'
+ * values; concurrent calls give the serial outputs, and scratch
  * stops growing once the largest image has been seen.
  */
 #include "vision_util.h"
+#include "runtime/vision/vision_impl.h"
 #include <math.h>
 #include <pthread.h>
 
@@ -232,6 +234,34 @@ static void test_jpeg_dct_scaled(void)
     free(rgb);
 }
 
+/* The AVX2/FMA resampling loops (where the CPU has them) against the generic ones: the same
+ * pixels, but for the rounding of fused multiply-adds. */
+static void test_simd_generic(void)
+{
+    uint8_t *rgb = img_pixels(300, 200, 3, 21);
+    size_t len;
+    uint8_t *j = img_jpeg(rgb, 300, 200, (img_jpeg_opts_t){90, 0, 0, JCS_RGB}, &len);
+    ingot_vision_h v = vt_make(64, 80, 3, INGOT_IMAGE_CROP_RANDOM, 1, INGOT_IMAGE_DCT_FAST);
+    size_t n = ingot_vision_out_size(v) / sizeof(float);
+    float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+    CHECK(a != NULL && b != NULL);
+    for (uint64_t i = 0; i < 16; i++) {
+        vision_resample_simd(1);
+        CHECK_OK(vt_apply(v, j, len, i, 0, a));
+        vision_resample_simd(0);
+        CHECK_OK(vt_apply(v, j, len, i, 0, b));
+        for (size_t k = 0; k < n; k++) {
+            CHECK(fabsf(a[k] - b[k]) < 1e-4f);
+        }
+    }
+    vision_resample_simd(1);
+    ingot_vision_destroy(v);
+    free(a);
+    free(b);
+    free(j);
+    free(rgb);
+}
+
 /* Concurrent calls: the serial outputs; one state per concurrent call at most; scratch stops
  * growing after the first pass over the images. */
 #define VT_THREADS 4
@@ -306,6 +336,7 @@ int main(void)
     test_jpeg_cmyk();
     test_jpeg_region();
     test_jpeg_dct_scaled();
+    test_simd_generic();
     test_threads();
     ingot_vision_destroy(NULL);
     printf("vision decode: ok\n");
