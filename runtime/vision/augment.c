@@ -113,8 +113,8 @@ static void vision_box_center(const struct ingot_vision *v, uint32_t width, uint
     box->h = v->p.height * fy;
 }
 
-void vision_box_draw(const struct ingot_vision *v, uint64_t seed, uint64_t epoch, uint64_t index,
-                     uint32_t width, uint32_t height, vision_box_t *box)
+void ingot_vision_box_draw(const struct ingot_vision *v, uint64_t seed, uint64_t epoch,
+                           uint64_t index, uint32_t width, uint32_t height, vision_box_t *box)
 {
     *box = (vision_box_t){0, 0, width, height, 0};
     if (v->p.crop == INGOT_IMAGE_CROP_RANDOM) {
@@ -129,7 +129,7 @@ void vision_box_draw(const struct ingot_vision *v, uint64_t seed, uint64_t epoch
     }
 }
 
-unsigned vision_dct_scale(const struct ingot_vision *v, const vision_box_t *box)
+unsigned ingot_vision_dct_scale(const struct ingot_vision *v, const vision_box_t *box)
 {
     static const unsigned fast[] = {1, 2, 4, 8};
     if (v->p.dct == INGOT_IMAGE_DCT_OFF) {

@@ -92,8 +92,8 @@ static int jpeg_try_header(vision_jpeg_t *j, const uint8_t *data, size_t len)
     return 0;
 }
 
-ingot_status_t vision_jpeg_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                  vision_dims_t *d)
+ingot_status_t ingot_vision_jpeg_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                        vision_dims_t *d)
 {
     if (st->jpeg == NULL) {
         INGOT_CHECK(jpeg_make(st));
@@ -119,8 +119,8 @@ static int jpeg_try_scale(vision_jpeg_t *j)
     return 0;
 }
 
-ingot_status_t vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t channels, uint32_t *sw,
-                                 uint32_t *sh)
+ingot_status_t ingot_vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t channels,
+                                       uint32_t *sw, uint32_t *sh)
 {
     vision_jpeg_t *j = st->jpeg;
     struct jpeg_decompress_struct *d = &j->d;
@@ -194,8 +194,8 @@ static int jpeg_try_region(vision_jpeg_t *j, const vision_region_t *r, uint32_t 
     return 0;
 }
 
-ingot_status_t vision_jpeg_region(vision_state_t *st, const vision_region_t *want,
-                                  uint32_t channels, vision_pixels_t *px)
+ingot_status_t ingot_vision_jpeg_region(vision_state_t *st, const vision_region_t *want,
+                                        uint32_t channels, vision_pixels_t *px)
 {
     vision_jpeg_t *j = st->jpeg;
     size_t width = j->d.output_width; /* iMCU widening stays within it */
@@ -207,10 +207,10 @@ ingot_status_t vision_jpeg_region(vision_state_t *st, const vision_region_t *wan
     m.x1 += m.x1 < j->d.output_width;
     m.y1 += m.y1 < j->d.output_height;
     j->open = 0;
-    ingot_status_t s = vision_grow(st, (void **)&st->px, &st->px_cap,
-                                   width * channels * (r->y1 - r->y0), "pixel buffer");
+    ingot_status_t s = ingot_vision_grow(st, (void **)&st->px, &st->px_cap,
+                                         width * channels * (r->y1 - r->y0), "pixel buffer");
     if (s == INGOT_OK && j->d.out_color_space == JCS_CMYK) {
-        s = vision_grow(st, (void **)&st->row, &st->row_cap, width * VISION_CMYK, "CMYK row");
+        s = ingot_vision_grow(st, (void **)&st->row, &st->row_cap, width * VISION_CMYK, "CMYK row");
     }
     if (s != INGOT_OK) {
         jpeg_abort_decompress(&j->d);
@@ -225,7 +225,7 @@ ingot_status_t vision_jpeg_region(vision_state_t *st, const vision_region_t *wan
     return INGOT_OK;
 }
 
-void vision_jpeg_abort(vision_state_t *st)
+void ingot_vision_jpeg_abort(vision_state_t *st)
 {
     if (st->jpeg != NULL && st->jpeg->open) {
         jpeg_abort_decompress(&st->jpeg->d);
@@ -233,7 +233,7 @@ void vision_jpeg_abort(vision_state_t *st)
     }
 }
 
-void vision_jpeg_free(vision_state_t *st)
+void ingot_vision_jpeg_free(vision_state_t *st)
 {
     if (st->jpeg != NULL) {
         jpeg_destroy_decompress(&st->jpeg->d);

@@ -102,8 +102,8 @@ static ingot_status_t png_open(vision_state_t *st, const uint8_t *data, size_t l
         return INGOT_ERR_NO_MEMORY;
     }
     size_t want = st->arena_cap + st->arena_over;
-    INGOT_CHECK(vision_grow(st, (void **)&st->arena, &st->arena_cap,
-                            want > VISION_ARENA_MIN ? want : VISION_ARENA_MIN, "PNG arena"));
+    INGOT_CHECK(ingot_vision_grow(st, (void **)&st->arena, &st->arena_cap,
+                                  want > VISION_ARENA_MIN ? want : VISION_ARENA_MIN, "PNG arena"));
     st->arena_used = 0;
     st->arena_over = 0;
     vision_png_t *a = st->png;
@@ -122,8 +122,8 @@ static ingot_status_t png_open(vision_state_t *st, const uint8_t *data, size_t l
     return INGOT_OK;
 }
 
-ingot_status_t vision_png_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                 vision_dims_t *d)
+ingot_status_t ingot_vision_png_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                       vision_dims_t *d)
 {
     INGOT_CHECK(png_open(st, data, len));
     vision_png_t *a = st->png;
@@ -191,18 +191,18 @@ static int png_try_rows(vision_state_t *st, vision_png_t *a, const vision_region
     return 0;
 }
 
-ingot_status_t vision_png_region(vision_state_t *st, const vision_region_t *r, uint32_t channels,
-                                 vision_pixels_t *px)
+ingot_status_t ingot_vision_png_region(vision_state_t *st, const vision_region_t *r,
+                                       uint32_t channels, vision_pixels_t *px)
 {
     vision_png_t *a = st->png;
     uint32_t w = png_get_image_width(a->png, a->info), h = png_get_image_height(a->png, a->info);
     size_t stride = (size_t)w * channels;
     int interlaced = png_get_interlace_type(a->png, a->info) != PNG_INTERLACE_NONE;
     uint32_t y0 = interlaced ? 0 : r->y0, rows = (interlaced ? h : r->y1) - y0;
-    ingot_status_t s = vision_grow(st, (void **)&st->px, &st->px_cap, stride * rows,
-                                   "pixel buffer");
+    ingot_status_t s = ingot_vision_grow(st, (void **)&st->px, &st->px_cap, stride * rows,
+                                         "pixel buffer");
     if (s == INGOT_OK) {
-        s = vision_grow(st, (void **)&st->row, &st->row_cap, stride, "PNG row");
+        s = ingot_vision_grow(st, (void **)&st->row, &st->row_cap, stride, "PNG row");
     }
     if (s == INGOT_OK && png_try_rows(st, a, r, channels, stride) != 0) {
         s = INGOT_ERR_FORMAT;
@@ -215,12 +215,12 @@ ingot_status_t vision_png_region(vision_state_t *st, const vision_region_t *r, u
     return s;
 }
 
-void vision_png_abort(vision_state_t *st)
+void ingot_vision_png_abort(vision_state_t *st)
 {
     png_close(st);
 }
 
-void vision_png_free(vision_state_t *st)
+void ingot_vision_png_free(vision_state_t *st)
 {
     png_close(st);
     free(st->png);

@@ -12,8 +12,8 @@
 /** The only maxval the transform reads (8-bit samples). */
 #define VISION_PNM_MAXVAL 255u
 
-ingot_status_t vision_pnm_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                 vision_dims_t *d)
+ingot_status_t ingot_vision_pnm_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                       vision_dims_t *d)
 {
     pnm_header_t h;
     if (!ingot_pnm_parse(data, len, &h)) {
@@ -53,11 +53,12 @@ static void pnm_convert(vision_state_t *st, const uint8_t *src, size_t sstride, 
     }
 }
 
-ingot_status_t vision_pnm_region(vision_state_t *st, const uint8_t *data, size_t len,
-                                 const vision_region_t *r, uint32_t channels, vision_pixels_t *px)
+ingot_status_t ingot_vision_pnm_region(vision_state_t *st, const uint8_t *data, size_t len,
+                                       const vision_region_t *r, uint32_t channels,
+                                       vision_pixels_t *px)
 {
     pnm_header_t h;
-    ingot_pnm_parse(data, len, &h); /* checked by vision_pnm_header() */
+    ingot_pnm_parse(data, len, &h); /* checked by ingot_vision_pnm_header() */
     size_t stride = (size_t)h.width * h.channels, need = stride * h.height;
     if (len - h.pixels < need) {
         snprintf(st->why, sizeof(st->why),
@@ -71,8 +72,8 @@ ingot_status_t vision_pnm_region(vision_state_t *st, const uint8_t *data, size_t
         *px = (vision_pixels_t){pixels, stride, 0, 0, channels};
         return INGOT_OK;
     }
-    INGOT_CHECK(vision_grow(st, (void **)&st->px, &st->px_cap,
-                            (size_t)h.width * channels * (r->y1 - r->y0), "pixel buffer"));
+    INGOT_CHECK(ingot_vision_grow(st, (void **)&st->px, &st->px_cap,
+                                  (size_t)h.width * channels * (r->y1 - r->y0), "pixel buffer"));
     pnm_convert(st, pixels, stride, h.width, r, h.channels, channels);
     *px = (vision_pixels_t){st->px, (size_t)h.width * channels, 0, r->y0, channels};
     return INGOT_OK;

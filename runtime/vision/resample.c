@@ -92,18 +92,18 @@ static uint32_t axis_span(const int32_t *idx, uint32_t out, uint32_t *lo_p, uint
     return (uint32_t)taps;
 }
 
-ingot_status_t vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
-                                    const vision_boxf_t *box, uint32_t sw, uint32_t sh, int flip,
-                                    vision_region_t *r)
+ingot_status_t ingot_vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
+                                          const vision_boxf_t *box, uint32_t sw, uint32_t sh,
+                                          int flip, vision_region_t *r)
 {
     uint32_t ow = v->p.width, oh = v->p.height;
     r->kx = axis_taps(box->x0, box->x1, ow);
     r->ky = axis_taps(box->y0, box->y1, oh);
     size_t ni = 2 * ((size_t)ow + oh), nw = (size_t)ow * r->kx + (size_t)oh * r->ky;
-    INGOT_CHECK(vision_grow(st, (void **)&st->tab_i, &st->tab_i_cap, ni * sizeof(int32_t),
-                            "filter table"));
-    INGOT_CHECK(vision_grow(st, (void **)&st->tab_w, &st->tab_w_cap, nw * sizeof(float),
-                            "filter table"));
+    INGOT_CHECK(ingot_vision_grow(st, (void **)&st->tab_i, &st->tab_i_cap, ni * sizeof(int32_t),
+                                  "filter table"));
+    INGOT_CHECK(ingot_vision_grow(st, (void **)&st->tab_w, &st->tab_w_cap, nw * sizeof(float),
+                                  "filter table"));
     int32_t *ix = st->tab_i, *iy = st->tab_i + 2 * (size_t)ow;
     float *wx = st->tab_w, *wy = st->tab_w + (size_t)ow * r->kx;
     axis_plan(box->x0, box->x1, sw, ow, r->kx, ix, wx);
@@ -248,11 +248,11 @@ static ingot_status_t vision_rows(vision_state_t *st, const struct ingot_vision 
                                   const vision_region_t *r, uint32_t lanes)
 {
     size_t w = r->x1 - r->x0;
-    INGOT_CHECK(vision_grow(st, (void **)&st->vrow, &st->vrow_cap,
-                            (w + r->kx) * lanes * sizeof(float), "row"));
+    INGOT_CHECK(ingot_vision_grow(st, (void **)&st->vrow, &st->vrow_cap,
+                                  (w + r->kx) * lanes * sizeof(float), "row"));
     memset(st->vrow + w * lanes, 0, (size_t)r->kx * lanes * sizeof(float));
-    return vision_grow(st, (void **)&st->orow, &st->orow_cap,
-                       (size_t)v->p.width * lanes * sizeof(float), "row");
+    return ingot_vision_grow(st, (void **)&st->orow, &st->orow_cap,
+                             (size_t)v->p.width * lanes * sizeof(float), "row");
 }
 
 /* Every output row of the plan, from the region @p px. */
@@ -299,16 +299,17 @@ __attribute__((target("avx2,fma"))) static void vision_rows_avx2(const vision_ro
 }
 #endif
 
-/* -1: not decided yet; 0: generic; 1: AVX2 (vision_resample_simd() may force 0 for tests). */
+/* -1: not decided yet; 0: generic; 1: AVX2 (ingot_vision_resample_simd() may force 0 for tests). */
 static _Atomic int vision_simd = -1;
 
-void vision_resample_simd(int on)
+void ingot_vision_resample_simd(int on)
 {
     atomic_store(&vision_simd, on ? -1 : 0); /* on: the CPU decides again */
 }
 
-ingot_status_t vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
-                                   const vision_region_t *r, const vision_pixels_t *px, void *out)
+ingot_status_t ingot_vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
+                                         const vision_region_t *r, const vision_pixels_t *px,
+                                         void *out)
 {
     INGOT_CHECK(vision_rows(st, v, r, px->channels));
     vision_rows_arg_t a = {st, v, r, px, out};

@@ -164,8 +164,8 @@ size_t ingot_vision_out_size(ingot_vision_h v)
 
 static void vision_state_free(vision_state_t *st)
 {
-    vision_jpeg_free(st);
-    vision_png_free(st);
+    ingot_vision_jpeg_free(st);
+    ingot_vision_png_free(st);
     free(st->px);
     free(st->row);
     free(st->vrow);
@@ -191,7 +191,7 @@ void ingot_vision_destroy(ingot_vision_h v)
 }
 
 /* A state for one call: the free list's first, or a new one. NULL when out of memory. */
-vision_state_t *vision_state_take(ingot_vision_h v)
+vision_state_t *ingot_vision_state_take(ingot_vision_h v)
 {
     pthread_mutex_lock(&v->lock);
     vision_state_t *st = v->free_list;
@@ -206,7 +206,7 @@ vision_state_t *vision_state_take(ingot_vision_h v)
     return st;
 }
 
-void vision_state_give(ingot_vision_h v, vision_state_t *st)
+void ingot_vision_state_give(ingot_vision_h v, vision_state_t *st)
 {
     pthread_mutex_lock(&v->lock);
     st->next_free = v->free_list;
@@ -214,8 +214,8 @@ void vision_state_give(ingot_vision_h v, vision_state_t *st)
     pthread_mutex_unlock(&v->lock);
 }
 
-ingot_status_t vision_grow(vision_state_t *st, void **buf, size_t *cap, size_t need,
-                           const char *what)
+ingot_status_t ingot_vision_grow(vision_state_t *st, void **buf, size_t *cap, size_t need,
+                                 const char *what)
 {
     if (need <= *cap) {
         return INGOT_OK;

@@ -111,78 +111,80 @@ typedef struct vision_pixels {
 /* ---------------------------------------------------------------- vision.c */
 
 /** A scratch state for one call: the free list's first, or a new one (NULL: out of memory). */
-vision_state_t *vision_state_take(struct ingot_vision *v);
+vision_state_t *ingot_vision_state_take(struct ingot_vision *v);
 /** Give a state back to the free list. */
-void vision_state_give(struct ingot_vision *v, vision_state_t *st);
+void ingot_vision_state_give(struct ingot_vision *v, vision_state_t *st);
 
 /** Grow @p *buf to hold @p need bytes (kept, never shrunk); INGOT_ERR_NO_MEMORY with why set. */
-ingot_status_t vision_grow(vision_state_t *st, void **buf, size_t *cap, size_t need,
-                           const char *what);
+ingot_status_t ingot_vision_grow(vision_state_t *st, void **buf, size_t *cap, size_t need,
+                                 const char *what);
 
 /* ---------------------------------------------------------------- augment.c */
 
 /** The crop box and flip of one sample, drawn from (seed, v->p.seed, epoch, index). */
-void vision_box_draw(const struct ingot_vision *v, uint64_t seed, uint64_t epoch, uint64_t index,
-                     uint32_t width, uint32_t height, vision_box_t *box);
+void ingot_vision_box_draw(const struct ingot_vision *v, uint64_t seed, uint64_t epoch,
+                           uint64_t index, uint32_t width, uint32_t height, vision_box_t *box);
 /** The DCT scale numerator (of 8) to decode a JPEG at: the smallest allowed keeping the box at
  *  least the output's size. */
-unsigned vision_dct_scale(const struct ingot_vision *v, const vision_box_t *box);
+unsigned ingot_vision_dct_scale(const struct ingot_vision *v, const vision_box_t *box);
 
 /* ---------------------------------------------------------------- resample.c */
 
 /** Filter tables from @p box (in a decoded image of @p sw x @p sh) to the output; the region
  *  they read in @p r. */
-ingot_status_t vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
-                                    const vision_boxf_t *box, uint32_t sw, uint32_t sh, int flip,
-                                    vision_region_t *r);
+ingot_status_t ingot_vision_resample_plan(vision_state_t *st, const struct ingot_vision *v,
+                                          const vision_boxf_t *box, uint32_t sw, uint32_t sh,
+                                          int flip, vision_region_t *r);
 /** Let the CPU choose the resampling loops (1: AVX2 and FMA where it has them, the default) or
  *  force the generic ones (0); process-wide, for tests comparing the two. */
-void vision_resample_simd(int on);
+void ingot_vision_resample_simd(int on);
 /** Resample the region @p px into @p out (the transform's dtype and layout). */
-ingot_status_t vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
-                                   const vision_region_t *r, const vision_pixels_t *px, void *out);
+ingot_status_t ingot_vision_resample_run(vision_state_t *st, const struct ingot_vision *v,
+                                         const vision_region_t *r, const vision_pixels_t *px,
+                                         void *out);
 
 /* ---------------------------------------------------------------- jpeg.c */
 
 /** Read a JPEG's header (the decompressor stays open for scale/region or abort). */
-ingot_status_t vision_jpeg_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                  vision_dims_t *d);
+ingot_status_t ingot_vision_jpeg_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                        vision_dims_t *d);
 /** Set the output colour (@p channels) and DCT scale @p num / 8; the decoded size in @p sw,
  *  @p sh (on error the decompressor is closed). */
-ingot_status_t vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t channels, uint32_t *sw,
-                                 uint32_t *sh);
+ingot_status_t ingot_vision_jpeg_scale(vision_state_t *st, unsigned num, uint32_t channels,
+                                       uint32_t *sw, uint32_t *sh);
 /** Decode region @p r to @p channels bytes a pixel (1 gray, 4 RGBX) into st->px; closes the
  *  decompressor. */
-ingot_status_t vision_jpeg_region(vision_state_t *st, const vision_region_t *r, uint32_t channels,
-                                  vision_pixels_t *px);
+ingot_status_t ingot_vision_jpeg_region(vision_state_t *st, const vision_region_t *r,
+                                        uint32_t channels, vision_pixels_t *px);
 /** Close an open decompressor after an error between header and region. */
-void vision_jpeg_abort(vision_state_t *st);
+void ingot_vision_jpeg_abort(vision_state_t *st);
 /** Free the decompressor. */
-void vision_jpeg_free(vision_state_t *st);
+void ingot_vision_jpeg_free(vision_state_t *st);
 
 /* ---------------------------------------------------------------- png.c */
 
 /** Read a PNG's IHDR (no decoder is kept open). */
-ingot_status_t vision_png_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                 vision_dims_t *d);
+ingot_status_t ingot_vision_png_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                       vision_dims_t *d);
 /** Decode rows [0, r->y1) of the PNG whose header was read to @p channels, keeping rows
  *  [r->y0, r->y1) in st->px (every row when interlaced); closes the decoder. */
-ingot_status_t vision_png_region(vision_state_t *st, const vision_region_t *r, uint32_t channels,
-                                 vision_pixels_t *px);
+ingot_status_t ingot_vision_png_region(vision_state_t *st, const vision_region_t *r,
+                                       uint32_t channels, vision_pixels_t *px);
 /** Close the decoder after an error between header and region. */
-void vision_png_abort(vision_state_t *st);
+void ingot_vision_png_abort(vision_state_t *st);
 /** Free the decoder. */
-void vision_png_free(vision_state_t *st);
+void ingot_vision_png_free(vision_state_t *st);
 
 /* ---------------------------------------------------------------- pnm.c */
 
 /** Read a binary PNM's header (P5 or P6, maxval 255, every pixel present). */
-ingot_status_t vision_pnm_header(vision_state_t *st, const uint8_t *data, size_t len,
-                                 vision_dims_t *d);
+ingot_status_t ingot_vision_pnm_header(vision_state_t *st, const uint8_t *data, size_t len,
+                                       vision_dims_t *d);
 /** The pixels of region @p r in @p channels: in place when the file has them, else converted
  *  into st->px. */
-ingot_status_t vision_pnm_region(vision_state_t *st, const uint8_t *data, size_t len,
-                                 const vision_region_t *r, uint32_t channels, vision_pixels_t *px);
+ingot_status_t ingot_vision_pnm_region(vision_state_t *st, const uint8_t *data, size_t len,
+                                       const vision_region_t *r, uint32_t channels,
+                                       vision_pixels_t *px);
 
 /** Luma of an RGB pixel (ITU-R BT.601, as libjpeg and Pillow's convert("L")). */
 static inline uint8_t vision_luma(uint32_t r, uint32_t g, uint32_t b)

@@ -95,9 +95,9 @@ static ingot_status_t vision_header(vision_state_t *st, vision_format_t fmt, con
 {
     INGOT_CHECK(vision_complete(st, fmt, p, len));
     switch (fmt) {
-    case VISION_FORMAT_JPEG: return vision_jpeg_header(st, p, len, d);
-    case VISION_FORMAT_PNG: return vision_png_header(st, p, len, d);
-    case VISION_FORMAT_PNM: return vision_pnm_header(st, p, len, d);
+    case VISION_FORMAT_JPEG: return ingot_vision_jpeg_header(st, p, len, d);
+    case VISION_FORMAT_PNG: return ingot_vision_png_header(st, p, len, d);
+    case VISION_FORMAT_PNM: return ingot_vision_pnm_header(st, p, len, d);
     default: break;
     }
     char hex[3 * VISION_MAGIC_SHOWN + 1] = "";
@@ -113,9 +113,9 @@ static ingot_status_t vision_header(vision_state_t *st, vision_format_t fmt, con
 static void vision_abort(vision_state_t *st, vision_format_t fmt)
 {
     if (fmt == VISION_FORMAT_JPEG) {
-        vision_jpeg_abort(st);
+        ingot_vision_jpeg_abort(st);
     } else if (fmt == VISION_FORMAT_PNG) {
-        vision_png_abort(st);
+        ingot_vision_png_abort(st);
     }
 }
 
@@ -128,8 +128,8 @@ static ingot_status_t vision_scale(const struct ingot_vision *v, vision_state_t 
     *sw = d->width;
     *sh = d->height;
     if (fmt == VISION_FORMAT_JPEG) {
-        unsigned num = vision_dct_scale(v, box);
-        INGOT_CHECK(vision_jpeg_scale(st, num, v->out_c, sw, sh));
+        unsigned num = ingot_vision_dct_scale(v, box);
+        INGOT_CHECK(ingot_vision_jpeg_scale(st, num, v->out_c, sw, sh));
         if (*sw != d->width || *sh != d->height) {
             atomic_fetch_add_explicit(&st->n.dct_scaled, 1, memory_order_relaxed);
         }
@@ -144,9 +144,9 @@ static ingot_status_t vision_region(vision_state_t *st, vision_format_t fmt, con
                                     vision_pixels_t *px)
 {
     switch (fmt) {
-    case VISION_FORMAT_JPEG: return vision_jpeg_region(st, r, c, px);
-    case VISION_FORMAT_PNG: return vision_png_region(st, r, c, px);
-    default: return vision_pnm_region(st, p, len, r, c, px);
+    case VISION_FORMAT_JPEG: return ingot_vision_jpeg_region(st, r, c, px);
+    case VISION_FORMAT_PNG: return ingot_vision_png_region(st, r, c, px);
+    default: return ingot_vision_pnm_region(st, p, len, r, c, px);
     }
 }
 
@@ -176,11 +176,11 @@ static ingot_status_t vision_run(const struct ingot_vision *v, vision_state_t *s
     vision_pixels_t px;
     uint32_t sw, sh;
     if (rc == INGOT_OK) {
-        vision_box_draw(v, seed, epoch, s->index, d.width, d.height, &box);
+        ingot_vision_box_draw(v, seed, epoch, s->index, d.width, d.height, &box);
         rc = vision_scale(v, st, fmt, &d, &box, &sw, &sh, &bf);
     }
     if (rc == INGOT_OK) {
-        rc = vision_resample_plan(st, v, &bf, sw, sh, box.flip, &r);
+        rc = ingot_vision_resample_plan(st, v, &bf, sw, sh, box.flip, &r);
     }
     if (rc != INGOT_OK) {
         vision_abort(st, fmt);
@@ -190,7 +190,7 @@ static ingot_status_t vision_run(const struct ingot_vision *v, vision_state_t *s
     atomic_fetch_add_explicit(&st->n.images, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->n.by_format[fmt], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->n.pixels_declared, pixels, memory_order_relaxed);
-    return vision_resample_run(st, v, &r, &px, out);
+    return ingot_vision_resample_run(st, v, &r, &px, out);
 }
 
 /* The one message of a failed sample: where it is, then what was wrong. */
@@ -223,7 +223,7 @@ ingot_status_t ingot_transform_image_decode(const ingot_sample_view_t *s, void *
     if (f->len == 0) {
         return vision_fail(INGOT_ERR_FORMAT, s, f, "an empty field (0 bytes): no image");
     }
-    vision_state_t *st = vision_state_take(v);
+    vision_state_t *st = ingot_vision_state_take(v);
     if (st == NULL) {
         return vision_fail(INGOT_ERR_NO_MEMORY, s, f, "out of memory making a scratch state");
     }
@@ -232,6 +232,6 @@ ingot_status_t ingot_transform_image_decode(const ingot_sample_view_t *s, void *
     if (rc != INGOT_OK) {
         vision_fail(rc, s, f, st->why[0] ? st->why : ingot_status_string(rc));
     }
-    vision_state_give(v, st);
+    ingot_vision_state_give(v, st);
     return rc;
 }

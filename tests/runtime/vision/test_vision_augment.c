@@ -19,16 +19,16 @@ static void test_keys(void)
 {
     ingot_vision_h v = vt_make(224, 224, 3, INGOT_IMAGE_CROP_RANDOM, 1, INGOT_IMAGE_DCT_FAST);
     vision_box_t a, b;
-    vision_box_draw(v, 1, 2, 3, 500, 375, &a);
-    vision_box_draw(v, 1, 2, 3, 500, 375, &b);
+    ingot_vision_box_draw(v, 1, 2, 3, 500, 375, &a);
+    ingot_vision_box_draw(v, 1, 2, 3, 500, 375, &b);
     CHECK(box_eq(&a, &b));
     int same = 0;
     for (uint64_t k = 0; k < 100; k++) { /* another index, epoch or seed: another box */
-        vision_box_draw(v, 1, 2, 1000 + k, 500, 375, &b);
+        ingot_vision_box_draw(v, 1, 2, 1000 + k, 500, 375, &b);
         same += box_eq(&a, &b);
-        vision_box_draw(v, 1, 3 + k, 3, 500, 375, &b);
+        ingot_vision_box_draw(v, 1, 3 + k, 3, 500, 375, &b);
         same += box_eq(&a, &b);
-        vision_box_draw(v, 2 + k, 2, 3, 500, 375, &b);
+        ingot_vision_box_draw(v, 2 + k, 2, 3, 500, 375, &b);
         same += box_eq(&a, &b);
     }
     CHECK(same <= 1);
@@ -39,7 +39,7 @@ static void test_keys(void)
                                .seed = 99};
     ingot_vision_h v2;
     CHECK_OK(ingot_vision_create(&p, &v2)); /* the transform's own seed changes the draws too */
-    vision_box_draw(v2, 1, 2, 3, 500, 375, &b);
+    ingot_vision_box_draw(v2, 1, 2, 3, 500, 375, &b);
     CHECK(!box_eq(&a, &b));
     ingot_vision_destroy(v2);
     ingot_vision_destroy(v);
@@ -52,7 +52,7 @@ static void test_random_boxes(void)
     int flips = 0, n = 4000;
     for (int i = 0; i < n; i++) {
         vision_box_t b;
-        vision_box_draw(v, 5, 0, (uint64_t)i, 500, 375, &b);
+        ingot_vision_box_draw(v, 5, 0, (uint64_t)i, 500, 375, &b);
         CHECK(b.w >= 1 && b.h >= 1 && b.x >= 0 && b.y >= 0);
         CHECK(b.x + b.w <= 500 && b.y + b.h <= 375);
         CHECK(b.x == floor(b.x) && b.w == floor(b.w)); /* whole pixels, as torchvision's */
@@ -72,9 +72,9 @@ static void test_random_boxes(void)
     CHECK(flips > n * 0.46 && flips < n * 0.54);
     /* no draw fits a 1000 x 10 strip: the central fallback, width 10 * 4/3 rounded */
     vision_box_t b;
-    vision_box_draw(v, 5, 0, 77, 1000, 10, &b);
+    ingot_vision_box_draw(v, 5, 0, 77, 1000, 10, &b);
     CHECK(b.w == 13 && b.h == 10 && b.x == 493 && b.y == 0);
-    vision_box_draw(v, 5, 0, 77, 10, 1000, &b);
+    ingot_vision_box_draw(v, 5, 0, 77, 10, 1000, &b);
     CHECK(b.w == 10 && b.h == 13 && b.x == 0 && b.y == 493);
     ingot_vision_destroy(v);
 }
@@ -84,7 +84,7 @@ static void test_center_and_flip_rates(void)
     ingot_vision_h v = vt_make(224, 224, 3, INGOT_IMAGE_CROP_CENTER, 1, INGOT_IMAGE_DCT_FAST);
     vision_box_t b;
     /* Resize(256): 500x375 -> 341x256; CenterCrop(224): left round(58.5) = 58, top 16 */
-    vision_box_draw(v, 5, 0, 1, 500, 375, &b);
+    ingot_vision_box_draw(v, 5, 0, 1, 500, 375, &b);
     CHECK(fabs(b.x - 58 * 500.0 / 341) < 1e-9 && fabs(b.y - 16 * 375.0 / 256) < 1e-9);
     CHECK(fabs(b.w - 224 * 500.0 / 341) < 1e-9 && fabs(b.h - 224 * 375.0 / 256) < 1e-9);
     CHECK(b.flip == 0);
@@ -97,7 +97,7 @@ static void test_center_and_flip_rates(void)
                                    .flip = (float)f};
         CHECK_OK(ingot_vision_create(&p, &v));
         for (uint64_t i = 0; i < 200; i++) {
-            vision_box_draw(v, 5, 0, i, 64, 64, &b);
+            ingot_vision_box_draw(v, 5, 0, i, 64, 64, &b);
             CHECK(b.flip == f);
         }
         ingot_vision_destroy(v);
@@ -110,14 +110,14 @@ static void test_dct_choice(void)
     ingot_vision_h any = vt_make(224, 224, 3, INGOT_IMAGE_CROP_RANDOM, 1, INGOT_IMAGE_DCT_ANY);
     ingot_vision_h off = vt_make(224, 224, 3, INGOT_IMAGE_CROP_RANDOM, 1, INGOT_IMAGE_DCT_OFF);
     vision_box_t b = {0, 0, 448, 448, 0};
-    CHECK(vision_dct_scale(fast, &b) == 4 && vision_dct_scale(any, &b) == 4);
-    CHECK(vision_dct_scale(off, &b) == 8);
+    CHECK(ingot_vision_dct_scale(fast, &b) == 4 && ingot_vision_dct_scale(any, &b) == 4);
+    CHECK(ingot_vision_dct_scale(off, &b) == 8);
     b.w = 447; /* 447 * 4/8 < 224: FAST takes full size, ANY 5/8 */
-    CHECK(vision_dct_scale(fast, &b) == 8 && vision_dct_scale(any, &b) == 5);
+    CHECK(ingot_vision_dct_scale(fast, &b) == 8 && ingot_vision_dct_scale(any, &b) == 5);
     b = (vision_box_t){0, 0, 4000, 1800, 0};
-    CHECK(vision_dct_scale(fast, &b) == 1 && vision_dct_scale(any, &b) == 1);
+    CHECK(ingot_vision_dct_scale(fast, &b) == 1 && ingot_vision_dct_scale(any, &b) == 1);
     b.h = 1700; /* 1700 / 8 < 224 */
-    CHECK(vision_dct_scale(fast, &b) == 2 && vision_dct_scale(any, &b) == 2);
+    CHECK(ingot_vision_dct_scale(fast, &b) == 2 && ingot_vision_dct_scale(any, &b) == 2);
     ingot_vision_destroy(fast);
     ingot_vision_destroy(any);
     ingot_vision_destroy(off);

@@ -246,15 +246,15 @@ static void test_simd_generic(void)
     float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
     CHECK(a != NULL && b != NULL);
     for (uint64_t i = 0; i < 16; i++) {
-        vision_resample_simd(1);
+        ingot_vision_resample_simd(1);
         CHECK_OK(vt_apply(v, j, len, i, 0, a));
-        vision_resample_simd(0);
+        ingot_vision_resample_simd(0);
         CHECK_OK(vt_apply(v, j, len, i, 0, b));
         for (size_t k = 0; k < n; k++) {
             CHECK(fabsf(a[k] - b[k]) < 1e-4f);
         }
     }
-    vision_resample_simd(1);
+    ingot_vision_resample_simd(1);
     ingot_vision_destroy(v);
     free(a);
     free(b);
