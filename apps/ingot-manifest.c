@@ -5,6 +5,7 @@
 #include <ingot/config.h>
 #include <ingot/pack.h>
 #include <ingot/shard.h>
+#include "manifest/image_folder.h"
 
 #include <unistd.h>
 
@@ -26,6 +27,13 @@ static const char usage[] =
     "        dictionary when --dict), and write DIR/manifest.ingot. Shards are cut on\n"
     "        uncompressed bytes; N shards (default: online CPUs) are compressed and written\n"
     "        in parallel, each buffered in memory; the output does not depend on N.\n"
+    "  pack ROOT -o DIR --labels-from-dirs [--skip-non-images] [--allow-empty-classes] ...\n"
+    "        torchvision's ImageFolder (ROOT/<class>/<image>): each image a sample labelled\n"
+    "        with its class index, classes sorted by folder name; the names are written to\n"
+    "        DIR/" INGOT_PACK_CLASSES_NAME ". Images: .jpg .jpeg .png .ppm .pgm .pnm (any case),\n"
+    "        also in nested folders (the top folder's class). Any other file in a class folder\n"
+    "        fails the pack (--skip-non-images: left out), as does a class folder without\n"
+    "        images (--allow-empty-classes: its index is kept); files in ROOT are ignored.\n"
     "  pack --fashion-mnist [IDX_DIR] -o DIR [--split train|test] [--shard-size SIZE]\n"
     "       [--zstd LEVEL]\n"
     "        Turn the Fashion-MNIST idx files (default " INGOT_IMPORT_FASHION_MNIST_DIR ",\n"
@@ -70,6 +78,7 @@ typedef struct cli_args {
     const char *out, *dict_file, *field, *shard_size, *labels, *split;
     int reject_special, dict, fashion, zstd_level, jobs;
     int64_t shard;
+    cli_folder_t folder; /* pack --labels-from-dirs and its options */
 } cli_args_t;
 
 /** Bounds of the integer options. */
@@ -147,6 +156,8 @@ static int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             a->fashion = 1;
         } else if (strcmp(o, "--split") == 0 && more) {
             a->split = argv[++i];
+        } else if (cli_folder_option(o, &a->folder)) {
+            continue;
         } else if (o[0] == '-' && o[1] != '\0') {
             free(a->pos); /* the callers return at once: nothing else frees it */
             return cli_usage_error("unknown or incomplete option '%s'", o);
@@ -325,6 +336,7 @@ static int cli_inspect(int argc, char **argv)
            info.sample_count ? (double)info.file_size / (double)info.sample_count : 0.0,
            info.shard_count, info.sample_count, info.field_count,
            info.dict_path ? info.dict_path : "none");
+    cli_folder_inspect(a.pos[0], m);
     uint64_t hist[CLI_HIST_BUCKETS] = {0}, bytes = 0;
     rc = cli_inspect_fields(m, &info, hist, &bytes);
     if (rc == 0) {
@@ -488,6 +500,9 @@ static ingot_status_t cli_sources(const cli_args_t *a, ingot_import_member_cb_t 
         cli_split_filter_t f = {prefix, cb, arg};
         return ingot_import(dir, INGOT_IMPORT_FASHION_MNIST, cli_split_cb, &f);
     }
+    if (a->folder.on) {
+        return cli_folder_import(&a->folder, a->pos[0], cb, arg);
+    }
     ingot_status_t st = INGOT_OK;
     for (int i = 0; st == INGOT_OK && i < a->npos; i++) {
         st = ingot_import(a->pos[i], INGOT_IMPORT_AUTO, cb, arg);
@@ -523,6 +538,9 @@ static uint64_t cli_count_members(const cli_args_t *a)
     if (a->fashion) {
         const char *dir = a->npos ? a->pos[0] : INGOT_IMPORT_FASHION_MNIST_DIR;
         return ingot_import_count(dir, INGOT_IMPORT_FASHION_MNIST, &n) == INGOT_OK ? n : 0;
+    }
+    if (a->folder.on) {
+        return cli_folder_count(&a->folder, a->pos[0]);
     }
     for (int i = 0; i < a->npos; i++) {
         if (ingot_import_count(a->pos[i], INGOT_IMPORT_AUTO, &n) != INGOT_OK) {
@@ -560,6 +578,14 @@ static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
                                           : "--split '%s': only --fashion-mnist has splits",
                                a->split);
     }
+    if ((a->folder.skip_non_images || a->folder.allow_empty) && !a->folder.on) {
+        return cli_usage_error("%s", "--skip-non-images and --allow-empty-classes go with "
+                                     "--labels-from-dirs");
+    }
+    if (a->folder.on && (a->npos != 1 || a->fashion)) {
+        return cli_usage_error("%s", "--labels-from-dirs takes one ROOT (ROOT/<class>/<image>), "
+                                     "not --fashion-mnist");
+    }
     if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0)) {
         return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
                                      "needs --zstd LEVEL");
@@ -588,8 +614,12 @@ static int cli_pack(int argc, char **argv)
     if (rc == 0 && ingot_packer_create(&pp, &p) == INGOT_OK &&
         cli_sources(&a, ingot_pack_member_cb, p) == INGOT_OK &&
         ingot_packer_finish(p, &samples, &shards) == INGOT_OK) {
-        printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
-               shards, a.out, INGOT_PACK_MANIFEST_NAME);
+        if (a.folder.on) {
+            rc = cli_folder_finish(&a.folder, a.pos[0], a.out, samples, shards);
+        } else {
+            printf("packed %" PRIu64 " samples into %" PRIu64 " shards; manifest %s/%s\n", samples,
+                   shards, a.out, INGOT_PACK_MANIFEST_NAME);
+        }
     } else {
         rc = CLI_EXIT_FAIL;
     }

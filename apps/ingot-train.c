@@ -55,6 +55,7 @@ typedef struct train {
     ingot_comm_h comm;
     ingot_loader_h train_l, test_l;
     ingot_image_norm_t pixels; /* the loaders' transform: P5 28x28 to normalised floats */
+    ingot_vision_h vision;     /* --decode: the image decode transform, 28x28 gray floats */
     train_model_t m;
     train_gemm_t gemm;  /* where m's products run */
     char blas_why[384]; /* why there (the report's words) */
@@ -166,6 +167,22 @@ static int train_dataset(train_t *t)
  * mean and standard deviation (of pixel / 255). The label comes with the batch (`cls`). */
 static ingot_status_t pixels_prepare(train_t *t)
 {
+    if (t->a.decode) {
+        /* --decode: any JPEG/PNG/PNM to 28x28 gray (the whole image, resized when it is not
+         * 28x28), normalised alike: a JPEG-encoded Fashion-MNIST trains as the P5 one */
+        ingot_vision_params_t v = {
+            .field_mask = INGOT_VISION_PARAM_FIELD_SIZE | INGOT_VISION_PARAM_FIELD_CHANNELS |
+                          INGOT_VISION_PARAM_FIELD_CROP | INGOT_VISION_PARAM_FIELD_NORMALIZE,
+            .height = 28,
+            .width = 28,
+            .channels = 1,
+            .crop = INGOT_IMAGE_CROP_NONE,
+            .mean = {0.2860f},
+            .std = {0.3530f}};
+        ingot_status_t st = t->vision ? INGOT_OK : ingot_vision_create(&v, &t->vision);
+        t->pixels.out_size = st == INGOT_OK ? ingot_vision_out_size(t->vision) : 0;
+        return st;
+    }
     t->pixels = (ingot_image_norm_t){.field = "pgm",
                                      .channels = 1,
                                      .height = 28,
@@ -192,8 +209,8 @@ static ingot_status_t loader_open(train_t *t, const char *manifest, uint64_t bat
         .seed = t->a.seed,
         .epochs = epochs,
         .device = INGOT_DEVICE_HOST, /* the model lives on the host, also with cuBLAS */
-        .transform = ingot_transform_image_norm,
-        .transform_arg = &t->pixels,
+        .transform = t->vision ? ingot_transform_image_decode : ingot_transform_image_norm,
+        .transform_arg = t->vision ? (void *)t->vision : (void *)&t->pixels,
         .sample_out_size = t->pixels.out_size, /* TRAIN_PIXELS floats */
         .cursor = cursor};
     return ingot_loader_create(t->ctx, &p, l_p);
@@ -711,6 +728,7 @@ int main(int argc, char **argv)
     }
     ingot_loader_destroy(t.test_l);
     ingot_loader_destroy(t.train_l);
+    ingot_vision_destroy(t.vision);
     ingot_comm_destroy(t.comm);
     train_model_free(&t.m);
     train_gemm_close(&t.gemm);

@@ -79,6 +79,21 @@ void pyingot_tf_clear(pyingot_tf_t *tf);
  * New reference. */
 PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg);
 
+/* ---- vision.c: ImageTransform's decode and augment options */
+typedef struct pyingot_vision_opts {
+    int decode, uint8; /* decode=True; dtype='uint8' */
+    PyObject *crop, *scale, *ratio, *flip, *resize, *layout, *max_pixels, *seed, *dct; /* borrowed;
+                                                                         NULL/None: default */
+} pyingot_vision_opts_t;
+/* 1 when the options ask for the decode transform (decode=True or a crop). */
+int pyingot_vision_wanted(const pyingot_vision_opts_t *o);
+/* -1 with ingot.Error naming the first decode option given without decoding; else 0. */
+int pyingot_vision_unused(const pyingot_vision_opts_t *o);
+/* The decode transform of @p n's size, channels, field, mean and std and the options; -1 with
+ * ingot.Error naming what was wrong. *hwc_p: 1 for layout='HWC'. */
+int pyingot_vision_create(const pyingot_vision_opts_t *o, const ingot_image_norm_t *n,
+                          ingot_vision_h *v_p, int *hwc_p);
+
 /* ---- loader.c */
 typedef struct pyingot_held {
     ingot_batch_t batch;

@@ -98,6 +98,8 @@ static const char *dtype_name(pyingot_dl_dtype_t dt)
 typedef struct {
     PyObject_HEAD ingot_image_norm_t norm;
     char *field;
+    ingot_vision_h vision; /* decode=True: the decode transform (vision.c); NULL: norm's */
+    int hwc, uint8;        /* the decode transform's layout and dtype */
 } image_tf_t;
 
 /* A per-channel float argument: one number for every channel, or one per channel. */
@@ -128,13 +130,43 @@ static int parse_channels(PyObject *o, const char *what, uint32_t c, float *out)
     return 0;
 }
 
+/* decode=True (or a crop): the decode transform of @p n's members and the options. */
+static int image_tf_decode(image_tf_t *self, pyingot_vision_opts_t *vo, PyObject *dtype_o)
+{
+    pyingot_dl_dtype_t dt = {PYINGOT_DL_FLOAT, 32, 1};
+    if (dtype_o && parse_dtype(dtype_o, &dt) != 0) {
+        return -1;
+    }
+    vo->uint8 = dt.code == PYINGOT_DL_UINT && dt.bits == 8;
+    int wanted = pyingot_vision_wanted(vo);
+    if ((dt.code != PYINGOT_DL_FLOAT || dt.bits != 32) && (!wanted || !vo->uint8)) {
+        pyingot_raisef(INGOT_ERR_INVALID_PARAM,
+                       "ImageTransform(dtype=%s): expected float32, or "
+                       "uint8 with decode=True",
+                       dtype_name(dt));
+        return -1;
+    }
+    ingot_vision_destroy(self->vision);
+    self->vision = NULL;
+    if (!wanted) {
+        return pyingot_vision_unused(vo);
+    }
+    self->uint8 = vo->uint8;
+    return pyingot_vision_create(vo, &self->norm, &self->vision, &self->hwc);
+}
+
 static int image_tf_init(image_tf_t *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"shape", "mean", "std", "field", NULL};
-    PyObject *shape_o, *mean = NULL, *std = NULL;
+    static char *kwlist[] = {"shape",      "mean",  "std",  "field",  "decode", "crop",
+                             "scale",      "ratio", "flip", "resize", "dtype",  "layout",
+                             "max_pixels", "seed",  "dct",  NULL};
+    PyObject *shape_o, *mean = NULL, *std = NULL, *dtype_o = NULL;
     const char *field = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOz:ImageTransform", kwlist, &shape_o, &mean,
-                                     &std, &field)) {
+    pyingot_vision_opts_t vo = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOzpOOOOOOOOOO:ImageTransform", kwlist,
+                                     &shape_o, &mean, &std, &field, &vo.decode, &vo.crop, &vo.scale,
+                                     &vo.ratio, &vo.flip, &vo.resize, &dtype_o, &vo.layout,
+                                     &vo.max_pixels, &vo.seed, &vo.dct)) {
         return -1;
     }
     int32_t ndim;
@@ -173,6 +205,12 @@ static int image_tf_init(image_tf_t *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     n->field = self->field;
+    if (image_tf_decode(self, &vo, dtype_o) != 0) {
+        return -1;
+    }
+    if (self->vision != NULL) {
+        return 0; /* the decode transform checked the rest */
+    }
     ingot_status_t st = ingot_image_norm_prepare(n);
     if (st != INGOT_OK) {
         pyingot_raise(st, NULL);
@@ -183,25 +221,33 @@ static int image_tf_init(image_tf_t *self, PyObject *args, PyObject *kwargs)
 
 static void image_tf_dealloc(image_tf_t *self)
 {
+    ingot_vision_destroy(self->vision);
     free(self->field);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *image_tf_shape(image_tf_t *self, void *c)
 {
-    return Py_BuildValue("(III)", self->norm.channels, self->norm.height, self->norm.width);
+    const ingot_image_norm_t *n = &self->norm;
+    if (self->vision != NULL && self->hwc) {
+        return Py_BuildValue("(III)", n->height, n->width, n->channels);
+    }
+    return Py_BuildValue("(III)", n->channels, n->height, n->width);
 }
 
 static PyObject *image_tf_dtype(image_tf_t *self, void *c)
 {
-    return PyUnicode_FromString("float32");
+    return PyUnicode_FromString(self->vision != NULL && self->uint8 ? "uint8" : "float32");
 }
 
 static PyObject *image_tf_repr(image_tf_t *self)
 {
-    return PyUnicode_FromFormat("ingot.ImageTransform(shape=(%u, %u, %u), field=%s)",
+    return PyUnicode_FromFormat("ingot.ImageTransform(shape=(%u, %u, %u), field=%s%s%s%s)",
                                 self->norm.channels, self->norm.height, self->norm.width,
-                                self->field ? self->field : "None");
+                                self->field ? self->field : "None",
+                                self->vision ? ", decode=True" : "",
+                                self->vision && self->uint8 ? ", dtype='uint8'" : "",
+                                self->vision && self->hwc ? ", layout='HWC'" : "");
 }
 
 static PyGetSetDef image_tf_getset[] = {
@@ -215,10 +261,16 @@ PyTypeObject pyingot_image_transform_type = {
     .tp_dealloc = (destructor)image_tf_dealloc,
     .tp_repr = (reprfunc)image_tf_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "ImageTransform(shape, *, mean=0.0, std=1.0, field=None): in the loader's workers "
-              "(C, no GIL), an 8-bit image (binary PNM P5/P6 or raw H*W*C pixels) of the sample's "
-              "field (None: its first field) to float32 [C, H, W] = (pixel / 255 - mean) / std, "
-              "per channel. shape is (C, H, W) or (H, W).",
+    .tp_doc = "ImageTransform(shape, *, mean=0.0, std=1.0, field=None, decode=False, crop=None, "
+              "scale=(0.08, 1.0), ratio=(3/4, 4/3), flip=None, resize=None, dtype='float32', "
+              "layout='CHW', max_pixels=None, seed=0, dct='fast'): in the loader's workers (C, no "
+              "GIL). Without decode: an 8-bit image (binary PNM P5/P6 or raw H*W*C pixels) of "
+              "exactly the shape, to float32 [C, H, W] = (pixel / 255 - mean) / std. With "
+              "decode=True (or a crop): a JPEG, PNG or PNM of any size decoded, cropped "
+              "(crop='random': RandomResizedCrop + flip; 'center': resize the shorter side to "
+              "resize, then the center; 'none': the whole image), resized to shape and written "
+              "as float32 (normalised) or uint8, CHW or HWC (docs/vision.md). shape is (C, H, W) "
+              "or (H, W).",
     .tp_getset = image_tf_getset,
     .tp_init = (initproc)image_tf_init,
     .tp_new = PyType_GenericNew,
@@ -417,7 +469,20 @@ int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p)
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
-    if (PyObject_TypeCheck(obj, &pyingot_image_transform_type)) {
+    if (PyObject_TypeCheck(obj, &pyingot_image_transform_type) &&
+        ((image_tf_t *)obj)->vision != NULL) {
+        image_tf_t *it = (image_tf_t *)obj;
+        const ingot_image_norm_t *n = &it->norm;
+        int64_t chw[3] = {n->channels, n->height, n->width},
+                hwc[3] = {n->height, n->width, n->channels};
+        tf->ndim = 3;
+        memcpy(tf->shape, it->hwc ? hwc : chw, sizeof(chw));
+        tf->dtype = it->uint8 ? (pyingot_dl_dtype_t){PYINGOT_DL_UINT, 8, 1}
+                              : (pyingot_dl_dtype_t){PYINGOT_DL_FLOAT, 32, 1};
+        tf->out_size = ingot_vision_out_size(it->vision);
+        p->transform = ingot_transform_image_decode;
+        p->transform_arg = it->vision;
+    } else if (PyObject_TypeCheck(obj, &pyingot_image_transform_type)) {
         image_tf_t *it = (image_tf_t *)obj;
         if (it->norm.out_size == 0) {
             pyingot_raise(INGOT_ERR_INVALID_PARAM, "Loader(transform=...): ImageTransform not "

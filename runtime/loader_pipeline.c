@@ -785,22 +785,34 @@ static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
 }
 
 static ingot_status_t transform_sample(ingot_loader_h l, loader_worker_ctx_t *w,
-                                       const ingot_sample_info_t *s, void *out)
+                                       const ingot_sample_info_t *s, uint64_t epoch, void *out)
 {
+    ingot_shard_info_t si;
+    const char *shard = ingot_manifest_shard_get(l->manifest, s->shard, &si) == INGOT_OK ? si.path
+                                                                                         : "?";
     ingot_sample_view_t view = {.index = s->index,
                                 .key = s->key,
                                 .label = s->label,
                                 .field_count = s->field_count,
-                                .fields = w->views};
+                                .fields = w->views,
+                                .field_mask = INGOT_SAMPLE_VIEW_FIELD_EPOCH |
+                                              INGOT_SAMPLE_VIEW_FIELD_SEED |
+                                              INGOT_SAMPLE_VIEW_FIELD_WHERE,
+                                .epoch = epoch,
+                                .seed = l->params.seed,
+                                .shard = shard,
+                                .offset = s->offset};
     ingot_last_error_clear();
     ingot_status_t st = l->params.transform(&view, out, l->params.sample_out_size,
                                             l->params.transform_arg);
     if (st != INGOT_OK) {
         /* A built-in transform says what was wrong (ingot_error); a user's may not. */
-        char why[256];
+        char why[512];
         snprintf(why, sizeof(why), "%s", ingot_last_error());
-        ingot_error("transform failed on sample '%s' (index %" PRIu64 "): %s", s->key, s->index,
-                    why[0] != '\0' ? why : ingot_status_string(st));
+        ingot_error("transform failed on sample '%s' (index %" PRIu64 "): %s (shard '%s' at "
+                    "offset %" PRIu64 ")",
+                    s->key, s->index, why[0] != '\0' ? why : ingot_status_string(st), shard,
+                    s->offset);
     }
     return st;
 }
@@ -826,7 +838,7 @@ static ingot_status_t process_sample(ingot_loader_h l, loader_worker_ctx_t *w, l
     ingot_hist_record(&l->h_decode, t2 - t1);
     ingot_trace_event(l->trace, INGOT_TRACE_DECODE, t1, t2, s->index);
     if (st == INGOT_OK && transform) {
-        st = transform_sample(l, w, s, dst);
+        st = transform_sample(l, w, s, slot->epoch, dst);
         uint64_t t3 = ingot_time_ns();
         ingot_hist_record(&l->h_transform, t3 - t2);
         ingot_trace_event(l->trace, INGOT_TRACE_TRANSFORM, t2, t3, s->index);

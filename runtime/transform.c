@@ -4,6 +4,7 @@
  * allocation: a parsed header and one multiply-add per pixel.
  */
 #include <ingot/transform.h>
+#include "runtime/vision/pnm.h"
 #include "base/log.h"
 #include <ctype.h>
 #include <math.h>
@@ -42,13 +43,6 @@ ingot_status_t ingot_image_norm_prepare(ingot_image_norm_t *n)
     return INGOT_OK;
 }
 
-/* PNM header: "P5"|"P6", width, height, maxval, separated by whitespace and '#' comments (to the
- * end of their line), then one whitespace byte. */
-typedef struct pnm_header {
-    unsigned channels, width, height, maxval;
-    size_t pixels; /* offset of the first pixel byte */
-} pnm_header_t;
-
 /* Skip whitespace and comments from @p i; the next offset. */
 static size_t pnm_skip(const unsigned char *p, size_t len, size_t i)
 {
@@ -84,8 +78,7 @@ static int pnm_number(const unsigned char *p, size_t len, size_t *i, unsigned *v
     return 1;
 }
 
-/* 1 when the bytes start with a binary PNM header (filled in), 0 otherwise. */
-static int pnm_parse(const unsigned char *p, size_t len, pnm_header_t *h)
+int ingot_pnm_parse(const unsigned char *p, size_t len, pnm_header_t *h)
 {
     if (len < 3 || p[0] != 'P' || (p[1] != '5' && p[1] != '6') || !isspace(p[2])) {
         return 0;
@@ -150,7 +143,7 @@ ingot_status_t ingot_transform_image_norm(const ingot_sample_view_t *s, void *ou
     const unsigned char *p = f->data;
     size_t raw = (size_t)n->channels * n->height * n->width;
     pnm_header_t h;
-    if (pnm_parse(p, f->len, &h)) {
+    if (ingot_pnm_parse(p, f->len, &h)) {
         if (h.channels != n->channels || h.width != n->width || h.height != n->height ||
             h.maxval != 255) {
             return ingot_fail(INGOT_ERR_FORMAT,

@@ -19,6 +19,10 @@ ingot_status_t ingot_import_emit_named(const import_sink_t *sink, const char *sr
 
 /** The regular files below @p dir, sorted by path (import_dir.c). */
 ingot_status_t ingot_import_dir(const char *dir, const import_sink_t *sink);
+/** The paths of the regular files below @p dir (each starting with @p dir), sorted, in a
+ *  malloc'd array (NULL when none); free them with ingot_import_dir_paths_free(). */
+ingot_status_t ingot_import_dir_paths(const char *dir, char ***paths_p, size_t *n_p);
+void ingot_import_dir_paths_free(char **paths, size_t n);
 /** Regular files below @p dir, names only. */
 ingot_status_t ingot_import_dir_count(const char *dir, uint64_t *count_p);
 

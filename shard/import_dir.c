@@ -130,6 +130,28 @@ ingot_status_t ingot_import_dir(const char *dir, const import_sink_t *sink)
     return st;
 }
 
+ingot_status_t ingot_import_dir_paths(const char *dir, char ***paths_p, size_t *n_p)
+{
+    import_walk_t w = {.root = dir, .collect = 1};
+    ingot_status_t st = walk_run(&w);
+    if (st != INGOT_OK) {
+        walk_release(&w);
+        return st;
+    }
+    if (w.n > 0) {
+        qsort(w.paths, w.n, sizeof(*w.paths), walk_cmp);
+    }
+    *paths_p = w.paths;
+    *n_p = w.n;
+    return INGOT_OK;
+}
+
+void ingot_import_dir_paths_free(char **paths, size_t n)
+{
+    import_walk_t w = {.paths = paths, .n = n};
+    walk_release(&w);
+}
+
 ingot_status_t ingot_import_dir_count(const char *dir, uint64_t *count_p)
 {
     import_walk_t w = {.root = dir, .collect = 0};

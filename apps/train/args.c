@@ -19,24 +19,18 @@ enum {
     O_CKPT,
     O_RESUME,
     O_JSON,
-    O_BLAS
+    O_BLAS,
+    O_DECODE
 };
 
-static const struct option options[] = {{"train", 1, 0, O_TRAIN},
-                                        {"test", 1, 0, O_TEST},
-                                        {"model", 1, 0, O_MODEL},
-                                        {"hidden", 1, 0, O_HIDDEN},
-                                        {"epochs", 1, 0, O_EPOCHS},
-                                        {"batch", 1, 0, O_BATCH},
-                                        {"lr", 1, 0, O_LR},
-                                        {"momentum", 1, 0, O_MOMENTUM},
-                                        {"seed", 1, 0, O_SEED},
-                                        {"checkpoint", 1, 0, O_CKPT},
-                                        {"resume", 0, 0, O_RESUME},
-                                        {"json", 1, 0, O_JSON},
-                                        {"blas", 1, 0, O_BLAS},
-                                        {"help", 0, 0, 'h'},
-                                        {0, 0, 0, 0}};
+static const struct option options[] = {{"train", 1, 0, O_TRAIN},   {"test", 1, 0, O_TEST},
+                                        {"model", 1, 0, O_MODEL},   {"hidden", 1, 0, O_HIDDEN},
+                                        {"epochs", 1, 0, O_EPOCHS}, {"batch", 1, 0, O_BATCH},
+                                        {"lr", 1, 0, O_LR},         {"momentum", 1, 0, O_MOMENTUM},
+                                        {"seed", 1, 0, O_SEED},     {"checkpoint", 1, 0, O_CKPT},
+                                        {"resume", 0, 0, O_RESUME}, {"json", 1, 0, O_JSON},
+                                        {"blas", 1, 0, O_BLAS},     {"decode", 0, 0, O_DECODE},
+                                        {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
 
 static void usage(FILE *out)
 {
@@ -59,6 +53,10 @@ static void usage(FILE *out)
             "  --blas auto|cpu|cuda  matrix products through CBLAS (cpu) or cuBLAS on the GPU\n"
             "                        of each rank's placement (cuda: an error where a rank\n"
             "                        cannot); auto (default): cuda when every rank can, else cpu\n"
+            "  --decode              decode each sample's image (JPEG, PNG or PNM, e.g. an\n"
+            "                        ImageFolder packed with --labels-from-dirs) to 28x28 gray\n"
+            "                        with the image decode transform, instead of reading the\n"
+            "                        28x28 P5 `pgm` member of pack --fashion-mnist\n"
             "Exit status: 0; 1 on an error; 2 for a bad option; 85 after a checkpoint taken\n"
             "on SIGUSR1 or SIGTERM (what Slurm's --signal sends): resume with --resume.\n");
 }
@@ -108,6 +106,7 @@ void train_args_parse(int argc, char **argv, train_args_t *a)
         case O_RESUME: a->resume = true; break;
         case O_JSON: a->json = optarg; break;
         case O_BLAS: a->blas = args_blas(optarg); break;
+        case O_DECODE: a->decode = true; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(TRAIN_EXIT_USAGE);
         }

@@ -42,6 +42,7 @@ typedef struct train_args {
     uint64_t epochs, batch, seed;
     double lr, momentum;
     bool resume;
+    bool decode; /* --decode: the image decode transform (JPEG/PNG/PNM) instead of P5 pixels */
 } train_args_t;
 
 /** Parse or exit(TRAIN_EXIT_USAGE) naming the option and value. */

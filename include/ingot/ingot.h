@@ -26,6 +26,7 @@
 #include <ingot/order.h>
 #include <ingot/loader.h>
 #include <ingot/transform.h>
+#include <ingot/vision.h>
 #include <ingot/collectives.h>
 #include <ingot/pack.h>
 

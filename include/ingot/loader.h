@@ -48,13 +48,37 @@ typedef struct ingot_field_view {
     size_t      len;  /**< Bytes of data. */
 } ingot_field_view_t;
 
-/** A sample as the transform sees it. */
+/** Members of ingot_sample_view_t after `fields` that its field_mask says are set. */
+enum ingot_sample_view_field {
+    INGOT_SAMPLE_VIEW_FIELD_EPOCH = INGOT_BIT(0), /**< epoch. */
+    INGOT_SAMPLE_VIEW_FIELD_SEED  = INGOT_BIT(1), /**< seed. */
+    INGOT_SAMPLE_VIEW_FIELD_WHERE = INGOT_BIT(2)  /**< shard, offset. */
+};
+
+/**
+ * A sample as the transform sees it. The members from field_mask on were appended after the
+ * first five (issue 26): transforms written before them never read them, so they keep working;
+ * the loader sets field_mask to the bits of the members it filled in (all of them). A view made
+ * by the caller (a test, a direct call) may leave field_mask 0: a transform then takes epoch 0,
+ * seed 0 and an unnamed shard. As with any new symbol, a transform that reads them needs a
+ * libingot at least as new as this header.
+ */
 typedef struct ingot_sample_view {
     uint64_t                  index;       /**< Global sample index. */
     const char               *key;         /**< Key within its shard. */
     int32_t                   label;       /**< Label, or -1. */
     uint32_t                  field_count; /**< Entries of fields. */
     const ingot_field_view_t *fields;      /**< Decoded fields, in shard order. */
+    uint64_t                  field_mask;  /**< ingot_sample_view_field bits of the members below
+                                                that are set. */
+    uint64_t                  epoch;       /**< Epoch the sample is delivered in (from 0). */
+    uint64_t                  seed;        /**< The loader's seed (its params.seed): with epoch
+                                                and index, what a random augmentation draws
+                                                from, so that any world size and a resumed run
+                                                draw the same. */
+    const char               *shard;       /**< Path of its shard (as the manifest names it). */
+    uint64_t                  offset;      /**< Byte offset of its first member's data in the
+                                                shard. */
 } ingot_sample_view_t;
 
 /**

@@ -180,6 +180,85 @@ INGOT_API ingot_status_t ingot_import(const char *path, ingot_import_kind_t kind
 INGOT_API ingot_status_t ingot_import_count(const char *path, ingot_import_kind_t kind,
                                             uint64_t *count_p);
 
+/* ------------------------------------------------------------------------------------------ */
+/* ImageFolder                                                                                  */
+
+/** Name of the class list written beside the manifest of a packed ImageFolder
+ *  (ingot_pack_classes_write()): line n, from 0, names class n. */
+#define INGOT_PACK_CLASSES_NAME "classes.txt"
+
+/** Extensions (any case) of the files ingot_import_image_folder() takes as images: the formats
+ *  ingot_transform_image_decode() decodes. */
+#define INGOT_IMAGE_FOLDER_EXTENSIONS "jpg jpeg png ppm pgm pnm"
+
+/** Fields of ingot_image_folder_params_t. */
+enum ingot_image_folder_params_field {
+    INGOT_IMAGE_FOLDER_PARAM_FIELD_SKIP_NON_IMAGES = INGOT_BIT(0), /**< skip_non_images. */
+    INGOT_IMAGE_FOLDER_PARAM_FIELD_ALLOW_EMPTY     = INGOT_BIT(1)  /**< allow_empty. */
+};
+
+/** Parameters of ingot_import_image_folder(); NULL or unset fields: 0. */
+typedef struct ingot_image_folder_params {
+    uint64_t field_mask;      /**< ingot_image_folder_params_field bits. */
+    int      skip_non_images; /**< Non-zero: a file in a class folder that is not an image is
+                                   left out (counted) instead of failing the import. */
+    int      allow_empty;     /**< Non-zero: a class folder without images keeps its index
+                                   (counted) instead of failing the import, so that two splits
+                                   of one dataset number their classes alike. */
+} ingot_image_folder_params_t;
+
+/** What ingot_import_image_folder() found. */
+typedef struct ingot_image_folder_info {
+    uint32_t class_count; /**< Classes: the root's subdirectories. */
+    char   **classes;     /**< Their names, sorted; class i has label i. Owned by the info:
+                               ingot_image_folder_info_release() frees them. */
+    uint64_t images;      /**< Samples (one image each). */
+    uint64_t skipped;     /**< Files that are not images, left out (skip_non_images). */
+    uint64_t outside;     /**< Files directly in the root, outside every class: ignored. */
+    uint32_t empty;       /**< Classes without images (allow_empty). */
+} ingot_image_folder_info_t;
+
+/**
+ * @brief Import torchvision's ImageFolder layout: every image below `root/<class>/` becomes a
+ *        sample with its image member and a `cls` member holding the class index.
+ *
+ * Rules (checked over the whole tree before any file is read, so a bad tree packs nothing):
+ * - Classes are the root's subdirectories (symbolic links are not followed), sorted by name
+ *   bytewise, as Python's sorted() (torchvision's find_classes): class i has label i.
+ * - Images may sit in nested folders inside a class folder: they take the class of its top
+ *   folder (torchvision walks class folders recursively). A sample's key is its path from the
+ *   root up to the first dot of its file name (`cat/sub/img1`); its image member is named by
+ *   the rest (`jpg`).
+ * - An image is a file whose name ends in one of INGOT_IMAGE_FOLDER_EXTENSIONS (any case). Any
+ *   other file in a class folder fails the import naming it, unless skip_non_images.
+ * - A class folder without images fails the import naming it, unless allow_empty.
+ * - Files directly in the root belong to no class: they are ignored and counted.
+ * - Two images with one key (`a.jpg` and `a.png`) fail the import naming both.
+ * @param cb  receives every member (NULL: only check the tree and fill @p info_p).
+ * @param info_p out (may be NULL): written on success; release it with
+ *               ingot_image_folder_info_release().
+ * @return INGOT_OK; INGOT_ERR_FORMAT (no class folder, a non-image file, an empty class, a
+ *         shared key), naming the path and the rule; INGOT_ERR_NOT_FOUND / INGOT_ERR_PERMISSION
+ *         / INGOT_ERR_IO naming the file; INGOT_ERR_NO_MEMORY; or @p cb's error.
+ * Thread-safe (no global state); @p cb runs on the calling thread.
+ */
+INGOT_API ingot_status_t ingot_import_image_folder(const char                        *root,
+                                                   const ingot_image_folder_params_t *params,
+                                                   ingot_import_member_cb_t cb, void *arg,
+                                                   ingot_image_folder_info_t *info_p);
+
+/** @brief Free what an ingot_image_folder_info_t holds (and zero it). Accepts NULL. */
+INGOT_API void ingot_image_folder_info_release(ingot_image_folder_info_t *info);
+
+/**
+ * @brief Write the class names, one a line, to `dir/` INGOT_PACK_CLASSES_NAME, atomically
+ *        (beside the manifest a packer wrote in @p dir).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (a name holding a newline); INGOT_ERR_IO naming the
+ *         file. Thread-safe.
+ */
+INGOT_API ingot_status_t ingot_pack_classes_write(const char *dir, char *const *classes,
+                                                  uint32_t count);
+
 INGOT_END_DECLS
 
 #endif /* INGOT_PACK_H */
