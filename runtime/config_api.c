@@ -8,7 +8,7 @@
 #include "base/config.h"
 #include "base/base_config.h"
 #include "base/log.h"
-#include "runtime/loader_config.h"
+#include "runtime/loader/config.h"
 #include "collectives/config.h"
 #include "topology/topo.h"
 #include "source/cache/cache_impl.h"

@@ -4,7 +4,7 @@
 
 #include <ingot/ingot.h>
 #include "base/base_config.h"
-#include "runtime/loader_config.h"
+#include "runtime/loader/config.h"
 #include "base/wait.h"
 #include "topology/topo.h"
 #include <ingot/shard.h>

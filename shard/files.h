@@ -1,7 +1,7 @@
 /*
  * The shard descriptor cache: one descriptor per shard of a manifest, opened on first use and
  * checked against the size the manifest recorded, kept until the cache is destroyed. The sample
- * reader and verifier (shard/) and the POSIX byte source (runtime/source/) share this one cache
+ * reader and verifier (shard/) and the POSIX byte source (source/) share this one cache
  * type, so opening, the size check and their messages exist once.
  * Thread safety: ingot_shard_files_get() may be called from any number of threads at once (a
  * shard is opened once, under a lock; an open shard costs one atomic load); create and destroy

@@ -178,7 +178,7 @@ static ingot_status_t folder_emit_class(folder_t *f, uint32_t c, char **paths, s
         if (st == INGOT_OK) {
             memcpy(key, k, kl);
             key[kl] = '\0';
-            st = ingot_shard_src_slurp(paths[i], &data, &len);
+            st = ingot_file_read_whole(paths[i], &data, &len);
         }
         if (st == INGOT_OK) {
             st = cb(arg, key, field, data, len);

@@ -5,7 +5,7 @@
  */
 #include "test.h"
 #include "base/base_config.h"
-#include "runtime/loader_config.h"
+#include "runtime/loader/config.h"
 #include "source/cache/cache_impl.h"
 #include "transport/transport.h"
 #include "topology/topo.h"

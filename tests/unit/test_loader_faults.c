@@ -9,7 +9,7 @@
 #include "test.h"
 #include "loader_data.h"
 #include "source_test_util.h"
-#include "runtime/loader_impl.h"
+#include "runtime/loader/loader_impl.h"
 #include "base/fault.h"
 #include "base/log.h"
 #include "base/time.h"

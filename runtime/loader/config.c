@@ -1,5 +1,5 @@
 /* The loader's INGOT_* variables; the verify policies' names are indexed by ingot_verify_policy_t. */
-#include "runtime/loader_config.h"
+#include "runtime/loader/config.h"
 #include <limits.h>
 #include <stddef.h>
 

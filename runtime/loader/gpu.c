@@ -4,7 +4,7 @@
  * after it is handed to the trainer, whose stream waits on it (no host synchronisation). Without
  * CUDA in the build these calls fail cleanly or do nothing.
  */
-#include "runtime/loader_impl.h"
+#include "runtime/loader/loader_impl.h"
 #include "runtime/context_impl.h"
 #include "base/cuda.h"
 #include "base/errors.h"

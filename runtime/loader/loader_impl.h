@@ -9,8 +9,8 @@
  * A run is read either straight into the slot (scatter read: stored == delivered bytes, no
  * transform) or into a staging buffer (zstd, transform, O_DIRECT), from which workers decode.
  */
-#ifndef INGOT_RUNTIME_LOADER_IMPL_H
-#define INGOT_RUNTIME_LOADER_IMPL_H
+#ifndef INGOT_RUNTIME_LOADER_LOADER_IMPL_H
+#define INGOT_RUNTIME_LOADER_LOADER_IMPL_H
 
 #include <ingot/loader.h>
 #include <ingot/shard.h>
@@ -225,5 +225,28 @@ ingot_status_t ingot_loader_gpu_release_after(ingot_loader_h l, loader_slot_t *s
 /* Before the planner refills a slot: wait for the work its consumed event marks. */
 void ingot_loader_gpu_reuse(ingot_loader_h l, loader_slot_t *slot);
 void ingot_loader_gpu_cleanup(ingot_loader_h l);
+
+struct ingot_ctx_config;
+/* memory.c: the largest sample and run of the manifest; slots, readers and workers; every
+ * buffer, queue and stage context (then the byte sources: create.c); all of it freed. */
+ingot_status_t ingot_loader_maxima(ingot_loader_h l);
+ingot_status_t ingot_loader_size(ingot_loader_h l, const struct ingot_ctx_config *cfg);
+ingot_status_t ingot_loader_alloc(ingot_loader_h l, const struct ingot_ctx_config *cfg);
+void ingot_loader_free_memory(ingot_loader_h l);
+/* create.c: minor page faults of this process so far (getrusage). */
+long ingot_loader_minor_faults(void);
+/* workers.c: verify a sample's stored bytes against the manifest (the cache's runs are checked by
+ * their reader); process a run (verify, decode, transform, collate) on worker @p w, or NULL (a
+ * reader doing it itself). */
+ingot_status_t ingot_loader_verify_sample(ingot_loader_h l, const ingot_shard_rows_t *rows,
+                                          const char *stored, int scattered);
+/* workers.c: a run's failure noted in its slot (the first cause is kept); a slot failed at once,
+ * its waiter woken (once per step, after every note of the step). */
+void ingot_loader_slot_note_error(loader_slot_t *slot, ingot_status_t st);
+void ingot_loader_slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st);
+/* readers.c: the manifest rows of sample @p pos of @p slot's step. */
+ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos);
+ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w,
+                                        loader_run_t *run);
 
 #endif

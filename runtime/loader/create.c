@@ -1,0 +1,522 @@
+/*
+ * The loader's creation and end, on the trainer's thread: parameters and their defaults, the
+ * order and the resume cursor, sizing (slots, staging, readers and workers from the placement's
+ * ingest cores), memory, the byte sources, the peer cache, the threads; destroy.
+ */
+#include "runtime/loader/loader_impl.h"
+#include "collectives/engine.h"
+#include "collectives/config.h"
+#include "runtime/context_impl.h"
+#include "shard/manifest.h"
+#include "runtime/node_manifest.h"
+#include "source/cache/cache.h"
+#include "source/emulate.h"
+#include "source/posix.h"
+#include "base/cuda.h"
+#include "base/errors.h"
+#include "base/field_mask.h"
+#include "base/log.h"
+#include "base/param.h"
+#include "base/mix.h"
+#include "base/status.h"
+#include "base/time.h"
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define LOADER_DEPTH_DEFAULT 4
+#define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
+/* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
+ * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
+#define LOADER_READERS_REMOTE  32
+#define LOADER_TRACE_EVENTS    (1u << 20)
+#define LOADER_GAP_SCRATCH_MIN (64u << 10)
+
+long ingot_loader_minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* Where batches go: the placement's GPU when one is usable (else host memory), host memory, or
+ * a CUDA device this process must be able to use (checked before anything is allocated). */
+static ingot_status_t loader_device(ingot_loader_h l, int device)
+{
+    l->device = device;
+    if (device == INGOT_DEVICE_PLACEMENT) {
+        int cuda = l->ctx->topo->placement.cuda_device;
+        l->device = (cuda >= 0 && ingot_cuda_usable()) ? cuda : INGOT_DEVICE_HOST;
+        return INGOT_OK;
+    }
+    if (device == INGOT_DEVICE_HOST) {
+        return INGOT_OK;
+    }
+    if (device < 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_loader_create: device %d: expected a CUDA device index, "
+                          "INGOT_DEVICE_HOST (-1) or INGOT_DEVICE_PLACEMENT (-2)",
+                          device);
+    }
+    return ingot_loader_gpu_device_check(device);
+}
+
+/* The caller's fields where it set them, the defaults elsewhere. */
+#define LOADER_PARAM(_name, _bit, _default) \
+    INGOT_PARAM_VALUE(p, _name, INGOT_LOADER_PARAM_FIELD_##_bit, _default)
+
+static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_params_t *p,
+                                   const ingot_ctx_config_t *cfg)
+{
+    q->seed = LOADER_PARAM(seed, SEED, 0);
+    q->epochs = LOADER_PARAM(epochs, EPOCHS, 1);
+    q->depth = LOADER_PARAM(depth, DEPTH, LOADER_DEPTH_DEFAULT);
+    q->memory_budget = LOADER_PARAM(memory_budget, MEMORY, cfg->loader->loader_memory);
+    q->device = LOADER_PARAM(device, DEVICE, INGOT_DEVICE_PLACEMENT);
+    q->transform = LOADER_PARAM(transform, TRANSFORM, NULL);
+    q->verify = LOADER_PARAM(verify, VERIFY, cfg->loader->verify);
+    q->skip_budget = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
+    q->cursor = LOADER_PARAM(cursor, CURSOR, NULL);
+    q->tail = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
+    q->order_mode = LOADER_PARAM(order_mode, ORDER, INGOT_ORDER_FULL);
+    q->order_window = LOADER_PARAM(order_window, ORDER, 1);
+    q->readers = LOADER_PARAM(readers, THREADS, 0);
+    q->workers = LOADER_PARAM(workers, THREADS, 0);
+}
+
+/* Defaults for unset fields, and the checks no MPI call is needed for. */
+static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_t *p,
+                                    const ingot_ctx_config_t *cfg)
+{
+    l->params = *p;
+    ingot_loader_params_t *q = &l->params;
+    if (!(p->field_mask & INGOT_LOADER_PARAM_FIELD_MANIFEST) || p->manifest_path == NULL ||
+        !(p->field_mask & INGOT_LOADER_PARAM_FIELD_BATCH) || p->global_batch == 0) {
+        ingot_error("ingot_loader_create: manifest_path and a non-zero global_batch are required");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    if (p->global_batch % (uint64_t)l->world != 0) {
+        ingot_error("ingot_loader_create: world size %d does not divide global batch %" PRIu64,
+                    l->world, p->global_batch);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    loader_params_defaults(q, p, cfg);
+    if (q->epochs == 0 || q->depth < 2 || q->depth > 1024 ||
+        (q->transform != NULL && q->sample_out_size == 0) || q->verify > INGOT_VERIFY_OFF) {
+        ingot_error("ingot_loader_create: invalid parameters (epochs %" PRIu64 ", depth %u, "
+                    "transform %s with sample_out_size %zu, verify %d): epochs >= 1, 2 <= depth "
+                    "<= 1024, a transform needs sample_out_size > 0",
+                    q->epochs, q->depth, q->transform ? "set" : "unset", q->sample_out_size,
+                    (int)q->verify);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    l->depth = q->depth;
+    ingot_status_t st = loader_device(l, q->device);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    l->numa_node = (cfg->topo->bind == INGOT_TOPO_BIND_CPUMEM)
+                       ? ingot_topo_plan_numa_os_index(l->ctx->topo->topo, l->ctx->topo->plan,
+                                                       l->ctx->topo->node.local_rank)
+                       : -1;
+    l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
+    l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
+    l->timeout_ns = cfg->base->timeout_ns;
+    const ingot_collectives_config_t *coll_cfg = NULL;
+    l->pacing_ns = (ingot_collectives_config(&coll_cfg) == INGOT_OK) ? coll_cfg->ingest_pacing : 0;
+    l->coalesce_gap = cfg->loader->coalesce_gap;
+    l->direct_io = cfg->loader->direct_io;
+    return INGOT_OK;
+}
+
+
+static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t *mi)
+{
+    ingot_order_params_t op = {
+        .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
+                      INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
+        .sample_count = mi->sample_count,
+        .global_batch = l->params.global_batch,
+        .seed = l->params.seed,
+        .tail = l->params.tail};
+    uint64_t *per_shard = NULL;
+    if (l->params.order_mode == INGOT_ORDER_LOCALITY) {
+        per_shard = ingot_calloc(mi->shard_count, sizeof(*per_shard), "shard sample counts");
+        if (per_shard == NULL) {
+            return INGOT_ERR_NO_MEMORY;
+        }
+        for (uint32_t s = 0; s < mi->shard_count; s++) {
+            ingot_shard_info_t si;
+            ingot_manifest_shard_get(l->manifest, s, &si);
+            per_shard[s] = si.sample_count;
+        }
+        op.field_mask |= INGOT_ORDER_PARAM_FIELD_MODE;
+        op.mode = INGOT_ORDER_LOCALITY;
+        op.shard_samples = per_shard;
+        op.shard_count = (uint32_t)mi->shard_count;
+        op.window = l->params.order_window;
+    }
+    ingot_status_t st = ingot_order_create(&op, &l->order);
+    free(per_shard);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    l->steps_per_epoch = ingot_order_steps(l->order);
+    if (l->steps_per_epoch == 0) {
+        ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %" PRIu64
+                    " (tail policy drop)",
+                    mi->sample_count, l->params.global_batch);
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    return INGOT_OK;
+}
+
+/* Resume point from a cursor (checked against this manifest, seed and world size). */
+static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_t *mi)
+{
+    const ingot_cursor_t *c = l->params.cursor;
+    uint64_t end = l->params.epochs * l->steps_per_epoch;
+    l->start_step = 0;
+    if (c != NULL) {
+        if (c->manifest_digest != mi->digest || c->seed != l->params.seed ||
+            c->global_batch != l->params.global_batch) {
+            ingot_error("resume cursor does not match this loader: manifest digest %016" PRIx64
+                        " vs %016" PRIx64 ", seed %" PRIu64 " vs %" PRIu64 ", global batch %" PRIu64
+                        " vs %" PRIu64,
+                        c->manifest_digest, mi->digest, c->seed, l->params.seed, c->global_batch,
+                        l->params.global_batch);
+            return INGOT_ERR_MISMATCH;
+        }
+        if (c->consumed % c->global_batch != 0 ||
+            c->consumed / c->global_batch > l->steps_per_epoch) {
+            ingot_error("resume cursor: consumed %" PRIu64 " is not a whole number of global "
+                        "batches within the epoch (%" PRIu64 " steps of %" PRIu64 ")",
+                        c->consumed, l->steps_per_epoch, c->global_batch);
+            return INGOT_ERR_FORMAT;
+        }
+        l->start_step = c->epoch * l->steps_per_epoch + c->consumed / c->global_batch;
+        for (uint64_t i = 0; i < c->skipped_count && c->consumed > 0; i++) {
+            if (l->skipped_len < l->skipped_cap) {
+                l->skipped_ids[l->skipped_len++] = c->skipped[i];
+            }
+        }
+    }
+    l->total_steps = (l->start_step < end) ? end - l->start_step : 0;
+    return INGOT_OK;
+}
+
+
+/* Storage, the last byte source: POSIX files, behind the emulated store when asked. */
+static ingot_status_t loader_sources(ingot_loader_h l, const ingot_ctx_config_t *cfg)
+{
+    ingot_source_emulation_t emu;
+    ingot_source_t *storage;
+    char err[256];
+    ingot_source_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
+    ingot_status_t st = ingot_source_posix_create(l->manifest, l->direct_io, &storage);
+    if (st == INGOT_OK && ingot_source_emulation_active(&emu)) {
+        st = ingot_source_emulate_create(&emu, storage, l->nreaders * LOADER_REQS_PER_READER,
+                                         &storage);
+    }
+    if (st == INGOT_OK) {
+        l->sources[l->nsources++] = storage;
+    }
+    return st;
+}
+
+
+static ingot_status_t loader_start(ingot_loader_h l)
+{
+    char name[16];
+    if (pthread_create(&l->planner, NULL, ingot_loader_planner_main, l) != 0) {
+        ingot_error("ingot_loader_create: cannot start the planner thread");
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    l->planner_started = 1;
+    pthread_setname_np(l->planner, "ingot-plan");
+    for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
+        int reader = i < l->nreaders;
+        void *arg = reader ? (void *)&l->rctx[i] : (void *)&l->wctx[i - l->nreaders];
+        if (pthread_create(&l->threads[i], NULL,
+                           reader ? ingot_loader_reader_main : ingot_loader_worker_main,
+                           arg) != 0) {
+            ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
+                        l->nreaders + l->nworkers);
+            return INGOT_ERR_NO_RESOURCE;
+        }
+        l->threads_started++;
+        snprintf(name, sizeof(name), "ingot-%s%u", reader ? "read" : "work",
+                 (reader ? i : i - l->nreaders) & 0xff);
+        pthread_setname_np(l->threads[i], name);
+    }
+    for (uintptr_t i = 0; i < l->depth; i++) {
+        ingot_spsc_try_push(&l->free_slots, (void *)i);
+    }
+    return INGOT_OK;
+}
+
+
+static void loader_free(ingot_loader_h l)
+{
+    if (l == NULL) {
+        return;
+    }
+    ingot_abort_raise(&l->abort);
+    ingot_spsc_wake_all(&l->free_slots);
+    ingot_mpmc_wake_all(&l->read_q);
+    ingot_mpmc_wake_all(&l->work_q);
+    ingot_mpmc_wake_all(&l->staging_q);
+    if (l->planner_started) {
+        pthread_join(l->planner, NULL);
+    }
+    for (uint32_t i = 0; i < l->threads_started; i++) {
+        pthread_join(l->threads[i], NULL);
+    }
+    /* Sources first: each fails what it still holds, so quarantined buffers come back before
+     * the memory they point into is freed; the cache's peer reads too. */
+    ingot_cache_quiesce(l->cache);
+    for (uint32_t i = 0; i < l->nsources; i++) {
+        ingot_source_destroy(l->sources[i]);
+    }
+    ingot_loader_gpu_cleanup(l);
+    ingot_loader_free_memory(l);
+    ingot_cache_destroy(l->cache); /* collective: no peer reads this window any more */
+    ingot_order_destroy(l->order);
+    ingot_node_manifest_close(l->ctx, l->manifest, l->manifest_window);
+    free(l->slots);
+    free(l->slice_ids);
+    free(l->wctx);
+    free(l->threads);
+    free(l->gap_scratch);
+    ingot_cuda_free(l->gap_device);
+    free((void *)l->mem_dev);
+    free(l->skipped_ids);
+    free(l->plan_home);
+    free(l->plan_woff);
+    free(l->epoch_bytes);
+    free(l);
+}
+
+/* Everything after the shared manifest is open; local to this rank. */
+static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *cfg)
+{
+    const ingot_manifest_info_t *mi = &l->minfo;
+    ingot_status_t st = ingot_manifest_query(l->manifest, &l->minfo); /* once; kept */
+    if (st != INGOT_OK || (st = loader_order(l, mi)) != INGOT_OK) {
+        return st;
+    }
+    const ingot_cursor_t *c = l->params.cursor;
+    l->skipped_cap = l->params.skip_budget + l->slice + (c ? c->skipped_count : 0);
+    l->skipped_ids = ingot_calloc(l->skipped_cap, sizeof(uint64_t), "skipped ids");
+    if (l->skipped_ids == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    if ((st = loader_resume(l, mi)) != INGOT_OK || (st = ingot_loader_maxima(l)) ||
+        (st = ingot_loader_size(l, cfg)) || (st = ingot_loader_alloc(l, cfg)) ||
+        (st = loader_sources(l, cfg))) {
+        return st;
+    }
+    if (l->device != INGOT_DEVICE_HOST && (st = ingot_loader_gpu_init(l)) != INGOT_OK) {
+        return st;
+    }
+    if (ingot_cache_enabled() && l->direct_io) {
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "ingot_loader_create: INGOT_CACHE_BYTES with INGOT_DIRECT_IO is not "
+                          "supported (a sample read again from storage needs no alignment "
+                          "slack); set one of them off");
+    }
+    return INGOT_OK;
+}
+
+/* Why a GPU loader still needs fetched bytes in host memory, or NULL: they may land in the
+ * device slot (samples delivered as stored, nothing looks at them on the host). */
+static const char *loader_host_only(ingot_loader_h l)
+{
+    if (l->params.verify != INGOT_VERIFY_OFF) {
+        return "fetched bytes are hash-checked on the host (INGOT_VERIFY=off would let them "
+               "land in GPU memory)";
+    }
+    if (l->params.transform != NULL) {
+        return "a transform runs on the host";
+    }
+    return NULL;
+}
+
+/* The cache chose GPU memory for fetched bytes: the device gap sink and the iovec memory kinds
+ * (or host memory after all, warned, when they cannot be had). */
+static void loader_fetch_device(ingot_loader_h l)
+{
+    ingot_source_mem_t *mem = ingot_calloc(l->iov_cap, sizeof(*mem), "device iovec kinds");
+    ingot_status_t st = mem ? ingot_cuda_malloc_on(l->device, &l->gap_device, l->gap_scratch_size,
+                                                   "loader device gap scratch")
+                            : INGOT_ERR_NO_MEMORY;
+    if (st != INGOT_OK) {
+        free(mem);
+        ingot_warn("loader: fetched bytes stay in host memory (%s)", ingot_status_string(st));
+        return;
+    }
+    for (uint32_t i = 0; i < l->iov_cap; i++) {
+        mem[i] = INGOT_SOURCE_MEM_DEVICE;
+    }
+    l->mem_dev = mem;
+    l->fetch_device = l->device;
+}
+
+/* The peer cache (collective; every rank returns the same status). */
+static ingot_status_t loader_cache(ingot_loader_h l)
+{
+    /* where reads land (INGOT_PEER_PROTOCOL=put registers them): staging, slots, gap scratch */
+    ingot_cache_dest_t *dests = ingot_calloc(l->depth + 2, sizeof(*dests), "loader put dests");
+    if (dests == NULL) {
+        return ingot_mpi_agree(&l->ctx->comm, INGOT_ERR_NO_MEMORY, "cache: put destinations");
+    }
+    uint32_t nd = 0;
+    dests[nd++] = (ingot_cache_dest_t){l->staging_mem.ptr, (size_t)l->nstaging * l->staging_bytes};
+    dests[nd++] = (ingot_cache_dest_t){l->gap_scratch, l->gap_scratch_size};
+    for (uint32_t i = 0; i < l->depth; i++) {
+        dests[nd++] = (ingot_cache_dest_t){l->slots[i].host.ptr, l->slot_bytes};
+    }
+    ingot_transport_t *t = NULL;
+    ingot_status_t st = ingot_ctx_transport(l->ctx, &t); /* collective, agreed */
+    if (st != INGOT_OK) {
+        free(dests);
+        return st;
+    }
+    ingot_cache_params_t cp = {.comm = l->ctx->comm,
+                               .node = &l->ctx->topo->node,
+                               .transport = t,
+                               .timeout_ns = l->ctx->cfg.base->timeout_ns,
+                               .manifest = l->manifest,
+                               .order = l->order,
+                               .fill_epoch = l->start_step / l->steps_per_epoch,
+                               .fill_step = l->start_step % l->steps_per_epoch,
+                               .steps_per_epoch = l->steps_per_epoch,
+                               .slice = l->slice,
+                               .batch_stored = (uint64_t)l->slice * l->stored_max,
+                               .numa = l->numa_node,
+                               .cuda_device = l->ctx->topo->placement.cuda_device,
+                               .nreqs = l->nreaders * LOADER_REQS_PER_READER,
+                               .dests = dests,
+                               .ndests = nd,
+                               .gpu_slots = l->device != INGOT_DEVICE_HOST ? l->device : -1,
+                               .gpu_host_only = loader_host_only(l),
+                               .peer_lost = &l->ctx->peer_lost};
+    st = ingot_cache_create(&cp, &l->cache);
+    free(dests);
+    if (st == INGOT_OK && ingot_cache_fetch_device(l->cache) >= 0) {
+        loader_fetch_device(l); /* non-collective: a rank that cannot keeps host memory */
+    }
+    return st;
+}
+
+/* The loader object with its parameters checked, holding the caller's front sources. */
+static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                 ingot_source_t *const *front, uint32_t nfront, ingot_loader_h *l_p)
+{
+    ingot_loader_h l = ingot_calloc(1, sizeof(*l), "loader");
+    ingot_status_t st = (l == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
+    if (l != NULL) {
+        l->ctx = ctx;
+        l->rank = ctx->rank;
+        l->world = ctx->size;
+        l->fetch_device = -1;
+        st = loader_params(l, params, &ctx->cfg);
+    }
+    if (st == INGOT_OK && nfront >= LOADER_SOURCES_MAX) {
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "ingot_loader_create: %u byte sources, at most "
+                        "%d before storage",
+                        nfront, LOADER_SOURCES_MAX - 1);
+    }
+    for (uint32_t i = 0; l != NULL && i < nfront && st == INGOT_OK; i++) {
+        l->sources[l->nsources++] = front[i];
+    }
+    if (st != INGOT_OK) {
+        for (uint32_t i = (l != NULL) ? l->nsources : 0; i < nfront; i++) {
+            ingot_source_destroy(front[i]); /* owned from the call on */
+        }
+        for (uint32_t i = 0; l != NULL && i < l->nsources; i++) {
+            ingot_source_destroy(l->sources[i]);
+        }
+        free(l);
+        l = NULL;
+    }
+    *l_p = l;
+    return st;
+}
+
+static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                    ingot_source_t *const *front, uint32_t nfront,
+                                    ingot_loader_h *loader_p)
+{
+    ingot_loader_h l;
+    ingot_status_t st = loader_new(ctx, params, front, nfront, &l);
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
+        loader_free(l); /* accepts NULL */
+        return st;
+    }
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): l != NULL, or agree failed */
+    st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
+    if (st == INGOT_OK) {
+        st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
+    }
+    if (st == INGOT_OK && ingot_cache_enabled()) {
+        st = loader_cache(l); /* collective, agreed */
+    }
+    if (st == INGOT_OK) {
+        st = ingot_mpi_agree(&ctx->comm, loader_start(l), "ingot_loader_create: threads");
+    }
+    if (st != INGOT_OK) {
+        loader_free(l);
+        return st;
+    }
+    l->faults_at_create = ingot_loader_minor_faults();
+    l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
+    char d[INGOT_SOURCE_DESCRIBE_MAX];
+    ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
+               "workers, storage %s, %zu bytes per slot, device %d",
+               l->total_steps, l->slice, l->depth, l->nreaders, l->nworkers,
+               ingot_source_describe(l->sources[l->nsources - 1], INGOT_SOURCE_ALL, d, sizeof(d)),
+               l->slot_bytes, l->device);
+    *loader_p = l;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                           ingot_source_t *const *front, uint32_t nfront,
+                                           ingot_loader_h *loader_p)
+{
+    ingot_mpi_hold_begin(&ctx->comm); /* a fault every rank finds (the manifest) is written once */
+    ingot_status_t st = loader_create(ctx, params, front, nfront, loader_p);
+    ingot_mpi_hold_end();
+    return st;
+}
+
+ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t *params,
+                                   ingot_loader_h *loader_p)
+{
+    if (ctx == NULL || params == NULL || loader_p == NULL) {
+        ingot_error("ingot_loader_create: NULL argument");
+        return INGOT_ERR_INVALID_PARAM;
+    }
+    return ingot_loader_create_sources(ctx, params, NULL, 0, loader_p);
+}
+
+void ingot_loader_destroy(ingot_loader_h l)
+{
+    if (l == NULL) {
+        return;
+    }
+    if (l->held > 0) {
+        ingot_warn("ingot_loader_destroy: %u batch(es) still held; their memory is freed now",
+                   l->held);
+    }
+    if (l->pacing_ns > 0) {
+        ingot_info("loader: %" PRIu64 " storage requests paced by INGOT_INGEST_PACING (%" PRIu64
+                   " ns each) while gradient reductions ran",
+                   atomic_load(&l->paced), l->pacing_ns);
+    }
+    loader_free(l);
+}

@@ -1,0 +1,417 @@
+/*
+ * The reader threads: one request per run to the chain of byte sources (the peer cache first,
+ * storage last), straight into the slot or into staging; a request past its deadline is
+ * quarantined until its source lets go of the buffer; a cached run whose content fails its hash
+ * is read again from storage.
+ */
+#include "runtime/loader/loader_impl.h"
+#include "source/cache/cache.h"
+#include "runtime/context_impl.h"
+#include "base/log.h"
+#include "base/time.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The rows of the sample at slice position @p pos, as the planner read them. */
+ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos)
+{
+    return (ingot_shard_rows_t){.sample = &slot->info[pos],
+                                .fields = &slot->fields[(size_t)pos * l->fields_max]};
+}
+
+/* Whether a run's bytes are fetched straight into the device slot: a peer's cached samples,
+ * delivered as stored, when the cache's calibration chose GPU memory. */
+static int run_to_device(ingot_loader_h l, const loader_run_t *run)
+{
+    return l->fetch_device >= 0 && run->cached && run->scatter && run->home != l->rank;
+}
+
+/* iovecs scattering a run's stored bytes: fields into their slot positions (in the device slot
+ * when @p device), gaps to scratch. */
+static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max,
+                         int device)
+{
+    loader_slot_t *slot = run->slot;
+    uint64_t cursor = run->offset;
+    char *base = device ? (char *)slot->device : (char *)slot->host.ptr;
+    void *gap = device ? l->gap_device : l->gap_scratch;
+    int n = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        uint32_t pos = slot->sorted[run->first + k];
+        ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
+        char *dst = base + slot->offsets[pos];
+        if (run->cached) {
+            cursor = rows.sample->offset; /* records back to back: no gap between samples */
+        }
+        for (uint32_t f = 0; f < rows.sample->field_count; f++) {
+            const ingot_field_info_t *fi = &rows.fields[f];
+            uint64_t at = rows.sample->offset + fi->offset;
+            while (cursor < at && n < max) { /* tar headers and padding between fields */
+                size_t chunk = (size_t)(at - cursor) < l->gap_scratch_size ? (size_t)(at - cursor)
+                                                                           : l->gap_scratch_size;
+                iov[n++] = (struct iovec){.iov_base = gap, .iov_len = chunk};
+                cursor += chunk;
+            }
+            if (n == max) {
+                return -1;
+            }
+            iov[n++] = (struct iovec){.iov_base = dst, .iov_len = fi->stored_len};
+            dst += fi->stored_len;
+            cursor += fi->stored_len;
+        }
+    }
+    return n;
+}
+
+/* Point the request at the run's destination: the slot (scatter) or a staging buffer. */
+static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                 loader_req_t *lr)
+{
+    ingot_source_req_t *req = &lr->req;
+    if (run->scatter) {
+        int device = run_to_device(l, run);
+        int n = build_scatter(l, run, rd->iov, (int)l->iov_cap, device);
+        if (n < 0) {
+            ingot_error("internal: run of %u samples needs more than %u iovecs", run->count,
+                        l->iov_cap);
+            return INGOT_ERR_INTERNAL;
+        }
+        req->iov = rd->iov;
+        req->iovcnt = n;
+        req->mem = device ? l->mem_dev : NULL;
+        req->slack = 0;
+        return INGOT_OK;
+    }
+    rd->iov[0] = (struct iovec){.iov_base = run->staging, .iov_len = (size_t)run->length};
+    req->iov = rd->iov;
+    req->iovcnt = 1;
+    req->slack = run->room - (size_t)run->length;
+    return INGOT_OK;
+}
+
+/* Read a run from the first of @p srcs that has its bytes ("retry elsewhere" falls through).
+ * When every source answered "retry", returns the last one's reason with req.retry set. */
+static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                 loader_req_t *lr, ingot_source_t *const *srcs, uint32_t nsrcs,
+                                 int *quarantined_p)
+{
+    ingot_source_req_t *req = &lr->req;
+    *req = (ingot_source_req_t){.shard = run->shard,
+                                .shard_id = run->shard_id,
+                                .offset = run->offset,
+                                .length = run->length,
+                                .deadline_ns = ingot_deadline_after(l->timeout_ns),
+                                .extents = run->cached ? rd->extents : NULL,
+                                .nextents = run->cached ? run->count : 0,
+                                .cb = ingot_loader_req_done,
+                                .arg = lr,
+                                .done_ev = &rd->done};
+    ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    for (uint32_t i = 0; i < nsrcs; i++) {
+        if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
+            (st = ingot_source_submit(srcs[i], req)) != INGOT_OK) {
+            return st;
+        }
+        st = ingot_source_wait(srcs[i], req, &rd->done, &l->abort, quarantined_p);
+        if (*quarantined_p || !req->retry) {
+            return st;
+        }
+    }
+    return st;
+}
+
+/* Read a storage run (a shard byte range) from the loader's sources. */
+static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                   loader_req_t *lr, int *quarantined_p)
+{
+    if (l->pacing_ns > 0 && atomic_load(&l->ctx->reductions) > 0) {
+        /* A gradient reduction is in flight: leave it the memory bandwidth for a moment. */
+        struct timespec pause = {(time_t)(l->pacing_ns / 1000000000ull),
+                                 (long)(l->pacing_ns % 1000000000ull)};
+        nanosleep(&pause, NULL);
+        atomic_fetch_add(&l->paced, 1);
+    }
+    ingot_status_t st = read_chain(l, rd, run, lr, l->sources, l->nsources, quarantined_p);
+    if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
+        char d[INGOT_SOURCE_DESCRIBE_MAX];
+        ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
+                    run->length, run->offset,
+                    ingot_source_describe(l->sources[l->nsources - 1], run->shard, d, sizeof(d)),
+                    ingot_status_string(st));
+    }
+    return st;
+}
+
+/* Read sample @p k of a cached run from storage, into its place in the run's target (@p at:
+ * where its record starts in the run's bytes). */
+static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                          loader_run_t *run, uint32_t k, uint64_t at,
+                                          loader_req_t *lr, int *quarantined_p)
+{
+    const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
+    ingot_shard_info_t si;
+    ingot_status_t st = ingot_manifest_shard_get(l->manifest, s->shard, &si);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    loader_run_t one = {.slot = run->slot,
+                        .shard = s->shard,
+                        .shard_id = si.hash,
+                        .offset = s->offset,
+                        .length = s->length,
+                        .first = run->first + k,
+                        .count = 1,
+                        .scatter = run->scatter,
+                        .home = -1,
+                        .staging = run->scatter ? NULL : (char *)run->staging + run->shift + at,
+                        .room = (size_t)s->length};
+    return read_sources(l, rd, &one, lr, quarantined_p);
+}
+
+/* A cached run whose home could not serve it: its samples one by one from storage. */
+static ingot_status_t read_cached_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                          loader_run_t *run, loader_req_t *lr, int *quarantined_p)
+{
+    uint64_t at = 0;
+    run->shift = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        ingot_status_t st = read_sample_storage(l, rd, run, k, at, lr, quarantined_p);
+        if (st != INGOT_OK || *quarantined_p) {
+            return st;
+        }
+        at += run->slot->info[run->slot->sorted[run->first + k]].length;
+    }
+    return INGOT_OK;
+}
+
+/* A cached run from its home's window; from storage when the home cannot serve it. Sets
+ * *from_p to where the bytes came from. */
+static ingot_status_t read_cached(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                  loader_req_t *lr, int *quarantined_p, int *from_p)
+{
+    for (uint32_t k = 0; k < run->count; k++) {
+        const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
+        rd->extents[k] = (ingot_source_extent_t){s->offset, s->length, s->index};
+    }
+    ingot_source_t *cache = ingot_cache_source(l->cache);
+    ingot_status_t st = read_chain(l, rd, run, lr, &cache, 1, quarantined_p);
+    *from_p = run->home == l->rank ? LOADER_FROM_LOCAL : LOADER_FROM_PEER;
+    if (st == INGOT_OK && !*quarantined_p && run_to_device(l, run)) {
+        /* in the device slot already: the batch's H2D copy leaves these positions out */
+        for (uint32_t k = 0; k < run->count; k++) {
+            run->slot->on_device[run->slot->sorted[run->first + k]] = 1;
+        }
+        atomic_fetch_add(&run->slot->ndevice, run->count);
+    }
+    if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
+        *from_p = LOADER_FROM_STORAGE;
+        st = read_cached_storage(l, rd, run, lr, quarantined_p);
+    }
+    return st;
+}
+
+/* One of the reader's requests not held in quarantine, or NULL. */
+static loader_req_t *reader_free_req(loader_reader_ctx_t *rd)
+{
+    for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+        if (!atomic_load_explicit(&rd->reqs[i].busy, memory_order_acquire)) {
+            return &rd->reqs[i];
+        }
+    }
+    return NULL;
+}
+
+static bool reader_has_free_req(void *arg)
+{
+    return reader_free_req(arg) != NULL;
+}
+
+/* A request to read with (waits while all of the reader's requests are in quarantine). */
+static ingot_status_t reader_req(ingot_loader_h l, loader_reader_ctx_t *rd, loader_req_t **lr_p)
+{
+    while ((*lr_p = reader_free_req(rd)) == NULL) {
+        ingot_status_t st = ingot_event_wait_until(&rd->done, reader_has_free_req, rd,
+                                                   INGOT_DEADLINE_NONE, &l->abort);
+        if (st != INGOT_OK) {
+            return st;
+        }
+    }
+    return INGOT_OK;
+}
+
+/* A request past its deadline keeps its target out of service until the late completion. A
+ * staging buffer goes back to the pool, so the request holds it. A scatter run's target is its
+ * slot: a timed-out step fails the loader for good (nothing is delivered after it), and destroy
+ * ends the sources before the slots. */
+static void req_quarantine(loader_req_t *lr, loader_run_t *run)
+{
+    lr->staging = run->staging; /* the source still writes there: out of service */
+    run->staging = NULL;
+    atomic_store_explicit(&lr->busy, 1, memory_order_release);
+    if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
+        ingot_loader_req_done(&lr->req, 1); /* it completed while being quarantined */
+    }
+}
+
+static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                               int *from_p)
+{
+    loader_req_t *lr;
+    ingot_status_t st;
+    if (!run->scatter && (st = ingot_mpmc_pop_wait(&l->staging_q, &run->staging,
+                                                   INGOT_DEADLINE_NONE, &l->abort)) != INGOT_OK) {
+        return st;
+    }
+    if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
+        return st; /* aborted: run_done gives the staging buffer back */
+    }
+    int quarantined = 0;
+    run->room = l->staging_bytes;
+    *from_p = LOADER_FROM_STORAGE;
+    st = run->cached ? read_cached(l, rd, run, lr, &quarantined, from_p)
+                     : read_sources(l, rd, run, lr, &quarantined);
+    if (quarantined) {
+        req_quarantine(lr, run);
+        return st;
+    }
+    run->shift = run->cached ? 0 : lr->req.shift;
+    return st;
+}
+
+void ingot_loader_req_done(ingot_source_req_t *req, int late)
+{
+    loader_req_t *lr = req->arg;
+    int held = 1;
+    /* Late completions only, once (the source's thread and the quarantining reader may both
+     * get here); 2 = being released, still not to be reused. */
+    if (!late || !atomic_compare_exchange_strong(&lr->busy, &held, 2)) {
+        return;
+    }
+    loader_reader_ctx_t *rd = lr->reader;
+    void *staging = lr->staging;
+    lr->staging = NULL;
+    if (staging != NULL) {
+        /* The queue has room for every buffer: a push waits only while a consumer is mid-pop. */
+        ingot_mpmc_push_wait(&rd->loader->staging_q, staging, INGOT_DEADLINE_NONE, NULL);
+    }
+    atomic_store_explicit(&lr->busy, 0, memory_order_release);
+    ingot_event_notify(&rd->done);
+}
+
+/* Verify a cached run's samples where they landed. A sample whose peer bytes fail the hash is
+ * logged with its key and home, counted, and read again from storage (its record bytes are
+ * added to *refetched_p), then verified under the loader's policy. */
+static ingot_status_t cache_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                       uint64_t *refetched_p)
+{
+    loader_slot_t *slot = run->slot;
+    uint64_t at = 0;
+    *refetched_p = 0;
+    for (uint32_t k = 0; k < run->count && l->params.verify != INGOT_VERIFY_OFF; k++) {
+        uint32_t pos = slot->sorted[run->first + k];
+        ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
+        const char *stored = run->scatter ? (const char *)slot->host.ptr + slot->offsets[pos]
+                                          : (const char *)run->staging + at;
+        ingot_status_t st = ingot_shard_codec_verify(l->manifest, &rows, (const uint8_t *)stored,
+                                                     run->scatter ? INGOT_SHARD_LAYOUT_PACKED
+                                                                  : INGOT_SHARD_LAYOUT_STORED,
+                                                     INGOT_SHARD_VERIFY_QUIET, NULL);
+        if (st == INGOT_ERR_CORRUPT) {
+            ingot_cache_report_corrupt(l->cache, rows.sample, run->home);
+            loader_req_t *lr;
+            int quarantined = 0;
+            if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
+                return st;
+            }
+            st = read_sample_storage(l, rd, run, k, at, lr, &quarantined);
+            if (quarantined) {
+                req_quarantine(lr, run);
+            }
+            *refetched_p += rows.sample->length;
+            if (st == INGOT_OK) {
+                st = ingot_loader_verify_sample(l, &rows, stored, run->scatter);
+            }
+            if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
+                slot->skipped[pos] = 1;
+                atomic_fetch_add(&slot->skipped_count, 1);
+                st = INGOT_OK;
+            }
+        }
+        if (st != INGOT_OK) {
+            return st;
+        }
+        at += rows.sample->length;
+    }
+    run->verified = 1;
+    return INGOT_OK;
+}
+
+/* Record bytes of the run's samples (what the per-epoch counters add up). */
+static uint64_t run_record_bytes(const loader_run_t *run)
+{
+    if (run->cached) {
+        return run->length;
+    }
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        n += run->slot->info[run->slot->sorted[run->first + k]].length;
+    }
+    return n;
+}
+
+static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0, int from,
+                         uint64_t refetched)
+{
+    uint64_t t1 = ingot_time_ns();
+    uint64_t records = run_record_bytes(run);
+    ingot_hist_record(&l->h_read, t1 - t0);
+    ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
+    if (from == LOADER_FROM_STORAGE) {
+        atomic_fetch_add_explicit(&l->bytes_read, run->cached ? records : run->length,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->read_requests, run->cached ? run->count : 1,
+                                  memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&l->bytes_read, refetched, memory_order_relaxed);
+    }
+    uint64_t e = run->slot->epoch - l->first_epoch;
+    if (e < l->nepochs) {
+        _Atomic uint64_t *c = &l->epoch_bytes[e * LOADER_FROM_COUNT];
+        atomic_fetch_add_explicit(&c[from], records - refetched, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c[LOADER_FROM_STORAGE], refetched, memory_order_relaxed);
+    }
+}
+
+void *ingot_loader_reader_main(void *arg)
+{
+    loader_reader_ctx_t *rd = arg;
+    ingot_loader_h l = rd->loader;
+    ingot_loader_thread_setup(l);
+    for (;;) {
+        void *item;
+        if (ingot_mpmc_pop_wait(&l->read_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
+            return NULL;
+        }
+        loader_run_t *run = item;
+        uint64_t t0 = ingot_time_ns(), refetched = 0;
+        int from = LOADER_FROM_STORAGE;
+        ingot_status_t st = read_run(l, rd, run, &from);
+        if (st == INGOT_OK && from != LOADER_FROM_STORAGE) {
+            st = cache_verify_run(l, rd, run, &refetched);
+        }
+        read_account(l, run, t0, from, refetched);
+        if (st == INGOT_OK && run->scatter) {
+            /* Bytes already in place: verify them now, while they are still in this core's
+             * cache, and finish the run here (a worker would read them back from memory). */
+            ingot_loader_run_done(l, run, ingot_loader_process_run(l, NULL, run));
+            continue;
+        }
+        if (st == INGOT_OK) {
+            st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
+        }
+        if (st != INGOT_OK) {
+            ingot_loader_run_done(l, run, st);
+        }
+    }
+}
