@@ -27,6 +27,7 @@ PACKAGES=(
   clang-format-14 clang-tidy-14
   python3 python3-dev python3-venv python3-pip python3-torch python3-mpi4py dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
   libblas-dev libopenblas-dev
+  libcurl4-openssl-dev python3-botocore
 )
 
 declare -A PHASE_SECONDS=()
