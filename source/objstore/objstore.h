@@ -226,13 +226,14 @@ typedef struct ingot_objstore_listing {
 /**
  * LIST (v2) every object under @p prefix_url (s3://BUCKET/PREFIX; "s3://BUCKET/" lists the
  * bucket), following continuation tokens. For building manifests only: ingot never lists at run
- * time. @p max_entries bounds the listing (INGOT_ERR_NO_RESOURCE past it).
+ * time. @p page_keys asks for that many keys per page (max-keys; 0: the server's default, 1,000
+ * on S3); @p max_entries bounds the listing (INGOT_ERR_NO_RESOURCE past it).
  * @return INGOT_OK with *listing_p filled (free it with ingot_objstore_listing_free); the errors
  *         of a GET; INGOT_ERR_UNSUPPORTED for an http(s) URL; INGOT_ERR_FORMAT for an answer
  *         that is not a ListBucketResult.
  */
 ingot_status_t ingot_objstore_list(ingot_objstore_t *client, const char *prefix_url,
-                                   size_t max_entries, uint64_t deadline_ns,
+                                   uint32_t page_keys, size_t max_entries, uint64_t deadline_ns,
                                    ingot_objstore_listing_t *listing_p);
 
 /** Free a listing's entries and zero it. Accepts NULL. */

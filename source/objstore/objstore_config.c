@@ -26,10 +26,11 @@ static const ingot_config_field_t objstore_fields[] = {
      "(CURLMOPT_MAX_HOST_CONNECTIONS). Each is a keep-alive HTTP/1.1 connection: S3 does not "
      "multiplex.",
      RANK, INGOT_CONFIG_INT, F(connections), 1, 512, NULL, NULL},
-    {"S3_MAX_RETRIES", "10",
+    {"S3_MAX_RETRIES", "0",
      "Retries of one request (503 SlowDown, 500, 502, 504, 429, resets, refused connections, "
-     "stalls) before it fails; it also fails at its deadline, whichever comes first.",
-     JOB, INGOT_CONFIG_INT, F(max_retries), 0, 1000, NULL, NULL},
+     "stalls) before it fails; 0: no count, the request is retried until its deadline "
+     "(INGOT_TIMEOUT for the loader's reads) or the retry budget ends it.",
+     JOB, INGOT_CONFIG_INT, F(max_retries), 0, 1000000, NULL, NULL},
     {"S3_RETRY_BUDGET", "500",
      "Retry tokens shared by a client's requests: a retry after a server error, a reset or a "
      "stall costs 5, a success gives 1 back; throttling (SlowDown, 429) costs none, since the "
@@ -47,9 +48,10 @@ static const ingot_config_field_t objstore_fields[] = {
      "serves about 5,500 GET/s per prefix.",
      RANK, INGOT_CONFIG_INT, F(rate_limit), 0, 10000000, NULL, NULL},
     {"S3_STALL_TIMEOUT", "5s",
-     "An attempt that receives no byte for this long (whole seconds, libcurl's low-speed limit) "
-     "is abandoned and retried.",
-     JOB, INGOT_CONFIG_DURATION, F(stall_timeout_ns), 1 * SEC, 3600 * SEC, NULL, NULL},
+     "An attempt that receives no byte for this long (waiting for the answer or inside its body) "
+     "is abandoned, its connection closed, and retried; a ranged GET resumes after the bytes it "
+     "has.",
+     JOB, INGOT_CONFIG_DURATION, F(stall_timeout_ns), 100 * MS, 3600 * SEC, NULL, NULL},
     {"S3_CONNECT_TIMEOUT", "3s", "Deadline of one TCP (and TLS) connect.",
      JOB, INGOT_CONFIG_DURATION, F(connect_timeout_ns), 10 * MS, 600 * SEC, NULL, NULL},
     {"S3_IMDS_TIMEOUT", "1s",

@@ -12,7 +12,7 @@
 typedef struct ingot_objstore_config {
     uint64_t part_size;        /* bytes of one coalesced ranged GET */
     int64_t connections;       /* transfers in flight at once, and connections per host */
-    int64_t max_retries;       /* retries of one request */
+    int64_t max_retries;       /* retries of one request (0: until its deadline) */
     int64_t retry_budget;      /* client-wide retry tokens (0: never retry) */
     uint64_t backoff_base_ns;  /* first backoff ceiling */
     uint64_t backoff_max_ns;   /* largest backoff ceiling */

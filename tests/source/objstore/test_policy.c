@@ -164,7 +164,7 @@ static void test_config(void)
                                      sizeof(err)));
     CHECK(cfg.part_size == 4u << 20 && cfg.connections == 32);
     CHECK(cfg.backoff_base_ns == 10 * INGOT_NSEC_PER_MSEC);
-    CHECK(cfg.max_retries == 10 && cfg.stall_timeout_ns == 5 * INGOT_NSEC_PER_SEC); /* defaults */
+    CHECK(cfg.max_retries == 0 && cfg.stall_timeout_ns == 5 * INGOT_NSEC_PER_SEC); /* defaults */
     ingot_config_table_release(&ingot_objstore_config_table, &cfg);
 
     const char *bad[][2] = {{"INGOT_S3_CONNECTIONS", "0"},   {"INGOT_S3_CONNECTIONS", "8x"},
