@@ -108,7 +108,7 @@ static void io_sweep(ingot_objstore_t *c, uint64_t now)
             ingot_objstore_throttle_finished(&c->buckets[r->object->bucket].throttle, 0);
             slot_release(c, s);
             ingot_objstore_req_complete(c, r, INGOT_ERR_CANCELED);
-        } else if (now - s->last_byte_ns >= c->cfg.stall_timeout_ns) {
+        } else if (now > s->last_byte_ns && now - s->last_byte_ns >= c->cfg.stall_timeout_ns) {
             curl_multi_remove_handle(c->multi, s->easy); /* its connection is closed */
             s->stalled = 1;
             ingot_objstore_attempt_done(c, s, CURLE_OPERATION_TIMEDOUT, now);

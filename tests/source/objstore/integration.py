@@ -189,10 +189,40 @@ class Run:
             return None
         return "no truncated request in the proxy's log"
 
+    def proxy_requests(self):
+        if not os.path.exists(self.log("proxy")):
+            return []
+        with open(self.log("proxy")) as f:
+            return [json.loads(line)["request"] for line in f]
+
+    def proxy_env_scenarios(self):
+        """libcurl's own proxy variables: http_proxy is used (for loopback too), NO_PROXY
+        excludes hosts, the upper-case HTTP_PROXY is ignored (libcurl's CGI safety)."""
+        proxy = f"http://127.0.0.1:{self.proxy_port}"
+        before = len(self.proxy_requests())
+
+        def went_through():
+            new = self.proxy_requests()[before:]
+            if len(new) < 2 or not all(r.startswith("GET http://") for r in new):
+                return f"expected absolute-form GETs through the proxy, saw {new}"
+            return None
+        env = self.sw_env()
+        env["http_proxy"] = proxy
+        self.run("http_proxy", "it_seaweed", "plain-read", env, went_through)
+        before = len(self.proxy_requests())
+
+        def went_direct():
+            new = self.proxy_requests()[before:]
+            return f"requests went through the proxy: {new}" if new else None
+        env.update(NO_PROXY="127.0.0.1", HTTP_PROXY=proxy)
+        self.run("NO_PROXY", "it_seaweed", "plain-read", env, went_direct)
+        del env["http_proxy"], env["NO_PROXY"]
+        self.run("HTTP_PROXY-ignored", "it_seaweed", "plain-read", env, went_direct)
+
     def seaweed_scenarios(self):
         names = ["basic", "errors", "refused", "wrong-secret", "no-credentials", "server-down",
                  "slowdown-20", "slowdown-100", "max-retries", "retry-budget", "error500", "reset",
-                 "truncate", "stall-once",
+                 "truncate", "stall-once", "http_proxy", "NO_PROXY", "HTTP_PROXY-ignored",
                  "stall-always", "short"]
         if self.sw is None:
             for n in names:
@@ -227,6 +257,7 @@ class Run:
             env.update(extra)
             self.run(name, "it_seaweed", name, env, check)
             self.fault("pass")
+        self.proxy_env_scenarios()
 
     def recorder_scenarios(self):
         self.run("sigv4", "it_recorder", "sigv4", self.rec_env(), self.check_recorder_signed)

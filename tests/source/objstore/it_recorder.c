@@ -240,31 +240,31 @@ static void scenario_rate(void)
     ingot_objstore_destroy(c);
 }
 
+static const struct {
+    const char *name;
+    void (*run)(void);
+} scenarios[] = {
+    {"sigv4", scenario_sigv4},
+    {"scripts", scenario_scripts},
+    {"region", scenario_region},
+    {"expired-profile", scenario_expired_profile},
+    {"expired-env", scenario_expired_env},
+    {"imds", scenario_imds},
+    {"cancel", scenario_cancel},
+    {"rate", scenario_rate},
+};
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
     bucket = it_env("INGOT_IT_BUCKET");
-    const char *s = argv[1];
-    if (strcmp(s, "sigv4") == 0)
-        scenario_sigv4();
-    else if (strcmp(s, "scripts") == 0)
-        scenario_scripts();
-    else if (strcmp(s, "region") == 0)
-        scenario_region();
-    else if (strcmp(s, "expired-profile") == 0)
-        scenario_expired_profile();
-    else if (strcmp(s, "expired-env") == 0)
-        scenario_expired_env();
-    else if (strcmp(s, "imds") == 0)
-        scenario_imds();
-    else if (strcmp(s, "cancel") == 0)
-        scenario_cancel();
-    else if (strcmp(s, "rate") == 0)
-        scenario_rate();
-    else {
-        fprintf(stderr, "unknown scenario %s\n", s);
-        return 2;
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            scenarios[i].run();
+            printf("it_recorder %s: ok\n", argv[1]);
+            return 0;
+        }
     }
-    printf("it_recorder %s: ok\n", s);
-    return 0;
+    fprintf(stderr, "unknown scenario %s\n", argv[1]);
+    return 2;
 }

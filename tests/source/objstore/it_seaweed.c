@@ -383,6 +383,19 @@ static void scenario_always(ingot_status_t want, const char *const *needles)
     ingot_objstore_destroy(c);
 }
 
+/* A few reads: the driver checks which way they went (http_proxy, NO_PROXY). */
+static void scenario_plain_read(void)
+{
+    ingot_objstore_t *c = s3_client();
+    const it_obj_t *big = largest();
+    ingot_objstore_object_t *o = it_object(c, bucket, big->key);
+    ingot_objstore_req_t req;
+    CHECK_OK(it_read(c, o, big->key, 0, 1 << 20, big->size, big->etag, 10, &req));
+    CHECK_OK(it_read(c, o, big->key, 1000, 5000, big->size, big->etag, 10, &req));
+    ingot_objstore_object_destroy(o);
+    ingot_objstore_destroy(c);
+}
+
 static void scenario_short(void)
 {
     ingot_objstore_t *c = s3_client();
@@ -392,55 +405,84 @@ static void scenario_short(void)
     ingot_objstore_destroy(c);
 }
 
+static const char *proxy_ep;
+
+static void slowdown_20(void)
+{
+    scenario_retried("slowdown-20", INGOT_OBJSTORE_RETRY_THROTTLE, 1);
+}
+static void error500(void)
+{
+    scenario_retried("error500", INGOT_OBJSTORE_RETRY_SERVER, 2);
+}
+static void reset(void)
+{
+    scenario_retried("reset", INGOT_OBJSTORE_RETRY_NETWORK, 2);
+}
+static void truncate_once(void)
+{
+    scenario_retried("truncate", INGOT_OBJSTORE_RETRY_NETWORK, 1);
+}
+static void stall_once(void)
+{
+    scenario_retried("stall-once", INGOT_OBJSTORE_RETRY_STALL, 1);
+}
+static void slowdown_100(void)
+{
+    scenario_always(INGOT_ERR_TIMED_OUT,
+                    (const char *[]){proxy_ep, "HTTP 503 SlowDown", "retries", NULL});
+}
+static void stall_always(void)
+{
+    scenario_always(INGOT_ERR_TIMED_OUT, (const char *[]){proxy_ep, "stalled", "retries", NULL});
+}
+static void max_retries(void)
+{
+    scenario_always(INGOT_ERR_IO, (const char *[]){proxy_ep, "HTTP 500 InternalError",
+                                                   "INGOT_S3_MAX_RETRIES reached after 2", NULL});
+}
+static void retry_budget(void)
+{
+    scenario_always(INGOT_ERR_IO,
+                    (const char *[]){proxy_ep, "HTTP 500", "INGOT_S3_RETRY_BUDGET", NULL});
+}
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} scenarios[] = {
+    {"basic", scenario_basic},
+    {"errors", scenario_errors},
+    {"refused", scenario_requests_refused},
+    {"wrong-secret", scenario_wrong_secret},
+    {"no-credentials", scenario_no_credentials},
+    {"server-down", scenario_server_down},
+    {"slowdown-20", slowdown_20},
+    {"error500", error500},
+    {"reset", reset},
+    {"truncate", truncate_once},
+    {"stall-once", stall_once},
+    {"slowdown-100", slowdown_100},
+    {"stall-always", stall_always},
+    {"max-retries", max_retries},
+    {"retry-budget", retry_budget},
+    {"short", scenario_short},
+    {"plain-read", scenario_plain_read},
+};
+
 int main(int argc, char **argv)
 {
-    const char *proxy_ep = getenv("AWS_ENDPOINT_URL");
     CHECK(argc == 2);
+    proxy_ep = getenv("AWS_ENDPOINT_URL");
     bucket = it_env("INGOT_IT_BUCKET");
     load_objects();
-    const char *s = argv[1];
-    if (strcmp(s, "basic") == 0)
-        scenario_basic();
-    else if (strcmp(s, "errors") == 0)
-        scenario_errors();
-    else if (strcmp(s, "refused") == 0)
-        scenario_requests_refused();
-    else if (strcmp(s, "wrong-secret") == 0)
-        scenario_wrong_secret();
-    else if (strcmp(s, "no-credentials") == 0)
-        scenario_no_credentials();
-    else if (strcmp(s, "server-down") == 0)
-        scenario_server_down();
-    else if (strcmp(s, "slowdown-20") == 0)
-        scenario_retried(s, INGOT_OBJSTORE_RETRY_THROTTLE, 1);
-    else if (strcmp(s, "error500") == 0)
-        scenario_retried(s, INGOT_OBJSTORE_RETRY_SERVER, 2);
-    else if (strcmp(s, "reset") == 0)
-        scenario_retried(s, INGOT_OBJSTORE_RETRY_NETWORK, 2);
-    else if (strcmp(s, "truncate") == 0)
-        scenario_retried(s, INGOT_OBJSTORE_RETRY_NETWORK, 1);
-    else if (strcmp(s, "stall-once") == 0)
-        scenario_retried(s, INGOT_OBJSTORE_RETRY_STALL, 1);
-    else if (strcmp(s, "slowdown-100") == 0)
-        scenario_always(INGOT_ERR_TIMED_OUT,
-                        (const char *[]){proxy_ep, "HTTP 503 SlowDown", "retries", NULL});
-    else if (strcmp(s, "stall-always") == 0)
-        scenario_always(INGOT_ERR_TIMED_OUT,
-                        (const char *[]){proxy_ep, "stalled", "retries", NULL});
-    else if (strcmp(s, "max-retries") == 0)
-        scenario_always(INGOT_ERR_IO, (const char *[]){proxy_ep, "HTTP 500 InternalError",
-                                                       "INGOT_S3_MAX_RETRIES reached after 2 "
-                                                       "retries",
-                                                       NULL});
-    else if (strcmp(s, "retry-budget") == 0)
-        scenario_always(INGOT_ERR_IO,
-                        (const char *[]){proxy_ep, "HTTP 500", "INGOT_S3_RETRY_BUDGET", NULL});
-    else if (strcmp(s, "short") == 0)
-        scenario_short();
-    else {
-        fprintf(stderr, "unknown scenario %s\n", s);
-        return 2;
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            scenarios[i].run();
+            printf("it_seaweed %s: ok\n", argv[1]);
+            return 0;
+        }
     }
-    printf("it_seaweed %s: ok\n", s);
-    return 0;
+    fprintf(stderr, "unknown scenario %s\n", argv[1]);
+    return 2;
 }
