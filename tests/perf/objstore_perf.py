@@ -7,6 +7,7 @@ then measures side by side:
   - curl(1), one signed GET of the whole object (the ceiling of one connection);
   - objstore_get (tests/perf/objstore_get.c: our libcurl-multi client) at part sizes of
     1, 4, 8 and 16 MiB, with 1 and 4 requests in flight (as many connections);
+  - small GETs: 64 KiB ranges with 1, 8 and 32 in flight (BENCHMARKS.md's requests/s row);
 reporting MiB/s, the client's CPU-seconds per GiB and SeaweedFS's (from /proc/PID/stat), the
 median of --reps runs. Prints a table and writes --json. Stops the server by pid.
 
@@ -65,21 +66,22 @@ def run_curl(sw, size):
             "server_cpu_s_per_gib": (cpu_of(sw.proc.pid) - s0) / gib}
 
 
-def run_tool(tool, sw, env, size, part_mib, inflight, total):
+def run_tool(tool, sw, env, size, part_kib, inflight, total):
     s0 = cpu_of(sw.proc.pid)
     out = subprocess.run([tool, "--url", f"s3://{BUCKET}/{OBJ}", "--size", str(size),
-                          "--part", f"{part_mib}MiB", "--inflight", str(inflight),
+                          "--part", f"{part_kib}KiB", "--inflight", str(inflight),
                           "--connections", str(inflight), "--bytes", str(total)],
                          env=env, capture_output=True, text=True, check=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     r["server_cpu_s_per_gib"] = (cpu_of(sw.proc.pid) - s0) / (r["bytes"] / 2**30)
+    r["req_s"] = r["requests"] / r["seconds"]
     return r
 
 
 def median_of(runs):
     keys = ("mib_s", "cpu_s_per_gib", "server_cpu_s_per_gib")
     out = {k: statistics.median(r[k] for r in runs) for k in keys}
-    for k in ("p50_ms", "p99_ms"):
+    for k in ("p50_ms", "p99_ms", "req_s"):
         if k in runs[0]:
             out[k] = statistics.median(r[k] for r in runs)
     return out
@@ -116,20 +118,26 @@ def main():
         rows = [("curl, 1 GET", median_of([run_curl(sw, size) for _ in range(args.reps)]))]
         for inflight in (1, 4):
             for part in (1, 4, 8, 16):
-                runs = [run_tool(tool, sw, env, size, part, inflight, args.bytes_mib << 20)
+                runs = [run_tool(tool, sw, env, size, part << 10, inflight, args.bytes_mib << 20)
                         for _ in range(args.reps)]
                 rows.append((f"objstore {part:>2} MiB x{inflight}", median_of(runs)))
+        for inflight in (1, 8, 32):
+            runs = [run_tool(tool, sw, env, size, 64, inflight, 1000 * 64 << 10)
+                    for _ in range(args.reps)]
+            rows.append((f"objstore 64 KiB x{inflight}", median_of(runs)))
     finally:
         sw.stop()
         subprocess.run(["rm", "-rf", work])
     print(f"# objstore_perf: SeaweedFS on loopback, {args.size_mib} MiB object, page cache warm, "
           f"median of {args.reps}; {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d')}")
-    print(f"{'client':<22} {'MiB/s':>8} {'client':>8} {'server':>8} {'p50':>7} {'p99':>7}")
-    print(f"{'':<22} {'':>8} {'CPU-s/GiB':>8} {'CPU-s/GiB':>8} {'ms':>7} {'ms':>7}")
+    print(f"{'client':<22} {'MiB/s':>8} {'GET/s':>8} {'client':>9} {'server':>9} {'p50':>7} "
+          f"{'p99':>7}")
+    print(f"{'':<22} {'':>8} {'':>8} {'CPU-s/GiB':>9} {'CPU-s/GiB':>9} {'ms':>7} {'ms':>7}")
+    nan = float("nan")
     for name, r in rows:
-        print(f"{name:<22} {r['mib_s']:8.0f} {r['cpu_s_per_gib']:8.2f} "
-              f"{r['server_cpu_s_per_gib']:8.2f} {r.get('p50_ms', float('nan')):7.1f} "
-              f"{r.get('p99_ms', float('nan')):7.1f}")
+        print(f"{name:<22} {r['mib_s']:8.0f} {r.get('req_s', nan):8.0f} "
+              f"{r['cpu_s_per_gib']:9.2f} {r['server_cpu_s_per_gib']:9.2f} "
+              f"{r.get('p50_ms', nan):7.2f} {r.get('p99_ms', nan):7.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "rows": [{"client": n, **r} for n, r in rows]}, f,

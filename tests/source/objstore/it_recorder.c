@@ -31,6 +31,7 @@ static void expect_fail(ingot_objstore_t *c, const char *key, uint64_t size, dou
     ingot_objstore_req_t req;
     CHECK_STATUS(it_read(c, o, key, 10, size - 20, size, NULL, deadline_s, &req), want);
     it_names(req.message, getenv("AWS_SECRET_ACCESS_KEY"), needles);
+    it_names_request(&req, bucket, key);
     printf("  named: %s\n", req.message);
     ingot_objstore_object_destroy(o);
 }

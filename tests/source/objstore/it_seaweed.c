@@ -173,6 +173,7 @@ static void expect_fail(ingot_objstore_t *c, const char *key, uint64_t off, uint
     CHECK_STATUS(it_read(c, o, key, off, len, size, etag, 10, &req), want);
     CHECK(strcmp(ingot_last_error(), req.message) == 0);
     it_names(req.message, getenv("AWS_SECRET_ACCESS_KEY"), needles);
+    it_names_request(&req, bucket, key);
     printf("  named: %s\n", req.message);
     ingot_objstore_object_destroy(o);
 }
@@ -320,6 +321,7 @@ static void scenario_server_down(void)
     CHECK_STATUS(it_read(c, o, "any.tar", 0, 10, 100, NULL, 2.0, &req), INGOT_ERR_TIMED_OUT);
     double took = it_seconds_since(t0);
     CHECK(took > 1.0 && took < 3.0 && req.retries > 2);
+    it_names_request(&req, bucket, "any.tar");
     it_names(req.message, NULL, (const char *[]){ep, "deadline", "retries", "connect", NULL});
     printf("  named after %.2f s: %s\n", took, req.message);
     ingot_objstore_object_destroy(o);
@@ -378,6 +380,7 @@ static void scenario_always(ingot_status_t want, const char *const *needles)
     double took = it_seconds_since(t0);
     CHECK(took < 3.5 && (want != INGOT_ERR_TIMED_OUT || took > 2.5));
     it_names(req.message, NULL, needles);
+    it_names_request(&req, bucket, big->key);
     printf("  named after %.2f s (%u retries): %s\n", took, req.retries, req.message);
     ingot_objstore_object_destroy(o);
     ingot_objstore_destroy(c);

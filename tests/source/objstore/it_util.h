@@ -59,6 +59,18 @@ static inline void it_names(const char *msg, const char *secret, const char *con
     }
 }
 
+/** Check that a failed request's message names its bucket, key and byte range. */
+static inline void it_names_request(const ingot_objstore_req_t *req, const char *bucket,
+                                    const char *key)
+{
+    char b[300], k[1200], r[80];
+    snprintf(b, sizeof(b), "bucket '%s'", bucket);
+    snprintf(k, sizeof(k), "key '%s'", key);
+    snprintf(r, sizeof(r), "bytes %llu-%llu", (unsigned long long)req->offset,
+             (unsigned long long)(req->offset + req->length - 1));
+    it_names(req->message, NULL, (const char *[]){b, k, r, NULL});
+}
+
 /** Guard byte around read buffers: a byte written outside the range shows. */
 #define IT_GUARD 0xA5
 
