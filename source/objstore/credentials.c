@@ -79,15 +79,20 @@ static ingot_status_t creds_set(ingot_objstore_creds_t *c, const char *ak, const
     return INGOT_OK;
 }
 
+static void free_secret(char **secret_p)
+{
+    if (*secret_p != NULL) explicit_bzero(*secret_p, strlen(*secret_p));
+    free(*secret_p);
+    *secret_p = NULL;
+}
+
 void ingot_objstore_creds_release(ingot_objstore_creds_t *c)
 {
-    char *secrets[] = {c->secret_key, c->token};
-    for (size_t i = 0; i < 2; i++) {
-        if (secrets[i] != NULL) explicit_bzero(secrets[i], strlen(secrets[i]));
-        free(secrets[i]);
-    }
+    free_secret(&c->secret_key);
+    free_secret(&c->token);
     free(c->access_key);
-    memset(c, 0, sizeof(*c));
+    c->access_key = NULL;
+    c->expires_unix = 0;
 }
 
 static ingot_status_t from_env(ingot_objstore_settings_t *s, int *found_p)

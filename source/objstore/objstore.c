@@ -46,7 +46,7 @@ static ingot_status_t client_transfers(ingot_objstore_t *c)
     c->multi = curl_multi_init();
     c->nslots = (size_t)conns;
     c->slots = calloc(c->nslots, sizeof(*c->slots));
-    c->free_slots = calloc(c->nslots, sizeof(*c->free_slots));
+    c->free_slots = calloc(c->nslots, sizeof(ingot_objstore_slot_t *));
     if (c->multi == NULL || c->slots == NULL || c->free_slots == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory for %ld transfers", conns);
     }

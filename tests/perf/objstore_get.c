@@ -12,6 +12,7 @@
  */
 #include "source/objstore/objstore.h"
 #include "base/time.h"
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static void on_done(ingot_objstore_req_t *req)
     }
     for (uint64_t i = 0; b->verify && req->status == INGOT_OK && i < req->length; i++) {
         if (((unsigned char *)s->iov.iov_base)[i] != pattern(b->key, req->offset + i)) {
-            fprintf(stderr, "byte %llu differs\n", (unsigned long long)(req->offset + i));
+            fprintf(stderr, "byte %" PRIu64 " differs\n", req->offset + i);
             b->failed = 1;
             break;
         }
@@ -138,7 +139,7 @@ static void report(const bench_t *b, int inflight, long conns, double secs, doub
            (unsigned long long)b->part, inflight, conns, (unsigned long long)b->done_bytes, secs,
            (double)b->done_bytes / (1 << 20) / secs, cpu, cpu / gib,
            (unsigned long long)st.requests,
-           (unsigned long long)(st.retries[0] + st.retries[1] + st.retries[2] + st.retries[3]),
+           (unsigned long long)st.retries[0] + st.retries[1] + st.retries[2] + st.retries[3],
            st.latency_p50_ns / 1e6, st.latency_p99_ns / 1e6);
 }
 
