@@ -320,7 +320,7 @@ static void scenario_server_down(void)
     uint64_t t0 = ingot_time_ns();
     CHECK_STATUS(it_read(c, o, "any.tar", 0, 10, 100, NULL, 2.0, &req), INGOT_ERR_TIMED_OUT);
     double took = it_seconds_since(t0);
-    CHECK(took > 1.0 && took < 3.0 && req.retries > 2);
+    CHECK(took > 1.0 && took < 3.5 && req.retries > 2);
     it_names_request(&req, bucket, "any.tar");
     it_names(req.message, NULL, (const char *[]){ep, "deadline", "retries", "connect", NULL});
     printf("  named after %.2f s: %s\n", took, req.message);
@@ -378,7 +378,7 @@ static void scenario_always(ingot_status_t want, const char *const *needles)
     uint64_t t0 = ingot_time_ns();
     CHECK_STATUS(it_read(c, o, big->key, 0, big->size, big->size, NULL, 3.0, &req), want);
     double took = it_seconds_since(t0);
-    CHECK(took < 3.5 && (want != INGOT_ERR_TIMED_OUT || took > 2.5));
+    CHECK(took < 4.5 && (want != INGOT_ERR_TIMED_OUT || took > 2.5)); /* 2 cores, shared */
     it_names(req.message, NULL, needles);
     it_names_request(&req, bucket, big->key);
     printf("  named after %.2f s (%u retries): %s\n", took, req.retries, req.message);
