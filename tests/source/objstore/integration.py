@@ -169,6 +169,9 @@ class Run:
                 return f"{e['path']}: no x-amz-security-token"
         if len(entries) < 15:
             return f"only {len(entries)} requests recorded"
+        peers = {e["peer"] for e in entries}
+        if len(peers) > 3:  # sequential reads on keep-alive connections: one per client
+            return f"{len(entries)} requests came over {len(peers)} connections (no keep-alive?)"
         return None
 
     def check_resumed(self):

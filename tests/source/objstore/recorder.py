@@ -202,7 +202,7 @@ class Handler(BaseHTTPRequestHandler):
         raise Verdict(404, "NoSuchKey", "The specified key does not exist.")
 
     def do_GET(self):
-        entry = {"method": self.command, "path": self.path,
+        entry = {"method": self.command, "path": self.path, "peer": self.client_address[1],
                  "headers": {k.lower(): v for k, v in self.headers.items()}}
         try:
             self.route()
