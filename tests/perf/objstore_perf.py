@@ -115,21 +115,29 @@ def main():
         run_curl(sw, size)  # warm the server's caches
         subprocess.run([tool, "--url", f"s3://{BUCKET}/{OBJ}", "--size", str(size), "--verify",
                         "--bytes", str(size)], env=env, check=True, capture_output=True)
-        rows = [("curl, 1 GET", median_of([run_curl(sw, size) for _ in range(args.reps)]))]
+        total = args.bytes_mib << 20
+        configs = [("curl, 1 GET", lambda: run_curl(sw, size))]
         for inflight in (1, 4):
             for part in (1, 4, 8, 16):
-                runs = [run_tool(tool, sw, env, size, part << 10, inflight, args.bytes_mib << 20)
-                        for _ in range(args.reps)]
-                rows.append((f"objstore {part:>2} MiB x{inflight}", median_of(runs)))
+                configs.append((f"objstore {part:>2} MiB x{inflight}",
+                                lambda p=part, n=inflight: run_tool(tool, sw, env, size, p << 10,
+                                                                    n, total)))
         for inflight in (1, 8, 32):
-            runs = [run_tool(tool, sw, env, size, 64, inflight, 1000 * 64 << 10)
-                    for _ in range(args.reps)]
-            rows.append((f"objstore 64 KiB x{inflight}", median_of(runs)))
+            configs.append((f"objstore 64 KiB x{inflight}",
+                            lambda n=inflight: run_tool(tool, sw, env, size, 64, n, 64000 << 10)))
+        load0 = os.getloadavg()[0]
+        runs = {name: [] for name, _ in configs}
+        for _ in range(args.reps):  # round robin: a busy moment hits every row alike
+            for name, fn in configs:
+                runs[name].append(fn())
+        load1 = os.getloadavg()[0]
+        rows = [(name, median_of(runs[name])) for name, _ in configs]
     finally:
         sw.stop()
         subprocess.run(["rm", "-rf", work])
     print(f"# objstore_perf: SeaweedFS on loopback, {args.size_mib} MiB object, page cache warm, "
-          f"median of {args.reps}; {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d')}")
+          f"median of {args.reps}; {os.cpu_count()} CPUs, load average {load0:.1f} at the start, "
+          f"{load1:.1f} at the end; {time.strftime('%Y-%m-%d')}")
     print(f"{'client':<22} {'MiB/s':>8} {'GET/s':>8} {'client':>9} {'server':>9} {'p50':>7} "
           f"{'p99':>7}")
     print(f"{'':<22} {'':>8} {'':>8} {'CPU-s/GiB':>9} {'CPU-s/GiB':>9} {'ms':>7} {'ms':>7}")
@@ -140,8 +148,8 @@ def main():
               f"{r.get('p50_ms', nan):7.2f} {r.get('p99_ms', nan):7.2f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "rows": [{"client": n, **r} for n, r in rows]}, f,
-                      indent=1)
+            json.dump({"args": vars(args), "load": [load0, load1],
+                       "rows": [{"client": n, **r} for n, r in rows]}, f, indent=1)
     return 0
 
 
