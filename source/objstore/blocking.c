@@ -43,7 +43,11 @@ static void wait_done(ingot_objstore_t *c, ingot_objstore_req_t *req, waiter_t *
             /* the I/O thread ends every request at its deadline: this is a bug; stop it */
             pthread_mutex_unlock(&w->lock);
             ingot_error("objstore: a request outlived its deadline by 5 s; cancelling it");
-            ingot_objstore_cancel(c, req);
+            if (ingot_objstore_cancel(c, req) == INGOT_OK) { /* still queued: no callback */
+                req->status = INGOT_ERR_CANCELED;
+                snprintf(req->message, sizeof(req->message), "objstore: never started");
+                return;
+            }
             pthread_mutex_lock(&w->lock);
             ts.tv_sec += 1;
         }

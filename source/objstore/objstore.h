@@ -139,7 +139,7 @@ typedef struct ingot_objstore_req_private {
     ingot_objstore_req_t *next, *prev;
     uint64_t submit_ns, not_before_ns; /* when submitted; earliest start of the next attempt */
     uint64_t done;                     /* bytes in place (a retry resumes after them) */
-    int where;                         /* which list holds it (client.c) */
+    _Atomic int where;                 /* which list holds it (client.c) */
     int expired_refreshed;             /* credentials were re-read once for this request */
     int rate_held;                     /* counted once as held by the rate cap */
     _Atomic int cancel;                /* raised by ingot_objstore_cancel */
