@@ -33,6 +33,7 @@ PACKAGES=(
   python3 python3-dev python3-venv python3-pip python3-torch python3-mpi4py dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
   libblas-dev libopenblas-dev
   libjpeg62-turbo-dev libpng-dev python3-pil
+  libcurl4-openssl-dev python3-botocore
 )
 
 declare -A PHASE_SECONDS=()

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""A loopback fault point between the client and a real S3 server (SeaweedFS).
+
+Requests pass through byte for byte (the Host header too, so SigV4 signatures stay valid) over a
+keep-alive upstream connection per client connection, unless the current fault picks them:
+
+  slowdown  answer 503 SlowDown (S3's XML) without asking upstream
+  error500  answer 500 InternalError
+  reset     close the client's connection with a TCP reset before answering
+  stall     forward the answer's headers and half its body, then send nothing for --stall-s
+  truncate  forward the headers and half the body, then close (a connection cut mid-body)
+  short     answer a complete response of half the body (Content-Length rewritten): a server
+            that sends fewer bytes than the range
+
+The fault is set with GET /__fault__?mode=M&percent=P&count=N (P: share of requests hit, N:
+only the first N hit; mode=pass clears it) and read back from GET /__fault__/stats. Every
+request is logged (JSON lines: path, Range, the fault applied) for the driver's checks.
+
+Usage: fault_proxy.py --port-file F --upstream HOST:PORT --log F [--stall-s S]
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import socketserver
+import struct
+import threading
+import time
+from urllib.parse import parse_qs
+
+STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0}
+LOCK = threading.Lock()
+CFG = None
+
+
+def read_head(f):
+    """Read an HTTP head (request or response) from file @f; None at EOF."""
+    lines = []
+    while True:
+        line = f.readline(65537)
+        if not line:
+            return None
+        lines.append(line)
+        if line in (b"\r\n", b"\n"):
+            return b"".join(lines)
+
+
+def header(head, name):
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == name:
+            return v.strip().decode()
+    return None
+
+
+def pick_fault():
+    with LOCK:
+        STATE["requests"] += 1
+        if STATE["mode"] == "pass" or (0 <= STATE["count"] <= STATE["hits"]):
+            return "pass"
+        if random.random() * 100 >= STATE["percent"]:
+            return "pass"
+        STATE["hits"] += 1
+        return STATE["mode"]
+
+
+def xml_error(code, msg):
+    body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{msg}'
+            f"</Message><RequestId>proxy</RequestId></Error>").encode()
+    return body
+
+
+def simple_answer(wfile, status, reason, body):
+    wfile.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/xml\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    wfile.flush()
+
+
+def relay_body(up, wfile, length, cut=None):
+    """Relay @length body bytes (or up to @cut of them). Returns bytes relayed."""
+    done, limit = 0, length if cut is None else cut
+    while done < limit:
+        chunk = up.read(min(65536, limit - done))
+        if not chunk:
+            break
+        wfile.write(chunk)
+        done += len(chunk)
+    wfile.flush()
+    return done
+
+
+def relay_chunked(up, wfile):
+    while True:
+        size_line = up.readline()
+        wfile.write(size_line)
+        size = int(size_line.split(b";")[0], 16)
+        wfile.write(up.read(size + 2))
+        if size == 0:
+            break
+    wfile.flush()
+
+
+class Handler(socketserver.StreamRequestHandler):
+    def control(self, path):
+        q = {k: v[0] for k, v in parse_qs(path.partition("?")[2]).items()}
+        with LOCK:
+            if "mode" in q:
+                STATE.update(mode=q["mode"], percent=float(q.get("percent", 100)),
+                             count=int(q.get("count", -1)), hits=0, requests=0)
+            body = json.dumps(STATE).encode()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.wfile.flush()
+
+    def upstream(self):
+        if getattr(self, "_up", None) is None:
+            self._sock = socket.create_connection(CFG.upstream)
+            self._up = self._sock.makefile("rb")
+        return self._sock, self._up
+
+    def drop_upstream(self):
+        if getattr(self, "_up", None) is not None:
+            self._up.close()
+            self._sock.close()
+            self._up = None
+
+    def log(self, head, fault):
+        line = head.split(b"\r\n", 1)[0].decode(errors="replace")
+        entry = {"request": line, "range": header(head, b"range"), "fault": fault,
+                 "if_match": header(head, b"if-match")}
+        with LOCK, open(CFG.log, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def answer_from_upstream(self, head, fault):
+        sock, up = self.upstream()
+        sock.sendall(head)
+        rhead = read_head(up)
+        if rhead is None:
+            raise ConnectionError("upstream closed")
+        length = header(rhead, b"content-length")
+        chunked = (header(rhead, b"transfer-encoding") or "").lower() == "chunked"
+        if fault == "short" and length is not None and int(length) > 1:
+            half = int(length) // 2
+            body = up.read(int(length))
+            rhead = rhead.replace(f"Content-Length: {length}".encode(),
+                                  f"Content-Length: {half}".encode())
+            self.wfile.write(rhead + body[:half])
+            self.wfile.flush()
+            return True
+        self.wfile.write(rhead)
+        if chunked:
+            relay_chunked(up, self.wfile)
+        elif length is not None:
+            n = int(length)
+            if fault in ("stall", "truncate") and n > 1:
+                relay_body(up, self.wfile, n, n // 2)
+                if fault == "stall":
+                    time.sleep(CFG.stall_s)
+                self.drop_upstream()
+                return False  # close the client's connection
+            relay_body(up, self.wfile, n)
+        return True
+
+    def handle(self):
+        try:
+            while self.serve_one():
+                pass
+        except (ConnectionError, OSError, ValueError):
+            pass
+        finally:
+            self.drop_upstream()
+
+    def serve_one(self):
+        head = read_head(self.rfile)
+        if head is None:
+            return False
+        path = head.split(b" ")[1].decode(errors="replace")
+        if path.startswith("/__fault__"):
+            self.control(path)
+            return True
+        fault = pick_fault()
+        self.log(head, fault)
+        if fault == "slowdown":
+            simple_answer(self.wfile, 503, "Slow Down",
+                          xml_error("SlowDown", "Please reduce your request rate."))
+            return True
+        if fault == "error500":
+            simple_answer(self.wfile, 500, "Internal Server Error",
+                          xml_error("InternalError", "We encountered an internal error."))
+            return True
+        if fault == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            return False
+        return self.answer_from_upstream(head, fault)
+
+
+class Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    global CFG
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--stall-s", type=float, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    CFG = ap.parse_args()
+    host, port = CFG.upstream.rsplit(":", 1)
+    CFG.upstream = (host, int(port))
+    random.seed(CFG.seed)
+    server = Server(("127.0.0.1", 0), Handler)
+    tmp = CFG.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, CFG.port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
