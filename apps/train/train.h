@@ -1,10 +1,9 @@
 /*
- * ingot-train's modules: the command line (args.c), the data (data.c: two loaders over the
- * train and test manifests, and the transform that turns a P5 image into normalised floats),
- * the model (model.c: softmax regression or a one-hidden-layer MLP, forward and backward, SGD
- * with momentum), its matrix products (gemm.c: CBLAS, or cuBLAS loaded at run time) and which
- * of them a run takes (blas.c: --blas, agreed over the ranks), checkpoints (ckpt.c: model,
- * optimizer and loader cursor, written atomically).
+ * ingot-train's modules (apps/train/README.md has the table): the command line (args.c), the
+ * model (model.c: softmax regression or a one-hidden-layer MLP, forward and backward, SGD with
+ * momentum), its matrix products (gemm.c: CBLAS, or cuBLAS loaded at run time) and which of them
+ * a run takes (blas.c: --blas, agreed over the ranks), checkpoints (ckpt.c: model, optimizer and
+ * loader cursor, written atomically); the run itself (run.h: setup.c, loop.c, report.c).
  */
 #ifndef INGOT_APPS_TRAIN_H
 #define INGOT_APPS_TRAIN_H
