@@ -136,7 +136,7 @@ static ingot_status_t pixels_prepare(train_t *t)
 }
 
 ingot_status_t train_loader_open(train_t *t, const char *manifest, uint64_t batch, uint64_t epochs,
-                                  const ingot_cursor_t *cursor, ingot_loader_h *l_p)
+                                 const ingot_cursor_t *cursor, ingot_loader_h *l_p)
 {
     ingot_status_t st = t->pixels.out_size ? INGOT_OK : pixels_prepare(t);
     if (st != INGOT_OK) {
@@ -345,8 +345,8 @@ int train_setup(train_t *t, ingot_cursor_t *cursor, bool *have_cursor)
         return rc ? rc : TRAIN_EXIT_FAIL;
     }
     t->epochs = calloc(t->a.epochs, sizeof(*t->epochs));
-    if ((st = train_loader_open(t, t->a.train, t->a.batch, t->a.epochs, *have_cursor ? cursor : NULL,
-                          &t->train_l)) != INGOT_OK) {
+    if ((st = train_loader_open(t, t->a.train, t->a.batch, t->a.epochs,
+                                *have_cursor ? cursor : NULL, &t->train_l)) != INGOT_OK) {
         return train_fail_shared(t, "training loader", st);
     }
     ingot_manifest_info_t info;
