@@ -12,7 +12,7 @@
 
 static pyingot_loader_t *g_live_head, *g_live_tail; /* creation order */
 
-static int loader_check(pyingot_loader_t *l)
+int pyingot_loader_check(pyingot_loader_t *l)
 {
     if (pyingot_fork_check() != 0) {
         return -1;
@@ -104,7 +104,7 @@ static int count_steps(pyingot_loader_t *l)
 }
 
 /* Create the C loader (collective), starting at @p cursor when not NULL. */
-static int loader_open(pyingot_loader_t *l, const ingot_cursor_t *cursor, ingot_loader_h *h_p)
+int pyingot_loader_open(pyingot_loader_t *l, const ingot_cursor_t *cursor, ingot_loader_h *h_p)
 {
     ingot_loader_params_t p = l->params;
     if (cursor != NULL) {
@@ -149,7 +149,7 @@ static void live_unlink(pyingot_loader_t *l)
 }
 
 /* Start afresh on a new C loader: an empty ring, the epoch not begun. */
-static void loader_adopt(pyingot_loader_t *l, ingot_loader_h h, uint64_t first_epoch)
+void pyingot_loader_adopt(pyingot_loader_t *l, ingot_loader_h h, uint64_t first_epoch)
 {
     l->h = h;
     l->first_epoch = first_epoch;
@@ -215,10 +215,10 @@ static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
     }
     p->manifest_path = l->manifest;
     ingot_loader_h h;
-    if (loader_open(l, NULL, &h) != 0) {
+    if (pyingot_loader_open(l, NULL, &h) != 0) {
         goto out;
     }
-    loader_adopt(l, h, 0);
+    pyingot_loader_adopt(l, h, 0);
     pyingot_waiter_init(&l->waiter);
     live_link(l);
     rc = count_steps(l);
@@ -245,7 +245,7 @@ static void drain_locked(pyingot_loader_t *l)
 
 /* Drain unless ingot_loader_next() runs on the wait thread right now (after an interrupted
  * wait, or while another Python thread drops a batch): the next drain gives those back. */
-static void drain(pyingot_loader_t *l, int block)
+void pyingot_loader_drain(pyingot_loader_t *l, int block)
 {
     if (l->h == NULL) {
         return;
@@ -265,7 +265,7 @@ void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq)
         return; /* from before a load_state_dict(): that loader is gone */
     }
     l->held[seq % l->depth].done = 1;
-    drain(l, 0);
+    pyingot_loader_drain(l, 0);
 }
 
 void pyingot_loader_note_stream(pyingot_loader_t *l, uint64_t seq, void *stream)
@@ -287,7 +287,7 @@ static PyObject *no_slot_error(pyingot_loader_t *l)
 
 static PyObject *loader_iternext(pyingot_loader_t *l)
 {
-    if (loader_check(l) != 0) {
+    if (pyingot_loader_check(l) != 0) {
         return NULL;
     }
     if (l->ended || l->epoch_done) {
@@ -298,7 +298,7 @@ static PyObject *loader_iternext(pyingot_loader_t *l)
     ingot_status_t st;
     char msg[1024];
     if (!pyingot_waiter_parked(&l->waiter)) {
-        drain(l, 1); /* releases deferred while a call was in flight */
+        pyingot_loader_drain(l, 1); /* releases deferred while a call was in flight */
     }
     if (pyingot_waiter_next(&l->waiter, l->h, &b, &st, msg, sizeof(msg)) != 0) {
         return NULL;
@@ -335,7 +335,7 @@ static PyObject *loader_iternext(pyingot_loader_t *l)
 
 static PyObject *loader_iter(pyingot_loader_t *l)
 {
-    if (loader_check(l) != 0) {
+    if (pyingot_loader_check(l) != 0) {
         return NULL;
     }
     Py_INCREF(l);
@@ -413,273 +413,6 @@ static void loader_dealloc(pyingot_loader_t *l)
     Py_TYPE(l)->tp_free((PyObject *)l);
 }
 
-static int check_no_parked(pyingot_loader_t *l, const char *what)
-{
-    if (pyingot_waiter_parked(&l->waiter)) {
-        pyingot_raisef(INGOT_ERR_BUSY,
-                       "%s: a batch fetched during an interrupted wait has not been taken; "
-                       "call next() first so that the cursor counts only batches you received",
-                       what);
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *cursor_dict(const ingot_cursor_t *c)
-{
-    PyObject *skipped = PyList_New((Py_ssize_t)c->skipped_count);
-    for (uint64_t i = 0; skipped != NULL && i < c->skipped_count; i++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(c->skipped[i]);
-        if (v == NULL) {
-            Py_CLEAR(skipped);
-            break;
-        }
-        PyList_SET_ITEM(skipped, (Py_ssize_t)i, v);
-    }
-    if (skipped == NULL) {
-        return NULL;
-    }
-    return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version, "manifest_digest",
-                         (unsigned long long)c->manifest_digest, "seed",
-                         (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
-                         "consumed", (unsigned long long)c->consumed, "global_batch",
-                         (unsigned long long)c->global_batch, "skipped", skipped);
-}
-
-static PyObject *loader_state_dict(pyingot_loader_t *l, PyObject *noargs)
-{
-    if (loader_check(l) != 0 || check_no_parked(l, "loader.state_dict()") != 0) {
-        return NULL;
-    }
-    ingot_cursor_t c;
-    ingot_status_t st;
-    Py_BEGIN_ALLOW_THREADS st = ingot_loader_save(l->h, &c);
-    Py_END_ALLOW_THREADS if (st != INGOT_OK)
-    {
-        return pyingot_raise(st, NULL);
-    }
-    PyObject *d = cursor_dict(&c);
-    ingot_cursor_release(&c);
-    return d;
-}
-
-static int dict_u64(PyObject *d, const char *key, uint64_t *out)
-{
-    PyObject *v = PyDict_GetItemString(d, key);
-    if (v == NULL || !PyLong_Check(v)) {
-        pyingot_raisef(INGOT_ERR_FORMAT,
-                       "loader.load_state_dict(): '%s' is missing or not an integer", key);
-        return -1;
-    }
-    *out = PyLong_AsUnsignedLongLong(v);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): '%s' is out of range", key);
-        return -1;
-    }
-    return 0;
-}
-
-/* A state dict as a cursor; c->skipped is allocated (free it). */
-static int cursor_from_dict(PyObject *d, ingot_cursor_t *c)
-{
-    uint64_t version = 0;
-    memset(c, 0, sizeof(*c));
-    if (!PyDict_Check(d)) {
-        pyingot_raise(INGOT_ERR_FORMAT, "loader.load_state_dict(): expected a dict from "
-                                        "loader.state_dict()");
-        return -1;
-    }
-    if (dict_u64(d, "version", &version) != 0 ||
-        dict_u64(d, "manifest_digest", &c->manifest_digest) != 0 ||
-        dict_u64(d, "seed", &c->seed) != 0 || dict_u64(d, "epoch", &c->epoch) != 0 ||
-        dict_u64(d, "consumed", &c->consumed) != 0 ||
-        dict_u64(d, "global_batch", &c->global_batch) != 0) {
-        return -1;
-    }
-    if (version != INGOT_CURSOR_VERSION) {
-        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): version %llu, expected %d",
-                       (unsigned long long)version, INGOT_CURSOR_VERSION);
-        return -1;
-    }
-    c->version = (uint32_t)version;
-    PyObject *skips = PyDict_GetItemString(d, "skipped");
-    PyObject *seq = skips ? PySequence_Fast(skips, "'skipped' must be a list") : PyList_New(0);
-    if (seq == NULL) {
-        return -1;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    c->skipped = calloc(n ? (size_t)n : 1, sizeof(uint64_t));
-    for (Py_ssize_t i = 0; c->skipped != NULL && i < n; i++) {
-        c->skipped[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
-    }
-    Py_DECREF(seq);
-    c->skipped_count = (uint64_t)n;
-    if (c->skipped == NULL) {
-        PyErr_NoMemory();
-    }
-    return PyErr_Occurred() ? -1 : 0;
-}
-
-/* Resume at a state dict: a new C loader starts at its cursor and replaces this one (collective;
- * on error this loader is unchanged). */
-static PyObject *loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
-{
-    if (loader_check(l) != 0 || check_no_parked(l, "loader.load_state_dict()") != 0) {
-        return NULL;
-    }
-    drain(l, 1); /* no call in flight (checked above): give back what waits for it */
-    if (l->handed != l->retired) {
-        return pyingot_raisef(INGOT_ERR_BUSY,
-                              "loader.load_state_dict(): %llu batch(es) are still held; drop "
-                              "them first",
-                              (unsigned long long)(l->handed - l->retired));
-    }
-    ingot_cursor_t c;
-    ingot_loader_h h = NULL;
-    int rc = cursor_from_dict(d, &c);
-    uint64_t first_epoch = c.epoch; /* as the C loader counts it: the cursor's step's epoch */
-    if (rc == 0 && c.global_batch > 0 && l->steps_per_epoch > 0) {
-        first_epoch += c.consumed / c.global_batch / l->steps_per_epoch;
-    }
-    if (rc == 0) {
-        rc = loader_open(l, &c, &h);
-    }
-    free(c.skipped);
-    if (rc != 0) {
-        return NULL;
-    }
-    pyingot_waiter_stop(&l->waiter);
-    ingot_loader_h old = l->h;
-    Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(old);
-    Py_END_ALLOW_THREADS loader_adopt(l, h, first_epoch);
-    Py_RETURN_NONE;
-}
-
-static int put_u64(PyObject *d, const char *key, uint64_t v)
-{
-    PyObject *o = PyLong_FromUnsignedLongLong(v);
-    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
-    Py_XDECREF(o);
-    return rc;
-}
-
-static int put_double(PyObject *d, const char *key, double v)
-{
-    PyObject *o = PyFloat_FromDouble(v);
-    int rc = o ? PyDict_SetItemString(d, key, o) : -1;
-    Py_XDECREF(o);
-    return rc;
-}
-
-#define STATS_U64(s) \
-    { \
-#        s, offsetof(ingot_loader_stats_t, s) \
-    }
-static const struct {
-    const char *name;
-    size_t offset;
-} stats_u64[] = {
-    STATS_U64(steps),
-    STATS_U64(samples),
-    STATS_U64(bytes),
-    STATS_U64(bytes_read),
-    STATS_U64(read_requests),
-    STATS_U64(skipped),
-    STATS_U64(wall_ns),
-    STATS_U64(stall_ns),
-    STATS_U64(stall_first_ns),
-    STATS_U64(stall_p50_ns),
-    STATS_U64(stall_p99_ns),
-    STATS_U64(read_p50_ns),
-    STATS_U64(read_p99_ns),
-    STATS_U64(verify_p50_ns),
-    STATS_U64(verify_p99_ns),
-    STATS_U64(decode_p50_ns),
-    STATS_U64(decode_p99_ns),
-    STATS_U64(transform_p50_ns),
-    STATS_U64(transform_p99_ns),
-    STATS_U64(h2d_p50_ns),
-    STATS_U64(h2d_p99_ns),
-    STATS_U64(memory_host),
-    STATS_U64(memory_device),
-    STATS_U64(memory_pinned),
-    STATS_U64(minor_faults),
-};
-
-/* "epochs": where each epoch's record bytes came from (storage, a peer's cache window, this
- * rank's own), and "bytes_by_source", their sums over the epochs. */
-static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
-{
-    PyObject *list = PyList_New(0);
-    uint64_t sum[3] = {0, 0, 0};
-    int rc = list ? 0 : -1;
-    for (uint64_t e = l->first_epoch; rc == 0 && e < l->params.epochs; e++) {
-        ingot_loader_epoch_bytes_t b;
-        ingot_status_t st = ingot_loader_epoch_bytes(l->h, e, &b);
-        if (st != INGOT_OK) {
-            pyingot_raise(st, NULL);
-            rc = -1;
-            break;
-        }
-        sum[0] += b.bytes_storage;
-        sum[1] += b.bytes_peer;
-        sum[2] += b.bytes_local;
-        PyObject *row = Py_BuildValue("{s:K,s:K,s:K,s:K}", "epoch", (unsigned long long)e,
-                                      "bytes_storage", (unsigned long long)b.bytes_storage,
-                                      "bytes_peer", (unsigned long long)b.bytes_peer, "bytes_local",
-                                      (unsigned long long)b.bytes_local);
-        rc = row ? PyList_Append(list, row) : -1;
-        Py_XDECREF(row);
-    }
-    PyObject *by = rc == 0 ? Py_BuildValue("{s:K,s:K,s:K}", "storage", (unsigned long long)sum[0],
-                                           "peer", (unsigned long long)sum[1], "local",
-                                           (unsigned long long)sum[2])
-                           : NULL;
-    if (by == NULL || PyDict_SetItemString(d, "epochs", list) != 0 ||
-        PyDict_SetItemString(d, "bytes_by_source", by) != 0) {
-        rc = -1;
-    }
-    Py_XDECREF(by);
-    Py_XDECREF(list);
-    return rc;
-}
-
-static PyObject *loader_stats(pyingot_loader_t *l, PyObject *noargs)
-{
-    if (loader_check(l) != 0) {
-        return NULL;
-    }
-    ingot_loader_stats_t s = {
-        .field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
-                      INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
-                      INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS};
-    ingot_status_t st = ingot_loader_stats(l->h, &s);
-    if (st != INGOT_OK) {
-        return pyingot_raise(st, NULL);
-    }
-    PyObject *d = PyDict_New();
-    int rc = d ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < sizeof(stats_u64) / sizeof(stats_u64[0]); i++) {
-        uint64_t v;
-        memcpy(&v, (const char *)&s + stats_u64[i].offset, sizeof(v));
-        rc = put_u64(d, stats_u64[i].name, v);
-    }
-    if (rc == 0) {
-        rc = put_double(d, "read_queue_avg", s.read_queue_avg) ||
-             put_double(d, "ready_slots_avg", s.ready_slots_avg) ||
-             put_u64(d, "readers", s.readers) || put_u64(d, "workers", s.workers) ||
-             put_u64(d, "depth", s.depth);
-    }
-    if (rc == 0) {
-        rc = put_epoch_bytes(l, d);
-    }
-    if (rc != 0) {
-        Py_XDECREF(d);
-        return NULL;
-    }
-    return d;
-}
 
 static PyObject *get_steps_per_epoch(pyingot_loader_t *l, void *c)
 {
@@ -697,13 +430,14 @@ static PyObject *get_held(pyingot_loader_t *l, void *c)
 }
 
 static PyMethodDef loader_methods[] = {
-    {"state_dict", (PyCFunction)loader_state_dict, METH_NOARGS,
+    {"state_dict", (PyCFunction)pyingot_loader_state_dict, METH_NOARGS,
      "state_dict(): the resume cursor as a dict (collective; call it after the same step on "
      "every rank). It counts the batches handed over."},
-    {"load_state_dict", (PyCFunction)loader_load_state_dict, METH_O,
+    {"load_state_dict", (PyCFunction)pyingot_loader_load_state_dict, METH_O,
      "load_state_dict(d): resume exactly where d was taken, with this or another world size "
      "dividing the global batch (collective; no batch may be held)."},
-    {"stats", (PyCFunction)loader_stats, METH_NOARGS, "stats(): ingot_loader_stats_t as a dict."},
+    {"stats", (PyCFunction)pyingot_loader_stats, METH_NOARGS,
+     "stats(): ingot_loader_stats_t as a dict."},
     {"close", (PyCFunction)loader_close, METH_NOARGS,
      "close(): stop the pipeline and free the loader (collective)."},
     {"__enter__", (PyCFunction)loader_enter, METH_NOARGS, NULL},

@@ -165,4 +165,16 @@ PyObject *pyingot_dlpack_device_tuple(int device);
 PyObject *pyingot_array_dlpack(pyingot_array_t *a, PyObject *args, PyObject *kwargs);
 PyObject *pyingot_array_dlpack_device(pyingot_array_t *a, PyObject *noargs);
 
+/* loader.c: raise (and return -1) when the loader is closed or the process forked; create the C
+ * loader of @p l (from @p cursor, or NULL: the start), and take it as l's; give back the batches
+ * Python dropped (@p block: wait for a call in flight). */
+int pyingot_loader_check(pyingot_loader_t *l);
+int pyingot_loader_open(pyingot_loader_t *l, const ingot_cursor_t *cursor, ingot_loader_h *h_p);
+void pyingot_loader_adopt(pyingot_loader_t *l, ingot_loader_h h, uint64_t first_epoch);
+void pyingot_loader_drain(pyingot_loader_t *l, int block);
+/* loader_state.c, loader_stats.c: the methods state_dict, load_state_dict and stats. */
+PyObject *pyingot_loader_state_dict(pyingot_loader_t *l, PyObject *noargs);
+PyObject *pyingot_loader_load_state_dict(pyingot_loader_t *l, PyObject *d);
+PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs);
+
 #endif /* PYINGOT_H */
