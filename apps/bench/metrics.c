@@ -7,7 +7,7 @@
 #define METRICS_MIB       (1024.0 * 1024.0)
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
-const char *const ingot_bench_metric_names[M_COUNT] = {
+const char *const bench_metric_names[M_COUNT] = {
     "wall_s",       "compute_s",     "stall_s",       "au",
     "steps",        "samples",       "bytes",         "samples_per_s",
     "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
@@ -19,7 +19,7 @@ static double ms(uint64_t ns)
     return (double)ns / METRICS_NS_PER_MS;
 }
 
-void ingot_bench_metrics(const bench_result_t *r, double *m)
+void bench_metrics(const bench_result_t *r, double *m)
 {
     double wall = r->wall_s > 0 ? r->wall_s : METRICS_MIN_WALL;
     m[M_WALL] = r->wall_s;
@@ -44,7 +44,7 @@ void ingot_bench_metrics(const bench_result_t *r, double *m)
     m[M_FIRST] = ms(r->st.stall_first_ns);
 }
 
-void ingot_bench_aggregate(const double *all, int world, double *agg)
+void bench_aggregate(const double *all, int world, double *agg)
 {
     /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
     static const int mean[] = {M_WALL,      M_COMPUTE,  M_STALL,    M_AU,         M_STALL_P50,
@@ -62,7 +62,7 @@ void ingot_bench_aggregate(const double *all, int world, double *agg)
     agg[M_STEPS] = all[M_STEPS]; /* every rank runs the same steps */
 }
 
-double ingot_bench_au_min(const double *all, int world)
+double bench_au_min(const double *all, int world)
 {
     double v = all[M_AU];
     for (int r = 1; r < world; r++) {

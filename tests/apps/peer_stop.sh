@@ -94,9 +94,10 @@ shm)
         "$out" || fail "destroy did not name rank 2"
     ;;
 train-*)
-    # named by a read of the cache (tcp), by the next reduction, or by the watchdog's liveness
-    # check of an MPI call of ingot's (the test loader made for the epoch's evaluation)
-    grep -Eq "(rank 2 \(host $host\) did not answer a read|(a reduction|watchdog: .*) waited [0-9.]+ s, and rank 2 \(host $host\) did not answer for INGOT_PEER_TIMEOUT)" \
+    # named by a read of the cache (tcp), by the next reduction, by the watchdog's liveness
+    # check of an MPI call of ingot's, or by the window free of a loader's destroy (the test
+    # loader made and destroyed for each epoch's evaluation)
+    grep -Eq "(rank 2 \(host $host\) did not answer a read|(a reduction|watchdog: .*) waited [0-9.]+ s, and rank 2 \(host $host\) did not answer for INGOT_PEER_TIMEOUT|window free: rank 2 \(host $host\) never arrived: it did not answer)" \
         "$out" || fail "no rank named"
     ! grep -q "not complete after 60.0 s (INGOT_TIMEOUT)" "$out" ||
         fail "the reduction waited INGOT_TIMEOUT"
