@@ -451,6 +451,17 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
     return INGOT_OK;
 }
 
+void ingot_manifest_dir(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        snprintf(dir, len, ".");
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/m.ingot": "/" */
+        snprintf(dir, len, "%.*s", (int)n, path);
+    }
+}
+
 static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
 {
     ingot_file_t src;
@@ -483,14 +494,11 @@ ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manif
     if (m == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    char *dir = strdup(path);
+    char *dir = malloc(strlen(path) + 2);
     ingot_status_t st = dir ? mf_map(m, path) : INGOT_ERR_NO_MEMORY;
     if (st == INGOT_OK) {
-        char *slash = strrchr(dir, '/');
-        if (slash != NULL) {
-            slash[slash == dir ? 1 : 0] = '\0';
-        }
-        st = mf_init(m, path, slash ? dir : ".", flags);
+        ingot_manifest_dir(path, dir, strlen(path) + 2);
+        st = mf_init(m, path, dir, flags);
     }
     free(dir);
     if (st != INGOT_OK) {

@@ -38,6 +38,10 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
     return m->strtab + manifest_strref_off(ref);
 }
 
+/** The folder of the manifest file @p path, where its shards' relative names start ("." for a
+ *  bare file name), into @p dir (@p len bytes). Every opener of a manifest file uses it. */
+void ingot_manifest_dir(const char *path, char *dir, size_t len);
+
 /**
  * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a
  * version's whole header) with header_hash taken as zero. header_size must be a valid size

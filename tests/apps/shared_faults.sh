@@ -42,7 +42,7 @@ check bench-usage 2 "ingot-bench: --batch '-3' is not a non-negative integer" --
     "$bench" --manifest "$syn" --batch -3
 check bench-config 1 "INGOT_TIMEOUT='abc': not a duration .*\(the same on 4 ranks: 0\.\.3\)" -- \
     -x INGOT_TIMEOUT=abc "$bench" --manifest "$syn" --no-progress
-check bench-missing 1 "cannot open manifest '$work/nope/manifest.ingot'" -- \
+check bench-missing 1 "$work/nope/manifest.ingot: open failed: No such file or directory" -- \
     "$bench" --manifest "$work/nope/manifest.ingot" --no-progress
 check arb-usage 2 "unrecognized option '--bogus'" -- "$arb" --bogus
 check arb-nccl 1 "backend nccl asked for, but rank\(s\) 0,1,2,3 cannot run it" -- \
