@@ -58,4 +58,19 @@ uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr);
  */
 ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h manifest, ingot_manifest_maxima_t *max_p);
 
+/* manifest_check.c: the header (at every open); every row (a full open); one shard or sample
+ * row (a lazy open's lookups; @p raw_p, the sample's raw bytes, may be NULL); whether a string
+ * reference lies in the string table (0) or not (-1). */
+ingot_status_t ingot_manifest_check_header(struct ingot_manifest *m);
+ingot_status_t ingot_manifest_check_all(struct ingot_manifest *m);
+ingot_status_t ingot_manifest_check_shard(const struct ingot_manifest *m, uint64_t row);
+ingot_status_t ingot_manifest_check_sample(const struct ingot_manifest *m, uint64_t index,
+                                           ingot_sample_info_t *info, uint64_t *raw_p);
+int ingot_manifest_strref_ok(const struct ingot_manifest *m, uint64_t ref, int allow_empty);
+/* manifest_check.c: the name table (checked at every open: every field lookup indexes it); the
+ * largest sample and field over the sample table (a version-1 manifest's maxima). */
+ingot_status_t ingot_manifest_check_names(const struct ingot_manifest *m);
+ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m,
+                                           ingot_manifest_maxima_t *max);
+
 #endif
