@@ -232,7 +232,7 @@ static ingot_status_t mf_check_within_max(const struct ingot_manifest *m, uint64
 
 /* Check sample row @p index and fill @p info; *raw_p (may be NULL): its decoded bytes. */
 ingot_status_t ingot_manifest_check_sample(const struct ingot_manifest *m, uint64_t index,
-                                      ingot_sample_info_t *info, uint64_t *raw_p)
+                                           ingot_sample_info_t *info, uint64_t *raw_p)
 {
     const manifest_sample_t *s = &m->samples[index];
     if (ingot_manifest_strref_ok(m, s->key, 0) != 0) {
@@ -356,7 +356,8 @@ static ingot_status_t mf_check_shards(const struct ingot_manifest *m)
 }
 
 /* Check every sample row and find the largest sample: one pass over the sample table. */
-ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m, ingot_manifest_maxima_t *max)
+ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m,
+                                           ingot_manifest_maxima_t *max)
 {
     ingot_sample_info_t info;
     *max = (ingot_manifest_maxima_t){0};
