@@ -131,14 +131,15 @@ demo_lock() {
 }
 
 main_tree() {
-  configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON
+  configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
   build build-test
 }
 
 sanitizer_tier() { # sanitizer_tier DIR SANITIZERS
   local dir=$1 san=$2
-  configure "$dir" -DINGOT_SANITIZE="$san" -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON
-  build "$dir"
+  # Each step returns on failure: a tier runs as "phase ... || failed=1", where set -e is off.
+  configure "$dir" -DINGOT_SANITIZE="$san" -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
+  build "$dir" || return
   # Unit tests only: Open MPI itself is not sanitizer-clean. The install test links an
   # uninstrumented consumer against the instrumented library, which sanitizers refuse.
   # UCX_MEM_EVENTS=no: UCX's libucm hooks madvise/mmap, which ThreadSanitizer cannot survive.
@@ -147,8 +148,8 @@ sanitizer_tier() { # sanitizer_tier DIR SANITIZERS
 
 fuzz_tier() {
   CC=clang configure build-fuzz -DINGOT_FUZZ=ON -DINGOT_SANITIZE=address,undefined \
-    -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF
-  build build-fuzz
+    -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF || return
+  build build-fuzz || return
   # This tree is also the host-only build (CUDA off): its unit tests run here too.
   (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L 'fuzz|unit' -LE install --output-on-failure)
 }
