@@ -12,6 +12,7 @@ ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req)
     req->status = INGOT_OK;
     req->retry = 0;
     req->shift = 0;
+    req->error[0] = '\0';
     atomic_store_explicit(&req->state, INGOT_SOURCE_REQ_PENDING, memory_order_release);
     ingot_status_t st = src->ops->submit(src, req);
     if (st != INGOT_OK) {
@@ -90,6 +91,9 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
         if (st == INGOT_ERR_CANCELED) {
             return source_expire(src, req, st, quarantined_p);
         }
+    }
+    if (req->status != INGOT_OK && req->error[0] != '\0') {
+        ingot_last_error_set(req->error); /* the message of a completion on another thread */
     }
     return req->status;
 }

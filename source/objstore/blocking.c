@@ -97,9 +97,16 @@ ingot_status_t ingot_objstore_fetch_body(ingot_objstore_t *c, const ingot_objsto
                                          const char *query, uint64_t max_size, uint64_t deadline_ns,
                                          ingot_objstore_req_t *req)
 {
+    return ingot_objstore_whole(c, object, query, NULL, 0, max_size, deadline_ns, req);
+}
+
+ingot_status_t ingot_objstore_whole(ingot_objstore_t *c, const ingot_objstore_object_t *object,
+                                    const char *query, const void *put, size_t put_size,
+                                    uint64_t max_size, uint64_t deadline_ns,
+                                    ingot_objstore_req_t *req)
+{
     static char one;
     static const struct iovec none = {&one, 1}; /* unused: the body goes to priv.buf */
-
     memset(req, 0, sizeof(*req));
     req->object = object;
     req->length = 1;
@@ -110,7 +117,25 @@ ingot_status_t ingot_objstore_fetch_body(ingot_objstore_t *c, const ingot_objsto
     req->priv.whole = 1;
     req->priv.query = query;
     req->priv.buf_max = max_size;
+    req->priv.put = put;
+    req->priv.put_size = put_size;
     return run_blocking(c, req);
+}
+
+ingot_status_t ingot_objstore_put(ingot_objstore_t *client, const ingot_objstore_object_t *object,
+                                  const void *data, size_t size, uint64_t deadline_ns, char *etag)
+{
+    ingot_objstore_req_t req;
+    if (client == NULL || object == NULL || object->client != client || data == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "objstore: put without a client or object");
+    }
+    ingot_status_t status = ingot_objstore_whole(client, object, NULL, data, size, 0, deadline_ns,
+                                                 &req);
+    free(req.priv.buf);
+    if (status == INGOT_OK && etag != NULL) {
+        snprintf(etag, INGOT_OBJSTORE_ETAG_MAX + 1, "%s", req.priv.etag_seen);
+    }
+    return status;
 }
 
 ingot_status_t ingot_objstore_get(ingot_objstore_t *client, const ingot_objstore_object_t *object,
