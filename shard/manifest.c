@@ -101,13 +101,14 @@ static ingot_status_t mf_check_version(const struct ingot_manifest *m)
         return ingot_fail(INGOT_ERR_FORMAT,
                           "%s: unsupported manifest version %u (this build "
                           "reads versions %u to %u)",
-                          m->name, h->version, MANIFEST_VERSION_1, MANIFEST_VERSION);
+                          m->name, h->version, MANIFEST_VERSION_1, MANIFEST_VERSION_MAX);
     }
     if (h->header_size != want) {
         char layout[40] = "not the layout of any version";
-        for (uint32_t v = MANIFEST_VERSION_1; v <= MANIFEST_VERSION; v++) {
+        for (uint32_t v = MANIFEST_VERSION_1; v <= MANIFEST_VERSION_MAX; v++) {
             if (h->header_size == manifest_header_size(v)) {
                 snprintf(layout, sizeof(layout), "laid out as version %u", v);
+                break; /* versions 2 and 3 share a layout: the first names it */
             }
         }
         return ingot_fail(INGOT_ERR_FORMAT,
@@ -181,6 +182,11 @@ static ingot_status_t mf_check_shard(const struct ingot_manifest *m, uint64_t ro
     if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
         s->sample_count > m->hdr->sample_count - s->first_sample) {
         return mf_bad(m, "shard", row, "sample range beyond the sample table");
+    }
+    if (m->hdr->version >= MANIFEST_VERSION_ETAG && s->etag != 0 &&
+        (mf_strref_ok(m, s->etag, 0) != 0 ||
+         strlen(manifest_str(m, s->etag)) != manifest_strref_len(s->etag))) {
+        return mf_bad(m, "shard", row, "bad ETag reference");
     }
     return INGOT_OK;
 }
@@ -429,8 +435,9 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
     return m->lazy ? INGOT_OK : mf_check_all(m);
 }
 
-ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
-                                          unsigned flags, ingot_manifest_h *manifest_p)
+ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
+                                         const char *base_dir, unsigned flags, int own,
+                                         ingot_manifest_h *manifest_p)
 {
     if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
@@ -442,13 +449,21 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
     }
     m->base = buf;
     m->len = len;
-    ingot_status_t st = mf_init(m, "<manifest buffer>", base_dir ? base_dir : ".", flags);
+    m->owned = own ? (void *)buf : NULL;
+    ingot_status_t st = mf_init(m, name, base_dir ? base_dir : ".", flags);
     if (st != INGOT_OK) {
+        m->owned = NULL; /* the caller keeps its buffer when the open fails */
         ingot_manifest_close(m);
         return st;
     }
     *manifest_p = m;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
+                                          unsigned flags, ingot_manifest_h *manifest_p)
+{
+    return ingot_manifest_open_named(buf, len, "<manifest buffer>", base_dir, flags, 0, manifest_p);
 }
 
 static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
@@ -474,7 +489,8 @@ static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manifest_h *manifest_p)
+ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
+                                        ingot_manifest_h *manifest_p)
 {
     if (path == NULL || manifest_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
@@ -509,6 +525,7 @@ void ingot_manifest_close(ingot_manifest_h m)
     if (m->map != NULL) {
         munmap(m->map, m->len);
     }
+    free(m->owned);
     free(m->name);
     free(m->dir);
     free(m);
@@ -596,6 +613,20 @@ ingot_status_t ingot_manifest_find(ingot_manifest_h m, const char *key, int64_t 
         }
     }
     return INGOT_ERR_NOT_FOUND;
+}
+
+const char *ingot_manifest_shard_etag(ingot_manifest_h m, uint32_t shard)
+{
+    if (m == NULL || shard >= m->hdr->shard_count || m->hdr->version < MANIFEST_VERSION_ETAG ||
+        m->shards[shard].etag == 0 || mf_check_shard(m, shard) != INGOT_OK) {
+        return NULL;
+    }
+    return manifest_str(m, m->shards[shard].etag);
+}
+
+const char *ingot_manifest_dir(ingot_manifest_h m)
+{
+    return m != NULL ? m->dir : NULL;
 }
 
 ingot_status_t ingot_manifest_shard_path(ingot_manifest_h m, uint32_t shard, char *buf,
