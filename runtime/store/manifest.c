@@ -142,8 +142,7 @@ static ingot_status_t store_copy(ingot_objstore_t *c, const ingot_objstore_objec
     return st;
 }
 
-/* shard/'s opener of shards at URLs (shard/files.h). */
-static ingot_status_t store_shard_open(const char *url, const char *etag, uint64_t size, int *fd_p)
+ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_t size, int *fd_p)
 {
     ingot_objstore_t *c;
     ingot_objstore_object_t *o = NULL;
@@ -170,7 +169,8 @@ static ingot_status_t store_shard_open(const char *url, const char *etag, uint64
     return st;
 }
 
+/* shard/'s opener of shards at URLs (shard/files.h) is this file's local copy. */
 __attribute__((constructor)) static void store_opener_register(void)
 {
-    ingot_shard_remote_set(store_shard_open);
+    ingot_shard_remote_set(ingot_store_local_copy);
 }

@@ -8,6 +8,7 @@
 #define INGOT_RUNTIME_STORE_STORE_H
 
 #include <ingot/store.h>
+#include <mpi.h>
 #include "source/objstore/objstore.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,24 @@ ingot_status_t ingot_store_fetch(const char *url, uint64_t max_size, void **data
 
 /** PUT @p size bytes of @p data at @p url. Errors as ingot_store_fetch(). */
 ingot_status_t ingot_store_put(const char *url, const void *data, size_t size);
+
+/**
+ * A local copy of the object at @p url (@p size bytes, as recorded) in an unlinked temporary file
+ * (TMPDIR, else /tmp), fetched in parts of INGOT_S3_PART_SIZE, a few in flight, under If-Match
+ * @p etag (may be NULL): *fd_p, the caller's to close. Also shard/'s opener of shards at URLs.
+ * @return INGOT_OK; INGOT_ERR_IO (no temporary file); the client's errors (INGOT_ERR_MISMATCH
+ *         for an object whose size or ETag changed), logged naming the object and range.
+ */
+ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_t size, int *fd_p);
+
+/**
+ * The job-wide check of @p id (this rank's identity for the dataset's URL): rank 0's endpoint,
+ * region, bucket and credential source must be every rank's. Collective over @p comm; every rank
+ * returns the same status.
+ * @return INGOT_OK; INGOT_ERR_CONFIG when a rank differs (each such rank logs what it resolved
+ *         against rank 0's value; rank 0 names the ranks per field); INGOT_ERR_MPI.
+ */
+ingot_status_t ingot_store_check_job(MPI_Comm comm, const ingot_store_identity_t *id);
 
 /** The "directory" of @p url: everything before its last '/' (malloc'd), or NULL. */
 char *ingot_store_url_dir(const char *url);
