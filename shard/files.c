@@ -45,8 +45,8 @@ int ingot_shard_path_is_url(const char *path)
 }
 
 /* A shard at a URL: a local copy from the runtime's opener. */
-static int files_open_remote(const ingot_manifest_h m, uint32_t shard, const char *url,
-                             uint64_t size, ingot_status_t *st_p)
+static int files_open_remote(ingot_manifest_h m, uint32_t shard, const char *url, uint64_t size,
+                             ingot_status_t *st_p)
 {
     ingot_shard_remote_open_fn fn = atomic_load(&files_remote);
     int fd = -1;

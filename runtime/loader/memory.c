@@ -10,6 +10,7 @@
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
+#include "runtime/store/store.h"
 #include "source/cache/cache.h"
 #include "source/emulate.h"
 #include "source/posix.h"
@@ -79,11 +80,12 @@ ingot_status_t ingot_loader_size(ingot_loader_h l, const ingot_ctx_config_t *cfg
     }
     size_t run = l->stored_max > LOADER_RUN_BYTES ? l->stored_max : LOADER_RUN_BYTES;
     l->staging_bytes = ((run + page - 1) & ~(page - 1)) + 2 * INGOT_SOURCE_DIRECT_ALIGN;
-    l->nreaders = l->params.readers ? l->params.readers
-                  : cfg->loader->readers
-                      ? (uint32_t)cfg->loader->readers
-                      : (strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
-                                                                           : LOADER_READERS_LOCAL);
+    l->nreaders = l->params.readers      ? l->params.readers
+                  : cfg->loader->readers ? (uint32_t)cfg->loader->readers
+                  : (strcmp(cfg->loader->storage_emulate, "none") != 0 ||
+                     ingot_store_is_url(l->params.manifest_path))
+                      ? LOADER_READERS_REMOTE
+                      : LOADER_READERS_LOCAL;
     l->nworkers = l->params.workers      ? l->params.workers
                   : cfg->loader->workers ? (uint32_t)cfg->loader->workers
                                          : cpuset_cores();
