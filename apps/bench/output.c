@@ -30,6 +30,19 @@ static const ingot_report_column_t out_columns[] = {
 static void print_epochs(const bench_output_t *o);
 static void print_store(const bench_output_t *o);
 
+/* A table of one row per rank and one for all of them. */
+static void out_table(const bench_output_t *o, const ingot_report_column_t *cols, size_t ncols,
+                      void (*row)(const char *who, const double *m))
+{
+    ingot_report_table_head(stdout, "rank", OUT_WHO_WIDTH, cols, ncols);
+    for (int r = 0; r < o->world; r++) {
+        char who[OUT_WHO_MAX];
+        snprintf(who, sizeof(who), "%d", r);
+        row(who, o->all + (size_t)r * M_COUNT);
+    }
+    row("all", o->agg);
+}
+
 static void out_row(const char *who, const double *m)
 {
     const double v[OUT_ARRAY_SIZE(out_columns)] = {
@@ -54,14 +67,7 @@ void ingot_bench_print(const bench_output_t *o)
                      : "sleep");
     ingot_report_header_config(stdout, out_vars, OUT_ARRAY_SIZE(out_vars));
     ingot_report_header_ranks(stdout, o->ranks, o->world);
-    ingot_report_table_head(stdout, "rank", OUT_WHO_WIDTH, out_columns,
-                            OUT_ARRAY_SIZE(out_columns));
-    for (int r = 0; r < o->world; r++) {
-        char who[OUT_WHO_MAX];
-        snprintf(who, sizeof(who), "%d", r);
-        out_row(who, o->all + (size_t)r * M_COUNT);
-    }
-    out_row("all", o->agg);
+    out_table(o, out_columns, OUT_ARRAY_SIZE(out_columns), out_row);
     printf("# AU min over ranks %.4f; rates summed, times and AU averaged over ranks\n",
            ingot_bench_au_min(o->all, o->world));
     print_store(o);
@@ -100,14 +106,7 @@ static void print_store(const bench_output_t *o)
     }
     printf("# object store: GETs made by each rank's loader (the manifest's own GET left out), "
            "GET/sample over the samples read\n");
-    ingot_report_table_head(stdout, "rank", OUT_WHO_WIDTH, store_columns,
-                            OUT_ARRAY_SIZE(store_columns));
-    for (int r = 0; r < o->world; r++) {
-        char who[OUT_WHO_MAX];
-        snprintf(who, sizeof(who), "%d", r);
-        store_row(who, o->all + (size_t)r * M_COUNT);
-    }
-    store_row("all", o->agg);
+    out_table(o, store_columns, OUT_ARRAY_SIZE(store_columns), store_row);
 }
 
 static const ingot_report_column_t epoch_columns[] = {

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,81 +62,31 @@ static int store_tmpfile(uint64_t size, const char *url)
     return fd;
 }
 
-/* Parts of a copy in flight, and who waits for them. */
-typedef struct store_batch {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int left;
-    ingot_status_t status;
-} store_batch_t;
-
-static void store_part_done(ingot_objstore_req_t *req)
-{
-    store_batch_t *b = req->arg;
-    pthread_mutex_lock(&b->lock);
-    if (req->status != INGOT_OK && b->status == INGOT_OK) {
-        b->status = req->status; /* logged by the client, naming the object and range */
-    }
-    if (--b->left == 0) {
-        pthread_cond_signal(&b->cond);
-    }
-    pthread_mutex_unlock(&b->lock); /* last touch of b */
-}
-
-/* Submit parts [off, ...) of the object into @p map, up to STORE_COPY_INFLIGHT; wait for them.
- * The client ends every request by its deadline, so the wait ends. */
-static ingot_status_t store_copy_batch(ingot_objstore_t *c, ingot_objstore_req_t *reqs,
-                                       struct iovec *iov, uint64_t off, char *map)
-{
-    const ingot_objstore_req_t *t = &reqs[0]; /* the template: object, size, ETag, deadline */
-    store_batch_t b = {.status = INGOT_OK};
-    pthread_mutex_init(&b.lock, NULL);
-    pthread_cond_init(&b.cond, NULL);
-    pthread_mutex_lock(&b.lock);
-    for (uint64_t at = off; b.left < STORE_COPY_INFLIGHT && at < t->object_size; at += t->length) {
-        ingot_objstore_req_t *r = &reqs[1 + b.left];
-        uint64_t len = t->object_size - at < t->length ? t->object_size - at : t->length;
-        iov[b.left] = (struct iovec){map + at, (size_t)len};
-        *r = (ingot_objstore_req_t){.object = t->object,
-                                    .offset = at,
-                                    .length = len,
-                                    .object_size = t->object_size,
-                                    .etag = t->etag,
-                                    .iov = &iov[b.left],
-                                    .iovcnt = 1,
-                                    .deadline_ns = t->deadline_ns,
-                                    .cb = store_part_done,
-                                    .arg = &b};
-        ingot_status_t st = ingot_objstore_submit(c, r);
-        b.status = st != INGOT_OK && b.status == INGOT_OK ? st : b.status;
-        b.left += st == INGOT_OK;
-    }
-    while (b.left > 0) {
-        pthread_cond_wait(&b.cond, &b.lock);
-    }
-    pthread_mutex_unlock(&b.lock);
-    pthread_cond_destroy(&b.cond);
-    pthread_mutex_destroy(&b.lock);
-    return b.status;
-}
-
 /* The object's bytes into @p map: parts of INGOT_S3_PART_SIZE, a few in flight at once. */
 static ingot_status_t store_copy(ingot_objstore_t *c, const ingot_objstore_object_t *o,
                                  const char *etag, uint64_t size, char *map)
 {
     const ingot_objstore_config_t *cfg;
     INGOT_CHECK(ingot_objstore_config(&cfg));
-    ingot_objstore_req_t reqs[1 + STORE_COPY_INFLIGHT];
+    ingot_objstore_req_t reqs[STORE_COPY_INFLIGHT];
     struct iovec iov[STORE_COPY_INFLIGHT];
-    reqs[0] = (ingot_objstore_req_t){.object = o,
-                                     .length = cfg->part_size,
-                                     .object_size = size,
-                                     .etag = etag,
-                                     .deadline_ns = ingot_store_deadline()};
+    uint64_t part = cfg->part_size, deadline = ingot_store_deadline();
     ingot_status_t st = INGOT_OK;
-    for (uint64_t off = 0; off < size && st == INGOT_OK;
-         off += cfg->part_size * STORE_COPY_INFLIGHT) {
-        st = store_copy_batch(c, reqs, iov, off, map);
+    for (uint64_t off = 0; off < size && st == INGOT_OK; off += part * STORE_COPY_INFLIGHT) {
+        size_t n = 0;
+        for (uint64_t at = off; n < STORE_COPY_INFLIGHT && at < size; n++, at += part) {
+            uint64_t len = size - at < part ? size - at : part;
+            iov[n] = (struct iovec){map + at, (size_t)len};
+            reqs[n] = (ingot_objstore_req_t){.object = o,
+                                             .offset = at,
+                                             .length = len,
+                                             .object_size = size,
+                                             .etag = etag,
+                                             .iov = &iov[n],
+                                             .iovcnt = 1,
+                                             .deadline_ns = deadline};
+        }
+        st = ingot_objstore_read_many(c, reqs, n);
     }
     return st;
 }

@@ -203,6 +203,15 @@ ingot_status_t ingot_objstore_cancel(ingot_objstore_t *client, ingot_objstore_re
  */
 ingot_status_t ingot_objstore_read(ingot_objstore_t *client, ingot_objstore_req_t *req);
 
+/**
+ * Submit @p n requests at once (in flight together, up to INGOT_S3_CONNECTIONS) and wait for all
+ * of them: what ingot_objstore_read() is for one. Their cb and arg are the client's.
+ * @return INGOT_OK when every one succeeded; else the first failure's status, whose message is
+ *         the calling thread's ingot_last_error() (each request's own status and message hold).
+ */
+ingot_status_t ingot_objstore_read_many(ingot_objstore_t *client, ingot_objstore_req_t *reqs,
+                                        size_t n);
+
 /* ------------------------------------------------------------------ blocking calls */
 
 /**

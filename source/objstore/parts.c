@@ -323,7 +323,7 @@ ingot_status_t ingot_os_parts_create(os_source_t *s, uint64_t bytes, int numa_no
         slots <<= 1;
     }
     s->hash_mask = slots - 1;
-    s->hash = ingot_calloc(slots, sizeof(*s->hash), "part cache index");
+    s->hash = ingot_calloc(slots, sizeof(os_part_t *), "part cache index");
     s->parts = ingot_calloc(s->nparts, sizeof(*s->parts), "part cache");
     if (s->hash == NULL || s->parts == NULL) {
         return INGOT_ERR_NO_MEMORY;

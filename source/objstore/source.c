@@ -372,7 +372,8 @@ static ingot_status_t os_init(os_source_t *s, const ingot_source_objstore_params
     s->manifest = p->manifest;
     s->nshards = (uint32_t)mi.shard_count;
     s->part_size = cfg->part_size;
-    s->objects = ingot_calloc(s->nshards + 1, sizeof(*s->objects), "objstore objects");
+    s->objects = ingot_calloc(s->nshards + 1, sizeof(ingot_objstore_object_t *),
+                              "objstore objects");
     s->sizes = ingot_calloc(s->nshards + 1, sizeof(*s->sizes), "objstore sizes");
     s->etags = ingot_calloc(s->nshards + 1, sizeof(*s->etags), "objstore etags");
     s->part_len = ingot_calloc(s->nshards + 1, sizeof(*s->part_len), "objstore parts");
