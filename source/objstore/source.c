@@ -283,6 +283,12 @@ static const char *os_describe(const ingot_source_t *src, uint32_t shard, char *
 static void os_destroy(ingot_source_t *src)
 {
     os_source_t *s = (os_source_t *)src;
+    if (s->nparts > 0) {
+        ingot_info("objstore: part cache of %u parts: %" PRIu64 " fetched, %" PRIu64
+                   " reads served from parts, %" PRIu64 " reads bypassed it (no part free)",
+                   s->nparts, atomic_load(&s->part_fetches), atomic_load(&s->part_hits),
+                   atomic_load(&s->part_bypass));
+    }
     ingot_objstore_destroy(s->client); /* outstanding GETs end CANCELED: their requests too */
     for (uint32_t i = 0; s->objects != NULL && i < s->nshards; i++) {
         ingot_objstore_object_destroy(s->objects[i]);
@@ -316,7 +322,7 @@ static ingot_status_t os_object(os_source_t *s, uint32_t i, char *url)
     INGOT_CHECK(ingot_objstore_object_create(s->client, url, &s->objects[i]));
     s->sizes[i] = si.size;
     s->etags[i] = ingot_manifest_shard_etag(s->manifest, i);
-    uint64_t n = (si.size + s->part_size - 1) / s->part_size;
+    uint64_t room = OS_PART_ROOM(s->part_size), n = (si.size + room - 1) / room;
     s->part_len[i] = n > 0 ? (si.size + n - 1) / n : s->part_size;
     return INGOT_OK;
 }

@@ -18,6 +18,8 @@
 /** The request's deadline is moved this far past its GETs' (source.h: the source's verdict,
  *  naming the endpoint and the retries made, comes before the waiter's own timeout). */
 #define OS_VERDICT_GRACE_NS (2ull * 1000000000ull)
+/** The longest part: INGOT_S3_PART_SIZE and an eighth (parts.c: no sliver of a part). */
+#define OS_PART_ROOM(_part_size) ((_part_size) + (_part_size) / 8)
 /** Room for a shard's URL. */
 #define OS_URL_MAX 8192
 
@@ -95,9 +97,12 @@ struct os_source {
     uint32_t nparts;
     os_part_t **hash; /* (lock) */
     uint32_t hash_mask;
-    os_part_t lru;        /* (lock) sentinel: least recently used after it */
-    os_part_t *free;      /* (lock) singly linked through next */
-    uint32_t nfree, nlru; /* (lock) */
+    os_part_t lru;         /* (lock) sentinel: least recently used after it */
+    os_part_t *free;       /* (lock) singly linked through next */
+    uint32_t nfree, nlru;  /* (lock) */
+    uint64_t *shard_seq;   /* (lock) per shard: when its first cached part came in */
+    uint32_t *shard_parts; /* (lock) per shard: parts cached or being fetched */
+    uint64_t seq;          /* (lock) */
     _Atomic uint64_t part_hits, part_fetches, part_bypass;
     /* GETs by epoch of the request that made them */
     ingot_objstore_counters_t *tallies;

@@ -52,3 +52,8 @@ endforeach()
 foreach(_t client_seaweed client_recorder ${_os_e2e_slow} ${_os_e2e_mpi})
   set_tests_properties(source.objstore.${_t} PROPERTIES RESOURCE_LOCK objstore_ports)
 endforeach()
+
+# The ranged-GET tool of the benchmarks (tests/perf/objstore_perf.py, objstore_bench.py): built,
+# never registered as a test.
+ingot_test_exe(objstore_get ${PROJECT_SOURCE_DIR}/tests/perf/objstore_get.c)
+target_include_directories(objstore_get PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
