@@ -97,12 +97,11 @@ struct os_source {
     uint32_t nparts;
     os_part_t **hash; /* (lock) */
     uint32_t hash_mask;
-    os_part_t lru;         /* (lock) sentinel: least recently used after it */
-    os_part_t *free;       /* (lock) singly linked through next */
-    uint32_t nfree, nlru;  /* (lock) */
-    uint64_t *shard_seq;   /* (lock) per shard: when its first cached part came in */
-    uint32_t *shard_parts; /* (lock) per shard: parts cached or being fetched */
-    uint64_t seq;          /* (lock) */
+    os_part_t lru;        /* (lock) sentinel: least recently used after it */
+    os_part_t *free;      /* (lock) singly linked through next */
+    uint32_t nfree, nlru; /* (lock) */
+    uint64_t *shard_seq;  /* (lock) per shard: when it was last read */
+    uint64_t seq;         /* (lock) */
     _Atomic uint64_t part_hits, part_fetches, part_bypass;
     /* GETs by epoch of the request that made them */
     ingot_objstore_counters_t *tallies;
