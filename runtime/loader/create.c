@@ -170,6 +170,7 @@ static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t
     if (st != INGOT_OK) {
         return st;
     }
+    ingot_loader_order_check(l);
     l->steps_per_epoch = ingot_order_steps(l->order);
     if (l->steps_per_epoch == 0) {
         ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %" PRIu64

@@ -208,6 +208,9 @@ ingot_status_t ingot_loader_store_create(ingot_loader_h l, ingot_source_t **src_
 ingot_status_t ingot_loader_store_check(ingot_loader_h l);
 void ingot_loader_store_stats(ingot_loader_h l, ingot_loader_stats_t *s);
 
+/* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
+void ingot_loader_order_check(ingot_loader_h l);
+
 /* loader_pipeline.c */
 void ingot_loader_thread_setup(ingot_loader_h l);
 void *ingot_loader_planner_main(void *arg);
