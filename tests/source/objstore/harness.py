@@ -52,6 +52,17 @@ def free_port(plus_10000=False):
     raise RuntimeError("no free loopback port")
 
 
+def _die_with_parent():
+    """In the child before exec: a session of its own, and SIGKILL when the driver dies (a
+    test killed at its timeout leaves no server behind; PR_SET_PDEATHSIG survives exec)."""
+    os.setsid()
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Proc:
     """A child process, stopped by its pid (SIGTERM, then SIGKILL after a grace)."""
 
@@ -60,7 +71,7 @@ class Proc:
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.p = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-                                  start_new_session=True)
+                                  preexec_fn=_die_with_parent)
 
     @property
     def pid(self):

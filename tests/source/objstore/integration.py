@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -303,6 +304,7 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("scenarios", nargs="*")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the servers stop on the way out
     run = Run(args)
     try:
         run.start()

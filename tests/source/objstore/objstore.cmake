@@ -57,3 +57,5 @@ endforeach()
 # never registered as a test.
 ingot_test_exe(objstore_get ${PROJECT_SOURCE_DIR}/tests/perf/objstore_get.c)
 target_include_directories(objstore_get PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
+# The locality order's statistical cost on a manifest's labels (tests/perf/order_cost.py).
+ingot_test_exe(order_spread ${PROJECT_SOURCE_DIR}/tests/perf/order_spread.c)
