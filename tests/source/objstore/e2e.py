@@ -17,6 +17,9 @@ and write, scans every output for the secret key, and stops every server by pid.
   faults    an object replaced, and one truncated, after the manifest was built (412 named);
             100% SlowDown (the step fails at INGOT_TIMEOUT naming the endpoint and the retries);
             the server gone mid-run (refused, retried until the deadline, named)
+  source    the byte source itself (it_source.c): direct and part-cache reads equal the files,
+            one GET per part, device iovecs retried elsewhere, a read cancelled in flight
+            quarantined, a replaced object's 412 in the read's message
   ranks     2 ranks resolving different endpoints: the job-wide check names them
   cache     2 ranks, the peer cache holding the dataset: GETs in epoch 0 only
   train     ingot-train from the bucket reaches the accuracy it reaches from files
@@ -307,6 +310,25 @@ def case_faults(t):
           "a server gone named, each with the endpoint")
 
 
+def case_source(t):
+    """The byte source itself (it_source.c): reads, cancel, a replaced object."""
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=64)
+    it = os.path.join(t.args.build, "tests", "it_source")
+    said = lambda out: print("".join(x for x in out.splitlines(True) if x.startswith("source:")),
+                             end="")  # noqa: E731
+    said(t.run([it, url, src, "read"]))
+    t.fault("stall", 100)
+    said(t.run([it, url, src, "cancel"], env=t.env(True, INGOT_S3_STALL_TIMEOUT="60s"),
+               timeout=120))
+    t.fault("pass")
+    key = "data/shard-000000.tar"
+    data = bytearray(open(os.path.join(src, "shard-000000.tar"), "rb").read())
+    data[-1] ^= 1  # the tar's last byte (padding): another object, another ETag
+    t.s3.put_object(Bucket=BUCKET, Key=key, Body=bytes(data))
+    said(t.run([it, url, src, "replaced"]))
+
+
 def case_ranks(t):
     t.start(proxy=True)
     src, url = small_dataset(t, samples=64)
@@ -399,6 +421,7 @@ def case_python(t):
 
 
 CASES = {"manifest": case_manifest, "loader": case_loader, "faults": case_faults,
+         "source": case_source,
          "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python}
 
 

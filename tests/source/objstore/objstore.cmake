@@ -24,7 +24,7 @@ foreach(_t url credentials policy)
 endforeach()
 
 # The client against real servers: integration.py runs it_seaweed / it_recorder scenarios.
-foreach(_t seaweed recorder)
+foreach(_t seaweed recorder source)
   ingot_test_exe(it_${_t} ${_os_dir}/it_${_t}.c)
   target_include_directories(it_${_t} PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
 endforeach()
@@ -38,7 +38,7 @@ endforeach()
 # over a bucket on 2 ranks, faults, the peer cache, training, Python.
 set(_os_e2e ${_os_py} ${_os_dir}/e2e.py --build ${PROJECT_BINARY_DIR}
             --mpiexec ${MPIEXEC_EXECUTABLE} --apps ${PROJECT_BINARY_DIR}/apps)
-set(_os_e2e_slow manifest faults)
+set(_os_e2e_slow manifest faults source)
 set(_os_e2e_mpi loader ranks cache train python)
 foreach(_c ${_os_e2e_slow})
   ingot_add_test(NAME source.objstore.${_c} LABELS slow TIMEOUT 240 ENV ${_os_env}
