@@ -11,8 +11,8 @@
 #define MS        1000000LL
 #define SEC       1000000000LL
 
-/* The source layer has no order of its own in base/config.h yet: after the collectives (30),
- * before the runtime (40), as the layers are stacked. */
+/* Where ingot-info -c shows the table: among the source layer's (the transport and the cache
+ * sit at the runtime's order + 1 and + 2), just before the runtime's. */
 #define INGOT_OBJSTORE_CONFIG_ORDER (INGOT_CONFIG_ORDER_RUNTIME - 5)
 
 int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p)
@@ -51,10 +51,11 @@ int ingot_objstore_check_cache(const char *value, char *err, size_t errlen)
 /* clang-format off */
 static const ingot_config_field_t objstore_fields[] = {
     {"S3_PART_SIZE", "8MiB",
-     "Bytes of one ranged GET when adjacent samples are coalesced. Measured against SeaweedFS on "
-     "loopback (source/objstore/README.md): 8 MiB parts, 4 in flight, match one curl GET of the "
-     "whole object; 1 MiB parts cost the server 3-4x the CPU per GiB and halve the rate; 16 MiB "
-     "gains under 6% and doubles the latency and the memory of each transfer.",
+     "Bytes of one ranged GET of the part cache (a shard is cut into equal parts of at most this "
+     "and an eighth) and of a large read's pieces. Measured against SeaweedFS on loopback "
+     "(source/objstore/README.md): 8 MiB parts, 4 in flight, match one curl GET of the whole "
+     "object; 1 MiB parts cost the server 3-4x the CPU per GiB and halve the rate; 16 MiB gains "
+     "under 6% and doubles the latency and the memory of each transfer.",
      JOB, INGOT_CONFIG_SIZE, F(part_size), 64 * 1024, 1024LL * 1024 * 1024, NULL, NULL},
     {"S3_CONNECTIONS", "16",
      "Transfers in flight at once per client, and the cap on connections per host "
