@@ -37,7 +37,7 @@ static void read_compare(ingot_source_t *src, const char *local, uint64_t off, u
     CHECK(got && want && fd >= 0 && pread(fd, want, len, (off_t)off) == (ssize_t)len);
     close(fd);
     struct iovec iov = {got, len};
-    ingot_event_t ev;
+    static ingot_event_t ev; /* outlives the read: the completing thread notifies it last */
     ingot_event_init(&ev);
     ingot_source_req_t req = {.shard = 0,
                               .offset = off,
