@@ -134,7 +134,7 @@ static void case_replaced(ingot_manifest_h m, const char *url)
     ingot_source_t *src = make_source(m, url, 64ull << 20);
     char buf[4096];
     struct iovec iov = {buf, sizeof(buf)};
-    ingot_event_t ev;
+    static ingot_event_t ev; /* outlives the read: the completing thread notifies it last */
     ingot_event_init(&ev);
     ingot_source_req_t req = {.shard = 0,
                               .length = sizeof(buf),
