@@ -36,10 +36,10 @@ static int run_sweep(const arb_args_t *a, arb_setup_t *s)
 {
     arb_sweep_t sw = {NULL, 0};
     int rc = ARB_EXIT_FAIL;
-    if (ingot_arb_sweep_run(a, s, &sw) == INGOT_OK) {
+    if (arb_sweep_run(a, s, &sw) == INGOT_OK) {
         uint64_t wrong = 0;
         for (size_t i = 0; i < sw.nrows; i++) wrong += sw.rows[i].oop.wrong + sw.rows[i].ip.wrong;
-        rc = s->rank == 0 && ingot_arb_sweep_report(a, s, &sw) != 0 ? ARB_EXIT_FAIL : 0;
+        rc = s->rank == 0 && arb_sweep_report(a, s, &sw) != 0 ? ARB_EXIT_FAIL : 0;
         if (wrong != 0) {
             if (s->rank == 0) {
                 fprintf(stderr, ARB_TOOL ": %llu elements differ from the exact sum\n",
@@ -48,8 +48,8 @@ static int run_sweep(const arb_args_t *a, arb_setup_t *s)
             rc = ARB_EXIT_FAIL;
         }
     }
-    ingot_arb_teardown(s);
-    ingot_arb_sweep_free(&sw);
+    arb_teardown(s);
+    arb_sweep_free(&sw);
     return rc;
 }
 
@@ -57,11 +57,11 @@ static int run_overlap(const arb_args_t *a, arb_setup_t *s)
 {
     arb_overlap_t o;
     int rc = ARB_EXIT_FAIL;
-    if (ingot_arb_overlap_run(a, s, &o) == INGOT_OK) {
-        rc = s->rank == 0 && ingot_arb_overlap_report(a, s, &o) != 0 ? ARB_EXIT_FAIL : 0;
+    if (arb_overlap_run(a, s, &o) == INGOT_OK) {
+        rc = s->rank == 0 && arb_overlap_report(a, s, &o) != 0 ? ARB_EXIT_FAIL : 0;
     }
-    ingot_arb_teardown(s); /* before the gradients' memory: the communicator holds it */
-    ingot_arb_overlap_free(&o);
+    arb_teardown(s); /* before the gradients' memory: the communicator holds it */
+    arb_overlap_free(&o);
     return rc;
 }
 
@@ -69,10 +69,10 @@ int main(int argc, char **argv)
 {
     arb_args_t a;
     arb_setup_t s;
-    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
-    ingot_arb_args_parse(argc, argv, &a);
-    ingot_cli_quiet_end();
-    int rc = ingot_arb_setup(&a, &s);
+    cli_quiet_begin(); /* every rank parses; a usage error is said once */
+    arb_args_parse(argc, argv, &a);
+    cli_quiet_end();
+    int rc = arb_setup(&a, &s);
     if (rc != 0) {
         return rc;
     }

@@ -27,7 +27,7 @@ static int bench_manifest(const bench_args_t *a, int rank, char *manifest, size_
         return 0;
     }
     if (rank == 0) {
-        rc = ingot_bench_generate(a);
+        rc = bench_generate(a);
     }
     snprintf(manifest, len, "%s/" INGOT_PACK_MANIFEST_NAME, a->generate);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -73,7 +73,7 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
                         int world, const bench_result_t *r)
 {
     double mine[M_COUNT], agg[M_COUNT], *all = malloc(sizeof(double) * M_COUNT * (size_t)world);
-    ingot_report_rank_t *ranks = NULL;
+    report_rank_t *ranks = NULL;
     uint64_t rows = 0, left_out = 0;
     int ok = all != NULL, rc = 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -84,15 +84,15 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
         free(all);
         return BENCH_EXIT_FAIL;
     }
-    ingot_bench_metrics(r, mine);
+    bench_metrics(r, mine);
     MPI_Gather(mine, M_COUNT, MPI_DOUBLE, all, M_COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     double *epochs = NULL;
     if (bench_gather_epochs(r, rank, world, &epochs, &rows, &left_out) != 0 ||
-        ingot_report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
+        report_ranks_gather(ctx, MPI_COMM_WORLD, &ranks) != INGOT_OK) {
         rc = BENCH_EXIT_FAIL;
     }
     if (rank == 0 && rc == 0) {
-        ingot_bench_aggregate(all, world, agg);
+        bench_aggregate(all, world, agg);
         bench_output_t o = {.args = a,
                             .manifest = manifest,
                             .world = world,
@@ -105,9 +105,9 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
                             .epochs = epochs,
                             .paths = r->paths};
         if (a->json == NULL || strcmp(a->json, "-") != 0) {
-            ingot_bench_print(&o);
+            bench_print(&o);
         }
-        if (a->json != NULL && ingot_bench_write_json(&o) != 0) {
+        if (a->json != NULL && bench_write_json(&o) != 0) {
             rc = BENCH_EXIT_FAIL;
         }
         if (a->min_au > 0 && agg[M_AU] < a->min_au) {
@@ -127,9 +127,9 @@ int main(int argc, char **argv)
 {
     bench_args_t a;
     int rank, world;
-    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
-    ingot_bench_args_parse(argc, argv, &a);
-    ingot_cli_quiet_end();
+    cli_quiet_begin(); /* every rank parses; a usage error is said once */
+    bench_args_parse(argc, argv, &a);
+    cli_quiet_end();
     ingot_ctx_h ctx;
     if (ingot_init(NULL, &ctx) != INGOT_OK) {
         return BENCH_EXIT_FAIL; /* agreed on every rank, said once (the variable or the step) */
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     bench_result_t r = {0};
     ingot_status_t st = bench_manifest(&a, rank, manifest, sizeof(manifest)) != 0
                             ? INGOT_ERR_IO
-                            : ingot_bench_run(ctx, &a, manifest, rank, world, &r);
+                            : bench_run(ctx, &a, manifest, rank, world, &r);
     /* Every rank gets here: the loader's destroy is collective, so even a fault one rank saw
      * (a damaged sample) is agreed on; its cause was logged where it was found (the library's
      * line, or the generator's), so nothing more is said. */
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     if (rc == 0) {
         rc = bench_report(ctx, &a, manifest, rank, world, &r);
     }
-    ingot_bench_result_free(&r);
+    bench_result_free(&r);
     ingot_finalize(ctx);
     return rc;
 }

@@ -77,9 +77,9 @@ static int app_parse(int argc, char **argv, ingot_topology_report_params_t *p)
 int main(int argc, char **argv)
 {
     ingot_topology_report_params_t p = {.field_mask = 0};
-    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
+    cli_quiet_begin(); /* every rank parses; a usage error is said once */
     int rc = app_parse(argc, argv, &p);
-    ingot_cli_quiet_end();
+    cli_quiet_end();
     if (rc != 0) {
         return rc;
     }

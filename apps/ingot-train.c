@@ -36,9 +36,9 @@ int main(int argc, char **argv)
 {
     train_t t;
     memset(&t, 0, sizeof(t));
-    ingot_cli_quiet_begin(); /* every rank parses; a usage error is said once */
+    cli_quiet_begin(); /* every rank parses; a usage error is said once */
     train_args_parse(argc, argv, &t.a);
-    ingot_cli_quiet_end();
+    cli_quiet_end();
     /* First, before MPI and ingot start: a SIGUSR1 during start-up must not kill the rank. */
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
@@ -60,8 +60,9 @@ int main(int argc, char **argv)
                100 * t.epochs[t.nepochs - 1].accuracy,
                (unsigned long long)t.epochs[t.nepochs - 1].epoch + 1);
     }
-    if ((rc == 0 || rc == TRAIN_EXIT_CHECKPOINTED) && t.rank == 0 && t.a.json != NULL) {
-        train_json(&t);
+    if ((rc == 0 || rc == TRAIN_EXIT_CHECKPOINTED) && t.rank == 0 && t.a.json != NULL &&
+        train_json(&t) != 0 && rc == 0) {
+        rc = TRAIN_EXIT_FAIL; /* the report could not be written (said); nothing else is lost */
     }
     if (rc != 0 && rc != TRAIN_EXIT_CHECKPOINTED && t.local_fault) {
         app_job_abort(rc); /* a rank may be inside a collective the others left */

@@ -185,11 +185,6 @@ void ingot_mpmc_cleanup(ingot_mpmc_t *r)
     r->cells = NULL;
 }
 
-size_t ingot_mpmc_capacity(const ingot_mpmc_t *r)
-{
-    return r->mask + 1;
-}
-
 size_t ingot_mpmc_size(const ingot_mpmc_t *r)
 {
     size_t tail = atomic_load(&((ingot_mpmc_t *)r)->tail);

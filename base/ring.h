@@ -56,7 +56,6 @@ typedef struct ingot_mpmc {
 
 ingot_status_t ingot_mpmc_init(ingot_mpmc_t *r, size_t capacity);
 void ingot_mpmc_cleanup(ingot_mpmc_t *r);
-size_t ingot_mpmc_capacity(const ingot_mpmc_t *r);
 size_t ingot_mpmc_size(const ingot_mpmc_t *r);
 bool ingot_mpmc_try_push(ingot_mpmc_t *r, void *item);
 bool ingot_mpmc_try_pop(ingot_mpmc_t *r, void **item_p);

@@ -54,7 +54,7 @@ void ingot_watchdog_set_liveness(ingot_watchdog_liveness_fn_t fn, void *arg, uin
 void ingot_watchdog_unset_liveness(void *arg);
 
 /** What the monitor does past the deadline; tests replace it to observe a firing without
- *  ending the process (tests/unit/test_watchdog.c). The default logs and ends the process as
+ *  ending the process (tests/base/watchdog/test_watchdog.c). The default logs and ends the process as
  *  described above. A call fires once per arming. */
 typedef void (*ingot_watchdog_action_t)(const char *what, const char *call, uint64_t waited_ns);
 void ingot_watchdog_set_action(ingot_watchdog_action_t action);

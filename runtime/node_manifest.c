@@ -10,55 +10,26 @@
 #include "runtime/context_impl.h"
 #include "runtime/store/store.h"
 #include "shard/manifest.h"
-#include "base/io.h"
+#include "base/file.h"
 #include "base/arrival.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* Leader: size of the manifest file, or an error. A manifest at a URL is fetched whole now
- * (*data_p, malloc'd) and @p fd_p stays -1. */
-static ingot_status_t leader_stat(const char *path, uint64_t *size_p, int *fd_p, void **data_p)
+/* The leader's source of the manifest's bytes: the file, or for a URL the object fetched whole
+ * now (*data_p, malloc'd, read from memory through @p file). */
+static ingot_status_t leader_open(const char *path, ingot_file_t *file, void **data_p)
 {
-    if (ingot_store_is_url(path)) {
-        size_t size = 0;
-        ingot_status_t st = ingot_store_fetch(path, INGOT_STORE_MANIFEST_MAX, data_p, &size, NULL);
-        *size_p = size;
-        return st;
+    if (!ingot_store_is_url(path)) {
+        return ingot_file_open(path, file);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int err = errno;
-        ingot_error("cannot open manifest '%s': %s", path, strerror(err));
-        if (fd >= 0) {
-            close(fd);
-        }
-        return ingot_status_from_errno(err);
-    }
-    *size_p = (uint64_t)st.st_size;
-    *fd_p = fd;
-    return INGOT_OK;
-}
-
-static ingot_status_t leader_read(int fd, const char *path, void *buf, uint64_t size)
-{
-    ingot_io_fail_t fail;
-    ingot_status_t st = ingot_io_pread_full(fd, buf, (size_t)size, 0, &fail);
-    if (st != INGOT_OK) {
-        ingot_error("cannot read manifest '%s' at offset %llu: %s", path,
-                    (unsigned long long)fail.offset,
-                    fail.err ? strerror(fail.err) : "unexpected end of file");
-        return INGOT_ERR_IO;
-    }
+    size_t size = 0;
+    INGOT_CHECK(ingot_store_fetch(path, INGOT_STORE_MANIFEST_MAX, data_p, &size, NULL));
+    *file = (ingot_file_t){.fd = -1, .mem = *data_p, .size = size, .name = path};
     return INGOT_OK;
 }
 
@@ -80,15 +51,13 @@ static ingot_status_t node_window_create(MPI_Comm node, int leader, uint64_t *si
  * agrees on both, so that no rank opens a window the leader failed to fill (they would report
  * its garbage), and opens it: the leader validates everything once, the others trust it and
  * open in O(1). Collective over the node whatever fails. */
-static ingot_status_t node_window_open(MPI_Comm node, int leader, int fd, const void *data,
+static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_file_t *file,
                                        const char *path, MPI_Win win, void *base, uint64_t size,
                                        ingot_manifest_h *manifest_p)
 {
-    ingot_status_t st = INGOT_OK;
-    if (leader && data != NULL) {
-        memcpy(base, data, (size_t)size); /* fetched from the store */
-    } else if (leader) {
-        st = leader_read(fd, path, base, size);
+    ingot_status_t st;
+    if (leader) {
+        st = ingot_file_read(file, 0, base, (size_t)size);
     } else {
         MPI_Aint qsize;
         int disp;
@@ -97,15 +66,10 @@ static ingot_status_t node_window_open(MPI_Comm node, int leader, int fd, const 
     if ((st = ingot_mpi_agree(&node, st, "manifest copy")) != INGOT_OK) {
         return st;
     }
-    int url = ingot_store_is_url(path);
-    char *dir_copy = url ? ingot_store_url_dir(path) : strdup(path);
-    if (dir_copy == NULL) {
-        return ingot_fail(INGOT_ERR_NO_MEMORY, "manifest sharing: no memory for '%s'", path);
-    }
-    st = ingot_manifest_open_named(base, size, path, url ? dir_copy : dirname(dir_copy),
-                                   leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
-    free(dir_copy);
-    return st;
+    char dir[PATH_MAX];
+    ingot_manifest_dir(path, dir, sizeof(dir));
+    return ingot_manifest_open_named(base, size, path, dir,
+                                     leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
 }
 
 /* A node of several ranks: the first reads the file into an MPI-3 shared window and validates
@@ -115,11 +79,12 @@ static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
                                            ingot_manifest_h *manifest_p, MPI_Win **win_p)
 {
     MPI_Comm node = ctx->topo->node.node_comm;
-    int leader = (ctx->topo->node.local_rank == 0), fd = -1;
-    uint64_t size = 0;
+    int leader = (ctx->topo->node.local_rank == 0);
+    ingot_file_t file = {.fd = -1};
     void *base = NULL, *data = NULL;
     ingot_manifest_h manifest = NULL;
-    ingot_status_t st = leader ? leader_stat(path, &size, &fd, &data) : INGOT_OK;
+    ingot_status_t st = leader ? leader_open(path, &file, &data) : INGOT_OK;
+    uint64_t size = file.size;
     /* MPI_Win is a pointer typedef: this allocates one handle.
      * NOLINTNEXTLINE(bugprone-sizeof-expression) */
     MPI_Win *win = malloc(sizeof(*win)); /* before any collective, so failure is agreed on */
@@ -131,15 +96,13 @@ static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
         /* win was allocated: ingot_mpi_agree() returns the worst status of the node's ranks,
          * never OK when ours is not.
          * NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage,clang-analyzer-core.NullDereference) */
-        st = node_window_open(node, leader, fd, data, path, *win, base, size, &manifest);
+        st = node_window_open(node, leader, &file, path, *win, base, size, &manifest);
         if ((st = ingot_mpi_agree(&node, st, "manifest sharing")) != INGOT_OK) {
             ingot_manifest_close(manifest);
             (void)INGOT_MPI_CALL("manifest sharing", MPI_Win_free, win);
         }
     }
-    if (fd >= 0) {
-        close(fd);
-    }
+    ingot_file_close(&file);
     free(data);
     if (st != INGOT_OK) {
         free(win);

@@ -81,11 +81,6 @@ static const char *const stage_names[INGOT_TRACE_STAGE_LAST] = {
     "read", "verify", "decode", "transform", "h2d", "stall", "plan",
 };
 
-const char *ingot_trace_stage_name(ingot_trace_stage_t stage)
-{
-    return (unsigned)stage < INGOT_TRACE_STAGE_LAST ? stage_names[stage] : "?";
-}
-
 ingot_status_t ingot_trace_create(const char *path_pattern, uint32_t capacity, int rank,
                                   ingot_trace_t **trace_p)
 {

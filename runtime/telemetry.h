@@ -48,6 +48,5 @@ void ingot_trace_event(ingot_trace_t *trace, ingot_trace_stage_t stage, uint64_t
                        uint64_t end_ns, uint64_t arg);
 /** Write the JSON file and free. Accepts NULL. */
 ingot_status_t ingot_trace_destroy(ingot_trace_t *trace);
-const char *ingot_trace_stage_name(ingot_trace_stage_t stage);
 
 #endif

@@ -39,6 +39,10 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
     return m->strtab + manifest_strref_off(ref);
 }
 
+/** The folder of the manifest file @p path, where its shards' relative names start ("." for a
+ *  bare file name), into @p dir (@p len bytes). Every opener of a manifest file uses it. */
+void ingot_manifest_dir(const char *path, char *dir, size_t len);
+
 /**
  * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a
  * version's whole header) with header_hash taken as zero. header_size must be a valid size
@@ -55,9 +59,24 @@ uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr);
  */
 ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h manifest, ingot_manifest_maxima_t *max_p);
 
+/* manifest_check.c: the header (at every open); every row (a full open); one shard or sample
+ * row (a lazy open's lookups; @p raw_p, the sample's raw bytes, may be NULL); whether a string
+ * reference lies in the string table (0) or not (-1). */
+ingot_status_t ingot_manifest_check_header(struct ingot_manifest *m);
+ingot_status_t ingot_manifest_check_all(struct ingot_manifest *m);
+ingot_status_t ingot_manifest_check_shard(const struct ingot_manifest *m, uint64_t row);
+ingot_status_t ingot_manifest_check_sample(const struct ingot_manifest *m, uint64_t index,
+                                           ingot_sample_info_t *info, uint64_t *raw_p);
+int ingot_manifest_strref_ok(const struct ingot_manifest *m, uint64_t ref, int allow_empty);
+/* manifest_check.c: the name table (checked at every open: every field lookup indexes it); the
+ * largest sample and field over the sample table (a version-1 manifest's maxima). */
+ingot_status_t ingot_manifest_check_names(const struct ingot_manifest *m);
+ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m,
+                                           ingot_manifest_maxima_t *max);
+
 /**
  * Open a manifest file (memory-mapped). The public ingot_manifest_open() is the runtime's
- * (runtime/manifest_url.c): it opens a URL through the object store and a path through this.
+ * (runtime/store/manifest.c): it opens a URL through the object store and a path through this.
  * Errors as ingot_manifest_open().
  */
 ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
@@ -72,8 +91,5 @@ ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
 ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
                                          const char *base_dir, unsigned flags, int own,
                                          ingot_manifest_h *manifest_p);
-
-/** The directory (or URL) shard paths are relative to. */
-const char *ingot_manifest_dir(ingot_manifest_h manifest);
 
 #endif

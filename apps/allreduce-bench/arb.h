@@ -39,7 +39,7 @@ typedef struct arb_args {
 } arb_args_t;
 
 /** Parse the command line; exits 0 on --help and 2 (naming the option and value) on a bad one. */
-void ingot_arb_args_parse(int argc, char **argv, arb_args_t *a);
+void arb_args_parse(int argc, char **argv, arb_args_t *a);
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -48,8 +48,8 @@ typedef struct arb_setup {
     ingot_ctx_h ctx;
     ingot_comm_h comm;
     int rank, world, thread_level;
-    ingot_comm_stats_t setup;   /* SETUP fields: backend, reason, progress thread */
-    ingot_report_rank_t *ranks; /* rank 0: host and device of every rank */
+    ingot_comm_stats_t setup; /* SETUP fields: backend, reason, progress thread */
+    report_rank_t *ranks;     /* rank 0: host and device of every rank */
 } arb_setup_t;
 
 /**
@@ -57,30 +57,26 @@ typedef struct arb_setup {
  * stats, the rank map. Returns 0 or ARB_EXIT_FAIL (reported); on non-zero, nothing is left to
  * tear down.
  */
-int ingot_arb_setup(const arb_args_t *a, arb_setup_t *s);
+int arb_setup(const arb_args_t *a, arb_setup_t *s);
 /** Destroy the communicator, finalize the context. */
-void ingot_arb_teardown(arb_setup_t *s);
+void arb_teardown(arb_setup_t *s);
 
 /** Report a failed ingot call on stderr (what, status, the thread's last error); returns st. */
-ingot_status_t ingot_arb_fail(const arb_setup_t *s, const char *what, ingot_status_t st);
+ingot_status_t arb_fail(const arb_setup_t *s, const char *what, ingot_status_t st);
 /** Every rank's @p st agreed: INGOT_OK when all are OK, else the first error (collective). */
-ingot_status_t ingot_arb_agree(ingot_status_t st);
+ingot_status_t arb_agree(ingot_status_t st);
 
 /** Monotonic nanoseconds. */
-uint64_t ingot_arb_now_ns(void);
+uint64_t arb_now_ns(void);
 /** The median of @p n values (reorders @p v); 0 for n == 0. */
-double ingot_arb_median(double *v, size_t n);
+double arb_median(double *v, size_t n);
 /** "25,557,032" into @p buf. */
-const char *ingot_arb_grouped(uint64_t v, char *buf, size_t len);
+const char *arb_grouped(uint64_t v, char *buf, size_t len);
 
 /** The header block of both modes (rank 0): versions, config, rank map, backend. */
-void ingot_arb_print_header(FILE *out, const arb_setup_t *s);
-/** Open the --json destination (stdout for "-"); NULL reported. */
-FILE *ingot_arb_json_open(const char *path);
-/** Close it (not stdout); 0 or -1 reported. */
-int ingot_arb_json_close(FILE *f, const char *path);
+void arb_print_header(FILE *out, const arb_setup_t *s);
 /** The JSON members both modes share: tool, version, ranks, backend, reason, progress, env. */
-void ingot_arb_json_setup(ingot_report_json_t *j, const arb_setup_t *s, const char *mode);
+void arb_json_setup(report_json_t *j, const arb_setup_t *s, const char *mode);
 
 /* ---------------------------------------------------------------- sweep */
 
@@ -103,12 +99,12 @@ typedef struct arb_sweep {
 } arb_sweep_t;
 
 /** busbw / algbw: 2(n-1)/n, as nccl-tests. */
-double ingot_arb_bus_factor(int world);
-/** Run the sweep; @p sw's rows are malloc'd (ingot_arb_sweep_free). Statuses agreed. */
-ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw);
-void ingot_arb_sweep_free(arb_sweep_t *sw);
+double arb_bus_factor(int world);
+/** Run the sweep; @p sw's rows are malloc'd (arb_sweep_free). Statuses agreed. */
+ingot_status_t arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw);
+void arb_sweep_free(arb_sweep_t *sw);
 /** Rank 0: the table (unless the JSON goes to stdout) and the JSON; 0 or -1 (reported). */
-int ingot_arb_sweep_report(const arb_args_t *a, const arb_setup_t *s, const arb_sweep_t *sw);
+int arb_sweep_report(const arb_args_t *a, const arb_setup_t *s, const arb_sweep_t *sw);
 
 /* ---------------------------------------------------------------- overlap */
 
@@ -127,7 +123,7 @@ typedef struct arb_model {
 } arb_model_t;
 
 /** ResNet-50's parameter tensors, from its architecture (conv, bn weight and bias, fc). */
-void ingot_arb_resnet50(arb_model_t *m);
+void arb_resnet50(arb_model_t *m);
 
 /** Per step metrics (times max over ranks; background completions summed over ranks). */
 enum { S_STEP, S_WAIT, S_EXPOSED, S_STALL, S_BACKGROUND, S_COUNT };
@@ -161,12 +157,12 @@ typedef struct arb_summary {
     double efficiency_max; /* max(compute, T_ar, ingest) / bound: the best this emulation allows */
 } arb_summary_t;
 
-/** Run the overlap mode; @p o's arrays are malloc'd (ingot_arb_overlap_free). Agreed status. */
-ingot_status_t ingot_arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, arb_overlap_t *o);
-void ingot_arb_overlap_free(arb_overlap_t *o);
-void ingot_arb_overlap_summary(const arb_overlap_t *o, arb_summary_t *sum);
+/** Run the overlap mode; @p o's arrays are malloc'd (arb_overlap_free). Agreed status. */
+ingot_status_t arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, arb_overlap_t *o);
+void arb_overlap_free(arb_overlap_t *o);
+void arb_overlap_summary(const arb_overlap_t *o, arb_summary_t *sum);
 /** Rank 0: the table (unless the JSON goes to stdout) and the JSON; 0 or -1 (reported). */
-int ingot_arb_overlap_report(const arb_args_t *a, const arb_setup_t *s, const arb_overlap_t *o);
+int arb_overlap_report(const arb_args_t *a, const arb_setup_t *s, const arb_overlap_t *o);
 
 /** The parts of one emulated training step (step.c). */
 typedef struct arb_trainer {
@@ -178,8 +174,8 @@ typedef struct arb_trainer {
 } arb_trainer_t;
 
 /** One step: loader_next, forward, backward marking gradients ready, grads_wait, release. */
-ingot_status_t ingot_arb_step(const arb_trainer_t *t, double *m);
+ingot_status_t arb_step(const arb_trainer_t *t, double *m);
 /** Every gradient ready at once, last to first, then grads_wait: the all-reduce alone. */
-ingot_status_t ingot_arb_step_allreduce(const arb_trainer_t *t, double *ms_p);
+ingot_status_t arb_step_allreduce(const arb_trainer_t *t, double *ms_p);
 
 #endif

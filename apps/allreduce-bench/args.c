@@ -91,7 +91,7 @@ static ingot_comm_backend_t parse_backend(const char *s)
             return all[i];
         }
     }
-    ingot_cli_bad("--backend", s, "is not one of auto, mpi, nccl");
+    cli_bad("--backend", s, "is not one of auto, mpi, nccl");
     return INGOT_COMM_BACKEND_AUTO;
 }
 
@@ -99,11 +99,11 @@ static ingot_comm_backend_t parse_backend(const char *s)
 static int parse_sweep(int o, arb_args_t *a)
 {
     switch (o) {
-    case 'b': a->min_bytes = ingot_cli_size("-b", optarg); break;
-    case 'e': a->max_bytes = ingot_cli_size("-e", optarg); break;
-    case 'f': a->factor = ingot_cli_u64("-f", optarg, 2, ARGS_MAX_FACTOR); break;
-    case 'n': a->iters = ingot_cli_u64("-n", optarg, 1, UINT64_MAX); break;
-    case 'w': a->warmup = ingot_cli_u64("-w", optarg, 0, UINT64_MAX); break;
+    case 'b': a->min_bytes = cli_size("-b", optarg); break;
+    case 'e': a->max_bytes = cli_size("-e", optarg); break;
+    case 'f': a->factor = cli_u64("-f", optarg, 2, ARGS_MAX_FACTOR); break;
+    case 'n': a->iters = cli_u64("-n", optarg, 1, UINT64_MAX); break;
+    case 'w': a->warmup = cli_u64("-w", optarg, 0, UINT64_MAX); break;
     default: return 0;
     }
     return 1;
@@ -113,17 +113,17 @@ static int parse_sweep(int o, arb_args_t *a)
 static int parse_overlap(int o, arb_args_t *a)
 {
     switch (o) {
-    case O_STEPS: a->steps = ingot_cli_u64("--steps", optarg, 1, UINT64_MAX); break;
-    case O_COMPUTE: a->compute_ms = ingot_cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
-    case O_FORWARD: a->forward = ingot_cli_real("--forward", optarg, 0, ARGS_FORWARD_MAX); break;
+    case O_STEPS: a->steps = cli_u64("--steps", optarg, 1, UINT64_MAX); break;
+    case O_COMPUTE: a->compute_ms = cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
+    case O_FORWARD: a->forward = cli_real("--forward", optarg, 0, ARGS_FORWARD_MAX); break;
     case O_READY_BY:
         if (strcmp(optarg, "macs") != 0 && strcmp(optarg, "params") != 0) {
-            ingot_cli_bad("--ready-by", optarg, "is not macs or params");
+            cli_bad("--ready-by", optarg, "is not macs or params");
         }
         a->ready_by_params = strcmp(optarg, "params") == 0;
         break;
     case O_MANIFEST: a->manifest = optarg; break;
-    case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 1, UINT64_MAX); break;
+    case O_BATCH: a->batch = cli_u64("--batch", optarg, 1, UINT64_MAX); break;
     default: return 0;
     }
     return 1;
@@ -136,14 +136,14 @@ static void check_sizes(const arb_args_t *a)
     snprintf(b, sizeof(b), "%llu", (unsigned long long)a->min_bytes);
     snprintf(e, sizeof(e), "%llu", (unsigned long long)a->max_bytes);
     if (a->min_bytes < ARGS_FLOAT_BYTES) {
-        ingot_cli_bad("-b", b, "is smaller than one float32 (4 bytes)");
+        cli_bad("-b", b, "is smaller than one float32 (4 bytes)");
     }
     if (a->max_bytes < a->min_bytes) {
         fprintf(stderr, ARB_TOOL ": -e '%s' is smaller than -b '%s'\n", e, b);
         exit(ARB_EXIT_USAGE);
     }
     if (a->max_bytes / ARGS_FLOAT_BYTES > ARGS_MAX_COUNT) {
-        ingot_cli_bad("-e", e, "is more float32 elements than MPI_Allreduce counts (2^31 - 1)");
+        cli_bad("-e", e, "is more float32 elements than MPI_Allreduce counts (2^31 - 1)");
     }
 }
 
@@ -164,7 +164,7 @@ static void check_mode(const arb_args_t *a, int given)
     }
 }
 
-void ingot_arb_args_parse(int argc, char **argv, arb_args_t *a)
+void arb_args_parse(int argc, char **argv, arb_args_t *a)
 {
     *a = (arb_args_t){.min_bytes = ARGS_MIN_BYTES,
                       .max_bytes = ARGS_MAX_BYTES,
@@ -197,7 +197,7 @@ void ingot_arb_args_parse(int argc, char **argv, arb_args_t *a)
         }
     }
     if (optind != argc) {
-        ingot_cli_bad("argument", argv[optind], "is not an option (see --help)");
+        cli_bad("argument", argv[optind], "is not an option (see --help)");
     }
     check_mode(a, given);
     check_sizes(a);

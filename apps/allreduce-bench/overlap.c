@@ -32,7 +32,7 @@ static ingot_status_t overlap_register(const arb_setup_t *s, const arb_model_t *
     }
     free(zero);
     *mem_p = mem;
-    if ((st = ingot_arb_agree(st)) != INGOT_OK) {
+    if ((st = arb_agree(st)) != INGOT_OK) {
         fprintf(stderr, ARB_TOOL ": rank %d: gradients of %llu floats: %s\n", s->rank,
                 (unsigned long long)m->params, ingot_status_string(st));
         return st;
@@ -44,7 +44,7 @@ static ingot_status_t overlap_register(const arb_setup_t *s, const arb_model_t *
         off += m->counts[i];
     }
     if ((st = ingot_grads_register(s->comm, grads, m->n, INGOT_OP_AVG)) != INGOT_OK) {
-        ingot_arb_fail(s, "ingot_grads_register", st);
+        arb_fail(s, "ingot_grads_register", st);
     }
     return st;
 }
@@ -62,7 +62,7 @@ static ingot_status_t overlap_check(const arb_trainer_t *t, float *mem)
         st = ingot_comm_buffer_copy(s->comm, mem, host, n * sizeof(float));
     }
     if (st == INGOT_OK) {
-        st = ingot_arb_step_allreduce(t, &ms);
+        st = arb_step_allreduce(t, &ms);
     }
     if (st == INGOT_OK) {
         st = ingot_comm_buffer_copy(s->comm, host, mem, n * sizeof(float));
@@ -76,7 +76,7 @@ static ingot_status_t overlap_check(const arb_trainer_t *t, float *mem)
                 s->rank, wrong, n, want);
         st = INGOT_ERR_MISMATCH;
     }
-    return ingot_arb_agree(st);
+    return arb_agree(st);
 }
 
 /* T_ar: the all-reduce alone, the median over steps of the slowest rank's time. */
@@ -86,11 +86,11 @@ static ingot_status_t overlap_t_ar(const arb_trainer_t *t, double *ms_p)
     ingot_status_t st = INGOT_OK;
     for (int i = 0; i < OVERLAP_AR_STEPS && st == INGOT_OK; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        st = ingot_arb_step_allreduce(t, &mine[i]);
+        st = arb_step_allreduce(t, &mine[i]);
     }
     MPI_Allreduce(mine, slowest, OVERLAP_AR_STEPS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    *ms_p = ingot_arb_median(slowest, OVERLAP_AR_STEPS);
-    return ingot_arb_agree(st);
+    *ms_p = arb_median(slowest, OVERLAP_AR_STEPS);
+    return arb_agree(st);
 }
 
 static ingot_status_t overlap_loader(const arb_args_t *a, const arb_setup_t *s, uint64_t batch,
@@ -108,7 +108,7 @@ static ingot_status_t overlap_loader(const arb_args_t *a, const arb_setup_t *s, 
         .depth = OVERLAP_DEPTH,
         .device = INGOT_DEVICE_HOST}; /* the emulated trainer reads no batch */
     ingot_status_t st = ingot_loader_create(s->ctx, &p, l_p);
-    return st == INGOT_OK ? st : ingot_arb_fail(s, "ingot_loader_create", st);
+    return st == INGOT_OK ? st : arb_fail(s, "ingot_loader_create", st);
 }
 
 static ingot_status_t loader_take(const arb_setup_t *s, ingot_loader_h l, uint64_t n)
@@ -127,7 +127,7 @@ static ingot_status_t loader_take(const arb_setup_t *s, ingot_loader_h l, uint64
                 s->rank);
         return INGOT_ERR_OUT_OF_RANGE;
     }
-    return st == INGOT_OK ? st : ingot_arb_fail(s, "ingot_loader_next/release", st);
+    return st == INGOT_OK ? st : arb_fail(s, "ingot_loader_next/release", st);
 }
 
 /* The loader alone: after the first batch (the pipeline filling) and the batches it prepared
@@ -137,13 +137,13 @@ static ingot_status_t overlap_ingest_alone(const arb_args_t *a, const arb_setup_
 {
     ingot_status_t st = loader_take(s, l, 1 + OVERLAP_DEPTH);
     MPI_Barrier(MPI_COMM_WORLD);
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     if (st == INGOT_OK) {
         st = loader_take(s, l, a->steps);
     }
-    double mine = (double)(ingot_arb_now_ns() - t0) / ARB_NS_PER_MS / (double)a->steps;
+    double mine = (double)(arb_now_ns() - t0) / ARB_NS_PER_MS / (double)a->steps;
     MPI_Allreduce(&mine, ms_p, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return ingot_arb_agree(st);
+    return arb_agree(st);
 }
 
 /* One untimed step, then --steps; per step the slowest rank's times, the ranks' background
@@ -155,16 +155,16 @@ static ingot_status_t overlap_train(const arb_args_t *a, const arb_trainer_t *t,
     uint64_t counts[2];
     ingot_comm_stats_t before = {.field_mask = INGOT_COMM_STATS_FIELD_COUNTS}, after = before;
     o->steps = calloc(n, sizeof(double));
-    ingot_status_t st = ingot_arb_agree(mine && o->steps ? INGOT_OK : INGOT_ERR_NO_MEMORY);
+    ingot_status_t st = arb_agree(mine && o->steps ? INGOT_OK : INGOT_ERR_NO_MEMORY);
     if (st == INGOT_OK) {
-        st = ingot_arb_step(t, warm);
+        st = arb_step(t, warm);
     }
     ingot_comm_stats(t->s->comm, &before);
     for (uint64_t i = 0; i < a->steps && st == INGOT_OK; i++) {
-        st = ingot_arb_step(t, mine + i * S_COUNT);
+        st = arb_step(t, mine + i * S_COUNT);
     }
     ingot_comm_stats(t->s->comm, &after);
-    if ((st = ingot_arb_agree(st)) == INGOT_OK) {
+    if ((st = arb_agree(st)) == INGOT_OK) {
         MPI_Allreduce(mine, o->steps, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         for (size_t i = S_BACKGROUND; i < n; i += S_COUNT) {
             MPI_Allreduce(&mine[i], &o->steps[i], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -208,7 +208,7 @@ static ingot_status_t overlap_with_loader(const arb_args_t *a, arb_trainer_t *t,
 {
     ingot_loader_stats_t ls = {.field_mask = INGOT_LOADER_STATS_FIELD_STALL};
     ingot_loader_h l = NULL;
-    ingot_status_t st = ingot_arb_agree(overlap_loader(a, t->s, o->batch, &l));
+    ingot_status_t st = arb_agree(overlap_loader(a, t->s, o->batch, &l));
     if (st == INGOT_OK) {
         st = overlap_ingest_alone(a, t->s, l, &o->ingest_ms);
     }
@@ -231,26 +231,25 @@ static ingot_status_t overlap_with_loader(const arb_args_t *a, arb_trainer_t *t,
 static ingot_status_t overlap_model(const arb_setup_t *s, arb_model_t *m)
 {
     char total[32];
-    ingot_arb_resnet50(m);
+    arb_resnet50(m);
     if (m->params != ARB_RESNET50_PARAMS || m->n != ARB_RESNET50_TENSORS) {
         fprintf(stderr,
                 ARB_TOOL ": rank %d: ResNet-50 built with %zu tensors, %s parameters "
                          "(not %u and 25,557,032): the architecture is wrong\n",
-                s->rank, m->n, ingot_arb_grouped(m->params, total, sizeof(total)),
-                ARB_RESNET50_TENSORS);
+                s->rank, m->n, arb_grouped(m->params, total, sizeof(total)), ARB_RESNET50_TENSORS);
         return INGOT_ERR_INTERNAL;
     }
     return INGOT_OK;
 }
 
-ingot_status_t ingot_arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, arb_overlap_t *o)
+ingot_status_t arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, arb_overlap_t *o)
 {
     ingot_comm_stats_t cs = {.field_mask = INGOT_COMM_STATS_FIELD_COUNTS};
     arb_trainer_t t = {.s = s, .model = &o->model};
     memset(o, 0, sizeof(*o));
     o->batch = a->batch ? a->batch : (uint64_t)OVERLAP_BATCH * (uint64_t)s->world;
     prctl(PR_SET_TIMERSLACK, OVERLAP_TIMER_SLACK);
-    ingot_status_t st = ingot_arb_agree(overlap_model(s, &o->model));
+    ingot_status_t st = arb_agree(overlap_model(s, &o->model));
     if (st == INGOT_OK && (st = overlap_register(s, &o->model, &o->grads)) == INGOT_OK &&
         (st = overlap_check(&t, o->grads)) == INGOT_OK) {
         st = overlap_t_ar(&t, &o->t_ar_ms);
@@ -267,12 +266,12 @@ ingot_status_t ingot_arb_overlap_run(const arb_args_t *a, const arb_setup_t *s, 
         st = a->manifest ? overlap_with_loader(a, &t, o) : overlap_train(a, &t, o);
     }
     if (st == INGOT_OK) {
-        st = ingot_arb_agree(overlap_cpus(s, o));
+        st = arb_agree(overlap_cpus(s, o));
     }
     return st;
 }
 
-void ingot_arb_overlap_free(arb_overlap_t *o)
+void arb_overlap_free(arb_overlap_t *o)
 {
     free(o->steps);
     free(o->cpus);
@@ -282,14 +281,14 @@ void ingot_arb_overlap_free(arb_overlap_t *o)
     o->grads = NULL;
 }
 
-void ingot_arb_overlap_summary(const arb_overlap_t *o, arb_summary_t *sum)
+void arb_overlap_summary(const arb_overlap_t *o, arb_summary_t *sum)
 {
     double *col = malloc(sizeof(double) * (o->nsteps ? o->nsteps : 1));
     double *med[S_BACKGROUND] = {&sum->step_ms, &sum->wait_ms, &sum->exposed_ms, &sum->stall_ms};
     memset(sum, 0, sizeof(*sum));
     for (int k = 0; k < S_BACKGROUND && col != NULL; k++) {
         for (uint64_t i = 0; i < o->nsteps; i++) col[i] = o->steps[i * S_COUNT + k];
-        *med[k] = ingot_arb_median(col, o->nsteps);
+        *med[k] = arb_median(col, o->nsteps);
     }
     free(col);
     double busiest = fmax(o->compute_ms, fmax(o->t_ar_ms, o->ingest_ms));

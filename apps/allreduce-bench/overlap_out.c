@@ -12,7 +12,7 @@
 #define OUT_MB             1e6
 #define OUT_PERCENT        100.0
 
-static const ingot_report_column_t out_columns[S_COUNT] = {
+static const report_column_t out_columns[S_COUNT] = {
     [S_STEP] = {"step", "ms", 9, 2},
     [S_WAIT] = {"wait", "ms", 9, 2},
     [S_EXPOSED] = {"exposed", "ms", 9, 2},
@@ -31,7 +31,7 @@ static void out_setup(FILE *out, const arb_args_t *a, const arb_overlap_t *o)
     fprintf(out,
             "# overlap: ResNet-50 gradients, %zu tensors, %s parameters (%.1f MB float32), "
             "%llu buckets, op avg\n",
-            o->model.n, ingot_arb_grouped(o->model.params, params, sizeof(params)),
+            o->model.n, arb_grouped(o->model.params, params, sizeof(params)),
             (double)o->model.params * OUT_FLOAT_BYTES / OUT_MB, (unsigned long long)o->buckets);
     fprintf(out,
             "# T_ar, the all-reduce alone (every gradient ready at once, then "
@@ -59,11 +59,10 @@ static void out_setup(FILE *out, const arb_args_t *a, const arb_overlap_t *o)
 static void out_steps(FILE *out, const arb_overlap_t *o)
 {
     char who[OUT_WHO_MAX];
-    ingot_report_table_head(out, "step", OUT_WHO_WIDTH, out_columns, S_COUNT);
+    report_table_head(out, "step", OUT_WHO_WIDTH, out_columns, S_COUNT);
     for (uint64_t i = 0; i < o->nsteps; i++) {
         snprintf(who, sizeof(who), "%llu", (unsigned long long)i);
-        ingot_report_table_row(out, who, OUT_WHO_WIDTH, out_columns, S_COUNT,
-                               o->steps + i * S_COUNT);
+        report_table_row(out, who, OUT_WHO_WIDTH, out_columns, S_COUNT, o->steps + i * S_COUNT);
     }
 }
 
@@ -98,99 +97,99 @@ static void out_summary(FILE *out, const arb_setup_t *s, const arb_overlap_t *o,
     }
 }
 
-static void json_args(ingot_report_json_t *j, const arb_args_t *a, const arb_overlap_t *o)
+static void json_args(report_json_t *j, const arb_args_t *a, const arb_overlap_t *o)
 {
-    ingot_report_json_object(j, "args");
-    ingot_report_json_u64(j, "steps", a->steps);
-    ingot_report_json_num(j, "compute_ms", a->compute_ms);
-    ingot_report_json_num(j, "forward", a->forward);
-    ingot_report_json_str(j, "ready_by", a->ready_by_params ? "params" : "macs");
-    ingot_report_json_str(j, "manifest", a->manifest ? a->manifest : "");
-    ingot_report_json_u64(j, "batch", a->manifest ? o->batch : 0);
-    ingot_report_json_close_object(j);
-    ingot_report_json_object(j, "model");
-    ingot_report_json_str(j, "name", "resnet50");
-    ingot_report_json_u64(j, "tensors", o->model.n);
-    ingot_report_json_u64(j, "params", o->model.params);
-    ingot_report_json_u64(j, "buckets", o->buckets);
-    ingot_report_json_close_object(j);
+    report_json_object(j, "args");
+    report_json_u64(j, "steps", a->steps);
+    report_json_num(j, "compute_ms", a->compute_ms);
+    report_json_num(j, "forward", a->forward);
+    report_json_str(j, "ready_by", a->ready_by_params ? "params" : "macs");
+    report_json_str(j, "manifest", a->manifest ? a->manifest : "");
+    report_json_u64(j, "batch", a->manifest ? o->batch : 0);
+    report_json_close_object(j);
+    report_json_object(j, "model");
+    report_json_str(j, "name", "resnet50");
+    report_json_u64(j, "tensors", o->model.n);
+    report_json_u64(j, "params", o->model.params);
+    report_json_u64(j, "buckets", o->buckets);
+    report_json_close_object(j);
 }
 
-static void json_steps(ingot_report_json_t *j, const arb_overlap_t *o)
+static void json_steps(report_json_t *j, const arb_overlap_t *o)
 {
-    ingot_report_json_array(j, "steps");
+    report_json_array(j, "steps");
     for (uint64_t i = 0; i < o->nsteps; i++) {
-        ingot_report_json_object(j, NULL);
-        ingot_report_json_u64(j, "step", i);
+        report_json_object(j, NULL);
+        report_json_u64(j, "step", i);
         for (int k = 0; k < S_COUNT; k++) {
-            ingot_report_json_num(j, out_names[k], o->steps[i * S_COUNT + k]);
+            report_json_num(j, out_names[k], o->steps[i * S_COUNT + k]);
         }
-        ingot_report_json_close_object(j);
+        report_json_close_object(j);
     }
-    ingot_report_json_close_array(j);
+    report_json_close_array(j);
 }
 
-static void json_summary(ingot_report_json_t *j, const arb_overlap_t *o, const arb_summary_t *m)
+static void json_summary(report_json_t *j, const arb_overlap_t *o, const arb_summary_t *m)
 {
-    ingot_report_json_object(j, "summary");
-    ingot_report_json_num(j, "t_ar_ms", o->t_ar_ms);
-    ingot_report_json_num(j, "compute_ms", o->compute_ms);
-    ingot_report_json_num(j, "forward_fraction", o->forward);
-    ingot_report_json_num(j, "ingest_ms", o->ingest_ms);
-    ingot_report_json_num(j, "loader_wall_per_step_ms", o->loader_wall_ms);
-    ingot_report_json_num(j, "median_step_ms", m->step_ms);
-    ingot_report_json_num(j, "efficiency", m->efficiency);
-    ingot_report_json_num(j, "bound_ms", m->bound_ms);
-    ingot_report_json_num(j, "efficiency_max", m->efficiency_max);
-    ingot_report_json_num(j, "exposed_wait_ms", m->wait_ms);
-    ingot_report_json_num(j, "exposed_stats_ms", m->exposed_ms);
-    ingot_report_json_num(j, "hidden_ms", m->hidden_ms);
-    ingot_report_json_num(j, "stall_ms", m->stall_ms);
-    ingot_report_json_u64(j, "background", o->background);
-    ingot_report_json_u64(j, "completed", o->completed);
-    ingot_report_json_close_object(j);
+    report_json_object(j, "summary");
+    report_json_num(j, "t_ar_ms", o->t_ar_ms);
+    report_json_num(j, "compute_ms", o->compute_ms);
+    report_json_num(j, "forward_fraction", o->forward);
+    report_json_num(j, "ingest_ms", o->ingest_ms);
+    report_json_num(j, "loader_wall_per_step_ms", o->loader_wall_ms);
+    report_json_num(j, "median_step_ms", m->step_ms);
+    report_json_num(j, "efficiency", m->efficiency);
+    report_json_num(j, "bound_ms", m->bound_ms);
+    report_json_num(j, "efficiency_max", m->efficiency_max);
+    report_json_num(j, "exposed_wait_ms", m->wait_ms);
+    report_json_num(j, "exposed_stats_ms", m->exposed_ms);
+    report_json_num(j, "hidden_ms", m->hidden_ms);
+    report_json_num(j, "stall_ms", m->stall_ms);
+    report_json_u64(j, "background", o->background);
+    report_json_u64(j, "completed", o->completed);
+    report_json_close_object(j);
 }
 
-static void json_cpus(ingot_report_json_t *j, const arb_setup_t *s, const arb_overlap_t *o)
+static void json_cpus(report_json_t *j, const arb_setup_t *s, const arb_overlap_t *o)
 {
-    ingot_report_json_array(j, "placement");
+    report_json_array(j, "placement");
     for (int r = 0; r < s->world; r++) {
-        ingot_report_json_object(j, NULL);
-        ingot_report_json_int(j, "rank", r);
-        ingot_report_json_str(j, "cpuset", o->cpus[r].cpuset);
-        ingot_report_json_str(j, "ingest_cpuset", o->cpus[r].ingest);
-        ingot_report_json_str(j, "trainer_cpuset", o->cpus[r].trainer);
-        ingot_report_json_str(j, "progress_cpuset", o->cpus[r].progress);
-        ingot_report_json_close_object(j);
+        report_json_object(j, NULL);
+        report_json_int(j, "rank", r);
+        report_json_str(j, "cpuset", o->cpus[r].cpuset);
+        report_json_str(j, "ingest_cpuset", o->cpus[r].ingest);
+        report_json_str(j, "trainer_cpuset", o->cpus[r].trainer);
+        report_json_str(j, "progress_cpuset", o->cpus[r].progress);
+        report_json_close_object(j);
     }
-    ingot_report_json_close_array(j);
+    report_json_close_array(j);
 }
 
 static int out_json(const arb_args_t *a, const arb_setup_t *s, const arb_overlap_t *o,
                     const arb_summary_t *m)
 {
-    FILE *f = ingot_arb_json_open(a->json);
+    FILE *f = report_json_file_open(a->json);
     if (f == NULL) {
         return -1;
     }
-    ingot_report_json_t j;
-    ingot_report_json_begin(&j, f);
-    ingot_arb_json_setup(&j, s, "overlap");
+    report_json_t j;
+    report_json_begin(&j, f);
+    arb_json_setup(&j, s, "overlap");
     json_args(&j, a, o);
     json_steps(&j, o);
     json_summary(&j, o, m);
     json_cpus(&j, s, o);
-    ingot_report_json_str(&j, "check", "ok");
-    ingot_report_json_end(&j);
-    return ingot_arb_json_close(f, a->json);
+    report_json_str(&j, "check", "ok");
+    report_json_end(&j);
+    return report_json_file_close(f, a->json);
 }
 
-int ingot_arb_overlap_report(const arb_args_t *a, const arb_setup_t *s, const arb_overlap_t *o)
+int arb_overlap_report(const arb_args_t *a, const arb_setup_t *s, const arb_overlap_t *o)
 {
     arb_summary_t m;
-    ingot_arb_overlap_summary(o, &m);
+    arb_overlap_summary(o, &m);
     if (a->json == NULL || strcmp(a->json, "-") != 0) {
-        ingot_arb_print_header(stdout, s);
+        arb_print_header(stdout, s);
         out_setup(stdout, a, o);
         out_steps(stdout, o);
         out_summary(stdout, s, o, &m);

@@ -67,7 +67,7 @@ static size_t add_bottleneck(arb_model_t *m, size_t in, size_t width, size_t res
     return out;
 }
 
-void ingot_arb_resnet50(arb_model_t *m)
+void arb_resnet50(arb_model_t *m)
 {
     static const int blocks[RESNET_LAYERS] = {3, 4, 6, 3};
     static const size_t widths[RESNET_LAYERS] = {64, 128, 256, 512};

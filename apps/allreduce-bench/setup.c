@@ -18,7 +18,7 @@ static const char *const setup_vars[] = {
     "INGOT_FIRST_BUCKET_BYTES", "INGOT_BIND",          "INGOT_INGEST_PACING"};
 static const char *const setup_env_prefixes[] = {"INGOT_", "UCX_", "MALLOC_"};
 
-ingot_status_t ingot_arb_fail(const arb_setup_t *s, const char *what, ingot_status_t st)
+ingot_status_t arb_fail(const arb_setup_t *s, const char *what, ingot_status_t st)
 {
     const char *err = ingot_last_error();
     char who[32] = ""; /* no rank before ingot_init */
@@ -30,7 +30,7 @@ ingot_status_t ingot_arb_fail(const arb_setup_t *s, const char *what, ingot_stat
     return st;
 }
 
-ingot_status_t ingot_arb_agree(ingot_status_t st)
+ingot_status_t arb_agree(ingot_status_t st)
 {
     int mine = (int)st, low = 0;
     /* Errors are negative: the lowest status is an error whenever any rank has one. */
@@ -40,7 +40,7 @@ ingot_status_t ingot_arb_agree(ingot_status_t st)
     return low < 0 ? (ingot_status_t)low : st;
 }
 
-uint64_t ingot_arb_now_ns(void)
+uint64_t arb_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,7 +53,7 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-double ingot_arb_median(double *v, size_t n)
+double arb_median(double *v, size_t n)
 {
     if (n == 0) {
         return 0;
@@ -62,14 +62,14 @@ double ingot_arb_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-const char *ingot_arb_grouped(uint64_t v, char *buf, size_t len)
+const char *arb_grouped(uint64_t v, char *buf, size_t len)
 {
     if (v < SETUP_GROUP) {
         snprintf(buf, len, "%llu", (unsigned long long)v);
         return buf;
     }
     char head[32];
-    ingot_arb_grouped(v / SETUP_GROUP, head, sizeof(head));
+    arb_grouped(v / SETUP_GROUP, head, sizeof(head));
     snprintf(buf, len, "%s,%03llu", head, (unsigned long long)(v % SETUP_GROUP));
     return buf;
 }
@@ -85,7 +85,7 @@ static ingot_status_t setup_comm(const arb_args_t *a, arb_setup_t *s)
     }
     s->setup.field_mask = INGOT_COMM_STATS_FIELD_SETUP;
     if ((st = ingot_comm_stats(s->comm, &s->setup)) != INGOT_OK) {
-        ingot_arb_fail(s, "ingot_comm_stats", st);
+        arb_fail(s, "ingot_comm_stats", st);
     }
     return st;
 }
@@ -99,7 +99,7 @@ static ingot_status_t setup_ctx(arb_setup_t *s)
         return st; /* agreed on every rank and said once (the variable or the step) */
     }
     if ((st = ingot_ctx_query(s->ctx, &attr)) != INGOT_OK) {
-        return ingot_arb_fail(s, "ingot_ctx_query", st);
+        return arb_fail(s, "ingot_ctx_query", st);
     }
     s->rank = attr.rank;
     s->world = attr.size;
@@ -107,26 +107,26 @@ static ingot_status_t setup_ctx(arb_setup_t *s)
     return INGOT_OK;
 }
 
-int ingot_arb_setup(const arb_args_t *a, arb_setup_t *s)
+int arb_setup(const arb_args_t *a, arb_setup_t *s)
 {
     memset(s, 0, sizeof(*s));
     s->rank = -1;
     ingot_status_t st = setup_ctx(s);
     if (st == INGOT_OK) {
-        st = ingot_arb_agree(setup_comm(a, s));
+        st = arb_agree(setup_comm(a, s));
     }
     if (st == INGOT_OK &&
-        (st = ingot_report_ranks_gather(s->ctx, MPI_COMM_WORLD, &s->ranks)) != INGOT_OK) {
-        ingot_arb_fail(s, "gathering the rank map", st);
+        (st = report_ranks_gather(s->ctx, MPI_COMM_WORLD, &s->ranks)) != INGOT_OK) {
+        arb_fail(s, "gathering the rank map", st);
     }
     if (st != INGOT_OK) {
-        ingot_arb_teardown(s);
+        arb_teardown(s);
         return ARB_EXIT_FAIL;
     }
     return 0;
 }
 
-void ingot_arb_teardown(arb_setup_t *s)
+void arb_teardown(arb_setup_t *s)
 {
     ingot_comm_destroy(s->comm);
     ingot_finalize(s->ctx);
@@ -147,47 +147,29 @@ static const char *thread_level_name(int level)
     }
 }
 
-void ingot_arb_print_header(FILE *out, const arb_setup_t *s)
+void arb_print_header(FILE *out, const arb_setup_t *s)
 {
     const ingot_comm_stats_t *c = &s->setup;
-    ingot_report_header_versions(out, ARB_TOOL, s->world);
-    ingot_report_header_config(out, setup_vars, SETUP_ARRAY_SIZE(setup_vars));
-    ingot_report_header_ranks(out, s->ranks, s->world);
+    report_header_versions(out, ARB_TOOL, s->world);
+    report_header_config(out, setup_vars, SETUP_ARRAY_SIZE(setup_vars));
+    report_header_ranks(out, s->ranks, s->world);
     fprintf(out, "# backend %s: %s\n", ingot_comm_backend_name(c->backend), c->reason);
     fprintf(out, "# progress thread %s%s%s; MPI thread level %s\n",
             c->progress_thread ? "on" : "off", c->progress_thread ? ", cpus " : "",
             c->progress_thread ? c->progress_cpuset : "", thread_level_name(s->thread_level));
 }
 
-FILE *ingot_arb_json_open(const char *path)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, ARB_TOOL ": cannot write %s: %s\n", path, strerror(errno));
-    }
-    return f;
-}
-
-int ingot_arb_json_close(FILE *f, const char *path)
-{
-    if (f == stdout ? fflush(f) == 0 : fclose(f) == 0) {
-        return 0;
-    }
-    fprintf(stderr, ARB_TOOL ": writing %s failed: %s\n", path, strerror(errno));
-    return -1;
-}
-
-void ingot_arb_json_setup(ingot_report_json_t *j, const arb_setup_t *s, const char *mode)
+void arb_json_setup(report_json_t *j, const arb_setup_t *s, const char *mode)
 {
     const ingot_comm_stats_t *c = &s->setup;
-    ingot_report_json_str(j, "tool", ARB_TOOL);
-    ingot_report_json_str(j, "version", ingot_version_string());
-    ingot_report_json_str(j, "mode", mode);
-    ingot_report_json_int(j, "ranks", s->world);
-    ingot_report_json_str(j, "backend", ingot_comm_backend_name(c->backend));
-    ingot_report_json_str(j, "backend_reason", c->reason);
-    ingot_report_json_int(j, "progress_thread", c->progress_thread);
-    ingot_report_json_str(j, "progress_cpuset", c->progress_cpuset);
-    ingot_report_json_str(j, "mpi_thread_level", thread_level_name(s->thread_level));
-    ingot_report_json_env(j, setup_env_prefixes, SETUP_ARRAY_SIZE(setup_env_prefixes));
+    report_json_str(j, "tool", ARB_TOOL);
+    report_json_str(j, "version", ingot_version_string());
+    report_json_str(j, "mode", mode);
+    report_json_int(j, "ranks", s->world);
+    report_json_str(j, "backend", ingot_comm_backend_name(c->backend));
+    report_json_str(j, "backend_reason", c->reason);
+    report_json_int(j, "progress_thread", c->progress_thread);
+    report_json_str(j, "progress_cpuset", c->progress_cpuset);
+    report_json_str(j, "mpi_thread_level", thread_level_name(s->thread_level));
+    report_json_env(j, setup_env_prefixes, SETUP_ARRAY_SIZE(setup_env_prefixes));
 }

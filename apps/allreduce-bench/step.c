@@ -16,7 +16,7 @@
 
 static double ms_since(uint64_t t0)
 {
-    return (double)(ingot_arb_now_ns() - t0) / ARB_NS_PER_MS;
+    return (double)(arb_now_ns() - t0) / ARB_NS_PER_MS;
 }
 
 static void sleep_until(uint64_t t_ns)
@@ -30,14 +30,14 @@ static void sleep_until(uint64_t t_ns)
 static ingot_status_t step_backward(const arb_trainer_t *t)
 {
     const arb_model_t *m = t->model;
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     double done = 0, total = t->ready_by_params ? (double)m->params : m->total_macs;
     for (size_t i = m->n; i-- > 0;) {
         done += t->ready_by_params ? (double)m->counts[i] : m->macs[i];
         sleep_until(t0 + (uint64_t)((double)t->backward_ns * done / total));
         ingot_status_t st = ingot_grads_ready(t->s->comm, i);
         if (st != INGOT_OK) {
-            return ingot_arb_fail(t->s, "ingot_grads_ready", st);
+            return arb_fail(t->s, "ingot_grads_ready", st);
         }
     }
     return INGOT_OK;
@@ -51,7 +51,7 @@ static ingot_status_t step_next(const arb_trainer_t *t, ingot_batch_t *b)
                                  "global batch per epoch (a smaller --batch?)\n");
         return INGOT_ERR_OUT_OF_RANGE;
     }
-    return st == INGOT_OK ? st : ingot_arb_fail(t->s, "ingot_loader_next", st);
+    return st == INGOT_OK ? st : arb_fail(t->s, "ingot_loader_next", st);
 }
 
 /* The exposed time (exposed_ns) and background completions so far. */
@@ -68,34 +68,34 @@ static ingot_status_t step_wait(const arb_trainer_t *t, double *m)
 {
     ingot_comm_stats_t before, after;
     step_stats(t->s->comm, &before);
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     ingot_status_t st = ingot_grads_wait(t->s->comm);
     m[S_WAIT] = ms_since(t0);
     step_stats(t->s->comm, &after);
     m[S_EXPOSED] = (double)(after.exposed_ns - before.exposed_ns) / ARB_NS_PER_MS;
-    return st == INGOT_OK ? st : ingot_arb_fail(t->s, "ingot_grads_wait", st);
+    return st == INGOT_OK ? st : arb_fail(t->s, "ingot_grads_wait", st);
 }
 
-ingot_status_t ingot_arb_step(const arb_trainer_t *t, double *m)
+ingot_status_t arb_step(const arb_trainer_t *t, double *m)
 {
     ingot_batch_t b;
     ingot_comm_stats_t before, after;
     ingot_status_t st = INGOT_OK;
     memset(m, 0, sizeof(double) * S_COUNT);
     step_stats(t->s->comm, &before);
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     if (t->loader != NULL && (st = step_next(t, &b)) != INGOT_OK) {
         return st;
     }
     m[S_STALL] = ms_since(t0);
-    sleep_until(ingot_arb_now_ns() + t->forward_ns);
+    sleep_until(arb_now_ns() + t->forward_ns);
     if ((st = step_backward(t)) == INGOT_OK) {
         st = step_wait(t, m);
     }
     if (t->loader != NULL) {
         ingot_status_t rst = ingot_loader_release(t->loader, &b);
         if (st == INGOT_OK && rst != INGOT_OK) {
-            st = ingot_arb_fail(t->s, "ingot_loader_release", rst);
+            st = arb_fail(t->s, "ingot_loader_release", rst);
         }
     }
     m[S_STEP] = ms_since(t0);
@@ -104,19 +104,19 @@ ingot_status_t ingot_arb_step(const arb_trainer_t *t, double *m)
     return st;
 }
 
-ingot_status_t ingot_arb_step_allreduce(const arb_trainer_t *t, double *ms_p)
+ingot_status_t arb_step_allreduce(const arb_trainer_t *t, double *ms_p)
 {
     const arb_model_t *m = t->model;
     ingot_status_t st = INGOT_OK;
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     for (size_t i = m->n; i-- > 0 && st == INGOT_OK;) {
         st = ingot_grads_ready(t->s->comm, i);
     }
     if (st != INGOT_OK) {
-        return ingot_arb_fail(t->s, "ingot_grads_ready", st);
+        return arb_fail(t->s, "ingot_grads_ready", st);
     }
     if ((st = ingot_grads_wait(t->s->comm)) != INGOT_OK) {
-        return ingot_arb_fail(t->s, "ingot_grads_wait", st);
+        return arb_fail(t->s, "ingot_grads_wait", st);
     }
     *ms_p = ms_since(t0);
     return INGOT_OK;

@@ -69,13 +69,13 @@ static ingot_status_t sweep_time(sweep_fn_t fn, const sweep_op_t *op, const arb_
         st = fn(op);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    uint64_t t0 = ingot_arb_now_ns();
+    uint64_t t0 = arb_now_ns();
     for (uint64_t i = 0; i < a->iters && st == INGOT_OK; i++) {
         st = fn(op);
     }
-    double mine = (double)(ingot_arb_now_ns() - t0) / ARB_NS_PER_S / (double)a->iters;
+    double mine = (double)(arb_now_ns() - t0) / ARB_NS_PER_S / (double)a->iters;
     MPI_Allreduce(&mine, s_p, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return ingot_arb_agree(st);
+    return arb_agree(st);
 }
 
 /* One ingot all-reduce of known values; the elements that differ from the exact sum. The
@@ -103,10 +103,10 @@ static ingot_status_t sweep_check(const arb_setup_t *s, const sweep_op_t *op, ui
     }
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     *wrong_p = wrong;
-    return ingot_arb_agree(st);
+    return arb_agree(st);
 }
 
-double ingot_arb_bus_factor(int world)
+double arb_bus_factor(int world)
 {
     return 2.0 * (world - 1) / world;
 }
@@ -118,22 +118,22 @@ static ingot_status_t sweep_mode(const arb_setup_t *s, const arb_args_t *a, cons
     double t, t_mpi;
     ingot_status_t st = sweep_time(op_ingot, op, a, &t);
     if (st != INGOT_OK) {
-        return ingot_arb_fail(s, "ingot all-reduce", st);
+        return arb_fail(s, "ingot all-reduce", st);
     }
     /* MPI_Allreduce is the reference on host memory; on nccl's device buffers there is none
      * (this MPI is not CUDA-aware): its columns stay 0. */
     bool host = s->setup.backend == INGOT_COMM_BACKEND_MPI;
     if (host && (st = sweep_time(op_mpi, op, a, &t_mpi)) != INGOT_OK) {
-        return ingot_arb_fail(s, "MPI_Allreduce", st);
+        return arb_fail(s, "MPI_Allreduce", st);
     }
     if ((st = sweep_check(s, op, &m->wrong)) != INGOT_OK) {
-        return ingot_arb_fail(s, "checked ingot all-reduce", st);
+        return arb_fail(s, "checked ingot all-reduce", st);
     }
     m->time_us = t * ARB_US_PER_S;
     m->algbw = (double)bytes / ARB_GB / t;
-    m->busbw = m->algbw * ingot_arb_bus_factor(s->world);
+    m->busbw = m->algbw * arb_bus_factor(s->world);
     m->mpi_time_us = host ? t_mpi * ARB_US_PER_S : 0;
-    m->mpi_busbw = host ? (double)bytes / ARB_GB / t_mpi * ingot_arb_bus_factor(s->world) : 0;
+    m->mpi_busbw = host ? (double)bytes / ARB_GB / t_mpi * arb_bus_factor(s->world) : 0;
     m->ratio = host ? t_mpi / t : 0; /* = busbw / mpi_busbw, and defined on one rank too */
     return INGOT_OK;
 }
@@ -181,10 +181,10 @@ static ingot_status_t sweep_alloc(const arb_setup_t *s, uint64_t bytes, sweep_bu
         fprintf(stderr, ARB_TOOL ": rank %d: cannot allocate 2 x %llu bytes: %s\n", s->rank,
                 (unsigned long long)bytes, ingot_last_error());
     }
-    return ingot_arb_agree(st);
+    return arb_agree(st);
 }
 
-ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw)
+ingot_status_t arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, arb_sweep_t *sw)
 {
     sweep_bufs_t b = {NULL, NULL, NULL};
     size_t n = sweep_rows(a);
@@ -192,7 +192,7 @@ ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, ar
     sw->nrows = sw->rows ? n : 0;
     uint64_t largest = a->min_bytes;
     for (size_t i = 1; i < n; i++) largest *= a->factor;
-    ingot_status_t st = ingot_arb_agree(sw->rows ? INGOT_OK : INGOT_ERR_NO_MEMORY);
+    ingot_status_t st = arb_agree(sw->rows ? INGOT_OK : INGOT_ERR_NO_MEMORY);
     if (st == INGOT_OK) {
         st = sweep_alloc(s, largest, &b);
     }
@@ -207,7 +207,7 @@ ingot_status_t ingot_arb_sweep_run(const arb_args_t *a, const arb_setup_t *s, ar
     return st;
 }
 
-void ingot_arb_sweep_free(arb_sweep_t *sw)
+void arb_sweep_free(arb_sweep_t *sw)
 {
     free(sw->rows);
     sw->rows = NULL;

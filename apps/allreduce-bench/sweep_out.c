@@ -14,7 +14,7 @@
 #define OUT_WHO_FMT "%12s %12s %7s %5s"
 
 /* clang-format off */
-static const ingot_report_column_t out_columns[] = {
+static const report_column_t out_columns[] = {
     {"time", "us", 10, 1}, {"algbw", "GB/s", 7, 2}, {"busbw", "GB/s", 7, 2},
     {"mpi_busbw", "GB/s", 9, 2}, {"ratio", "ingot/mpi", 9, 2},
     {"time", "us", 10, 1}, {"algbw", "GB/s", 7, 2}, {"busbw", "GB/s", 7, 2},
@@ -34,7 +34,7 @@ static void out_head(FILE *out, int who_width)
     for (int i = 0; i < OUT_MODE_COLS; i++) half += 1 + out_columns[i].width;
     fprintf(out, "%*s %-*s%s\n", who_width, "", half, "out-of-place", "in-place");
     snprintf(who, sizeof(who), OUT_WHO_FMT, "size(B)", "count", "type", "redop");
-    ingot_report_table_head(out, who, who_width, out_columns, OUT_ARRAY_SIZE(out_columns));
+    report_table_head(out, who, who_width, out_columns, OUT_ARRAY_SIZE(out_columns));
 }
 
 /* report.h's rows hold numbers only: the row is written to a memory stream so that the check
@@ -58,7 +58,7 @@ static void out_row(FILE *out, const arb_row_t *r, int who_width)
     if (m_out == NULL) {
         return;
     }
-    ingot_report_table_row(m_out, who, who_width, out_columns, OUT_NUM_COLS, v);
+    report_table_row(m_out, who, who_width, out_columns, OUT_NUM_COLS, v);
     fclose(m_out);
     if (len > 0 && line[len - 1] == '\n') {
         line[len - 1] = '\0';
@@ -85,7 +85,7 @@ static void out_print(FILE *out, const arb_args_t *a, const arb_setup_t *s, cons
     int who_width = snprintf(who, sizeof(who), OUT_WHO_FMT, "", "", "", "");
     size_t failed = 0;
     double avg, avg_mpi;
-    ingot_arb_print_header(out, s);
+    arb_print_header(out, s);
     fprintf(out,
             "# sweep %llu .. %llu bytes, factor %llu, float32 sum, %llu iterations after %llu "
             "warm-up; reference %s\n",
@@ -98,7 +98,7 @@ static void out_print(FILE *out, const arb_args_t *a, const arb_setup_t *s, cons
     fprintf(out,
             "# time: max over ranks of the mean; algbw = size / time; busbw = algbw * "
             "2(n-1)/n = algbw * %.3f; ratio = busbw / mpi_busbw\n",
-            ingot_arb_bus_factor(s->world));
+            arb_bus_factor(s->world));
     out_head(out, who_width);
     for (size_t i = 0; i < sw->nrows; i++) {
         out_row(out, &sw->rows[i], who_width);
@@ -110,64 +110,64 @@ static void out_print(FILE *out, const arb_args_t *a, const arb_setup_t *s, cons
             failed ? "ok, the others FAIL" : "ok");
 }
 
-static void json_mode(ingot_report_json_t *j, const char *key, const arb_mode_result_t *m)
+static void json_mode(report_json_t *j, const char *key, const arb_mode_result_t *m)
 {
-    ingot_report_json_object(j, key);
-    ingot_report_json_num(j, "time_us", m->time_us);
-    ingot_report_json_num(j, "algbw_gbs", m->algbw);
-    ingot_report_json_num(j, "busbw_gbs", m->busbw);
-    ingot_report_json_num(j, "mpi_time_us", m->mpi_time_us);
-    ingot_report_json_num(j, "mpi_busbw_gbs", m->mpi_busbw);
-    ingot_report_json_num(j, "ratio", m->ratio);
-    ingot_report_json_u64(j, "wrong", m->wrong);
-    ingot_report_json_close_object(j);
+    report_json_object(j, key);
+    report_json_num(j, "time_us", m->time_us);
+    report_json_num(j, "algbw_gbs", m->algbw);
+    report_json_num(j, "busbw_gbs", m->busbw);
+    report_json_num(j, "mpi_time_us", m->mpi_time_us);
+    report_json_num(j, "mpi_busbw_gbs", m->mpi_busbw);
+    report_json_num(j, "ratio", m->ratio);
+    report_json_u64(j, "wrong", m->wrong);
+    report_json_close_object(j);
 }
 
-static void json_args(ingot_report_json_t *j, const arb_args_t *a)
+static void json_args(report_json_t *j, const arb_args_t *a)
 {
-    ingot_report_json_object(j, "args");
-    ingot_report_json_u64(j, "minbytes", a->min_bytes);
-    ingot_report_json_u64(j, "maxbytes", a->max_bytes);
-    ingot_report_json_u64(j, "stepfactor", a->factor);
-    ingot_report_json_u64(j, "iters", a->iters);
-    ingot_report_json_u64(j, "warmup_iters", a->warmup);
-    ingot_report_json_close_object(j);
+    report_json_object(j, "args");
+    report_json_u64(j, "minbytes", a->min_bytes);
+    report_json_u64(j, "maxbytes", a->max_bytes);
+    report_json_u64(j, "stepfactor", a->factor);
+    report_json_u64(j, "iters", a->iters);
+    report_json_u64(j, "warmup_iters", a->warmup);
+    report_json_close_object(j);
 }
 
 static int out_json(const arb_args_t *a, const arb_setup_t *s, const arb_sweep_t *sw)
 {
-    FILE *f = ingot_arb_json_open(a->json);
+    FILE *f = report_json_file_open(a->json);
     double avg, avg_mpi;
     if (f == NULL) {
         return -1;
     }
-    ingot_report_json_t j;
-    ingot_report_json_begin(&j, f);
-    ingot_arb_json_setup(&j, s, "sweep");
+    report_json_t j;
+    report_json_begin(&j, f);
+    arb_json_setup(&j, s, "sweep");
     json_args(&j, a);
-    ingot_report_json_num(&j, "bus_factor", ingot_arb_bus_factor(s->world));
-    ingot_report_json_array(&j, "rows");
+    report_json_num(&j, "bus_factor", arb_bus_factor(s->world));
+    report_json_array(&j, "rows");
     for (size_t i = 0; i < sw->nrows; i++) {
         const arb_row_t *r = &sw->rows[i];
-        ingot_report_json_object(&j, NULL);
-        ingot_report_json_u64(&j, "size", r->bytes);
-        ingot_report_json_u64(&j, "count", r->count);
-        ingot_report_json_str(&j, "type", "float");
-        ingot_report_json_str(&j, "redop", "sum");
+        report_json_object(&j, NULL);
+        report_json_u64(&j, "size", r->bytes);
+        report_json_u64(&j, "count", r->count);
+        report_json_str(&j, "type", "float");
+        report_json_str(&j, "redop", "sum");
         json_mode(&j, "out_of_place", &r->oop);
         json_mode(&j, "in_place", &r->ip);
-        ingot_report_json_str(&j, "check", out_ok(r) ? "ok" : "FAIL");
-        ingot_report_json_close_object(&j);
+        report_json_str(&j, "check", out_ok(r) ? "ok" : "FAIL");
+        report_json_close_object(&j);
     }
-    ingot_report_json_close_array(&j);
+    report_json_close_array(&j);
     out_average(sw, &avg, &avg_mpi);
-    ingot_report_json_num(&j, "avg_busbw_gbs", avg);
-    ingot_report_json_num(&j, "avg_mpi_busbw_gbs", avg_mpi);
-    ingot_report_json_end(&j);
-    return ingot_arb_json_close(f, a->json);
+    report_json_num(&j, "avg_busbw_gbs", avg);
+    report_json_num(&j, "avg_mpi_busbw_gbs", avg_mpi);
+    report_json_end(&j);
+    return report_json_file_close(f, a->json);
 }
 
-int ingot_arb_sweep_report(const arb_args_t *a, const arb_setup_t *s, const arb_sweep_t *sw)
+int arb_sweep_report(const arb_args_t *a, const arb_setup_t *s, const arb_sweep_t *sw)
 {
     if (a->json == NULL || strcmp(a->json, "-") != 0) {
         out_print(stdout, a, s, sw);

@@ -66,7 +66,7 @@ static int parse_device(const char *s)
 {
     return !strcmp(s, "host")        ? INGOT_DEVICE_HOST
            : !strcmp(s, "placement") ? INGOT_DEVICE_PLACEMENT
-                                     : (int)ingot_cli_u64("--device", s, 0, UINT64_MAX);
+                                     : (int)cli_u64("--device", s, 0, UINT64_MAX);
 }
 
 /* Options of the dataset generator. Returns 0 when @p o is not one of them. */
@@ -74,11 +74,11 @@ static int parse_generator(int o, bench_args_t *a)
 {
     switch (o) {
     case O_GENERATE: a->generate = optarg; break;
-    case O_SAMPLES: a->samples = ingot_cli_u64("--samples", optarg, 0, UINT64_MAX); break;
-    case O_SIZE: a->sample_size = ingot_cli_size("--sample-size", optarg); break;
-    case O_JITTER: a->jitter = ingot_cli_real("--jitter", optarg, 0, DBL_MAX); break;
-    case O_SHARD: a->shard_size = ingot_cli_size("--shard-size", optarg); break;
-    case O_ZSTD: a->zstd = (int)ingot_cli_u64("--zstd", optarg, 0, UINT64_MAX); break;
+    case O_SAMPLES: a->samples = cli_u64("--samples", optarg, 0, UINT64_MAX); break;
+    case O_SIZE: a->sample_size = cli_size("--sample-size", optarg); break;
+    case O_JITTER: a->jitter = cli_real("--jitter", optarg, 0, DBL_MAX); break;
+    case O_SHARD: a->shard_size = cli_size("--shard-size", optarg); break;
+    case O_ZSTD: a->zstd = (int)cli_u64("--zstd", optarg, 0, UINT64_MAX); break;
     case O_COMP: a->compressible = 1; break;
     default: return 0;
     }
@@ -90,19 +90,19 @@ static int parse_run(int o, bench_args_t *a)
 {
     switch (o) {
     case O_MANIFEST: a->manifest = optarg; break;
-    case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 0, UINT64_MAX); break;
-    case O_EPOCHS: a->epochs = ingot_cli_u64("--epochs", optarg, 0, UINT64_MAX); break;
-    case O_STEPS: a->steps = ingot_cli_u64("--steps", optarg, 0, UINT64_MAX); break;
-    case O_SEED: a->seed = ingot_cli_u64("--seed", optarg, 0, UINT64_MAX); break;
-    case O_DEPTH: a->depth = (int)ingot_cli_u64("--depth", optarg, 0, UINT64_MAX); break;
-    case O_READERS: a->readers = (int)ingot_cli_u64("--readers", optarg, 0, UINT64_MAX); break;
-    case O_WORKERS: a->workers = (int)ingot_cli_u64("--workers", optarg, 0, UINT64_MAX); break;
+    case O_BATCH: a->batch = cli_u64("--batch", optarg, 0, UINT64_MAX); break;
+    case O_EPOCHS: a->epochs = cli_u64("--epochs", optarg, 0, UINT64_MAX); break;
+    case O_STEPS: a->steps = cli_u64("--steps", optarg, 0, UINT64_MAX); break;
+    case O_SEED: a->seed = cli_u64("--seed", optarg, 0, UINT64_MAX); break;
+    case O_DEPTH: a->depth = (int)cli_u64("--depth", optarg, 0, UINT64_MAX); break;
+    case O_READERS: a->readers = (int)cli_u64("--readers", optarg, 0, UINT64_MAX); break;
+    case O_WORKERS: a->workers = (int)cli_u64("--workers", optarg, 0, UINT64_MAX); break;
     case O_VERIFY: a->verify = optarg; break;
     case O_DEVICE: a->device = parse_device(optarg); break;
-    case O_COMPUTE: a->compute_ms = ingot_cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
+    case O_COMPUTE: a->compute_ms = cli_real("--compute-ms", optarg, 0, DBL_MAX); break;
     case O_SPIN: a->spin = 1; break;
     case O_GPU: a->gpu = 1; break;
-    case O_MINAU: a->min_au = ingot_cli_real("--min-au", optarg, 0, DBL_MAX); break;
+    case O_MINAU: a->min_au = cli_real("--min-au", optarg, 0, DBL_MAX); break;
     case O_JSON: a->json = optarg ? optarg : "-"; break;
     case O_NOPROG: a->progress = 0; break;
     default: return 0;
@@ -118,7 +118,7 @@ static int args_valid(const bench_args_t *a)
             !strcmp(a->verify, "off"));
 }
 
-void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a)
+void bench_args_parse(int argc, char **argv, bench_args_t *a)
 {
     *a = (bench_args_t){.samples = BENCH_DEFAULT_SAMPLES,
                         .sample_size = BENCH_DEFAULT_SAMPLE_SIZE,
@@ -147,7 +147,7 @@ void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a)
     }
 }
 
-uint64_t ingot_bench_global_batch(const bench_args_t *a, int world)
+uint64_t bench_global_batch(const bench_args_t *a, int world)
 {
     return a->batch ? a->batch : (uint64_t)BENCH_BATCH_PER_RANK * (uint64_t)world;
 }

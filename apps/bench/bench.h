@@ -60,27 +60,27 @@ typedef struct bench_result {
 } bench_result_t;
 
 /** Resident memory of this process now (/proc/self/statm), bytes; 0 when unknown. */
-uint64_t ingot_bench_rss(void);
+uint64_t bench_rss(void);
 
 /** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */
-void ingot_bench_args_parse(int argc, char **argv, bench_args_t *a);
+void bench_args_parse(int argc, char **argv, bench_args_t *a);
 /** The global batch: --batch, or BENCH_BATCH_PER_RANK per rank. */
-uint64_t ingot_bench_global_batch(const bench_args_t *a, int world);
+uint64_t bench_global_batch(const bench_args_t *a, int world);
 
 /** Make the synthetic dataset of --generate in a->generate (kept when the same is there). */
-int ingot_bench_generate(const bench_args_t *a);
+int bench_generate(const bench_args_t *a);
 
 /** Set up the compute step (the GPU kernel with --compute-gpu on CUDA device @p device). */
-ingot_status_t ingot_bench_compute_init(const bench_args_t *a, int device);
+ingot_status_t bench_compute_init(const bench_args_t *a, int device);
 /** One step's emulated compute on batch @p b; returns the seconds it took. */
-double ingot_bench_compute(const bench_args_t *a, const ingot_batch_t *b);
+double bench_compute(const bench_args_t *a, const ingot_batch_t *b);
 
-/** The measured loop over the loader of @p manifest (@p r: free it with ingot_bench_result_free,
+/** The measured loop over the loader of @p manifest (@p r: free it with bench_result_free,
  *  also after a failure). */
-ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
-                               int rank, int world, bench_result_t *r);
-/** Free what ingot_bench_run() allocated in @p r. */
-void ingot_bench_result_free(bench_result_t *r);
+ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest, int rank,
+                         int world, bench_result_t *r);
+/** Free what bench_run() allocated in @p r. */
+void bench_result_free(bench_result_t *r);
 
 enum {
     M_WALL,
@@ -120,13 +120,13 @@ enum {
 };
 
 /** Names of the metrics in the JSON output. */
-extern const char *const ingot_bench_metric_names[M_COUNT];
+extern const char *const bench_metric_names[M_COUNT];
 
 /** One rank's metrics from its result. */
-void ingot_bench_metrics(const bench_result_t *r, double *m);
+void bench_metrics(const bench_result_t *r, double *m);
 /** Rates and counts summed over @p world ranks, times and AU averaged. */
-void ingot_bench_aggregate(const double *all, int world, double *agg);
+void bench_aggregate(const double *all, int world, double *agg);
 /** The lowest AU of any rank. */
-double ingot_bench_au_min(const double *all, int world);
+double bench_au_min(const double *all, int world);
 
 #endif

@@ -91,17 +91,17 @@ static int gpu_clock(void)
 /* One step's compute on the GPU: wait for the batch's copy, spin, wait for the kernel. */
 static double gpu_compute_step(const bench_args_t *a, const ingot_batch_t *b)
 {
-    double t0 = ingot_report_now();
+    double t0 = report_now();
     if (b->ready_event != NULL) {
         cudaStreamWaitEvent(gpu.stream, (cudaEvent_t)b->ready_event, 0);
     }
     gpu_spin((uint64_t)(a->compute_ms * gpu.cycles_per_ms));
     cudaStreamSynchronize(gpu.stream);
-    return ingot_report_now() - t0;
+    return report_now() - t0;
 }
 #endif
 
-ingot_status_t ingot_bench_compute_init(const bench_args_t *a, int device)
+ingot_status_t bench_compute_init(const bench_args_t *a, int device)
 {
     if (!a->gpu) {
         return INGOT_OK;
@@ -122,13 +122,13 @@ ingot_status_t ingot_bench_compute_init(const bench_args_t *a, int device)
 /* Sleep (DLIO) or spin for the compute time; returns the time it took. */
 static double cpu_compute_step(const bench_args_t *a)
 {
-    double t0 = ingot_report_now(), end = t0 + a->compute_ms / COMPUTE_MS_PER_S;
+    double t0 = report_now(), end = t0 + a->compute_ms / COMPUTE_MS_PER_S;
     if (a->compute_ms <= 0) {
         return 0;
     }
     if (a->spin) {
         volatile uint64_t x = 0;
-        while (ingot_report_now() < end) {
+        while (report_now() < end) {
             for (int i = 0; i < COMPUTE_SPIN_CHUNK; i++) x += (uint64_t)i;
         }
     } else {
@@ -137,10 +137,10 @@ static double cpu_compute_step(const bench_args_t *a)
             .tv_nsec = (long)(fmod(a->compute_ms, COMPUTE_MS_PER_S) * COMPUTE_NS_PER_MS)};
         nanosleep(&ts, NULL);
     }
-    return ingot_report_now() - t0;
+    return report_now() - t0;
 }
 
-double ingot_bench_compute(const bench_args_t *a, const ingot_batch_t *b)
+double bench_compute(const bench_args_t *a, const ingot_batch_t *b)
 {
 #if INGOT_BUILD_CUDA
     if (a->gpu) {

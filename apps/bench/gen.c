@@ -109,7 +109,7 @@ static int gen_pack(const bench_args_t *a)
     return st == INGOT_OK ? 0 : -1;
 }
 
-int ingot_bench_generate(const bench_args_t *a)
+int bench_generate(const bench_args_t *a)
 {
     char stamp_path[PATH_MAX], stamp[GEN_STAMP_MAX];
     snprintf(stamp_path, sizeof(stamp_path), "%s/" GEN_STAMP_NAME, a->generate);

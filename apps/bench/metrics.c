@@ -7,46 +7,23 @@
 #define METRICS_MIB       (1024.0 * 1024.0)
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
-const char *const ingot_bench_metric_names[M_COUNT] = {"wall_s",
-                                                       "compute_s",
-                                                       "stall_s",
-                                                       "au",
-                                                       "steps",
-                                                       "samples",
-                                                       "bytes",
-                                                       "samples_per_s",
-                                                       "mib_per_s",
-                                                       "stall_p50_ms",
-                                                       "stall_p99_ms",
-                                                       "read_p50_ms",
-                                                       "read_p99_ms",
-                                                       "verify_p50_ms",
-                                                       "decode_p50_ms",
-                                                       "h2d_p50_ms",
-                                                       "minor_faults",
-                                                       "bytes_read",
-                                                       "read_requests",
-                                                       "first_step_ms",
-                                                       "store_requests",
-                                                       "store_failed",
-                                                       "store_bytes",
-                                                       "store_retries_throttle",
-                                                       "store_retries_server",
-                                                       "store_retries_network",
-                                                       "store_retries_stall",
-                                                       "store_throttle_events",
-                                                       "store_get_p50_ms",
-                                                       "store_get_p99_ms",
-                                                       "store_gets_per_sample",
-                                                       "store_part_hits",
-                                                       "rss_bytes"};
+const char *const bench_metric_names[M_COUNT] = {
+    "wall_s",       "compute_s",     "stall_s",       "au",
+    "steps",        "samples",       "bytes",         "samples_per_s",
+    "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
+    "read_p99_ms",  "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms",
+    "minor_faults", "bytes_read",    "read_requests", "first_step_ms",
+    "store_requests", "store_failed", "store_bytes", "store_retries_throttle",
+    "store_retries_server", "store_retries_network", "store_retries_stall",
+    "store_throttle_events", "store_get_p50_ms", "store_get_p99_ms", "store_gets_per_sample",
+    "store_part_hits", "rss_bytes"};
 
 static double ms(uint64_t ns)
 {
     return (double)ns / METRICS_NS_PER_MS;
 }
 
-void ingot_bench_metrics(const bench_result_t *r, double *m)
+void bench_metrics(const bench_result_t *r, double *m)
 {
     double wall = r->wall_s > 0 ? r->wall_s : METRICS_MIN_WALL;
     m[M_WALL] = r->wall_s;
@@ -84,7 +61,7 @@ void ingot_bench_metrics(const bench_result_t *r, double *m)
     m[M_RSS] = (double)r->rss_bytes;
 }
 
-void ingot_bench_aggregate(const double *all, int world, double *agg)
+void bench_aggregate(const double *all, int world, double *agg)
 {
     /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
     static const int mean[] = {M_WALL,      M_COMPUTE,  M_STALL,    M_AU,         M_STALL_P50,
@@ -109,7 +86,7 @@ void ingot_bench_aggregate(const double *all, int world, double *agg)
     agg[M_GETS_PER_SAMPLE] = reads > 0 ? agg[M_GETS] / reads : 0;
 }
 
-double ingot_bench_au_min(const double *all, int world)
+double bench_au_min(const double *all, int world)
 {
     double v = all[M_AU];
     for (int r = 1; r < world; r++) {

@@ -21,20 +21,20 @@ static const char *const out_vars[] = {
     "INGOT_S3_PART_SIZE",    "INGOT_S3_CACHE",     "INGOT_S3_CONNECTIONS"};
 static const char *const out_env_prefixes[] = {"INGOT_", "UCX_"};
 
-static const ingot_report_column_t out_columns[] = {
-    {"samples", "/s", 9, 0},  {"rate", "MiB/s", 9, 1},   {"stall", "%", 7, 2},
-    {"AU", "", 6, 3},         {"stall", "p50 ms", 8, 2}, {"stall", "p99 ms", 8, 2},
-    {"read", "p50 ms", 8, 2}, {"read", "p99 ms", 8, 2},  {"1st step", "ms", 9, 1},
-    {"steps", "", 7, 0}};
+static const report_column_t out_columns[] = {{"samples", "/s", 9, 0},   {"rate", "MiB/s", 9, 1},
+                                              {"stall", "%", 7, 2},      {"AU", "", 6, 3},
+                                              {"stall", "p50 ms", 8, 2}, {"stall", "p99 ms", 8, 2},
+                                              {"read", "p50 ms", 8, 2},  {"read", "p99 ms", 8, 2},
+                                              {"1st step", "ms", 9, 1},  {"steps", "", 7, 0}};
 
 static void print_epochs(const bench_output_t *o);
 static void print_store(const bench_output_t *o);
 
 /* A table of one row per rank and one for all of them. */
-static void out_table(const bench_output_t *o, const ingot_report_column_t *cols, size_t ncols,
+static void out_table(const bench_output_t *o, const report_column_t *cols, size_t ncols,
                       void (*row)(const char *who, const double *m))
 {
-    ingot_report_table_head(stdout, "rank", OUT_WHO_WIDTH, cols, ncols);
+    report_table_head(stdout, "rank", OUT_WHO_WIDTH, cols, ncols);
     for (int r = 0; r < o->world; r++) {
         char who[OUT_WHO_MAX];
         snprintf(who, sizeof(who), "%d", r);
@@ -50,31 +50,31 @@ static void out_row(const char *who, const double *m)
         m[M_AU],       m[M_STALL_P50], m[M_STALL_P99],
         m[M_READ_P50], m[M_READ_P99],  m[M_FIRST],
         m[M_STEPS]};
-    ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, out_columns, OUT_ARRAY_SIZE(out_columns), v);
+    report_table_row(stdout, who, OUT_WHO_WIDTH, out_columns, OUT_ARRAY_SIZE(out_columns), v);
 }
 
-void ingot_bench_print(const bench_output_t *o)
+void bench_print(const bench_output_t *o)
 {
     const bench_args_t *a = o->args;
-    ingot_report_header_versions(stdout, "ingot-bench", o->world);
+    report_header_versions(stdout, "ingot-bench", o->world);
     printf("# manifest %s\n", o->manifest);
     printf("# batch %" PRIu64 " global, depth %d, readers %u, workers %u, epochs %" PRIu64
            ", compute %.3g ms (%s)\n",
-           ingot_bench_global_batch(a, o->world), a->depth, o->stats->readers, o->stats->workers,
+           bench_global_batch(a, o->world), a->depth, o->stats->readers, o->stats->workers,
            a->epochs, a->compute_ms,
            a->gpu    ? "gpu"
            : a->spin ? "spin"
                      : "sleep");
-    ingot_report_header_config(stdout, out_vars, OUT_ARRAY_SIZE(out_vars));
-    ingot_report_header_ranks(stdout, o->ranks, o->world);
+    report_header_config(stdout, out_vars, OUT_ARRAY_SIZE(out_vars));
+    report_header_ranks(stdout, o->ranks, o->world);
     out_table(o, out_columns, OUT_ARRAY_SIZE(out_columns), out_row);
     printf("# AU min over ranks %.4f; rates summed, times and AU averaged over ranks\n",
-           ingot_bench_au_min(o->all, o->world));
+           bench_au_min(o->all, o->world));
     print_store(o);
     print_epochs(o);
 }
 
-static const ingot_report_column_t store_columns[] = {
+static const report_column_t store_columns[] = {
     {"GETs", "", 9, 0},           {"received", "MiB", 10, 1},   {"GET/", "sample", 8, 4},
     {"failed", "", 7, 0},         {"retries", "503/429", 8, 0}, {"retries", "5xx", 8, 0},
     {"retries", "network", 8, 0}, {"retries", "stall", 8, 0},   {"throttle", "events", 8, 0},
@@ -94,7 +94,7 @@ static void store_row(const char *who, const double *m)
                                                      m[M_GET_P50],
                                                      m[M_GET_P99],
                                                      m[M_PART_HITS]};
-    ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns),
+    report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns),
                            v);
 }
 
@@ -109,7 +109,7 @@ static void print_store(const bench_output_t *o)
     out_table(o, store_columns, OUT_ARRAY_SIZE(store_columns), store_row);
 }
 
-static const ingot_report_column_t epoch_columns[] = {
+static const report_column_t epoch_columns[] = {
     {"steps", "", 7, 0},       {"AU", "", 7, 4},         {"stall", "%", 7, 2},
     {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1},   {"local", "MiB", 10, 1},
     {"GETs", "", 8, 0},        {"GET/", "sample", 8, 4}, {"retries", "", 8, 0},
@@ -151,7 +151,7 @@ static void print_epochs(const bench_output_t *o)
            "own window), object-store GETs for the epoch's reads and their retries, resident "
            "memory summed over ranks; AU and stall averaged over ranks (first step of the run "
            "left out)\n");
-    ingot_report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns,
+    report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns,
                             OUT_ARRAY_SIZE(epoch_columns));
     for (uint64_t e = 0; e < o->nepochs; e++) {
         double x[E_COUNT];
@@ -169,8 +169,8 @@ static void print_epochs(const bench_output_t *o)
             x[E_RSS] / mib};
         char who[OUT_WHO_MAX];
         snprintf(who, sizeof(who), "%.0f", x[E_EPOCH]);
-        ingot_report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns,
-                               OUT_ARRAY_SIZE(epoch_columns), v);
+        report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns),
+                         v);
     }
     if (o->epochs_left_out > 0) {
         printf("# %" PRIu64 " later epochs are left out of this table (no memory for their rows); "
@@ -189,108 +189,107 @@ static void print_epochs(const bench_output_t *o)
     }
 }
 
-static void json_epoch_fields(ingot_report_json_t *j, const double *x)
+static void json_epoch_fields(report_json_t *j, const double *x)
 {
-    ingot_report_json_u64(j, "bytes_storage", (uint64_t)x[E_STORAGE]);
-    ingot_report_json_u64(j, "bytes_peer", (uint64_t)x[E_PEER]);
-    ingot_report_json_u64(j, "bytes_local", (uint64_t)x[E_LOCAL]);
-    ingot_report_json_num(j, "au", epoch_au(x));
-    ingot_report_json_num(j, "wall_s", x[E_WALL]);
-    ingot_report_json_num(j, "stall_s", x[E_STALL]);
-    ingot_report_json_u64(j, "store_requests", (uint64_t)x[E_GETS]);
-    ingot_report_json_u64(j, "store_bytes", (uint64_t)x[E_GET_BYTES]);
-    ingot_report_json_u64(j, "store_retries", (uint64_t)x[E_RETRIES]);
-    ingot_report_json_u64(j, "samples_read", (uint64_t)x[E_READS]);
-    ingot_report_json_num(j, "store_gets_per_sample", x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0);
-    ingot_report_json_u64(j, "rss_bytes", (uint64_t)x[E_RSS]);
+    report_json_u64(j, "bytes_storage", (uint64_t)x[E_STORAGE]);
+    report_json_u64(j, "bytes_peer", (uint64_t)x[E_PEER]);
+    report_json_u64(j, "bytes_local", (uint64_t)x[E_LOCAL]);
+    report_json_num(j, "au", epoch_au(x));
+    report_json_num(j, "wall_s", x[E_WALL]);
+    report_json_num(j, "stall_s", x[E_STALL]);
+    report_json_u64(j, "store_requests", (uint64_t)x[E_GETS]);
+    report_json_u64(j, "store_bytes", (uint64_t)x[E_GET_BYTES]);
+    report_json_u64(j, "store_retries", (uint64_t)x[E_RETRIES]);
+    report_json_u64(j, "samples_read", (uint64_t)x[E_READS]);
+    report_json_num(j, "store_gets_per_sample", x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0);
+    report_json_u64(j, "rss_bytes", (uint64_t)x[E_RSS]);
 }
 
-static void json_epochs(ingot_report_json_t *j, const bench_output_t *o)
+static void json_epochs(report_json_t *j, const bench_output_t *o)
 {
-    ingot_report_json_array(j, "epochs");
+    report_json_array(j, "epochs");
     for (uint64_t e = 0; e < o->nepochs; e++) {
         double x[E_COUNT];
         epoch_sum(o, e, x);
-        ingot_report_json_object(j, NULL);
-        ingot_report_json_u64(j, "epoch", (uint64_t)x[E_EPOCH]);
-        ingot_report_json_u64(j, "steps", (uint64_t)x[E_STEPS]);
+        report_json_object(j, NULL);
+        report_json_u64(j, "epoch", (uint64_t)x[E_EPOCH]);
+        report_json_u64(j, "steps", (uint64_t)x[E_STEPS]);
         json_epoch_fields(j, x);
-        ingot_report_json_array(j, "per_rank");
+        report_json_array(j, "per_rank");
         for (int r = 0; r < o->world; r++) {
-            ingot_report_json_object(j, NULL);
-            ingot_report_json_int(j, "rank", r);
+            report_json_object(j, NULL);
+            report_json_int(j, "rank", r);
             json_epoch_fields(j, epoch_of(o, r, e));
-            ingot_report_json_close_object(j);
+            report_json_close_object(j);
         }
-        ingot_report_json_close_array(j);
-        ingot_report_json_close_object(j);
+        report_json_close_array(j);
+        report_json_close_object(j);
     }
-    ingot_report_json_close_array(j);
-    ingot_report_json_u64(j, "epochs_left_out", o->epochs_left_out);
-    ingot_report_json_str(j, "cache_paths_rank0", o->paths != NULL ? o->paths : "");
+    report_json_close_array(j);
+    report_json_u64(j, "epochs_left_out", o->epochs_left_out);
+    report_json_str(j, "cache_paths_rank0", o->paths != NULL ? o->paths : "");
 }
 
-static void json_args(ingot_report_json_t *j, const bench_output_t *o)
+static void json_args(report_json_t *j, const bench_output_t *o)
 {
     const bench_args_t *a = o->args;
-    ingot_report_json_object(j, "args");
-    ingot_report_json_str(j, "manifest", o->manifest);
-    ingot_report_json_u64(j, "batch", ingot_bench_global_batch(a, o->world));
-    ingot_report_json_int(j, "depth", a->depth);
-    ingot_report_json_u64(j, "epochs", a->epochs);
-    ingot_report_json_u64(j, "steps", a->steps);
-    ingot_report_json_num(j, "compute_ms", a->compute_ms);
-    ingot_report_json_int(j, "compute_spin", a->spin);
-    ingot_report_json_int(j, "readers", a->readers);
-    ingot_report_json_int(j, "workers", a->workers);
-    ingot_report_json_u64(j, "samples", a->samples);
-    ingot_report_json_u64(j, "sample_size", a->sample_size);
-    ingot_report_json_int(j, "zstd", a->zstd);
-    ingot_report_json_close_object(j);
+    report_json_object(j, "args");
+    report_json_str(j, "manifest", o->manifest);
+    report_json_u64(j, "batch", bench_global_batch(a, o->world));
+    report_json_int(j, "depth", a->depth);
+    report_json_u64(j, "epochs", a->epochs);
+    report_json_u64(j, "steps", a->steps);
+    report_json_num(j, "compute_ms", a->compute_ms);
+    report_json_int(j, "compute_spin", a->spin);
+    report_json_int(j, "readers", a->readers);
+    report_json_int(j, "workers", a->workers);
+    report_json_u64(j, "samples", a->samples);
+    report_json_u64(j, "sample_size", a->sample_size);
+    report_json_int(j, "zstd", a->zstd);
+    report_json_close_object(j);
 }
 
-static void json_metrics(ingot_report_json_t *j, const double *m)
+static void json_metrics(report_json_t *j, const double *m)
 {
     for (int k = 0; k < M_COUNT; k++) {
-        ingot_report_json_num(j, ingot_bench_metric_names[k], m[k]);
+        report_json_num(j, bench_metric_names[k], m[k]);
     }
 }
 
-static void json_ranks(ingot_report_json_t *j, const bench_output_t *o)
+static void json_ranks(report_json_t *j, const bench_output_t *o)
 {
-    ingot_report_json_array(j, "per_rank");
+    report_json_array(j, "per_rank");
     for (int r = 0; r < o->world; r++) {
-        ingot_report_json_object(j, NULL);
-        ingot_report_json_int(j, "rank", r);
-        ingot_report_json_str(j, "host", o->ranks[r].host);
-        ingot_report_json_str(j, "device", o->ranks[r].device);
+        report_json_object(j, NULL);
+        report_json_int(j, "rank", r);
+        report_json_str(j, "host", o->ranks[r].host);
+        report_json_str(j, "device", o->ranks[r].device);
         json_metrics(j, o->all + (size_t)r * M_COUNT);
-        ingot_report_json_close_object(j);
+        report_json_close_object(j);
     }
-    ingot_report_json_close_array(j);
+    report_json_close_array(j);
 }
 
-int ingot_bench_write_json(const bench_output_t *o)
+int bench_write_json(const bench_output_t *o)
 {
     const char *path = o->args->json;
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    FILE *f = report_json_file_open(path);
     if (f == NULL) {
-        fprintf(stderr, "ingot-bench: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
-    ingot_report_json_t j;
-    ingot_report_json_begin(&j, f);
-    ingot_report_json_str(&j, "tool", "ingot-bench");
-    ingot_report_json_str(&j, "version", ingot_version_string());
-    ingot_report_json_int(&j, "ranks", o->world);
+    report_json_t j;
+    report_json_begin(&j, f);
+    report_json_str(&j, "tool", "ingot-bench");
+    report_json_str(&j, "version", ingot_version_string());
+    report_json_int(&j, "ranks", o->world);
     json_args(&j, o);
-    ingot_report_json_env(&j, out_env_prefixes, OUT_ARRAY_SIZE(out_env_prefixes));
+    report_json_env(&j, out_env_prefixes, OUT_ARRAY_SIZE(out_env_prefixes));
     json_ranks(&j, o);
     json_epochs(&j, o);
-    ingot_report_json_object(&j, "aggregate");
+    report_json_object(&j, "aggregate");
     json_metrics(&j, o->agg);
-    ingot_report_json_num(&j, "au_min", ingot_bench_au_min(o->all, o->world));
-    ingot_report_json_close_object(&j);
-    ingot_report_json_end(&j);
-    return (f == stdout || fclose(f) == 0) ? 0 : -1;
+    report_json_num(&j, "au_min", bench_au_min(o->all, o->world));
+    report_json_close_object(&j);
+    report_json_end(&j);
+    return report_json_file_close(f, path);
 }

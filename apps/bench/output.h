@@ -10,7 +10,7 @@ typedef struct bench_output {
     const char *manifest;
     int world;
     const ingot_loader_stats_t *stats; /* rank 0's (thread counts) */
-    const ingot_report_rank_t *ranks;  /* world entries */
+    const report_rank_t *ranks;        /* world entries */
     const double *all;                 /* world x M_COUNT */
     const double *agg;                 /* M_COUNT */
     uint64_t nepochs;                  /* rows of each rank's epochs */
@@ -20,8 +20,8 @@ typedef struct bench_output {
 } bench_output_t;
 
 /** Header block and table on stdout. */
-void ingot_bench_print(const bench_output_t *o);
+void bench_print(const bench_output_t *o);
 /** The JSON object to stdout ("-") or to the file of --json; 0 or -1 (reported). */
-int ingot_bench_write_json(const bench_output_t *o);
+int bench_write_json(const bench_output_t *o);
 
 #endif

@@ -26,7 +26,7 @@ static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const c
                       INGOT_LOADER_PARAM_FIELD_DEPTH | INGOT_LOADER_PARAM_FIELD_DEVICE |
                       INGOT_LOADER_PARAM_FIELD_THREADS,
         .manifest_path = manifest,
-        .global_batch = ingot_bench_global_batch(a, world),
+        .global_batch = bench_global_batch(a, world),
         .seed = a->seed,
         .epochs = a->epochs,
         .depth = (uint32_t)a->depth,
@@ -91,12 +91,12 @@ static double *run_epoch(bench_result_t *r, const ingot_batch_t *b, double t, do
 static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar, bench_result_t *r,
                                 double *t_first_p)
 {
-    double t_start = ingot_report_now(), t_epoch = t_start, t_prev = t_start;
+    double t_start = report_now(), t_epoch = t_start, t_prev = t_start;
     ingot_batch_t b;
     ingot_status_t st = INGOT_OK;
     while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
-        double t_got = ingot_report_now();
-        double c = ingot_bench_compute(a, &b);
+        double t_got = report_now();
+        double c = bench_compute(a, &b);
         double *e = run_epoch(r, &b, t_prev, &t_epoch);
         if (e != NULL && r->steps > 0) { /* the pipeline's fill stays out, as in the totals */
             e[E_STEPS] += 1;
@@ -111,25 +111,25 @@ static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar
             return st;
         }
         if (r->steps == 0) {
-            *t_first_p = ingot_report_now();
+            *t_first_p = report_now();
             r->samples0 = b.count;
             r->bytes0 = b.bytes;
         }
-        t_prev = ingot_report_now();
+        t_prev = report_now();
         if (e != NULL && r->steps > 0) {
             e[E_WALL] = t_prev - (r->nepochs == 1 ? *t_first_p : t_epoch);
         }
         if (e != NULL && (b.epoch_step + 1) % RUN_RSS_EVERY == 0) {
-            e[E_RSS] = (double)ingot_bench_rss(); /* a flat RSS over epochs: nothing leaks */
+            e[E_RSS] = (double)bench_rss(); /* a flat RSS over epochs: nothing leaks */
         }
         if (++r->steps % RUN_PROGRESS_EVERY == 0 && bar) {
-            ingot_report_progress(stderr, r->steps, a->steps, "steps", t_prev - t_start);
+            report_progress(stderr, r->steps, a->steps, "steps", t_prev - t_start);
         }
     }
     return st;
 }
 
-uint64_t ingot_bench_rss(void)
+uint64_t bench_rss(void)
 {
     unsigned long long size = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -171,8 +171,8 @@ static void run_sources(ingot_loader_h l, bench_result_t *r)
     }
 }
 
-ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
-                               int rank, int world, bench_result_t *r)
+ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest, int rank,
+                         int world, bench_result_t *r)
 {
     ingot_loader_h l;
     memset(r, 0, sizeof(*r));
@@ -180,7 +180,7 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     if (st != INGOT_OK) {
         return st;
     }
-    st = ingot_bench_compute_init(a, run_device(ctx, a));
+    st = bench_compute_init(a, run_device(ctx, a));
     if (st != INGOT_OK) {
         ingot_loader_destroy(l);
         return st;
@@ -191,13 +191,13 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     if (bar) {
         fprintf(stderr, "\n");
     }
-    double t_end = ingot_report_now();
+    double t_end = report_now();
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY |
                        INGOT_LOADER_STATS_FIELD_STORE;
     ingot_loader_stats(l, &r->st);
     run_sources(l, r);
-    r->rss_bytes = ingot_bench_rss();
+    r->rss_bytes = bench_rss();
     ingot_loader_destroy(l);
     if (st != INGOT_OK && st != INGOT_END_OF_DATA) {
         return st;
@@ -208,7 +208,7 @@ ingot_status_t ingot_bench_run(ingot_ctx_h ctx, const bench_args_t *a, const cha
     return INGOT_OK;
 }
 
-void ingot_bench_result_free(bench_result_t *r)
+void bench_result_free(bench_result_t *r)
 {
     free(r->epochs);
     r->epochs = NULL;

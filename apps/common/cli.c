@@ -24,7 +24,7 @@ static void quiet_exit(void)
     }
 }
 
-void ingot_cli_quiet_begin(void)
+void cli_quiet_begin(void)
 {
     if (app_launcher_rank() == 0 || quiet_saved[0] >= 0) {
         return;
@@ -42,7 +42,7 @@ void ingot_cli_quiet_begin(void)
     close(null);
 }
 
-void ingot_cli_quiet_end(void)
+void cli_quiet_end(void)
 {
     if (quiet_saved[0] < 0) {
         return;
@@ -57,46 +57,46 @@ void ingot_cli_quiet_end(void)
     }
 }
 
-void ingot_cli_bad(const char *opt, const char *value, const char *why)
+void cli_bad(const char *opt, const char *value, const char *why)
 {
     fprintf(stderr, "%s: %s '%s' %s\n", program_invocation_short_name, opt, value, why);
-    exit(INGOT_CLI_EXIT_USAGE);
+    exit(APP_EXIT_USAGE);
 }
 
-uint64_t ingot_cli_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
+uint64_t cli_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (*s == '-' || end == s || *end != '\0' || errno != 0) {
-        ingot_cli_bad(opt, s, "is not a non-negative integer");
+        cli_bad(opt, s, "is not a non-negative integer");
     }
     char why[64];
     if (v < min || v > max) {
         snprintf(why, sizeof(why), "is %s its %s %llu", v < min ? "below" : "above",
                  v < min ? "minimum" : "maximum", (unsigned long long)(v < min ? min : max));
-        ingot_cli_bad(opt, s, why);
+        cli_bad(opt, s, why);
     }
     return v;
 }
 
-double ingot_cli_real(const char *opt, const char *s, double min, double max)
+double cli_real(const char *opt, const char *s, double min, double max)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end != '\0' || !isfinite(v) || v < min || v > max) {
         char why[64];
         snprintf(why, sizeof(why), "is not a number in [%g, %g]", min, max);
-        ingot_cli_bad(opt, s, why);
+        cli_bad(opt, s, why);
     }
     return v;
 }
 
-uint64_t ingot_cli_size(const char *opt, const char *s)
+uint64_t cli_size(const char *opt, const char *s)
 {
     uint64_t v;
     if (ingot_config_parse_size(s, &v) != INGOT_OK) {
-        ingot_cli_bad(opt, s, "is not a size (e.g. 64K, 110KiB, 2MiB, 1.5GiB)");
+        cli_bad(opt, s, "is not a size (e.g. 64K, 110KiB, 2MiB, 1.5GiB)");
     }
     return v;
 }

@@ -1,6 +1,7 @@
 /* What every benchmark prints: header block, table, JSON, progress bar (see report.h). */
 #include "common/report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- header block */
 
-static void ingot_report_rank_fill(ingot_ctx_h ctx, ingot_report_rank_t *me)
+static void report_rank_fill(ingot_ctx_h ctx, report_rank_t *me)
 {
     ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE | INGOT_PLACEMENT_FIELD_GPU};
     memset(me, 0, sizeof(*me));
@@ -30,12 +31,11 @@ static void ingot_report_rank_fill(ingot_ctx_h ctx, ingot_report_rank_t *me)
     }
 }
 
-ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm,
-                                         ingot_report_rank_t **all_p)
+ingot_status_t report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm, report_rank_t **all_p)
 {
-    ingot_report_rank_t me, *all = NULL;
+    report_rank_t me, *all = NULL;
     int rank, size, ok, all_ok = 0;
-    ingot_report_rank_fill(ctx, &me);
+    report_rank_fill(ctx, &me);
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
         return INGOT_ERR_MPI;
     }
@@ -53,7 +53,7 @@ ingot_status_t ingot_report_ranks_gather(ingot_ctx_h ctx, MPI_Comm comm,
     return INGOT_OK;
 }
 
-void ingot_report_header_versions(FILE *out, const char *tool, int ranks)
+void report_header_versions(FILE *out, const char *tool, int ranks)
 {
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -66,7 +66,7 @@ void ingot_report_header_versions(FILE *out, const char *tool, int ranks)
             info.version_zlib);
 }
 
-void ingot_report_header_config(FILE *out, const char *const *names, size_t n)
+void report_header_config(FILE *out, const char *const *names, size_t n)
 {
     char value[REPORT_VALUE_MAX];
     fprintf(out, "#");
@@ -78,7 +78,7 @@ void ingot_report_header_config(FILE *out, const char *const *names, size_t n)
     fprintf(out, "\n");
 }
 
-void ingot_report_header_ranks(FILE *out, const ingot_report_rank_t *ranks, int n)
+void report_header_ranks(FILE *out, const report_rank_t *ranks, int n)
 {
     fprintf(out, "# rank -> host, device:");
     for (int r = 0; r < n; r++) {
@@ -89,8 +89,8 @@ void ingot_report_header_ranks(FILE *out, const ingot_report_rank_t *ranks, int 
 
 /* ---------------------------------------------------------------- table */
 
-void ingot_report_table_head(FILE *out, const char *who, int who_width,
-                             const ingot_report_column_t *cols, size_t n)
+void report_table_head(FILE *out, const char *who, int who_width, const report_column_t *cols,
+                       size_t n)
 {
     fprintf(out, "%*s", who_width, who);
     for (size_t i = 0; i < n; i++) {
@@ -103,8 +103,8 @@ void ingot_report_table_head(FILE *out, const char *who, int who_width,
     fprintf(out, "\n");
 }
 
-void ingot_report_table_row(FILE *out, const char *who, int who_width,
-                            const ingot_report_column_t *cols, size_t n, const double *values)
+void report_table_row(FILE *out, const char *who, int who_width, const report_column_t *cols,
+                      size_t n, const double *values)
 {
     fprintf(out, "%*s", who_width, who);
     for (size_t i = 0; i < n; i++) {
@@ -131,7 +131,7 @@ static void json_string(FILE *out, const char *s)
 }
 
 /* The separator and the key of the next member at the current depth. */
-static void json_member(ingot_report_json_t *j, const char *key)
+static void json_member(report_json_t *j, const char *key)
 {
     if (!j->first[j->depth]) {
         fputc(',', j->out);
@@ -143,7 +143,7 @@ static void json_member(ingot_report_json_t *j, const char *key)
     }
 }
 
-static void json_open(ingot_report_json_t *j, const char *key, char bracket)
+static void json_open(report_json_t *j, const char *key, char bracket)
 {
     json_member(j, key);
     fputc(bracket, j->out);
@@ -152,7 +152,7 @@ static void json_open(ingot_report_json_t *j, const char *key, char bracket)
     }
 }
 
-static void json_close(ingot_report_json_t *j, char bracket)
+static void json_close(report_json_t *j, char bracket)
 {
     fputc(bracket, j->out);
     if (j->depth > 0) {
@@ -160,7 +160,27 @@ static void json_close(ingot_report_json_t *j, char bracket)
     }
 }
 
-void ingot_report_json_begin(ingot_report_json_t *j, FILE *out)
+FILE *report_json_file_open(const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", program_invocation_short_name, path,
+                strerror(errno));
+    }
+    return f;
+}
+
+int report_json_file_close(FILE *f, const char *path)
+{
+    if (f == stdout ? fflush(f) == 0 : fclose(f) == 0) {
+        return 0;
+    }
+    fprintf(stderr, "%s: writing %s failed: %s\n", program_invocation_short_name, path,
+            strerror(errno));
+    return -1;
+}
+
+void report_json_begin(report_json_t *j, FILE *out)
 {
     j->out = out;
     j->depth = 0;
@@ -169,48 +189,48 @@ void ingot_report_json_begin(ingot_report_json_t *j, FILE *out)
     j->first[++j->depth] = true;
 }
 
-void ingot_report_json_end(ingot_report_json_t *j)
+void report_json_end(report_json_t *j)
 {
     json_close(j, '}');
     fputc('\n', j->out);
 }
 
-void ingot_report_json_object(ingot_report_json_t *j, const char *key)
+void report_json_object(report_json_t *j, const char *key)
 {
     json_open(j, key, '{');
 }
-void ingot_report_json_array(ingot_report_json_t *j, const char *key)
+void report_json_array(report_json_t *j, const char *key)
 {
     json_open(j, key, '[');
 }
-void ingot_report_json_close_object(ingot_report_json_t *j)
+void report_json_close_object(report_json_t *j)
 {
     json_close(j, '}');
 }
-void ingot_report_json_close_array(ingot_report_json_t *j)
+void report_json_close_array(report_json_t *j)
 {
     json_close(j, ']');
 }
 
-void ingot_report_json_str(ingot_report_json_t *j, const char *key, const char *value)
+void report_json_str(report_json_t *j, const char *key, const char *value)
 {
     json_member(j, key);
     json_string(j->out, value);
 }
 
-void ingot_report_json_num(ingot_report_json_t *j, const char *key, double value)
+void report_json_num(report_json_t *j, const char *key, double value)
 {
     json_member(j, key);
     fprintf(j->out, "%.6g", value);
 }
 
-void ingot_report_json_u64(ingot_report_json_t *j, const char *key, uint64_t value)
+void report_json_u64(report_json_t *j, const char *key, uint64_t value)
 {
     json_member(j, key);
     fprintf(j->out, "%" PRIu64, value);
 }
 
-void ingot_report_json_int(ingot_report_json_t *j, const char *key, long long value)
+void report_json_int(report_json_t *j, const char *key, long long value)
 {
     json_member(j, key);
     fprintf(j->out, "%lld", value);
@@ -226,25 +246,24 @@ static bool env_selected(const char *entry, const char *const *prefixes, size_t 
     return false;
 }
 
-void ingot_report_json_env(ingot_report_json_t *j, const char *const *prefixes, size_t n)
+void report_json_env(report_json_t *j, const char *const *prefixes, size_t n)
 {
     char name[REPORT_VALUE_MAX];
-    ingot_report_json_object(j, "env");
+    report_json_object(j, "env");
     for (char **e = environ; *e != NULL; e++) {
         const char *eq = strchr(*e, '=');
         if (eq == NULL || !env_selected(*e, prefixes, n)) {
             continue;
         }
         snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-        ingot_report_json_str(j, name, eq + 1);
+        report_json_str(j, name, eq + 1);
     }
-    ingot_report_json_close_object(j);
+    report_json_close_object(j);
 }
 
 /* ---------------------------------------------------------------- progress */
 
-void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit,
-                           double elapsed_s)
+void report_progress(FILE *out, uint64_t done, uint64_t total, const char *unit, double elapsed_s)
 {
     int fill = total ? (int)(REPORT_BAR_WIDTH * (done > total ? total : done) / total)
                      : REPORT_BAR_WIDTH;
@@ -253,7 +272,7 @@ void ingot_report_progress(FILE *out, uint64_t done, uint64_t total, const char 
             unit, elapsed_s);
 }
 
-double ingot_report_now(void)
+double report_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -71,11 +71,11 @@ int cli_usage_error(const char *fmt, const char *arg)
 static int cli_parse_int(const char *o, const char *arg, cli_args_t *a)
 {
     if (strcmp(o, "--jobs") == 0) {
-        a->jobs = (int)ingot_cli_u64(o, arg, 1, CLI_JOBS_MAX);
+        a->jobs = (int)cli_u64(o, arg, 1, CLI_JOBS_MAX);
     } else if (strcmp(o, "--zstd") == 0) {
-        a->zstd_level = (int)ingot_cli_u64(o, arg, 0, CLI_ZSTD_LEVEL_MAX);
+        a->zstd_level = (int)cli_u64(o, arg, 0, CLI_ZSTD_LEVEL_MAX);
     } else if (strcmp(o, "--shard") == 0) {
-        a->shard = (int64_t)ingot_cli_u64(o, arg, 0, INT64_MAX);
+        a->shard = (int64_t)cli_u64(o, arg, 0, INT64_MAX);
     } else {
         return 1;
     }

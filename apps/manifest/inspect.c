@@ -17,10 +17,9 @@
 
 static int cli_open(const char *cmd, cli_args_t *a, int npos, ingot_manifest_h *m_p)
 {
-    *m_p = NULL;
     if (a->npos != npos) {
         free(a->pos);
-        cli_usage_error("wrong number of arguments for '%s'", cmd);
+        (void)cli_usage_error("wrong number of arguments for '%s'", cmd);
         return CLI_EXIT_USAGE;
     }
     if (ingot_manifest_open(a->pos[0], 0, m_p) != INGOT_OK) {

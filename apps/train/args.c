@@ -70,7 +70,7 @@ static train_blas_t args_blas(const char *s)
         return TRAIN_BLAS_CPU;
     }
     if (strcmp(s, "cuda") != 0) {
-        ingot_cli_bad("--blas", s, "is not auto, cpu or cuda");
+        cli_bad("--blas", s, "is not auto, cpu or cuda");
     }
     return TRAIN_BLAS_CUDA;
 }
@@ -92,16 +92,16 @@ void train_args_parse(int argc, char **argv, train_args_t *a)
         case O_TEST: a->test = optarg; break;
         case O_MODEL:
             if (strcmp(optarg, "softmax") != 0 && strcmp(optarg, "mlp") != 0) {
-                ingot_cli_bad("--model", optarg, "is not softmax or mlp");
+                cli_bad("--model", optarg, "is not softmax or mlp");
             }
             a->model = strcmp(optarg, "mlp") == 0 ? TRAIN_MLP : TRAIN_SOFTMAX;
             break;
-        case O_HIDDEN: a->hidden = (uint32_t)ingot_cli_u64("--hidden", optarg, 1, 65536); break;
-        case O_EPOCHS: a->epochs = ingot_cli_u64("--epochs", optarg, 1, 100000); break;
-        case O_BATCH: a->batch = ingot_cli_u64("--batch", optarg, 1, 1u << 24); break;
-        case O_LR: a->lr = ingot_cli_real("--lr", optarg, 1e-9, 100); break;
-        case O_MOMENTUM: a->momentum = ingot_cli_real("--momentum", optarg, 0, 0.9999); break;
-        case O_SEED: a->seed = ingot_cli_u64("--seed", optarg, 0, UINT64_MAX); break;
+        case O_HIDDEN: a->hidden = (uint32_t)cli_u64("--hidden", optarg, 1, 65536); break;
+        case O_EPOCHS: a->epochs = cli_u64("--epochs", optarg, 1, 100000); break;
+        case O_BATCH: a->batch = cli_u64("--batch", optarg, 1, 1u << 24); break;
+        case O_LR: a->lr = cli_real("--lr", optarg, 1e-9, 100); break;
+        case O_MOMENTUM: a->momentum = cli_real("--momentum", optarg, 0, 0.9999); break;
+        case O_SEED: a->seed = cli_u64("--seed", optarg, 0, UINT64_MAX); break;
         case O_CKPT: a->checkpoint_dir = optarg; break;
         case O_RESUME: a->resume = true; break;
         case O_JSON: a->json = optarg; break;

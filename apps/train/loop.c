@@ -62,7 +62,7 @@ typedef struct epoch_acc {
 static void epoch_begin(train_t *t, epoch_acc_t *e)
 {
     memset(e, 0, sizeof(*e));
-    e->t0 = ingot_report_now();
+    e->t0 = report_now();
     e->ls0.field_mask = INGOT_LOADER_STATS_FIELD_STALL;
     ingot_loader_stats(t->train_l, &e->ls0);
     e->cs0.field_mask = INGOT_COMM_STATS_FIELD_TIMES;
@@ -77,7 +77,7 @@ static int epoch_end(train_t *t, uint64_t epoch, const epoch_acc_t *e)
     ingot_comm_stats_t cs = {.field_mask = INGOT_COMM_STATS_FIELD_TIMES};
     ingot_loader_stats(t->train_l, &ls);
     ingot_comm_stats(t->comm, &cs);
-    double wall = ingot_report_now() - e->t0;
+    double wall = report_now() - e->t0;
     double sums[6] = {
         e->loss,
         (double)e->steps,
@@ -131,14 +131,14 @@ int train_loop(train_t *t)
             t->local_fault = true; /* the others wait in this step's reduction */
             return TRAIN_EXIT_FAIL;
         }
-        double c0 = ingot_report_now();
+        double c0 = report_now();
         t->stop_flag = train_stop_requested ? 1.0f : 0.0f;
         st = ingot_grads_ready(t->comm, t->m.ntensors);
         if (st != INGOT_OK) {
             return train_fail(t, "ingot_grads_ready", st);
         }
         e.loss += train_model_step(&t->m, b.data, b.labels, b.count, grad_ready, t, &st);
-        double c1 = ingot_report_now();
+        double c1 = report_now();
         if (train_gemm_check(t) != 0) {
             return TRAIN_EXIT_FAIL;
         }
@@ -148,9 +148,9 @@ int train_loop(train_t *t)
         if (st != INGOT_OK) {
             return train_fail(t, "gradient all-reduce", st);
         }
-        double c2 = ingot_report_now();
+        double c2 = report_now();
         train_model_update(&t->m, t->a.lr, t->a.momentum);
-        e.compute_s += (c1 - c0) + (ingot_report_now() - c2);
+        e.compute_s += (c1 - c0) + (report_now() - c2);
         e.steps++;
         uint64_t epoch = b.epoch, b_step = b.epoch_step;
         bool last = b.epoch_step + 1 == t->steps_per_epoch;

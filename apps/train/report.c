@@ -13,7 +13,7 @@ void train_header(const train_t *t)
     ingot_comm_stats_t cs = {.field_mask = INGOT_COMM_STATS_FIELD_SETUP |
                                            INGOT_COMM_STATS_FIELD_COUNTS};
     ingot_comm_stats(t->comm, &cs);
-    ingot_report_header_versions(stdout, TRAIN_TOOL, t->world);
+    report_header_versions(stdout, TRAIN_TOOL, t->world);
     printf("# model %s%s, %zu parameters in %zu tensors; global batch %llu (%llu per rank), "
            "%llu steps per epoch; lr %g, momentum %g, seed %llu\n",
            t->m.kind == TRAIN_MLP ? "mlp" : "softmax",
@@ -29,62 +29,59 @@ void train_header(const train_t *t)
            "completion summed over buckets; overlap = max(compute, T_ar) / step\n");
 }
 
-void train_json(const train_t *t)
+int train_json(const train_t *t)
 {
-    FILE *f = strcmp(t->a.json, "-") == 0 ? stdout : fopen(t->a.json, "w");
+    FILE *f = report_json_file_open(t->a.json);
     if (f == NULL) {
-        fprintf(stderr, TRAIN_TOOL ": --json %s: %s\n", t->a.json, strerror(errno));
-        return;
+        return TRAIN_EXIT_FAIL;
     }
-    ingot_report_json_t j;
-    ingot_report_json_begin(&j, f);
-    ingot_report_json_str(&j, "tool", TRAIN_TOOL);
-    ingot_report_json_int(&j, "ranks", t->world);
-    ingot_report_json_str(&j, "model", t->m.kind == TRAIN_MLP ? "mlp" : "softmax");
-    ingot_report_json_str(&j, "blas", t->gemm.cuda != NULL ? "cuda" : "cpu");
-    ingot_report_json_str(&j, "blas_reason", t->blas_why);
-    ingot_report_json_u64(&j, "hidden", t->m.hidden);
-    ingot_report_json_u64(&j, "global_batch", t->a.batch);
-    ingot_report_json_num(&j, "lr", t->a.lr);
-    ingot_report_json_num(&j, "momentum", t->a.momentum);
-    ingot_report_json_num(&j, "t_ar_ms", t->t_ar_ms);
-    ingot_report_json_array(&j, "epochs");
+    report_json_t j;
+    report_json_begin(&j, f);
+    report_json_str(&j, "tool", TRAIN_TOOL);
+    report_json_int(&j, "ranks", t->world);
+    report_json_str(&j, "model", t->m.kind == TRAIN_MLP ? "mlp" : "softmax");
+    report_json_str(&j, "blas", t->gemm.cuda != NULL ? "cuda" : "cpu");
+    report_json_str(&j, "blas_reason", t->blas_why);
+    report_json_u64(&j, "hidden", t->m.hidden);
+    report_json_u64(&j, "global_batch", t->a.batch);
+    report_json_num(&j, "lr", t->a.lr);
+    report_json_num(&j, "momentum", t->a.momentum);
+    report_json_num(&j, "t_ar_ms", t->t_ar_ms);
+    report_json_array(&j, "epochs");
     for (size_t i = 0; i < t->nepochs; i++) {
         const train_epoch_t *r = &t->epochs[i];
-        ingot_report_json_object(&j, NULL);
-        ingot_report_json_u64(&j, "epoch", r->epoch + 1);
-        ingot_report_json_num(&j, "loss", r->loss);
-        ingot_report_json_num(&j, "test_accuracy", r->accuracy);
-        ingot_report_json_u64(&j, "test_samples", r->evaluated);
-        ingot_report_json_num(&j, "samples_per_s", r->samples_per_s);
-        ingot_report_json_num(&j, "stall_pct", r->stall_pct);
-        ingot_report_json_num(&j, "allreduce_ms_per_step", r->reduce_ms);
-        ingot_report_json_num(&j, "allreduce_exposed_ms_per_step", r->exposed_ms);
-        ingot_report_json_num(&j, "compute_ms_per_step", r->compute_ms);
-        ingot_report_json_num(&j, "step_ms", r->step_ms);
-        ingot_report_json_num(&j, "overlap_efficiency", r->overlap);
-        ingot_report_json_num(&j, "wall_s", r->wall_s);
-        ingot_report_json_close_object(&j);
+        report_json_object(&j, NULL);
+        report_json_u64(&j, "epoch", r->epoch + 1);
+        report_json_num(&j, "loss", r->loss);
+        report_json_num(&j, "test_accuracy", r->accuracy);
+        report_json_u64(&j, "test_samples", r->evaluated);
+        report_json_num(&j, "samples_per_s", r->samples_per_s);
+        report_json_num(&j, "stall_pct", r->stall_pct);
+        report_json_num(&j, "allreduce_ms_per_step", r->reduce_ms);
+        report_json_num(&j, "allreduce_exposed_ms_per_step", r->exposed_ms);
+        report_json_num(&j, "compute_ms_per_step", r->compute_ms);
+        report_json_num(&j, "step_ms", r->step_ms);
+        report_json_num(&j, "overlap_efficiency", r->overlap);
+        report_json_num(&j, "wall_s", r->wall_s);
+        report_json_close_object(&j);
     }
-    ingot_report_json_close_array(&j);
-    ingot_report_json_end(&j);
-    if (f != stdout) {
-        fclose(f);
-    }
+    report_json_close_array(&j);
+    report_json_end(&j);
+    return report_json_file_close(f, t->a.json) == 0 ? 0 : TRAIN_EXIT_FAIL;
 }
 
 void train_report_epoch(const train_t *t, const train_epoch_t *r)
 {
-    static const ingot_report_column_t cols[] = {{"loss", "", 8, 4},
-                                                 {"test_acc", "%", 9, 2},
-                                                 {"samples/s", "", 10, 0},
-                                                 {"stall", "%", 6, 1},
-                                                 {"compute", "ms/step", 8, 2},
-                                                 {"ar", "ms/step", 8, 2},
-                                                 {"ar_hidden", "ms/step", 9, 2},
-                                                 {"ar_exposed", "ms/step", 10, 2},
-                                                 {"step", "ms", 7, 2},
-                                                 {"overlap", "", 7, 3}};
+    static const report_column_t cols[] = {{"loss", "", 8, 4},
+                                           {"test_acc", "%", 9, 2},
+                                           {"samples/s", "", 10, 0},
+                                           {"stall", "%", 6, 1},
+                                           {"compute", "ms/step", 8, 2},
+                                           {"ar", "ms/step", 8, 2},
+                                           {"ar_hidden", "ms/step", 9, 2},
+                                           {"ar_exposed", "ms/step", 10, 2},
+                                           {"step", "ms", 7, 2},
+                                           {"overlap", "", 7, 3}};
     double v[] = {r->loss,
                   100 * r->accuracy,
                   r->samples_per_s,
@@ -98,8 +95,8 @@ void train_report_epoch(const train_t *t, const train_epoch_t *r)
     char who[16];
     snprintf(who, sizeof(who), "%llu", (unsigned long long)r->epoch + 1);
     if (t->nepochs == 1) {
-        ingot_report_table_head(stdout, "epoch", 5, cols, sizeof(cols) / sizeof(cols[0]));
+        report_table_head(stdout, "epoch", 5, cols, sizeof(cols) / sizeof(cols[0]));
     }
-    ingot_report_table_row(stdout, who, 5, cols, sizeof(cols) / sizeof(cols[0]), v);
+    report_table_row(stdout, who, 5, cols, sizeof(cols) / sizeof(cols[0]), v);
     fflush(stdout);
 }

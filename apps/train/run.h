@@ -65,6 +65,6 @@ int train_loop(train_t *t);
 /* report.c: the header block, an epoch's row (rank 0), the JSON report. */
 void train_header(const train_t *t);
 void train_report_epoch(const train_t *t, const train_epoch_t *r);
-void train_json(const train_t *t);
+int train_json(const train_t *t); /* 0, or TRAIN_EXIT_FAIL (said) */
 
 #endif

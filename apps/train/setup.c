@@ -182,7 +182,7 @@ static int train_measure_ar(train_t *t)
     double ms[5];
     for (int k = 0; k < 5; k++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = ingot_report_now();
+        double t0 = report_now();
         ingot_status_t st = INGOT_OK;
         for (size_t i = t->m.ntensors + 1; i-- > 0 && st == INGOT_OK;) {
             st = ingot_grads_ready(t->comm, i);
@@ -193,7 +193,7 @@ static int train_measure_ar(train_t *t)
         if (st != INGOT_OK) {
             return train_fail(t, "all-reduce alone", st);
         }
-        ms[k] = 1e3 * (ingot_report_now() - t0);
+        ms[k] = 1e3 * (report_now() - t0);
     }
     MPI_Allreduce(MPI_IN_PLACE, ms, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (int i = 1; i < 5; i++) { /* insertion sort of five */

@@ -8,8 +8,8 @@
  * name ends in `.zst` is a zstd frame (field name without the suffix, codec INGOT_CODEC_ZSTD).
  *
  * The manifest is one little-endian, versioned, mmap-able file that says where every sample
- * lives, how long it is and what its stored bytes hash to (XXH3-64). Layout: see shard/manifest_format.h
- * and docs/shard.md. Opening it needs no LIST or stat call per sample; sample lookup by global
+ * lives, how long it is and what its stored bytes hash to (XXH3-64); its layout is in
+ * docs/shard.md. Opening it needs no LIST or stat call per sample; sample lookup by global
  * index is O(1).
  *
  * Errors: every fallible call returns an ingot_status_t; outputs are written only on success.

@@ -8,10 +8,10 @@
  * source is never cache-hot. Prints one line: "fetch PIECE GB/s ... path".
  * usage: mpirun -np 2 cache_fetch PIECE [WINDOW_MIB [INFLIGHT [PASSES [RING_MIB]]]]
  */
-#include "unit/test.h"
+#include "common/test.h"
 #include "runtime/context_impl.h"
 #include "transport/transport.h"
-#include "cache/transport_util.h"
+#include "common/transport_util.h"
 #include "base/time.h"
 #include <ingot/ingot.h>
 #include <stdlib.h>

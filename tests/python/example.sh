@@ -34,6 +34,6 @@ assert [r["epoch"] for r in first] == [1] and first[0]["world"] == 4, first
 assert first[0]["test_acc"] > 0.80, f"epoch 1 at 4 ranks: test accuracy {first[0]['test_acc']}"
 assert [r["epoch"] for r in resumed] == [2] and resumed[0]["world"] == 2, resumed
 assert resumed[0]["test_acc"] > 0.82, f"epoch 2 resumed at 2 ranks: {resumed[0]['test_acc']}"
-print(f"python.example: OK (epoch 1 at 4 ranks: {first[0]['test_acc']:.2%}; "
+print(f"python.example.ddp: OK (epoch 1 at 4 ranks: {first[0]['test_acc']:.2%}; "
       f"epoch 2 resumed at 2 ranks: {resumed[0]['test_acc']:.2%})")
 PY

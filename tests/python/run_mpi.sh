@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 "$python" "$(dirname "$0")/common.py" require || exit $? # PyTorch; a module built for this Python
 rm -rf "$work" && mkdir -p "$work"
 "$python" "$here/test_mpi.py" make "$work" "$tool"
-if [ "${6:-}" = mpi4py ]; then # ingot on mpi4py sub-communicators (ctest python.mpi4py)
+if [ "${6:-}" = mpi4py ]; then # ingot on mpi4py sub-communicators (ctest python.binding.mpi4py)
   if ! "$python" -c "import mpi4py" 2>/dev/null; then
     echo "SKIP: mpi4py is not importable by $python (Debian: apt-get install python3-mpi4py)"
     exit 77

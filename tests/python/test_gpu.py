@@ -1,4 +1,4 @@
-"""GPU batches through the binding (ctest gpu.python): a loader on CUDA device 0 against a host
+"""GPU batches through the binding (ctest python.binding.gpu): a loader on CUDA device 0 against a host
 loader over the same manifest and seed, both iterated in step. Each GPU batch is imported with
 torch.from_dlpack on a side stream of the test's (so the export must make that stream wait on
 the batch's ready event), copied on that stream, and dropped at once, before the copy is done
@@ -82,7 +82,7 @@ def main():
     tf = ingot.ImageTransform((1, 28, 28), mean=0.286, std=0.353, field="pgm")
     steps += run_pair(ingot, torch, images, tf)
     ingot.finalize()
-    print(f"gpu.python: OK ({steps} GPU batches byte-identical to host batches)")
+    print(f"python.binding.gpu: OK ({steps} GPU batches byte-identical to host batches)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The binding on several ranks (ctest python.mpi, driven by run_mpi.sh). Modes:
+"""The binding on several ranks (ctest python.binding.mpi, driven by run_mpi.sh). Modes:
 
   make TOOL DIR          pack the dataset (one process)
   epochs DIR             every rank: 2 epochs; writes the indices it got; a global batch that
@@ -91,7 +91,7 @@ def check(d, world1, world2):
     resumed = sum((read(d, f"resume-{r}.json") for r in range(world2)), [])
     assert saved and resumed, (len(saved), len(resumed))
     exactly_once(saved + resumed, f"save at {world1} ranks + resume at {world2}")
-    print(f"python.mpi: OK ({world1} ranks: 2 epochs exactly once; {len(saved)} samples, "
+    print(f"python.binding.mpi: OK ({world1} ranks: 2 epochs exactly once; {len(saved)} samples, "
           f"state_dict, {len(resumed)} more at {world2} ranks: exactly once)")
 
 
@@ -120,7 +120,7 @@ def run_mpi4py(d):
             exactly_once(ids, f"epoch {epoch} on half {world.rank % 2} ({half.size} ranks)")
     world.Barrier()
     if world.rank == 0:
-        print(f"python.mpi4py: OK ({world.size} ranks in two halves of {half.size}: 2 epochs "
+        print(f"python.binding.mpi4py: OK ({world.size} ranks in two halves of {half.size}: 2 epochs "
               "exactly once in each)")
 
 

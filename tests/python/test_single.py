@@ -1,4 +1,4 @@
-"""The binding on one process (ctest python.single): import without MPI, init as a singleton,
+"""The binding on one process (ctest python.binding.single): import without MPI, init as a singleton,
 zero-copy DLPack exports (legacy and versioned capsules), the slot life cycle (exports pin a
 batch, out-of-order drops, release() refused while exports live, the depth error), errors
 (bad manifest path, bad arguments, a cursor of another manifest, a bad INGOT_* value), the
@@ -401,7 +401,7 @@ def main():
     check_deferred_release(ingot, torch, manifest)
     check_device(ingot, torch, manifest)
     ingot.finalize()
-    print("python.single: OK")
+    print("python.binding.single: OK")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/bin/bash
 # kill -9 of one rank mid-epoch under srun --kill-on-bad-exit=1 (run under cluster.sh): 4 ranks
-# of tests/mpi/test_cache with the peer cache, one killed in epoch 1; Slurm must end every
+# of tests/source/cache/test_cache with the peer cache, one killed in epoch 1; Slurm must end every
 # survivor, and the step must end within the bound (10 s), with a non-zero status.
 # usage: cluster.sh WORK -- cache_kill.sh TEST_CACHE
 set -u

@@ -7,7 +7,7 @@
 #ifndef INGOT_TEST_VISION_IMAGE_UTIL_H
 #define INGOT_TEST_VISION_IMAGE_UTIL_H
 
-#include "test.h"
+#include "common/test.h"
 #include <png.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -18,7 +18,7 @@ set(_os_env "HOME=${_os_home}" "AWS_SHARED_CREDENTIALS_FILE=${_os_home}/no-crede
 # files in a temporary HOME, XML, backoff, budget, AIMD, the rate cap, the histogram, the config.
 foreach(_t url credentials policy)
   ingot_test_exe(test_objstore_${_t} ${_os_dir}/test_${_t}.c)
-  target_include_directories(test_objstore_${_t} PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
+  target_include_directories(test_objstore_${_t} PRIVATE ${INGOT_TESTS}/common ${_os_dir})
   ingot_add_test(NAME source.objstore.${_t} LABELS unit COMMAND test_objstore_${_t}
                  ENV ${_os_env})
 endforeach()
@@ -26,7 +26,7 @@ endforeach()
 # The client against real servers: integration.py runs it_seaweed / it_recorder scenarios.
 foreach(_t seaweed recorder source)
   ingot_test_exe(it_${_t} ${_os_dir}/it_${_t}.c)
-  target_include_directories(it_${_t} PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
+  target_include_directories(it_${_t} PRIVATE ${INGOT_TESTS}/common ${_os_dir})
 endforeach()
 foreach(_g seaweed recorder)
   ingot_add_test(NAME source.objstore.client_${_g} LABELS slow TIMEOUT 240 ENV ${_os_env}
@@ -56,6 +56,6 @@ endforeach()
 # The ranged-GET tool of the benchmarks (tests/perf/objstore_perf.py, objstore_bench.py): built,
 # never registered as a test.
 ingot_test_exe(objstore_get ${PROJECT_SOURCE_DIR}/tests/perf/objstore_get.c)
-target_include_directories(objstore_get PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit ${_os_dir})
+target_include_directories(objstore_get PRIVATE ${INGOT_TESTS}/common ${_os_dir})
 # The locality order's statistical cost on a manifest's labels (tests/perf/order_cost.py).
 ingot_test_exe(order_spread ${PROJECT_SOURCE_DIR}/tests/perf/order_spread.c)

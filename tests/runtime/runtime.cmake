@@ -1,0 +1,60 @@
+# runtime (tests/runtime/<module>/): the context (init over 4 ranks, with MPI started by the
+# caller, job-wide config mismatches, PyTorch in the same process on a GPU), the loader (MPI runs
+# on a dataset packed at test time; faults and deadlines in-process; a rank stopped before
+# destroy; GPU delivery), the node-shared manifest across uneven emulated nodes, the built-in
+# transform, the run-time info's peer paths, and the vision pipeline (tests/runtime/vision/).
+set(_r ${INGOT_TESTS}/runtime)
+ingot_test_exe(test_init ${_r}/context/test_init.c)
+ingot_add_mpi_test(NAME runtime.context.init NP 4 COMMAND $<TARGET_FILE:test_init> ok)
+ingot_add_mpi_test(NAME runtime.context.init_self_mpi NP 4 COMMAND $<TARGET_FILE:test_init> self-mpi)
+ingot_add_test(NAME runtime.config_check.mismatch LABELS mpi
+               COMMAND ${_r}/config_check/config_mismatch.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:test_init>)
+# PyTorch and ingot in one process (Debian's python3; skipped without PyTorch with CUDA).
+ingot_add_test(NAME runtime.context.torch_coexist LABELS gpu python
+               COMMAND /usr/bin/python3 ${_r}/context/torch_coexist.py
+                       $<TARGET_FILE:ingot> $<TARGET_FILE:ingot-manifest>)
+
+ingot_test_exe(test_loader ${_r}/loader/test_loader.c)
+set(_lt ${_r}/loader/loader.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_loader>)
+ingot_add_test(NAME runtime.loader.exactly_once LABELS mpi COMMAND ${_lt} exactly-once)
+ingot_add_test(NAME runtime.loader.resume_4_to_2 LABELS mpi COMMAND ${_lt} resume)
+ingot_add_test(NAME runtime.loader.two_loaders LABELS mpi COMMAND ${_lt} two-loaders)
+if(INGOT_FAULT_INJECTION)
+  ingot_add_test(NAME runtime.loader.manifest_eio LABELS mpi COMMAND ${_lt} manifest-eio)
+endif()
+ingot_add_test(NAME runtime.loader.bad_batch LABELS mpi COMMAND ${_lt} bad-batch)
+# These unit tests start MPI in-process (singleton): Open MPI's own allocations are reported as
+# leaks at exit (its plugins are unloaded, so they cannot be suppressed by name). Leak detection
+# is off for them alone; ASan still checks every access (overflows, use after free).
+ingot_unit_test(NAME runtime.loader.faults SRC ${_r}/loader/test_loader_faults.c
+                ENV ASAN_OPTIONS=detect_leaks=0)
+# The same fault and content tests with O_DIRECT reads (aligned staging windows, no scatter).
+ingot_unit_test(NAME runtime.loader.faults_direct SRC ${_r}/loader/test_loader_faults.c
+                ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)
+ingot_unit_test(NAME runtime.loader.deadline SRC ${_r}/loader/test_loader_deadline.c
+                ENV ASAN_OPTIONS=detect_leaks=0)
+# A rank stopped mid-epoch: the others wait for it at loader destroy, which names it past
+# INGOT_TIMEOUT=5s (no peer cache to ping it with) and ends the job.
+ingot_add_test(NAME runtime.loader.stop_at_destroy LABELS mpi TIMEOUT 90
+               COMMAND ${_r}/loader/stop_loader.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-bench> ${CMAKE_CURRENT_BINARY_DIR})
+# GPU delivery (exit 77 with the reason where no CUDA device is usable).
+ingot_test_exe(test_gpu ${_r}/loader/test_gpu.c)
+foreach(mode match reuse stream pin nccl oom)
+  # match, reuse, stream and oom start MPI in-process (singleton): Open MPI's allocations are not leaks.
+  ingot_add_test(NAME runtime.loader.gpu_${mode} LABELS gpu COMMAND test_gpu ${mode}
+                 ENV ASAN_OPTIONS=detect_leaks=0)
+endforeach()
+
+# Two namespaces as hosts, 2 ranks + 1: the same collective calls on nodes of any rank count, and
+# the peer cache's budget per node (windows of different sizes).
+ingot_add_test(NAME runtime.node_manifest.uneven_nodes LABELS mpi TIMEOUT 180
+               COMMAND ${_r}/node_manifest/uneven_nodes.sh ${MPIEXEC_EXECUTABLE}
+                       $<TARGET_FILE:ingot-bench> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(runtime.node_manifest.uneven_nodes PROPERTIES RESOURCE_LOCK netns)
+ingot_unit_test(NAME runtime.transform.image_norm SRC ${_r}/transform/test_transform.c)
+# ingot-info -t under mpirun names each rank's path to every other.
+ingot_add_test(NAME runtime.info.peer_paths LABELS mpi
+               COMMAND ${_r}/info/info_paths.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ingot-info>)
+include(${_r}/vision/vision.cmake)

@@ -1,0 +1,19 @@
+# Slurm (tests/slurm/): a real single-node cluster (slurmctld, slurmd and munged of Debian's
+# slurm-wlm 22.05 and munge), started and stopped by tests/slurm/cluster.sh around each test, and
+# slurm/ingot-job.sbatch run on it: ingot-info as 4 Open MPI ranks under srun --mpi=pmix, and the
+# checkpoint/requeue protocol (SIGUSR1, exit 85, scontrol requeue, SLURM_RESTART_COUNT, resume)
+# with tests/slurm/fake_trainer.sh, then slurm/ingot-train.sbatch: ingot-train uninterrupted and
+# signalled, requeued and resumed to the same accuracy. Skipped (77) when not root or Slurm/munge
+# is not installed. Label mpi: it runs MPI ranks (RUN_SERIAL); RESOURCE_LOCK slurm.
+ingot_add_test(NAME slurm.job.run LABELS mpi slow TIMEOUT 300
+               COMMAND ${INGOT_TESTS}/slurm/cluster.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-job --
+                       ${INGOT_TESTS}/slurm/job.sh
+                       ${PROJECT_SOURCE_DIR}/slurm/ingot-job.sbatch $<TARGET_FILE:ingot-info>
+                       ${PROJECT_SOURCE_DIR}/slurm/ingot-train.sbatch
+                       $<TARGET_FILE_DIR:ingot-train>)
+set_tests_properties(slurm.job.run PROPERTIES RESOURCE_LOCK slurm)
+# kill -9 of a rank of a cached loader under srun --kill-on-bad-exit=1: every survivor ends.
+ingot_add_test(NAME slurm.job.cache_kill LABELS mpi TIMEOUT 180
+               COMMAND ${INGOT_TESTS}/slurm/cluster.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-cache-kill --
+                       ${INGOT_TESTS}/slurm/cache_kill.sh $<TARGET_FILE:test_cache>)
+set_tests_properties(slurm.job.cache_kill PROPERTIES RESOURCE_LOCK slurm)

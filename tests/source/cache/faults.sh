@@ -1,0 +1,210 @@
+#!/bin/bash
+# Faults of the peer cache, 4 ranks on one node (tests/source/cache/test_cache.c; INGOT_TIMEOUT=5s,
+# INGOT_PEER_TIMEOUT=2s). usage: faults.sh MPIEXEC TEST_CACHE WORK_DIR CASE [TLS [PROTOCOL]]
+# (PROTOCOL: INGOT_PEER_PROTOCOL, auto unless given; put makes owners write into the
+# requesters' registered buffers, so a stopped owner's late write must be fenced off)
+#   stop-storage TLS   rank 2 stopped (SIGSTOP) in epoch 1 for 4 s, then continued, under
+#                      INGOT_PEER_FAILURE=storage: the job completes, every sample once,
+#                      byte-identical; over tcp its samples come from storage (logged, counted)
+#   stop-abort TLS     rank 2 stopped in epoch 1 and never continued, INGOT_PEER_FAILURE=abort:
+#                      over tcp the job ends within the bound with an error naming rank 2; over
+#                      shared memory a stopped owner stalls no read, and the job waits only in
+#                      its next collective (continued after 4 s: completes)
+#   stop-create        rank 2 stopped just before ingot_loader_create: the others end within
+#                      INGOT_TIMEOUT plus a step, the watchdog naming the operation
+#   stop-destroy       rank 2 stopped just before ingot_loader_destroy: the window free names it
+#                      once it is silent for INGOT_PEER_TIMEOUT, and the job ends
+#   kill TLS           rank 2 killed (SIGKILL) in epoch 1: the launcher ends the others
+#   corrupt            a damaged byte in every window: caught by the hash, served from storage
+#   refused            a read past a window's end (active messages), or with put a write past
+#                      the requester's registered buffer: the owner refuses it, the requester
+#                      reads the samples from storage
+#   bad-key            truncated memory keys: error naming the rank whose key is bad
+#   small              a budget below one batch: error at create naming both sizes
+#   memavail           windows over MemAvailable: error at create naming both sizes
+#   unreachable        UCX_TLS=self: no transport reaches a peer: error naming rank, host, value
+#   device             INGOT_CACHE_MEMORY=device: runs from GPU memory where a GPU and a CUDA
+#                      UCX are present, else an error at create saying which is missing
+#   fetch-device       INGOT_CACHE_FETCH=device: fetched into the GPU batch slot where a GPU
+#                      and a CUDA UCX are present, else host memory with a warning saying why
+set -u
+mpiexec=$1; exe=$2; case=$4; tls=${5:-default}; proto=${6:-auto}
+[ "$case" = refused ] && [ "$proto" = auto ] && proto=am # the owner's check, by default
+work=$3/cache-fault-$case-${tls//,/_}-$proto
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+rm -rf "$work"; mkdir -p "$work"
+pid=
+trap '[ -z "$pid" ] || kill -KILL "$pid" 2> /dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+out=$work/out
+fail() { echo "--- output:"; cat "$out"; echo "FAIL ($case $tls): $*"; exit 1; }
+env=(-x INGOT_TIMEOUT=5s -x INGOT_PEER_TIMEOUT=2s -x INGOT_CACHE_BYTES=67108864
+     -x INGOT_PEER_PROTOCOL=$proto)
+[ "$tls" = default ] || env+=(-x UCX_TLS=$tls)
+mode=full
+now() { date +%s.%N; }
+# start the job in the background; $job is mpiexec's pid
+start() {
+    timeout 120 "$mpiexec" --oversubscribe -np 4 "${env[@]}" "$@" "$exe" $mode "$work" 0 \
+        > "$out" 2>&1 &
+    job=$!
+}
+# wait until rank 2 prints "$1"; sets $pid to its pid
+await() {
+    for _ in $(seq 600); do
+        pid=$(sed -n "s/^rank 2 pid \([0-9]*\) $1\$/\1/p" "$out" | head -1)
+        [ -n "$pid" ] && return 0
+        kill -0 $job 2> /dev/null || fail "the job ended before rank 2 reached '$1'"
+        sleep 0.05
+    done
+    fail "rank 2 never reached '$1'"
+}
+finish() { rc=0; wait $job || rc=$?; t_end=$(now); }
+elapsed() { awk -v a="$t_end" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+# run to completion (synchronously): rc
+run() { start "$@"; finish; }
+# the dataset once (so every case times only itself)
+INGOT_CACHE_BYTES=67108864 timeout 60 "$mpiexec" --oversubscribe -np 4 "$exe" full "$work" 0 \
+    > "$out" 2>&1 || fail "making the dataset"
+
+case $case in
+stop-storage)
+    mode=fallback; [ "$tls" = tcp,self ] || mode=full
+    env+=(-x INGOT_PEER_FAILURE=storage -x TEST_CACHE_STEP_MS=30)
+    start; await "epoch 1 step 3"; kill -STOP "$pid"; t0=$(now)
+    # detection (tcp): the first survivor's "did not answer" line
+    for _ in $(seq 200); do
+        [ "$tls" = tcp,self ] && ! grep -q "rank 2 .*did not answer" "$out" || break
+        sleep 0.05
+    done
+    t_detect=$(now)
+    sleep 3; kill -CONT "$pid"; finish
+    [ $rc = 0 ] || fail "exit $rc: the job should complete"
+    grep -q "cache $mode: ok" "$out" || fail "no result line"
+    if [ "$tls" = tcp,self ]; then
+        grep -q "rank 2 .*did not answer within INGOT_PEER_TIMEOUT.*storage" "$out" ||
+            fail "no message naming rank 2 and the storage policy"
+        grep -q "homes given up 1" "$out" || fail "rank 0 did not count rank 2 as given up"
+        echo "detected in $(t_end=$t_detect elapsed "$t0") s (INGOT_PEER_TIMEOUT=2s)"
+    else
+        ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
+    fi ;;
+stop-abort)
+    env+=(-x INGOT_PEER_FAILURE=abort -x TEST_CACHE_STEP_MS=30)
+    start; await "epoch 1 step 3"; kill -STOP "$pid"; t0=$(now)
+    if [ "$tls" = tcp,self ]; then
+        finish
+        [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the job should end with an error"
+        grep -q "rank 2 .*did not answer.*INGOT_PEER_FAILURE=abort" "$out" ||
+            fail "no error naming rank 2"
+        e=$(elapsed "$t0")
+        echo "ended $e s after the stop (INGOT_PEER_TIMEOUT=2s)"
+        below "$e" 20 || fail "took $e s"
+        kill -KILL "$pid" 2> /dev/null
+    else
+        sleep 4; kill -CONT "$pid"; finish
+        [ $rc = 0 ] || fail "exit $rc: shared-memory reads need no owner; the job should complete"
+        ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
+    fi ;;
+stop-create)
+    env+=(-x TEST_CACHE_PAUSE_RANK=2)
+    start; await "create"; kill -STOP "$pid"; t0=$(now); finish
+    kill -KILL "$pid" 2> /dev/null
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the survivors should end"
+    grep -q "watchdog" "$out" || fail "no watchdog message naming the operation"
+    grep "watchdog" "$out" | head -2
+    e=$(elapsed "$t0")
+    echo "ended $e s after the stop (INGOT_TIMEOUT=5s)"
+    below "$e" 20 || fail "took $e s" ;;
+stop-destroy)
+    # the cache's window free waits for every rank: one silent for INGOT_PEER_TIMEOUT (2 s) is
+    # named, with its host, and the job ends (not the watchdog's anonymous INGOT_TIMEOUT)
+    env+=(-x TEST_CACHE_PAUSE_RANK=2)
+    start; await "destroy"; kill -STOP "$pid"; t0=$(now); finish
+    kill -KILL "$pid" 2> /dev/null
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the survivors should end"
+    grep -q "cache: window free: rank 2 (host $(hostname -s)) never arrived: it did not answer for 2.0 s (INGOT_PEER_TIMEOUT)" \
+        "$out" || fail "destroy did not name rank 2"
+    grep "never arrived" "$out" | head -1
+    e=$(elapsed "$t0")
+    echo "ended $e s after the stop (INGOT_PEER_TIMEOUT=2s)"
+    below "$e" 6 || fail "took $e s" ;;
+kill)
+    env+=(-x TEST_CACHE_STEP_MS=30)
+    start; await "epoch 1 step 3"; kill -KILL "$pid"; t0=$(now); finish
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the launcher should end the job"
+    e=$(elapsed "$t0")
+    echo "ended $e s after the kill"
+    below "$e" 10 || fail "took $e s" ;;
+corrupt)
+    mode=fallback; env+=(-x INGOT_FAULT=cache_fill:1:EIO)
+    run
+    [ $rc = 0 ] || fail "exit $rc"
+    grep -q "cache fallback: ok" "$out" || fail "no result line"
+    grep -q "from the window of rank .* failed its content hash; read again from storage" "$out" ||
+        fail "no message naming the sample and its home" ;;
+refused)
+    mode=fallback; env+=(-x INGOT_FAULT=peer_read:1:EIO)
+    if [ "$proto" = put ]; then
+        want="refused a put for rank [0-9]: .* outside its registered destination"
+    else
+        want="refused a read from rank .* outside this rank's window"
+    fi
+    run
+    [ $rc = 0 ] || fail "exit $rc"
+    grep -q "$want" "$out" || fail "no refusal by the owner"
+    grep -q "cache fallback: ok" "$out" || fail "no result line" ;;
+bad-key)
+    env+=(-x INGOT_FAULT=peer_key:1:EIO)
+    run
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: a bad key must fail"
+    grep -q "memory key of rank [0-9].s window .* fails its checksum" "$out" || fail "no error naming the rank" ;;
+small)
+    env=(-x INGOT_CACHE_BYTES=4096)
+    run
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc"
+    grep -q "INGOT_CACHE_BYTES=4096 gives each of the 4 ranks of the job a window of 1024 bytes, smaller than one batch" "$out" ||
+        fail "no error naming both sizes" ;;
+memavail)
+    env=(-x INGOT_CACHE_BYTES=$((1 << 50)))
+    run
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc"
+    grep -q "would hold [0-9]* bytes of cache windows, more than its MemAvailable ([0-9]* bytes)" "$out" ||
+        fail "no error naming both sizes" ;;
+unreachable)
+    env=(-x INGOT_CACHE_BYTES=67108864 -x INGOT_TIMEOUT=5s -x UCX_TLS=self)
+    run
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc"
+    grep -q "cannot reach rank [0-9] on host .* with UCX_TLS=self" "$out" ||
+        fail "no error naming the rank, its host and UCX_TLS" ;;
+device)
+    # INGOT_CACHE_MEMORY=device: where the placement has a GPU and UCX has CUDA, the cache
+    # works from GPU memory (every check of mode full); otherwise a clear error at create
+    env+=(-x INGOT_CACHE_MEMORY=device)
+    run
+    if [ $rc = 0 ]; then
+        grep -q "cache full: ok" "$out" || fail "no result line"
+        echo "device windows: ran (a GPU and a CUDA-enabled UCX are here)"
+    else
+        [ $rc != 124 ] || fail "it hung"
+        grep -Eq "INGOT_CACHE_MEMORY=device: rank [0-9] \(host .*\) has no GPU in its placement|INGOT_CACHE_MEMORY=device needs a UCX built with CUDA; UCX [0-9.]* here has no CUDA memory type" "$out" ||
+            fail "no error naming why device windows cannot be made"
+    fi ;;
+fetch-device)
+    # INGOT_CACHE_FETCH=device with INGOT_VERIFY=off: where the loader delivers GPU batches and
+    # UCX has CUDA, peers' bytes are fetched straight into the GPU batch slot (byte-identical:
+    # every check of mode full); elsewhere host memory, warned with the reason
+    env+=(-x INGOT_CACHE_FETCH=device -x INGOT_VERIFY=off)
+    run
+    [ $rc = 0 ] || fail "exit $rc"
+    grep -q "cache full: ok" "$out" || fail "no result line"
+    if grep -q "fetched bytes land in GPU memory (the batch slot): INGOT_CACHE_FETCH=device" "$out"; then
+        grep -Eq "get into GPU memory [1-9]" "$out" || fail "no read went into GPU memory"
+        echo "fetched into GPU memory: ran (a GPU and a CUDA-enabled UCX are here)"
+    else
+        grep -Eq "INGOT_CACHE_FETCH=device cannot be done here; fetched bytes land in host memory(: the loader delivers batches in host memory|, then copied to GPU [0-9]: UCX [0-9.]* here has no CUDA memory type)" "$out" ||
+            fail "no warning naming why fetched bytes stay in host memory"
+    fi ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+echo "cache fault $case ($tls): ok"

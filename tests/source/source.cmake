@@ -1,0 +1,35 @@
+# source (tests/source/<module>/): the byte-source interface, POSIX files and the emulated store;
+# the peer cache on 4 ranks (one node with each transport set, two emulated nodes) and its faults
+# (tests/source/cache/faults.sh: a rank stopped and continued, stopped for good, stopped at create
+# and at destroy, killed, on tcp and on shared memory; bad input); the object store
+# (tests/source/objstore/).
+set(_s ${INGOT_TESTS}/source)
+ingot_unit_test(NAME source.source.chain SRC ${_s}/source/test_source.c)
+ingot_test_exe(test_cache ${_s}/cache/test_cache.c)
+ingot_add_test(NAME source.cache.node LABELS mpi slow TIMEOUT 240
+               COMMAND ${_s}/cache/cache.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_cache>
+                       ${CMAKE_CURRENT_BINARY_DIR} node)
+ingot_add_test(NAME source.cache.two_nodes LABELS mpi slow TIMEOUT 240
+               COMMAND ${_s}/cache/cache.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_cache>
+                       ${CMAKE_CURRENT_BINARY_DIR} nodes)
+set_tests_properties(source.cache.two_nodes PROPERTIES RESOURCE_LOCK netns)
+# Faults (INGOT_TIMEOUT=5s, INGOT_PEER_TIMEOUT=2s); each case prints its detection time.
+set(_cache_faults "stop-storage tcp,self" "stop-storage posix,cma,self" "stop-abort tcp,self"
+    "stop-abort posix,cma,self" "stop-create" "stop-destroy" "kill tcp,self"
+    "kill posix,cma,self" "small" "memavail" "unreachable" "device" "fetch-device"
+    "stop-storage tcp,self put" "stop-abort tcp,self put")
+if(INGOT_FAULT_INJECTION)
+  list(APPEND _cache_faults "corrupt" "refused" "refused tcp,self put" "bad-key")
+endif()
+foreach(f ${_cache_faults})
+  separate_arguments(_args UNIX_COMMAND "${f}")
+  string(REPLACE " " "_" _name "${f}")
+  string(REPLACE "," "_" _name "${_name}")
+  string(REPLACE "-" "_" _name "${_name}")
+  ingot_add_test(NAME source.cache.fault_${_name} LABELS mpi TIMEOUT 120
+                 COMMAND ${_s}/cache/faults.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_cache>
+                         ${CMAKE_CURRENT_BINARY_DIR} ${_args})
+endforeach()
+if(EXISTS ${_s}/objstore/objstore.cmake)
+  include(${_s}/objstore/objstore.cmake)
+endif()
