@@ -68,8 +68,8 @@ static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_fi
     }
     char dir[PATH_MAX];
     ingot_manifest_dir(path, dir, sizeof(dir));
-    return ingot_manifest_open_named(base, size, path, dir,
-                                     leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
+    return ingot_manifest_open_named(base, size, path, dir, leader ? 0 : INGOT_MANIFEST_OPEN_LAZY,
+                                     0, manifest_p);
 }
 
 /* A node of several ranks: the first reads the file into an MPI-3 shared window and validates

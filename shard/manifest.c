@@ -81,8 +81,7 @@ ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char
 ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
                                           unsigned flags, ingot_manifest_h *manifest_p)
 {
-    return ingot_manifest_open_named(buf, len, "<manifest buffer>", base_dir, flags, 0,
-                                     manifest_p);
+    return ingot_manifest_open_named(buf, len, "<manifest buffer>", base_dir, flags, 0, manifest_p);
 }
 
 void ingot_manifest_dir(const char *path, char *dir, size_t len)

@@ -7,16 +7,39 @@
 #define METRICS_MIB       (1024.0 * 1024.0)
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
-const char *const bench_metric_names[M_COUNT] = {
-    "wall_s",       "compute_s",     "stall_s",       "au",
-    "steps",        "samples",       "bytes",         "samples_per_s",
-    "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
-    "read_p99_ms",  "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms",
-    "minor_faults", "bytes_read",    "read_requests", "first_step_ms",
-    "store_requests", "store_failed", "store_bytes", "store_retries_throttle",
-    "store_retries_server", "store_retries_network", "store_retries_stall",
-    "store_throttle_events", "store_get_p50_ms", "store_get_p99_ms", "store_gets_per_sample",
-    "store_part_hits", "rss_bytes"};
+const char *const bench_metric_names[M_COUNT] = {"wall_s",
+                                                 "compute_s",
+                                                 "stall_s",
+                                                 "au",
+                                                 "steps",
+                                                 "samples",
+                                                 "bytes",
+                                                 "samples_per_s",
+                                                 "mib_per_s",
+                                                 "stall_p50_ms",
+                                                 "stall_p99_ms",
+                                                 "read_p50_ms",
+                                                 "read_p99_ms",
+                                                 "verify_p50_ms",
+                                                 "decode_p50_ms",
+                                                 "h2d_p50_ms",
+                                                 "minor_faults",
+                                                 "bytes_read",
+                                                 "read_requests",
+                                                 "first_step_ms",
+                                                 "store_requests",
+                                                 "store_failed",
+                                                 "store_bytes",
+                                                 "store_retries_throttle",
+                                                 "store_retries_server",
+                                                 "store_retries_network",
+                                                 "store_retries_stall",
+                                                 "store_throttle_events",
+                                                 "store_get_p50_ms",
+                                                 "store_get_p99_ms",
+                                                 "store_gets_per_sample",
+                                                 "store_part_hits",
+                                                 "rss_bytes"};
 
 static double ms(uint64_t ns)
 {

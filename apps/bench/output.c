@@ -94,8 +94,7 @@ static void store_row(const char *who, const double *m)
                                                      m[M_GET_P50],
                                                      m[M_GET_P99],
                                                      m[M_PART_HITS]};
-    report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns),
-                           v);
+    report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns), v);
 }
 
 /* The object store's requests (a manifest at a URL): what was fetched, retried and how fast. */
@@ -109,11 +108,11 @@ static void print_store(const bench_output_t *o)
     out_table(o, store_columns, OUT_ARRAY_SIZE(store_columns), store_row);
 }
 
-static const report_column_t epoch_columns[] = {
-    {"steps", "", 7, 0},       {"AU", "", 7, 4},         {"stall", "%", 7, 2},
-    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1},   {"local", "MiB", 10, 1},
-    {"GETs", "", 8, 0},        {"GET/", "sample", 8, 4}, {"retries", "", 8, 0},
-    {"RSS", "MiB", 8, 1}};
+static const report_column_t epoch_columns[] = {{"steps", "", 7, 0},    {"AU", "", 7, 4},
+                                                {"stall", "%", 7, 2},   {"storage", "MiB", 10, 1},
+                                                {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
+                                                {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
+                                                {"retries", "", 8, 0},  {"RSS", "MiB", 8, 1}};
 
 /* Epoch @p e of rank @p r. */
 static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
@@ -151,8 +150,7 @@ static void print_epochs(const bench_output_t *o)
            "own window), object-store GETs for the epoch's reads and their retries, resident "
            "memory summed over ranks; AU and stall averaged over ranks (first step of the run "
            "left out)\n");
-    report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns,
-                            OUT_ARRAY_SIZE(epoch_columns));
+    report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns));
     for (uint64_t e = 0; e < o->nepochs; e++) {
         double x[E_COUNT];
         epoch_sum(o, e, x);
