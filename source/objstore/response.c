@@ -246,7 +246,7 @@ static void retry_or_fail(ingot_objstore_t *c, ingot_objstore_req_t *req, const 
     }
     req->retries++;
     snprintf(req->message, sizeof(req->message), "%s", v->why); /* the last reason, until done */
-    ingot_objstore_count(&c->counters.retries[v->cls], 1);
+    INGOT_OBJSTORE_TALLY(c, req, retries[v->cls], 1);
     req->priv.not_before_ns = now + delay;
     ingot_debug("objstore: retry %u of %s in %" PRIu64 " ms: %s", req->retries,
                 req->object->request_url, (uint64_t)(delay / INGOT_NSEC_PER_MSEC), v->why);
@@ -262,7 +262,7 @@ void ingot_objstore_attempt_done(ingot_objstore_t *c, ingot_objstore_slot_t *s, 
     verdict_t v;
 
     judge(c, s, rc, now, &v);
-    ingot_objstore_count(&c->counters.bytes, s->got);
+    INGOT_OBJSTORE_TALLY(c, req, bytes, s->got);
     if (!req->priv.whole) req->priv.done += s->got; /* validated bytes stay: a retry resumes */
     if (req->priv.etag_seen[0] == '\0' && s->to_caller && s->etag[0] != '\0') {
         memcpy(req->priv.etag_seen, s->etag, sizeof(req->priv.etag_seen));
@@ -270,13 +270,14 @@ void ingot_objstore_attempt_done(ingot_objstore_t *c, ingot_objstore_slot_t *s, 
     ingot_objstore_throttle_finished(t, !v.retry && v.status == INGOT_OK);
     if (v.retry && v.cls == INGOT_OBJSTORE_RETRY_THROTTLE &&
         ingot_objstore_throttle_slowdown(t, s->start_ns, now)) {
-        ingot_objstore_count(&c->counters.throttle_events, 1);
+        INGOT_OBJSTORE_TALLY(c, req, throttle_events, 1);
     }
     if (v.retry) {
         retry_or_fail(c, req, &v, now);
     } else if (v.status == INGOT_OK) {
         ingot_objstore_budget_refund(&c->budget);
         ingot_objstore_latency_add(&c->counters, now - s->start_ns);
+        if (req->tally != NULL) ingot_objstore_latency_add(req->tally, now - s->start_ns);
         ingot_objstore_req_complete(c, req, INGOT_OK);
     } else {
         ingot_objstore_req_fail(c, req, v.status, "%s (after %u retries)", v.why, req->retries);
