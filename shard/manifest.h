@@ -42,6 +42,11 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
 /** The folder of the manifest file @p path, where its shards' relative names start ("." for a
  *  bare file name), into @p dir (@p len bytes). Every opener of a manifest file uses it. */
 void ingot_manifest_dir(const char *path, char *dir, size_t len);
+/* @p name (a shard or file the manifest names) beside the manifest, into @p buf: its folder,
+ * '/', the name (percent-encoded when the folder is an http(s) URL). INGOT_ERR_NO_RESOURCE when
+ * @p buflen is too small. */
+ingot_status_t ingot_manifest_path_of(struct ingot_manifest *m, const char *name, char *buf,
+                                      size_t buflen);
 
 /**
  * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a

@@ -172,7 +172,8 @@ INGOT_API ingot_status_t ingot_manifest_find(ingot_manifest_h manifest, const ch
                                              int64_t shard, uint64_t *index_p);
 
 /**
- * @brief The path of a shard resolved against the manifest's directory.
+ * @brief The path of a shard resolved against the manifest's directory (for a manifest at an
+ *        http(s):// URL, a URL with the shard's name percent-encoded; at s3://, the key as is).
  * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE (bad row); INGOT_ERR_NO_RESOURCE (buffer too small).
  */
 INGOT_API ingot_status_t ingot_manifest_shard_path(ingot_manifest_h manifest, uint32_t shard,

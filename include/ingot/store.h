@@ -45,6 +45,10 @@ typedef struct ingot_store_identity {
  *         INGOT_S3_IMDS_TIMEOUT); INGOT_ERR_CONFIG (a bad AWS_* value or profile line);
  *         INGOT_ERR_INVALID_PARAM (a malformed URL). Each is logged naming the variable,
  *         profile, file or address it looked at.
+ * @note Thread-safe; no secret is written to @p id_p. The first call makes the process's
+ *       client (kept until exit, shared by the tool calls of this header), which may ask the
+ *       instance metadata service when no environment variable or profile gives credentials:
+ *       it can block for up to INGOT_S3_IMDS_TIMEOUT. No request is made to the store.
  */
 INGOT_API ingot_status_t ingot_store_identity(const char *url, ingot_store_identity_t *id_p);
 
@@ -91,6 +95,8 @@ typedef struct ingot_store_build_report {
  * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (a malformed URL, a manifest outside the prefix);
  *         INGOT_ERR_NOT_FOUND (no shard under the prefix, a missing bucket); the object
  *         store's errors; the builder's (INGOT_ERR_FORMAT for a bad tar).
+ * @note Thread-safe (over the process's shared client, as ingot_store_identity()); blocking,
+ *       each request bounded by INGOT_TIMEOUT. Not collective: one process builds it.
  */
 INGOT_API ingot_status_t ingot_store_manifest_build(const ingot_store_build_params_t *params,
                                                     ingot_store_build_report_t       *report_p);

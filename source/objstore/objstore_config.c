@@ -65,13 +65,14 @@ static const ingot_config_field_t objstore_fields[] = {
     {"S3_MAX_RETRIES", "0",
      "Retries of one request (503 SlowDown, 500, 502, 504, 429, resets, refused connections, "
      "stalls) before it fails; 0: no count, the request is retried until its deadline "
-     "(INGOT_TIMEOUT for the loader's reads) or the retry budget ends it.",
+     "(INGOT_TIMEOUT for the loader's reads).",
      JOB, INGOT_CONFIG_INT, F(max_retries), 0, 1000000, NULL, NULL},
     {"S3_RETRY_BUDGET", "500",
      "Retry tokens shared by a client's requests: a retry after a server error, a reset or a "
      "stall costs 5, a success gives 1 back; throttling (SlowDown, 429) costs none, since the "
-     "concurrency drops instead. An empty budget fails requests at their next error, so a "
-     "failing store is not hammered. 0: never retry.",
+     "concurrency drops instead. Once the budget is spent, retries wait INGOT_S3_BACKOFF_MAX "
+     "each (a failing store is not hammered) and go on until the request's deadline. "
+     "0: never retry.",
      JOB, INGOT_CONFIG_INT, F(retry_budget), 0, 100000000, NULL, NULL},
     {"S3_BACKOFF_BASE", "50ms",
      "Ceiling of the first retry's wait; the n-th waits a random time in [0, min(base * 2^n, "

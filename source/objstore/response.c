@@ -214,19 +214,26 @@ static const char *retry_refusal(ingot_objstore_t *c, ingot_objstore_req_t *req,
     if (c->cfg.max_retries > 0 && req->retries >= (uint64_t)c->cfg.max_retries) {
         return "INGOT_S3_MAX_RETRIES reached";
     }
-    *delay_p = ingot_objstore_backoff_ns(c->cfg.backoff_base_ns, c->cfg.backoff_max_ns,
-                                         req->retries, &c->rng);
+    int costs = v->cls != INGOT_OBJSTORE_RETRY_THROTTLE;
+    if (costs && c->budget.cap == 0) {
+        return "INGOT_S3_RETRY_BUDGET is 0 (no retries)";
+    }
+    /* A spent budget slows a retry to the longest backoff rather than failing it: a store that
+     * fails everything is not hammered, and a request still retries until its deadline. */
+    int spent = costs && !ingot_objstore_budget_take(&c->budget, INGOT_OBJSTORE_RETRY_COST);
+    *delay_p = spent ? c->cfg.backoff_max_ns
+                     : ingot_objstore_backoff_ns(c->cfg.backoff_base_ns, c->cfg.backoff_max_ns,
+                                                 req->retries, &c->rng);
     if (*delay_p >= left) {
         /* the backoff would pass the deadline: one more try halfway there, while that leaves
          * more than twice the first backoff */
         *status_p = INGOT_ERR_TIMED_OUT;
-        if (left <= 2 * c->cfg.backoff_base_ns) return "deadline reached";
+        if (left <= 2 * c->cfg.backoff_base_ns) {
+            return spent ? "deadline reached (INGOT_S3_RETRY_BUDGET spent: retries slowed to "
+                           "INGOT_S3_BACKOFF_MAX)"
+                         : "deadline reached";
+        }
         *delay_p = left / 2;
-    }
-    if (v->cls != INGOT_OBJSTORE_RETRY_THROTTLE &&
-        !ingot_objstore_budget_take(&c->budget, INGOT_OBJSTORE_RETRY_COST)) {
-        *status_p = INGOT_ERR_IO;
-        return "the client's retry budget (INGOT_S3_RETRY_BUDGET) is spent";
     }
     return NULL;
 }

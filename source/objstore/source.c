@@ -157,6 +157,14 @@ static int submit_answer_now(os_source_t *s, ingot_source_req_t *req)
             return 1;
         }
     }
+    if (req->iovcnt < 1 || (uint32_t)req->iovcnt > s->iov_max) {
+        ingot_status_t st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                                       "objstore: a read in %d iovecs (1-%u taken)", req->iovcnt,
+                                       s->iov_max);
+        snprintf(req->error, sizeof(req->error), "%s", ingot_last_error());
+        ingot_source_complete(req, st);
+        return 1;
+    }
     if (req->shard >= s->nshards || req->offset > s->sizes[req->shard] ||
         req->length > s->sizes[req->shard] - req->offset || req->length == 0) {
         char d[INGOT_OBJSTORE_DESCRIBE_MAX];
