@@ -7,8 +7,7 @@ static int is_unreserved(unsigned char c)
            c == '_' || c == '.' || c == '~';
 }
 
-size_t ingot_uri_encode(const char *in, size_t len, int keep_slash, char *out,
-                                 size_t outlen)
+size_t ingot_uri_encode(const char *in, size_t len, int keep_slash, char *out, size_t outlen)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;

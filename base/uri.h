@@ -15,8 +15,7 @@
  * Writes at most @p outlen bytes including the NUL (truncating like snprintf).
  * @return the length the encoding needs, without the NUL.
  */
-size_t ingot_uri_encode(const char *in, size_t len, int keep_slash, char *out,
-                                 size_t outlen);
+size_t ingot_uri_encode(const char *in, size_t len, int keep_slash, char *out, size_t outlen);
 
 /**
  * Decode %XX escapes of @p in (and '+' as a space when @p plus_is_space: S3's encoding-type=url

@@ -68,6 +68,14 @@ class E2E:
         os.environ.update(HOME=self.home, AWS_CONFIG_FILE=os.path.join(self.home, "none"),
                           AWS_SHARED_CREDENTIALS_FILE=os.path.join(self.home, "none"))
         self.servers, self.sw, self.proxy_port = [], None, None
+        self.proxy_log = os.path.join(self.work, "proxy.requests.jsonl")
+
+    def proxy_requests(self):
+        """The request lines the fault proxy has passed so far ("GET /bucket/key HTTP/1.1")."""
+        if not os.path.exists(self.proxy_log):
+            return []
+        with open(self.proxy_log) as f:
+            return [json.loads(line)["request"] for line in f]
 
     # ------------------------------------------------------------ servers and data
     def start(self, proxy=False):
@@ -85,7 +93,7 @@ class E2E:
         if proxy:
             proc, self.proxy_port = harness.start_py_server(
                 "proxy", "fault_proxy.py",
-                ["--upstream", f"127.0.0.1:{self.sw.port}", "--no-log"], self.work)
+                ["--upstream", f"127.0.0.1:{self.sw.port}", "--log", self.proxy_log], self.work)
             self.servers.append(proc)
 
     def stop(self):
@@ -360,6 +368,14 @@ def case_source(t):
 def case_ranks(t):
     t.start(proxy=True)
     src, url = small_dataset(t, samples=64)
+    # 4 ranks of one node: one rank fetches the manifest and shares it; no LIST, no HEAD
+    before = len(t.proxy_requests())
+    out, _ = t.bench(url, np=4, env=t.env(True), args=["--batch", 8, "--epochs", 1])
+    reqs = t.proxy_requests()[before:]
+    gets = [r for r in reqs if r.startswith("GET ") and "manifest.ingot" in r]
+    check(len(gets) == 1, f"4 ranks of a node: {len(gets)} GETs of the manifest, want 1", out)
+    check(not any(r.startswith("HEAD ") or "list-type" in r for r in reqs),
+          f"a LIST or HEAD at run time: {[r for r in reqs if 'list-type' in r or 'HEAD' in r]}")
     cmd = [t.app("ingot-bench"), "--manifest", url, "--no-progress", "--batch", 8]
     a, b = f"http://127.0.0.1:{t.sw.port}", f"http://127.0.0.1:{t.proxy_port}"
     env = t.env()
@@ -367,7 +383,8 @@ def case_ranks(t):
                 + cmd + [":", "-np", "1", "-x", f"AWS_ENDPOINT_URL={b}"] + cmd, env=env, rc=1)
     check("endpoint differs between ranks" in out and a in out and b in out,
           "an endpoint that differs between ranks is not named", out)
-    print("ranks: an endpoint that differs between ranks named by the job-wide check")
+    print("ranks: 4 ranks of a node made 1 GET of the manifest and no LIST or HEAD; an endpoint "
+          "that differs between ranks named by the job-wide check")
 
 
 def case_cache(t):
