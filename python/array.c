@@ -118,7 +118,7 @@ static PyObject *make_capsule(pyingot_array_t *a, int versioned)
         free(ctx);
         return NULL;
     }
-    Py_INCREF(a->batch);
+    Py_INCREF((PyObject *)a->batch);
     a->batch->exports++;
     a->batch->loader->exports++;
     return cap;
@@ -198,7 +198,7 @@ PyObject *pyingot_shape_tuple(int32_t ndim, const int64_t *shape)
             Py_CLEAR(t);
             break;
         }
-        PyTuple_SET_ITEM(t, i, v);
+        PyTuple_SetItem(t, i, v); /* steals v; cannot fail on a new tuple in range */
     }
     return t;
 }
@@ -206,11 +206,11 @@ PyObject *pyingot_shape_tuple(int32_t ndim, const int64_t *shape)
 PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int32_t ndim,
                             const int64_t *shape, pyingot_dl_dtype_t dtype, int device)
 {
-    pyingot_array_t *a = PyObject_New(pyingot_array_t, &pyingot_array_type);
+    pyingot_array_t *a = PyObject_New(pyingot_array_t, pyingot_array_type);
     if (a == NULL) {
         return NULL;
     }
-    Py_INCREF(bt);
+    Py_INCREF((PyObject *)bt);
     a->batch = bt;
     a->data = data;
     a->ndim = ndim;
@@ -224,8 +224,8 @@ PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, i
 
 static void array_dealloc(pyingot_array_t *a)
 {
-    Py_XDECREF(a->batch);
-    PyObject_Free(a);
+    Py_XDECREF((PyObject *)a->batch);
+    pyingot_object_free((PyObject *)a);
 }
 
 static PyObject *array_dtype_name(pyingot_array_t *a)
@@ -287,16 +287,21 @@ static PyGetSetDef array_getset[] = {
     {"device", (getter)array_device, NULL, "'cpu' or 'cuda:N': where the memory is.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PySequenceMethods array_seq = {.sq_length = (lenfunc)array_len};
+PyTypeObject *pyingot_array_type; /* made from pyingot_array_spec at import */
 
-PyTypeObject pyingot_array_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.Array",
-    .tp_basicsize = sizeof(pyingot_array_t),
-    .tp_dealloc = (destructor)array_dealloc,
-    .tp_repr = (reprfunc)array_repr,
-    .tp_as_sequence = &array_seq,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An array of a batch, exported without a copy through DLPack.",
-    .tp_methods = array_methods,
-    .tp_getset = array_getset,
+static PyType_Slot array_slots[] = {
+    {Py_tp_dealloc, array_dealloc},
+    {Py_tp_repr, array_repr},
+    {Py_sq_length, array_len},
+    {Py_tp_doc, "An array of a batch, exported without a copy through DLPack."},
+    {Py_tp_methods, array_methods},
+    {Py_tp_getset, array_getset},
+    {0, NULL}};
+
+/* Made only by a batch's getters (no constructor), as a static type without tp_new was. */
+PyType_Spec pyingot_array_spec = {
+    .name = "ingot.Array",
+    .basicsize = sizeof(pyingot_array_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = array_slots,
 };

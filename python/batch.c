@@ -16,11 +16,11 @@ static const pyingot_dl_dtype_t dtype_i64 = {PYINGOT_DL_INT, 64, 1};
 
 PyObject *pyingot_batch_new(pyingot_loader_t *l, const ingot_batch_t *b, uint64_t seq)
 {
-    pyingot_batch_t *bt = PyObject_New(pyingot_batch_t, &pyingot_batch_type);
+    pyingot_batch_t *bt = PyObject_New(pyingot_batch_t, pyingot_batch_type);
     if (bt == NULL) {
         return NULL;
     }
-    Py_INCREF(l);
+    Py_INCREF((PyObject *)l);
     bt->loader = l;
     bt->b = *b;
     bt->seq = seq;
@@ -69,9 +69,9 @@ static void batch_dealloc(pyingot_batch_t *bt)
         batch_retire(bt);
     }
     Py_XDECREF(bt->keys);
-    Py_XDECREF(bt->loader);
+    Py_XDECREF((PyObject *)bt->loader);
     free(bt->labels64);
-    PyObject_Free(bt);
+    pyingot_object_free((PyObject *)bt);
 }
 
 static PyObject *batch_release(pyingot_batch_t *bt, PyObject *noargs)
@@ -151,7 +151,7 @@ static PyObject *get_keys(pyingot_batch_t *bt, void *c)
                 Py_CLEAR(keys);
                 break;
             }
-            PyList_SET_ITEM(keys, i, k);
+            PyList_SetItem(keys, i, k); /* steals k; cannot fail on a new list in range */
         }
         bt->keys = keys;
     }
@@ -231,12 +231,19 @@ static PyGetSetDef batch_getset[] = {
     {"released", (getter)get_released, NULL, "True once the slot was given back.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyTypeObject pyingot_batch_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.Batch",
-    .tp_basicsize = sizeof(pyingot_batch_t),
-    .tp_dealloc = (destructor)batch_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "One step's batch; its arrays are exported through DLPack without a copy.",
-    .tp_methods = batch_methods,
-    .tp_getset = batch_getset,
+PyTypeObject *pyingot_batch_type; /* made from pyingot_batch_spec at import */
+
+static PyType_Slot batch_slots[] = {
+    {Py_tp_dealloc, batch_dealloc},
+    {Py_tp_doc, "One step's batch; its arrays are exported through DLPack without a copy."},
+    {Py_tp_methods, batch_methods},
+    {Py_tp_getset, batch_getset},
+    {0, NULL}};
+
+/* Made only by a loader's iteration (no constructor), as a static type without tp_new was. */
+PyType_Spec pyingot_batch_spec = {
+    .name = "ingot.Batch",
+    .basicsize = sizeof(pyingot_batch_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = batch_slots,
 };

@@ -2,6 +2,8 @@
  * errors.c: ingot.Error, the one exception type of the binding. Each carries `status` (the
  * ingot_status_t name, e.g. "INGOT_ERR_NOT_FOUND"), `code` (its value) and `message` (what the
  * library logged: file, variable, value, rank), and reads "INGOT_ERR_NOT_FOUND: <message>".
+ * Also the small helpers messages and argument parsing need where the limited API hides
+ * CPython's own (tp_name, PySequence_Fast's items).
  */
 #include "pyingot.h"
 
@@ -75,7 +77,7 @@ PyObject *pyingot_raise(ingot_status_t status, const char *msg)
         msg = ingot_status_string(status);
     }
     PyObject *full = PyUnicode_FromFormat("%s: %s", pyingot_status_name(status), msg);
-    PyObject *exc = full ? PyObject_CallOneArg(pyingot_error_type, full) : NULL;
+    PyObject *exc = full ? PyObject_CallFunctionObjArgs(pyingot_error_type, full, NULL) : NULL;
     Py_XDECREF(full);
     if (exc == NULL || set_attrs(exc, status, msg) != 0) {
         Py_XDECREF(exc);
@@ -94,4 +96,39 @@ PyObject *pyingot_raisef(ingot_status_t status, const char *fmt, ...)
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     return pyingot_raise(status, buf);
+}
+
+PyObject *pyingot_type_name(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    PyObject *qual = PyType_GetQualName(type);
+    PyObject *mod = qual ? PyObject_GetAttrString((PyObject *)type, "__module__") : NULL;
+    PyObject *name = NULL;
+    if (mod != NULL && PyUnicode_Check(mod) &&
+        PyUnicode_CompareWithASCIIString(mod, "builtins") != 0) {
+        name = PyUnicode_FromFormat("%U.%U", mod, qual);
+    } else if (qual != NULL) {
+        PyErr_Clear(); /* no __module__: the bare name */
+        name = Py_NewRef(qual);
+    }
+    Py_XDECREF(mod);
+    Py_XDECREF(qual);
+    return name;
+}
+
+PyObject *pyingot_tuple_of(PyObject *o, const char *msg)
+{
+    if (PyTuple_Check(o)) {
+        return Py_NewRef(o);
+    }
+    PyObject *it = PyObject_GetIter(o);
+    if (it == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_SetString(PyExc_TypeError, msg);
+        }
+        return NULL;
+    }
+    PyObject *t = PySequence_Tuple(it);
+    Py_DECREF(it);
+    return t;
 }

@@ -48,7 +48,7 @@ static int parse_device(PyObject *dev, int *device_p)
     PyObject *r = PyObject_Repr(dev);
     pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                    "Loader(device=%s): expected 'placement', 'cpu' or a CUDA device index >= 0",
-                   r ? PyUnicode_AsUTF8(r) : "?");
+                   r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?");
     Py_XDECREF(r);
     return -1;
 }
@@ -76,7 +76,7 @@ static int parse_u64(PyObject *o, const char *name, uint64_t min, uint64_t max, 
         PyObject *r = PyObject_Repr(o);
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "Loader(%s=%s): expected an integer from %llu to %llu", name,
-                       r ? PyUnicode_AsUTF8(r) : "?", (unsigned long long)min,
+                       r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?", (unsigned long long)min,
                        (unsigned long long)max);
         Py_XDECREF(r);
         return -1;
@@ -207,7 +207,7 @@ static int loader_init(pyingot_loader_t *l, PyObject *args, PyObject *kwargs)
     p->readers = (uint32_t)r;
     p->workers = (uint32_t)w;
     l->depth = (uint32_t)d;
-    l->manifest = strdup(PyBytes_AS_STRING(path));
+    l->manifest = strdup(PyBytes_AsString(path));
     l->held = calloc(d, sizeof(*l->held));
     if (l->manifest == NULL || l->held == NULL) {
         PyErr_NoMemory();
@@ -338,7 +338,7 @@ static PyObject *loader_iter(pyingot_loader_t *l)
     if (pyingot_loader_check(l) != 0) {
         return NULL;
     }
-    Py_INCREF(l);
+    Py_INCREF((PyObject *)l);
     return (PyObject *)l;
 }
 
@@ -393,7 +393,7 @@ static PyObject *loader_close(pyingot_loader_t *l, PyObject *noargs)
 
 static PyObject *loader_enter(pyingot_loader_t *l, PyObject *noargs)
 {
-    Py_INCREF(l);
+    Py_INCREF((PyObject *)l);
     return (PyObject *)l;
 }
 
@@ -410,7 +410,7 @@ static void loader_dealloc(pyingot_loader_t *l)
     pyingot_tf_clear(&l->tf);
     free(l->held);
     free(l->manifest);
-    Py_TYPE(l)->tp_free((PyObject *)l);
+    pyingot_object_free((PyObject *)l);
 }
 
 
@@ -450,19 +450,25 @@ static PyGetSetDef loader_getset[] = {
     {"held", (getter)get_held, NULL, "Batches handed over and not yet given back.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyTypeObject pyingot_loader_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.Loader",
-    .tp_basicsize = sizeof(pyingot_loader_t),
-    .tp_dealloc = (destructor)loader_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc =
-        "Loader(manifest, global_batch_size, *, seed=0, epochs=1, depth=4, "
-        "device='placement', verify='fail', skip_budget=0, readers=0, workers=0, transform=None): "
-        "iterate once per epoch for that epoch's batches (collective create).",
-    .tp_iter = (getiterfunc)loader_iter,
-    .tp_iternext = (iternextfunc)loader_iternext,
-    .tp_methods = loader_methods,
-    .tp_getset = loader_getset,
-    .tp_init = (initproc)loader_init,
-    .tp_new = PyType_GenericNew,
+PyTypeObject *pyingot_loader_type; /* made from pyingot_loader_spec at import */
+
+static PyType_Slot loader_slots[] = {
+    {Py_tp_dealloc, loader_dealloc},
+    {Py_tp_doc,
+     "Loader(manifest, global_batch_size, *, seed=0, epochs=1, depth=4, "
+     "device='placement', verify='fail', skip_budget=0, readers=0, workers=0, transform=None): "
+     "iterate once per epoch for that epoch's batches (collective create)."},
+    {Py_tp_iter, loader_iter},
+    {Py_tp_iternext, loader_iternext},
+    {Py_tp_methods, loader_methods},
+    {Py_tp_getset, loader_getset},
+    {Py_tp_init, loader_init},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL}};
+
+PyType_Spec pyingot_loader_spec = {
+    .name = "ingot.Loader",
+    .basicsize = sizeof(pyingot_loader_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = loader_slots,
 };

@@ -28,7 +28,7 @@ static PyObject *cursor_dict(const ingot_cursor_t *c)
             Py_CLEAR(skipped);
             break;
         }
-        PyList_SET_ITEM(skipped, (Py_ssize_t)i, v);
+        PyList_SetItem(skipped, (Py_ssize_t)i, v); /* steals v; cannot fail in range */
     }
     if (skipped == NULL) {
         return NULL;
@@ -108,14 +108,14 @@ static int cursor_from_dict(PyObject *d, ingot_cursor_t *c)
     }
     c->order_window = (uint32_t)window;
     PyObject *skips = PyDict_GetItemString(d, "skipped");
-    PyObject *seq = skips ? PySequence_Fast(skips, "'skipped' must be a list") : PyList_New(0);
+    PyObject *seq = skips ? pyingot_tuple_of(skips, "'skipped' must be a list") : PyTuple_New(0);
     if (seq == NULL) {
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_Size(seq);
     c->skipped = calloc(n ? (size_t)n : 1, sizeof(uint64_t));
     for (Py_ssize_t i = 0; c->skipped != NULL && i < n; i++) {
-        c->skipped[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        c->skipped[i] = PyLong_AsUnsignedLongLong(PyTuple_GetItem(seq, i));
     }
     Py_DECREF(seq);
     c->skipped_count = (uint64_t)n;

@@ -67,10 +67,12 @@ static int comm_from_object(PyObject *obj, MPI_Comm *comm_p)
     PyObject *f = PyObject_CallMethod(obj, "py2f", NULL);
     if (f == NULL) {
         PyErr_Clear();
+        PyObject *type = pyingot_type_name(obj);
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "ingot.init(comm=...): expected an mpi4py communicator (an object with "
                        "py2f()), got %s",
-                       Py_TYPE(obj)->tp_name);
+                       type ? PyUnicode_AsUTF8AndSize(type, NULL) : "?");
+        Py_XDECREF(type);
         return -1;
     }
     long handle = PyLong_AsLong(f);
@@ -234,13 +236,38 @@ static struct PyModuleDef module_def = {
     .m_methods = module_methods,
 };
 
-static int add_type(PyObject *m, const char *name, PyTypeObject *type)
+void pyingot_object_free(PyObject *self)
 {
-    if (PyType_Ready(type) != 0) {
-        return -1;
+    PyTypeObject *type = Py_TYPE(self);
+    freefunc free_fn = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    free_fn(self);
+    Py_DECREF(type);
+}
+
+/* The module's types, by attribute name: made from their specs at import. */
+static const struct {
+    const char *name;
+    PyType_Spec *spec;
+    PyTypeObject **type_p;
+} module_types[] = {
+    {"Loader", &pyingot_loader_spec, &pyingot_loader_type},
+    {"Batch", &pyingot_batch_spec, &pyingot_batch_type},
+    {"Array", &pyingot_array_spec, &pyingot_array_type},
+    {"ImageTransform", &pyingot_image_transform_spec, &pyingot_image_transform_type},
+    {"Transform", &pyingot_py_transform_spec, &pyingot_py_transform_type},
+};
+
+static int add_types(PyObject *m)
+{
+    for (size_t i = 0; i < sizeof(module_types) / sizeof(module_types[0]); i++) {
+        PyObject *type = PyType_FromModuleAndSpec(m, module_types[i].spec, NULL);
+        if (type == NULL || PyModule_AddObjectRef(m, module_types[i].name, type) != 0) {
+            Py_XDECREF(type);
+            return -1;
+        }
+        *module_types[i].type_p = (PyTypeObject *)type; /* kept for the process */
     }
-    Py_INCREF(type);
-    return PyModule_AddObject(m, name, (PyObject *)type);
+    return 0;
 }
 
 PyMODINIT_FUNC PyInit_ingot(void)
@@ -249,11 +276,7 @@ PyMODINIT_FUNC PyInit_ingot(void)
     if (m == NULL) {
         return NULL;
     }
-    if (pyingot_errors_add(m) != 0 || add_type(m, "Loader", &pyingot_loader_type) != 0 ||
-        add_type(m, "Batch", &pyingot_batch_type) != 0 ||
-        add_type(m, "Array", &pyingot_array_type) != 0 ||
-        add_type(m, "ImageTransform", &pyingot_image_transform_type) != 0 ||
-        add_type(m, "Transform", &pyingot_py_transform_type) != 0 ||
+    if (pyingot_errors_add(m) != 0 || add_types(m) != 0 ||
         PyModule_AddStringConstant(m, "__version__", ingot_version_string()) != 0 ||
         pthread_atfork(NULL, NULL, on_fork_child) != 0) {
         Py_DECREF(m);

@@ -2,7 +2,10 @@
  * pyingot.h: internal declarations shared by the files of the `ingot` CPython extension
  * (module.c: init/placement/fork guard; errors.c: ingot.Error; waiter.c: interruptible waits;
  * loader.c: ingot.Loader; batch.c: ingot.Batch; array.c: ingot.Array and DLPack export).
- * Everything here runs with the GIL held unless a comment says otherwise.
+ * Everything here runs with the GIL held unless a comment says otherwise. The module is built
+ * against CPython's stable ABI (Py_LIMITED_API, set by CMake: one .abi3.so for Python 3.11 and
+ * later), so its types are heap types made from specs at import, and no macro or struct field
+ * outside the limited API is used.
  */
 #ifndef PYINGOT_H
 #define PYINGOT_H
@@ -10,6 +13,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <ingot/ingot.h>
 
 #include "dlpack.h"
@@ -22,6 +26,13 @@ const char *pyingot_status_name(ingot_status_t status);
  * else the status' description). Returns NULL for `return pyingot_raise(...)`. */
 PyObject *pyingot_raise(ingot_status_t status, const char *msg);
 PyObject *pyingot_raisef(ingot_status_t status, const char *fmt, ...);
+/* The name of @p o's type for messages, as tp_name gives it (which the limited API hides):
+ * "module.QualName", or "QualName" for a builtin. New reference; NULL with an error set. */
+PyObject *pyingot_type_name(PyObject *o);
+/* PySequence_Fast as a tuple (whose items the limited API can borrow): @p o itself when a tuple,
+ * else a tuple of its items; NULL with TypeError(@p msg) when @p o is not iterable. New
+ * reference. */
+PyObject *pyingot_tuple_of(PyObject *o, const char *msg);
 
 /* ---- module.c */
 ingot_ctx_h pyingot_ctx(void); /* NULL before ingot.init() */
@@ -29,6 +40,16 @@ ingot_ctx_h pyingot_ctx(void); /* NULL before ingot.init() */
  * forked child, naming the parent's pid. */
 int pyingot_fork_check(void);
 int pyingot_in_child(void);
+
+/* The module's types: heap types made at import from these specs (module.c) and kept for the
+ * life of the process (the module has no per-interpreter state: m_size -1, one context). */
+extern PyTypeObject *pyingot_loader_type, *pyingot_batch_type, *pyingot_array_type;
+extern PyTypeObject *pyingot_image_transform_type, *pyingot_py_transform_type;
+extern PyType_Spec pyingot_loader_spec, pyingot_batch_spec, pyingot_array_spec;
+extern PyType_Spec pyingot_image_transform_spec, pyingot_py_transform_spec;
+/* Free @p self, an instance of one of those types (not GC-tracked), and drop the reference to
+ * its type that every instance of a heap type holds: the end of each type's tp_dealloc. */
+void pyingot_object_free(PyObject *self);
 
 /* ---- waiter.c: ingot_loader_next() on a helper thread, so the GIL is free and Ctrl-C can
  * interrupt the wait; a result that arrives after an interruption is kept for the next call. */
@@ -55,8 +76,6 @@ void pyingot_waiter_stop(pyingot_waiter_t *w);  /* waits for an in-flight call, 
 /* ---- transform.c */
 #define PYINGOT_SAMPLE_NDIM_MAX 6                             /* dimensions of a sample's output */
 #define PYINGOT_NDIM_MAX        (PYINGOT_SAMPLE_NDIM_MAX + 1) /* of an array: [n, *sample] */
-extern PyTypeObject pyingot_image_transform_type;             /* ingot.ImageTransform */
-extern PyTypeObject pyingot_py_transform_type;                /* ingot.Transform */
 
 /* What a loader runs on each sample (Loader(transform=...)). */
 typedef struct pyingot_tf {
@@ -118,7 +137,6 @@ typedef struct pyingot_loader {
     struct pyingot_loader *live_prev, *live_next; /* module's list, for ingot.finalize() */
 } pyingot_loader_t;
 
-extern PyTypeObject pyingot_loader_type;
 /* Mark hand-over @p seq done and give back, in order, every done batch at the ring's head (at
  * once, or after the ingot_loader_next() in flight on the wait thread returns). */
 void pyingot_loader_retire(pyingot_loader_t *l, uint64_t seq);
@@ -139,7 +157,6 @@ typedef struct pyingot_batch {
     PyObject *keys; /* list of str, built on first access */
 } pyingot_batch_t;
 
-extern PyTypeObject pyingot_batch_type;
 PyObject *pyingot_batch_new(pyingot_loader_t *l, const ingot_batch_t *b, uint64_t seq);
 /* 0 when the batch's memory may be read, else -1 with ingot.Error set. */
 int pyingot_batch_check_live(pyingot_batch_t *bt);
@@ -155,7 +172,6 @@ typedef struct pyingot_array {
     const char *name; /* "data", "offsets", ... */
 } pyingot_array_t;
 
-extern PyTypeObject pyingot_array_type;
 PyObject *pyingot_array_new(pyingot_batch_t *bt, const char *name, void *data, int32_t ndim,
                             const int64_t *shape, pyingot_dl_dtype_t dtype, int device);
 PyObject *pyingot_shape_tuple(int32_t ndim, const int64_t *shape);

@@ -10,6 +10,7 @@
  */
 #include "pyingot.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ dtypes */
@@ -28,7 +29,7 @@ static const struct {
 static int parse_dtype(PyObject *o, pyingot_dl_dtype_t *dt)
 {
     PyObject *s = PyObject_Str(o);
-    const char *name = s ? PyUnicode_AsUTF8(s) : NULL;
+    const char *name = s ? PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
     if (name != NULL) {
         const char *dot = strrchr(name, '.');
         const char *base = dot ? dot + 1 : name;
@@ -51,11 +52,11 @@ static int parse_dtype(PyObject *o, pyingot_dl_dtype_t *dt)
 /* A shape: a tuple or list of 1 to PYINGOT_SAMPLE_NDIM_MAX positive ints. */
 static int parse_shape(PyObject *o, const char *what, int32_t *ndim, int64_t *shape)
 {
-    PyObject *seq = PySequence_Check(o) ? PySequence_Fast(o, "shape") : NULL;
-    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    PyObject *seq = PySequence_Check(o) ? pyingot_tuple_of(o, "shape") : NULL;
+    Py_ssize_t n = seq ? PyTuple_Size(seq) : 0;
     int ok = seq != NULL && n >= 1 && n <= PYINGOT_SAMPLE_NDIM_MAX;
     for (Py_ssize_t i = 0; ok && i < n; i++) {
-        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *v = PyTuple_GetItem(seq, i);
         long long x = PyLong_Check(v) ? PyLong_AsLongLong(v) : -1;
         ok = x >= 1 && x <= INT32_MAX && !PyErr_Occurred();
         shape[i] = x;
@@ -66,7 +67,7 @@ static int parse_shape(PyObject *o, const char *what, int32_t *ndim, int64_t *sh
         PyObject *r = PyObject_Repr(o);
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "%s(shape=%s): expected a tuple of 1 to %d positive integers", what,
-                       r ? PyUnicode_AsUTF8(r) : "?", PYINGOT_SAMPLE_NDIM_MAX);
+                       r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?", PYINGOT_SAMPLE_NDIM_MAX);
         Py_XDECREF(r);
         return -1;
     }
@@ -112,10 +113,10 @@ static int parse_channels(PyObject *o, const char *what, uint32_t c, float *out)
         }
         return PyErr_Occurred() ? -1 : 0;
     }
-    PyObject *seq = PySequence_Check(o) ? PySequence_Fast(o, what) : NULL;
-    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : -1;
+    PyObject *seq = PySequence_Check(o) ? pyingot_tuple_of(o, what) : NULL;
+    Py_ssize_t n = seq ? PyTuple_Size(seq) : -1;
     for (Py_ssize_t i = 0; n == (Py_ssize_t)c && i < n; i++) {
-        out[i] = (float)PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        out[i] = (float)PyFloat_AsDouble(PyTuple_GetItem(seq, i));
     }
     Py_XDECREF(seq);
     if (n != (Py_ssize_t)c || PyErr_Occurred()) {
@@ -123,7 +124,7 @@ static int parse_channels(PyObject *o, const char *what, uint32_t c, float *out)
         PyObject *r = PyObject_Repr(o);
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "ImageTransform(%s=%s): expected a number or %u numbers (one per channel)",
-                       what, r ? PyUnicode_AsUTF8(r) : "?", c);
+                       what, r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?", c);
         Py_XDECREF(r);
         return -1;
     }
@@ -223,7 +224,7 @@ static void image_tf_dealloc(image_tf_t *self)
 {
     ingot_vision_destroy(self->vision);
     free(self->field);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    pyingot_object_free((PyObject *)self);
 }
 
 static PyObject *image_tf_shape(image_tf_t *self, void *c)
@@ -255,25 +256,32 @@ static PyGetSetDef image_tf_getset[] = {
     {"dtype", (getter)image_tf_dtype, NULL, "Output dtype: 'float32'.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyTypeObject pyingot_image_transform_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.ImageTransform",
-    .tp_basicsize = sizeof(image_tf_t),
-    .tp_dealloc = (destructor)image_tf_dealloc,
-    .tp_repr = (reprfunc)image_tf_repr,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "ImageTransform(shape, *, mean=0.0, std=1.0, field=None, decode=False, crop=None, "
-              "scale=(0.08, 1.0), ratio=(3/4, 4/3), flip=None, resize=None, dtype='float32', "
-              "layout='CHW', max_pixels=None, seed=0, dct='fast'): in the loader's workers (C, no "
-              "GIL). Without decode: an 8-bit image (binary PNM P5/P6 or raw H*W*C pixels) of "
-              "exactly the shape, to float32 [C, H, W] = (pixel / 255 - mean) / std. With "
-              "decode=True (or a crop): a JPEG, PNG or PNM of any size decoded, cropped "
-              "(crop='random': RandomResizedCrop + flip; 'center': resize the shorter side to "
-              "resize, then the center; 'none': the whole image), resized to shape and written "
-              "as float32 (normalised) or uint8, CHW or HWC (docs/vision.md). shape is (C, H, W) "
-              "or (H, W).",
-    .tp_getset = image_tf_getset,
-    .tp_init = (initproc)image_tf_init,
-    .tp_new = PyType_GenericNew,
+PyTypeObject *pyingot_image_transform_type; /* made from its spec at import */
+
+static PyType_Slot image_tf_slots[] = {
+    {Py_tp_dealloc, image_tf_dealloc},
+    {Py_tp_repr, image_tf_repr},
+    {Py_tp_doc,
+     "ImageTransform(shape, *, mean=0.0, std=1.0, field=None, decode=False, crop=None, "
+     "scale=(0.08, 1.0), ratio=(3/4, 4/3), flip=None, resize=None, dtype='float32', "
+     "layout='CHW', max_pixels=None, seed=0, dct='fast'): in the loader's workers (C, no "
+     "GIL). Without decode: an 8-bit image (binary PNM P5/P6 or raw H*W*C pixels) of "
+     "exactly the shape, to float32 [C, H, W] = (pixel / 255 - mean) / std. With "
+     "decode=True (or a crop): a JPEG, PNG or PNM of any size decoded, cropped "
+     "(crop='random': RandomResizedCrop + flip; 'center': resize the shorter side to "
+     "resize, then the center; 'none': the whole image), resized to shape and written "
+     "as float32 (normalised) or uint8, CHW or HWC (docs/vision.md). shape is (C, H, W) "
+     "or (H, W)."},
+    {Py_tp_getset, image_tf_getset},
+    {Py_tp_init, image_tf_init},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL}};
+
+PyType_Spec pyingot_image_transform_spec = {
+    .name = "ingot.ImageTransform",
+    .basicsize = sizeof(image_tf_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = image_tf_slots,
 };
 
 /* ------------------------------------------------------------------ Transform (Python) */
@@ -303,14 +311,16 @@ static int py_tf_init(py_tf_t *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     self->dtype = dt;
-    Py_XSETREF(self->fn, Py_NewRef(fn));
+    PyObject *old = self->fn;
+    self->fn = Py_NewRef(fn);
+    Py_XDECREF(old);
     return 0;
 }
 
 static void py_tf_dealloc(py_tf_t *self)
 {
     Py_XDECREF(self->fn);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    pyingot_object_free((PyObject *)self);
 }
 
 static PyObject *py_tf_shape(py_tf_t *self, void *c)
@@ -328,19 +338,25 @@ static PyGetSetDef py_tf_getset[] = {
     {"dtype", (getter)py_tf_dtype, NULL, "Output dtype.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyTypeObject pyingot_py_transform_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ingot.Transform",
-    .tp_basicsize = sizeof(py_tf_t),
-    .tp_dealloc = (destructor)py_tf_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Transform(fn, shape, dtype='float32'): a Python callable run on each sample in "
-              "the loader's workers, holding the GIL (one at a time). fn(sample) gets a dict "
-              "{'__key__': str, '__index__': int, '__label__': int, <field>: bytes, ...} and "
-              "returns an object with the buffer protocol (numpy array, bytes, ...) or a CPU "
-              "torch tensor, holding exactly prod(shape) items of dtype.",
-    .tp_getset = py_tf_getset,
-    .tp_init = (initproc)py_tf_init,
-    .tp_new = PyType_GenericNew,
+PyTypeObject *pyingot_py_transform_type; /* made from its spec at import */
+
+static PyType_Slot py_tf_slots[] = {
+    {Py_tp_dealloc, py_tf_dealloc},
+    {Py_tp_doc, "Transform(fn, shape, dtype='float32'): a Python callable run on each sample in "
+                "the loader's workers, holding the GIL (one at a time). fn(sample) gets a dict "
+                "{'__key__': str, '__index__': int, '__label__': int, <field>: bytes, ...} and "
+                "returns an object with the buffer protocol (numpy array, bytes, ...) or a CPU "
+                "torch tensor, holding exactly prod(shape) items of dtype."},
+    {Py_tp_getset, py_tf_getset},
+    {Py_tp_init, py_tf_init},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL}};
+
+PyType_Spec pyingot_py_transform_spec = {
+    .name = "ingot.Transform",
+    .basicsize = sizeof(py_tf_t),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = py_tf_slots,
 };
 
 /* ------------------------------------------------------------------ in the loader's workers */
@@ -378,17 +394,23 @@ static int copy_out(pyingot_tf_t *tf, const ingot_sample_view_t *s, PyObject *r,
     PyObject *src = r;
     Py_INCREF(src);
     if (!PyObject_CheckBuffer(src) && PyObject_HasAttrString(src, "numpy")) {
-        Py_SETREF(src, PyObject_CallMethod(src, "numpy", NULL)); /* a CPU torch tensor */
+        Py_DECREF(src);
+        src = PyObject_CallMethod(r, "numpy", NULL); /* a CPU torch tensor */
         if (src == NULL) {
             return -1;
         }
     }
     Py_buffer v;
     if (PyObject_GetBuffer(src, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "ingot.Transform: fn returned %.100s for sample '%s': expected a contiguous "
-                     "buffer (numpy array, bytes) or a CPU torch tensor",
-                     Py_TYPE(r)->tp_name, s->key);
+        PyErr_Clear();
+        PyObject *type = pyingot_type_name(r);
+        if (type != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "ingot.Transform: fn returned %.100U for sample '%s': expected a "
+                         "contiguous buffer (numpy array, bytes) or a CPU torch tensor",
+                         type, s->key);
+            Py_DECREF(type);
+        }
         Py_DECREF(src);
         return -1;
     }
@@ -431,7 +453,8 @@ static void keep_raised(pyingot_tf_t *tf, const ingot_sample_view_t *s)
     /* Bounded: a failed step stops the loader, so only the steps prepared ahead can add. */
     if (tf->raised != NULL && PyDict_Size(tf->raised) < 256) {
         PyObject *key = PyUnicode_DecodeFSDefault(s->key);
-        if (key == NULL || PyDict_SetDefault(tf->raised, key, value) == NULL) {
+        int had = key ? PyDict_Contains(tf->raised, key) : -1; /* the first one stays */
+        if (had != 0 || PyDict_SetItem(tf->raised, key, value) != 0) {
             PyErr_Clear();
         }
         Py_XDECREF(key);
@@ -450,7 +473,7 @@ static ingot_status_t py_tf_call(const ingot_sample_view_t *s, void *out, size_t
     }
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *d = sample_dict(s);
-    PyObject *r = d ? PyObject_CallOneArg(tf->fn, d) : NULL;
+    PyObject *r = d ? PyObject_CallFunctionObjArgs(tf->fn, d, NULL) : NULL;
     int rc = r ? copy_out(tf, s, r, out) : -1;
     ingot_status_t st = INGOT_OK;
     if (rc != 0) {
@@ -469,7 +492,7 @@ int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p)
     if (obj == NULL || obj == Py_None) {
         return 0;
     }
-    if (PyObject_TypeCheck(obj, &pyingot_image_transform_type) &&
+    if (PyObject_TypeCheck(obj, pyingot_image_transform_type) &&
         ((image_tf_t *)obj)->vision != NULL) {
         image_tf_t *it = (image_tf_t *)obj;
         const ingot_image_norm_t *n = &it->norm;
@@ -482,7 +505,7 @@ int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p)
         tf->out_size = ingot_vision_out_size(it->vision);
         p->transform = ingot_transform_image_decode;
         p->transform_arg = it->vision;
-    } else if (PyObject_TypeCheck(obj, &pyingot_image_transform_type)) {
+    } else if (PyObject_TypeCheck(obj, pyingot_image_transform_type)) {
         image_tf_t *it = (image_tf_t *)obj;
         if (it->norm.out_size == 0) {
             pyingot_raise(INGOT_ERR_INVALID_PARAM, "Loader(transform=...): ImageTransform not "
@@ -497,7 +520,7 @@ int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p)
         tf->out_size = it->norm.out_size;
         p->transform = ingot_transform_image_norm;
         p->transform_arg = &it->norm;
-    } else if (PyObject_TypeCheck(obj, &pyingot_py_transform_type)) {
+    } else if (PyObject_TypeCheck(obj, pyingot_py_transform_type)) {
         py_tf_t *pt = (py_tf_t *)obj;
         if (pt->fn == NULL) {
             pyingot_raise(INGOT_ERR_INVALID_PARAM, "Loader(transform=...): Transform not "
@@ -516,11 +539,15 @@ int pyingot_tf_set(pyingot_tf_t *tf, PyObject *obj, ingot_loader_params_t *p)
         p->transform = py_tf_call;
         p->transform_arg = tf;
     } else {
-        PyErr_Format(PyExc_TypeError,
-                     "Loader(transform=%.100s): expected an ingot.ImageTransform, or an "
-                     "ingot.Transform(fn, shape, dtype) wrapping a callable (the loader must "
-                     "know each sample's output size)",
-                     Py_TYPE(obj)->tp_name);
+        PyObject *type = pyingot_type_name(obj);
+        if (type != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Loader(transform=%.100U): expected an ingot.ImageTransform, or an "
+                         "ingot.Transform(fn, shape, dtype) wrapping a callable (the loader must "
+                         "know each sample's output size)",
+                         type);
+            Py_DECREF(type);
+        }
         return -1;
     }
     tf->obj = Py_NewRef(obj);
@@ -544,7 +571,7 @@ PyObject *pyingot_tf_take_raised(pyingot_tf_t *tf, const char *msg)
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(tf->raised, &pos, &key, &value)) {
-        const char *k = PyUnicode_AsUTF8(key);
+        const char *k = PyUnicode_AsUTF8AndSize(key, NULL);
         char quoted[512];
         snprintf(quoted, sizeof(quoted), "sample '%s'", k ? k : "");
         if (k != NULL && strstr(msg, quoted) != NULL) {

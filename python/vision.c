@@ -11,7 +11,7 @@
 /* A str option among @p names (NULL-terminated, indexed by the enum's values). */
 static int vision_choice(PyObject *o, const char *what, const char *const *names, int *v)
 {
-    const char *s = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    const char *s = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
     for (int i = 0; s != NULL && names[i] != NULL; i++) {
         if (strcmp(s, names[i]) == 0) {
             *v = i;
@@ -22,8 +22,8 @@ static int vision_choice(PyObject *o, const char *what, const char *const *names
     PyObject *r = o ? PyObject_Repr(o) : NULL;
     pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                    "ImageTransform(%s=%s): expected one of '%s', '%s'%s%s%s", what,
-                   r ? PyUnicode_AsUTF8(r) : "?", names[0], names[1], names[2] ? ", '" : "",
-                   names[2] ? names[2] : "", names[2] ? "'" : "");
+                   r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?", names[0], names[1],
+                   names[2] ? ", '" : "", names[2] ? names[2] : "", names[2] ? "'" : "");
     Py_XDECREF(r);
     return -1;
 }
@@ -31,10 +31,10 @@ static int vision_choice(PyObject *o, const char *what, const char *const *names
 /* A pair of floats (scale, ratio). */
 static int vision_pair(PyObject *o, const char *what, float *out)
 {
-    PyObject *seq = PySequence_Check(o) ? PySequence_Fast(o, what) : NULL;
-    int ok = seq != NULL && PySequence_Fast_GET_SIZE(seq) == 2;
+    PyObject *seq = PySequence_Check(o) ? pyingot_tuple_of(o, what) : NULL;
+    int ok = seq != NULL && PyTuple_Size(seq) == 2;
     for (int i = 0; ok && i < 2; i++) {
-        out[i] = (float)PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        out[i] = (float)PyFloat_AsDouble(PyTuple_GetItem(seq, i));
         ok = !PyErr_Occurred();
     }
     Py_XDECREF(seq);
@@ -44,7 +44,7 @@ static int vision_pair(PyObject *o, const char *what, float *out)
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "ImageTransform(%s=%s): expected two numbers "
                        "(low, high)",
-                       what, r ? PyUnicode_AsUTF8(r) : "?");
+                       what, r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?");
         Py_XDECREF(r);
         return -1;
     }
@@ -61,7 +61,7 @@ static int vision_uint(PyObject *o, const char *what, unsigned long long *out)
         pyingot_raisef(INGOT_ERR_INVALID_PARAM,
                        "ImageTransform(%s=%s): expected a non-negative "
                        "integer",
-                       what, r ? PyUnicode_AsUTF8(r) : "?");
+                       what, r ? PyUnicode_AsUTF8AndSize(r, NULL) : "?");
         Py_XDECREF(r);
         return -1;
     }

@@ -11,23 +11,32 @@ SKIP = 77
 
 def require_torch():
     """Exit 77 (skip) with the reason when this interpreter cannot run the binding's tests: no
-    PyTorch, or the module on PYTHONPATH was built for another Python (its file's ABI tag is not
-    this interpreter's, e.g. a build tree carried to a GPU node whose PyTorch runs on another
-    Python). A module built for this interpreter that fails to import is a failure, not a skip."""
+    PyTorch, or the module on PYTHONPATH cannot load here (the module is built against the
+    stable ABI of 3.11, ingot.abi3.so, which every CPython >= 3.11 loads; an older Python, or a
+    version-specific ingot.cpython-3XX-*.so of another Python, cannot). A module this
+    interpreter can load that fails to import is a failure, not a skip."""
     try:
         import torch  # noqa: F401
     except ImportError as e:
         print(f"SKIP: PyTorch is not importable by {sys.executable} ({e}); "
               "Debian: apt-get install python3-torch")
         sys.exit(SKIP)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
     dirs = [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isdir(d)]
     built = [os.path.join(d, f) for d in dirs for f in sorted(os.listdir(d))
              if f.startswith("ingot.") and f.endswith(".so")]
-    if built and not any(os.path.basename(f) == "ingot" + suffix for f in built):
+    if built and not any(loadable(os.path.basename(f)) for f in built):
         print(f"SKIP: the module {built[0]} was built for another Python; {sys.executable} "
-              f"loads ingot{suffix} (configure with -DPython3_EXECUTABLE={sys.executable})")
+              f"({sys.version.split()[0]}) loads ingot.abi3.so from Python >= 3.11 or "
+              f"ingot{sysconfig.get_config_var('EXT_SUFFIX')}")
         sys.exit(SKIP)
+
+
+def loadable(name):
+    """Whether this interpreter can import the module file `name`: its own ABI tag, or abi3
+    (built for 3.11, so from 3.11 on)."""
+    if name == "ingot.abi3.so":
+        return sys.version_info >= (3, 11)
+    return name == "ingot" + sysconfig.get_config_var("EXT_SUFFIX")
 
 
 def make_dataset(tool, root, samples, seed=0):

@@ -1,9 +1,9 @@
 #!/bin/sh
 # pip_install.sh PYTHON SRCDIR VENV [MPIRUN_SH MPIEXEC INGOT_MANIFEST]: the documented install
 # (docs/python.md): a venv that sees the system's site-packages (Debian's PyTorch),
-# `pip install SRCDIR`, then the module imports from the venv next to torch; with the launcher
-# and the packing tool, the venv's python then trains examples/fashion_mnist_ddp.py for one
-# epoch at 4 ranks (the "done when"). Skips (77) when the build backend cannot be
+# `pip install SRCDIR`, then the module (ingot.abi3.so, from a cp311-abi3 wheel) imports from
+# the venv next to torch; with the launcher and the packing tool, the venv's python then trains
+# examples/fashion_mnist_ddp.py for one epoch at 4 ranks (the "done when"). Skips (77) when the build backend cannot be
 # fetched (no PyPI).
 set -eu
 python=$1 src=$2 venv=$3
@@ -20,6 +20,13 @@ import ingot
 venv = os.path.realpath(sys.argv[1])
 assert os.path.realpath(ingot.__file__).startswith(venv), ingot.__file__
 assert isinstance(ingot.Error, type) and issubclass(ingot.Error, RuntimeError)
+# The stable ABI: one module file and one wheel for CPython 3.11 and later.
+assert os.path.basename(ingot.__file__) == "ingot.abi3.so", ingot.__file__
+from importlib.metadata import distribution
+tags = [l.split(":", 1)[1].strip() for l in distribution("ingot").read_text("WHEEL").splitlines()
+        if l.startswith("Tag:")]
+assert tags and all(t.startswith("cp311-abi3-") for t in tags), tags
+print(f"pip install: wheel tag {tags[0]}")
 try:
     import torch
     print(f"pip install: ingot {ingot.__version__} from {ingot.__file__}, torch {torch.__version__}")

@@ -10,9 +10,9 @@ ingot_add_mpi_test(NAME runtime.context.init_self_mpi NP 4 COMMAND $<TARGET_FILE
 ingot_add_test(NAME runtime.config_check.mismatch LABELS mpi
                COMMAND ${_r}/config_check/config_mismatch.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:test_init>)
-# PyTorch and ingot in one process (Debian's python3; skipped without PyTorch with CUDA).
+# PyTorch and ingot in one process (INGOT_TEST_PYTHON; skipped without PyTorch with CUDA).
 ingot_add_test(NAME runtime.context.torch_coexist LABELS gpu python
-               COMMAND /usr/bin/python3 ${_r}/context/torch_coexist.py
+               COMMAND ${INGOT_TEST_PYTHON} ${_r}/context/torch_coexist.py
                        $<TARGET_FILE:ingot> $<TARGET_FILE:ingot-manifest>)
 
 ingot_test_exe(test_loader ${_r}/loader/test_loader.c)

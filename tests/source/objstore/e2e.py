@@ -465,7 +465,7 @@ def case_python(t):
     t.start()
     src, url = small_dataset(t, samples=64)
     env = t.env(PYTHONPATH=pypath)
-    out = t.run(t.mpi(1, ["/usr/bin/python3", "-c", PY_CHECK, url]), env=env)
+    out = t.run(t.mpi(1, [sys.executable, "-c", PY_CHECK, url]), env=env)
     print("".join(line for line in out.splitlines(True) if line.startswith("python:")).strip())
 
 

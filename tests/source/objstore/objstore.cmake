@@ -7,7 +7,7 @@
 # holds the lock objstore_ports, so two never run at once. Without the weed binary the SeaweedFS
 # tests exit 77 (skipped) and say why.
 set(_os_dir ${CMAKE_CURRENT_LIST_DIR})
-set(_os_py /usr/bin/python3)
+set(_os_py ${INGOT_TEST_PYTHON})
 set(_os_home ${CMAKE_CURRENT_BINARY_DIR}/objstore-home)
 file(MAKE_DIRECTORY ${_os_home})
 set(_os_env "HOME=${_os_home}" "AWS_SHARED_CREDENTIALS_FILE=${_os_home}/no-credentials"
