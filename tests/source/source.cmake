@@ -33,3 +33,7 @@ endforeach()
 if(EXISTS ${_s}/objstore/objstore.cmake)
   include(${_s}/objstore/objstore.cmake)
 endif()
+# The node's disk tier (tests/source/disk/): entries, folder and policy (unit), and through the
+# loader on 1 to 4 ranks (disk.sh: one job after another, world sizes, faults, two nodes).
+ingot_unit_test(NAME source.disk.entries SRC ${_s}/disk/test_entry.c)
+ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
