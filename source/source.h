@@ -86,6 +86,8 @@ struct ingot_source_req {
     ingot_status_t status; /**< INGOT_OK, or what failed */
     int retry;             /**< 1: "retry elsewhere", status says why */
     size_t shift;          /**< where offset's byte lies in iov[0] (windows) */
+    uint64_t cached;       /**< of length, bytes a caching tier in the chain (the node's disk)
+                                served itself rather than from the source below it */
     /* state shared by the source and the waiter */
     _Atomic int state;
     ingot_event_t *done_ev; /**< notified on completion (ingot_source_wait) */

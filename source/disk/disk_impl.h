@@ -1,0 +1,200 @@
+/*
+ * Disk tier internals shared by its files (README.md has their roles): the tier object, its
+ * buffers, the keeper, the configuration, and the calls between the files.
+ */
+#ifndef INGOT_SOURCE_DISK_DISK_IMPL_H
+#define INGOT_SOURCE_DISK_DISK_IMPL_H
+
+#include "source/disk/disk.h"
+#include "source/disk/folder.h"
+#include "source/disk/policy.h"
+#include "base/config.h"
+#include "base/mem.h"
+#include "base/ring.h"
+#include "base/wait.h"
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* INGOT_DISK_CACHE_POLICY values. */
+typedef enum {
+    INGOT_DISK_POLICY_CLAIRVOYANT = 0,
+    INGOT_DISK_POLICY_LRU = 1
+} ingot_disk_policy_kind_t;
+
+typedef struct ingot_disk_config {
+    char *dir;      /* INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
+    uint64_t bytes; /* INGOT_DISK_CACHE_BYTES: per node */
+    char *piece;    /* INGOT_DISK_CACHE_PIECE: ingot_disk_piece_parse() */
+    ingot_disk_policy_kind_t policy;
+    int64_t prefetch; /* INGOT_DISK_PREFETCH: percent */
+} ingot_disk_config_t;
+
+extern ingot_config_table_t ingot_disk_config_table;
+extern const char *const ingot_disk_policy_names[];
+ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
+/* A piece size's log2 (a power of two, 4KiB to 64MiB); INGOT_ERR_INVALID_PARAM otherwise. */
+ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
+
+#define DISK_SLACK          8192 /* room past a piece for an O_DIRECT read from below */
+#define DISK_FILL_QUEUE     16   /* pieces waiting for the keeper's writer */
+#define DISK_SERVE_QUEUE    64   /* peers' reads waiting for this rank's server */
+#define DISK_OUTBOX         16   /* pieces waiting to be handed to their keeper */
+#define DISK_OUTBOX_WAIT_NS (100 * 1000 * 1000) /* a reader waits this long for room there */
+#define DISK_SPARE_BUFS     24 /* buffers besides one per loader request: fills, server, prefetch */
+
+/* What a buffer holds for the keeper's writer. */
+enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };
+
+/* A piece buffer: the entry's header then the piece (and slack), 4096-aligned; taken from the
+ * pool for a read, a fill or a peer's read. */
+typedef struct disk_buf {
+    uint8_t *mem;
+    ingot_disk_key_t key;
+    uint64_t piece;              /* this job's piece id, or UINT64_MAX (another manifest's) */
+    uint64_t len;                /* payload bytes */
+    int kind;                    /* DISK_FILL_* */
+    uint64_t need;               /* a prefetch: the step it is needed at */
+    ingot_transport_call_t call; /* the server's: the peer's read it answers */
+    struct ingot_disk *d;
+    ingot_source_req_t sub; /* its read from the source below */
+    ingot_event_t ev;
+    struct iovec iov;
+} disk_buf_t;
+
+/* The node's keeper (keeper.c): the policy, the writer of fills, the prefetcher. */
+typedef struct disk_keeper {
+    ingot_disk_policy_t *pol;
+    pthread_mutex_t lock;     /* the policy */
+    ingot_mpmc_t fills;       /* disk_buf_t * to write */
+    _Atomic uint64_t now;     /* the loader's planned step */
+    ingot_event_t clock;      /* now moved */
+    ingot_event_t idle;       /* the writer finished one */
+    _Atomic uint64_t pending; /* fills queued or being written */
+    pthread_t writer, prefetcher;
+    int writer_started, prefetcher_started;
+    uint64_t budget;
+} disk_keeper_t;
+
+struct ingot_disk {
+    ingot_source_t source; /* first: the source is the tier */
+    ingot_source_t *below;
+    ingot_disk_params_t p;
+    ingot_order_h order; /* the keeper's copy */
+    int rank, world, lru, prefetch_pct;
+    uint32_t piece_log2;
+    uint64_t piece_bytes, budget;
+    char dir[PATH_MAX];
+    /* the manifest's pieces */
+    ingot_disk_pieces_t pieces;
+    uint64_t *piece0, *shard_hash, *shard_size;
+    uint64_t npieces;
+    /* nodes and homes */
+    int node, nnodes, usable;       /* this node's id; the job's nodes; this node's folder serves */
+    int serving_nodes;              /* nodes whose folder serves (0: the tier passes through) */
+    int *node_usable, *node_keeper; /* per node */
+    int *node_first, *node_ranks;   /* per node: its ranks are node_ranks[node_first[n] ..
+                                     node_first[n + 1]) */
+    uint64_t *node_salt;            /* per node: the hash of its name (rendezvous) */
+    int32_t *home;                  /* per piece: its home node, or -1 (no usable node) */
+    uint8_t *homed;                 /* per piece: home == this node */
+    ingot_disk_folder_t folder;
+    /* buffers */
+    ingot_mem_t buf_mem;
+    disk_buf_t *bufs;
+    uint32_t nbufs;
+    ingot_mpmc_t free_bufs;
+    /* roles */
+    disk_keeper_t *keeper; /* this rank keeps its node, or NULL */
+    ingot_transport_service_t *svc;
+    ingot_mpmc_t calls; /* disk_buf_t * of peers' reads for the server thread */
+    pthread_t server;
+    int server_started;
+    ingot_mpmc_t outbox; /* disk_buf_t * of pieces read from below, for their keeper */
+    pthread_t pusher;
+    int pusher_started;
+    ingot_abort_t drain; /* the pusher ends once its outbox is empty */
+    ingot_abort_t abort;
+    /* counters */
+    _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
+        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors;
+    _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
+    _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
+    _Atomic uint64_t replies_out; /* the server's replies not yet sent */
+    _Atomic int said_bad, said_fill, said_push;
+};
+
+/* disk.c */
+/* End the tier (collective): a barrier, the server and keeper stopped (pending fills written),
+ * hit counts added to the entries, everything freed, the source below destroyed. */
+void ingot_disk_destroy(ingot_disk_t *d);
+/* The shard row holding this job's piece @p p. */
+uint32_t ingot_disk_shard_of(const ingot_disk_t *d, uint64_t p);
+/* The key of this job's piece @p p. */
+ingot_disk_key_t ingot_disk_key(const ingot_disk_t *d, uint64_t p);
+/* Payload bytes of piece @p p (the last piece of a shard is shorter). */
+uint64_t ingot_disk_piece_len(const ingot_disk_t *d, uint64_t p);
+/* This job's piece of @p key, or UINT64_MAX. */
+uint64_t ingot_disk_piece_of(const ingot_disk_t *d, const ingot_disk_key_t *key);
+/* A buffer from the pool, waiting until @p deadline_ns: NULL past it or at destroy. */
+disk_buf_t *ingot_disk_buf_get(ingot_disk_t *d, uint64_t deadline_ns);
+disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d);
+void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b);
+/* Remove a bad entry (the ledger told), count it, say the first one. */
+void ingot_disk_bad_entry(ingot_disk_t *d, const ingot_disk_key_t *key, const char *why);
+/* Read piece @p p's bytes [off, off + len) from this node's folder into @p b: INGOT_OK with
+ * *data_p; INGOT_ERR_NOT_FOUND (a miss, a bad entry removed, or a read error said). */
+ingot_status_t ingot_disk_read_local(ingot_disk_t *d, const ingot_disk_key_t *key,
+                                     uint64_t expect_len, uint64_t off, uint64_t len, disk_buf_t *b,
+                                     const uint8_t **data_p);
+
+/* home.c: every rank's node, budget and verdict (@p usable: this rank's folder serves)
+ * gathered, budgets checked per node, the nodes' ranks and keepers, every piece's home
+ * (collective). */
+ingot_status_t ingot_disk_homes(ingot_disk_t *d, int usable);
+/* The rank of node @p node that serves reads of piece @p p (spread over the node's ranks). */
+int ingot_disk_home_rank(const ingot_disk_t *d, int node, uint64_t p);
+uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
+
+/* disk_source.c */
+extern const ingot_source_ops_t ingot_disk_source_ops;
+/* Read all of piece @p p from the source below into @p b (b->len set); the deadline and abort as
+ * the request's. */
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, disk_buf_t *b,
+                                     uint64_t deadline_ns);
+
+/* keeper.c */
+ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d);
+/* Write pending fills, stop the threads, free. */
+void ingot_disk_keeper_destroy(ingot_disk_t *d);
+/* Hand a piece read from below to this node's keeper (this process): claimed and queued (waiting
+ * while the queue is full), or dropped when it is there or on its way; the buffer is the
+ * keeper's from the call on. */
+void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b);
+/* Claim piece @p p for a fill: 1 when it was absent (now FILLING), 0 when there or on its way. */
+int ingot_disk_keeper_claim(ingot_disk_t *d, uint64_t p);
+void ingot_disk_keeper_unclaim(ingot_disk_t *d, uint64_t p);
+/* Queue a claimed piece's buffer for the writer, waiting until @p deadline_ns (0: not at all);
+ * 0 when the queue stayed full: dropped (the piece absent, the buffer back; the caller counts a
+ * refusal when it gives up). */
+int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns);
+
+/* serve.c */
+ingot_status_t ingot_disk_serve_start(ingot_disk_t *d);
+/* Stop serving: no new calls, the queued ones answered, every reply sent (bounded by the
+ * timeout), the thread joined. */
+void ingot_disk_serve_stop(ingot_disk_t *d);
+/* Write piece @p p's bytes in @p b through to its home node's keeper: queued for this rank's
+ * pusher thread (which hands it to the keeper in this process, or pushes it over the transport,
+ * waiting out a busy keeper), or dropped when the queue stays full for DISK_OUTBOX_WAIT_NS;
+ * the buffer goes with it. */
+void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b);
+/* Start the pusher; end it once every queued piece was handed over (destroy, before the
+ * barrier that lets keepers stop). */
+ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d);
+void ingot_disk_pusher_drain(ingot_disk_t *d);
+/* Read [off, off + len) of piece @p p from its home node @p home (another node) into @p dst:
+ * INGOT_OK, INGOT_ERR_NOT_FOUND (not there), another status (that home failed: said once). */
+ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,
+                                    uint64_t len, void *dst, uint64_t deadline_ns);
+
+#endif
