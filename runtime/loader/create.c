@@ -10,6 +10,7 @@
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
 #include "source/cache/cache.h"
+#include "source/disk/disk.h"
 #include "source/emulate.h"
 #include "source/posix.h"
 #include "base/cuda.h"
@@ -461,6 +462,9 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
     st = ingot_node_manifest_open(ctx, l->params.manifest_path, &l->manifest, &l->manifest_window);
     if (st == INGOT_OK) {
         st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
+    }
+    if (st == INGOT_OK && ingot_disk_enabled()) {
+        st = ingot_loader_disk_create(l); /* collective, agreed: the node's disk over storage */
     }
     if (st == INGOT_OK && ingot_cache_enabled()) {
         st = loader_cache(l); /* collective, agreed */
