@@ -166,7 +166,7 @@ static int entry_create_fill(int dirfd, const char *fill)
             continue; /* the fan-out folder was just made */
         }
         if (fd < 0 && errno == EEXIST) {
-            if (tries == 0 && ingot_disk_entry_clean_fill(dirfd, fill) == 1) {
+            if (tries == 0 && ingot_disk_entry_clean_fill(dirfd, fill, 1) == 1) {
                 continue; /* an orphan of a dead writer was in the way */
             }
             errno = EEXIST; /* a live writer fills it */
@@ -439,16 +439,16 @@ void ingot_disk_entry_stamp(int dirfd, const ingot_disk_key_t *key, uint64_t *hi
     *created_p = h.created_ns;
 }
 
-int ingot_disk_entry_clean_fill(int dirfd, const char *path)
+int ingot_disk_entry_clean_fill(int dirfd, const char *path, int remove)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return errno == ENOENT ? 1 : -1; /* gone already: its writer published or removed it */
     }
-    int removed = 0;
+    int orphan = 0;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        removed = unlinkat(dirfd, path, 0) == 0 || errno == ENOENT ? 1 : -1;
+        orphan = !remove || unlinkat(dirfd, path, 0) == 0 || errno == ENOENT ? 1 : -1;
     }
     close(fd);
-    return removed;
+    return orphan;
 }

@@ -101,9 +101,10 @@ void ingot_disk_entry_stamp(int dirfd, const ingot_disk_key_t *key, uint64_t *hi
                             uint64_t *created_p);
 
 /**
- * A temporary found by a scan: removed when no live writer holds its lock (an orphan). Returns 1
- * when removed, 0 when a writer is alive, -1 when it could not be opened or removed.
+ * A temporary found by a scan: an orphan when no live writer holds its lock, then removed when
+ * @p remove. Returns 1 for an orphan (removed when asked), 0 when a writer is alive, -1 when it
+ * could not be opened or removed.
  */
-int ingot_disk_entry_clean_fill(int dirfd, const char *path);
+int ingot_disk_entry_clean_fill(int dirfd, const char *path, int remove);
 
 #endif

@@ -113,6 +113,12 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
         return folder_fail(f, err == ENOENT ? INGOT_ERR_NOT_FOUND : ingot_status_from_errno(err),
                            why, whylen, "folder '%s' cannot be used: %s", strerror(err));
     }
+    if (!create) { /* a tool's look at a folder as it is: its ledger if it can be had */
+        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDWR | O_CLOEXEC);
+        f->ledger_fd = f->ledger_fd >= 0 ? f->ledger_fd
+                                         : openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
+        return INGOT_OK;
+    }
     const char *shared = folder_shared_fs(f->fd);
     if (shared != NULL) {
         return folder_fail(f, INGOT_ERR_UNSUPPORTED, why, whylen,
@@ -152,6 +158,10 @@ ingot_status_t ingot_disk_ledger_lock(ingot_disk_folder_t *f)
 {
     static _Atomic int said;
     uint64_t deadline = ingot_deadline_after(f->lock_timeout_ns);
+    if (f->ledger_fd < 0) {
+        return ingot_fail(INGOT_ERR_PERMISSION, "disk tier: the ledger of '%s' cannot be opened",
+                          f->path);
+    }
     pthread_mutex_lock(&f->mutex);
     while (flock(f->ledger_fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -228,9 +238,9 @@ static void scan_file(ingot_disk_folder_t *f, int dfd, const char *dirname, cons
     } else if (kind == 1) {
         char path[300];
         snprintf(path, sizeof(path), "%s/%s", dirname, name);
-        int removed = clean ? ingot_disk_entry_clean_fill(f->fd, path) : 0;
-        s->orphans_removed += (removed == 1);
-        s->fills_live += (removed != 1);
+        int orphan = ingot_disk_entry_clean_fill(f->fd, path, clean);
+        s->orphans += (orphan == 1);
+        s->fills_live += (orphan != 1);
     } else if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode)) {
         e.bytes = (uint64_t)sb.st_size;
         e.mtime_ns = (uint64_t)sb.st_mtim.tv_sec * INGOT_NSEC_PER_SEC +

@@ -33,10 +33,11 @@ typedef struct ingot_disk_folder {
 } ingot_disk_folder_t;
 
 /**
- * Open the folder at @p path, making it (mode 0700: a user's own) when @p create and missing;
- * check it holds entries: writable (a probe file is written and removed; fault site
+ * Open the folder at @p path for the tier (@p create): made (mode 0700: a user's own) when
+ * missing, checked to hold entries: writable (a probe file is written and removed; fault site
  * "disk_folder"), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
- * AFS, PanFS are shared between nodes; fault site "disk_statfs"); open its ledger.
+ * AFS, PanFS are shared between nodes; fault site "disk_statfs"); its ledger opened. Without
+ * @p create (the tools): opened as it is, its ledger if there (ledger_fd -1 otherwise).
  * @return INGOT_OK; INGOT_ERR_PERMISSION (read-only, or not writable by this user);
  *         INGOT_ERR_NOT_FOUND (missing and not made); INGOT_ERR_UNSUPPORTED (a filesystem shared
  *         between nodes); INGOT_ERR_IO. Nothing logged: @p why says what, naming the folder.
@@ -66,17 +67,18 @@ typedef struct ingot_disk_found {
 
 /** What a scan found. */
 typedef struct ingot_disk_scan {
-    uint64_t entries, bytes;  /**< entries and their bytes */
-    uint64_t orphans_removed; /**< temporaries of dead writers removed */
-    uint64_t fills_live;      /**< temporaries a live writer holds */
-    uint64_t strangers;       /**< files in the fan-out folders that are neither */
+    uint64_t entries, bytes; /**< entries and their bytes */
+    uint64_t orphans;        /**< temporaries of dead writers (removed when cleaning) */
+    uint64_t fills_live;     /**< temporaries a live writer holds */
+    uint64_t strangers;      /**< files in the fan-out folders that are neither */
 } ingot_disk_scan_t;
 
 typedef void (*ingot_disk_found_fn_t)(void *arg, const ingot_disk_found_t *e);
 
 /**
- * List every entry of the folder (@p fn for each; may be NULL) and every temporary: an orphan is
- * removed when @p clean. Writes nothing else. INGOT_OK, or INGOT_ERR_IO naming the folder.
+ * List every entry of the folder (@p fn for each; may be NULL) and every temporary, each told an
+ * orphan or a live writer's by a lock test: an orphan is removed when @p clean. Writes nothing
+ * else. INGOT_OK, or INGOT_ERR_IO naming the folder.
  */
 ingot_status_t ingot_disk_folder_scan(ingot_disk_folder_t *f, int clean, ingot_disk_found_fn_t fn,
                                       void *arg, ingot_disk_scan_t *scan_p);

@@ -50,8 +50,8 @@ static ingot_status_t keeper_scan(ingot_disk_t *d)
     ingot_info("disk tier: %s holds %" PRIu64 " entries (%" PRIu64 " bytes; %" PRIu64 " of this "
                "job's %" PRIu64 " pieces homed here), %" PRIu64 " orphans removed, %" PRIu64
                " fills of live writers, scanned in %.3f s",
-               d->dir, scan.entries, scan.bytes, resident, homed, scan.orphans_removed,
-               scan.fills_live, (double)(ingot_time_ns() - t0) / 1e9);
+               d->dir, scan.entries, scan.bytes, resident, homed, scan.orphans, scan.fills_live,
+               (double)(ingot_time_ns() - t0) / 1e9);
     return st;
 }
 

@@ -161,7 +161,7 @@ static void test_writers(ingot_disk_folder_t *f)
     waitpid(dead, NULL, 0);
     ingot_disk_scan_t scan;
     CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
-    CHECK(scan.orphans_removed == 1 && scan.fills_live == 1);
+    CHECK(scan.orphans == 1 && scan.fills_live == 1);
     path_of(f, 21, 1, p, sizeof(p));
     CHECK(access(p, F_OK) != 0);
     path_of(f, 20, 1, p, sizeof(p));
