@@ -35,12 +35,11 @@ ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
 /* A piece size's log2 (a power of two, 4KiB to 64MiB); INGOT_ERR_INVALID_PARAM otherwise. */
 ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
 
-#define DISK_SLACK          8192 /* room past a piece for an O_DIRECT read from below */
-#define DISK_FILL_QUEUE     16   /* pieces waiting for the keeper's writer */
-#define DISK_SERVE_QUEUE    64   /* peers' reads waiting for this rank's server */
-#define DISK_OUTBOX         16   /* pieces waiting to be handed to their keeper */
-#define DISK_OUTBOX_WAIT_NS (100 * 1000 * 1000) /* a reader waits this long for room there */
-#define DISK_SPARE_BUFS     24 /* buffers besides one per loader request: fills, server, prefetch */
+#define DISK_SLACK       8192 /* room past a piece for an O_DIRECT read from below */
+#define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writer */
+#define DISK_SERVE_QUEUE 64   /* peers' reads waiting for this rank's server */
+#define DISK_OUTBOX      16   /* pieces waiting to be handed to their keeper */
+#define DISK_SPARE_BUFS  24   /* buffers besides one per loader request: fills, server, prefetch */
 
 /* What a buffer holds for the keeper's writer. */
 enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };
@@ -73,6 +72,10 @@ typedef struct disk_keeper {
     pthread_t writer, prefetcher;
     int writer_started, prefetcher_started;
     uint64_t budget;
+    _Atomic uint64_t usage;   /* the folder's usage when the writer last looked (the ledger) */
+    _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */
+    uint32_t *claimed_at;     /* per piece: when claimed (s since t0), so a claim can lapse */
+    uint64_t t0;
 } disk_keeper_t;
 
 struct ingot_disk {
@@ -157,41 +160,56 @@ uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
 
 /* disk_source.c */
 extern const ingot_source_ops_t ingot_disk_source_ops;
-/* Read all of piece @p p from the source below into @p b (b->len set); the deadline and abort as
- * the request's. */
-ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, disk_buf_t *b,
-                                     uint64_t deadline_ns);
+/* Read bytes [@p off, @p off + @p len) of piece @p p (UINT64_MAX: to its end) from the source
+ * below into @p b's payload (b->len set); the deadline as the request's. */
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     disk_buf_t *b, uint64_t deadline_ns);
 
 /* keeper.c */
 ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d);
 /* Write pending fills, stop the threads, free. */
 void ingot_disk_keeper_destroy(ingot_disk_t *d);
-/* Hand a piece read from below to this node's keeper (this process): claimed and queued (waiting
- * while the queue is full), or dropped when it is there or on its way; the buffer is the
- * keeper's from the call on. */
+/* Hand a claimed piece read from below to this node's keeper (this process): queued, waiting
+ * while the queue is full; the buffer is the keeper's from the call on. */
 void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b);
-/* Claim piece @p p for a fill: 1 when it was absent (now FILLING), 0 when there or on its way. */
-int ingot_disk_keeper_claim(ingot_disk_t *d, uint64_t p);
-void ingot_disk_keeper_unclaim(ingot_disk_t *d, uint64_t p);
 /* Queue a claimed piece's buffer for the writer, waiting until @p deadline_ns (0: not at all);
- * 0 when the queue stayed full: dropped (the piece absent, the buffer back; the caller counts a
- * refusal when it gives up). */
+ * 0 when the queue stayed full: the buffer back, the claim let go (kept for a try: the pusher
+ * tries again); the caller counts a refusal when it gives up. */
 int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns);
+
+/* claim.c: the keeper's answers to "shall I read piece p whole and hand it to you?" */
+enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO };
+/* DISK_WANT_FILL (the piece is claimed for the asker's fill), DISK_WANT_THERE (resident, or on
+ * its way), DISK_WANT_NO (the policy would not admit it). @p advance: move the policy's clock
+ * first (not from the transport's progress thread: an epoch's roll builds a trace). */
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance);
+/* Whether piece @p p is claimed for a fill (a push of it is welcome). */
+int ingot_disk_keeper_claimed(ingot_disk_t *d, uint64_t p);
+/* Leave the claim of @p p for @p state (its bytes no longer counted as claimed). */
+void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state);
+/* A piece the prefetcher picked (FILLING by the policy): counted as claimed. Lock held. */
+void ingot_disk_keeper_claim_locked(ingot_disk_t *d, uint64_t p);
+/* Whether the budget has room for another whole piece, counting the claims in flight. */
+int ingot_disk_keeper_has_room(const ingot_disk_t *d);
 
 /* serve.c */
 ingot_status_t ingot_disk_serve_start(ingot_disk_t *d);
 /* Stop serving: no new calls, the queued ones answered, every reply sent (bounded by the
  * timeout), the thread joined. */
 void ingot_disk_serve_stop(ingot_disk_t *d);
-/* Write piece @p p's bytes in @p b through to its home node's keeper: queued for this rank's
- * pusher thread (which hands it to the keeper in this process, or pushes it over the transport,
- * waiting out a busy keeper), or dropped when the queue stays full for DISK_OUTBOX_WAIT_NS;
- * the buffer goes with it. */
-void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b);
+/* Write piece @p p's bytes in @p b (claimed for this rank by its keeper) through to its home
+ * node's keeper: queued for this rank's pusher thread (which hands it to the keeper in this
+ * process, or pushes it over the transport, waiting out a busy keeper), waiting for room in the
+ * queue until @p deadline_ns; the buffer goes with it. */
+void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
 /* Start the pusher; end it once every queued piece was handed over (destroy, before the
  * barrier that lets keepers stop). */
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d);
 void ingot_disk_pusher_drain(ingot_disk_t *d);
+/* Whether this rank should read missed piece @p p whole and write it through: its keeper's
+ * answer (DISK_WANT_*), asked over the transport when the keeper is another process;
+ * DISK_WANT_NO when it cannot be asked. */
+int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);
 /* Read [off, off + len) of piece @p p from its home node @p home (another node) into @p dst:
  * INGOT_OK, INGOT_ERR_NOT_FOUND (not there), another status (that home failed: said once). */
 ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,

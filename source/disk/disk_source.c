@@ -42,18 +42,18 @@ static void disk_sub_late(ingot_source_req_t *sub, int late)
     }
 }
 
-ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, disk_buf_t *b,
-                                     uint64_t deadline_ns)
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     disk_buf_t *b, uint64_t deadline_ns)
 {
     uint32_t shard = ingot_disk_shard_of(d, p);
-    uint64_t first = d->piece0[shard];
+    uint64_t first = d->piece0[shard], plen = ingot_disk_piece_len(d, p);
     uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
-    b->len = ingot_disk_piece_len(d, p);
+    b->len = len < plen - off ? len : plen - off;
     b->iov = (struct iovec){.iov_base = payload, .iov_len = (size_t)b->len};
     ingot_event_init(&b->ev);
     b->sub = (ingot_source_req_t){.shard = shard,
                                   .shard_id = d->shard_hash[shard],
-                                  .offset = (p - first) << d->piece_log2,
+                                  .offset = ((p - first) << d->piece_log2) + off,
                                   .length = b->len,
                                   .iov = &b->iov,
                                   .iovcnt = 1,
@@ -131,15 +131,25 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
         return INGOT_OK;
     }
     atomic_fetch_add(&d->misses, 1);
-    st = ingot_disk_read_below(d, p, b, req->deadline_ns);
+    /* the whole piece when its keeper wants it written through, else only these bytes */
+    int whole = ingot_disk_want(d, p, req->deadline_ns) == DISK_WANT_FILL;
+    st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, b,
+                               req->deadline_ns);
     if (st != INGOT_OK) {
+        if (whole && d->keeper != NULL && d->home[p] == d->node) {
+            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT); /* its claim let go */
+        }
         if (atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
             ingot_disk_buf_put(d, b);
         }
         return st;
     }
-    dst_copy(dst, b->mem + INGOT_DISK_HEADER_BYTES + off, len);
-    ingot_disk_write_through(d, p, b); /* the buffer goes with it */
+    dst_copy(dst, b->mem + INGOT_DISK_HEADER_BYTES + (whole ? off : 0), len);
+    if (!whole) {
+        ingot_disk_buf_put(d, b);
+        return INGOT_OK;
+    }
+    ingot_disk_write_through(d, p, b, req->deadline_ns); /* the buffer goes with it */
     return INGOT_OK;
 }
 

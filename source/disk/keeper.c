@@ -42,6 +42,7 @@ static ingot_status_t keeper_scan(ingot_disk_t *d)
     st = ingot_disk_folder_scan(&d->folder, 1, keeper_found, d, &scan);
     if (st == INGOT_OK) {
         ingot_disk_ledger_set(&d->folder, scan.bytes);
+        atomic_store(&d->keeper->usage, scan.bytes);
     }
     ingot_disk_ledger_unlock(&d->folder);
     ingot_disk_policy_foreign_done(d->keeper->pol);
@@ -53,14 +54,6 @@ static ingot_status_t keeper_scan(ingot_disk_t *d)
                d->dir, scan.entries, scan.bytes, resident, homed, scan.orphans, scan.fills_live,
                (double)(ingot_time_ns() - t0) / 1e9);
     return st;
-}
-
-/* Set piece @p p's state. */
-static void keeper_set(ingot_disk_t *d, uint64_t p, int state)
-{
-    pthread_mutex_lock(&d->keeper->lock);
-    ingot_disk_policy_set(d->keeper->pol, p, state);
-    pthread_mutex_unlock(&d->keeper->lock);
 }
 
 /* Say a failed fill once, count every one. */
@@ -108,13 +101,12 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     uint64_t need = b->kind == DISK_FILL_PREFETCH ? b->need : ingot_disk_policy_need(k->pol, p);
     pthread_mutex_unlock(&k->lock);
     if (ingot_disk_ledger_lock(&d->folder) != INGOT_OK) {
-        keeper_set(d, p, INGOT_DISK_ABSENT);
+        ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
         keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
         return;
     }
     pthread_mutex_lock(&k->lock);
     int admit = keeper_room(d, INGOT_DISK_HEADER_BYTES + b->len, need);
-    ingot_disk_policy_set(k->pol, p, admit ? INGOT_DISK_FILLING : INGOT_DISK_ABSENT);
     pthread_mutex_unlock(&k->lock);
     char why[PATH_MAX + 256] = "";
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
@@ -126,17 +118,18 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
         ingot_disk_ledger_add(&d->folder, (int64_t)(INGOT_DISK_HEADER_BYTES + b->len));
         atomic_fetch_add(&d->admitted, 1);
     }
+    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
     ingot_disk_ledger_unlock(&d->folder);
     if (!admit) {
         atomic_fetch_add(&d->refused, 1);
     } else if (st != INGOT_OK && st != INGOT_ERR_EXISTS) {
         keeper_fill_failed(d, st, why);
     }
-    pthread_mutex_lock(&k->lock); /* another job writing it counts as there */
-    ingot_disk_policy_set(k->pol, p,
-                          admit && (st == INGOT_OK || st == INGOT_ERR_EXISTS) ? INGOT_DISK_RESIDENT
-                                                                              : INGOT_DISK_ABSENT);
-    pthread_mutex_unlock(&k->lock);
+    /* another job writing it counts as there */
+    ingot_disk_keeper_settle(d, p,
+                             admit && (st == INGOT_OK || st == INGOT_ERR_EXISTS)
+                                 ? INGOT_DISK_RESIDENT
+                                 : INGOT_DISK_ABSENT);
 }
 
 static void keeper_done_one(ingot_disk_t *d, disk_buf_t *b)
@@ -162,36 +155,6 @@ static void *keeper_writer_main(void *arg)
     }
 }
 
-/* Whether this job's piece @p p has an entry in the folder. */
-static int keeper_on_disk(ingot_disk_t *d, uint64_t p)
-{
-    char name[INGOT_DISK_NAME_MAX];
-    ingot_disk_key_t key = ingot_disk_key(d, p);
-    ingot_disk_entry_name(&key, 0, name, sizeof(name));
-    return faccessat(d->folder.fd, name, F_OK, 0) == 0;
-}
-
-int ingot_disk_keeper_claim(ingot_disk_t *d, uint64_t p)
-{
-    disk_keeper_t *k = d->keeper;
-    pthread_mutex_lock(&k->lock);
-    int state = ingot_disk_policy_state(k->pol, p);
-    /* a resident piece asked for again was removed behind the keeper (found bad by a reader,
-     * deleted by hand): absent after all */
-    int absent = state == INGOT_DISK_ABSENT ||
-                 (state == INGOT_DISK_RESIDENT && !keeper_on_disk(d, p));
-    if (absent) {
-        ingot_disk_policy_set(k->pol, p, INGOT_DISK_FILLING); /* the others are dropped */
-    }
-    pthread_mutex_unlock(&k->lock);
-    return absent;
-}
-
-void ingot_disk_keeper_unclaim(ingot_disk_t *d, uint64_t p)
-{
-    keeper_set(d, p, INGOT_DISK_ABSENT);
-}
-
 int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns)
 {
     disk_keeper_t *k = d->keeper;
@@ -202,7 +165,9 @@ int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns
     if (!queued) {
         atomic_fetch_sub(&k->pending, 1);
         ingot_event_notify(&k->idle);
-        keeper_set(d, b->piece, INGOT_DISK_ABSENT);
+        if (deadline_ns != 0) { /* a try (a push) keeps its claim: its pusher tries again */
+            ingot_disk_keeper_settle(d, b->piece, INGOT_DISK_ABSENT);
+        }
         ingot_disk_buf_put(d, b);
     }
     return queued;
@@ -210,10 +175,6 @@ int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns
 
 void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b)
 {
-    if (!ingot_disk_keeper_claim(d, b->piece)) {
-        ingot_disk_buf_put(d, b); /* there, or on its way */
-        return;
-    }
     if (!ingot_disk_keeper_queue(d, b, ingot_deadline_after(d->p.timeout_ns))) {
         atomic_fetch_add(&d->refused, 1);
     }
@@ -241,7 +202,10 @@ static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
     uint64_t before = atomic_load(&k->now);
     pthread_mutex_lock(&k->lock);
     (void)ingot_disk_policy_advance(k->pol, before);
-    int got = ingot_disk_policy_prefetch(k->pol, p_p, need_p);
+    int got = ingot_disk_policy_prefetch(k->pol, ingot_disk_keeper_has_room(d), p_p, need_p);
+    if (got) {
+        ingot_disk_keeper_claim_locked(d, *p_p);
+    }
     pthread_mutex_unlock(&k->lock);
     if (!got) {
         uint64_t deadline = ingot_deadline_after(KEEPER_IDLE_NS);
@@ -264,7 +228,7 @@ static void *keeper_prefetch_main(void *arg)
         }
         disk_buf_t *b = ingot_disk_buf_get(d, ingot_deadline_after(d->p.timeout_ns));
         uint64_t t0 = ingot_time_ns();
-        ingot_status_t st = b ? ingot_disk_read_below(d, p, b,
+        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, b,
                                                       ingot_deadline_after(d->p.timeout_ns))
                               : INGOT_ERR_CANCELED;
         if (st == INGOT_OK) {
@@ -274,7 +238,7 @@ static void *keeper_prefetch_main(void *arg)
             b->need = need;
         }
         if (st != INGOT_OK) {
-            keeper_set(d, p, INGOT_DISK_ABSENT);
+            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
             if (b != NULL && atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
                 ingot_disk_buf_put(d, b);
             }
@@ -314,6 +278,11 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
     }
     d->keeper = k;
     k->budget = d->budget;
+    k->t0 = ingot_time_ns();
+    k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
+    if (k->claimed_at == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
     pthread_mutex_init(&k->lock, NULL);
     ingot_event_init(&k->idle);
     atomic_store(&k->now, d->p.start_step);
@@ -372,6 +341,7 @@ void ingot_disk_keeper_destroy(ingot_disk_t *d)
     }
     ingot_disk_policy_destroy(k->pol);
     ingot_mpmc_cleanup(&k->fills);
+    free(k->claimed_at);
     pthread_mutex_destroy(&k->lock);
     free(k);
     d->keeper = NULL;

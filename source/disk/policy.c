@@ -250,7 +250,7 @@ static int pol_pf_item(ingot_disk_policy_t *pol, const ingot_disk_trace_t **t_p,
     return 0;
 }
 
-int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, uint64_t *p_p, uint64_t *need_p)
+int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, int room, uint64_t *p_p, uint64_t *need_p)
 {
     const ingot_disk_trace_t *t;
     uint64_t i;
@@ -261,7 +261,7 @@ int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, uint64_t *p_p, uint64_t
             pol->pf_item++;
             continue;
         }
-        if (!ingot_disk_policy_admissible(pol, need)) {
+        if (!room && !ingot_disk_policy_admissible(pol, need)) {
             return 0; /* the budget holds pieces needed sooner: wait for the clock */
         }
         pol->pf_item++;

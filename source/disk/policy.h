@@ -94,10 +94,11 @@ int ingot_disk_policy_victim(ingot_disk_policy_t *pol, uint64_t need, ingot_disk
 
 /**
  * The next piece to prefetch: absent, homed here, along the trace from the clock + lead, and
- * admissible for its use: 1 with *@p p_p and its use *@p need_p (the piece is then FILLING), 0 when
- * none (everything ahead is resident or in flight, or the budget holds only pieces needed sooner).
+ * admissible for its use (@p room: the budget has room for a piece, else a victim needed later):
+ * 1 with *@p p_p and its use *@p need_p (the piece is then FILLING), 0 when none (everything
+ * ahead is resident or in flight, or the budget holds only pieces needed sooner).
  */
-int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, uint64_t *p_p, uint64_t *need_p);
+int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, int room, uint64_t *p_p, uint64_t *need_p);
 
 /** Counters: the pieces this node is home to, and those resident now. */
 void ingot_disk_policy_counts(const ingot_disk_policy_t *pol, uint64_t *homed_p,

@@ -11,7 +11,13 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define SERVE_LOG2_SHIFT 56 /* key[1]: the piece's log2 above its index */
+#define SERVE_LOG2_SHIFT 56           /* key[1]: the piece's log2 above its index */
+#define SERVE_WANT       (1ull << 63) /* key[1]: a keeper is asked whether it wants the piece */
+
+/* A keeper's answer to a want, as the reply's status. */
+static const ingot_status_t serve_want_status[] = {[DISK_WANT_FILL] = INGOT_ERR_NOT_FOUND,
+                                                   [DISK_WANT_THERE] = INGOT_ERR_EXISTS,
+                                                   [DISK_WANT_NO] = INGOT_ERR_NO_RESOURCE};
 
 static void serve_key(const ingot_disk_key_t *k, uint64_t key[2])
 {
@@ -22,13 +28,21 @@ static void serve_key(const ingot_disk_key_t *k, uint64_t key[2])
 static ingot_disk_key_t serve_unkey(const uint64_t key[2])
 {
     return (ingot_disk_key_t){key[0], key[1] & ((1ull << SERVE_LOG2_SHIFT) - 1),
-                              (uint32_t)(key[1] >> SERVE_LOG2_SHIFT)};
+                              (uint32_t)((key[1] & ~SERVE_WANT) >> SERVE_LOG2_SHIFT)};
 }
 
 /* A peer's read (progress thread): queued for the server, or refused at once. */
 static ingot_status_t serve_call(void *arg, const ingot_transport_call_t *call)
 {
     ingot_disk_t *d = arg;
+    if (call->key[1] & SERVE_WANT) { /* answered at once, from the keeper's state */
+        ingot_disk_key_t k = serve_unkey(call->key);
+        uint64_t p = ingot_disk_piece_of(d, &k);
+        int want = d->keeper != NULL && p != UINT64_MAX && d->homed[p]
+                       ? ingot_disk_keeper_want(d, p, 0)
+                       : DISK_WANT_NO;
+        return serve_want_status[want];
+    }
     if (!d->usable) {
         return INGOT_ERR_NOT_FOUND;
     }
@@ -58,12 +72,11 @@ static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], con
     if (len != ingot_disk_piece_len(d, p)) {
         return INGOT_ERR_FORMAT;
     }
-    if (!ingot_disk_keeper_claim(d, p)) {
-        return INGOT_OK; /* there, or on its way */
+    if (!ingot_disk_keeper_claimed(d, p)) {
+        return INGOT_OK; /* not claimed for a fill (lapsed, or written): not wanted */
     }
     disk_buf_t *b = ingot_disk_buf_try(d);
     if (b == NULL) {
-        ingot_disk_keeper_unclaim(d, p);
         return INGOT_ERR_NO_RESOURCE; /* the pusher retries */
     }
     memcpy(b->mem + INGOT_DISK_HEADER_BYTES, data, len);
@@ -71,7 +84,7 @@ static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], con
     b->piece = p;
     b->len = len;
     b->kind = DISK_FILL_PUSH;
-    /* claimed above; no wait in progress: a full queue is the pusher's to retry */
+    /* no wait in progress: a full queue is the pusher's to retry, the claim kept for it */
     return ingot_disk_keeper_queue(d, b, 0) ? INGOT_OK : INGOT_ERR_NO_RESOURCE;
 }
 
@@ -191,6 +204,29 @@ static ingot_status_t serve_op(ingot_disk_t *d, int rank, const uint64_t key[2],
     return st != INGOT_OK ? st : atomic_load(&op.status);
 }
 
+int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
+{
+    int home = d->home[p], keeper = home >= 0 ? d->node_keeper[home] : -1;
+    if (keeper == d->rank) {
+        return ingot_disk_keeper_want(d, p, 1);
+    }
+    if (keeper < 0 || d->svc == NULL || atomic_load(&d->node_failed[home])) {
+        return DISK_WANT_NO;
+    }
+    ingot_disk_key_t k = ingot_disk_key(d, p);
+    uint64_t key[2], word;
+    serve_key(&k, key);
+    key[1] |= SERVE_WANT;
+    ingot_status_t st = serve_op(d, keeper, key, 0, &word, NULL, 0, deadline_ns);
+    for (int w = DISK_WANT_FILL; w <= DISK_WANT_NO; w++) {
+        if (st == serve_want_status[w]) {
+            return w;
+        }
+    }
+    serve_node_failed(d, home, keeper, st);
+    return DISK_WANT_NO;
+}
+
 ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,
                                     uint64_t len, void *dst, uint64_t deadline_ns)
 {
@@ -248,12 +284,11 @@ static void *pusher_main(void *arg)
     }
 }
 
-void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b)
+void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns)
 {
-    b->piece = p;
-    uint64_t deadline = ingot_deadline_after(DISK_OUTBOX_WAIT_NS); /* a burst, not a backlog */
+    b->piece = p; /* claimed for this rank: it waits for room rather than lose the fill */
     if (d->home[p] < 0 || !d->pusher_started ||
-        ingot_mpmc_push_wait(&d->outbox, b, deadline, &d->abort) != INGOT_OK) {
+        ingot_mpmc_push_wait(&d->outbox, b, deadline_ns, &d->abort) != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
         ingot_disk_buf_put(d, b);
     }
