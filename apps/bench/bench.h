@@ -26,7 +26,7 @@ typedef struct bench_args {
 } bench_args_t;
 
 /* Per epoch, per rank: what the epochs table and JSON show (doubles, gathered as is). */
-enum { E_EPOCH, E_STEPS, E_WALL, E_COMPUTE, E_STALL, E_STORAGE, E_PEER, E_LOCAL, E_COUNT };
+enum { E_EPOCH, E_STEPS, E_WALL, E_COMPUTE, E_STALL, E_STORAGE, E_PEER, E_LOCAL, E_DISK, E_COUNT };
 
 /** Room for the cache's path report. */
 #define BENCH_PATHS_MAX 4096
@@ -41,6 +41,7 @@ typedef struct bench_result {
     int epochs_cut; /* a row could not be allocated: epochs_seen - nepochs are left out */
     double (*epochs)[E_COUNT];   /* every epoch delivered; the first step of the run left out */
     char paths[BENCH_PATHS_MAX]; /* the peer cache's data paths, or "" */
+    char disk[BENCH_PATHS_MAX];  /* the disk tier's report, or "" */
 } bench_result_t;
 
 /** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */
@@ -84,6 +85,14 @@ enum {
     M_BYTES_READ,
     M_REQUESTS,
     M_FIRST,
+    M_DISK_HITS, /* the node's disk tier (INGOT_DISK_CACHE_BYTES): counts, summed over ranks */
+    M_DISK_MISSES,
+    M_DISK_BELOW,
+    M_DISK_ADMITTED,
+    M_DISK_REFUSED,
+    M_DISK_EVICTIONS,
+    M_DISK_PREFETCH,
+    M_DISK_BAD,
     M_COUNT
 };
 

@@ -7,12 +7,34 @@
 #define METRICS_MIB       (1024.0 * 1024.0)
 #define METRICS_MIN_WALL  1e-9 /* a zero wall time gives rates of zero, not a division by 0 */
 
-const char *const bench_metric_names[M_COUNT] = {
-    "wall_s",       "compute_s",     "stall_s",       "au",
-    "steps",        "samples",       "bytes",         "samples_per_s",
-    "mib_per_s",    "stall_p50_ms",  "stall_p99_ms",  "read_p50_ms",
-    "read_p99_ms",  "verify_p50_ms", "decode_p50_ms", "h2d_p50_ms",
-    "minor_faults", "bytes_read",    "read_requests", "first_step_ms"};
+const char *const bench_metric_names[M_COUNT] = {"wall_s",
+                                                 "compute_s",
+                                                 "stall_s",
+                                                 "au",
+                                                 "steps",
+                                                 "samples",
+                                                 "bytes",
+                                                 "samples_per_s",
+                                                 "mib_per_s",
+                                                 "stall_p50_ms",
+                                                 "stall_p99_ms",
+                                                 "read_p50_ms",
+                                                 "read_p99_ms",
+                                                 "verify_p50_ms",
+                                                 "decode_p50_ms",
+                                                 "h2d_p50_ms",
+                                                 "minor_faults",
+                                                 "bytes_read",
+                                                 "read_requests",
+                                                 "first_step_ms",
+                                                 "disk_hits",
+                                                 "disk_misses",
+                                                 "disk_bytes_below",
+                                                 "disk_admitted",
+                                                 "disk_refused",
+                                                 "disk_evictions",
+                                                 "disk_prefetch_bytes",
+                                                 "disk_bad_entries"};
 
 static double ms(uint64_t ns)
 {
@@ -42,6 +64,14 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_BYTES_READ] = (double)r->st.bytes_read;
     m[M_REQUESTS] = (double)r->st.read_requests;
     m[M_FIRST] = ms(r->st.stall_first_ns);
+    m[M_DISK_HITS] = (double)r->st.disk_hits;
+    m[M_DISK_MISSES] = (double)r->st.disk_misses;
+    m[M_DISK_BELOW] = (double)r->st.disk_bytes_below;
+    m[M_DISK_ADMITTED] = (double)r->st.disk_admitted;
+    m[M_DISK_REFUSED] = (double)r->st.disk_refused;
+    m[M_DISK_EVICTIONS] = (double)r->st.disk_evictions;
+    m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
+    m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
 }
 
 void bench_aggregate(const double *all, int world, double *agg)
