@@ -24,11 +24,11 @@ INGOT_BEGIN_DECLS
 
 /** What part of a folder a group of entries is (ingot_disk_cache_list()). */
 typedef struct ingot_disk_cache_usage {
-    uint64_t entries;      /**< Entries (pieces). */
-    uint64_t bytes;        /**< Their bytes on disk, headers included. */
-    uint64_t piece_bytes;  /**< Of which shard bytes (what they hold). */
-    uint64_t hits;         /**< Reads served from them, as counted by the jobs that ended. */
-    uint64_t shard_bytes;  /**< A manifest's: the bytes of all its shards (0 for the rest). */
+    uint64_t entries;     /**< Entries (pieces). */
+    uint64_t bytes;       /**< Their bytes on disk, headers included. */
+    uint64_t piece_bytes; /**< Of which shard bytes (what they hold). */
+    uint64_t hits;        /**< Reads served from them, as counted by the jobs that ended. */
+    uint64_t shard_bytes; /**< A manifest's: the bytes of all its shards (0 for the rest). */
 } ingot_disk_cache_usage_t;
 
 /** The folder as a whole. */
@@ -56,10 +56,10 @@ typedef void (*ingot_disk_cache_bad_cb_t)(void *arg, const char *entry, const ch
 
 /** What ingot_disk_cache_verify() found. */
 typedef struct ingot_disk_cache_verify {
-    uint64_t checked;     /**< Entries of the manifest's shards read whole and checked. */
-    uint64_t bad;         /**< Of which bad (removed when asked). */
-    uint64_t shards_whole;  /**< Shards with every piece present and good... */
-    uint64_t shards_match;  /**< ...of which the pieces hash to the manifest's shard hash. */
+    uint64_t checked;      /**< Entries of the manifest's shards read whole and checked. */
+    uint64_t bad;          /**< Of which bad (removed when asked). */
+    uint64_t shards_whole; /**< Shards with every piece present and good... */
+    uint64_t shards_match; /**< ...of which the pieces hash to the manifest's shard hash. */
 } ingot_disk_cache_verify_t;
 
 /**
