@@ -63,23 +63,38 @@ disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d)
     return ingot_mpmc_try_pop(&d->free_bufs, &b) ? b : NULL;
 }
 
+disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d)
+{
+    void *b = NULL;
+    return ingot_mpmc_try_pop(&d->free_rx, &b) ? b : NULL;
+}
+
 void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b)
 {
-    ingot_mpmc_try_push(&d->free_bufs, b); /* room for every buffer */
+    /* The ring has room for every buffer, but a try could still find a slot that a preempted
+     * consumer has not handed back yet (the buffer would be lost): wait that moment out. */
+    (void)ingot_mpmc_push_wait(b->rx ? &d->free_rx : &d->free_bufs, b, INGOT_DEADLINE_NONE, NULL);
 }
 
 static ingot_status_t disk_bufs(ingot_disk_t *d)
 {
     size_t each = INGOT_DISK_HEADER_BYTES + d->piece_bytes + DISK_SLACK;
-    d->nbufs = d->p.nreqs / 2 + DISK_SPARE_BUFS;
-    d->bufs = ingot_calloc(d->nbufs, sizeof(*d->bufs), "disk buffers");
+    d->nbufs = d->p.nreqs / 2 + DISK_OUTBOX + DISK_SPARE_BUFS;
+    /* the node's lowest rank becomes its keeper: room for its writer's queue of pushes too */
+    d->nrx = DISK_RX_BUFS + (d->p.node->local_rank == 0 ? DISK_FILL_QUEUE : 0);
+    uint32_t all = d->nbufs + d->nrx;
+    d->bufs = ingot_calloc(all, sizeof(*d->bufs), "disk buffers");
     ingot_status_t st = d->bufs ? ingot_mpmc_init(&d->free_bufs, d->nbufs) : INGOT_ERR_NO_MEMORY;
     if (st == INGOT_OK) {
-        st = ingot_mem_alloc(each * d->nbufs, INGOT_MEM_F_HUGEPAGE, -1, "disk tier buffers",
+        st = ingot_mpmc_init(&d->free_rx, d->nrx); /* both cleaned up by disk_free */
+    }
+    if (st == INGOT_OK) {
+        st = ingot_mem_alloc(each * all, INGOT_MEM_F_HUGEPAGE, -1, "disk tier buffers",
                              &d->buf_mem);
     }
-    for (uint32_t i = 0; st == INGOT_OK && i < d->nbufs; i++) {
-        d->bufs[i] = (disk_buf_t){.mem = (uint8_t *)d->buf_mem.ptr + i * each, .d = d};
+    for (uint32_t i = 0; st == INGOT_OK && i < all; i++) {
+        d->bufs[i] = (disk_buf_t){
+            .mem = (uint8_t *)d->buf_mem.ptr + i * each, .rx = i >= d->nbufs, .d = d};
         ingot_disk_buf_put(d, &d->bufs[i]);
     }
     return st;
@@ -87,13 +102,15 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
 
 /* ---- this node's entries */
 
-void ingot_disk_bad_entry(ingot_disk_t *d, const ingot_disk_key_t *key, const char *why)
+void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
 {
     char name[INGOT_DISK_NAME_MAX];
-    ingot_disk_entry_name(key, 0, name, sizeof(name));
+    ingot_disk_key_t key = ingot_disk_key(d, p);
+    ingot_disk_entry_name(&key, 0, name, sizeof(name));
+    ingot_disk_fd_drop(d, p);
     uint64_t gone = 0;
     if (ingot_disk_ledger_lock(&d->folder) == INGOT_OK) {
-        gone = ingot_disk_folder_remove(&d->folder, key);
+        gone = ingot_disk_folder_remove(&d->folder, &key);
         ingot_disk_ledger_add(&d->folder, -(int64_t)gone);
         ingot_disk_ledger_unlock(&d->folder);
     }
@@ -108,20 +125,24 @@ void ingot_disk_bad_entry(ingot_disk_t *d, const ingot_disk_key_t *key, const ch
     }
 }
 
-ingot_status_t ingot_disk_read_local(ingot_disk_t *d, const ingot_disk_key_t *key,
-                                     uint64_t expect_len, uint64_t off, uint64_t len, disk_buf_t *b,
-                                     const uint8_t **data_p)
+ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     void *window, size_t room, size_t *shift_p)
 {
     ingot_disk_bad_t bad;
-    ingot_status_t st = ingot_disk_entry_read(d->folder.fd, key, expect_len, off, len, b->mem,
-                                              d->p.direct, data_p, &bad);
+    disk_fd_ref_t ref;
+    ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
+    if (st == INGOT_OK) {
+        st = ingot_disk_entry_blocks(ref.o, off, len, window, room, shift_p, &bad);
+        ingot_disk_fd_put(d, &ref);
+    }
     if (st == INGOT_ERR_CORRUPT || st == INGOT_ERR_FORMAT) {
-        ingot_disk_bad_entry(d, key, bad.why);
+        ingot_disk_bad_entry(d, p, bad.why);
         return INGOT_ERR_NOT_FOUND;
     }
     if (st == INGOT_ERR_IO) {
         char name[INGOT_DISK_NAME_MAX];
-        ingot_disk_entry_name(key, 0, name, sizeof(name));
+        ingot_disk_key_t key = ingot_disk_key(d, p);
+        ingot_disk_entry_name(&key, 0, name, sizeof(name));
         ingot_warn("disk tier: reading entry %s/%s failed (%s): read from storage", d->dir, name,
                    bad.why);
         return INGOT_ERR_NOT_FOUND;
@@ -180,7 +201,8 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
     }
     d->piece_bytes = 1ull << d->piece_log2;
     ingot_log_expand_path(cfg->dir, d->dir, sizeof(d->dir));
-    if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK) {
+    if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK ||
+        (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;
     }
     char why[PATH_MAX + 256];
@@ -195,10 +217,12 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
 
 static void disk_free(ingot_disk_t *d)
 {
+    ingot_disk_fds_fini(d);
     ingot_disk_folder_close(&d->folder);
     ingot_mem_free(&d->buf_mem);
     if (d->bufs != NULL) {
         ingot_mpmc_cleanup(&d->free_bufs);
+        ingot_mpmc_cleanup(&d->free_rx);
     }
     ingot_order_destroy(d->order);
     ingot_source_destroy(d->below);

@@ -38,16 +38,23 @@ ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
 #define DISK_SLACK       8192 /* room past a piece for an O_DIRECT read from below */
 #define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writer */
 #define DISK_SERVE_QUEUE 64   /* peers' reads waiting for this rank's server */
-#define DISK_OUTBOX      16   /* pieces waiting to be handed to their keeper */
-#define DISK_SPARE_BUFS  24   /* buffers besides one per loader request: fills, server, prefetch */
+#define DISK_OUTBOX      8    /* buffers for pieces waiting to be handed to their keeper */
+#define DISK_FD_SLOTS    256  /* entries kept open per process (fdcache.c) */
+#define DISK_SPARE_BUFS  8    /* buffers besides one per reader and the outbox: the prefetcher */
+#define DISK_RX_BUFS     16   /* buffers for peers: reads this rank's server answers, pushes */
 
 /* What a buffer holds for the keeper's writer. */
 enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };
 
 /* A piece buffer: the entry's header then the piece (and slack), 4096-aligned; taken from the
- * pool for a read, a fill or a peer's read. */
+ * rank's own pool for a read or a fill, or from its pool for peers (rx) for a peer's read or a
+ * piece pushed to its keeper. Two pools, so that a peer's push is never refused for want of a
+ * buffer that this rank's own fills hold while they wait on pushes to that peer (two nodes'
+ * pushers waiting on each other until INGOT_TIMEOUT): an rx buffer is given back by this node's
+ * writer or server alone, which wait on nothing remote. */
 typedef struct disk_buf {
     uint8_t *mem;
+    int rx; /* from the pool for peers */
     ingot_disk_key_t key;
     uint64_t piece;              /* this job's piece id, or UINT64_MAX (another manifest's) */
     uint64_t len;                /* payload bytes */
@@ -59,6 +66,20 @@ typedef struct disk_buf {
     ingot_event_t ev;
     struct iovec iov;
 } disk_buf_t;
+
+/* An open entry kept for the next reads of its piece (fdcache.c). */
+typedef struct disk_fd_slot {
+    uint64_t piece; /* UINT64_MAX: empty */
+    uint32_t refs;  /* readers holding it */
+    int stale;      /* closed when the last reader lets go */
+    ingot_disk_open_t o;
+} disk_fd_slot_t;
+
+/* A reader's hold on an open entry: its slot's, or its own (slot NULL: closed at put). */
+typedef struct disk_fd_ref {
+    const ingot_disk_open_t *o;
+    disk_fd_slot_t *slot;
+} disk_fd_ref_t;
 
 /* The node's keeper (keeper.c): the policy, the writer of fills, the prefetcher. */
 typedef struct disk_keeper {
@@ -104,8 +125,11 @@ struct ingot_disk {
     /* buffers */
     ingot_mem_t buf_mem;
     disk_buf_t *bufs;
-    uint32_t nbufs;
-    ingot_mpmc_t free_bufs;
+    uint32_t nbufs, nrx; /* the rank's own, then the peers' (the last nrx of bufs) */
+    ingot_mpmc_t free_bufs, free_rx;
+    disk_fd_slot_t *fds; /* entries kept open (fdcache.c) */
+    pthread_mutex_t fds_lock;
+    uint32_t fds_sweep; /* the next slot checked for a removed entry (under fds_lock) */
     /* roles */
     disk_keeper_t *keeper; /* this rank keeps its node, or NULL */
     ingot_transport_service_t *svc;
@@ -141,14 +165,28 @@ uint64_t ingot_disk_piece_of(const ingot_disk_t *d, const ingot_disk_key_t *key)
 /* A buffer from the pool, waiting until @p deadline_ns: NULL past it or at destroy. */
 disk_buf_t *ingot_disk_buf_get(ingot_disk_t *d, uint64_t deadline_ns);
 disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d);
+/* A buffer for a peer's read or push, or NULL (none free: the peer hears "busy"). */
+disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d);
 void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b);
-/* Remove a bad entry (the ledger told), count it, say the first one. */
-void ingot_disk_bad_entry(ingot_disk_t *d, const ingot_disk_key_t *key, const char *why);
-/* Read piece @p p's bytes [off, off + len) from this node's folder into @p b: INGOT_OK with
- * *data_p; INGOT_ERR_NOT_FOUND (a miss, a bad entry removed, or a read error said). */
-ingot_status_t ingot_disk_read_local(ingot_disk_t *d, const ingot_disk_key_t *key,
-                                     uint64_t expect_len, uint64_t off, uint64_t len, disk_buf_t *b,
-                                     const uint8_t **data_p);
+/* Remove the bad entry of piece @p p (the ledger told), count it, say the first one. */
+void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why);
+/* Read piece @p p's bytes [off, off + len) from this node's folder into @p window (@p room bytes;
+ * aligned for O_DIRECT): INGOT_OK with *shift_p where @p off's byte landed; INGOT_ERR_NO_RESOURCE
+ * (its blocks do not fit @p room: nothing read); INGOT_ERR_NOT_FOUND (a miss, a bad entry
+ * removed, or a read error said). */
+ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     void *window, size_t room, size_t *shift_p);
+
+/* fdcache.c: entries kept open per process */
+ingot_status_t ingot_disk_fds_init(ingot_disk_t *d);
+void ingot_disk_fds_fini(ingot_disk_t *d);
+/* Piece @p p's entry, open and its header checked: INGOT_OK with *@p ref (give it back with
+ * ingot_disk_fd_put()); as ingot_disk_entry_open() otherwise. */
+ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref,
+                                 ingot_disk_bad_t *bad);
+void ingot_disk_fd_put(ingot_disk_t *d, disk_fd_ref_t *ref);
+/* Piece @p p's entry was removed or found bad: not to be read through its kept descriptor. */
+void ingot_disk_fd_drop(ingot_disk_t *d, uint64_t p);
 
 /* home.c: every rank's node, budget and verdict (@p usable: this rank's folder serves)
  * gathered, budgets checked per node, the nodes' ranks and keepers, every piece's home
@@ -199,8 +237,9 @@ ingot_status_t ingot_disk_serve_start(ingot_disk_t *d);
 void ingot_disk_serve_stop(ingot_disk_t *d);
 /* Write piece @p p's bytes in @p b (claimed for this rank by its keeper) through to its home
  * node's keeper: queued for this rank's pusher thread (which hands it to the keeper in this
- * process, or pushes it over the transport, waiting out a busy keeper), waiting for room in the
- * queue until @p deadline_ns; the buffer goes with it. */
+ * process, or pushes it over the transport, waiting out a busy keeper); the queue holds every
+ * buffer, so nothing waits there long (dropped only at destroy or past @p deadline_ns, its claim
+ * given back); the buffer goes with it. */
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
 /* Start the pusher; end it once every queued piece was handed over (destroy, before the
  * barrier that lets keepers stop). */

@@ -331,76 +331,104 @@ static int entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_le
     return fd;
 }
 
-/* Read blocks [b0, b1) into @p data and check their hashes. */
-static ingot_status_t entry_blocks_check(int fd, const uint8_t *hdr, const entry_head_t *h,
-                                         uint32_t b0, uint32_t b1, uint8_t *data, int direct,
-                                         ingot_disk_bad_t *bad)
+/* Read blocks [b0, b1) into @p blocks (where block b0 lands) and check their hashes. */
+static ingot_status_t entry_blocks_check(const ingot_disk_open_t *o, uint32_t b0, uint32_t b1,
+                                         uint8_t *blocks, ingot_disk_bad_t *bad)
 {
-    uint64_t at = (uint64_t)b0 * h->block_bytes;
-    uint64_t end = (uint64_t)b1 * h->block_bytes < h->length ? (uint64_t)b1 * h->block_bytes
-                                                             : h->length;
+    uint64_t bb = o->block_bytes, at = (uint64_t)b0 * bb;
+    uint64_t end = (uint64_t)b1 * bb < o->length ? (uint64_t)b1 * bb : o->length;
     /* O_DIRECT: whole aligned blocks (the last one may run past the end of the file) */
-    size_t want = direct ? (size_t)(b1 - b0) * h->block_bytes : (size_t)(end - at);
-    if (direct && fcntl(fd, F_SETFL, O_DIRECT) != 0) {
-        want = (size_t)(end - at); /* a filesystem without O_DIRECT: through the page cache */
-    }
-    int err = entry_pread(fd, data + at, want, INGOT_DISK_HEADER_BYTES + at, (size_t)(end - at));
+    size_t want = o->direct ? (size_t)(b1 - b0) * bb : (size_t)(end - at);
+    int err = entry_pread(o->fd, blocks, want, INGOT_DISK_HEADER_BYTES + at, (size_t)(end - at));
     if (err != 0) {
         snprintf(bad->why, sizeof(bad->why), "read at offset %" PRIu64 " failed: %s",
                  INGOT_DISK_HEADER_BYTES + at, err == EOVERFLOW ? "end of file" : strerror(err));
         return err == EOVERFLOW ? INGOT_ERR_CORRUPT : INGOT_ERR_IO;
     }
     for (uint32_t b = b0; b < b1; b++) {
-        uint64_t o = (uint64_t)b * h->block_bytes;
-        uint64_t n = h->length - o < h->block_bytes ? h->length - o : h->block_bytes, want_hash;
-        memcpy(&want_hash, hdr + ENTRY_HASHES_OFF + 8 * b, 8);
-        if (ingot_hash64(data + o, (size_t)n) != want_hash) {
+        uint64_t off = (uint64_t)b * bb;
+        uint64_t n = o->length - off < bb ? o->length - off : bb;
+        uint64_t want_hash;
+        memcpy(&want_hash, o->hdr + ENTRY_HASHES_OFF + 8 * b, 8);
+        if (ingot_hash64(blocks + (off - at), (size_t)n) != want_hash) {
             snprintf(bad->why, sizeof(bad->why),
-                     "block %u (bytes %" PRIu64 "-%" PRIu64 ") fails its hash", b, o, o + n);
+                     "block %u (bytes %" PRIu64 "-%" PRIu64 ") fails its hash", b, off, off + n);
             return INGOT_ERR_CORRUPT;
         }
     }
     return INGOT_OK;
 }
 
+ingot_status_t ingot_disk_entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
+                                     int direct, ingot_disk_open_t *o, ingot_disk_bad_t *bad)
+{
+    entry_head_t h;
+    ingot_status_t st;
+    o->fd = entry_open(dirfd, key, expect_len, o->hdr, &h, &st, bad);
+    o->length = h.length;
+    o->block_bytes = h.block_bytes;
+    /* the header went through the page cache (read again and again); the blocks go around it */
+    o->direct = o->fd >= 0 && direct && fcntl(o->fd, F_SETFL, O_DIRECT) == 0;
+    return st;
+}
+
+void ingot_disk_entry_close(ingot_disk_open_t *o)
+{
+    if (o->fd >= 0) {
+        close(o->fd);
+    }
+    o->fd = -1;
+}
+
+ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off, uint64_t len,
+                                       void *blocks, size_t room, size_t *shift_p,
+                                       ingot_disk_bad_t *bad)
+{
+    uint64_t bb = o->block_bytes;
+    if (len == 0 || off > o->length || len > o->length - off) {
+        snprintf(bad->why, sizeof(bad->why),
+                 "range %" PRIu64 "+%" PRIu64 " outside its %" PRIu64 " bytes", off, len,
+                 o->length);
+        return INGOT_ERR_CORRUPT;
+    }
+    uint32_t b0 = (uint32_t)(off / bb), b1 = (uint32_t)((off + len + bb - 1) / bb);
+    if ((uint64_t)(b1 - b0) * bb > room) {
+        return INGOT_ERR_NO_RESOURCE; /* nothing read */
+    }
+    *shift_p = (size_t)(off - b0 * bb);
+    return entry_blocks_check(o, b0, b1, blocks, bad);
+}
+
 ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
                                      uint64_t off, uint64_t len, void *bounce, int direct,
                                      const uint8_t **data_p, ingot_disk_bad_t *bad)
 {
-    uint8_t *hdr = bounce, *data = hdr + INGOT_DISK_HEADER_BYTES;
-    entry_head_t h;
-    ingot_status_t st;
-    int fd = entry_open(dirfd, key, expect_len, hdr, &h, &st, bad);
-    if (fd < 0) {
-        return st;
+    static _Thread_local ingot_disk_open_t o;
+    uint8_t *data = (uint8_t *)bounce + INGOT_DISK_HEADER_BYTES;
+    size_t shift = 0;
+    ingot_status_t st = ingot_disk_entry_open(dirfd, key, expect_len, direct, &o, bad);
+    if (st == INGOT_OK) {
+        st = ingot_disk_entry_blocks(&o, off, len, data, (size_t)1 << key->piece_log2, &shift, bad);
     }
-    if (len == 0 || off > h.length || len > h.length - off) {
-        close(fd);
-        snprintf(bad->why, sizeof(bad->why),
-                 "range %" PRIu64 "+%" PRIu64 " outside its %" PRIu64 " bytes", off, len, h.length);
-        return INGOT_ERR_CORRUPT;
-    }
-    uint32_t b0 = (uint32_t)(off / h.block_bytes);
-    uint32_t b1 = (uint32_t)((off + len + h.block_bytes - 1) / h.block_bytes);
-    st = entry_blocks_check(fd, hdr, &h, b0, b1, data, direct, bad);
-    close(fd);
-    *data_p = data + off;
+    ingot_disk_entry_close(&o);
+    *data_p = data + shift;
     return st;
 }
 
 ingot_status_t ingot_disk_entry_check(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
                                       void *bounce, uint64_t *len_p, ingot_disk_bad_t *bad)
 {
-    uint8_t *hdr = bounce;
-    entry_head_t h;
-    ingot_status_t st;
-    int fd = entry_open(dirfd, key, expect_len, hdr, &h, &st, bad);
-    if (fd < 0) {
-        return st;
+    static _Thread_local ingot_disk_open_t o;
+    size_t shift;
+    ingot_status_t st = ingot_disk_entry_open(dirfd, key, expect_len, 0, &o, bad);
+    if (st == INGOT_OK) {
+        *len_p = o.length;
+        st = o.length ? ingot_disk_entry_blocks(&o, 0, o.length,
+                                                (uint8_t *)bounce + INGOT_DISK_HEADER_BYTES,
+                                                (size_t)1 << key->piece_log2, &shift, bad)
+                      : INGOT_OK;
     }
-    *len_p = h.length;
-    st = entry_blocks_check(fd, hdr, &h, 0, h.nblocks, hdr + INGOT_DISK_HEADER_BYTES, 0, bad);
-    close(fd);
+    ingot_disk_entry_close(&o);
     return st;
 }
 

@@ -84,6 +84,35 @@ ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uin
                                      uint64_t off, uint64_t len, void *bounce, int direct,
                                      const uint8_t **data_p, ingot_disk_bad_t *bad);
 
+/** An entry opened and its header checked: the descriptor, the header (block hashes). */
+typedef struct ingot_disk_open {
+    uint8_t hdr[INGOT_DISK_HEADER_BYTES];
+    int fd;               /**< -1: closed */
+    int direct;           /**< its blocks are read with O_DIRECT */
+    uint64_t length;      /**< payload bytes */
+    uint32_t block_bytes; /**< check-block size */
+} ingot_disk_open_t;
+
+/**
+ * Open the entry of @p key and check its header (magic, version, key, checksum, length
+ * @p expect_len unless UINT64_MAX) and its file's size; with @p direct, its blocks are then read
+ * with O_DIRECT (where the filesystem allows). INGOT_OK; INGOT_ERR_NOT_FOUND; INGOT_ERR_CORRUPT
+ * or INGOT_ERR_FORMAT (@p bad says why); INGOT_ERR_IO. Nothing logged.
+ */
+ingot_status_t ingot_disk_entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
+                                     int direct, ingot_disk_open_t *o, ingot_disk_bad_t *bad);
+void ingot_disk_entry_close(ingot_disk_open_t *o);
+/**
+ * Read the blocks that payload bytes [@p off, @p off + @p len) of open entry @p o touch into
+ * @p blocks (@p room bytes; aligned to INGOT_DISK_HEADER_BYTES when o->direct), whole, and check
+ * each against its hash; *@p shift_p says where @p off's byte landed. Thread-safe (preads).
+ * INGOT_OK; INGOT_ERR_NO_RESOURCE (the blocks do not fit @p room: nothing read);
+ * INGOT_ERR_CORRUPT (@p bad says which block, or a read past the end); INGOT_ERR_IO.
+ */
+ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off, uint64_t len,
+                                       void *blocks, size_t room, size_t *shift_p,
+                                       ingot_disk_bad_t *bad);
+
 /**
  * Check a whole entry as found (the tool's verify): header, size and every block, reading it
  * into @p bounce (as ingot_disk_entry_read()). @p expect_len: the payload length it must have,

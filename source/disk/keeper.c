@@ -79,6 +79,9 @@ static int keeper_room(ingot_disk_t *d, uint64_t size, uint64_t need)
             return 0;
         }
         ingot_disk_key_t key = v.foreign ? v.key : ingot_disk_key(d, v.piece);
+        if (!v.foreign) {
+            ingot_disk_fd_drop(d, v.piece); /* its blocks freed now, not when the slot is reused */
+        }
         uint64_t gone = ingot_disk_folder_remove(&d->folder, &key);
         usage = gone < usage ? usage - gone : 0;
         ingot_disk_ledger_add(&d->folder, -(int64_t)gone);

@@ -11,8 +11,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define SERVE_LOG2_SHIFT 56           /* key[1]: the piece's log2 above its index */
-#define SERVE_WANT       (1ull << 63) /* key[1]: a keeper is asked whether it wants the piece */
+#define SERVE_LOG2_SHIFT  56           /* key[1]: the piece's log2 above its index */
+#define SERVE_WANT        (1ull << 63) /* key[1]: a keeper is asked whether it wants the piece */
+#define SERVE_RELEASE     (1ull << 62) /* key[1]: a claim given up (its fill was dropped) */
+#define SERVE_BUSY_MIN_NS 1000000L     /* a pusher's first pause when its keeper is busy */
+#define SERVE_BUSY_MAX_NS 64000000L    /* and its longest */
 
 /* A keeper's answer to a want, as the reply's status. */
 static const ingot_status_t serve_want_status[] = {[DISK_WANT_FILL] = INGOT_ERR_NOT_FOUND,
@@ -27,26 +30,31 @@ static void serve_key(const ingot_disk_key_t *k, uint64_t key[2])
 
 static ingot_disk_key_t serve_unkey(const uint64_t key[2])
 {
-    return (ingot_disk_key_t){key[0], key[1] & ((1ull << SERVE_LOG2_SHIFT) - 1),
-                              (uint32_t)((key[1] & ~SERVE_WANT) >> SERVE_LOG2_SHIFT)};
+    return (ingot_disk_key_t){
+        key[0], key[1] & ((1ull << SERVE_LOG2_SHIFT) - 1),
+        (uint32_t)((key[1] & ~(SERVE_WANT | SERVE_RELEASE)) >> SERVE_LOG2_SHIFT)};
 }
 
 /* A peer's read (progress thread): queued for the server, or refused at once. */
 static ingot_status_t serve_call(void *arg, const ingot_transport_call_t *call)
 {
     ingot_disk_t *d = arg;
-    if (call->key[1] & SERVE_WANT) { /* answered at once, from the keeper's state */
+    if (call->key[1] & (SERVE_WANT | SERVE_RELEASE)) { /* answered at once, by the keeper */
         ingot_disk_key_t k = serve_unkey(call->key);
         uint64_t p = ingot_disk_piece_of(d, &k);
-        int want = d->keeper != NULL && p != UINT64_MAX && d->homed[p]
-                       ? ingot_disk_keeper_want(d, p, 0)
-                       : DISK_WANT_NO;
-        return serve_want_status[want];
+        if (d->keeper == NULL || p == UINT64_MAX || !d->homed[p]) {
+            return serve_want_status[DISK_WANT_NO];
+        }
+        if (call->key[1] & SERVE_RELEASE) {
+            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
+            return INGOT_ERR_CANCELED; /* a status alone: the asker does not wait for it */
+        }
+        return serve_want_status[ingot_disk_keeper_want(d, p, 0)];
     }
     if (!d->usable) {
         return INGOT_ERR_NOT_FOUND;
     }
-    disk_buf_t *b = ingot_disk_buf_try(d);
+    disk_buf_t *b = ingot_disk_buf_rx(d);
     if (b == NULL) {
         return INGOT_ERR_NO_RESOURCE;
     }
@@ -75,7 +83,7 @@ static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], con
     if (!ingot_disk_keeper_claimed(d, p)) {
         return INGOT_OK; /* not claimed for a fill (lapsed, or written): not wanted */
     }
-    disk_buf_t *b = ingot_disk_buf_try(d);
+    disk_buf_t *b = ingot_disk_buf_rx(d);
     if (b == NULL) {
         return INGOT_ERR_NO_RESOURCE; /* the pusher retries */
     }
@@ -103,10 +111,12 @@ static void serve_one(ingot_disk_t *d, disk_buf_t *b)
     ingot_disk_key_t k = serve_unkey(b->call.key);
     uint64_t p = ingot_disk_piece_of(d, &k);
     const uint8_t *data = NULL;
+    size_t shift = 0;
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     if (p != UINT64_MAX && !ingot_abort_is_raised(&d->abort)) {
-        st = ingot_disk_read_local(d, &k, ingot_disk_piece_len(d, p), b->call.off, b->call.len, b,
-                                   &data);
+        st = ingot_disk_read_local(d, p, b->call.off, b->call.len, b->mem + INGOT_DISK_HEADER_BYTES,
+                                   d->piece_bytes, &shift);
+        data = b->mem + INGOT_DISK_HEADER_BYTES + shift;
     }
     if (st == INGOT_OK) {
         atomic_fetch_add_explicit(&d->piece_hits[p], 1, memory_order_relaxed);
@@ -244,6 +254,21 @@ ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint6
     return st;
 }
 
+/* Give up the claim on piece @p p this rank got for a fill it drops. */
+static void serve_release(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
+{
+    int home = d->home[p], keeper = home >= 0 ? d->node_keeper[home] : -1;
+    if (keeper == d->rank) {
+        ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
+    } else if (keeper >= 0 && d->svc != NULL && !atomic_load(&d->node_failed[home])) {
+        ingot_disk_key_t k = ingot_disk_key(d, p);
+        uint64_t key[2], word;
+        serve_key(&k, key);
+        key[1] |= SERVE_RELEASE;
+        (void)serve_op(d, keeper, key, 0, &word, NULL, 0, deadline_ns);
+    }
+}
+
 /* Hand one piece to its keeper: this process's, or pushed, retried while the keeper is busy. */
 static void pusher_one(ingot_disk_t *d, disk_buf_t *b)
 {
@@ -255,18 +280,22 @@ static void pusher_one(ingot_disk_t *d, disk_buf_t *b)
     uint64_t deadline = ingot_deadline_after(d->p.timeout_ns), key[2];
     serve_key(&b->key, key);
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    long pause_ns = SERVE_BUSY_MIN_NS;
     while (keeper >= 0 && d->svc != NULL && !atomic_load(&d->node_failed[home])) {
         st = serve_op(d, keeper, key, 0, NULL, b->mem + INGOT_DISK_HEADER_BYTES, b->len, deadline);
         if (st != INGOT_ERR_NO_RESOURCE || ingot_time_ns() >= deadline) {
             break;
         }
-        struct timespec busy = {0, 1000000}; /* its queue or buffers are full: a moment */
+        /* its queue or buffers are full: a pause, longer each time, not a storm of pushes */
+        struct timespec busy = {0, pause_ns};
         nanosleep(&busy, NULL);
+        pause_ns = pause_ns * 2 < SERVE_BUSY_MAX_NS ? pause_ns * 2 : SERVE_BUSY_MAX_NS;
     }
     if (st == INGOT_ERR_TIMED_OUT || st == INGOT_ERR_UCX) {
         serve_node_failed(d, home, keeper, st);
     } else if (st != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
+        serve_release(d, b->piece, deadline);
     }
     ingot_disk_buf_put(d, b);
 }
@@ -286,17 +315,21 @@ static void *pusher_main(void *arg)
 
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns)
 {
-    b->piece = p; /* claimed for this rank: it waits for room rather than lose the fill */
+    /* claimed for this rank; the queue holds every buffer of the pool, so a fill is never dropped
+     * for want of room: when the writer lags, the pool runs dry and the next misses wait for a
+     * buffer (the tier's only back-pressure) */
+    b->piece = p;
     if (d->home[p] < 0 || !d->pusher_started ||
         ingot_mpmc_push_wait(&d->outbox, b, deadline_ns, &d->abort) != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
         ingot_disk_buf_put(d, b);
+        serve_release(d, p, deadline_ns);
     }
 }
 
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d)
 {
-    ingot_status_t st = ingot_mpmc_init(&d->outbox, DISK_OUTBOX);
+    ingot_status_t st = ingot_mpmc_init(&d->outbox, d->nbufs);
     if (st == INGOT_OK && pthread_create(&d->pusher, NULL, pusher_main, d) != 0) {
         ingot_mpmc_cleanup(&d->outbox);
         st = ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the pusher thread");

@@ -55,3 +55,5 @@ ingot_add_test(NAME source.disk.two_nodes LABELS mpi TIMEOUT 180
                COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
                        ${CMAKE_CURRENT_BINARY_DIR} nodes)
 set_tests_properties(source.disk.two_nodes PROPERTIES RESOURCE_LOCK netns)
+# The disk tier's start-up scan, timed by hand (tests/perf/disk_perf.sh scan); not a test.
+ingot_test_exe(disk_scan ${INGOT_TESTS}/perf/disk_scan.c)
