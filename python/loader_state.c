@@ -33,9 +33,9 @@ static PyObject *cursor_dict(const ingot_cursor_t *c)
     if (skipped == NULL) {
         return NULL;
     }
-    return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version, "manifest_digest",
-                         (unsigned long long)c->manifest_digest, "seed",
-                         (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
+    return Py_BuildValue("{s:I,s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version, "order_window",
+                         c->order_window, "manifest_digest", (unsigned long long)c->manifest_digest,
+                         "seed", (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
                          "consumed", (unsigned long long)c->consumed, "global_batch",
                          (unsigned long long)c->global_batch, "skipped", skipped);
 }
@@ -91,12 +91,22 @@ static int cursor_from_dict(PyObject *d, ingot_cursor_t *c)
         dict_u64(d, "global_batch", &c->global_batch) != 0) {
         return -1;
     }
-    if (version != INGOT_CURSOR_VERSION) {
-        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): version %llu, expected %d",
+    if (version < 1 || version > INGOT_CURSOR_VERSION) {
+        pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): version %llu, expected 1 to %d",
                        (unsigned long long)version, INGOT_CURSOR_VERSION);
         return -1;
     }
     c->version = (uint32_t)version;
+    uint64_t window = 0; /* version 1 has none: the full shuffle */
+    if (PyDict_GetItemString(d, "order_window") != NULL &&
+        (dict_u64(d, "order_window", &window) != 0 || window > UINT32_MAX)) {
+        if (!PyErr_Occurred()) {
+            pyingot_raisef(INGOT_ERR_FORMAT, "loader.load_state_dict(): 'order_window' is out of "
+                                             "range");
+        }
+        return -1;
+    }
+    c->order_window = (uint32_t)window;
     PyObject *skips = PyDict_GetItemString(d, "skipped");
     PyObject *seq = skips ? PySequence_Fast(skips, "'skipped' must be a list") : PyList_New(0);
     if (seq == NULL) {

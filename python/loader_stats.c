@@ -1,6 +1,7 @@
 /*
- * ingot.Loader's stats(): ingot_loader_stats as a dict (counts, stall, stages, memory, the disk
- * tier's counters), with the bytes by source per epoch and summed.
+ * ingot.Loader's stats(): ingot_loader_stats as a dict (counts, stall, stages, memory, the
+ * object store's requests under "store", the disk tier's counters), with the bytes by source (and
+ * the object store's GETs) per epoch and summed.
  */
 #include "pyingot.h"
 
@@ -71,6 +72,59 @@ static const struct {
     STATS_U64(disk_fill_errors),
 };
 
+#define STORE_U64(s) \
+    { \
+#        s, offsetof(ingot_loader_stats_t, store_##s) \
+    }
+
+static const struct {
+    const char *name;
+    size_t offset;
+} store_u64[] = {STORE_U64(requests),        STORE_U64(failed),           STORE_U64(attempts),
+                 STORE_U64(bytes),           STORE_U64(retries_throttle), STORE_U64(retries_server),
+                 STORE_U64(retries_network), STORE_U64(retries_stall),    STORE_U64(retries_auth),
+                 STORE_U64(throttle_events), STORE_U64(get_p50_ns),       STORE_U64(get_p99_ns),
+                 STORE_U64(part_hits)};
+
+/* "store": the object store's requests (zeros when the manifest is a local file). */
+static int put_store(const ingot_loader_stats_t *s, PyObject *d)
+{
+    PyObject *store = PyDict_New();
+    int rc = store ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < sizeof(store_u64) / sizeof(store_u64[0]); i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)s + store_u64[i].offset, sizeof(v));
+        rc = put_u64(store, store_u64[i].name, v);
+    }
+    if (rc == 0) {
+        rc = put_double(store, "gets_per_sample", s->store_gets_per_sample);
+    }
+    if (rc == 0) {
+        rc = PyDict_SetItemString(d, "store", store);
+    }
+    Py_XDECREF(store);
+    return rc;
+}
+
+/* One epoch's row: bytes by source (the disk tier's included) and the object store's GETs for it. */
+static PyObject *epoch_row(pyingot_loader_t *l, uint64_t e, const ingot_loader_epoch_bytes_t *b)
+{
+    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS};
+    if (ingot_loader_epoch_store(l->h, e, &ss) != INGOT_OK) {
+        memset(&ss, 0, sizeof(ss)); /* a local manifest: no object store */
+    }
+    uint64_t retries = ss.retries_throttle + ss.retries_server + ss.retries_network +
+                       ss.retries_stall + ss.retries_auth;
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "epoch", (unsigned long long)e,
+                         "bytes_storage", (unsigned long long)b->bytes_storage, "bytes_peer",
+                         (unsigned long long)b->bytes_peer, "bytes_local",
+                         (unsigned long long)b->bytes_local, "bytes_disk",
+                         (unsigned long long)b->bytes_disk, "store_requests",
+                         (unsigned long long)ss.requests, "store_bytes",
+                         (unsigned long long)ss.bytes, "store_retries", (unsigned long long)retries,
+                         "store_gets_per_sample", ss.gets_per_sample);
+}
+
 /* "epochs": where each epoch's record bytes came from (storage, a peer's cache window, this
  * rank's own, the node's disk tier), and "bytes_by_source", their sums over the epochs. */
 static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
@@ -90,11 +144,7 @@ static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
         sum[1] += b.bytes_peer;
         sum[2] += b.bytes_local;
         sum[3] += b.bytes_disk;
-        PyObject *row = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "epoch", (unsigned long long)e,
-                                      "bytes_storage", (unsigned long long)b.bytes_storage,
-                                      "bytes_peer", (unsigned long long)b.bytes_peer, "bytes_local",
-                                      (unsigned long long)b.bytes_local, "bytes_disk",
-                                      (unsigned long long)b.bytes_disk);
+        PyObject *row = epoch_row(l, e, &b);
         rc = row ? PyList_Append(list, row) : -1;
         Py_XDECREF(row);
     }
@@ -122,7 +172,7 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
         .field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
                       INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS |
-                      INGOT_LOADER_STATS_FIELD_DISK};
+                      INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK};
     ingot_status_t st = ingot_loader_stats(l->h, &s);
     if (st != INGOT_OK) {
         return pyingot_raise(st, NULL);
@@ -139,6 +189,9 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
              put_double(d, "ready_slots_avg", s.ready_slots_avg) ||
              put_u64(d, "readers", s.readers) || put_u64(d, "workers", s.workers) ||
              put_u64(d, "depth", s.depth);
+    }
+    if (rc == 0) {
+        rc = put_store(&s, d);
     }
     if (rc == 0) {
         rc = put_epoch_bytes(l, d);

@@ -29,6 +29,7 @@ struct ingot_manifest_builder {
     ingot_file_window_t win; /* one pass: parse, hash members and the whole shard */
     uint8_t *chunk;          /* BUILDER_CHUNK bytes */
     uint8_t *scratch;        /* BUILDER_CHUNK bytes of zstd output */
+    size_t etags;            /* shards recorded with an ETag: written as version 3 */
 };
 
 /** Append a NUL-terminated copy of [s, s+len) to @p buf; *ref_p = strref relative to buf. */
@@ -38,5 +39,15 @@ ingot_status_t ingot_builder_str_push(shard_vec_t *buf, const char *s, size_t le
 /** Path of @p path relative to the manifest's directory (malloc'd); it must lie inside it. */
 ingot_status_t ingot_bld_relpath_get(const struct ingot_manifest_builder *b, const char *path,
                                      char **rel_p);
+
+/**
+ * Index the shard open as @p src (read from offset 0 to its size) under the name @p rel,
+ * relative to wherever the manifest will live (a bucket prefix: no realpath check, but no
+ * absolute name or '..' either), recording @p etag (the object's ETag, or NULL). A manifest with
+ * an ETag is written as format version 3. Errors and the rollback as
+ * ingot_manifest_builder_add_shard().
+ */
+ingot_status_t ingot_manifest_builder_add_source(ingot_manifest_builder_h b, ingot_file_t *src,
+                                                 const char *rel, const char *etag);
 
 #endif

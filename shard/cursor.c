@@ -29,7 +29,7 @@
 typedef struct cursor_disk {
     char magic[CURSOR_MAGIC_LEN];
     uint32_t version;
-    uint32_t reserved;
+    uint32_t order_window; /* version 2; version 1: zero (the full shuffle) */
     uint64_t manifest_digest, seed, epoch, consumed, global_batch, skipped_count;
 } cursor_disk_t; /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
 
@@ -37,6 +37,7 @@ typedef struct cursor_disk {
 static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
 {
     cursor_disk_t d = {.version = INGOT_CURSOR_VERSION,
+                       .order_window = c->order_window,
                        .manifest_digest = c->manifest_digest,
                        .seed = c->seed,
                        .epoch = c->epoch,
@@ -103,8 +104,9 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
     if (memcmp(d->magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN) != 0) {
         return ingot_fail(INGOT_ERR_FORMAT, "%s: field magic: not an ingot cursor", path);
     }
-    if (d->version != INGOT_CURSOR_VERSION) {
-        return ingot_fail(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads %u", path,
+    if (d->version < 1 || d->version > INGOT_CURSOR_VERSION ||
+        (d->version == 1 && d->order_window != 0)) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads 1 to %u", path,
                           d->version, INGOT_CURSOR_VERSION);
     }
     uint64_t sum;
@@ -178,6 +180,7 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
             memcpy(skipped, buf + sizeof(d), d.skipped_count * sizeof(uint64_t));
         }
         *cursor_p = (ingot_cursor_t){.version = d.version,
+                                     .order_window = d.order_window,
                                      .manifest_digest = d.manifest_digest,
                                      .seed = d.seed,
                                      .epoch = d.epoch,

@@ -31,6 +31,36 @@ struct ingot_shard_files {
     files_entry_t *entries;
 };
 
+static _Atomic(ingot_shard_remote_open_fn) files_remote;
+
+void ingot_shard_remote_set(ingot_shard_remote_open_fn fn)
+{
+    atomic_store(&files_remote, fn);
+}
+
+int ingot_shard_path_is_url(const char *path)
+{
+    return strncmp(path, "s3://", 5) == 0 || strncmp(path, "http://", 7) == 0 ||
+           strncmp(path, "https://", 8) == 0;
+}
+
+/* A shard at a URL: a local copy from the runtime's opener. */
+static int files_open_remote(ingot_manifest_h m, uint32_t shard, const char *url, uint64_t size,
+                             ingot_status_t *st_p)
+{
+    ingot_shard_remote_open_fn fn = atomic_load(&files_remote);
+    int fd = -1;
+    if (fn == NULL) {
+        *st_p = ingot_fail(INGOT_ERR_UNSUPPORTED,
+                           "shard '%s' is at a URL, and nothing in this process reads object "
+                           "stores (libingot's runtime sets the reader)",
+                           url);
+        return -1;
+    }
+    *st_p = fn(url, ingot_manifest_shard_etag(m, shard), size, &fd);
+    return *st_p == INGOT_OK ? fd : -1;
+}
+
 ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flags,
                                         ingot_shard_files_t **files_p)
 {
@@ -53,12 +83,18 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
 }
 
 /* Open @p path and check its size against the manifest's; fills @p e. Called under the lock. */
-static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const char *path,
-                                 uint64_t expect_size)
+static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, uint32_t shard,
+                                 const char *path, uint64_t expect_size)
 {
     int oflags = O_RDONLY | O_CLOEXEC | ((f->flags & INGOT_SHARD_FILES_DIRECT) ? O_DIRECT : 0);
-    int err = ingot_fault_check(INGOT_FAULT_OPEN);
-    int fd = err ? -1 : open(path, oflags);
+    int url = ingot_shard_path_is_url(path);
+    ingot_status_t rst = INGOT_OK;
+    int err = url ? 0 : ingot_fault_check(INGOT_FAULT_OPEN);
+    int fd = url ? files_open_remote(f->m, shard, path, expect_size, &rst)
+                 : (err ? -1 : open(path, oflags));
+    if (url && fd < 0) {
+        return rst;
+    }
     if (fd < 0) {
         err = err ? err : errno;
         return ingot_fail(ingot_status_from_errno(err), "cannot open shard '%s': %s", path,
@@ -79,7 +115,7 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, const
                           "recorded %" PRIu64 ": it %s after the manifest was built",
                           path, size, expect_size, size < expect_size ? "shrank" : "changed");
     }
-    if (!(f->flags & INGOT_SHARD_FILES_DIRECT)) {
+    if (!(f->flags & INGOT_SHARD_FILES_DIRECT) && !url) {
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     if (e->path == NULL && (e->path = strdup(path)) == NULL) {
@@ -110,13 +146,21 @@ ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, ing
     }
     pthread_mutex_lock(&f->lock);
     if (st == INGOT_OK && !atomic_load_explicit(&e->open, memory_order_acquire)) {
-        st = files_open(f, e, path, info.size);
+        st = files_open(f, e, shard, path, info.size);
     }
     pthread_mutex_unlock(&f->lock);
     if (st == INGOT_OK) {
         *src_p = &e->src;
     }
     return st;
+}
+
+void ingot_shard_files_release(ingot_shard_files_t *f, uint32_t shard)
+{
+    if (f != NULL && shard < f->count && atomic_load(&f->entries[shard].open)) {
+        close(f->entries[shard].src.fd);
+        atomic_store(&f->entries[shard].open, 0);
+    }
 }
 
 void ingot_shard_files_destroy(ingot_shard_files_t *f)

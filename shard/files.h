@@ -39,6 +39,27 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
 ingot_status_t ingot_shard_files_get(ingot_shard_files_t *files, uint32_t shard,
                                      ingot_file_t **src_p);
 
+/**
+ * Close shard @p shard's descriptor (the next get opens it again): what a single-threaded
+ * reader of one shard after another (ingot_manifest_verify()) calls to drop the local copy of a
+ * shard that lives at a URL. No other thread may use the cache meanwhile.
+ */
+void ingot_shard_files_release(ingot_shard_files_t *files, uint32_t shard);
+
+/** 1 when @p path is a URL (s3://, http://, https://) rather than a file path. */
+int ingot_shard_path_is_url(const char *path);
+
+/**
+ * Opens a shard that lives at a URL: *fd_p is a descriptor of a local copy (an unlinked
+ * temporary file) of its @p size bytes, fetched under If-Match @p etag (NULL: any version);
+ * errors name the URL (logged). The object store lies above this layer: the runtime sets it.
+ */
+typedef ingot_status_t (*ingot_shard_remote_open_fn)(const char *url, const char *etag,
+                                                     uint64_t size, int *fd_p);
+
+/** Set the opener of shards at URLs (the runtime, at load time); NULL: such shards fail. */
+void ingot_shard_remote_set(ingot_shard_remote_open_fn fn);
+
 /** Close every descriptor and free the cache. Accepts NULL. */
 void ingot_shard_files_destroy(ingot_shard_files_t *files);
 

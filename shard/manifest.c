@@ -9,6 +9,7 @@
 #include "base/fault.h"
 #include "base/mem.h"
 #include "base/status.h"
+#include "base/uri.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,8 +55,9 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
     return m->lazy ? INGOT_OK : ingot_manifest_check_all(m);
 }
 
-ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
-                                          unsigned flags, ingot_manifest_h *manifest_p)
+ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
+                                         const char *base_dir, unsigned flags, int own,
+                                         ingot_manifest_h *manifest_p)
 {
     if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
@@ -66,13 +69,21 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
     }
     m->base = buf;
     m->len = len;
-    ingot_status_t st = mf_init(m, "<manifest buffer>", base_dir ? base_dir : ".", flags);
+    m->owned = own ? (void *)buf : NULL;
+    ingot_status_t st = mf_init(m, name, base_dir ? base_dir : ".", flags);
     if (st != INGOT_OK) {
+        m->owned = NULL; /* the caller keeps its buffer when the open fails */
         ingot_manifest_close(m);
         return st;
     }
     *manifest_p = m;
     return INGOT_OK;
+}
+
+ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
+                                          unsigned flags, ingot_manifest_h *manifest_p)
+{
+    return ingot_manifest_open_named(buf, len, "<manifest buffer>", base_dir, flags, 0, manifest_p);
 }
 
 void ingot_manifest_dir(const char *path, char *dir, size_t len)
@@ -109,7 +120,8 @@ static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
     return INGOT_OK;
 }
 
-ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manifest_h *manifest_p)
+ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
+                                        ingot_manifest_h *manifest_p)
 {
     if (path == NULL || manifest_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
@@ -141,6 +153,7 @@ void ingot_manifest_close(ingot_manifest_h m)
     if (m->map != NULL) {
         munmap(m->map, m->len);
     }
+    free(m->owned);
     free(m->name);
     free(m->dir);
     free(m);
@@ -231,14 +244,34 @@ ingot_status_t ingot_manifest_find(ingot_manifest_h m, const char *key, int64_t 
     return INGOT_ERR_NOT_FOUND;
 }
 
+const char *ingot_manifest_shard_etag(ingot_manifest_h m, uint32_t shard)
+{
+    if (m == NULL || shard >= m->hdr->shard_count || m->hdr->version < MANIFEST_VERSION_ETAG ||
+        m->shards[shard].etag == 0 || ingot_manifest_check_shard(m, shard) != INGOT_OK) {
+        return NULL;
+    }
+    return manifest_str(m, m->shards[shard].etag);
+}
+
+ingot_status_t ingot_manifest_path_of(struct ingot_manifest *m, const char *name, char *buf,
+                                      size_t buflen)
+{
+    int n = snprintf(buf, buflen, "%s/", m->dir);
+    if (n < 0 || (size_t)n >= buflen) {
+        return INGOT_ERR_NO_RESOURCE;
+    }
+    /* An http(s) URL is used as written: the name's bytes (space, '+', '=', '%', UTF-8) go into
+     * it encoded. An s3:// URL carries the key as stored (its requests encode it). */
+    size_t need = strncasecmp(m->dir, "http", 4) == 0
+                      ? ingot_uri_encode(name, strlen(name), 1, buf + n, buflen - (size_t)n)
+                      : (size_t)snprintf(buf + n, buflen - (size_t)n, "%s", name);
+    return need < buflen - (size_t)n ? INGOT_OK : INGOT_ERR_NO_RESOURCE;
+}
+
 ingot_status_t ingot_manifest_shard_path(ingot_manifest_h m, uint32_t shard, char *buf,
                                          size_t buflen)
 {
     ingot_shard_info_t info;
     INGOT_CHECK(ingot_manifest_shard_get(m, shard, &info));
-    int n = snprintf(buf, buflen, "%s/%s", m->dir, info.path);
-    if (n < 0 || (size_t)n >= buflen) {
-        return INGOT_ERR_NO_RESOURCE;
-    }
-    return INGOT_OK;
+    return ingot_manifest_path_of(m, info.path, buf, buflen);
 }

@@ -17,9 +17,10 @@ typedef struct ingot_manifest_maxima {
 struct ingot_manifest {
     const uint8_t *base; /* the manifest's bytes */
     size_t len;
-    void *map;  /* our mapping, or NULL for a borrowed buffer */
-    char *dir;  /* directory shard paths are relative to */
-    char *name; /* manifest name in messages */
+    void *map;   /* our mapping, or NULL for a buffer */
+    void *owned; /* a malloc'd buffer freed at close (ingot_manifest_open_named), or NULL */
+    char *dir;   /* directory shard paths are relative to */
+    char *name;  /* manifest name in messages */
     const manifest_header_t *hdr;
     const manifest_shard_t *shards;
     const manifest_name_t *names;
@@ -41,6 +42,11 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
 /** The folder of the manifest file @p path, where its shards' relative names start ("." for a
  *  bare file name), into @p dir (@p len bytes). Every opener of a manifest file uses it. */
 void ingot_manifest_dir(const char *path, char *dir, size_t len);
+/* @p name (a shard or file the manifest names) beside the manifest, into @p buf: its folder,
+ * '/', the name (percent-encoded when the folder is an http(s) URL). INGOT_ERR_NO_RESOURCE when
+ * @p buflen is too small. */
+ingot_status_t ingot_manifest_path_of(struct ingot_manifest *m, const char *name, char *buf,
+                                      size_t buflen);
 
 /**
  * The header checksum: XXH3-64 of the header's header_size bytes (@p hdr points at them, a
@@ -72,5 +78,23 @@ int ingot_manifest_strref_ok(const struct ingot_manifest *m, uint64_t ref, int a
 ingot_status_t ingot_manifest_check_names(const struct ingot_manifest *m);
 ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m,
                                            ingot_manifest_maxima_t *max);
+
+/**
+ * Open a manifest file (memory-mapped). The public ingot_manifest_open() is the runtime's
+ * (runtime/store/manifest.c): it opens a URL through the object store and a path through this.
+ * Errors as ingot_manifest_open().
+ */
+ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
+                                        ingot_manifest_h *manifest_p);
+
+/**
+ * ingot_manifest_open_buffer() with a @p name for messages (a URL) and, with @p own, the
+ * buffer's ownership: a malloc'd @p buf is freed by ingot_manifest_close() (on success only; on
+ * failure it stays the caller's). @p base_dir may be a URL ("s3://bucket/prefix"): shard paths
+ * are then resolved to URLs.
+ */
+ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
+                                         const char *base_dir, unsigned flags, int own,
+                                         ingot_manifest_h *manifest_p);
 
 #endif

@@ -97,13 +97,14 @@ static ingot_status_t mf_check_version(const struct ingot_manifest *m)
         return ingot_fail(INGOT_ERR_FORMAT,
                           "%s: unsupported manifest version %u (this build "
                           "reads versions %u to %u)",
-                          m->name, h->version, MANIFEST_VERSION_1, MANIFEST_VERSION);
+                          m->name, h->version, MANIFEST_VERSION_1, MANIFEST_VERSION_MAX);
     }
     if (h->header_size != want) {
         char layout[40] = "not the layout of any version";
-        for (uint32_t v = MANIFEST_VERSION_1; v <= MANIFEST_VERSION; v++) {
+        for (uint32_t v = MANIFEST_VERSION_1; v <= MANIFEST_VERSION_MAX; v++) {
             if (h->header_size == manifest_header_size(v)) {
                 snprintf(layout, sizeof(layout), "laid out as version %u", v);
+                break; /* versions 2 and 3 share a layout: the first names it */
             }
         }
         return ingot_fail(INGOT_ERR_FORMAT,
@@ -177,6 +178,11 @@ ingot_status_t ingot_manifest_check_shard(const struct ingot_manifest *m, uint64
     if (s->first_sample > m->hdr->sample_count || s->sample_count >= UINT32_MAX ||
         s->sample_count > m->hdr->sample_count - s->first_sample) {
         return mf_bad(m, "shard", row, "sample range beyond the sample table");
+    }
+    if (m->hdr->version >= MANIFEST_VERSION_ETAG && s->etag != 0 &&
+        (ingot_manifest_strref_ok(m, s->etag, 0) != 0 ||
+         strlen(manifest_str(m, s->etag)) != manifest_strref_len(s->etag))) {
+        return mf_bad(m, "shard", row, "bad ETag reference");
     }
     return INGOT_OK;
 }

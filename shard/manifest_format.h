@@ -1,5 +1,5 @@
 /*
- * On-disk layout of the manifest (format version 2; version 1 is still read). Little-endian,
+ * On-disk layout of the manifest (format versions 1 to 3). Little-endian,
  * every section 8-byte aligned, read in place through these structs (mmap or a shared buffer):
  *
  *   header      manifest_header_t (144 bytes), then in version 2 manifest_header_ext_t (24 bytes)
@@ -16,8 +16,12 @@
  * bytes, the version-2 extension included) with header_hash zeroed, and covers body_hash, the
  * XXH3-64 of everything after the header: it is the manifest's digest.
  *
- * Versions differ only in the header: version 2 appends the largest sample's sizes (what a
- * loader sizes its buffers with), so a reader needs no pass over the sample table for them.
+ * Version 2 appends the largest sample's sizes to the header (what a loader sizes its buffers
+ * with), so a reader needs no pass over the sample table for them. Version 3 has version 2's
+ * layout and gives the shard row's last word a meaning: the strref of the object's ETag as the
+ * object store reported it when the manifest was built (0: none), sent as If-Match by every
+ * read. A manifest is written as version 3 only when a shard has an ETag (a manifest over a
+ * bucket), so manifests of local files stay version 2, readable by older builds.
  * header_size must be the size of the version's header, and the shard table starts right after
  * it, so a file claiming a version it is not laid out as fails the layout check.
  */
@@ -26,16 +30,18 @@
 
 #include <stdint.h>
 
-#define MANIFEST_MAGIC       "INGOTMF1"
-#define MANIFEST_MAGIC_LEN   8
-#define MANIFEST_VERSION_1   1u /* header without the extension: maxima found by a scan */
-#define MANIFEST_VERSION     2u /* written by this build */
-#define MANIFEST_ALIGN       8u
-#define MANIFEST_STRLEN_BITS 16
-#define MANIFEST_STRLEN_MAX  ((1u << MANIFEST_STRLEN_BITS) - 1)
-#define MANIFEST_STROFF_MAX  ((1ull << (64 - MANIFEST_STRLEN_BITS)) - 1)
-#define MANIFEST_NAMES_MAX   UINT16_MAX
-#define MANIFEST_FLAG_DICT   1u
+#define MANIFEST_MAGIC        "INGOTMF1"
+#define MANIFEST_MAGIC_LEN    8
+#define MANIFEST_VERSION_1    1u /* header without the extension: maxima found by a scan */
+#define MANIFEST_VERSION      2u /* written by this build for shards without ETags */
+#define MANIFEST_VERSION_ETAG 3u /* written by this build when a shard has an ETag */
+#define MANIFEST_VERSION_MAX  MANIFEST_VERSION_ETAG /* the newest this build reads */
+#define MANIFEST_ALIGN        8u
+#define MANIFEST_STRLEN_BITS  16
+#define MANIFEST_STRLEN_MAX   ((1u << MANIFEST_STRLEN_BITS) - 1)
+#define MANIFEST_STROFF_MAX   ((1ull << (64 - MANIFEST_STRLEN_BITS)) - 1)
+#define MANIFEST_NAMES_MAX    UINT16_MAX
+#define MANIFEST_FLAG_DICT    1u
 
 typedef struct manifest_header {
     char magic[MANIFEST_MAGIC_LEN];
@@ -80,7 +86,7 @@ typedef struct manifest_shard {
     uint64_t hash; /* XXH3-64 of the whole shard */
     uint64_t first_sample;
     uint64_t sample_count;
-    uint64_t reserved;
+    uint64_t etag; /* version 3: strref of the object's ETag, or 0; earlier versions: unused */
 } manifest_shard_t;
 
 typedef struct manifest_name {
@@ -117,8 +123,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "manifest is read in p
 static inline uint32_t manifest_header_size(uint32_t version)
 {
     return version == MANIFEST_VERSION_1 ? (uint32_t)sizeof(manifest_header_t)
-           : version == MANIFEST_VERSION ? (uint32_t)sizeof(manifest_header_v2_t)
-                                         : 0;
+           : (version == MANIFEST_VERSION || version == MANIFEST_VERSION_ETAG)
+               ? (uint32_t)sizeof(manifest_header_v2_t)
+               : 0;
 }
 
 static inline uint64_t manifest_strref(uint64_t off, uint32_t len)

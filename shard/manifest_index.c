@@ -275,7 +275,8 @@ static ingot_status_t idx_members(struct ingot_manifest_builder *b, idx_shard_t 
     return st;
 }
 
-static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s, const char *rel)
+static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s, const char *rel,
+                                const char *etag)
 {
     manifest_shard_t row = {.first_sample = b->samples.len};
     ingot_file_window_attach(&b->win, &s->src);
@@ -295,7 +296,47 @@ static ingot_status_t idx_shard(struct ingot_manifest_builder *b, idx_shard_t *s
         ingot_warn("%s: shard holds no samples", s->src.name);
     }
     INGOT_CHECK(ingot_builder_str_push(&b->strbuf, rel, strlen(rel), &row.path));
+    if (etag != NULL) {
+        INGOT_CHECK(ingot_builder_str_push(&b->strbuf, etag, strlen(etag), &row.etag));
+        b->etags++;
+    }
     return ingot_shard_vec_push(&b->shards, &row, 1, NULL);
+}
+
+/* The builder's tables back to their lengths in @p keep (a shard that failed leaves nothing). */
+static void idx_rollback(struct ingot_manifest_builder *b, const size_t keep[5])
+{
+    b->samples.len = keep[0];
+    b->fields.len = keep[1];
+    b->names.len = keep[2];
+    b->namebuf.len = keep[3];
+    b->strbuf.len = keep[4];
+}
+
+ingot_status_t ingot_manifest_builder_add_source(ingot_manifest_builder_h b, ingot_file_t *src,
+                                                 const char *rel, const char *etag)
+{
+    if (b == NULL || src == NULL || rel == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_builder_add_source: NULL");
+    }
+    if (b->shards.len >= UINT32_MAX) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "%s: too many shards", src->name);
+    }
+    if (ingot_tar_path_is_safe(rel, strlen(rel)) != 0) {
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: name '%s' is absolute or contains '..' (shard names are "
+                          "relative to the manifest)",
+                          src->name, rel);
+    }
+    size_t keep[] = {b->samples.len, b->fields.len, b->names.len, b->namebuf.len, b->strbuf.len};
+    size_t etags = b->etags;
+    idx_shard_t s = {.src = *src, .row = (uint32_t)b->shards.len, .first_sample = b->samples.len};
+    ingot_status_t st = idx_shard(b, &s, rel, etag);
+    if (st != INGOT_OK) {
+        idx_rollback(b, keep);
+        b->etags = etags;
+    }
+    return st;
 }
 
 ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h b, const char *path)
@@ -311,16 +352,12 @@ ingot_status_t ingot_manifest_builder_add_shard(ingot_manifest_builder_h b, cons
     char *rel = NULL;
     ingot_status_t st = ingot_bld_relpath_get(b, path, &rel);
     if (st == INGOT_OK && (st = ingot_file_open(path, &s.src)) == INGOT_OK) {
-        st = idx_shard(b, &s, rel);
+        st = idx_shard(b, &s, rel, NULL);
         ingot_file_close(&s.src);
     }
     free(rel);
     if (st != INGOT_OK) { /* leave the builder as it was */
-        b->samples.len = keep[0];
-        b->fields.len = keep[1];
-        b->names.len = keep[2];
-        b->namebuf.len = keep[3];
-        b->strbuf.len = keep[4];
+        idx_rollback(b, keep);
     }
     return st;
 }

@@ -44,6 +44,7 @@ static ingot_status_t mw_shards(mw_t *w, const struct ingot_manifest_builder *b,
     for (size_t i = 0; i < b->shards.len; i++) {
         manifest_shard_t s = *SHARD_VEC_AT(&b->shards, manifest_shard_t, i);
         s.path = mw_rebase(s.path, base);
+        s.etag = s.etag != 0 ? mw_rebase(s.etag, base) : 0;
         INGOT_CHECK(mw_put(w, &s, sizeof(s)));
     }
     return INGOT_OK;
@@ -92,7 +93,7 @@ static ingot_status_t mw_header(const struct ingot_manifest_builder *b, manifest
     memset(hv, 0, sizeof(*hv));
     mw_maxima(b, &hv->ext);
     memcpy(h->magic, MANIFEST_MAGIC, MANIFEST_MAGIC_LEN);
-    h->version = MANIFEST_VERSION;
+    h->version = b->etags > 0 ? MANIFEST_VERSION_ETAG : MANIFEST_VERSION;
     h->header_size = sizeof(*hv);
     h->shard_count = b->shards.len;
     h->name_count = b->names.len;

@@ -77,6 +77,9 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, in
     if (st != INGOT_OK) {
         vf_shard_fault(v, row, sh, st);
     }
+    if (ingot_shard_path_is_url(src->name)) {
+        ingot_shard_files_release(v->r->files, row); /* its local copy: one shard at a time */
+    }
 }
 
 /* Read one sample and check it with the codec: every field's hash, then zstd decoding. */

@@ -13,6 +13,7 @@ ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req)
     req->retry = 0;
     req->shift = 0;
     req->cached = 0;
+    req->error[0] = '\0';
     atomic_store_explicit(&req->state, INGOT_SOURCE_REQ_PENDING, memory_order_release);
     ingot_status_t st = src->ops->submit(src, req);
     if (st != INGOT_OK) {
@@ -23,12 +24,16 @@ ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req)
 
 static void source_finish(ingot_source_req_t *req)
 {
+    /* Read before DONE is published: a waiter that sees it may resubmit (rewrite) the request
+     * at once, from another thread (a source completing on its own thread: found by TSan). */
+    ingot_event_t *ev = req->done_ev;
+    ingot_source_cb_t cb = req->cb;
     int old = atomic_exchange_explicit(&req->state, INGOT_SOURCE_REQ_DONE, memory_order_acq_rel);
-    if (req->done_ev != NULL && old != INGOT_SOURCE_REQ_QUARANTINED) {
-        ingot_event_notify(req->done_ev);
+    if (ev != NULL && old != INGOT_SOURCE_REQ_QUARANTINED) {
+        ingot_event_notify(ev);
     }
-    if (req->cb != NULL) {
-        req->cb(req, old == INGOT_SOURCE_REQ_QUARANTINED);
+    if (cb != NULL) {
+        cb(req, old == INGOT_SOURCE_REQ_QUARANTINED);
     }
 }
 
@@ -91,6 +96,9 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
         if (st == INGOT_ERR_CANCELED) {
             return source_expire(src, req, st, quarantined_p);
         }
+    }
+    if (req->status != INGOT_OK && req->error[0] != '\0') {
+        ingot_last_error_set(req->error); /* the message of a completion on another thread */
     }
     return req->status;
 }

@@ -42,6 +42,9 @@ enum {
 };
 
 typedef struct ingot_source ingot_source_t;
+
+/** Room for a request's failure message (ingot_source_req_t.error). */
+#define INGOT_SOURCE_ERROR_MAX 768
 typedef struct ingot_source_req ingot_source_req_t;
 
 /**
@@ -80,6 +83,7 @@ struct ingot_source_req {
                                                bound at submit, so its verdict comes first */
     const ingot_source_extent_t *extents; /**< the samples, or NULL (a shard byte range) */
     uint32_t nextents;
+    uint64_t epoch;       /**< the epoch the read serves (sources that count per epoch) */
     ingot_source_cb_t cb; /**< may be NULL */
     void *arg;            /**< the owner's */
     /* out */
@@ -88,6 +92,9 @@ struct ingot_source_req {
     size_t shift;          /**< where offset's byte lies in iov[0] (windows) */
     uint64_t cached;       /**< of length, bytes a caching tier in the chain (the node's disk)
                                 served itself rather than from the source below it */
+    /** Why it failed, from a source that completes on a thread of its own (the object store),
+     *  or "": ingot_source_wait() makes it the waiter's ingot_last_error(). */
+    char error[INGOT_SOURCE_ERROR_MAX];
     /* state shared by the source and the waiter */
     _Atomic int state;
     ingot_event_t *done_ev; /**< notified on completion (ingot_source_wait) */

@@ -26,7 +26,23 @@ typedef struct bench_args {
 } bench_args_t;
 
 /* Per epoch, per rank: what the epochs table and JSON show (doubles, gathered as is). */
-enum { E_EPOCH, E_STEPS, E_WALL, E_COMPUTE, E_STALL, E_STORAGE, E_PEER, E_LOCAL, E_DISK, E_COUNT };
+enum {
+    E_EPOCH,
+    E_STEPS,
+    E_WALL,
+    E_COMPUTE,
+    E_STALL,
+    E_STORAGE,
+    E_PEER,
+    E_LOCAL,
+    E_DISK,      /* bytes the nodes' disk tier served */
+    E_GETS,      /* object-store GETs made for the epoch's reads */
+    E_GET_BYTES, /* their bytes */
+    E_RETRIES,   /* their retries, every class */
+    E_READS,     /* samples of the epoch read (GETs per sample's denominator) */
+    E_RSS,       /* resident memory at the epoch's last step, bytes */
+    E_COUNT
+};
 
 /** Room for the cache's path report. */
 #define BENCH_PATHS_MAX 4096
@@ -42,7 +58,11 @@ typedef struct bench_result {
     double (*epochs)[E_COUNT];   /* every epoch delivered; the first step of the run left out */
     char paths[BENCH_PATHS_MAX]; /* the peer cache's data paths, or "" */
     char disk[BENCH_PATHS_MAX];  /* the disk tier's report, or "" */
+    uint64_t rss_bytes;          /* resident memory at the end */
 } bench_result_t;
+
+/** Resident memory of this process now (/proc/self/statm), bytes; 0 when unknown. */
+uint64_t bench_rss(void);
 
 /** Parse the command line; exits 0 on --help and 2 (with a message) on a bad option. */
 void bench_args_parse(int argc, char **argv, bench_args_t *a);
@@ -93,6 +113,19 @@ enum {
     M_DISK_EVICTIONS,
     M_DISK_PREFETCH,
     M_DISK_BAD,
+    M_GETS,            /* object store (zero when the manifest is local): GETs completed */
+    M_GET_FAILED,      /* of which failed */
+    M_GET_BYTES,       /* bytes received */
+    M_RETRY_THROTTLE,  /* retries after 503 SlowDown / 429 */
+    M_RETRY_SERVER,    /* after 500, 502, 504 */
+    M_RETRY_NETWORK,   /* after refused, reset, cut connections */
+    M_RETRY_STALL,     /* after INGOT_S3_STALL_TIMEOUT */
+    M_THROTTLE_EVENTS, /* concurrency halvings */
+    M_GET_P50,         /* GET latency, ms */
+    M_GET_P99,
+    M_GETS_PER_SAMPLE, /* GETs / samples read */
+    M_PART_HITS,       /* reads served by parts already fetched */
+    M_RSS,             /* resident memory at the end, bytes */
     M_COUNT
 };
 

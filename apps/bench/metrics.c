@@ -34,7 +34,20 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "disk_refused",
                                                  "disk_evictions",
                                                  "disk_prefetch_bytes",
-                                                 "disk_bad_entries"};
+                                                 "disk_bad_entries",
+                                                 "store_requests",
+                                                 "store_failed",
+                                                 "store_bytes",
+                                                 "store_retries_throttle",
+                                                 "store_retries_server",
+                                                 "store_retries_network",
+                                                 "store_retries_stall",
+                                                 "store_throttle_events",
+                                                 "store_get_p50_ms",
+                                                 "store_get_p99_ms",
+                                                 "store_gets_per_sample",
+                                                 "store_part_hits",
+                                                 "rss_bytes"};
 
 static double ms(uint64_t ns)
 {
@@ -72,6 +85,19 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_DISK_EVICTIONS] = (double)r->st.disk_evictions;
     m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
     m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
+    m[M_GETS] = (double)r->st.store_requests;
+    m[M_GET_FAILED] = (double)r->st.store_failed;
+    m[M_GET_BYTES] = (double)r->st.store_bytes;
+    m[M_RETRY_THROTTLE] = (double)r->st.store_retries_throttle;
+    m[M_RETRY_SERVER] = (double)r->st.store_retries_server;
+    m[M_RETRY_NETWORK] = (double)r->st.store_retries_network;
+    m[M_RETRY_STALL] = (double)r->st.store_retries_stall;
+    m[M_THROTTLE_EVENTS] = (double)r->st.store_throttle_events;
+    m[M_GET_P50] = ms(r->st.store_get_p50_ns);
+    m[M_GET_P99] = ms(r->st.store_get_p99_ns);
+    m[M_GETS_PER_SAMPLE] = r->st.store_gets_per_sample;
+    m[M_PART_HITS] = (double)r->st.store_part_hits;
+    m[M_RSS] = (double)r->rss_bytes;
 }
 
 void bench_aggregate(const double *all, int world, double *agg)
@@ -79,7 +105,7 @@ void bench_aggregate(const double *all, int world, double *agg)
     /* Rates and counts add up; times and AU are means over ranks (AU min reported apart). */
     static const int mean[] = {M_WALL,      M_COMPUTE,  M_STALL,    M_AU,         M_STALL_P50,
                                M_STALL_P99, M_READ_P50, M_READ_P99, M_VERIFY_P50, M_DECODE_P50,
-                               M_H2D_P50,   M_FIRST,    M_FAULTS};
+                               M_H2D_P50,   M_FIRST,    M_FAULTS,   M_GET_P50,    M_GET_P99};
     memset(agg, 0, sizeof(double) * M_COUNT);
     for (int r = 0; r < world; r++) {
         for (int k = 0; k < M_COUNT; k++) {
@@ -90,6 +116,13 @@ void bench_aggregate(const double *all, int world, double *agg)
         agg[mean[i]] /= world;
     }
     agg[M_STEPS] = all[M_STEPS]; /* every rank runs the same steps */
+    /* GETs per sample over the job: total GETs over total samples read */
+    double reads = 0;
+    for (int r = 0; r < world; r++) {
+        const double *m = all + (size_t)r * M_COUNT;
+        reads += m[M_GETS_PER_SAMPLE] > 0 ? m[M_GETS] / m[M_GETS_PER_SAMPLE] : 0;
+    }
+    agg[M_GETS_PER_SAMPLE] = reads > 0 ? agg[M_GETS] / reads : 0;
 }
 
 double bench_au_min(const double *all, int world)

@@ -15,9 +15,10 @@
 
 /* The loader's INGOT_* variables that change what a run measures. */
 static const char *const out_vars[] = {
-    "INGOT_STORAGE_EMULATE", "INGOT_VERIFY",      "INGOT_DIRECT_IO",
-    "INGOT_COALESCE_GAP",    "INGOT_BIND",        "INGOT_CACHE_BYTES",
-    "INGOT_PEER_PROTOCOL",   "INGOT_PEER_FAILURE"};
+    "INGOT_STORAGE_EMULATE", "INGOT_VERIFY",       "INGOT_DIRECT_IO",
+    "INGOT_COALESCE_GAP",    "INGOT_BIND",         "INGOT_CACHE_BYTES",
+    "INGOT_PEER_PROTOCOL",   "INGOT_PEER_FAILURE", "INGOT_ORDER",
+    "INGOT_S3_PART_SIZE",    "INGOT_S3_CACHE",     "INGOT_S3_CONNECTIONS"};
 static const char *const out_env_prefixes[] = {"INGOT_", "UCX_"};
 
 static const report_column_t out_columns[] = {{"samples", "/s", 9, 0},   {"rate", "MiB/s", 9, 1},
@@ -27,6 +28,20 @@ static const report_column_t out_columns[] = {{"samples", "/s", 9, 0},   {"rate"
                                               {"1st step", "ms", 9, 1},  {"steps", "", 7, 0}};
 
 static void print_epochs(const bench_output_t *o);
+static void print_store(const bench_output_t *o);
+
+/* A table of one row per rank and one for all of them. */
+static void out_table(const bench_output_t *o, const report_column_t *cols, size_t ncols,
+                      void (*row)(const char *who, const double *m))
+{
+    report_table_head(stdout, "rank", OUT_WHO_WIDTH, cols, ncols);
+    for (int r = 0; r < o->world; r++) {
+        char who[OUT_WHO_MAX];
+        snprintf(who, sizeof(who), "%d", r);
+        row(who, o->all + (size_t)r * M_COUNT);
+    }
+    row("all", o->agg);
+}
 
 static void out_row(const char *who, const double *m)
 {
@@ -52,22 +67,52 @@ void bench_print(const bench_output_t *o)
                      : "sleep");
     report_header_config(stdout, out_vars, OUT_ARRAY_SIZE(out_vars));
     report_header_ranks(stdout, o->ranks, o->world);
-    report_table_head(stdout, "rank", OUT_WHO_WIDTH, out_columns, OUT_ARRAY_SIZE(out_columns));
-    for (int r = 0; r < o->world; r++) {
-        char who[OUT_WHO_MAX];
-        snprintf(who, sizeof(who), "%d", r);
-        out_row(who, o->all + (size_t)r * M_COUNT);
-    }
-    out_row("all", o->agg);
+    out_table(o, out_columns, OUT_ARRAY_SIZE(out_columns), out_row);
     printf("# AU min over ranks %.4f; rates summed, times and AU averaged over ranks\n",
            bench_au_min(o->all, o->world));
+    print_store(o);
     print_epochs(o);
 }
 
-static const report_column_t epoch_columns[] = {{"steps", "", 7, 0},    {"AU", "", 7, 4},
-                                                {"stall", "%", 7, 2},   {"storage", "MiB", 10, 1},
-                                                {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
-                                                {"disk", "MiB", 10, 1}};
+static const report_column_t store_columns[] = {
+    {"GETs", "", 9, 0},           {"received", "MiB", 10, 1},   {"GET/", "sample", 8, 4},
+    {"failed", "", 7, 0},         {"retries", "503/429", 8, 0}, {"retries", "5xx", 8, 0},
+    {"retries", "network", 8, 0}, {"retries", "stall", 8, 0},   {"throttle", "events", 8, 0},
+    {"GET", "p50 ms", 8, 2},      {"GET", "p99 ms", 8, 2},      {"part", "hits", 9, 0}};
+
+static void store_row(const char *who, const double *m)
+{
+    const double v[OUT_ARRAY_SIZE(store_columns)] = {m[M_GETS],
+                                                     m[M_GET_BYTES] / (1024.0 * 1024.0),
+                                                     m[M_GETS_PER_SAMPLE],
+                                                     m[M_GET_FAILED],
+                                                     m[M_RETRY_THROTTLE],
+                                                     m[M_RETRY_SERVER],
+                                                     m[M_RETRY_NETWORK],
+                                                     m[M_RETRY_STALL],
+                                                     m[M_THROTTLE_EVENTS],
+                                                     m[M_GET_P50],
+                                                     m[M_GET_P99],
+                                                     m[M_PART_HITS]};
+    report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns), v);
+}
+
+/* The object store's requests (a manifest at a URL): what was fetched, retried and how fast. */
+static void print_store(const bench_output_t *o)
+{
+    if (o->agg[M_GETS] == 0 && strstr(o->manifest, "://") == NULL) {
+        return;
+    }
+    printf("# object store: GETs made by each rank's loader (the manifest's own GET left out), "
+           "GET/sample over the samples read\n");
+    out_table(o, store_columns, OUT_ARRAY_SIZE(store_columns), store_row);
+}
+
+static const report_column_t epoch_columns[] = {
+    {"steps", "", 7, 0},       {"AU", "", 7, 4},       {"stall", "%", 7, 2},
+    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
+    {"disk", "MiB", 10, 1},    {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
+    {"retries", "", 8, 0},     {"RSS", "MiB", 8, 1}};
 
 /* Epoch @p e of rank @p r. */
 static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
@@ -117,8 +162,9 @@ static void print_epochs(const bench_output_t *o)
 {
     const double mib = 1024.0 * 1024.0;
     printf("# per epoch: record bytes by source over all ranks (storage below every cache, peers' "
-           "cache windows, own window, the nodes' disk tier), AU and stall averaged over ranks "
-           "(first step of the run left out)\n");
+           "cache windows, own window, the nodes' disk tier), object-store GETs for the epoch's "
+           "reads and their retries, resident memory summed over ranks; AU and stall averaged over "
+           "ranks (first step of the run left out)\n");
     report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns));
     for (uint64_t e = 0; e < o->nepochs; e++) {
         double x[E_COUNT];
@@ -130,7 +176,11 @@ static void print_epochs(const bench_output_t *o)
             x[E_STORAGE] / mib,
             x[E_PEER] / mib,
             x[E_LOCAL] / mib,
-            x[E_DISK] / mib};
+            x[E_DISK] / mib,
+            x[E_GETS],
+            x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0,
+            x[E_RETRIES],
+            x[E_RSS] / mib};
         char who[OUT_WHO_MAX];
         snprintf(who, sizeof(who), "%.0f", x[E_EPOCH]);
         report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns),
@@ -154,6 +204,12 @@ static void json_epoch_fields(report_json_t *j, const double *x)
     report_json_num(j, "au", epoch_au(x));
     report_json_num(j, "wall_s", x[E_WALL]);
     report_json_num(j, "stall_s", x[E_STALL]);
+    report_json_u64(j, "store_requests", (uint64_t)x[E_GETS]);
+    report_json_u64(j, "store_bytes", (uint64_t)x[E_GET_BYTES]);
+    report_json_u64(j, "store_retries", (uint64_t)x[E_RETRIES]);
+    report_json_u64(j, "samples_read", (uint64_t)x[E_READS]);
+    report_json_num(j, "store_gets_per_sample", x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0);
+    report_json_u64(j, "rss_bytes", (uint64_t)x[E_RSS]);
 }
 
 static void json_epochs(report_json_t *j, const bench_output_t *o)

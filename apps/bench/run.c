@@ -15,6 +15,7 @@
 #define RUN_PROGRESS_EVERY 16  /* steps between progress bar updates */
 #define RUN_NS_PER_S       1e9
 #define RUN_EPOCHS_FIRST   16 /* rows of the per-epoch table allocated at first, doubled as needed */
+#define RUN_RSS_EVERY      8  /* steps between readings of the resident memory */
 
 static ingot_status_t run_loader(ingot_ctx_h ctx, const bench_args_t *a, const char *manifest,
                                  int world, ingot_loader_h *l_p)
@@ -118,11 +119,39 @@ static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar
         if (e != NULL && r->steps > 0) {
             e[E_WALL] = t_prev - (r->nepochs == 1 ? *t_first_p : t_epoch);
         }
+        if (e != NULL && (b.epoch_step + 1) % RUN_RSS_EVERY == 0) {
+            e[E_RSS] = (double)bench_rss(); /* a flat RSS over epochs: nothing leaks */
+        }
         if (++r->steps % RUN_PROGRESS_EVERY == 0 && bar) {
             report_progress(stderr, r->steps, a->steps, "steps", t_prev - t_start);
         }
     }
     return st;
+}
+
+uint64_t bench_rss(void)
+{
+    unsigned long long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    int n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+/* Epoch @p i's object-store requests (none when the manifest is local). */
+static void run_store(ingot_loader_h l, bench_result_t *r, uint64_t i)
+{
+    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS};
+    if (ingot_loader_epoch_store(l, (uint64_t)r->epochs[i][E_EPOCH], &ss) == INGOT_OK) {
+        r->epochs[i][E_GETS] = (double)ss.requests;
+        r->epochs[i][E_GET_BYTES] = (double)ss.bytes;
+        r->epochs[i][E_RETRIES] = (double)(ss.retries_throttle + ss.retries_server +
+                                           ss.retries_network + ss.retries_stall + ss.retries_auth);
+        r->epochs[i][E_READS] = (double)ss.samples;
+    }
 }
 
 /* Where each epoch's bytes came from, and the cache's paths. */
@@ -136,6 +165,7 @@ static void run_sources(ingot_loader_h l, bench_result_t *r)
             r->epochs[i][E_LOCAL] = (double)eb.bytes_local;
             r->epochs[i][E_DISK] = (double)eb.bytes_disk;
         }
+        run_store(l, r, i);
     }
     if (ingot_loader_cache_paths(l, r->paths, sizeof(r->paths)) != INGOT_OK) {
         r->paths[0] = '\0';
@@ -168,9 +198,10 @@ ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *man
     double t_end = report_now();
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY |
-                       INGOT_LOADER_STATS_FIELD_DISK;
+                       INGOT_LOADER_STATS_FIELD_DISK | INGOT_LOADER_STATS_FIELD_STORE;
     ingot_loader_stats(l, &r->st);
     run_sources(l, r);
+    r->rss_bytes = bench_rss();
     ingot_loader_destroy(l);
     if (st != INGOT_OK && st != INGOT_END_OF_DATA) {
         return st;

@@ -33,6 +33,8 @@ int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a);
 /* The commands: each returns the exit status. */
 int cli_pack(int argc, char **argv);
 int cli_build(int argc, char **argv);
+/** build over a bucket (bucket.c): a->pos[0] is an s3:// prefix. */
+int cli_build_bucket(const cli_args_t *a);
 int cli_inspect(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_list(int argc, char **argv);

@@ -24,6 +24,11 @@ int cli_build(int argc, char **argv)
     if (cli_parse(argc, argv, 1, &a) != 0) {
         return CLI_EXIT_USAGE;
     }
+    if (a.npos > 0 && strncmp(a.pos[0], "s3://", 5) == 0) {
+        int rc = cli_build_bucket(&a);
+        free(a.pos);
+        return rc;
+    }
     if (a.npos == 0 || a.out == NULL) {
         free(a.pos);
         return cli_usage_error("%s", "build needs SHARD... -o MANIFEST");

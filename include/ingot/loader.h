@@ -116,7 +116,8 @@ enum ingot_loader_params_field {
 /** Parameters of ingot_loader_create(). */
 typedef struct ingot_loader_params {
     uint64_t              field_mask;      /**< ingot_loader_params_field bits. */
-    const char           *manifest_path;   /**< Manifest file. */
+    const char           *manifest_path;   /**< Manifest file, or its URL (s3://BUCKET/KEY,
+                                                http(s)://HOST/PATH: include/ingot/store.h). */
     uint64_t              global_batch;    /**< Samples per step over all ranks; the world size
                                                 must divide it. */
     uint64_t              seed;            /**< Shuffle seed. */
@@ -132,7 +133,8 @@ typedef struct ingot_loader_params {
     uint64_t              skip_budget;     /**< Samples skipped per epoch under SKIP. */
     const ingot_cursor_t *cursor;          /**< Resume point (read with ingot_cursor_read()). */
     ingot_order_tail_t    tail;            /**< Tail policy of the epoch. */
-    ingot_order_mode_t    order_mode;      /**< Full or locality-aware shuffle. */
+    ingot_order_mode_t    order_mode;      /**< Full or locality-aware shuffle (unset:
+                                                INGOT_ORDER, default full). */
     uint32_t              order_window;    /**< Shards per window in locality mode. */
     uint32_t              readers;         /**< Storage reader threads (0: auto). */
     uint32_t              workers;         /**< Worker threads (0: auto). */
@@ -179,8 +181,8 @@ enum ingot_loader_stats_field {
     INGOT_LOADER_STATS_FIELD_QUEUES  = INGOT_BIT(3), /**< read_queue_avg, ready_slots_avg. */
     INGOT_LOADER_STATS_FIELD_MEMORY  = INGOT_BIT(4), /**< memory_host .. minor_faults. */
     INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5), /**< readers, workers, depth. */
-    /* INGOT_BIT(6): the object store's group (issue 24) */
-    INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7) /**< disk_hits .. disk_fill_errors. */
+    INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6), /**< store_requests .. store_part_hits. */
+    INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7)  /**< disk_hits .. disk_fill_errors. */
 };
 
 /**
@@ -214,6 +216,22 @@ typedef struct ingot_loader_stats {
     uint64_t minor_faults;     /**< Minor page faults of the process since create. */
     uint32_t readers, workers; /**< Threads the loader runs. */
     uint32_t depth;            /**< Batch slots. */
+    /* INGOT_LOADER_STATS_FIELD_STORE: the object store, when the manifest is at an s3:// or
+     * http(s):// URL (all zero otherwise). Counted by the loader's own client, from create on. */
+    uint64_t store_requests;         /**< GETs completed (once each, whatever their retries). */
+    uint64_t store_failed;           /**< Of which failed. */
+    uint64_t store_attempts;         /**< HTTP requests sent (first tries and retries). */
+    uint64_t store_bytes;            /**< Bytes received from the store. */
+    uint64_t store_retries_throttle; /**< Retries after 503 SlowDown or 429. */
+    uint64_t store_retries_server;   /**< Retries after 500, 502, 504. */
+    uint64_t store_retries_network;  /**< Retries after refused, reset or cut connections. */
+    uint64_t store_retries_stall;    /**< Retries after INGOT_S3_STALL_TIMEOUT without a byte. */
+    uint64_t store_retries_auth;     /**< Retries after ExpiredToken (credentials re-read). */
+    uint64_t store_throttle_events;  /**< Halvings of the concurrency after SlowDown (AIMD). */
+    uint64_t store_get_p50_ns;       /**< Latency of successful GET attempts, request to last */
+    uint64_t store_get_p99_ns;       /**< byte. */
+    double   store_gets_per_sample;  /**< store_requests / samples read so far. */
+    uint64_t store_part_hits;        /**< Reads served from parts already fetched. */
     /* INGOT_LOADER_STATS_FIELD_DISK: the node's disk tier on this rank (INGOT_DISK_CACHE_BYTES;
      * all zero without it). A piece is an aligned slice of a shard (INGOT_DISK_CACHE_PIECE). */
     uint64_t disk_hits;           /**< Pieces read from a disk: this node's or their home's. */
@@ -325,6 +343,43 @@ typedef struct ingot_loader_epoch_bytes {
  */
 INGOT_API ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h loader, uint64_t epoch,
                                                   ingot_loader_epoch_bytes_t *bytes_p);
+
+/** Fields of ingot_loader_store_stats_t. */
+enum ingot_loader_store_stats_field {
+    INGOT_LOADER_STORE_STATS_FIELD_COUNTS = INGOT_BIT(0) /**< epoch .. gets_per_sample. */
+};
+
+/**
+ * One epoch's object-store requests on this rank (ingot_loader_epoch_store()): the GETs made for
+ * that epoch's reads (a part fetched for a read counts in the read's epoch). As
+ * ingot_loader_stats_t, the caller sets field_mask and only the named fields are written.
+ */
+typedef struct ingot_loader_store_stats {
+    uint64_t field_mask;       /**< In: ingot_loader_store_stats_field bits. */
+    uint64_t epoch;            /**< The epoch. */
+    uint64_t requests;         /**< GETs completed. */
+    uint64_t failed;           /**< Of which failed. */
+    uint64_t bytes;            /**< Bytes received. */
+    uint64_t retries_throttle; /**< Retries after 503 SlowDown or 429. */
+    uint64_t retries_server;   /**< Retries after 500, 502, 504. */
+    uint64_t retries_network;  /**< Retries after refused, reset or cut connections. */
+    uint64_t retries_stall;    /**< Retries after INGOT_S3_STALL_TIMEOUT. */
+    uint64_t retries_auth;     /**< Retries after ExpiredToken. */
+    uint64_t throttle_events;  /**< Concurrency halvings after SlowDown. */
+    uint64_t get_p50_ns;       /**< Latency of the epoch's successful GET attempts. */
+    uint64_t get_p99_ns;
+    uint64_t samples;         /**< Samples of the epoch read so far (every source). */
+    double   gets_per_sample; /**< requests / samples. */
+} ingot_loader_store_stats_t;
+
+/**
+ * @brief Epoch @p epoch's object-store requests so far (counted when read, which runs ahead of
+ *        delivery by the prefetch depth).
+ * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE for an epoch this loader does not deliver;
+ *         INGOT_ERR_NOT_FOUND when the manifest is not at a URL (no object store).
+ */
+INGOT_API ingot_status_t ingot_loader_epoch_store(ingot_loader_h loader, uint64_t epoch,
+                                                  ingot_loader_store_stats_t *stats_p);
 
 /**
  * @brief The peer cache's report: its counters ("window N bytes in host memory; S samples (B

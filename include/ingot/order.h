@@ -110,12 +110,15 @@ INGOT_API ingot_status_t ingot_order_slice(ingot_order_h order, uint64_t epoch, 
 /* ------------------------------------------------------------------------------------------ */
 /* Resume cursor                                                                                */
 
-/** Current format version of cursor files. */
-#define INGOT_CURSOR_VERSION 1
+/** Current format version of cursor files (version 2 records the order; 1 is still read). */
+#define INGOT_CURSOR_VERSION 2
 
 /** Where training stands in an epoch: enough to resume exactly once. */
 typedef struct ingot_cursor {
     uint32_t  version;         /**< INGOT_CURSOR_VERSION (set by ingot_cursor_read). */
+    uint32_t  order_window;    /**< The order the positions count in: 0 the full shuffle, N
+                                    the locality order with windows of N shards (version 2;
+                                    0 in a version-1 cursor). */
     uint64_t  manifest_digest; /**< ingot_manifest_info_t::digest of the dataset. */
     uint64_t  seed;            /**< Shuffle seed. */
     uint64_t  epoch;           /**< Current epoch. */

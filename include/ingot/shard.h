@@ -100,13 +100,19 @@ typedef struct ingot_field_info {
 } ingot_field_info_t;
 
 /**
- * @brief Open a manifest file (memory-mapped read-only).
- * @param path      manifest file; shard paths are resolved relative to its directory.
+ * @brief Open a manifest file (memory-mapped read-only), or a manifest in an object store.
+ * @param path      manifest file; shard paths are resolved relative to its directory. Or a URL,
+ *                  s3://BUCKET/KEY (signed with the AWS CLI's credentials, endpoint and region:
+ *                  docs/objectstore.md) or http(s)://HOST/PATH (unsigned): fetched with one GET
+ *                  (no LIST, no HEAD) into memory; its shards are then the URLs beside it.
  * @param flags     ingot_manifest_open_flags.
  * @param manifest_p out: the handle, written only on success.
- * @return INGOT_OK; INGOT_ERR_NOT_FOUND / INGOT_ERR_IO (open, mmap); INGOT_ERR_FORMAT (bad magic,
- *         version, layout, a row out of bounds, path traversal in a shard path, duplicate key);
- *         INGOT_ERR_CORRUPT (checksum mismatch); INGOT_ERR_NO_MEMORY.
+ * @return INGOT_OK; INGOT_ERR_NOT_FOUND / INGOT_ERR_IO (open, mmap, a missing object);
+ *         INGOT_ERR_FORMAT (bad magic, version, layout, a row out of bounds, path traversal in a
+ *         shard path, duplicate key); INGOT_ERR_CORRUPT (checksum mismatch);
+ *         INGOT_ERR_NO_MEMORY; for a URL, the object store's errors (INGOT_ERR_INVALID_PARAM for
+ *         a malformed URL, INGOT_ERR_PERMISSION, INGOT_ERR_TIMED_OUT...), each naming the
+ *         endpoint, bucket and key.
  * Thread safety: the handle is immutable after open; any thread may query it concurrently.
  */
 INGOT_API ingot_status_t ingot_manifest_open(const char *path, unsigned flags,
@@ -166,11 +172,19 @@ INGOT_API ingot_status_t ingot_manifest_find(ingot_manifest_h manifest, const ch
                                              int64_t shard, uint64_t *index_p);
 
 /**
- * @brief The path of a shard resolved against the manifest's directory.
+ * @brief The path of a shard resolved against the manifest's directory (for a manifest at an
+ *        http(s):// URL, a URL with the shard's name percent-encoded; at s3://, the key as is).
  * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE (bad row); INGOT_ERR_NO_RESOURCE (buffer too small).
  */
 INGOT_API ingot_status_t ingot_manifest_shard_path(ingot_manifest_h manifest, uint32_t shard,
                                                    char *buf, size_t buflen);
+
+/**
+ * @brief The ETag a shard's object had when the manifest was built over a bucket (sent as
+ *        If-Match by every read of it), or NULL (a manifest of local files, or a format-version
+ *        1 or 2 manifest). Points into the manifest. Thread-safe.
+ */
+INGOT_API const char *ingot_manifest_shard_etag(ingot_manifest_h manifest, uint32_t shard);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Building a manifest from tar shards                                                          */

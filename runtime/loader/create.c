@@ -9,6 +9,8 @@
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
 #include "runtime/node_manifest.h"
+#include "runtime/loader/config.h"
+#include "runtime/store/store.h"
 #include "source/cache/cache.h"
 #include "source/disk/disk.h"
 #include "source/emulate.h"
@@ -81,8 +83,13 @@ static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_
     q->skip_budget = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
     q->cursor = LOADER_PARAM(cursor, CURSOR, NULL);
     q->tail = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
-    q->order_mode = LOADER_PARAM(order_mode, ORDER, INGOT_ORDER_FULL);
-    q->order_window = LOADER_PARAM(order_window, ORDER, 1);
+    ingot_order_mode_t mode = INGOT_ORDER_FULL;
+    uint32_t window = 1;
+    if (ingot_loader_order_parse(cfg->loader->order, &mode, &window) != 0) {
+        mode = INGOT_ORDER_FULL; /* INGOT_ORDER was checked when the context read it */
+    }
+    q->order_mode = LOADER_PARAM(order_mode, ORDER, mode);
+    q->order_window = LOADER_PARAM(order_window, ORDER, window ? window : 1);
     q->readers = LOADER_PARAM(readers, THREADS, 0);
     q->workers = LOADER_PARAM(workers, THREADS, 0);
 }
@@ -164,6 +171,7 @@ static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t
     if (st != INGOT_OK) {
         return st;
     }
+    ingot_loader_order_check(l);
     l->steps_per_epoch = ingot_order_steps(l->order);
     if (l->steps_per_epoch == 0) {
         ingot_error("ingot_loader_create: %" PRIu64 " samples make no full global batch of %" PRIu64
@@ -190,6 +198,15 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
                         l->params.global_batch);
             return INGOT_ERR_MISMATCH;
         }
+        uint32_t window = l->params.order_mode == INGOT_ORDER_LOCALITY ? l->params.order_window : 0;
+        if (c->order_window != window) {
+            ingot_error("resume cursor was cut with the %s order%s, this loader uses the %s "
+                        "order%s: positions would name other samples (set INGOT_ORDER as the "
+                        "saved job did)",
+                        c->order_window ? "locality" : "full", c->order_window ? " (window)" : "",
+                        window ? "locality" : "full", window ? " (window)" : "");
+            return INGOT_ERR_MISMATCH;
+        }
         if (c->consumed % c->global_batch != 0 ||
             c->consumed / c->global_batch > l->steps_per_epoch) {
             ingot_error("resume cursor: consumed %" PRIu64 " is not a whole number of global "
@@ -209,12 +226,20 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
 }
 
 
-/* Storage, the last byte source: POSIX files, behind the emulated store when asked. */
+/* Storage, the last byte source: the object store for a manifest at a URL (store.c), else POSIX
+ * files, behind the emulated store when asked. */
 static ingot_status_t loader_sources(ingot_loader_h l, const ingot_ctx_config_t *cfg)
 {
     ingot_source_emulation_t emu;
     ingot_source_t *storage;
     char err[256];
+    if (ingot_store_is_url(l->params.manifest_path)) {
+        ingot_status_t st = ingot_loader_store_create(l, &storage);
+        if (st == INGOT_OK) {
+            l->sources[l->nsources++] = storage;
+        }
+        return st;
+    }
     ingot_source_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
     ingot_status_t st = ingot_source_posix_create(l->manifest, l->direct_io, &storage);
     if (st == INGOT_OK && ingot_source_emulation_active(&emu)) {
@@ -297,6 +322,7 @@ static void loader_free(ingot_loader_h l)
     free(l->plan_home);
     free(l->plan_woff);
     free(l->epoch_bytes);
+    free(l->epoch_reads);
     free(l);
 }
 
@@ -463,8 +489,12 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
     if (st == INGOT_OK) {
         st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
     }
+    if (st == INGOT_OK) {
+        st = ingot_loader_store_check(l); /* collective; every rank returns the same */
+    }
     if (st == INGOT_OK && ingot_disk_enabled()) {
-        st = ingot_loader_disk_create(l); /* collective, agreed: the node's disk over storage */
+        /* collective, agreed: the node's disk over storage (files, the emulated or object store) */
+        st = ingot_loader_disk_create(l);
     }
     if (st == INGOT_OK && ingot_cache_enabled()) {
         st = loader_cache(l); /* collective, agreed */

@@ -34,7 +34,8 @@ ingot_status_t ingot_loader_disk_create(ingot_loader_h l)
     *storage = NULL; /* the tier owns it from the call on, also when it fails */
     st = ingot_disk_create(&p, below, storage);
     if (st != INGOT_OK) {
-        l->nsources--; /* storage went with the tier */
+        l->nsources--;   /* storage went with the tier */
+        l->store = NULL; /* the object store too, when it was storage */
         return st;
     }
     l->disk = ingot_disk_of(*storage);

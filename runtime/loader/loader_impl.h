@@ -134,7 +134,9 @@ struct ingot_loader {
     ingot_source_t *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
     struct ingot_cache *cache;                   /* the peer cache (INGOT_CACHE_BYTES), or NULL */
     struct ingot_disk
-        *disk; /* the node's disk tier over storage (INGOT_DISK_CACHE_BYTES), or NULL */
+        *disk;             /* the node's disk tier over storage (INGOT_DISK_CACHE_BYTES), or NULL */
+    ingot_source_t *store; /* the object store (also sources' last), or NULL (store.c) */
+    _Atomic uint64_t *epoch_reads; /* [nepochs] samples read (store.c's GETs per sample) */
     uint64_t first_epoch, nepochs; /* epochs this job delivers (per-epoch byte counters) */
     _Atomic uint64_t *epoch_bytes; /* [nepochs][LOADER_FROM_COUNT] record bytes by source */
     uint32_t nsources;
@@ -207,6 +209,16 @@ struct ingot_loader {
 ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
                                            ingot_source_t *const *front, uint32_t nfront,
                                            ingot_loader_h *loader_p);
+
+/* store.c: the object store as the storage source when the manifest is at a URL (the part cache
+ * sized for the order), its job-wide identity check (collective: every rank calls it), its
+ * figures. */
+ingot_status_t ingot_loader_store_create(ingot_loader_h l, ingot_source_t **src_p);
+ingot_status_t ingot_loader_store_check(ingot_loader_h l);
+void ingot_loader_store_stats(ingot_loader_h l, ingot_loader_stats_t *s);
+
+/* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
+void ingot_loader_order_check(ingot_loader_h l);
 
 /* loader_pipeline.c */
 void ingot_loader_thread_setup(ingot_loader_h l);

@@ -104,6 +104,7 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .deadline_ns = ingot_deadline_after(l->timeout_ns),
                                 .extents = run->cached ? rd->extents : NULL,
                                 .nextents = run->cached ? run->count : 0,
+                                .epoch = run->slot->epoch,
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,
                                 .done_ev = &rd->done};
@@ -387,6 +388,9 @@ static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0,
                                   memory_order_relaxed);
     }
     uint64_t e = run->slot->epoch - l->first_epoch;
+    if (e < l->nepochs && l->epoch_reads != NULL) {
+        atomic_fetch_add_explicit(&l->epoch_reads[e], run->count, memory_order_relaxed);
+    }
     if (e < l->nepochs) {
         _Atomic uint64_t *c = &l->epoch_bytes[e * LOADER_FROM_COUNT];
         if (from != LOADER_FROM_STORAGE) {

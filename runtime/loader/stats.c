@@ -44,6 +44,8 @@ static const ingot_field_span_t stats_spans[] = {
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_MEMORY, ingot_loader_stats_t, memory_host,
                      minor_faults),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STORE, ingot_loader_stats_t, store_requests,
+                     store_part_hits),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
                      disk_fill_errors)};
 
@@ -84,6 +86,7 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->readers = l->nreaders;
     s->workers = l->nworkers;
     s->depth = l->depth;
+    ingot_loader_store_stats(l, s);
     ingot_loader_disk_stats(l, s);
 }
 

@@ -265,13 +265,15 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
         free(all);
         return st;
     }
-    *cursor_p = (ingot_cursor_t){.version = INGOT_CURSOR_VERSION,
-                                 .manifest_digest = l->minfo.digest,
-                                 .seed = l->params.seed,
-                                 .epoch = g / l->steps_per_epoch,
-                                 .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
-                                 .global_batch = l->params.global_batch,
-                                 .skipped_count = (uint64_t)total,
-                                 .skipped = all};
+    *cursor_p = (ingot_cursor_t){
+        .version = INGOT_CURSOR_VERSION,
+        .order_window = l->params.order_mode == INGOT_ORDER_LOCALITY ? l->params.order_window : 0,
+        .manifest_digest = l->minfo.digest,
+        .seed = l->params.seed,
+        .epoch = g / l->steps_per_epoch,
+        .consumed = (g % l->steps_per_epoch) * l->params.global_batch,
+        .global_batch = l->params.global_batch,
+        .skipped_count = (uint64_t)total,
+        .skipped = all};
     return INGOT_OK;
 }

@@ -199,9 +199,10 @@ uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
 /* disk_source.c */
 extern const ingot_source_ops_t ingot_disk_source_ops;
 /* Read bytes [@p off, @p off + @p len) of piece @p p (UINT64_MAX: to its end) from the source
- * below into @p b's payload (b->len set); the deadline as the request's. */
+ * below into @p b's payload (b->len set), for @p epoch (a source below that counts per epoch: the
+ * object store); the deadline as the request's. */
 ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                     disk_buf_t *b, uint64_t deadline_ns);
+                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns);
 
 /* keeper.c */
 ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d);

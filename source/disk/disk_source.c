@@ -43,7 +43,7 @@ static void disk_sub_late(ingot_source_req_t *sub, int late)
 }
 
 ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                     disk_buf_t *b, uint64_t deadline_ns)
+                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns)
 {
     uint32_t shard = ingot_disk_shard_of(d, p);
     uint64_t first = d->piece0[shard], plen = ingot_disk_piece_len(d, p);
@@ -59,6 +59,7 @@ ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, 
                                   .iovcnt = 1,
                                   .slack = (size_t)(d->piece_bytes - b->len) + DISK_SLACK,
                                   .deadline_ns = deadline_ns,
+                                  .epoch = epoch,
                                   .cb = disk_sub_late,
                                   .arg = b,
                                   .done_ev = &b->ev};
@@ -133,7 +134,7 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
     atomic_fetch_add(&d->misses, 1);
     /* the whole piece when its keeper wants it written through, else only these bytes */
     int whole = ingot_disk_want(d, p, req->deadline_ns) == DISK_WANT_FILL;
-    st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, b,
+    st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
                                req->deadline_ns);
     if (st != INGOT_OK) {
         if (whole && d->keeper != NULL && d->home[p] == d->node) {

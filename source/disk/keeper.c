@@ -231,7 +231,7 @@ static void *keeper_prefetch_main(void *arg)
         }
         disk_buf_t *b = ingot_disk_buf_get(d, ingot_deadline_after(d->p.timeout_ns));
         uint64_t t0 = ingot_time_ns();
-        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, b,
+        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, need / d->p.steps_per_epoch, b,
                                                       ingot_deadline_after(d->p.timeout_ns))
                               : INGOT_ERR_CANCELED;
         if (st == INGOT_OK) {

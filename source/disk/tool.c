@@ -7,6 +7,7 @@
 #include <ingot/disk_cache.h>
 #include <ingot/shard.h>
 #include "source/disk/disk_impl.h"
+#include "shard/manifest.h"
 #include "base/base_config.h"
 #include "base/hash.h"
 #include "base/log.h"
@@ -98,7 +99,13 @@ static ingot_status_t tool_manifest_open(const char *path, tool_manifest_t *t)
 {
     ingot_manifest_info_t mi;
     memset(t, 0, sizeof(*t));
-    ingot_status_t st = ingot_manifest_open(path, INGOT_MANIFEST_OPEN_LAZY, &t->m);
+    if (strstr(path, "://") != NULL) { /* opening a URL is the runtime's, above this layer */
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "disk cache: manifest '%s' is a URL: give a local copy of it (entries "
+                          "are named by the shards' hashes, the same in any copy)",
+                          path);
+    }
+    ingot_status_t st = ingot_manifest_open_file(path, INGOT_MANIFEST_OPEN_LAZY, &t->m);
     if (st != INGOT_OK || (st = ingot_manifest_query(t->m, &mi)) != INGOT_OK) {
         return st;
     }

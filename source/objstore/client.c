@@ -57,8 +57,8 @@ void ingot_objstore_req_complete(ingot_objstore_t *c, ingot_objstore_req_t *req,
     req->status = status;
     if (status == INGOT_OK) req->message[0] = '\0';
     req->priv.where = INGOT_OBJSTORE_REQ_NONE;
-    ingot_objstore_count(&c->counters.requests, 1);
-    if (status != INGOT_OK) ingot_objstore_count(&c->counters.failed, 1);
+    INGOT_OBJSTORE_TALLY(c, req, requests, 1);
+    if (status != INGOT_OK) INGOT_OBJSTORE_TALLY(c, req, failed, 1);
     if (req->cb != NULL) req->cb(req); /* last touch: the caller may reuse req now */
 }
 
@@ -133,7 +133,7 @@ static void io_start_one(ingot_objstore_t *c, ingot_objstore_req_t *r, uint64_t 
         return;
     }
     ingot_objstore_throttle_started(t);
-    ingot_objstore_count(&c->counters.attempts, 1);
+    INGOT_OBJSTORE_TALLY(c, r, attempts, 1);
 }
 
 /* Start every pending request that may start; returns when the next one is due (or UINT64_MAX). */
@@ -152,7 +152,7 @@ static uint64_t io_start_ready(ingot_objstore_t *c, uint64_t now)
             io_start_one(c, r, now);
         } else if (rate_held && !r->priv.rate_held) {
             r->priv.rate_held = 1;
-            ingot_objstore_count(&c->counters.rate_waits, 1);
+            INGOT_OBJSTORE_TALLY(c, r, rate_waits, 1);
         }
     }
     for (ingot_objstore_req_t *r = c->pending.head; r != NULL; r = r->priv.next) {

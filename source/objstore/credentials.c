@@ -126,7 +126,10 @@ static ingot_status_t from_section(ingot_objstore_settings_t *s, const char *nam
     *found_p = 1;
     s->kind = INGOT_OBJSTORE_CRED_PROFILE;
     free(s->cred_file);
-    s->cred_file = strdup(sec->path);
+    if ((s->cred_file = strdup(sec->path)) == NULL) {
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory reading profile '%s'",
+                          name);
+    }
     snprintf(s->credential_source, sizeof(s->credential_source), "profile %s from %s", name,
              sec->path);
     return creds_set(&s->creds, ak, sk, ingot_objstore_profile_get(sec, "aws_session_token"));

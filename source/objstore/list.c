@@ -49,7 +49,7 @@ static ingot_status_t add_entry(list_ctx_t *x, const char *b, const char *e)
         ingot_objstore_xml_text(b, e, "Size", size, sizeof(size)) != 0) {
         return bad_page(x, "a <Contents> without <Key> or <Size>");
     }
-    if (x->url_encoded && ingot_objstore_uri_decode(key, 1, key) != 0) {
+    if (x->url_encoded && ingot_uri_decode(key, 1, key) != 0) {
         return bad_page(x, "a key with a malformed %-escape");
     }
     if ((x->out->count & (x->out->count - 1)) == 0) { /* grow at powers of two */

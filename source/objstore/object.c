@@ -137,6 +137,8 @@ void ingot_objstore_req_describe(const ingot_objstore_req_t *req, char *buf, siz
         printable(req->object->url.key, prefix, sizeof(prefix));
         snprintf(buf, len, "LIST bucket '%s', prefix '%s' at %s", req->object->url.bucket, prefix,
                  req->object->endpoint);
+    } else if (req->priv.put != NULL) {
+        snprintf(buf, len, "PUT %s (%zu bytes)", obj, req->priv.put_size);
     } else if (req->priv.whole) {
         snprintf(buf, len, "GET %s (whole object)", obj);
     } else {

@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 
 typedef struct ingot_objstore ingot_objstore_t;
+struct ingot_objstore_counters;
 typedef struct ingot_objstore_object ingot_objstore_object_t;
 typedef struct ingot_objstore_req ingot_objstore_req_t;
 
@@ -148,7 +149,9 @@ typedef struct ingot_objstore_req_private {
     size_t buf_cap;
     uint64_t buf_max;
     const char *query; /* LIST: the sorted, encoded query */
-    int whole;         /* 1: a whole-object GET (no Range, 200 expected) */
+    int whole;         /* 1: a whole-object GET (no Range, 200 expected), or a PUT */
+    const void *put;   /* PUT: the body (whole is 1), else NULL */
+    size_t put_size;
 } ingot_objstore_req_private_t;
 
 struct ingot_objstore_req {
@@ -165,6 +168,9 @@ struct ingot_objstore_req {
     uint64_t deadline_ns;   /**< absolute CLOCK_MONOTONIC deadline, retries included */
     ingot_objstore_cb_t cb; /**< may be NULL */
     void *arg;              /**< the caller's */
+    /** Counters this request's attempts, bytes, retries and latencies are also added to (the
+     *  caller's, e.g. one set per epoch: stats.h), or NULL. */
+    struct ingot_objstore_counters *tally;
     /* out: valid when the callback runs */
     ingot_status_t status;                    /**< INGOT_OK: every byte of the range is in place */
     int http_status;                          /**< the last HTTP status received, 0 if none */
@@ -197,6 +203,15 @@ ingot_status_t ingot_objstore_cancel(ingot_objstore_t *client, ingot_objstore_re
  */
 ingot_status_t ingot_objstore_read(ingot_objstore_t *client, ingot_objstore_req_t *req);
 
+/**
+ * Submit @p n requests at once (in flight together, up to INGOT_S3_CONNECTIONS) and wait for all
+ * of them: what ingot_objstore_read() is for one. Their cb and arg are the client's.
+ * @return INGOT_OK when every one succeeded; else the first failure's status, whose message is
+ *         the calling thread's ingot_last_error() (each request's own status and message hold).
+ */
+ingot_status_t ingot_objstore_read_many(ingot_objstore_t *client, ingot_objstore_req_t *reqs,
+                                        size_t n);
+
 /* ------------------------------------------------------------------ blocking calls */
 
 /**
@@ -209,6 +224,15 @@ ingot_status_t ingot_objstore_read(ingot_objstore_t *client, ingot_objstore_req_
 ingot_status_t ingot_objstore_get(ingot_objstore_t *client, const ingot_objstore_object_t *object,
                                   uint64_t max_size, uint64_t deadline_ns, void **data_p,
                                   size_t *size_p, char *etag);
+
+/**
+ * PUT @p size bytes of @p data as @p object (a manifest written into its bucket), one request,
+ * signed with UNSIGNED-PAYLOAD as the GETs are; retried as a GET (a retry sends the whole body
+ * again). @p etag (may be NULL) receives the new object's ETag (room INGOT_OBJSTORE_ETAG_MAX + 1).
+ * @return INGOT_OK; the errors of a GET (INGOT_ERR_PERMISSION for a refused write).
+ */
+ingot_status_t ingot_objstore_put(ingot_objstore_t *client, const ingot_objstore_object_t *object,
+                                  const void *data, size_t size, uint64_t deadline_ns, char *etag);
 
 /** One object of a listing. */
 typedef struct ingot_objstore_entry {

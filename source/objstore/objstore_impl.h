@@ -83,7 +83,8 @@ typedef struct ingot_objstore_slot {
     char fatal_msg[320];
     int iov_i; /* where the next byte goes */
     size_t iov_off;
-    uint64_t got; /* data bytes of this attempt */
+    uint64_t got;   /* data bytes of this attempt */
+    size_t put_off; /* PUT: body bytes sent by this attempt */
     char errbody[INGOT_OBJSTORE_ERRBODY_MAX + 1];
     size_t errlen;
 } ingot_objstore_slot_t;
@@ -143,6 +144,13 @@ void ingot_objstore_req_describe(const ingot_objstore_req_t *req, char *buf, siz
 ingot_status_t ingot_objstore_fetch_body(ingot_objstore_t *c, const ingot_objstore_object_t *object,
                                          const char *query, uint64_t max_size, uint64_t deadline_ns,
                                          ingot_objstore_req_t *req);
+
+/** A whole-object request of any kind: a GET (@p query NULL), a LIST page, or a PUT of
+ *  @p put_size bytes of @p put (not NULL). */
+ingot_status_t ingot_objstore_whole(ingot_objstore_t *c, const ingot_objstore_object_t *object,
+                                    const char *query, const void *put, size_t put_size,
+                                    uint64_t max_size, uint64_t deadline_ns,
+                                    ingot_objstore_req_t *req);
 
 /* transfer.c */
 ingot_status_t ingot_objstore_slot_init(ingot_objstore_t *c, ingot_objstore_slot_t *s);

@@ -214,19 +214,26 @@ static const char *retry_refusal(ingot_objstore_t *c, ingot_objstore_req_t *req,
     if (c->cfg.max_retries > 0 && req->retries >= (uint64_t)c->cfg.max_retries) {
         return "INGOT_S3_MAX_RETRIES reached";
     }
-    *delay_p = ingot_objstore_backoff_ns(c->cfg.backoff_base_ns, c->cfg.backoff_max_ns,
-                                         req->retries, &c->rng);
+    int costs = v->cls != INGOT_OBJSTORE_RETRY_THROTTLE;
+    if (costs && c->budget.cap == 0) {
+        return "INGOT_S3_RETRY_BUDGET is 0 (no retries)";
+    }
+    /* A spent budget slows a retry to the longest backoff rather than failing it: a store that
+     * fails everything is not hammered, and a request still retries until its deadline. */
+    int spent = costs && !ingot_objstore_budget_take(&c->budget, INGOT_OBJSTORE_RETRY_COST);
+    *delay_p = spent ? c->cfg.backoff_max_ns
+                     : ingot_objstore_backoff_ns(c->cfg.backoff_base_ns, c->cfg.backoff_max_ns,
+                                                 req->retries, &c->rng);
     if (*delay_p >= left) {
         /* the backoff would pass the deadline: one more try halfway there, while that leaves
          * more than twice the first backoff */
         *status_p = INGOT_ERR_TIMED_OUT;
-        if (left <= 2 * c->cfg.backoff_base_ns) return "deadline reached";
+        if (left <= 2 * c->cfg.backoff_base_ns) {
+            return spent ? "deadline reached (INGOT_S3_RETRY_BUDGET spent: retries slowed to "
+                           "INGOT_S3_BACKOFF_MAX)"
+                         : "deadline reached";
+        }
         *delay_p = left / 2;
-    }
-    if (v->cls != INGOT_OBJSTORE_RETRY_THROTTLE &&
-        !ingot_objstore_budget_take(&c->budget, INGOT_OBJSTORE_RETRY_COST)) {
-        *status_p = INGOT_ERR_IO;
-        return "the client's retry budget (INGOT_S3_RETRY_BUDGET) is spent";
     }
     return NULL;
 }
@@ -246,7 +253,7 @@ static void retry_or_fail(ingot_objstore_t *c, ingot_objstore_req_t *req, const 
     }
     req->retries++;
     snprintf(req->message, sizeof(req->message), "%s", v->why); /* the last reason, until done */
-    ingot_objstore_count(&c->counters.retries[v->cls], 1);
+    INGOT_OBJSTORE_TALLY(c, req, retries[v->cls], 1);
     req->priv.not_before_ns = now + delay;
     ingot_debug("objstore: retry %u of %s in %" PRIu64 " ms: %s", req->retries,
                 req->object->request_url, (uint64_t)(delay / INGOT_NSEC_PER_MSEC), v->why);
@@ -262,7 +269,7 @@ void ingot_objstore_attempt_done(ingot_objstore_t *c, ingot_objstore_slot_t *s, 
     verdict_t v;
 
     judge(c, s, rc, now, &v);
-    ingot_objstore_count(&c->counters.bytes, s->got);
+    INGOT_OBJSTORE_TALLY(c, req, bytes, s->got);
     if (!req->priv.whole) req->priv.done += s->got; /* validated bytes stay: a retry resumes */
     if (req->priv.etag_seen[0] == '\0' && s->to_caller && s->etag[0] != '\0') {
         memcpy(req->priv.etag_seen, s->etag, sizeof(req->priv.etag_seen));
@@ -270,13 +277,14 @@ void ingot_objstore_attempt_done(ingot_objstore_t *c, ingot_objstore_slot_t *s, 
     ingot_objstore_throttle_finished(t, !v.retry && v.status == INGOT_OK);
     if (v.retry && v.cls == INGOT_OBJSTORE_RETRY_THROTTLE &&
         ingot_objstore_throttle_slowdown(t, s->start_ns, now)) {
-        ingot_objstore_count(&c->counters.throttle_events, 1);
+        INGOT_OBJSTORE_TALLY(c, req, throttle_events, 1);
     }
     if (v.retry) {
         retry_or_fail(c, req, &v, now);
     } else if (v.status == INGOT_OK) {
         ingot_objstore_budget_refund(&c->budget);
         ingot_objstore_latency_add(&c->counters, now - s->start_ns);
+        if (req->tally != NULL) ingot_objstore_latency_add(req->tally, now - s->start_ns);
         ingot_objstore_req_complete(c, req, INGOT_OK);
     } else {
         ingot_objstore_req_fail(c, req, v.status, "%s (after %u retries)", v.why, req->retries);

@@ -3,7 +3,8 @@
  *  - backoff: the n-th retry waits a uniform random time in [0, min(max, base * 2^n)] (full
  *    jitter, so a fleet of clients that failed together does not retry together);
  *  - budget: client-wide retry tokens (a retry after an error costs INGOT_OBJSTORE_RETRY_COST, a
- *    success returns one), so a store that fails everything is not hammered for long;
+ *    success returns one); once spent, retries wait the longest backoff, so a store that fails
+ *    everything is not hammered, while requests still retry until their deadlines;
  *  - throttle, per bucket: additive-increase/multiplicative-decrease of the transfers in flight
  *    (halved on SlowDown or 429, at most once per window of outstanding requests; grown by one
  *    per window of successes), and an optional token-bucket cap on requests started per second.

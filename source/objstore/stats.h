@@ -24,6 +24,13 @@ static inline void ingot_objstore_count(_Atomic uint64_t *counter, uint64_t n)
     atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
+/** Add @p n to a client's counter @p _field and to the same counter of @p _req's tally. */
+#define INGOT_OBJSTORE_TALLY(_c, _req, _field, _n) \
+    do { \
+        ingot_objstore_count(&(_c)->counters._field, (_n)); \
+        if ((_req)->tally != NULL) ingot_objstore_count(&(_req)->tally->_field, (_n)); \
+    } while (0)
+
 /** Record one successful attempt's latency. */
 void ingot_objstore_latency_add(ingot_objstore_counters_t *c, uint64_t ns);
 

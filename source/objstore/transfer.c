@@ -166,7 +166,9 @@ void ingot_objstore_slot_check(ingot_objstore_slot_t *s)
     s->checked = 1;
     s->to_caller = 0;
     if (s->http < 200 || s->http > 299) return; /* an error answer: its body is the reason */
-    if (s->req->priv.whole) {
+    if (s->req->priv.put != NULL) {
+        s->to_caller = 1; /* stored; the body of the answer, if any, says nothing more */
+    } else if (s->req->priv.whole) {
         check_whole(s, s->req);
     } else {
         check_ranged(s, s->req);
@@ -238,7 +240,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         s->errbody[s->errlen] = '\0';
         return len;
     }
+    if (s->req->priv.put != NULL) return len;
     return s->req->priv.whole ? deliver_whole(s, data, len) : deliver_ranged(s, data, len);
+}
+
+/* A PUT's body, from the caller's buffer (sent again from its start by each attempt). */
+static size_t on_read(char *dst, size_t size, size_t nitems, void *arg)
+{
+    ingot_objstore_slot_t *s = arg;
+    const ingot_objstore_req_t *req = s->req;
+    size_t left = req->priv.put_size - s->put_off, n = size * nitems < left ? size * nitems : left;
+    memcpy(dst, (const char *)req->priv.put + s->put_off, n);
+    s->put_off += n;
+    return n;
 }
 
 /* ------------------------------------------------------------------ slots and attempts */
@@ -265,6 +279,8 @@ ingot_status_t ingot_objstore_slot_init(ingot_objstore_t *c, ingot_objstore_slot
     curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, s);
     return INGOT_OK;
 }
 
@@ -309,6 +325,13 @@ ingot_status_t ingot_objstore_attempt_start(ingot_objstore_t *c, ingot_objstore_
     long left_ms = (long)((req->deadline_ns - now) / INGOT_NSEC_PER_MSEC) + 1;
 
     reset_attempt(s, req, now);
+    s->put_off = 0;
+    if (req->priv.put != NULL) { /* the easy handle is reused: a GET sets HTTPGET again */
+        curl_easy_setopt(s->easy, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(s->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->priv.put_size);
+    } else {
+        curl_easy_setopt(s->easy, CURLOPT_HTTPGET, 1L);
+    }
     if (req->priv.whole) {
         req->priv.done = 0; /* a whole-object GET starts again from its first byte */
         curl_easy_setopt(s->easy, CURLOPT_RANGE, NULL);

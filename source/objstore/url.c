@@ -19,63 +19,12 @@ const char *ingot_objstore_scheme_name(ingot_objstore_scheme_t scheme)
     return "?";
 }
 
-static int is_unreserved(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.' || c == '~';
-}
-
-size_t ingot_objstore_uri_encode(const char *in, size_t len, int keep_slash, char *out,
-                                 size_t outlen)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t n = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
-        int plain = is_unreserved(c) || (keep_slash && c == '/');
-        const char *src = plain ? (const char *)&in[i] : esc;
-        size_t k = plain ? 1 : 3;
-        for (size_t j = 0; j < k; j++, n++) {
-            if (n + 1 < outlen) out[n] = src[j];
-        }
-    }
-    if (outlen > 0) out[n < outlen ? n : outlen - 1] = '\0';
-    return n;
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-int ingot_objstore_uri_decode(const char *in, int plus_is_space, char *out)
-{
-    size_t n = 0;
-    for (const char *p = in; *p != '\0'; p++) {
-        if (*p == '%') {
-            int hi = hex_value(p[1]), lo = hi < 0 ? -1 : hex_value(p[2]);
-            if (hi < 0 || lo < 0) return -1;
-            out[n++] = (char)(hi * 16 + lo);
-            p += 2;
-        } else {
-            out[n++] = (plus_is_space && *p == '+') ? ' ' : *p;
-        }
-    }
-    out[n] = '\0';
-    return 0;
-}
-
 /* Encode into a fresh string. */
 static char *encode_dup(const char *in, int keep_slash)
 {
-    size_t need = ingot_objstore_uri_encode(in, strlen(in), keep_slash, NULL, 0);
+    size_t need = ingot_uri_encode(in, strlen(in), keep_slash, NULL, 0);
     char *out = malloc(need + 1);
-    if (out != NULL) ingot_objstore_uri_encode(in, strlen(in), keep_slash, out, need + 1);
+    if (out != NULL) ingot_uri_encode(in, strlen(in), keep_slash, out, need + 1);
     return out;
 }
 
@@ -132,9 +81,24 @@ out:
 
 /* ------------------------------------------------------------------ parsing */
 
+/* @p text as a message may show it: a user:password@ in its authority shown as "***@" (what a
+ * refused URL or endpoint held never reaches a log). */
+static const char *shown_url(const char *text, char *buf, size_t size)
+{
+    const char *auth = strstr(text, "://");
+    auth = auth != NULL ? auth + 3 : text;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', alen);
+    if (at == NULL) return text;
+    snprintf(buf, size, "%.*s***%s", (int)(auth - text), text, at);
+    return buf;
+}
+
 static ingot_status_t bad_url(const char *text, const char *why)
 {
-    return ingot_fail(INGOT_ERR_INVALID_PARAM, "objstore: malformed URL '%s': %s", text, why);
+    char shown[2 * INGOT_OBJSTORE_KEY_MAX];
+    return ingot_fail(INGOT_ERR_INVALID_PARAM, "objstore: malformed URL '%s': %s",
+                      shown_url(text, shown, sizeof(shown)), why);
 }
 
 /* "s3", "http", "https" (case-insensitive) followed by "://"; -1 otherwise. */
@@ -245,6 +209,10 @@ static ingot_status_t parse_http(const char *text, const char *rest, ingot_objst
     const char *problem = authority_problem(rest, alen);
     if (problem != NULL) return bad_url(text, problem);
     if (slash == NULL || slash[1] == '\0') return bad_url(text, "no path after the host");
+    if (strchr(slash, '?') != NULL) {
+        return bad_url(text, "a query is not accepted (a pre-signed URL's signature would reach "
+                             "messages and logs)");
+    }
     url->scheme = scheme;
     url->host = strndup(rest, alen);
     url->key = strdup(slash);
@@ -302,8 +270,9 @@ ingot_status_t ingot_objstore_endpoint_check(const char *text, const char *what,
         problem = authority_problem(rest, alen);
     }
     if (problem != NULL) {
-        return ingot_fail(INGOT_ERR_CONFIG, "objstore: endpoint '%s' from %s: %s", text, what,
-                          problem);
+        char shown[2 * INGOT_OBJSTORE_KEY_MAX];
+        return ingot_fail(INGOT_ERR_CONFIG, "objstore: endpoint '%s' from %s: %s",
+                          shown_url(text, shown, sizeof(shown)), what, problem);
     }
     char *base = strdup(text);
     if (base == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");

@@ -11,6 +11,7 @@
 #ifndef INGOT_SOURCE_OBJSTORE_URL_H
 #define INGOT_SOURCE_OBJSTORE_URL_H
 
+#include "base/uri.h" /* ingot_uri_encode, _decode */
 #include <ingot/status.h>
 #include <stddef.h>
 
@@ -47,22 +48,7 @@ void ingot_objstore_url_release(ingot_objstore_url_t *url);
 /** The scheme's name ("s3", "http", "https"). */
 const char *ingot_objstore_scheme_name(ingot_objstore_scheme_t scheme);
 
-/**
- * Percent-encode @p len bytes of @p in as S3 does for SigV4: RFC 3986 unreserved characters
- * (A-Z a-z 0-9 - _ . ~) kept, '/' kept when @p keep_slash (keys) and encoded otherwise (query
- * values), every other byte as %XX (upper-case hex): space, '+', '=', '%', UTF-8 bytes.
- * Writes at most @p outlen bytes including the NUL (truncating like snprintf).
- * @return the length the encoding needs, without the NUL.
- */
-size_t ingot_objstore_uri_encode(const char *in, size_t len, int keep_slash, char *out,
-                                 size_t outlen);
 
-/**
- * Decode %XX escapes of @p in (and '+' as a space when @p plus_is_space: S3's encoding-type=url
- * listings) into @p out (room for strlen(in) + 1).
- * @return 0, or -1 for a malformed escape.
- */
-int ingot_objstore_uri_decode(const char *in, int plus_is_space, char *out);
 
 /** One query parameter, unencoded. */
 typedef struct ingot_objstore_param {
@@ -72,7 +58,7 @@ typedef struct ingot_objstore_param {
 
 /**
  * The query string of @p n parameters as SigV4 signs it: each name and value encoded
- * (ingot_objstore_uri_encode, '/' encoded), the pairs sorted by encoded name then value (byte
+ * (ingot_uri_encode, '/' encoded), the pairs sorted by encoded name then value (byte
  * order), joined as "a=1&b=2". *out_p is malloc'd.
  * @return INGOT_OK, INGOT_ERR_NO_MEMORY.
  */
@@ -96,7 +82,7 @@ ingot_status_t ingot_objstore_endpoint_check(const char *text, const char *what,
  * The request URL of @p url (an object or a prefix) on @p ep in @p region: a custom endpoint
  * gets path-style (BASE/BUCKET/KEY), AWS virtual-hosted (https://BUCKET.s3.REGION.amazonaws.com/
  * KEY) when the bucket is a DNS label without dots, else path-style on s3.REGION.amazonaws.com;
- * http(s) URLs are used as written. The key is encoded (ingot_objstore_uri_encode, '/' kept).
+ * http(s) URLs are used as written. The key is encoded (ingot_uri_encode, '/' kept).
  * *out_p is malloc'd.
  * @return INGOT_OK, INGOT_ERR_NO_MEMORY.
  */

@@ -96,11 +96,11 @@ def main():
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    tool = os.path.join(build, "objstore-dev", "objstore_get")
+    tool = os.path.join(build, "tests", "objstore_get")
     weed = harness.weed_binary(build)
     if weed is None or not os.access(tool, os.X_OK):
-        print("SKIP: needs build/objstore-dev/objstore_get and weed (tests/source/objstore/run.sh "
-              "builds and installs both)")
+        print("SKIP: needs BUILD/tests/objstore_get (cmake --build BUILD --target objstore_get) "
+              "and weed (tests/source/objstore/run.sh installs it)")
         return 77
     work = tempfile.mkdtemp(prefix="ingot-objstore-perf.")
     sw = harness.Seaweed(weed, work, [("perf", KEY, SECRET)])

@@ -459,8 +459,8 @@ static void test_version_claims(const char *mpath)
     uint8_t *buf = load(mpath, &len), *v1 = load(V1_FIXTURE, &len1);
     manifest_header_t *h = (manifest_header_t *)buf, *h1 = (manifest_header_t *)v1;
     CHECK(h->version == MANIFEST_VERSION && h1->version == MANIFEST_VERSION_1);
-    h->version = 3; /* a version this build does not know */
-    expect_file_fails(buf, len, INGOT_ERR_FORMAT, "unsupported manifest version 3", NULL);
+    h->version = MANIFEST_VERSION_MAX + 1; /* a version this build does not know */
+    expect_file_fails(buf, len, INGOT_ERR_FORMAT, "unsupported manifest version 4", NULL);
     h->version = MANIFEST_VERSION_1; /* says 1, carries the version-2 fields */
     reseal(buf, len);
     expect_file_fails(buf, len, INGOT_ERR_FORMAT,

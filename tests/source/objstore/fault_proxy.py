@@ -12,8 +12,9 @@ keep-alive upstream connection per client connection, unless the current fault p
   short     answer a complete response of half the body (Content-Length rewritten): a server
             that sends fewer bytes than the range
 
-The fault is set with GET /__fault__?mode=M&percent=P&count=N (P: share of requests hit, N:
-only the first N hit; mode=pass clears it) and read back from GET /__fault__/stats. Every
+The fault is set with GET /__fault__?mode=M&percent=P&count=N[&ranged=1] (P: share of requests
+hit, N: only the first N hit, ranged=1: only requests with a Range header, so a manifest's whole
+GET passes; mode=pass clears it) and read back from GET /__fault__/stats. Every
 request is logged (JSON lines: path, Range, the fault applied) for the driver's checks.
 
 Usage: fault_proxy.py --port-file F --upstream HOST:PORT --log F [--stall-s S]
@@ -29,7 +30,7 @@ import threading
 import time
 from urllib.parse import parse_qs
 
-STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0}
+STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0, "ranged": 0}
 LOCK = threading.Lock()
 CFG = None
 
@@ -54,10 +55,12 @@ def header(head, name):
     return None
 
 
-def pick_fault():
+def pick_fault(head):
     with LOCK:
         STATE["requests"] += 1
         if STATE["mode"] == "pass" or (0 <= STATE["count"] <= STATE["hits"]):
+            return "pass"
+        if STATE["ranged"] and header(head, b"range") is None:
             return "pass"
         if random.random() * 100 >= STATE["percent"]:
             return "pass"
@@ -107,7 +110,8 @@ class Handler(socketserver.StreamRequestHandler):
         with LOCK:
             if "mode" in q:
                 STATE.update(mode=q["mode"], percent=float(q.get("percent", 100)),
-                             count=int(q.get("count", -1)), hits=0, requests=0)
+                             count=int(q.get("count", -1)), hits=0, requests=0,
+                             ranged=int(q.get("ranged", 0)))
             body = json.dumps(STATE).encode()
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -127,6 +131,8 @@ class Handler(socketserver.StreamRequestHandler):
 
     def log(self, head, fault):
         line = head.split(b"\r\n", 1)[0].decode(errors="replace")
+        if CFG.no_log or CFG.log is None:
+            return
         entry = {"request": line, "range": header(head, b"range"), "fault": fault,
                  "if_match": header(head, b"if-match")}
         with LOCK, open(CFG.log, "a") as f:
@@ -179,7 +185,7 @@ class Handler(socketserver.StreamRequestHandler):
         if path.startswith("/__fault__"):
             self.control(path)
             return True
-        fault = pick_fault()
+        fault = pick_fault(head)
         self.log(head, fault)
         if fault == "slowdown":
             simple_answer(self.wfile, 503, "Slow Down",
@@ -206,9 +212,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--upstream", required=True)
-    ap.add_argument("--log", required=True)
+    ap.add_argument("--log", help="JSON lines of every request (default: none)")
     ap.add_argument("--stall-s", type=float, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-log", action="store_true", help="log nothing (benchmarks)")
     CFG = ap.parse_args()
     host, port = CFG.upstream.rsplit(":", 1)
     CFG.upstream = (host, int(port))

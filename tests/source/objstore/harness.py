@@ -52,6 +52,17 @@ def free_port(plus_10000=False):
     raise RuntimeError("no free loopback port")
 
 
+def _die_with_parent():
+    """In the child before exec: a session of its own, and SIGKILL when the driver dies (a
+    test killed at its timeout leaves no server behind; PR_SET_PDEATHSIG survives exec)."""
+    os.setsid()
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Proc:
     """A child process, stopped by its pid (SIGTERM, then SIGKILL after a grace)."""
 
@@ -60,7 +71,7 @@ class Proc:
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.p = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-                                  start_new_session=True)
+                                  preexec_fn=_die_with_parent)
 
     @property
     def pid(self):
@@ -111,7 +122,7 @@ def start_py_server(name, script, args, workdir):
 
 
 def weed_binary(build_dir):
-    for cand in (os.environ.get("INGOT_WEED"),
+    for cand in (os.environ.get("OBJSTORE_WEED"),
                  os.path.join(build_dir, "objstore-venv", "bin", "weed")):
         if cand and os.access(cand, os.X_OK):
             return cand
@@ -121,15 +132,18 @@ def weed_binary(build_dir):
 class Seaweed:
     """`weed mini` on loopback ports of its own, in a temporary folder, stopped by pid."""
 
-    def __init__(self, weed, workdir, identities):
+    def __init__(self, weed, workdir, identities, anonymous_read=()):
         self.dir = os.path.join(workdir, "seaweed")
         os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
         ids = os.path.join(self.dir, "identities.json")
+        entries = [{"name": name, "credentials": [{"accessKey": ak, "secretKey": sk}],
+                    "actions": ["Admin", "Read", "Write", "List", "Tagging"]}
+                   for name, ak, sk in identities]
+        if anonymous_read:  # unsigned GETs of these buckets (http(s):// datasets)
+            entries.append({"name": "anonymous",
+                            "actions": [f"Read:{b}" for b in anonymous_read]})
         with open(ids, "w") as f:
-            json.dump({"identities": [
-                {"name": name, "credentials": [{"accessKey": ak, "secretKey": sk}],
-                 "actions": ["Admin", "Read", "Write", "List", "Tagging"]}
-                for name, ak, sk in identities]}, f)
+            json.dump({"identities": entries}, f)
         self.port = free_port(True)
         ports = {"s3.port": self.port, "master.port": free_port(True),
                  "volume.port": free_port(True), "filer.port": free_port(True),

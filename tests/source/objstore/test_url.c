@@ -55,6 +55,9 @@ static void test_parse_bad(void)
     expect_bad("http://host", 1, "no path");
     expect_bad("http://host/", 1, "no path");
     expect_bad("http://user:secret@host/p", 1, "user:password@");
+    CHECK(strstr(ingot_last_error(), "secret") == NULL);
+    CHECK_CONTAINS(ingot_last_error(), "'http://***@host/p'");
+    expect_bad("https://host/shard.tar?X-Amz-Signature=abc", 1, "a query is not accepted");
     expect_bad("http://:80/p", 1, "no host");
     expect_bad("http://host:99999/p", 1, "port");
     expect_bad("http://host:0/p", 1, "port");
@@ -73,7 +76,7 @@ static void test_parse_bad(void)
 static void check_encode(const char *in, int keep_slash, const char *want)
 {
     char out[256];
-    size_t n = ingot_objstore_uri_encode(in, strlen(in), keep_slash, out, sizeof(out));
+    size_t n = ingot_uri_encode(in, strlen(in), keep_slash, out, sizeof(out));
     if (strcmp(out, want) != 0 || n != strlen(want)) {
         fprintf(stderr, "encode(\"%s\") = \"%s\", want \"%s\"\n", in, out, want);
         exit(1);
@@ -95,19 +98,19 @@ static void test_encode(void)
     check_encode("tab\tnl\n", 1, "tab%09nl%0A");
     /* truncation reports the needed length */
     char small[4];
-    CHECK(ingot_objstore_uri_encode("a b", 3, 1, small, sizeof(small)) == 5);
+    CHECK(ingot_uri_encode("a b", 3, 1, small, sizeof(small)) == 5);
     CHECK(strcmp(small, "a%2") == 0);
 }
 
 static void test_decode(void)
 {
     char out[64];
-    CHECK(ingot_objstore_uri_decode("a%20b+c%2Bd", 1, out) == 0);
+    CHECK(ingot_uri_decode("a%20b+c%2Bd", 1, out) == 0);
     CHECK(strcmp(out, "a b c+d") == 0);
-    CHECK(ingot_objstore_uri_decode("a+b", 0, out) == 0 && strcmp(out, "a+b") == 0);
-    CHECK(ingot_objstore_uri_decode("%C3%a9", 0, out) == 0 && strcmp(out, "\xc3\xa9") == 0);
-    CHECK(ingot_objstore_uri_decode("bad%zz", 0, out) == -1);
-    CHECK(ingot_objstore_uri_decode("bad%2", 0, out) == -1);
+    CHECK(ingot_uri_decode("a+b", 0, out) == 0 && strcmp(out, "a+b") == 0);
+    CHECK(ingot_uri_decode("%C3%a9", 0, out) == 0 && strcmp(out, "\xc3\xa9") == 0);
+    CHECK(ingot_uri_decode("bad%zz", 0, out) == -1);
+    CHECK(ingot_uri_decode("bad%2", 0, out) == -1);
 }
 
 static void check_query(const ingot_objstore_param_t *p, size_t n, const char *want)
@@ -192,7 +195,9 @@ static void test_endpoint_check(void)
     CHECK_STATUS(ingot_objstore_endpoint_check("127.0.0.1:9000", "AWS_ENDPOINT_URL_S3", &base),
                  INGOT_ERR_CONFIG);
     CHECK_CONTAINS(ingot_last_error(), "AWS_ENDPOINT_URL_S3");
-    CHECK_STATUS(ingot_objstore_endpoint_check("http://u:p@h:1", "X", &base), INGOT_ERR_CONFIG);
+    CHECK_STATUS(ingot_objstore_endpoint_check("http://u:pw@h:1", "X", &base), INGOT_ERR_CONFIG);
+    CHECK(strstr(ingot_last_error(), "pw") == NULL);
+    CHECK_CONTAINS(ingot_last_error(), "http://***@h:1");
     CHECK_STATUS(ingot_objstore_endpoint_check("http://h:1/?x=1", "X", &base), INGOT_ERR_CONFIG);
     CHECK_STATUS(ingot_objstore_endpoint_check("http://h:70000", "X", &base), INGOT_ERR_CONFIG);
 }

@@ -1,0 +1,74 @@
+/*
+ * The object-store byte source: the shards of a manifest that lives in a bucket (s3://) or on
+ * an HTTP(S) server, read with ranged GETs through one object-store client (objstore.h) behind
+ * the asynchronous byte-source interface (source/source.h).
+ *
+ * A request (a shard byte range into host iovecs) becomes either
+ *   - direct GETs: the range itself, in pieces of at most INGOT_S3_PART_SIZE in flight at once,
+ *     whose bytes curl's buffer copies once into the caller's iovecs (the global order: its
+ *     samples are scattered, and a part would bring mostly bytes nobody asked for); or
+ *   - parts (a part cache of INGOT_S3_CACHE bytes, under the locality order): the shard is cut
+ *     into parts of at most INGOT_S3_PART_SIZE; a part is fetched with one GET the first time a
+ *     request needs it and kept, so the samples a window of shards holds are served by one GET
+ *     per part over the many steps that read them. The bytes are copied twice (curl's buffer to
+ *     the part, the part to the caller's iovecs): the price of a GET serving many steps.
+ * Every GET carries the shard's ETag from the manifest (If-Match) and its size (the 206's
+ * Content-Range total), so an object replaced or truncated since the manifest was built is
+ * named (412 or a size mismatch), never mixed in; the loader still hashes every sample.
+ * Device-memory iovecs are answered "retry elsewhere" (INGOT_ERR_UNSUPPORTED). A request the
+ * client holds cannot be taken back: cancel answers INGOT_ERR_BUSY (the caller quarantines it).
+ * A request's failure message (endpoint, bucket, key, range, HTTP status, S3 code, retries)
+ * reaches its waiter through ingot_source_req_t.error.
+ *
+ * Thread safety: as every source (source.h). Completions run on the client's I/O thread.
+ */
+#ifndef INGOT_SOURCE_OBJSTORE_SOURCE_H
+#define INGOT_SOURCE_OBJSTORE_SOURCE_H
+
+#include <ingot/shard.h>
+#include "source/objstore/objstore.h"
+#include "source/source.h"
+
+/** Parameters of ingot_source_objstore_create(). */
+typedef struct ingot_source_objstore_params {
+    ingot_manifest_h manifest; /**< shards: URLs beside it, sizes and ETags (must outlive it) */
+    const char *url;           /**< the manifest's URL (which client: signed s3 or plain) */
+    uint32_t nreqs;            /**< source requests in flight at once, at most */
+    uint32_t iov_max;          /**< iovecs of the longest request */
+    uint64_t cache_bytes;      /**< part cache (0: direct GETs only) */
+    uint64_t first_epoch;      /**< epochs counted apart (ingot_source_req_t.epoch) */
+    uint64_t nepochs;
+    int numa_node; /**< where the part cache lives, or -1 */
+} ingot_source_objstore_params_t;
+
+/**
+ * Create the source: its client (endpoint, region and credentials resolved now), one object per
+ * shard, the request pool and the part cache (pre-faulted).
+ * @return INGOT_OK; the client's errors (no credentials, a malformed URL: logged, naming the
+ *         variable, profile or URL); INGOT_ERR_NO_MEMORY.
+ */
+ingot_status_t ingot_source_objstore_create(const ingot_source_objstore_params_t *params,
+                                            ingot_source_t **src_p);
+
+/** The client's identity (endpoint, region, credential source; never a secret). */
+void ingot_source_objstore_identity(const ingot_source_t *src, ingot_objstore_identity_t *id_p);
+
+/** The bucket (or HTTP host) the source reads. */
+const char *ingot_source_objstore_bucket(const ingot_source_t *src);
+
+/** Index of the per-epoch counters for all epochs together (ingot_source_objstore_stats). */
+#define INGOT_SOURCE_OBJSTORE_ALL UINT64_MAX
+
+/**
+ * The GETs made for epoch @p epoch's requests (or INGOT_SOURCE_OBJSTORE_ALL: the client's
+ * totals, the manifest's GET excluded). A GET for a part counts in the epoch of the request
+ * that fetched it.
+ * @return INGOT_OK; INGOT_ERR_OUT_OF_RANGE for an epoch the source does not count.
+ */
+ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t epoch,
+                                           ingot_objstore_stats_t *stats_p);
+
+/** Reads served from parts already fetched (the part cache's hits). */
+uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src);
+
+#endif

