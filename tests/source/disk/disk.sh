@@ -13,10 +13,15 @@
 #   readonly     a read-only folder (a read-only bind mount, or the fault site where mounts are
 #                not allowed): said once naming it, storage read as without the tier
 #   nfs          a folder on NFS (fault site of statfs): said once naming it, as readonly
+#   missing      a folder that cannot be made (its parent is a file): said once naming it, as
+#                readonly; a missing folder that can be made is made (every other case starts
+#                without one)
 #   corrupt      entries truncated, damaged, deleted and of an older format behind the tier's
 #                back: caught, said once, read again from storage; the next job reads none
 #   kill         a rank killed -9 mid-fill, and temporaries of a dead writer and of a live one:
-#                the next job serves nothing corrupt, removes the orphan, keeps the live one
+#                the next job serves nothing corrupt, removes the orphan, keeps the live one;
+#                then every rank of a job killed -9 mid-fill: the next job serves nothing corrupt
+#                and leaves no temporary
 #   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
 #                third job reads nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
@@ -104,6 +109,12 @@ readonly | nfs)
     if [ "$case_" = readonly ]; then said pass "folder '$cache' takes no file: Read-only file system"
     else said pass "folder '$cache' is on NFS, a filesystem shared between nodes"; fi
     ;;
+missing)
+    : > "$work/file"
+    INGOT_DISK_CACHE_DIR=$work/file/cache ok pass 4 any
+    grep -q "disk epoch 0 storage [1-9][0-9]* disk 0 " "$work/pass.out" || fail "storage not read as without the tier"
+    said pass "folder '$work/file/cache' cannot be used: Not a directory"
+    ;;
 corrupt)
     ok fill 2 cold
     mapfile -t files < <(find "$cache" -name '*-14-*' ! -name '*.fill' | sort | head -4)
@@ -140,6 +151,28 @@ kill)
     [ -e "$live" ] || fail "the temporary of a live writer was removed"
     grep -q "bad 0 failed 0" "$work/after.out" || fail "the next job found bad entries"
     kill $held; wait $held 2> /dev/null
+    # the whole job killed -9 mid-fill (a fresh folder; no prefetcher and pieces of about two
+    # samples: fills go with the reads)
+    rm -rf "$cache"
+    export TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0 INGOT_DISK_CACHE_PIECE=4KiB
+    job whole 4 any -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH &
+    runner=$!
+    pids=()
+    for _ in $(seq 200); do
+        mapfile -t pids < <(grep -o "rank [0-9]* pid [0-9]* step [1-9]" "$work/whole.out" 2> /dev/null |
+            awk '{print $4}' | sort -u)
+        [ ${#pids[@]} = 4 ] && break
+        sleep 0.1
+    done
+    [ ${#pids[@]} = 4 ] || fail "the ranks never all reached step 1"
+    kill -9 "${pids[@]}"
+    wait $runner && fail "the job went on with every rank killed"
+    unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    ok after_whole 4 any
+    grep -q "disk epoch 0 storage [1-9]" "$work/after_whole.out" || fail "the killed job had filled everything"
+    grep -q "bad 0 failed 0" "$work/after_whole.out" || fail "the job after a killed one found bad entries"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries of the killed job left"
+    export INGOT_DISK_CACHE_PIECE=16KiB
     ;;
 two_jobs)
     "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
