@@ -79,6 +79,16 @@ usage)
     rc=0; "$tool" list "$work/nowhere" > "$work/out" 2>&1 || rc=$?
     [ $rc = 1 ] && grep -q "folder '$work/nowhere' cannot be used: No such file" "$work/out" ||
         fail "a missing folder: exit $rc, or not named"
+    # bad INGOT_DISK_* values: exit 1 naming the variable, the value and what is accepted
+    for bad in "INGOT_DISK_CACHE_PIECE=3KiB:not a power of two from 4KiB to 64MiB" \
+               "INGOT_DISK_CACHE_BYTES=12parsecs:not a size" \
+               "INGOT_DISK_CACHE_POLICY=fifo:unknown value (accepted: one of clairvoyant|lru)" \
+               "INGOT_DISK_PREFETCH=101:out of range"; do
+        var=${bad%%:*} want=${bad#*:}
+        rc=0; env "$var" "$tool" list "$work" > "$work/out" 2>&1 || rc=$?
+        [ $rc = 1 ] && grep -qF "${var%%=*}='${var#*=}': $want" "$work/out" ||
+            fail "$var: exit $rc, or not named ($(tail -1 "$work/out"))"
+    done
     ;;
 *) fail "unknown case $case_" ;;
 esac
