@@ -128,7 +128,9 @@ ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t hea
         return UCS_OK;
     }
     if (!rndv) {
-        memcpy(e->dst, data, length); /* nothing for a put */
+        if (length > 0) { /* nothing for a put or a status alone (e->dst may be NULL) */
+            memcpy(e->dst, data, length);
+        }
         am_entry_done(t, e, INGOT_OK);
         return UCS_OK;
     }

@@ -183,7 +183,9 @@ static int cmp_age(const void *a, const void *b)
 
 void ingot_disk_policy_foreign_done(ingot_disk_policy_t *pol)
 {
-    qsort(pol->foreign, pol->nforeign, sizeof(*pol->foreign), cmp_age);
+    if (pol->nforeign > 1) { /* none: no array at all (qsort must not be given NULL) */
+        qsort(pol->foreign, pol->nforeign, sizeof(*pol->foreign), cmp_age);
+    }
     pol->foreign_next = 0;
 }
 
