@@ -103,7 +103,8 @@ static int bench_report(ingot_ctx_h ctx, const bench_args_t *a, const char *mani
                             .nepochs = rows,
                             .epochs_left_out = left_out,
                             .epochs = epochs,
-                            .paths = r->paths};
+                            .paths = r->paths,
+                            .disk = r->disk};
         if (a->json == NULL || strcmp(a->json, "-") != 0) {
             bench_print(&o);
         }

@@ -46,7 +46,7 @@ static const ingot_config_field_t base_fields[] = {
      RANK, INGOT_CONFIG_ENUM, F(log_level), 0, 0, log_levels, NULL},
     {"LOG_FILE", "stderr",
      "Where log lines go: 'stderr', or a file path in which %h is the host name, %p the pid and "
-     "%r the rank.",
+     "%r the rank (%u: the user).",
      RANK, INGOT_CONFIG_STRING, F(log_file), 0, 0, NULL, NULL},
     {"TIMEOUT", "300s",
      "Deadline of every blocking wait inside ingot (queues, thread joins, MPI and UCX waits); a "

@@ -23,19 +23,22 @@ typedef struct fault_rule {
 } fault_rule_t;
 
 static const char *const site_names[INGOT_FAULT_SITE_LAST] = {
-    "malloc", "mmap",        "mlock",      "cuda_pin", "open",      "pread",
-    "thread", "cuda_malloc", "cache_fill", "peer_key", "peer_read",
+    "malloc",    "mmap",       "mlock",       "cuda_pin",    "open",
+    "pread",     "thread",     "cuda_malloc", "cache_fill",  "peer_key",
+    "peer_read", "disk_write", "disk_folder", "disk_statfs",
 };
 static const int site_default_errno[INGOT_FAULT_SITE_LAST] = {
-    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO, EAGAIN, ENOMEM, EIO, EINVAL, EINVAL,
+    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO,   EAGAIN,
+    ENOMEM, EIO,    EINVAL, EINVAL, ENOSPC, EROFS, EREMOTE,
 };
 
 static const struct {
     const char *name;
     int err;
 } errno_names[] = {
-    {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EAGAIN", EAGAIN}, {"EPERM", EPERM},
-    {"ENOSPC", ENOSPC}, {"EINVAL", EINVAL}, {"ENOENT", ENOENT}, {"EACCES", EACCES},
+    {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EAGAIN", EAGAIN},
+    {"EPERM", EPERM},   {"ENOSPC", ENOSPC}, {"EINVAL", EINVAL},
+    {"ENOENT", ENOENT}, {"EACCES", EACCES}, {"EROFS", EROFS},
 };
 
 static fault_rule_t armed_rules[FAULT_RULES_MAX];
@@ -57,7 +60,8 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
     if (s == INGOT_FAULT_SITE_LAST) {
         snprintf(err, errlen,
                  "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
-                 "pread, thread, cuda_malloc, cache_fill, peer_key, peer_read)",
+                 "pread, thread, cuda_malloc, cache_fill, peer_key, peer_read, disk_write, "
+                 "disk_folder, disk_statfs)",
                  site);
         return -1;
     }
@@ -92,7 +96,7 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
     if (rule->err == 0) {
         snprintf(err, errlen,
                  "unknown action '%s' (fail, ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, "
-                 "EINVAL, ENOENT, EACCES)",
+                 "EINVAL, ENOENT, EACCES, EROFS)",
                  action);
         return -1;
     }

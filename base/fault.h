@@ -7,8 +7,11 @@
  * one byte flipped), peer_key (the packed memory key this rank sends is cut to one byte),
  * peer_read (the nth read from a peer skips the requester's bounds check and asks past the
  * window's end, so the owner must refuse it; under INGOT_PEER_PROTOCOL=put the nth put asks the
- * owner to write past the requester's registered buffer). Actions: an errno name (ENOMEM,
- * EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES) or "fail" (the site's natural errno).
+ * owner to write past the requester's registered buffer). The disk tier's: disk_write (each
+ * write of an entry: ENOSPC, EIO), disk_folder (the folder's writability probe: EROFS, EACCES)
+ * and disk_statfs (the nth statfs of a folder reports a filesystem shared between nodes, NFS).
+ * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS) or
+ * "fail" (the site's natural errno).
  */
 #ifndef INGOT_BASE_FAULT_H
 #define INGOT_BASE_FAULT_H
@@ -27,6 +30,9 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_CACHE_FILL,
     INGOT_FAULT_PEER_KEY,
     INGOT_FAULT_PEER_READ,
+    INGOT_FAULT_DISK_WRITE,
+    INGOT_FAULT_DISK_FOLDER,
+    INGOT_FAULT_DISK_STATFS,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,19 @@ void ingot_log_expand_path(const char *pattern, char *out, size_t outlen)
     log_expand(pattern, out, outlen);
 }
 
+/* The user's name (for per-user paths), or its uid when it has none. */
+static const char *log_user(char *buf, size_t len)
+{
+    struct passwd pw, *found = NULL;
+    char scratch[1024];
+    if (getpwuid_r(geteuid(), &pw, scratch, sizeof(scratch), &found) == 0 && found != NULL) {
+        snprintf(buf, len, "%s", found->pw_name);
+    } else {
+        snprintf(buf, len, "%u", (unsigned)geteuid());
+    }
+    return buf;
+}
+
 /* The expansion itself (host and rank must be known: called after or inside log_init_once). */
 static void log_expand(const char *pattern, char *out, size_t outlen)
 {
@@ -122,6 +136,7 @@ static void log_expand(const char *pattern, char *out, size_t outlen)
                 snprintf(sub, sizeof(sub), "%d", atomic_load(&log_rank));
                 ins = sub;
                 break;
+            case 'u': ins = log_user(sub, sizeof(sub)); break;
             case '%': ins = "%"; break;
             default: break;
             }

@@ -60,7 +60,8 @@ void ingot_log_set_rank(int rank);
  *  the file when it cannot be opened (logging then stays on stderr). */
 int ingot_log_configure(int level, const char *file_pattern);
 
-/** Expand %h, %p, %r and %% in a log file pattern into @p out (size @p outlen). */
+/** Expand %h (host), %p (pid), %r (rank), %u (user) and %% in a path pattern (INGOT_LOG_FILE,
+ *  INGOT_DISK_CACHE_DIR) into @p out (size @p outlen). */
 void ingot_log_expand_path(const char *pattern, char *out, size_t outlen);
 
 /** Name of a level ("error", "warn", ...). */

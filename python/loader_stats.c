@@ -1,7 +1,7 @@
 /*
  * ingot.Loader's stats(): ingot_loader_stats as a dict (counts, stall, stages, memory, the
- * object store's requests under "store"), with the bytes by source (and the object store's GETs)
- * per epoch and summed.
+ * object store's requests under "store", the disk tier's counters), with the bytes by source (and
+ * the object store's GETs) per epoch and summed.
  */
 #include "pyingot.h"
 
@@ -58,6 +58,18 @@ static const struct {
     STATS_U64(memory_device),
     STATS_U64(memory_pinned),
     STATS_U64(minor_faults),
+    STATS_U64(disk_hits), /* the node's disk tier (INGOT_DISK_CACHE_BYTES) */
+    STATS_U64(disk_remote_hits),
+    STATS_U64(disk_misses),
+    STATS_U64(disk_bytes),
+    STATS_U64(disk_bytes_below),
+    STATS_U64(disk_admitted),
+    STATS_U64(disk_refused),
+    STATS_U64(disk_evictions),
+    STATS_U64(disk_prefetched),
+    STATS_U64(disk_prefetch_bytes),
+    STATS_U64(disk_bad_entries),
+    STATS_U64(disk_fill_errors),
 };
 
 #define STORE_U64(s) \
@@ -94,7 +106,7 @@ static int put_store(const ingot_loader_stats_t *s, PyObject *d)
     return rc;
 }
 
-/* One epoch's row: bytes by source and the object store's GETs for it. */
+/* One epoch's row: bytes by source (the disk tier's included) and the object store's GETs for it. */
 static PyObject *epoch_row(pyingot_loader_t *l, uint64_t e, const ingot_loader_epoch_bytes_t *b)
 {
     ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS};
@@ -103,21 +115,22 @@ static PyObject *epoch_row(pyingot_loader_t *l, uint64_t e, const ingot_loader_e
     }
     uint64_t retries = ss.retries_throttle + ss.retries_server + ss.retries_network +
                        ss.retries_stall + ss.retries_auth;
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "epoch", (unsigned long long)e,
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "epoch", (unsigned long long)e,
                          "bytes_storage", (unsigned long long)b->bytes_storage, "bytes_peer",
                          (unsigned long long)b->bytes_peer, "bytes_local",
-                         (unsigned long long)b->bytes_local, "store_requests",
+                         (unsigned long long)b->bytes_local, "bytes_disk",
+                         (unsigned long long)b->bytes_disk, "store_requests",
                          (unsigned long long)ss.requests, "store_bytes",
                          (unsigned long long)ss.bytes, "store_retries", (unsigned long long)retries,
                          "store_gets_per_sample", ss.gets_per_sample);
 }
 
 /* "epochs": where each epoch's record bytes came from (storage, a peer's cache window, this
- * rank's own), and "bytes_by_source", their sums over the epochs. */
+ * rank's own, the node's disk tier), and "bytes_by_source", their sums over the epochs. */
 static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
 {
     PyObject *list = PyList_New(0);
-    uint64_t sum[3] = {0, 0, 0};
+    uint64_t sum[4] = {0, 0, 0, 0};
     int rc = list ? 0 : -1;
     for (uint64_t e = l->first_epoch; rc == 0 && e < l->params.epochs; e++) {
         ingot_loader_epoch_bytes_t b;
@@ -130,14 +143,17 @@ static int put_epoch_bytes(pyingot_loader_t *l, PyObject *d)
         sum[0] += b.bytes_storage;
         sum[1] += b.bytes_peer;
         sum[2] += b.bytes_local;
+        sum[3] += b.bytes_disk;
         PyObject *row = epoch_row(l, e, &b);
         rc = row ? PyList_Append(list, row) : -1;
         Py_XDECREF(row);
     }
-    PyObject *by = rc == 0 ? Py_BuildValue("{s:K,s:K,s:K}", "storage", (unsigned long long)sum[0],
-                                           "peer", (unsigned long long)sum[1], "local",
-                                           (unsigned long long)sum[2])
-                           : NULL;
+    PyObject *by = rc == 0
+                       ? Py_BuildValue("{s:K,s:K,s:K,s:K}", "storage", (unsigned long long)sum[0],
+                                       "peer", (unsigned long long)sum[1], "local",
+                                       (unsigned long long)sum[2], "disk",
+                                       (unsigned long long)sum[3])
+                       : NULL;
     if (by == NULL || PyDict_SetItemString(d, "epochs", list) != 0 ||
         PyDict_SetItemString(d, "bytes_by_source", by) != 0) {
         rc = -1;
@@ -156,7 +172,7 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
         .field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
                       INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS |
-                      INGOT_LOADER_STATS_FIELD_STORE};
+                      INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK};
     ingot_status_t st = ingot_loader_stats(l->h, &s);
     if (st != INGOT_OK) {
         return pyingot_raise(st, NULL);

@@ -12,6 +12,7 @@
 #include "collectives/config.h"
 #include "topology/topo.h"
 #include "source/cache/cache_impl.h"
+#include "source/disk/disk_impl.h"
 #include "transport/transport_impl.h"
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,8 @@
 /* Referenced so a static link keeps each module's table (registered by its constructor). */
 const ingot_config_table_t *const ingot_runtime_config_tables[] = {
     &ingot_base_config_table,   &ingot_topo_config_table,      &ingot_collectives_config_table,
-    &ingot_loader_config_table, &ingot_transport_config_table, &ingot_cache_config_table};
+    &ingot_loader_config_table, &ingot_transport_config_table, &ingot_cache_config_table,
+    &ingot_disk_config_table};
 
 
 static void print_doc(FILE *stream, const ingot_config_field_t *f)

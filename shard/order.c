@@ -204,6 +204,16 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
     return INGOT_OK;
 }
 
+ingot_status_t ingot_order_copy(ingot_order_h o, ingot_order_h *copy_p)
+{
+    if (o == NULL || copy_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_order_copy: NULL argument");
+    }
+    ingot_order_params_t p = o->p;
+    p.shard_samples = o->shard_count; /* LOCALITY: its own copy of the counts */
+    return ingot_order_create(&p, copy_p);
+}
+
 void ingot_order_destroy(ingot_order_h o)
 {
     if (o == NULL) {

@@ -12,6 +12,7 @@ ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req)
     req->status = INGOT_OK;
     req->retry = 0;
     req->shift = 0;
+    req->cached = 0;
     req->error[0] = '\0';
     atomic_store_explicit(&req->state, INGOT_SOURCE_REQ_PENDING, memory_order_release);
     ingot_status_t st = src->ops->submit(src, req);

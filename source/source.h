@@ -90,6 +90,8 @@ struct ingot_source_req {
     ingot_status_t status; /**< INGOT_OK, or what failed */
     int retry;             /**< 1: "retry elsewhere", status says why */
     size_t shift;          /**< where offset's byte lies in iov[0] (windows) */
+    uint64_t cached;       /**< of length, bytes a caching tier in the chain (the node's disk)
+                                served itself rather than from the source below it */
     /** Why it failed, from a source that completes on a thread of its own (the object store),
      *  or "": ingot_source_wait() makes it the waiter's ingot_last_error(). */
     char error[INGOT_SOURCE_ERROR_MAX];

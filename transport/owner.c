@@ -16,6 +16,11 @@ typedef transport_am_rep_hdr_t am_rep_hdr_t;
 static void rep_push(transport_rep_slot_t *slot)
 {
     ingot_transport_t *t = slot->t;
+    if (slot->sent != NULL) { /* a service's bytes are out of its buffer */
+        void (*sent)(void *) = slot->sent;
+        slot->sent = NULL;
+        sent(slot->sent_arg);
+    }
     slot->next_free = t->rep_free;
     t->rep_free = (uint32_t)(slot - t->rep);
 }
@@ -30,8 +35,7 @@ static void am_rep_sent(void *request, ucs_status_t status, void *user_data)
     rep_push(user_data);
 }
 
-/* A reply header for @p rq from the pool, or NULL (logged: that read will time out). Lock held. */
-static transport_rep_slot_t *rep_take(ingot_transport_t *t, const am_req_hdr_t *rq)
+transport_rep_slot_t *ingot_transport_rep_take(ingot_transport_t *t, const am_req_hdr_t *rq)
 {
     if (t->rep_free >= TRANSPORT_AM_ENTRIES) {
         ingot_error("transport: more than %d replies in flight; a read from rank %d is dropped "
@@ -44,12 +48,12 @@ static transport_rep_slot_t *rep_take(ingot_transport_t *t, const am_req_hdr_t *
     slot->hdr = (am_rep_hdr_t){.entry = rq->entry, .gen = rq->gen, .status = INGOT_OK};
     slot->from = rq->from;
     slot->ep = NULL;
+    slot->sent = NULL;
     return slot;
 }
 
-/* Send @p slot's reply with @p status and the bytes (or none). Lock held. */
-static void rep_send(ingot_transport_t *t, ucp_ep_h ep, transport_rep_slot_t *slot, int32_t status,
-                     const void *data, size_t len)
+void ingot_transport_rep_send(ingot_transport_t *t, ucp_ep_h ep, transport_rep_slot_t *slot,
+                              int32_t status, const void *data, size_t len)
 {
     slot->hdr.status = status;
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
@@ -74,13 +78,12 @@ static void rep_send(ingot_transport_t *t, ucp_ep_h ep, transport_rep_slot_t *sl
     (void)t;
 }
 
-/* Reply to a read: the bytes (or a status alone). Runs in progress, lock held. */
-static void am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq, int32_t status,
-                     const void *data, size_t len)
+void ingot_transport_am_reply(ingot_transport_t *t, ucp_ep_h ep, const am_req_hdr_t *rq,
+                              int32_t status, const void *data, size_t len)
 {
-    transport_rep_slot_t *slot = rep_take(t, rq);
+    transport_rep_slot_t *slot = ingot_transport_rep_take(t, rq);
     if (slot != NULL) {
-        rep_send(t, ep, slot, status, data, len);
+        ingot_transport_rep_send(t, ep, slot, status, data, len);
     }
 }
 
@@ -97,7 +100,7 @@ static ingot_transport_window_t *req_window(ingot_transport_t *t, ucp_ep_h ep,
     ingot_error("transport: refused a read from rank %d: window %u, offset %" PRIu64 ", %" PRIu64
                 " bytes lies outside this rank's window (%zu bytes)",
                 rq->from, rq->window, rq->off, rq->len, (w && !w->dest) ? w->bytes : 0);
-    am_reply(t, ep, rq, INGOT_ERR_OUT_OF_RANGE, NULL, 0);
+    ingot_transport_am_reply(t, ep, rq, INGOT_ERR_OUT_OF_RANGE, NULL, 0);
     return NULL;
 }
 
@@ -115,7 +118,7 @@ static void put_flushed(void *request, ucs_status_t status, void *user_data)
         rep_push(slot);
         return;
     }
-    rep_send(slot->t, slot->ep, slot, INGOT_OK, NULL, 0);
+    ingot_transport_rep_send(slot->t, slot->ep, slot, INGOT_OK, NULL, 0);
 }
 
 static void put_sent(void *request, ucs_status_t status, void *user_data)
@@ -177,7 +180,11 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
     am_req_hdr_t rq;
     memcpy(&rq, header, sizeof(rq));
     if (rq.window == TRANSPORT_PING_WINDOW) { /* a ping: this rank's progress thread is here */
-        am_reply(t, param->reply_ep, &rq, INGOT_OK, NULL, 0);
+        ingot_transport_am_reply(t, param->reply_ep, &rq, INGOT_OK, NULL, 0);
+        return UCS_OK;
+    }
+    if (rq.window & TRANSPORT_SERVICE_WINDOW) { /* a key for a service: its owner answers */
+        ingot_transport_service_call(t, param->reply_ep, &rq);
         return UCS_OK;
     }
     ingot_transport_window_t *w = req_window(t, param->reply_ep, &rq);
@@ -185,10 +192,11 @@ static ucs_status_t am_req_cb(void *arg, const void *header, size_t header_lengt
         return UCS_OK; /* refused */
     }
     if (rq.dest == UINT32_MAX) {
-        am_reply(t, param->reply_ep, &rq, INGOT_OK, (char *)w->base + rq.off, (size_t)rq.len);
+        ingot_transport_am_reply(t, param->reply_ep, &rq, INGOT_OK, (char *)w->base + rq.off,
+                                 (size_t)rq.len);
         return UCS_OK;
     }
-    transport_rep_slot_t *slot = rep_take(t, &rq);
+    transport_rep_slot_t *slot = ingot_transport_rep_take(t, &rq);
     if (slot != NULL) {
         slot->rq = rq;
         slot->next_put = TRANSPORT_AM_ENTRIES;
@@ -222,7 +230,7 @@ static void put_serve(ingot_transport_t *t, transport_rep_slot_t *slot)
     int32_t refused;
     transport_remote_t *r = put_dest(t, ep, rq, &refused);
     if (r == NULL) {
-        rep_send(t, ep, slot, refused, NULL, 0);
+        ingot_transport_rep_send(t, ep, slot, refused, NULL, 0);
         return;
     }
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = put_sent};
@@ -231,7 +239,7 @@ static void put_serve(ingot_transport_t *t, transport_rep_slot_t *slot)
     if (UCS_PTR_IS_ERR(req)) {
         ingot_warn("transport: a put to rank %d failed: %s", rq->from,
                    ucs_status_string(UCS_PTR_STATUS(req)));
-        rep_send(t, ep, slot, INGOT_ERR_UCX, NULL, 0);
+        ingot_transport_rep_send(t, ep, slot, INGOT_ERR_UCX, NULL, 0);
         return;
     }
     /* The put's completion only frees our source; the flush says the bytes are there. */
@@ -281,5 +289,5 @@ ingot_status_t ingot_transport_am_register(ingot_transport_t *t)
         h.flags = 0;
         st = INGOT_UCX_CALL("transport", ucp_worker_set_am_recv_handler, t->worker, &h);
     }
-    return st;
+    return st == INGOT_OK ? ingot_transport_service_register(t) : st;
 }

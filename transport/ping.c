@@ -14,7 +14,8 @@ static int ping_send(ingot_transport_t *t, ingot_transport_op_t *op, int peer)
     pthread_mutex_lock(&t->lock);
     ingot_status_t st = ingot_transport_peer_ready_locked(t, peer, &ep);
     if (st == INGOT_OK) {
-        st = ingot_transport_am_request(t, op, ep, TRANSPORT_PING_WINDOW, 0, NULL, 0, NULL, 0);
+        st = ingot_transport_am_request(t, op, ep, TRANSPORT_PING_WINDOW, 0, NULL, 0, NULL, 0,
+                                        NULL);
     }
     pthread_mutex_unlock(&t->lock);
     return st == INGOT_OK ? 0 : -1;

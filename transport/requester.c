@@ -47,19 +47,28 @@ void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e
     }
 }
 
-/* A read request's send completed: its header may be reused. */
-static void am_req_sent(void *request, ucs_status_t status, void *user_data)
+/* A request's send is over: its header may be reused; a push's bytes have left its buffer. */
+static void am_sent(transport_am_entry_t *e, ingot_status_t st)
 {
-    transport_am_entry_t *e = user_data;
-    (void)status;
-    if (request != NULL) {
-        ucp_request_free(request);
-    }
+    ingot_transport_op_t *op = e->send_op;
     e->sending = 0;
+    e->send_op = NULL;
     if (e->free_pending) {
         e->free_pending = 0;
         am_entry_push(e->t, e);
     }
+    if (op != NULL) {
+        ingot_transport_op_put(e->t, op, st);
+    }
+}
+
+static void am_req_sent(void *request, ucs_status_t status, void *user_data)
+{
+    transport_am_entry_t *e = user_data;
+    if (request != NULL) {
+        ucp_request_free(request);
+    }
+    am_sent(e, status == UCS_OK ? INGOT_OK : INGOT_ERR_UCX);
 }
 
 /* An entry's read is over: give the entry back, count it on its op. Lock held. */
@@ -86,8 +95,8 @@ static void am_recv_done(void *request, ucs_status_t status, size_t length, void
     am_entry_done(t, e, st);
 }
 
-ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t header_length, void *data,
-                              size_t length, const ucp_am_recv_param_t *param)
+ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t header_length,
+                                       void *data, size_t length, const ucp_am_recv_param_t *param)
 {
     ingot_transport_t *t = arg;
     int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
@@ -119,7 +128,9 @@ ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t hea
         return UCS_OK;
     }
     if (!rndv) {
-        memcpy(e->dst, data, length); /* nothing for a put */
+        if (length > 0) { /* nothing for a put or a status alone (e->dst may be NULL) */
+            memcpy(e->dst, data, length);
+        }
         am_entry_done(t, e, INGOT_OK);
         return UCS_OK;
     }
@@ -224,12 +235,40 @@ static ingot_status_t get_issue(ingot_transport_op_t *op, ucp_ep_h ep, transport
     return INGOT_OK;
 }
 
+/* Send entry @p e's header (and @p len bytes at @p data, eagerly) as active message @p am_id,
+ * the owner answering on the reply endpoint; counted on @p op. Lock held. */
+static ingot_status_t am_send(ingot_transport_t *t, ingot_transport_op_t *op, ucp_ep_h ep,
+                              transport_am_entry_t *e, unsigned am_id, const void *data, size_t len)
+{
+    e->sending = 1;
+    atomic_fetch_add(&op->pending, 1);
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = am_req_sent,
+        .user_data = e,
+        .flags = UCP_AM_SEND_FLAG_REPLY | (data != NULL ? UCP_AM_SEND_FLAG_EAGER : 0)};
+    void *req = ucp_am_send_nbx(ep, am_id, &e->hdr, sizeof(e->hdr), data, len, &prm);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        /* completed (or failed) in the call: header free again */
+        am_sent(e, req == NULL ? INGOT_OK : INGOT_ERR_UCX);
+    }
+    if (UCS_PTR_IS_ERR(req)) {
+        am_entry_done(t, e, INGOT_ERR_UCX);
+        return ingot_fail(INGOT_ERR_UCX, "transport: %s to rank %d failed: %s",
+                          am_id == TRANSPORT_AM_REQ ? "read request" : "push", op->peer,
+                          ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+    return INGOT_OK;
+}
+
 /* Send a read request of @p len bytes at @p off of window @p window to @p op's peer, its reply
  * landing in @p dst, or (put) written by the owner into destination @p d. @p past_dest: the
  * fault site's put past the destination's end. Lock held. */
-ingot_status_t ingot_transport_am_request(ingot_transport_t *t, ingot_transport_op_t *op, ucp_ep_h ep,
-                                 uint32_t window, uint64_t off, void *dst, size_t len,
-                                 ingot_transport_window_t *d, int past_dest)
+ingot_status_t ingot_transport_am_request(ingot_transport_t *t, ingot_transport_op_t *op,
+                                          ucp_ep_h ep, uint32_t window, uint64_t off, void *dst,
+                                          size_t len, ingot_transport_window_t *d, int past_dest,
+                                          const uint64_t *key)
 {
     transport_am_entry_t *e = am_entry_get(t);
     if (e == NULL) {
@@ -248,28 +287,37 @@ ingot_status_t ingot_transport_am_request(ingot_transport_t *t, ingot_transport_
                             .off = off,
                             .len = len,
                             .dest = d ? d->id : UINT32_MAX,
-                            .addr = (uint64_t)(uintptr_t)dst};
+                            .addr = (uint64_t)(uintptr_t)dst,
+                            .key = {key ? key[0] : 0, key ? key[1] : 0}};
     if (d != NULL && past_dest) {
         e->hdr.addr = (uint64_t)(uintptr_t)d->base + d->bytes;
     }
-    e->sending = 1;
-    atomic_fetch_add(&op->pending, 1);
-    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                               UCP_OP_ATTR_FIELD_USER_DATA |
-                                               UCP_OP_ATTR_FIELD_FLAGS,
-                               .cb.send = am_req_sent,
-                               .user_data = e,
-                               .flags = UCP_AM_SEND_FLAG_REPLY};
-    void *req = ucp_am_send_nbx(ep, TRANSPORT_AM_REQ, &e->hdr, sizeof(e->hdr), NULL, 0, &prm);
-    if (req == NULL || UCS_PTR_IS_ERR(req)) {
-        e->sending = 0; /* completed (or failed) in the call: header free again */
+    return am_send(t, op, ep, e, TRANSPORT_AM_REQ, NULL, 0);
+}
+
+ingot_status_t ingot_transport_am_push(ingot_transport_t *t, ingot_transport_op_t *op, ucp_ep_h ep,
+                                       uint32_t window, const uint64_t *key, const void *data,
+                                       size_t len)
+{
+    transport_am_entry_t *e = am_entry_get(t);
+    if (e == NULL) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: more than %d reads in flight",
+                          TRANSPORT_AM_ENTRIES);
     }
-    if (UCS_PTR_IS_ERR(req)) {
-        am_entry_done(t, e, INGOT_ERR_UCX);
-        return ingot_fail(INGOT_ERR_UCX, "transport: read request to rank %d failed: %s", op->peer,
-                          ucs_status_string(UCS_PTR_STATUS(req)));
-    }
-    return INGOT_OK;
+    e->state = AM_ENTRY_WAIT;
+    e->dst = NULL;
+    e->len = 0; /* the answer is a status alone */
+    e->op = op;
+    e->send_op = op;
+    atomic_fetch_add(&op->pending, 1); /* the send's own count */
+    e->hdr = (am_req_hdr_t){.window = window,
+                            .entry = (uint32_t)(e - t->am),
+                            .gen = e->gen,
+                            .from = t->rank,
+                            .len = len,
+                            .dest = UINT32_MAX,
+                            .key = {key[0], key[1]}};
+    return am_send(t, op, ep, e, TRANSPORT_AM_PUSH, data, len);
 }
 
 /* How read_raw reads: into GPU memory; as an active message whatever the pair's protocol (the
@@ -321,9 +369,10 @@ static ingot_status_t read_am(ingot_transport_window_t *w, ingot_transport_op_t 
     ingot_transport_t *t = w->t;
     int put = t->peers[op->peer].proto == INGOT_PEER_PROTOCOL_PUT && !force_am;
     ingot_transport_window_t *d = put ? dest_of(t, dst, len) : NULL;
-    int sabotage = !force_am && (d != NULL || !put) && ingot_fault_check(INGOT_FAULT_PEER_READ) != 0;
+    int sabotage = !force_am && (d != NULL || !put) &&
+                   ingot_fault_check(INGOT_FAULT_PEER_READ) != 0;
     uint64_t at = sabotage && d == NULL ? w->remote[op->peer].bytes : off;
-    return ingot_transport_am_request(t, op, ep, w->id, at, dst, len, d, sabotage);
+    return ingot_transport_am_request(t, op, ep, w->id, at, dst, len, d, sabotage, NULL);
 }
 
 /* Acquire order for bytes another process wrote into a mapped window. ThreadSanitizer models
@@ -346,13 +395,23 @@ static void read_finish(const transport_remote_t *rw, const read_after_t *after,
 {
     if (after->populate != NULL) {
         uintptr_t a = (uintptr_t)after->populate & ~(uintptr_t)4095;
-        (void)madvise((void *)a, rw->bytes + ((uintptr_t)after->populate - a),
-                      MADV_POPULATE_READ);
+        (void)madvise((void *)a, rw->bytes + ((uintptr_t)after->populate - a), MADV_POPULATE_READ);
     }
     if (after->mapped != NULL) { /* shared memory: one copy, no call into UCX */
         memcpy(dst, after->mapped, len);
         window_acquire();
     }
+}
+
+ingot_status_t ingot_transport_peer_usable_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p)
+{
+    ingot_status_t st = ingot_transport_peer_ready_locked(t, peer, ep_p);
+    transport_peer_t *p = &t->peers[peer];
+    if (st == INGOT_OK && atomic_load(&p->failed)) {
+        st = ingot_fail(INGOT_ERR_UCX, "transport: rank %d (host %s) failed earlier", peer,
+                        p->host);
+    }
+    return st;
 }
 
 /* Add a read of @p len bytes at raw offset @p off (header included) of @p op's peer's window
@@ -374,12 +433,8 @@ static ingot_status_t read_raw(ingot_transport_window_t *w, ingot_transport_op_t
     ucp_ep_h ep;
     read_after_t after = {NULL, NULL};
     pthread_mutex_lock(&t->lock);
-    ingot_status_t st = ingot_transport_peer_ready_locked(t, op->peer, &ep);
-    transport_peer_t *p = &t->peers[op->peer];
-    if (st == INGOT_OK && atomic_load(&p->failed)) {
-        st = ingot_fail(INGOT_ERR_UCX, "transport: rank %d (host %s) failed earlier", op->peer,
-                        p->host);
-    }
+    ingot_status_t st = ingot_transport_peer_usable_locked(t, op->peer, &ep);
+    const transport_peer_t *p = &t->peers[op->peer];
     if (st == INGOT_OK && (how & READ_DEVICE)) {
         st = read_device(op, ep, rw, off, dst, len, &after);
     } else if (st == INGOT_OK && p->proto == INGOT_PEER_PROTOCOL_GET && !(how & READ_AM)) {

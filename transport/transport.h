@@ -14,6 +14,10 @@
  *        over tcp UCX 1.13's put runs at a third of am (docs/cache.md); a read whose destination
  *        is not registered goes by am.
  *
+ * Services (service.c) name bytes by a key rather than a window range: a read asks a peer's
+ * service for [off, off + len) of what key names, and the owner's code answers it (a node's disk
+ * tier reading its entries); a push hands a peer's service bytes it keeps or drops.
+ *
  * Error mode per pair, the same on both ends (both compute it from the exchanged table): none
  * between ranks of one node when both have shared-memory transports (asking UCX 1.13 for peer
  * error handling there removes shared memory), peer otherwise. Every read carries ingot's own
@@ -78,9 +82,9 @@ struct ingot_transport_op {
 
 /** What the transport needs of the job: its ranks and where they run. */
 typedef struct ingot_transport_params {
-    MPI_Comm comm;                /**< the job's ranks (used, not duplicated: outlives t) */
+    MPI_Comm comm;                 /**< the job's ranks (used, not duplicated: outlives t) */
     const ingot_node_info_t *node; /**< this rank's node: its id (same-node pairs) and host */
-    uint64_t timeout_ns;          /**< INGOT_TIMEOUT: the bound of collective waits (destroy) */
+    uint64_t timeout_ns;           /**< INGOT_TIMEOUT: the bound of collective waits (destroy) */
 } ingot_transport_params_t;
 
 /** Create a transport over @p params->comm (collective over it, agreed: every rank returns the
@@ -166,6 +170,74 @@ ingot_status_t ingot_transport_read(ingot_transport_window_t *w, ingot_transport
  */
 ingot_status_t ingot_transport_read_device(ingot_transport_window_t *w, ingot_transport_op_t *op,
                                            uint64_t off, void *dst, size_t len);
+/* ---- services: reads answered by the owner's code, and pushes */
+
+typedef struct ingot_transport_service ingot_transport_service_t;
+
+/** A read a peer asked of this rank's service; answered once with
+ *  ingot_transport_service_reply(), from any thread. */
+typedef struct ingot_transport_call {
+    int from;        /**< the requesting rank */
+    uint64_t key[2]; /**< what it names (the service's own meaning) */
+    uint64_t off, len;
+    uint32_t entry, gen; /* where the reply lands (private) */
+} ingot_transport_call_t;
+
+/** What a service does with what arrives. Both run in the progress thread with the transport's
+ *  lock held: they must not block, nor call into the transport. */
+typedef struct ingot_transport_service_ops {
+    /** A read: INGOT_OK to answer later (ingot_transport_service_reply()), or a status to
+     *  answer at once with no bytes (INGOT_ERR_NOT_FOUND, INGOT_ERR_NO_RESOURCE). */
+    ingot_status_t (*call)(void *arg, const ingot_transport_call_t *call);
+    /** Bytes a peer pushed (@p data valid during the call only): INGOT_OK when kept, another
+     *  status when dropped (the pusher's read completes with it). */
+    ingot_status_t (*push)(void *arg, int from, const uint64_t key[2], const void *data,
+                           size_t len);
+} ingot_transport_service_ops_t;
+
+/**
+ * Create a service on this rank (not collective: every rank creates the same services in the
+ * same order, which names them alike everywhere). A request for a service a rank does not have
+ * (closed, or never made) is answered INGOT_ERR_NOT_FOUND; a push to it is dropped.
+ * @return INGOT_OK; INGOT_ERR_NO_RESOURCE (more than 8); INGOT_ERR_NO_MEMORY.
+ */
+ingot_status_t ingot_transport_service_create(ingot_transport_t *t,
+                                              const ingot_transport_service_ops_t *ops, void *arg,
+                                              ingot_transport_service_t **svc_p);
+/** Stop delivering calls and pushes (those arriving later are answered NOT_FOUND or dropped).
+ *  Calls already accepted must still be answered before ingot_transport_service_destroy(). */
+void ingot_transport_service_close(ingot_transport_service_t *svc);
+/** Close and free (after every accepted call was answered and its sent callback ran). Accepts
+ *  NULL. */
+void ingot_transport_service_destroy(ingot_transport_service_t *svc);
+/**
+ * Add to @p op a read of [@p off, @p off + @p len) of what @p key names, from @p op's peer's
+ * service, landing in host memory @p dst; a reply with a status other than INGOT_OK completes the
+ * read with it (INGOT_ERR_NOT_FOUND: the peer does not have it).
+ */
+ingot_status_t ingot_transport_service_read(ingot_transport_service_t *svc,
+                                            ingot_transport_op_t *op, const uint64_t key[2],
+                                            uint64_t off, void *dst, size_t len);
+/**
+ * Add to @p op a push of @p len bytes at @p data, named @p key, to @p op's peer's service (sent
+ * eagerly). It completes once the peer answered (INGOT_OK: kept; its push's status otherwise) and
+ * the bytes have left @p data.
+ * @return INGOT_OK; INGOT_ERR_NO_RESOURCE (too many reads in flight); INGOT_ERR_UCX.
+ */
+ingot_status_t ingot_transport_service_push(ingot_transport_service_t *svc,
+                                            ingot_transport_op_t *op, const uint64_t key[2],
+                                            const void *data, size_t len);
+/**
+ * Answer @p call with @p status and @p len bytes at @p data (none unless INGOT_OK). @p sent
+ * (@p sent_arg) runs once the bytes have left @p data, possibly inside this call, in any thread
+ * with the transport's lock held (it must not call into the transport); also when no answer
+ * could be sent (the requester's deadline then ends its read).
+ */
+void ingot_transport_service_reply(ingot_transport_service_t *svc,
+                                   const ingot_transport_call_t *call, ingot_status_t status,
+                                   const void *data, size_t len, void (*sent)(void *arg),
+                                   void *sent_arg);
+
 /** The version of the UCX library loaded ("1.13.1"). */
 const char *ingot_transport_ucx_version(void);
 /** Whether UCX here has the CUDA memory type (it can read into and out of GPU memory). */

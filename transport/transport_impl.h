@@ -17,11 +17,14 @@
 #define TRANSPORT_AM_ENTRIES  4096       /* active-message reads in flight per rank */
 /* windows and put destinations per transport (a cached loader has one window, and depth + 2
  * destinations under put) */
-#define TRANSPORT_WINDOWS_MAX 64
-#define TRANSPORT_WINDOW_HDR  64 /* header bytes before a window's data */
-#define TRANSPORT_ALLOC_PRIO  "md:posix,md:sysv,huge,thp,md:*,mmap,heap" /* UCX_ALLOC_PRIO */
-#define TRANSPORT_AM_REQ      1                                          /* active-message ids */
-#define TRANSPORT_AM_REP      2
+#define TRANSPORT_WINDOWS_MAX    64
+#define TRANSPORT_WINDOW_HDR     64 /* header bytes before a window's data */
+#define TRANSPORT_ALLOC_PRIO     "md:posix,md:sysv,huge,thp,md:*,mmap,heap" /* UCX_ALLOC_PRIO */
+#define TRANSPORT_AM_REQ         1                                          /* active-message ids */
+#define TRANSPORT_AM_REP         2
+#define TRANSPORT_AM_PUSH        3           /* bytes pushed to a peer's service (service.c) */
+#define TRANSPORT_SERVICES_MAX   8           /* services per transport */
+#define TRANSPORT_SERVICE_WINDOW 0x80000000u /* a request's window id names service (id & ~this) */
 
 /* INGOT_PEER_* variables of the transport (config.c). */
 /* INGOT_CACHE_WINDOW values. */
@@ -66,6 +69,7 @@ typedef struct transport_am_req_hdr {
     uint64_t off, len;
     uint32_t dest, pad; /* put: the requester's destination (window id); am: UINT32_MAX */
     uint64_t addr;      /* put: where in it */
+    uint64_t key[2];    /* a service's request: what it names (service.c) */
 } transport_am_req_hdr_t;
 
 /* The header of a reply. */
@@ -83,7 +87,9 @@ typedef struct transport_rep_slot {
     int32_t from;              /* the requester */
     transport_am_req_hdr_t rq; /* put: the request, served after progress returns */
     uint32_t next_free;
-    uint32_t next_put; /* on the queue of puts to serve */
+    uint32_t next_put;       /* on the queue of puts to serve */
+    void (*sent)(void *arg); /* a service's reply: its bytes are out of the owner's buffer */
+    void *sent_arg;
 } transport_rep_slot_t;
 
 /* One active-message read in flight: where its reply lands. */
@@ -97,6 +103,7 @@ typedef struct transport_am_entry {
     uint32_t next_free;
     int sending;      /* its request header is still with UCX */
     int free_pending; /* freed while sending: back on the free list when the send completes */
+    ingot_transport_op_t *send_op; /* a push: its op counts the send too (the data's buffer) */
     transport_am_req_hdr_t hdr;
 } transport_am_entry_t;
 
@@ -126,9 +133,9 @@ struct ingot_transport_window {
 };
 
 struct ingot_transport {
-    MPI_Comm comm;                  /* the job's ranks (the caller's) */
-    const ingot_node_info_t *node;  /* this rank's node */
-    uint64_t timeout_ns;            /* INGOT_TIMEOUT */
+    MPI_Comm comm;                 /* the job's ranks (the caller's) */
+    const ingot_node_info_t *node; /* this rank's node */
+    uint64_t timeout_ns;           /* INGOT_TIMEOUT */
     int rank, world;
     ucp_context_h ucp;
     ucp_worker_h worker;
@@ -156,6 +163,7 @@ struct ingot_transport {
     /* reads sent, by protocol: get through UCX, get as a memcpy of a mapped window, am, put */
     _Atomic uint64_t reads_get, reads_mapped, reads_am, reads_put, reads_device;
     int cuda_memory; /* UCX has the CUDA memory type (ucp_context_query) */
+    struct ingot_transport_service *services[TRANSPORT_SERVICES_MAX]; /* service.c */
 };
 
 /* worker.c */
@@ -176,18 +184,41 @@ void ingot_transport_peer_close_locked(ingot_transport_t *t, int peer);
 void ingot_transport_puts_serve(ingot_transport_t *t);
 /* Register the request (owner) and reply (requester) handlers with the worker. */
 ingot_status_t ingot_transport_am_register(ingot_transport_t *t);
+/* A reply header for @p rq from the pool, or NULL (logged: that read will time out). Lock held. */
+transport_rep_slot_t *ingot_transport_rep_take(ingot_transport_t *t,
+                                               const transport_am_req_hdr_t *rq);
+/* Send @p slot's reply with @p status and the bytes (or none). Lock held. */
+void ingot_transport_rep_send(ingot_transport_t *t, ucp_ep_h ep, transport_rep_slot_t *slot,
+                              int32_t status, const void *data, size_t len);
+/* Reply to a read at once: the bytes (or a status alone). Lock held. */
+void ingot_transport_am_reply(ingot_transport_t *t, ucp_ep_h ep, const transport_am_req_hdr_t *rq,
+                              int32_t status, const void *data, size_t len);
+/* service.c: a request naming service @p rq->window (owner, lock held); the push handler,
+ * registered with the worker. */
+void ingot_transport_service_call(ingot_transport_t *t, ucp_ep_h ep,
+                                  const transport_am_req_hdr_t *rq);
+ingot_status_t ingot_transport_service_register(ingot_transport_t *t);
 /* requester.c */
 void ingot_transport_am_entry_free(ingot_transport_t *t, transport_am_entry_t *e);
+/* The endpoint to @p peer for a read, unless the peer failed earlier (logged). Lock held. */
+ingot_status_t ingot_transport_peer_usable_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
 /* The endpoint to @p peer was closed by force: its put reads can no longer land; they fail. */
 void ingot_transport_am_peer_closed(ingot_transport_t *t, int peer);
 /* A reply arrived (an active-message handler, lock held). */
 ucs_status_t ingot_transport_am_rep_cb(void *arg, const void *header, size_t header_length,
                                        void *data, size_t length, const ucp_am_recv_param_t *param);
+/* Push @p len bytes at @p data to @p op's peer's service @p window (a TRANSPORT_SERVICE_WINDOW
+ * id) under @p key: counted on @p op until both the peer's answer came and the bytes have left
+ * @p data. Lock held. */
+ingot_status_t ingot_transport_am_push(ingot_transport_t *t, ingot_transport_op_t *op, ucp_ep_h ep,
+                                       uint32_t window, const uint64_t *key, const void *data,
+                                       size_t len);
 /* Send a read request of @p len bytes at @p off of window @p window to @p op's peer, its reply
  * landing in @p dst, or (put) written by the owner into destination @p d (@p past_dest: the fault
  * site's put past its end). Lock held. */
 ingot_status_t ingot_transport_am_request(ingot_transport_t *t, ingot_transport_op_t *op,
                                           ucp_ep_h ep, uint32_t window, uint64_t off, void *dst,
-                                          size_t len, ingot_transport_window_t *d, int past_dest);
+                                          size_t len, ingot_transport_window_t *d, int past_dest,
+                                          const uint64_t *key);
 
 #endif

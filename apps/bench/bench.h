@@ -35,6 +35,7 @@ enum {
     E_STORAGE,
     E_PEER,
     E_LOCAL,
+    E_DISK,      /* bytes the nodes' disk tier served */
     E_GETS,      /* object-store GETs made for the epoch's reads */
     E_GET_BYTES, /* their bytes */
     E_RETRIES,   /* their retries, every class */
@@ -56,6 +57,7 @@ typedef struct bench_result {
     int epochs_cut; /* a row could not be allocated: epochs_seen - nepochs are left out */
     double (*epochs)[E_COUNT];   /* every epoch delivered; the first step of the run left out */
     char paths[BENCH_PATHS_MAX]; /* the peer cache's data paths, or "" */
+    char disk[BENCH_PATHS_MAX];  /* the disk tier's report, or "" */
     uint64_t rss_bytes;          /* resident memory at the end */
 } bench_result_t;
 
@@ -103,6 +105,14 @@ enum {
     M_BYTES_READ,
     M_REQUESTS,
     M_FIRST,
+    M_DISK_HITS, /* the node's disk tier (INGOT_DISK_CACHE_BYTES): counts, summed over ranks */
+    M_DISK_MISSES,
+    M_DISK_BELOW,
+    M_DISK_ADMITTED,
+    M_DISK_REFUSED,
+    M_DISK_EVICTIONS,
+    M_DISK_PREFETCH,
+    M_DISK_BAD,
     M_GETS,            /* object store (zero when the manifest is local): GETs completed */
     M_GET_FAILED,      /* of which failed */
     M_GET_BYTES,       /* bytes received */

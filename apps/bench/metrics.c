@@ -27,6 +27,14 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "bytes_read",
                                                  "read_requests",
                                                  "first_step_ms",
+                                                 "disk_hits",
+                                                 "disk_misses",
+                                                 "disk_bytes_below",
+                                                 "disk_admitted",
+                                                 "disk_refused",
+                                                 "disk_evictions",
+                                                 "disk_prefetch_bytes",
+                                                 "disk_bad_entries",
                                                  "store_requests",
                                                  "store_failed",
                                                  "store_bytes",
@@ -69,6 +77,14 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_BYTES_READ] = (double)r->st.bytes_read;
     m[M_REQUESTS] = (double)r->st.read_requests;
     m[M_FIRST] = ms(r->st.stall_first_ns);
+    m[M_DISK_HITS] = (double)r->st.disk_hits;
+    m[M_DISK_MISSES] = (double)r->st.disk_misses;
+    m[M_DISK_BELOW] = (double)r->st.disk_bytes_below;
+    m[M_DISK_ADMITTED] = (double)r->st.disk_admitted;
+    m[M_DISK_REFUSED] = (double)r->st.disk_refused;
+    m[M_DISK_EVICTIONS] = (double)r->st.disk_evictions;
+    m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
+    m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
     m[M_GETS] = (double)r->st.store_requests;
     m[M_GET_FAILED] = (double)r->st.store_failed;
     m[M_GET_BYTES] = (double)r->st.store_bytes;

@@ -108,11 +108,11 @@ static void print_store(const bench_output_t *o)
     out_table(o, store_columns, OUT_ARRAY_SIZE(store_columns), store_row);
 }
 
-static const report_column_t epoch_columns[] = {{"steps", "", 7, 0},    {"AU", "", 7, 4},
-                                                {"stall", "%", 7, 2},   {"storage", "MiB", 10, 1},
-                                                {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
-                                                {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
-                                                {"retries", "", 8, 0},  {"RSS", "MiB", 8, 1}};
+static const report_column_t epoch_columns[] = {
+    {"steps", "", 7, 0},       {"AU", "", 7, 4},       {"stall", "%", 7, 2},
+    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
+    {"disk", "MiB", 10, 1},    {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
+    {"retries", "", 8, 0},     {"RSS", "MiB", 8, 1}};
 
 /* Epoch @p e of rank @p r. */
 static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
@@ -142,14 +142,29 @@ static double epoch_au(const double *x)
     return x[E_WALL] > 0 ? x[E_COMPUTE] / x[E_WALL] : 0;
 }
 
+/* A multi-line report of rank 0's under @p title, each line commented; nothing when empty. */
+static void print_report(const char *title, const char *text)
+{
+    if (text == NULL || text[0] == '\0') {
+        return;
+    }
+    printf("# %s:\n", title);
+    for (const char *p = text; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("#   %.*s\n", n, p);
+        p += n + (nl != NULL);
+    }
+}
+
 /* Where each epoch's bytes came from (all ranks) and its AU. */
 static void print_epochs(const bench_output_t *o)
 {
     const double mib = 1024.0 * 1024.0;
-    printf("# per epoch: record bytes by source over all ranks (storage, peers' cache windows, "
-           "own window), object-store GETs for the epoch's reads and their retries, resident "
-           "memory summed over ranks; AU and stall averaged over ranks (first step of the run "
-           "left out)\n");
+    printf("# per epoch: record bytes by source over all ranks (storage below every cache, peers' "
+           "cache windows, own window, the nodes' disk tier), object-store GETs for the epoch's "
+           "reads and their retries, resident memory summed over ranks; AU and stall averaged over "
+           "ranks (first step of the run left out)\n");
     report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns));
     for (uint64_t e = 0; e < o->nepochs; e++) {
         double x[E_COUNT];
@@ -161,6 +176,7 @@ static void print_epochs(const bench_output_t *o)
             x[E_STORAGE] / mib,
             x[E_PEER] / mib,
             x[E_LOCAL] / mib,
+            x[E_DISK] / mib,
             x[E_GETS],
             x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0,
             x[E_RETRIES],
@@ -175,16 +191,8 @@ static void print_epochs(const bench_output_t *o)
                "the totals above include them\n",
                o->epochs_left_out);
     }
-    if (o->paths != NULL && o->paths[0] != '\0') {
-        printf("# peer cache paths seen from rank 0:\n");
-        const char *p = o->paths;
-        while (*p != '\0') {
-            const char *nl = strchr(p, '\n');
-            int n = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("#   %.*s\n", n, p);
-            p += n + (nl != NULL);
-        }
-    }
+    print_report("peer cache paths seen from rank 0", o->paths);
+    print_report("disk tier seen from rank 0", o->disk);
 }
 
 static void json_epoch_fields(report_json_t *j, const double *x)
@@ -192,6 +200,7 @@ static void json_epoch_fields(report_json_t *j, const double *x)
     report_json_u64(j, "bytes_storage", (uint64_t)x[E_STORAGE]);
     report_json_u64(j, "bytes_peer", (uint64_t)x[E_PEER]);
     report_json_u64(j, "bytes_local", (uint64_t)x[E_LOCAL]);
+    report_json_u64(j, "bytes_disk", (uint64_t)x[E_DISK]);
     report_json_num(j, "au", epoch_au(x));
     report_json_num(j, "wall_s", x[E_WALL]);
     report_json_num(j, "stall_s", x[E_STALL]);
@@ -226,6 +235,7 @@ static void json_epochs(report_json_t *j, const bench_output_t *o)
     report_json_close_array(j);
     report_json_u64(j, "epochs_left_out", o->epochs_left_out);
     report_json_str(j, "cache_paths_rank0", o->paths != NULL ? o->paths : "");
+    report_json_str(j, "disk_tier_rank0", o->disk != NULL ? o->disk : "");
 }
 
 static void json_args(report_json_t *j, const bench_output_t *o)

@@ -17,6 +17,7 @@ typedef struct bench_output {
     uint64_t epochs_left_out;          /* epochs delivered without a row (out of memory) */
     const double *epochs;              /* world x nepochs x E_COUNT */
     const char *paths;                 /* rank 0's cache paths, or "" */
+    const char *disk;                  /* rank 0's disk tier report, or "" */
 } bench_output_t;
 
 /** Header block and table on stdout. */

@@ -163,11 +163,15 @@ static void run_sources(ingot_loader_h l, bench_result_t *r)
             r->epochs[i][E_STORAGE] = (double)eb.bytes_storage;
             r->epochs[i][E_PEER] = (double)eb.bytes_peer;
             r->epochs[i][E_LOCAL] = (double)eb.bytes_local;
+            r->epochs[i][E_DISK] = (double)eb.bytes_disk;
         }
         run_store(l, r, i);
     }
     if (ingot_loader_cache_paths(l, r->paths, sizeof(r->paths)) != INGOT_OK) {
         r->paths[0] = '\0';
+    }
+    if (ingot_loader_disk_report(l, r->disk, sizeof(r->disk)) != INGOT_OK) {
+        r->disk[0] = '\0';
     }
 }
 
@@ -194,7 +198,7 @@ ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *man
     double t_end = report_now();
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY |
-                       INGOT_LOADER_STATS_FIELD_STORE;
+                       INGOT_LOADER_STATS_FIELD_DISK | INGOT_LOADER_STATS_FIELD_STORE;
     ingot_loader_stats(l, &r->st);
     run_sources(l, r);
     r->rss_bytes = bench_rss();

@@ -78,14 +78,18 @@ static int epoch_end(train_t *t, uint64_t epoch, const epoch_acc_t *e)
     ingot_loader_stats(t->train_l, &ls);
     ingot_comm_stats(t->comm, &cs);
     double wall = report_now() - e->t0;
-    double sums[6] = {
+    ingot_loader_epoch_bytes_t eb = {0};
+    (void)ingot_loader_epoch_bytes(t->train_l, epoch, &eb);
+    double sums[8] = {
         e->loss,
         (double)e->steps,
         (double)(ls.stall_ns + ls.stall_first_ns - e->ls0.stall_ns - e->ls0.stall_first_ns) / 1e9,
         (double)(cs.reduce_ns - e->cs0.reduce_ns) / 1e6,
         (double)(cs.exposed_ns - e->cs0.exposed_ns) / 1e6,
-        e->compute_s * 1e3};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 6, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        e->compute_s * 1e3,
+        (double)eb.bytes_storage,
+        (double)eb.bytes_disk};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double wmax = wall;
     MPI_Allreduce(MPI_IN_PLACE, &wmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int rc = train_evaluate(t, &r->accuracy, &r->evaluated);
@@ -101,6 +105,8 @@ static int epoch_end(train_t *t, uint64_t epoch, const epoch_acc_t *e)
     r->reduce_ms = sums[3] / steps;
     r->exposed_ms = sums[4] / steps;
     r->compute_ms = sums[5] / steps;
+    r->bytes_storage = (uint64_t)sums[6];
+    r->bytes_disk = (uint64_t)sums[7];
     r->step_ms = e->steps ? 1e3 * wmax / (double)e->steps : 0;
     /* As ingot-allreduce-bench --overlap defines it: the busiest part alone over the step
      * (the all-reduce alone is T_ar, measured before training; ingest never stalled it here

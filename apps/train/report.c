@@ -63,6 +63,8 @@ int train_json(const train_t *t)
         report_json_num(&j, "step_ms", r->step_ms);
         report_json_num(&j, "overlap_efficiency", r->overlap);
         report_json_num(&j, "wall_s", r->wall_s);
+        report_json_u64(&j, "bytes_storage", r->bytes_storage);
+        report_json_u64(&j, "bytes_disk", r->bytes_disk);
         report_json_close_object(&j);
     }
     report_json_close_array(&j);

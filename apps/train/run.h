@@ -25,6 +25,8 @@ typedef struct train_epoch {
     double reduce_ms, exposed_ms;        /* per step: all-reduce start to completion, and blocked */
     double compute_ms, step_ms, overlap; /* per step; overlap = max(compute, reduce) / step */
     uint64_t evaluated;
+    uint64_t bytes_storage, bytes_disk; /* the training loader's, over all ranks: the remote's
+                                           and the node disk tier's */
 } train_epoch_t;
 
 typedef struct train {

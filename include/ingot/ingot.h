@@ -29,6 +29,7 @@
 #include <ingot/vision.h>
 #include <ingot/collectives.h>
 #include <ingot/pack.h>
+#include <ingot/disk_cache.h>
 #include <ingot/store.h>
 
 INGOT_BEGIN_DECLS

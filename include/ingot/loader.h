@@ -181,7 +181,8 @@ enum ingot_loader_stats_field {
     INGOT_LOADER_STATS_FIELD_QUEUES  = INGOT_BIT(3), /**< read_queue_avg, ready_slots_avg. */
     INGOT_LOADER_STATS_FIELD_MEMORY  = INGOT_BIT(4), /**< memory_host .. minor_faults. */
     INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5), /**< readers, workers, depth. */
-    INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6)  /**< store_requests .. store_part_hits. */
+    INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6), /**< store_requests .. store_part_hits. */
+    INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7)  /**< disk_hits .. disk_fill_errors. */
 };
 
 /**
@@ -231,6 +232,20 @@ typedef struct ingot_loader_stats {
     uint64_t store_get_p99_ns;       /**< byte. */
     double   store_gets_per_sample;  /**< store_requests / samples read so far. */
     uint64_t store_part_hits;        /**< Reads served from parts already fetched. */
+    /* INGOT_LOADER_STATS_FIELD_DISK: the node's disk tier on this rank (INGOT_DISK_CACHE_BYTES;
+     * all zero without it). A piece is an aligned slice of a shard (INGOT_DISK_CACHE_PIECE). */
+    uint64_t disk_hits;           /**< Pieces read from a disk: this node's or their home's. */
+    uint64_t disk_remote_hits;    /**< Of which from another node's disk. */
+    uint64_t disk_misses;         /**< Pieces read from storage (whole). */
+    uint64_t disk_bytes;          /**< Bytes of reads served from a disk. */
+    uint64_t disk_bytes_below;    /**< Bytes the tier read from storage: misses and prefetches. */
+    uint64_t disk_admitted;       /**< Pieces written to this node's disk (its keeper rank). */
+    uint64_t disk_refused;        /**< Admissions refused: the policy's bypass, a full queue. */
+    uint64_t disk_evictions;      /**< Entries removed to make room (keeper). */
+    uint64_t disk_prefetched;     /**< Pieces the prefetcher read ahead (keeper). */
+    uint64_t disk_prefetch_bytes; /**< Their bytes. */
+    uint64_t disk_bad_entries;    /**< Entries found damaged, removed and read again. */
+    uint64_t disk_fill_errors;    /**< Fills that failed (disk full, I/O): left uncached. */
 } ingot_loader_stats_t;
 
 /**
@@ -316,6 +331,9 @@ typedef struct ingot_loader_epoch_bytes {
     uint64_t bytes_storage; /**< Read from storage. */
     uint64_t bytes_peer;    /**< Read from another rank's cache window (INGOT_CACHE_BYTES). */
     uint64_t bytes_local;   /**< Copied from this rank's own cache window. */
+    uint64_t bytes_disk;    /**< Read from a node's disk tier (INGOT_DISK_CACHE_BYTES): this
+                                 node's or the piece's home node's; bytes_storage is what came
+                                 from the storage below every cache. */
 } ingot_loader_epoch_bytes_t;
 
 /**
@@ -373,6 +391,15 @@ INGOT_API ingot_status_t ingot_loader_epoch_store(ingot_loader_h loader, uint64_
  * @return INGOT_OK; INGOT_ERR_NOT_FOUND when the loader has no cache (INGOT_CACHE_BYTES=0).
  */
 INGOT_API ingot_status_t ingot_loader_cache_paths(ingot_loader_h loader, char *buf, size_t len);
+
+/**
+ * @brief The disk tier's report: its folder, budget and homes, then its counters ("disk tier
+ *        counters: hits H (R from other nodes), misses M, bytes from disk ..., admitted A,
+ *        refused F, evictions E, prefetched P (B bytes), bad entries X, failed fills Y").
+ * @return INGOT_OK; INGOT_ERR_NOT_FOUND when the loader has no disk tier
+ *         (INGOT_DISK_CACHE_BYTES=0).
+ */
+INGOT_API ingot_status_t ingot_loader_disk_report(ingot_loader_h loader, char *buf, size_t len);
 
 /**
  * @brief Stop the pipeline and free the loader (collective). Batches still held become invalid

@@ -76,6 +76,12 @@ typedef struct ingot_order_params {
 INGOT_API ingot_status_t ingot_order_create(const ingot_order_params_t *params,
                                             ingot_order_h              *order_p);
 
+/**
+ * @brief A copy of @p order for another thread (an order is used by one thread at a time).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (NULL); INGOT_ERR_NO_MEMORY.
+ */
+INGOT_API ingot_status_t ingot_order_copy(ingot_order_h order, ingot_order_h *copy_p);
+
 /** @brief Destroy an order. Accepts NULL. */
 INGOT_API void ingot_order_destroy(ingot_order_h order);
 

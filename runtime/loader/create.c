@@ -12,6 +12,7 @@
 #include "runtime/loader/config.h"
 #include "runtime/store/store.h"
 #include "source/cache/cache.h"
+#include "source/disk/disk.h"
 #include "source/emulate.h"
 #include "source/posix.h"
 #include "base/cuda.h"
@@ -490,6 +491,10 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
     }
     if (st == INGOT_OK) {
         st = ingot_loader_store_check(l); /* collective; every rank returns the same */
+    }
+    if (st == INGOT_OK && ingot_disk_enabled()) {
+        /* collective, agreed: the node's disk over storage (files, the emulated or object store) */
+        st = ingot_loader_disk_create(l);
     }
     if (st == INGOT_OK && ingot_cache_enabled()) {
         st = loader_cache(l); /* collective, agreed */

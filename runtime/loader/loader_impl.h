@@ -29,7 +29,13 @@
 #define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
 
 /* Where a sample's bytes came from (per-epoch counters). */
-enum { LOADER_FROM_STORAGE, LOADER_FROM_PEER, LOADER_FROM_LOCAL, LOADER_FROM_COUNT };
+enum {
+    LOADER_FROM_STORAGE,
+    LOADER_FROM_PEER,
+    LOADER_FROM_LOCAL,
+    LOADER_FROM_DISK,
+    LOADER_FROM_COUNT
+};
 
 typedef enum loader_slot_state {
     SLOT_FREE,
@@ -104,6 +110,7 @@ typedef struct loader_reader_ctx {
     ingot_event_t done;             /* a request of this reader completed (late ones included) */
     struct iovec *iov;              /* iov_cap entries */
     ingot_source_extent_t *extents; /* LOADER_RUN_SAMPLES_MAX entries (cached runs) */
+    uint64_t disk; /* of the run's reads down the chain, bytes the disk tier served */
     loader_req_t reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
 } loader_reader_ctx_t;
 
@@ -126,7 +133,9 @@ struct ingot_loader {
     ingot_order_h order;
     ingot_source_t *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
     struct ingot_cache *cache;                   /* the peer cache (INGOT_CACHE_BYTES), or NULL */
-    ingot_source_t *store;         /* the object store (also sources' last), or NULL (store.c) */
+    struct ingot_disk
+        *disk;             /* the node's disk tier over storage (INGOT_DISK_CACHE_BYTES), or NULL */
+    ingot_source_t *store; /* the object store (also sources' last), or NULL (store.c) */
     _Atomic uint64_t *epoch_reads; /* [nepochs] samples read (store.c's GETs per sample) */
     uint64_t first_epoch, nepochs; /* epochs this job delivers (per-epoch byte counters) */
     _Atomic uint64_t *epoch_bytes; /* [nepochs][LOADER_FROM_COUNT] record bytes by source */
@@ -260,5 +269,10 @@ void ingot_loader_slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_
 ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos);
 ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w,
                                         loader_run_t *run);
+/* disk.c: the disk tier over storage (collective, agreed), its clock (the planned global step),
+ * its counters. */
+ingot_status_t ingot_loader_disk_create(ingot_loader_h l);
+void ingot_loader_disk_advance(ingot_loader_h l, uint64_t step);
+void ingot_loader_disk_stats(ingot_loader_h l, ingot_loader_stats_t *s);
 
 #endif

@@ -203,6 +203,7 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
 {
     uint64_t g = l->start_step + rel, cursor = 0;
     slot->step = rel;
+    ingot_loader_disk_advance(l, g); /* the disk tier's clock */
     slot->epoch = g / l->steps_per_epoch;
     slot->epoch_step = g % l->steps_per_epoch;
     slot->nsamples = l->slice;

@@ -134,6 +134,7 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
         atomic_fetch_add(&l->paced, 1);
     }
     ingot_status_t st = read_chain(l, rd, run, lr, l->sources, l->nsources, quarantined_p);
+    rd->disk += *quarantined_p ? 0 : lr->req.cached; /* what the disk tier served */
     if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
         char d[INGOT_SOURCE_DESCRIBE_MAX];
         ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
@@ -361,20 +362,30 @@ static uint64_t run_record_bytes(const loader_run_t *run)
     return n;
 }
 
+/* Of @p records bytes read down the chain in @p len request bytes, the share the disk tier served
+ * (@p disk of the @p len). */
+static uint64_t disk_share(uint64_t records, uint64_t len, uint64_t disk)
+{
+    disk = disk < len ? disk : len;
+    return len ? (uint64_t)((unsigned __int128)records * disk / len) : 0;
+}
+
 static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0, int from,
-                         uint64_t refetched)
+                         uint64_t refetched, uint64_t disk)
 {
     uint64_t t1 = ingot_time_ns();
     uint64_t records = run_record_bytes(run);
     ingot_hist_record(&l->h_read, t1 - t0);
     ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
+    /* down the chain: the whole run, or the samples a cached run read again */
+    uint64_t chain_records = from == LOADER_FROM_STORAGE ? records : refetched;
+    uint64_t chain_len = from == LOADER_FROM_STORAGE && !run->cached ? run->length : chain_records;
+    uint64_t disk_records = disk_share(chain_records, chain_len, disk);
+    atomic_fetch_add_explicit(&l->bytes_read, chain_len - (disk < chain_len ? disk : chain_len),
+                              memory_order_relaxed); /* storage: below every cache */
     if (from == LOADER_FROM_STORAGE) {
-        atomic_fetch_add_explicit(&l->bytes_read, run->cached ? records : run->length,
-                                  memory_order_relaxed);
         atomic_fetch_add_explicit(&l->read_requests, run->cached ? run->count : 1,
                                   memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&l->bytes_read, refetched, memory_order_relaxed);
     }
     uint64_t e = run->slot->epoch - l->first_epoch;
     if (e < l->nepochs && l->epoch_reads != NULL) {
@@ -382,8 +393,12 @@ static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0,
     }
     if (e < l->nepochs) {
         _Atomic uint64_t *c = &l->epoch_bytes[e * LOADER_FROM_COUNT];
-        atomic_fetch_add_explicit(&c[from], records - refetched, memory_order_relaxed);
-        atomic_fetch_add_explicit(&c[LOADER_FROM_STORAGE], refetched, memory_order_relaxed);
+        if (from != LOADER_FROM_STORAGE) {
+            atomic_fetch_add_explicit(&c[from], records - refetched, memory_order_relaxed);
+        }
+        atomic_fetch_add_explicit(&c[LOADER_FROM_STORAGE], chain_records - disk_records,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&c[LOADER_FROM_DISK], disk_records, memory_order_relaxed);
     }
 }
 
@@ -400,11 +415,12 @@ void *ingot_loader_reader_main(void *arg)
         loader_run_t *run = item;
         uint64_t t0 = ingot_time_ns(), refetched = 0;
         int from = LOADER_FROM_STORAGE;
+        rd->disk = 0;
         ingot_status_t st = read_run(l, rd, run, &from);
         if (st == INGOT_OK && from != LOADER_FROM_STORAGE) {
             st = cache_verify_run(l, rd, run, &refetched);
         }
-        read_account(l, run, t0, from, refetched);
+        read_account(l, run, t0, from, refetched, rd->disk);
         if (st == INGOT_OK && run->scatter) {
             /* Bytes already in place: verify them now, while they are still in this core's
              * cache, and finish the run here (a worker would read them back from memory). */

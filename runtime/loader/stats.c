@@ -45,7 +45,9 @@ static const ingot_field_span_t stats_spans[] = {
                      minor_faults),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_THREADS, ingot_loader_stats_t, readers, depth),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STORE, ingot_loader_stats_t, store_requests,
-                     store_part_hits)};
+                     store_part_hits),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
+                     disk_fill_errors)};
 
 /* Every statistic, into a complete struct the caller's field_mask then picks from. */
 static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
@@ -85,6 +87,7 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->workers = l->nworkers;
     s->depth = l->depth;
     ingot_loader_store_stats(l, s);
+    ingot_loader_disk_stats(l, s);
 }
 
 ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_p)
@@ -117,7 +120,8 @@ ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h l, uint64_t epoch,
     *bytes_p = (ingot_loader_epoch_bytes_t){.epoch = epoch,
                                             .bytes_storage = atomic_load(&c[LOADER_FROM_STORAGE]),
                                             .bytes_peer = atomic_load(&c[LOADER_FROM_PEER]),
-                                            .bytes_local = atomic_load(&c[LOADER_FROM_LOCAL])};
+                                            .bytes_local = atomic_load(&c[LOADER_FROM_LOCAL]),
+                                            .bytes_disk = atomic_load(&c[LOADER_FROM_DISK])};
     return INGOT_OK;
 }
 

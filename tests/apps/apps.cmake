@@ -94,3 +94,15 @@ ingot_add_test(NAME apps.train.gemm_cuda LABELS gpu TIMEOUT 120 COMMAND test_tra
 ingot_add_test(NAME apps.setup.demo LABELS mpi slow TIMEOUT 600
                COMMAND ${_a}/setup/setup_demo.sh ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/apps
                        ${CMAKE_CURRENT_BINARY_DIR})
+# ingot-cache on a folder a job of tests/source/disk/test_disk filled: list, verify (a damaged
+# entry named and removed), evict to a size, clean (a dead writer's temporary, never a live one's),
+# bad command lines.
+foreach(case list verify evict clean usage)
+  ingot_add_test(NAME apps.cache.${case} LABELS cli TIMEOUT 60
+                 COMMAND ${_a}/cache/cache_cli.sh $<TARGET_FILE:ingot-cache>
+                         $<TARGET_FILE:test_disk> ${CMAKE_CURRENT_BINARY_DIR} ${case})
+endforeach()
+# ingot-train twice in a row over the node's disk tier: the second run reads nothing from storage.
+ingot_add_test(NAME apps.train.disk_twice LABELS mpi TIMEOUT 180
+               COMMAND ${_a}/train/train_disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ingot-train>
+                       $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR})

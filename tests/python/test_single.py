@@ -196,9 +196,10 @@ def check_epochs(ingot, torch, manifest):
         record = sum(16 + i % 61 + 1 for i in range(SAMPLES))
         assert [e["epoch"] for e in s["epochs"]] == [0, 1], s["epochs"]
         for e in s["epochs"]:
-            assert e["bytes_peer"] == 0 and e["bytes_local"] == 0, e
+            assert e["bytes_peer"] == 0 and e["bytes_local"] == 0 and e["bytes_disk"] == 0, e
             assert e["bytes_storage"] >= record, (e, record)  # tar headers between fields too
         assert s["bytes_by_source"]["storage"] == sum(e["bytes_storage"] for e in s["epochs"])
+        assert s["bytes_by_source"]["disk"] == 0 and s["disk_hits"] == 0, s  # no disk tier
         assert s["wall_ns"] > 0 and s["stall_ns"] <= s["wall_ns"], s  # the AU inputs
 
 

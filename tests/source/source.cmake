@@ -33,3 +33,27 @@ endforeach()
 if(EXISTS ${_s}/objstore/objstore.cmake)
   include(${_s}/objstore/objstore.cmake)
 endif()
+# The node's disk tier (tests/source/disk/): entries, folder and policy (unit), and through the
+# loader on 1 to 4 ranks (disk.sh: one job after another, world sizes, faults, two nodes).
+ingot_unit_test(NAME source.disk.entries SRC ${_s}/disk/test_entry.c)
+ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
+ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
+set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
+    "kill" "two_jobs" "budgets")
+if(INGOT_FAULT_INJECTION)
+  list(APPEND _disk_cases "enospc" "nfs")
+endif()
+foreach(c ${_disk_cases})
+  separate_arguments(_args UNIX_COMMAND "${c}")
+  string(REGEX REPLACE "[ ,-]" "_" _name "${c}")
+  string(REPLACE "_default" "" _name "${_name}")
+  ingot_add_test(NAME source.disk.${_name} LABELS mpi TIMEOUT 120
+                 COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
+                         ${CMAKE_CURRENT_BINARY_DIR} ${_args})
+endforeach()
+ingot_add_test(NAME source.disk.two_nodes LABELS mpi TIMEOUT 180
+               COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
+                       ${CMAKE_CURRENT_BINARY_DIR} nodes)
+set_tests_properties(source.disk.two_nodes PROPERTIES RESOURCE_LOCK netns)
+# The disk tier's start-up scan, timed by hand (tests/perf/disk_perf.sh scan); not a test.
+ingot_test_exe(disk_scan ${INGOT_TESTS}/perf/disk_scan.c)

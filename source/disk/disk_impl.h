@@ -1,0 +1,258 @@
+/*
+ * Disk tier internals shared by its files (README.md has their roles): the tier object, its
+ * buffers, the keeper, the configuration, and the calls between the files.
+ */
+#ifndef INGOT_SOURCE_DISK_DISK_IMPL_H
+#define INGOT_SOURCE_DISK_DISK_IMPL_H
+
+#include "source/disk/disk.h"
+#include "source/disk/folder.h"
+#include "source/disk/policy.h"
+#include "base/config.h"
+#include "base/mem.h"
+#include "base/ring.h"
+#include "base/wait.h"
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* INGOT_DISK_CACHE_POLICY values. */
+typedef enum {
+    INGOT_DISK_POLICY_CLAIRVOYANT = 0,
+    INGOT_DISK_POLICY_LRU = 1
+} ingot_disk_policy_kind_t;
+
+typedef struct ingot_disk_config {
+    char *dir;      /* INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
+    uint64_t bytes; /* INGOT_DISK_CACHE_BYTES: per node */
+    char *piece;    /* INGOT_DISK_CACHE_PIECE: ingot_disk_piece_parse() */
+    ingot_disk_policy_kind_t policy;
+    int64_t prefetch; /* INGOT_DISK_PREFETCH: percent */
+} ingot_disk_config_t;
+
+extern ingot_config_table_t ingot_disk_config_table;
+extern const char *const ingot_disk_policy_names[];
+ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
+/* A piece size's log2 (a power of two, 4KiB to 64MiB); INGOT_ERR_INVALID_PARAM otherwise. */
+ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
+
+#define DISK_SLACK       8192 /* room past a piece for an O_DIRECT read from below */
+#define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writer */
+#define DISK_SERVE_QUEUE 64   /* peers' reads waiting for this rank's server */
+#define DISK_OUTBOX      8    /* buffers for pieces waiting to be handed to their keeper */
+#define DISK_FD_SLOTS    256  /* entries kept open per process (fdcache.c) */
+#define DISK_SPARE_BUFS  8    /* buffers besides one per reader and the outbox: the prefetcher */
+#define DISK_RX_BUFS     16   /* buffers for peers: reads this rank's server answers, pushes */
+
+/* What a buffer holds for the keeper's writer. */
+enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };
+
+/* A piece buffer: the entry's header then the piece (and slack), 4096-aligned; taken from the
+ * rank's own pool for a read or a fill, or from its pool for peers (rx) for a peer's read or a
+ * piece pushed to its keeper. Two pools, so that a peer's push is never refused for want of a
+ * buffer that this rank's own fills hold while they wait on pushes to that peer (two nodes'
+ * pushers waiting on each other until INGOT_TIMEOUT): an rx buffer is given back by this node's
+ * writer or server alone, which wait on nothing remote. */
+typedef struct disk_buf {
+    uint8_t *mem;
+    int rx; /* from the pool for peers */
+    ingot_disk_key_t key;
+    uint64_t piece;              /* this job's piece id, or UINT64_MAX (another manifest's) */
+    uint64_t len;                /* payload bytes */
+    int kind;                    /* DISK_FILL_* */
+    uint64_t need;               /* a prefetch: the step it is needed at */
+    ingot_transport_call_t call; /* the server's: the peer's read it answers */
+    struct ingot_disk *d;
+    ingot_source_req_t sub; /* its read from the source below */
+    ingot_event_t ev;
+    struct iovec iov;
+} disk_buf_t;
+
+/* An open entry kept for the next reads of its piece (fdcache.c). */
+typedef struct disk_fd_slot {
+    uint64_t piece; /* UINT64_MAX: empty */
+    uint32_t refs;  /* readers holding it */
+    int stale;      /* closed when the last reader lets go */
+    ingot_disk_open_t o;
+} disk_fd_slot_t;
+
+/* A reader's hold on an open entry: its slot's, or its own (slot NULL: closed at put). */
+typedef struct disk_fd_ref {
+    const ingot_disk_open_t *o;
+    disk_fd_slot_t *slot;
+} disk_fd_ref_t;
+
+/* The node's keeper (keeper.c): the policy, the writer of fills, the prefetcher. */
+typedef struct disk_keeper {
+    ingot_disk_policy_t *pol;
+    pthread_mutex_t lock;     /* the policy */
+    ingot_mpmc_t fills;       /* disk_buf_t * to write */
+    _Atomic uint64_t now;     /* the loader's planned step */
+    ingot_event_t clock;      /* now moved */
+    ingot_event_t idle;       /* the writer finished one */
+    _Atomic uint64_t pending; /* fills queued or being written */
+    pthread_t writer, prefetcher;
+    int writer_started, prefetcher_started;
+    uint64_t budget;
+    _Atomic uint64_t usage;   /* the folder's usage when the writer last looked (the ledger) */
+    _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */
+    uint32_t *claimed_at;     /* per piece: when claimed (s since t0), so a claim can lapse */
+    uint64_t t0;
+} disk_keeper_t;
+
+struct ingot_disk {
+    ingot_source_t source; /* first: the source is the tier */
+    ingot_source_t *below;
+    ingot_disk_params_t p;
+    ingot_order_h order; /* the keeper's copy */
+    int rank, world, lru, prefetch_pct;
+    uint32_t piece_log2;
+    uint64_t piece_bytes, budget;
+    char dir[PATH_MAX];
+    /* the manifest's pieces */
+    ingot_disk_pieces_t pieces;
+    uint64_t *piece0, *shard_hash, *shard_size;
+    uint64_t npieces;
+    /* nodes and homes */
+    int node, nnodes, usable;       /* this node's id; the job's nodes; this node's folder serves */
+    int serving_nodes;              /* nodes whose folder serves (0: the tier passes through) */
+    int *node_usable, *node_keeper; /* per node */
+    int *node_first, *node_ranks;   /* per node: its ranks are node_ranks[node_first[n] ..
+                                     node_first[n + 1]) */
+    uint64_t *node_salt;            /* per node: the hash of its name (rendezvous) */
+    int32_t *home;                  /* per piece: its home node, or -1 (no usable node) */
+    uint8_t *homed;                 /* per piece: home == this node */
+    ingot_disk_folder_t folder;
+    /* buffers */
+    ingot_mem_t buf_mem;
+    disk_buf_t *bufs;
+    uint32_t nbufs, nrx; /* the rank's own, then the peers' (the last nrx of bufs) */
+    ingot_mpmc_t free_bufs, free_rx;
+    disk_fd_slot_t *fds; /* entries kept open (fdcache.c) */
+    pthread_mutex_t fds_lock;
+    uint32_t fds_sweep; /* the next slot checked for a removed entry (under fds_lock) */
+    /* roles */
+    disk_keeper_t *keeper; /* this rank keeps its node, or NULL */
+    ingot_transport_service_t *svc;
+    ingot_mpmc_t calls; /* disk_buf_t * of peers' reads for the server thread */
+    pthread_t server;
+    int server_started;
+    ingot_mpmc_t outbox; /* disk_buf_t * of pieces read from below, for their keeper */
+    pthread_t pusher;
+    int pusher_started;
+    ingot_abort_t drain; /* the pusher ends once its outbox is empty */
+    ingot_abort_t abort;
+    /* counters */
+    _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
+        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors;
+    _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
+    _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
+    _Atomic uint64_t replies_out; /* the server's replies not yet sent */
+    _Atomic int said_bad, said_fill, said_push;
+};
+
+/* disk.c */
+/* End the tier (collective): a barrier, the server and keeper stopped (pending fills written),
+ * hit counts added to the entries, everything freed, the source below destroyed. */
+void ingot_disk_destroy(ingot_disk_t *d);
+/* The shard row holding this job's piece @p p. */
+uint32_t ingot_disk_shard_of(const ingot_disk_t *d, uint64_t p);
+/* The key of this job's piece @p p. */
+ingot_disk_key_t ingot_disk_key(const ingot_disk_t *d, uint64_t p);
+/* Payload bytes of piece @p p (the last piece of a shard is shorter). */
+uint64_t ingot_disk_piece_len(const ingot_disk_t *d, uint64_t p);
+/* This job's piece of @p key, or UINT64_MAX. */
+uint64_t ingot_disk_piece_of(const ingot_disk_t *d, const ingot_disk_key_t *key);
+/* A buffer from the pool, waiting until @p deadline_ns: NULL past it or at destroy. */
+disk_buf_t *ingot_disk_buf_get(ingot_disk_t *d, uint64_t deadline_ns);
+disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d);
+/* A buffer for a peer's read or push, or NULL (none free: the peer hears "busy"). */
+disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d);
+void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b);
+/* Remove the bad entry of piece @p p (the ledger told), count it, say the first one. */
+void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why);
+/* Read piece @p p's bytes [off, off + len) from this node's folder into @p window (@p room bytes;
+ * aligned for O_DIRECT): INGOT_OK with *shift_p where @p off's byte landed; INGOT_ERR_NO_RESOURCE
+ * (its blocks do not fit @p room: nothing read); INGOT_ERR_NOT_FOUND (a miss, a bad entry
+ * removed, or a read error said). */
+ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     void *window, size_t room, size_t *shift_p);
+
+/* fdcache.c: entries kept open per process */
+ingot_status_t ingot_disk_fds_init(ingot_disk_t *d);
+void ingot_disk_fds_fini(ingot_disk_t *d);
+/* Piece @p p's entry, open and its header checked: INGOT_OK with *@p ref (give it back with
+ * ingot_disk_fd_put()); as ingot_disk_entry_open() otherwise. */
+ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref,
+                                 ingot_disk_bad_t *bad);
+void ingot_disk_fd_put(ingot_disk_t *d, disk_fd_ref_t *ref);
+/* Piece @p p's entry was removed or found bad: not to be read through its kept descriptor. */
+void ingot_disk_fd_drop(ingot_disk_t *d, uint64_t p);
+
+/* home.c: every rank's node, budget and verdict (@p usable: this rank's folder serves)
+ * gathered, budgets checked per node, the nodes' ranks and keepers, every piece's home
+ * (collective). */
+ingot_status_t ingot_disk_homes(ingot_disk_t *d, int usable);
+/* The rank of node @p node that serves reads of piece @p p (spread over the node's ranks). */
+int ingot_disk_home_rank(const ingot_disk_t *d, int node, uint64_t p);
+uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
+
+/* disk_source.c */
+extern const ingot_source_ops_t ingot_disk_source_ops;
+/* Read bytes [@p off, @p off + @p len) of piece @p p (UINT64_MAX: to its end) from the source
+ * below into @p b's payload (b->len set), for @p epoch (a source below that counts per epoch: the
+ * object store); the deadline as the request's. */
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns);
+
+/* keeper.c */
+ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d);
+/* Write pending fills, stop the threads, free. */
+void ingot_disk_keeper_destroy(ingot_disk_t *d);
+/* Hand a claimed piece read from below to this node's keeper (this process): queued, waiting
+ * while the queue is full; the buffer is the keeper's from the call on. */
+void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b);
+/* Queue a claimed piece's buffer for the writer, waiting until @p deadline_ns (0: not at all);
+ * 0 when the queue stayed full: the buffer back, the claim let go (kept for a try: the pusher
+ * tries again); the caller counts a refusal when it gives up. */
+int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns);
+
+/* claim.c: the keeper's answers to "shall I read piece p whole and hand it to you?" */
+enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO };
+/* DISK_WANT_FILL (the piece is claimed for the asker's fill), DISK_WANT_THERE (resident, or on
+ * its way), DISK_WANT_NO (the policy would not admit it). @p advance: move the policy's clock
+ * first (not from the transport's progress thread: an epoch's roll builds a trace). */
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance);
+/* Whether piece @p p is claimed for a fill (a push of it is welcome). */
+int ingot_disk_keeper_claimed(ingot_disk_t *d, uint64_t p);
+/* Leave the claim of @p p for @p state (its bytes no longer counted as claimed). */
+void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state);
+/* A piece the prefetcher picked (FILLING by the policy): counted as claimed. Lock held. */
+void ingot_disk_keeper_claim_locked(ingot_disk_t *d, uint64_t p);
+/* Whether the budget has room for another whole piece, counting the claims in flight. */
+int ingot_disk_keeper_has_room(const ingot_disk_t *d);
+
+/* serve.c */
+ingot_status_t ingot_disk_serve_start(ingot_disk_t *d);
+/* Stop serving: no new calls, the queued ones answered, every reply sent (bounded by the
+ * timeout), the thread joined. */
+void ingot_disk_serve_stop(ingot_disk_t *d);
+/* Write piece @p p's bytes in @p b (claimed for this rank by its keeper) through to its home
+ * node's keeper: queued for this rank's pusher thread (which hands it to the keeper in this
+ * process, or pushes it over the transport, waiting out a busy keeper); the queue holds every
+ * buffer, so nothing waits there long (dropped only at destroy or past @p deadline_ns, its claim
+ * given back); the buffer goes with it. */
+void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
+/* Start the pusher; end it once every queued piece was handed over (destroy, before the
+ * barrier that lets keepers stop). */
+ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d);
+void ingot_disk_pusher_drain(ingot_disk_t *d);
+/* Whether this rank should read missed piece @p p whole and write it through: its keeper's
+ * answer (DISK_WANT_*), asked over the transport when the keeper is another process;
+ * DISK_WANT_NO when it cannot be asked. */
+int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);
+/* Read [off, off + len) of piece @p p from its home node @p home (another node) into @p dst:
+ * INGOT_OK, INGOT_ERR_NOT_FOUND (not there), another status (that home failed: said once). */
+ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,
+                                    uint64_t len, void *dst, uint64_t deadline_ns);
+
+#endif

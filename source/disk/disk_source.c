@@ -1,0 +1,255 @@
+/*
+ * The disk tier as a byte source (see disk.h): a request's range cut into pieces, each read from
+ * this node's folder, from its home node, or from the source below (the whole piece, then written
+ * through). Requests complete inside submit, in the submitting thread, as POSIX reads do.
+ */
+#include "source/disk/disk_impl.h"
+#include "base/log.h"
+#include "base/time.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Where the next byte of a request lands in its iovecs. */
+typedef struct disk_dst {
+    const struct iovec *iov;
+    int n, i;
+    size_t off;
+} disk_dst_t;
+
+static void dst_copy(disk_dst_t *t, const uint8_t *src, uint64_t len)
+{
+    while (len > 0 && t->i < t->n) {
+        size_t room = t->iov[t->i].iov_len - t->off;
+        size_t n = room < len ? room : (size_t)len;
+        memcpy((uint8_t *)t->iov[t->i].iov_base + t->off, src, n);
+        src += n;
+        len -= n;
+        t->off += n;
+        if (t->off == t->iov[t->i].iov_len) {
+            t->i++;
+            t->off = 0;
+        }
+    }
+}
+
+/* A read from below completed after its waiter gave up: its buffer comes back now. */
+static void disk_sub_late(ingot_source_req_t *sub, int late)
+{
+    disk_buf_t *b = sub->arg;
+    if (late) {
+        ingot_disk_buf_put(b->d, b);
+    }
+}
+
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns)
+{
+    uint32_t shard = ingot_disk_shard_of(d, p);
+    uint64_t first = d->piece0[shard], plen = ingot_disk_piece_len(d, p);
+    uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
+    b->len = len < plen - off ? len : plen - off;
+    b->iov = (struct iovec){.iov_base = payload, .iov_len = (size_t)b->len};
+    ingot_event_init(&b->ev);
+    b->sub = (ingot_source_req_t){.shard = shard,
+                                  .shard_id = d->shard_hash[shard],
+                                  .offset = ((p - first) << d->piece_log2) + off,
+                                  .length = b->len,
+                                  .iov = &b->iov,
+                                  .iovcnt = 1,
+                                  .slack = (size_t)(d->piece_bytes - b->len) + DISK_SLACK,
+                                  .deadline_ns = deadline_ns,
+                                  .epoch = epoch,
+                                  .cb = disk_sub_late,
+                                  .arg = b,
+                                  .done_ev = &b->ev};
+    ingot_status_t st = ingot_source_submit(d->below, &b->sub);
+    int quarantined = 0;
+    if (st == INGOT_OK) {
+        st = ingot_source_wait(d->below, &b->sub, &b->ev, &d->abort, &quarantined);
+    }
+    if (quarantined) {
+        return st; /* the buffer is the source's until it completes (disk_sub_late) */
+    }
+    if (st == INGOT_OK && b->sub.retry) {
+        st = b->sub.status != INGOT_OK ? b->sub.status : INGOT_ERR_NOT_FOUND;
+    }
+    if (st == INGOT_OK && b->sub.shift != 0) { /* an O_DIRECT window: the piece where it belongs */
+        memmove(payload, payload + b->sub.shift, (size_t)b->len);
+    }
+    b->key = ingot_disk_key(d, p);
+    b->piece = p;
+    b->kind = DISK_FILL_DEMAND;
+    atomic_fetch_add(&d->bytes_below, st == INGOT_OK ? b->len : 0);
+    return st;
+}
+
+/* From the disk: this node's folder or the piece's home. INGOT_ERR_NOT_FOUND: a miss. */
+static ingot_status_t piece_from_disk(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                      disk_buf_t *b, disk_dst_t *dst, uint64_t deadline_ns)
+{
+    int home = d->home[p];
+    ingot_status_t st;
+    if (home == d->node) {
+        uint8_t *blocks = b->mem + INGOT_DISK_HEADER_BYTES;
+        size_t shift;
+        st = ingot_disk_read_local(d, p, off, len, blocks, d->piece_bytes, &shift);
+        if (st == INGOT_OK) {
+            dst_copy(dst, blocks + shift, len);
+            atomic_fetch_add_explicit(&d->piece_hits[p], 1, memory_order_relaxed);
+        }
+    } else {
+        uint8_t *tmp = b->mem + INGOT_DISK_HEADER_BYTES;
+        st = ingot_disk_read_home(d, p, home, off, len, tmp, deadline_ns);
+        if (st == INGOT_OK) {
+            dst_copy(dst, tmp, len);
+            atomic_fetch_add(&d->remote_hits, 1);
+        }
+    }
+    if (st == INGOT_OK) {
+        atomic_fetch_add(&d->hits, 1);
+        atomic_fetch_add(&d->bytes_disk, len);
+    }
+    return st;
+}
+
+/* One piece's part of a request: [off, off + len) of piece @p p into @p dst. *@p cached_p: the
+ * bytes served from a disk. */
+static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint64_t p, uint64_t off,
+                                 uint64_t len, disk_dst_t *dst, uint64_t *cached_p)
+{
+    disk_buf_t *b = ingot_disk_buf_get(d, req->deadline_ns);
+    if (b == NULL) {
+        return ingot_fail(INGOT_ERR_TIMED_OUT,
+                          "disk tier: no buffer free before the request's "
+                          "deadline (%u buffers)",
+                          d->nbufs);
+    }
+    ingot_status_t st = piece_from_disk(d, p, off, len, b, dst, req->deadline_ns);
+    if (st == INGOT_OK) {
+        *cached_p += len;
+        ingot_disk_buf_put(d, b);
+        return INGOT_OK;
+    }
+    atomic_fetch_add(&d->misses, 1);
+    /* the whole piece when its keeper wants it written through, else only these bytes */
+    int whole = ingot_disk_want(d, p, req->deadline_ns) == DISK_WANT_FILL;
+    st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
+                               req->deadline_ns);
+    if (st != INGOT_OK) {
+        if (whole && d->keeper != NULL && d->home[p] == d->node) {
+            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT); /* its claim let go */
+        }
+        if (atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
+            ingot_disk_buf_put(d, b);
+        }
+        return st;
+    }
+    dst_copy(dst, b->mem + INGOT_DISK_HEADER_BYTES + (whole ? off : 0), len);
+    if (!whole) {
+        ingot_disk_buf_put(d, b);
+        return INGOT_OK;
+    }
+    ingot_disk_write_through(d, p, b, req->deadline_ns); /* the buffer goes with it */
+    return INGOT_OK;
+}
+
+/* A request within one piece of this node for an O_DIRECT window (one aligned iovec with slack,
+ * where the reader takes the bytes at req->shift): the entry's blocks read straight into it and
+ * checked in place, no copy. 1 when served; 0 to read it the general way (a miss, a bad entry
+ * removed, blocks larger than the slack allows). */
+static int disk_window(ingot_disk_t *d, ingot_source_req_t *req, uint64_t p, uint64_t off)
+{
+    if (!d->p.direct || req->iovcnt != 1 || req->slack == 0 || d->home[p] != d->node ||
+        ((uintptr_t)req->iov[0].iov_base & (INGOT_DISK_HEADER_BYTES - 1)) != 0) {
+        return 0;
+    }
+    size_t shift;
+    if (ingot_disk_read_local(d, p, off, req->length, req->iov[0].iov_base,
+                              req->iov[0].iov_len + req->slack, &shift) != INGOT_OK) {
+        return 0;
+    }
+    atomic_fetch_add_explicit(&d->piece_hits[p], 1, memory_order_relaxed);
+    atomic_fetch_add(&d->hits, 1);
+    atomic_fetch_add(&d->bytes_disk, req->length);
+    req->cached = req->length;
+    req->shift = shift;
+    ingot_source_complete(req, INGOT_OK);
+    return 1;
+}
+
+static int disk_device_iov(const ingot_source_req_t *req)
+{
+    for (int i = 0; req->mem != NULL && i < req->iovcnt; i++) {
+        if (req->mem[i] != INGOT_SOURCE_MEM_HOST) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
+{
+    ingot_disk_t *d = (ingot_disk_t *)src;
+    uint32_t shard = req->shard;
+    if (req->extents != NULL || disk_device_iov(req) || shard >= d->pieces.nshards ||
+        req->length == 0 || d->serving_nodes == 0) {
+        return d->below->ops->submit(d->below, req); /* not the tier's: below decides */
+    }
+    uint64_t end = req->offset + req->length, cached = 0, k0 = req->offset >> d->piece_log2;
+    if (k0 == (end - 1) >> d->piece_log2 && d->piece0[shard] + k0 < d->piece0[shard + 1] &&
+        disk_window(d, req, d->piece0[shard] + k0, req->offset - (k0 << d->piece_log2))) {
+        return INGOT_OK;
+    }
+    disk_dst_t dst = {req->iov, req->iovcnt, 0, 0};
+    ingot_status_t st = INGOT_OK;
+    for (uint64_t at = req->offset; at < end && st == INGOT_OK;) {
+        uint64_t k = at >> d->piece_log2, p = d->piece0[shard] + k;
+        uint64_t pend = (k + 1) << d->piece_log2, stop = pend < end ? pend : end;
+        if (p >= d->piece0[shard + 1]) {
+            st = ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                            "disk tier: bytes %" PRIu64 "-%" PRIu64 " lie past the end of shard %u",
+                            req->offset, end, req->shard);
+            break;
+        }
+        st = disk_piece(d, req, p, at - (k << d->piece_log2), stop - at, &dst, &cached);
+        at = stop;
+    }
+    req->cached = cached;
+    ingot_source_complete(req, st);
+    return INGOT_OK;
+}
+
+static unsigned disk_progress(ingot_source_t *src, uint64_t until_ns)
+{
+    ingot_disk_t *d = (ingot_disk_t *)src;
+    return d->below->ops->progress(d->below, until_ns); /* requests handed down whole */
+}
+
+static ingot_status_t disk_cancel(ingot_source_t *src, ingot_source_req_t *req)
+{
+    ingot_disk_t *d = (ingot_disk_t *)src;
+    /* ours complete inside submit; one handed down whole is the source below's */
+    return atomic_load(&req->state) == INGOT_SOURCE_REQ_DONE ? INGOT_ERR_BUSY
+                                                             : d->below->ops->cancel(d->below, req);
+}
+
+static const char *disk_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
+{
+    const ingot_disk_t *d = (const ingot_disk_t *)src;
+    char below[INGOT_SOURCE_DESCRIBE_MAX];
+    snprintf(buf, len, "disk(%s, %" PRIu64 " bytes/node) over %s", d->dir, d->budget,
+             ingot_source_describe(d->below, shard, below, sizeof(below)));
+    return buf;
+}
+
+static void disk_destroy_op(ingot_source_t *src)
+{
+    ingot_disk_destroy((ingot_disk_t *)src);
+}
+
+const ingot_source_ops_t ingot_disk_source_ops = {.submit = disk_submit,
+                                                  .progress = disk_progress,
+                                                  .cancel = disk_cancel,
+                                                  .describe = disk_describe,
+                                                  .destroy = disk_destroy_op};

@@ -1,0 +1,139 @@
+/*
+ * One entry of the node's disk tier: a piece of a shard in a file of its own, named by its
+ * content (the manifest's whole-shard XXH3, the piece size and the piece index), carrying its own
+ * header (format version, key, length, an XXH3 per check block, a checksum of the header), so a
+ * torn, truncated, damaged, misplaced or older-format entry is caught by whoever reads it, with no
+ * help from the manifest.
+ *
+ *   [0, 4096)          header: "INGOTDC1", version, key, length, block size, created, hits,
+ *                      header checksum, then one XXH3-64 per block
+ *   [4096, 4096 + len) the piece's bytes, as stored in the shard
+ *
+ * Entries are immutable once visible: written under a temporary name ("<name>.fill", created
+ * exclusively and flock'ed by its writer for its whole life), fdatasync'ed, then renamed without
+ * replacing (renameat2 RENAME_NOREPLACE): a reader sees a whole entry or none. A temporary nobody
+ * holds a lock on is an orphan of a dead writer. The hit counter is the one field written in
+ * place (under flock, outside the checksum): a statistic, never trusted for data.
+ */
+#ifndef INGOT_SOURCE_DISK_ENTRY_H
+#define INGOT_SOURCE_DISK_ENTRY_H
+
+#include <ingot/status.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define INGOT_DISK_ENTRY_VERSION 1    /* the format this build writes and reads */
+#define INGOT_DISK_HEADER_BYTES  4096 /* the header, also the O_DIRECT alignment */
+#define INGOT_DISK_BLOCKS_MAX    256  /* check blocks per piece at most */
+#define INGOT_DISK_BLOCK_MIN     4096 /* and their smallest size */
+#define INGOT_DISK_NAME_MAX      64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
+#define INGOT_DISK_FILL_SUFFIX   ".fill"
+
+/** What an entry holds: piece @ref piece (of 1 << @ref piece_log2 bytes) of the shard whose
+ *  whole-shard XXH3 is @ref shard_hash. */
+typedef struct ingot_disk_key {
+    uint64_t shard_hash;
+    uint64_t piece;
+    uint32_t piece_log2;
+} ingot_disk_key_t;
+
+/** Why an entry could not be used (ingot_disk_entry_read()). */
+typedef struct ingot_disk_bad {
+    char why[256]; /**< "block 3 fails its hash", "truncated: ...", "format version 0 ..." */
+} ingot_disk_bad_t;
+
+/** Check-block size of a piece of 1 << @p piece_log2 bytes: 4 KiB, or piece / 256 when larger. */
+uint32_t ingot_disk_block_bytes(uint32_t piece_log2);
+
+/** The entry's path relative to the folder ("ab/<hash>-<log2>-<index>"; @p fill: its temporary). */
+void ingot_disk_entry_name(const ingot_disk_key_t *key, int fill, char *buf, size_t len);
+
+/** Parse a file name found in fan-out folder @p dir ("ab"): 0 an entry, 1 a temporary, -1 neither. */
+int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *key_p);
+
+/**
+ * Write the header of an entry into @p buf[0, INGOT_DISK_HEADER_BYTES), for @p len payload bytes
+ * already at buf + INGOT_DISK_HEADER_BYTES (the hashes of its blocks).
+ */
+void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len);
+
+/**
+ * Write a sealed entry (header and payload, @p len payload bytes) into the folder @p dirfd:
+ * temporary created exclusively and locked, written, fdatasync'ed, its pages dropped from the page
+ * cache, renamed without replacing. Fault site "disk_write" on each write.
+ * @return INGOT_OK; INGOT_ERR_EXISTS (the entry is there, or another live writer is filling it:
+ *         nothing written); INGOT_ERR_NO_RESOURCE (ENOSPC or EDQUOT); INGOT_ERR_PERMISSION;
+ *         INGOT_ERR_IO. Nothing is logged: @p why says what failed, naming the file.
+ */
+ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
+                                      uint64_t len, char *why, size_t whylen);
+
+/**
+ * Read payload bytes [@p off, @p off + @p len) of the entry of @p key, whose payload must be
+ * @p expect_len bytes, into @p bounce (INGOT_DISK_HEADER_BYTES + piece bytes, aligned to
+ * INGOT_DISK_HEADER_BYTES), checking the header (magic, version, key, length, checksum), the file's
+ * size and the hash of every block the range touches; O_DIRECT for the blocks when @p direct
+ * (the header is read through the page cache). *@p data_p points at the range's first byte in
+ * @p bounce.
+ * @return INGOT_OK; INGOT_ERR_NOT_FOUND (no such entry: a miss); INGOT_ERR_CORRUPT or
+ *         INGOT_ERR_FORMAT (a bad entry, @p bad says why); INGOT_ERR_IO (@p bad says why).
+ *         Nothing is logged.
+ */
+ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
+                                     uint64_t off, uint64_t len, void *bounce, int direct,
+                                     const uint8_t **data_p, ingot_disk_bad_t *bad);
+
+/** An entry opened and its header checked: the descriptor, the header (block hashes). */
+typedef struct ingot_disk_open {
+    uint8_t hdr[INGOT_DISK_HEADER_BYTES];
+    int fd;               /**< -1: closed */
+    int direct;           /**< its blocks are read with O_DIRECT */
+    uint64_t length;      /**< payload bytes */
+    uint32_t block_bytes; /**< check-block size */
+} ingot_disk_open_t;
+
+/**
+ * Open the entry of @p key and check its header (magic, version, key, checksum, length
+ * @p expect_len unless UINT64_MAX) and its file's size; with @p direct, its blocks are then read
+ * with O_DIRECT (where the filesystem allows). INGOT_OK; INGOT_ERR_NOT_FOUND; INGOT_ERR_CORRUPT
+ * or INGOT_ERR_FORMAT (@p bad says why); INGOT_ERR_IO. Nothing logged.
+ */
+ingot_status_t ingot_disk_entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
+                                     int direct, ingot_disk_open_t *o, ingot_disk_bad_t *bad);
+void ingot_disk_entry_close(ingot_disk_open_t *o);
+/**
+ * Read the blocks that payload bytes [@p off, @p off + @p len) of open entry @p o touch into
+ * @p blocks (@p room bytes; aligned to INGOT_DISK_HEADER_BYTES when o->direct), whole, and check
+ * each against its hash; *@p shift_p says where @p off's byte landed. Thread-safe (preads).
+ * INGOT_OK; INGOT_ERR_NO_RESOURCE (the blocks do not fit @p room: nothing read);
+ * INGOT_ERR_CORRUPT (@p bad says which block, or a read past the end); INGOT_ERR_IO.
+ */
+ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off, uint64_t len,
+                                       void *blocks, size_t room, size_t *shift_p,
+                                       ingot_disk_bad_t *bad);
+
+/**
+ * Check a whole entry as found (the tool's verify): header, size and every block, reading it
+ * into @p bounce (as ingot_disk_entry_read()). @p expect_len: the payload length it must have,
+ * or UINT64_MAX when unknown (another manifest's piece). *@p len_p: the payload's length.
+ */
+ingot_status_t ingot_disk_entry_check(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
+                                      void *bounce, uint64_t *len_p, ingot_disk_bad_t *bad);
+
+/** Add @p hits to the entry's hit counter (under its flock); an entry gone meanwhile is skipped. */
+void ingot_disk_entry_add_hits(int dirfd, const ingot_disk_key_t *key, uint64_t hits);
+
+/** The entry's hit counter and the time it was written (ns since the epoch); 0 and 0 when the
+ *  header cannot be read. */
+void ingot_disk_entry_stamp(int dirfd, const ingot_disk_key_t *key, uint64_t *hits_p,
+                            uint64_t *created_p);
+
+/**
+ * A temporary found by a scan: an orphan when no live writer holds its lock, then removed when
+ * @p remove. Returns 1 for an orphan (removed when asked), 0 when a writer is alive, -1 when it
+ * could not be opened or removed.
+ */
+int ingot_disk_entry_clean_fill(int dirfd, const char *path, int remove);
+
+#endif

@@ -1,0 +1,351 @@
+/*
+ * The keeper of a node (one rank per node, for this job): its start-up scan (orphans removed, the
+ * ledger written anew, what the folder holds sorted into this job's pieces and other jobs'
+ * entries), the writer thread that admits each fill by the policy under the folder's ledger
+ * (victims evicted first) and writes it, and the prefetcher that reads the pieces needed next from
+ * the source below within its share of the time. Pending fills are written before it ends.
+ */
+#include "source/disk/disk_impl.h"
+#include "base/log.h"
+#include "base/time.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define KEEPER_IDLE_NS    (50 * INGOT_NSEC_PER_MSEC) /* the prefetcher's look at the clock */
+#define KEEPER_LEAD_STEPS 2 /* the prefetcher starts this far past the loader's depth */
+
+/* A scanned entry: this job's piece homed here (resident), or another job's. */
+static void keeper_found(void *arg, const ingot_disk_found_t *e)
+{
+    ingot_disk_t *d = arg;
+    uint64_t p = ingot_disk_piece_of(d, &e->key);
+    if (p != UINT64_MAX && d->homed[p]) {
+        ingot_disk_policy_set(d->keeper->pol, p, INGOT_DISK_RESIDENT);
+    } else {
+        (void)ingot_disk_policy_foreign(d->keeper->pol, &e->key, e->bytes, e->mtime_ns);
+    }
+}
+
+/* The folder as it is: scanned under the ledger's lock (no other job changes it meanwhile). */
+static ingot_status_t keeper_scan(ingot_disk_t *d)
+{
+    ingot_disk_scan_t scan;
+    uint64_t t0 = ingot_time_ns();
+    ingot_status_t st = ingot_disk_ledger_lock(&d->folder);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    st = ingot_disk_folder_scan(&d->folder, 1, keeper_found, d, &scan);
+    if (st == INGOT_OK) {
+        ingot_disk_ledger_set(&d->folder, scan.bytes);
+        atomic_store(&d->keeper->usage, scan.bytes);
+    }
+    ingot_disk_ledger_unlock(&d->folder);
+    ingot_disk_policy_foreign_done(d->keeper->pol);
+    uint64_t homed, resident;
+    ingot_disk_policy_counts(d->keeper->pol, &homed, &resident);
+    ingot_info("disk tier: %s holds %" PRIu64 " entries (%" PRIu64 " bytes; %" PRIu64 " of this "
+               "job's %" PRIu64 " pieces homed here), %" PRIu64 " orphans removed, %" PRIu64
+               " fills of live writers, scanned in %.3f s",
+               d->dir, scan.entries, scan.bytes, resident, homed, scan.orphans, scan.fills_live,
+               (double)(ingot_time_ns() - t0) / 1e9);
+    return st;
+}
+
+/* Say a failed fill once, count every one. */
+static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why)
+{
+    atomic_fetch_add(&d->fill_errors, 1);
+    if (atomic_exchange(&d->said_fill, 1) == 0) {
+        ingot_warn("disk tier: a piece was not cached (%s%s); the job goes on from storage "
+                   "(further failed fills are counted in the report, not said)",
+                   why, st == INGOT_ERR_NO_RESOURCE ? ": the disk is full" : "");
+    }
+}
+
+/* Make room for @p size bytes for a piece needed at @p need (ledger and policy locked): 1 when
+ * there is, 0 when the policy bypasses the newcomer. */
+static int keeper_room(ingot_disk_t *d, uint64_t size, uint64_t need)
+{
+    disk_keeper_t *k = d->keeper;
+    uint64_t usage = ingot_disk_ledger_usage(&d->folder);
+    while (usage + size > k->budget) {
+        ingot_disk_victim_t v;
+        if (!ingot_disk_policy_victim(k->pol, need, &v)) {
+            return 0;
+        }
+        ingot_disk_key_t key = v.foreign ? v.key : ingot_disk_key(d, v.piece);
+        if (!v.foreign) {
+            ingot_disk_fd_drop(d, v.piece); /* its blocks freed now, not when the slot is reused */
+        }
+        uint64_t gone = ingot_disk_folder_remove(&d->folder, &key);
+        usage = gone < usage ? usage - gone : 0;
+        ingot_disk_ledger_add(&d->folder, -(int64_t)gone);
+        atomic_fetch_add(&d->evictions, gone != 0);
+    }
+    return 1;
+}
+
+/* Admit and write one fill (the writer thread). */
+static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
+{
+    disk_keeper_t *k = d->keeper;
+    uint64_t p = b->piece != UINT64_MAX ? b->piece : ingot_disk_piece_of(d, &b->key);
+    if (p == UINT64_MAX || !d->homed[p]) {
+        atomic_fetch_add(&d->refused, 1); /* not this node's to keep */
+        return;
+    }
+    pthread_mutex_lock(&k->lock);
+    (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));
+    uint64_t need = b->kind == DISK_FILL_PREFETCH ? b->need : ingot_disk_policy_need(k->pol, p);
+    pthread_mutex_unlock(&k->lock);
+    if (ingot_disk_ledger_lock(&d->folder) != INGOT_OK) {
+        ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
+        keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
+        return;
+    }
+    pthread_mutex_lock(&k->lock);
+    int admit = keeper_room(d, INGOT_DISK_HEADER_BYTES + b->len, need);
+    pthread_mutex_unlock(&k->lock);
+    char why[PATH_MAX + 256] = "";
+    ingot_status_t st = INGOT_ERR_NO_RESOURCE;
+    if (admit) {
+        ingot_disk_entry_seal(b->mem, &b->key, b->len);
+        st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, why, sizeof(why));
+    }
+    if (st == INGOT_OK) {
+        ingot_disk_ledger_add(&d->folder, (int64_t)(INGOT_DISK_HEADER_BYTES + b->len));
+        atomic_fetch_add(&d->admitted, 1);
+    }
+    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
+    ingot_disk_ledger_unlock(&d->folder);
+    if (!admit) {
+        atomic_fetch_add(&d->refused, 1);
+    } else if (st != INGOT_OK && st != INGOT_ERR_EXISTS) {
+        keeper_fill_failed(d, st, why);
+    }
+    /* another job writing it counts as there */
+    ingot_disk_keeper_settle(d, p,
+                             admit && (st == INGOT_OK || st == INGOT_ERR_EXISTS)
+                                 ? INGOT_DISK_RESIDENT
+                                 : INGOT_DISK_ABSENT);
+}
+
+static void keeper_done_one(ingot_disk_t *d, disk_buf_t *b)
+{
+    ingot_disk_buf_put(d, b);
+    atomic_fetch_sub(&d->keeper->pending, 1);
+    ingot_event_notify(&d->keeper->idle);
+}
+
+/* The writer: every fill queued is written, also those still queued at destroy. */
+static void *keeper_writer_main(void *arg)
+{
+    ingot_disk_t *d = arg;
+    disk_keeper_t *k = d->keeper;
+    for (;;) {
+        void *item;
+        if (ingot_mpmc_pop_wait(&k->fills, &item, INGOT_DEADLINE_NONE, &d->abort) != INGOT_OK &&
+            !ingot_mpmc_try_pop(&k->fills, &item)) {
+            return NULL; /* ending, and nothing left */
+        }
+        keeper_fill(d, item);
+        keeper_done_one(d, item);
+    }
+}
+
+int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns)
+{
+    disk_keeper_t *k = d->keeper;
+    atomic_fetch_add(&k->pending, 1);
+    int queued = deadline_ns == 0
+                     ? ingot_mpmc_try_push(&k->fills, b)
+                     : ingot_mpmc_push_wait(&k->fills, b, deadline_ns, &d->abort) == INGOT_OK;
+    if (!queued) {
+        atomic_fetch_sub(&k->pending, 1);
+        ingot_event_notify(&k->idle);
+        if (deadline_ns != 0) { /* a try (a push) keeps its claim: its pusher tries again */
+            ingot_disk_keeper_settle(d, b->piece, INGOT_DISK_ABSENT);
+        }
+        ingot_disk_buf_put(d, b);
+    }
+    return queued;
+}
+
+void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b)
+{
+    if (!ingot_disk_keeper_queue(d, b, ingot_deadline_after(d->p.timeout_ns))) {
+        atomic_fetch_add(&d->refused, 1);
+    }
+}
+
+/* Pace the prefetcher: after a read of @p took_ns, rest so that reads take their share. */
+static void keeper_pace(ingot_disk_t *d, uint64_t took_ns)
+{
+    if (d->prefetch_pct >= 100) {
+        return;
+    }
+    uint64_t rest = took_ns * (uint64_t)(100 - d->prefetch_pct) / (uint64_t)d->prefetch_pct;
+    uint64_t until = ingot_deadline_after(rest);
+    while (!ingot_abort_is_raised(&d->abort) && ingot_time_ns() < until) {
+        uint64_t left = until - ingot_time_ns();
+        struct timespec ts = {0, (long)(left < KEEPER_IDLE_NS ? left : KEEPER_IDLE_NS)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The next piece to prefetch (1), or 0 after waiting a while for the clock. */
+static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
+{
+    disk_keeper_t *k = d->keeper;
+    uint64_t before = atomic_load(&k->now);
+    pthread_mutex_lock(&k->lock);
+    (void)ingot_disk_policy_advance(k->pol, before);
+    int got = ingot_disk_policy_prefetch(k->pol, ingot_disk_keeper_has_room(d), p_p, need_p);
+    if (got) {
+        ingot_disk_keeper_claim_locked(d, *p_p);
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (!got) {
+        uint64_t deadline = ingot_deadline_after(KEEPER_IDLE_NS);
+        while (atomic_load(&k->now) == before && ingot_time_ns() < deadline &&
+               !ingot_abort_is_raised(&d->abort)) {
+            struct timespec ts = {0, 2 * INGOT_NSEC_PER_MSEC};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return got;
+}
+
+static void *keeper_prefetch_main(void *arg)
+{
+    ingot_disk_t *d = arg;
+    while (!ingot_abort_is_raised(&d->abort)) {
+        uint64_t p, need;
+        if (!keeper_next(d, &p, &need)) {
+            continue;
+        }
+        disk_buf_t *b = ingot_disk_buf_get(d, ingot_deadline_after(d->p.timeout_ns));
+        uint64_t t0 = ingot_time_ns();
+        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, need / d->p.steps_per_epoch, b,
+                                                      ingot_deadline_after(d->p.timeout_ns))
+                              : INGOT_ERR_CANCELED;
+        if (st == INGOT_OK) {
+            atomic_fetch_add(&d->prefetched, 1);
+            atomic_fetch_add(&d->prefetch_bytes, b->len);
+            b->kind = DISK_FILL_PREFETCH;
+            b->need = need;
+        }
+        if (st != INGOT_OK) {
+            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
+            if (b != NULL && atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
+                ingot_disk_buf_put(d, b);
+            }
+            continue;
+        }
+        if (!ingot_disk_keeper_queue(d, b, ingot_deadline_after(d->p.timeout_ns))) {
+            continue;
+        }
+        keeper_pace(d, ingot_time_ns() - t0);
+    }
+    return NULL;
+}
+
+static ingot_status_t keeper_threads(ingot_disk_t *d)
+{
+    disk_keeper_t *k = d->keeper;
+    if (pthread_create(&k->writer, NULL, keeper_writer_main, d) != 0) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the writer thread");
+    }
+    k->writer_started = 1;
+    pthread_setname_np(k->writer, "ingot-dwrite");
+    if (d->prefetch_pct > 0) {
+        if (pthread_create(&k->prefetcher, NULL, keeper_prefetch_main, d) != 0) {
+            return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the prefetcher");
+        }
+        k->prefetcher_started = 1;
+        pthread_setname_np(k->prefetcher, "ingot-dfetch");
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
+{
+    disk_keeper_t *k = ingot_calloc(1, sizeof(*k), "disk keeper");
+    if (k == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    d->keeper = k;
+    k->budget = d->budget;
+    k->t0 = ingot_time_ns();
+    k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
+    if (k->claimed_at == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    pthread_mutex_init(&k->lock, NULL);
+    ingot_event_init(&k->idle);
+    atomic_store(&k->now, d->p.start_step);
+    ingot_disk_policy_params_t pp = {.manifest = d->p.manifest,
+                                     .order = d->order,
+                                     .pieces = d->pieces,
+                                     .homed = d->homed,
+                                     .first_step = d->p.start_step,
+                                     .end_step = d->p.start_step + d->p.total_steps,
+                                     .steps_per_epoch = d->p.steps_per_epoch,
+                                     .global_batch = d->p.global_batch,
+                                     .lead = d->p.depth + KEEPER_LEAD_STEPS,
+                                     .lru = d->lru};
+    ingot_status_t st = ingot_mpmc_init(&k->fills, DISK_FILL_QUEUE);
+    if (st == INGOT_OK) {
+        st = ingot_disk_policy_create(&pp, &k->pol);
+    }
+    if (st == INGOT_OK) {
+        st = keeper_scan(d);
+    }
+    return st == INGOT_OK ? keeper_threads(d) : st;
+}
+
+void ingot_disk_advance(ingot_disk_t *d, uint64_t step)
+{
+    disk_keeper_t *k = d != NULL ? d->keeper : NULL;
+    uint64_t now = k != NULL ? atomic_load(&k->now) : UINT64_MAX;
+    while (now != UINT64_MAX && step > now && !atomic_compare_exchange_weak(&k->now, &now, step)) {
+    }
+}
+
+static bool keeper_drained(void *arg)
+{
+    return atomic_load(&((disk_keeper_t *)arg)->pending) == 0;
+}
+
+void ingot_disk_keeper_destroy(ingot_disk_t *d)
+{
+    disk_keeper_t *k = d->keeper;
+    if (k == NULL) {
+        return;
+    }
+    ingot_abort_raise(&d->abort);
+    if (k->prefetcher_started) {
+        pthread_join(k->prefetcher, NULL);
+    }
+    /* the writer empties the queue before it ends (bounded by INGOT_TIMEOUT) */
+    if (ingot_event_wait_until(&k->idle, keeper_drained, k, ingot_deadline_after(d->p.timeout_ns),
+                               NULL) != INGOT_OK) {
+        ingot_warn("disk tier: %" PRIu64 " fills were still pending after INGOT_TIMEOUT",
+                   atomic_load(&k->pending));
+    }
+    ingot_mpmc_wake_all(&k->fills);
+    if (k->writer_started) {
+        pthread_join(k->writer, NULL);
+    }
+    ingot_disk_policy_destroy(k->pol);
+    ingot_mpmc_cleanup(&k->fills);
+    free(k->claimed_at);
+    pthread_mutex_destroy(&k->lock);
+    free(k);
+    d->keeper = NULL;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The node's disk tier (issue 25), by hand, not in ctest. 4 ranks of ingot-bench on one node over a
+# slow remote: the emulated store (INGOT_STORAGE_EMULATE=bw=50MiB/s,lat=5ms for each rank's
+# loader, 200 MiB/s for the job, as cache_perf.sh) or the object store (SeaweedFS on loopback,
+# disk_objstore.py). Medians of REPS runs with min and max, the runs compared interleaved.
+#
+#   twice    job 1 fills the disk (a fresh folder), then REPS times, interleaved: job 2 (same node,
+#            manifest and world) and the POSIX source reading the same shard files from the same
+#            disk, both INGOT_DIRECT_IO=y, no compute, 20 epochs each: bytes from the remote
+#            (goal 0) and the ratio of their rates (goal >= 0.9)
+#   ranks    after job 1 on 4 ranks, job 2 on 2 ranks: bytes from the remote (goal 0)
+# Bytes from the remote are shown as A+B: A the loader's from below every cache (bytes_storage),
+# B the disk tier's own reads below (whole pieces for fills, prefetches: disk_bytes_below).
+#   nodes    two emulated nodes (tests/netns, a folder per node): job 1 on 2 x 2, then job 2 on
+#            2 x 1 and 2 x 2: bytes from the remote (goal 0)
+#   policy   a budget of half the dataset, 4 epochs (a fresh shuffle each), no prefetch, a fresh
+#            folder per run, pieces of POLICY_PIECE (32 KiB: most pieces within one sample, read
+#            once an epoch, the issue's simulated trace; with 1 MiB pieces of ~9 samples each a
+#            piece is read ~9 times an epoch and even LRU hits), the budget half the pieces with
+#            their headers: per-epoch hit rate (bytes_disk / bytes read) of the
+#            clairvoyant policy and of LRU on the same trace (goal >= 0.45 against LRU's ~0.15),
+#            and the AU
+#   prefetch the first epoch (a fresh folder, budget = the dataset) with the prefetcher
+#            (INGOT_DISK_PREFETCH=25) and without (0), compute per step: AU
+#   scan     tests/disk_scan: the start-up scan of 100,000 entries warm (goal < 1 s) and cold
+#            (the page cache dropped: root)
+#   objstore twice over SeaweedFS (disk_objstore.py): job 2 reads 0 bytes and makes 0 GETs
+# usage: tests/perf/disk_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3), SAMPLES
+# (1024 of 110 KiB), SCAN_N (100000), POLICY_PIECE (32KiB), POLICY_NP (4), OBJSTORE_WEED (the weed binary when
+# BUILD_DIR has no objstore-venv). BUILD_DIR: a Release tree (no fault injection).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/var/tmp}/ingot-diskperf.XXXXXX")}
+shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"twice ranks nodes policy prefetch scan objstore"}
+REPS=${REPS:-3} SAMPLES=${SAMPLES:-1024} SCAN_N=${SCAN_N:-100000}
+POLICY_PIECE=${POLICY_PIECE:-32KiB} POLICY_NP=${POLICY_NP:-4}
+bench=$build/apps/ingot-bench
+emulate=bw=50MiB/s,lat=5ms
+# shellcheck source=tests/perf/perf_lib.sh
+. "$here/perf_lib.sh"
+py=${py:-python3}
+mkdir -p "$work"
+work=$(realpath "$work")
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export INGOT_LOG_LEVEL=warn
+data=$work/data
+[ -f "$data/manifest.ingot" ] ||
+    "$bench" --generate "$data" --samples "$SAMPLES" --sample-size 110KiB --shard-size 32MiB \
+        --steps 1 --batch 4 --no-progress > /dev/null
+dataset=$(du -cb "$data"/*.tar | tail -1 | cut -f1)
+launch=(--oversubscribe)
+# bench NAME NP [mpirun args...]: ingot-bench over the dataset, its JSON in $work/NAME.json
+bench() {
+    local name=$1 np=$2; shift 2
+    # shellcheck disable=SC2086 # launch holds options
+    mpirun "${launch[@]}" -np "$np" -x INGOT_LOG_LEVEL "$@" "$bench" --manifest "$data/manifest.ingot" \
+        --batch 32 --no-progress ${BENCH_ARGS:-} --json="$work/$name.json" > "$work/$name.out" 2>&1 ||
+        { cat "$work/$name.out"; echo "FAIL: $name"; exit 1; }
+}
+# remote NAME: bytes the run read from the remote, all epochs: the loader's from below every cache
+# (bytes_storage) and the disk tier's own (whole pieces, prefetches: disk_bytes_below), "A+B"
+remote() { $py -c "import json,sys; j=json.load(open(sys.argv[1])); print('%d+%d' % (sum(e['bytes_storage'] for e in j['epochs']), j['aggregate'].get('disk_bytes_below', 0)))" "$work/$1.json"; }
+rate() { json "$work/$1.json" "['aggregate']['mib_per_s']"; }
+disk=(-x INGOT_DISK_CACHE_DIR="$work/cache" -x INGOT_DISK_CACHE_BYTES=1GiB)
+remote_store=(-x "INGOT_STORAGE_EMULATE=$emulate")
+
+echo "# disk_perf $(date -u +%F) on $(hostname), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); dataset $SAMPLES x 110 KiB ($dataset bytes of shards); REPS=$REPS"
+for section in $sections; do case $section in
+twice)
+    rm -rf "$work/cache"
+    BENCH_ARGS="--epochs 1" bench job1 4 "${disk[@]}" "${remote_store[@]}" -x INGOT_DIRECT_IO=y
+    echo "## job 1 (cold): $(remote job1) bytes from the remote, $(rate job1) MiB/s"
+    d=() p=() rem=()
+    for r in $(seq "$REPS"); do
+        # 20 epochs: one of this dataset takes 50 ms, too short to time
+        BENCH_ARGS="--epochs 20" bench "job2-$r" 4 "${disk[@]}" "${remote_store[@]}" -x INGOT_DIRECT_IO=y
+        BENCH_ARGS="--epochs 20" bench "posix-$r" 4 -x INGOT_DIRECT_IO=y
+        d+=("$(rate "job2-$r")"); p+=("$(rate "posix-$r")"); rem+=("$(remote "job2-$r")")
+        rem[-1]=$(( ${rem[-1]%+*} + ${rem[-1]#*+} ))
+    done
+    echo "## job 2 against POSIX on the same disk, both O_DIRECT, load $(cut -d' ' -f1 /proc/loadavg)"
+    row "job 2, disk tier (MiB/s)" MiB/s "${d[@]}"
+    row "POSIX source, same files (MiB/s)" MiB/s "${p[@]}"
+    row "job 2 bytes from the remote (storage + the tier's)" bytes "${rem[@]}"
+    printf "ratio of medians: %.3f (goal >= 0.9)\n" "$(ratio "$(stats "${d[@]}" | cut -d' ' -f1)" "$(stats "${p[@]}" | cut -d' ' -f1)")"
+    ;;
+ranks)
+    rm -rf "$work/cache"
+    BENCH_ARGS="--epochs 1" bench ranks4 4 "${disk[@]}" "${remote_store[@]}"
+    BENCH_ARGS="--epochs 1" bench ranks2 2 "${disk[@]}" "${remote_store[@]}"
+    echo "## job 1 on 4 ranks: $(remote ranks4) bytes from the remote; job 2 on 2 ranks: $(remote ranks2) (goal 0)"
+    ;;
+nodes)
+    if [ -z "${NODES_HOSTS:-}" ]; then
+        rm -rf "$work"/cache-node-*
+        "$here/../netns/nodes.sh" "$work/netns" 2,2 -- "$0" "$build" "$work" nodes ||
+            echo "## nodes: skipped (no network namespaces)"
+        continue
+    fi
+    # shellcheck disable=SC2206 # NODES_MPIRUN_ARGS is a list of options
+    launch=($NODES_MPIRUN_ARGS)
+    nd=(-x INGOT_DISK_CACHE_DIR="$work/cache-node-%h" -x INGOT_DISK_CACHE_BYTES=1GiB)
+    BENCH_ARGS="--epochs 1" bench nodes22 4 "${nd[@]}" "${remote_store[@]}"
+    BENCH_ARGS="--epochs 1" bench nodes21 2 -npernode 1 "${nd[@]}" "${remote_store[@]}"
+    BENCH_ARGS="--epochs 1" bench nodes22b 4 "${nd[@]}" "${remote_store[@]}"
+    echo "## two nodes: job 1 on 2 x 2 $(remote nodes22) bytes from the remote; job 2 on 2 x 1 $(remote nodes21), on 2 x 2 $(remote nodes22b) (goal 0)"
+    ;;
+policy)
+    # half the dataset as stored: its pieces with their 4 KiB headers
+    pb=$($py -c "import sys; s=sys.argv[1].upper().replace('IB',''); print(int(s[:-1]) << {'K':10,'M':20}[s[-1]])" "$POLICY_PIECE")
+    half=$((dataset * (pb + 4096) / pb / 2))
+    for r in $(seq "$REPS"); do
+        for pol in clairvoyant lru; do
+            rm -rf "$work/cache"
+            BENCH_ARGS="--epochs 4 --compute-ms 5 --batch 16" bench "policy-$pol-$r" "$POLICY_NP" \
+                -x INGOT_DISK_CACHE_DIR="$work/cache" -x INGOT_DISK_CACHE_BYTES=$half \
+                -x INGOT_DISK_CACHE_PIECE="$POLICY_PIECE" \
+                -x INGOT_DISK_CACHE_POLICY=$pol -x INGOT_DISK_PREFETCH=0 "${remote_store[@]}"
+        done
+    done
+    echo "## $POLICY_NP ranks, budget $half bytes (half the shards), pieces of $POLICY_PIECE, 4 epochs, no prefetch, load $(cut -d' ' -f1 /proc/loadavg)"
+    $py - "$work" "$REPS" << 'PY'
+import json, statistics as s, sys
+work, reps = sys.argv[1], int(sys.argv[2])
+for pol in ("clairvoyant", "lru"):
+    runs = [json.load(open(f"{work}/policy-{pol}-{r}.json")) for r in range(1, reps + 1)]
+    cells = []
+    for e in range(len(runs[0]["epochs"])):
+        hit = sorted(x["epochs"][e]["bytes_disk"] / max(1, x["epochs"][e]["bytes_disk"] + x["epochs"][e]["bytes_storage"]) for x in runs)
+        au = sorted(x["epochs"][e]["au"] for x in runs)
+        cells.append(f"e{e} hit {s.median(hit):.3f} [{hit[0]:.3f}-{hit[-1]:.3f}] AU {s.median(au):.3f}")
+    au = sorted(x["aggregate"]["au"] for x in runs)
+    print(f"{pol:12s} " + "; ".join(cells) + f"; run AU {s.median(au):.3f} [{au[0]:.3f}-{au[-1]:.3f}]")
+PY
+    ;;
+prefetch)
+    for r in $(seq "$REPS"); do
+        for pf in 25 0; do
+            rm -rf "$work/cache"
+            BENCH_ARGS="--epochs 1 --compute-ms 20" bench "prefetch-$pf-$r" 4 "${disk[@]}" \
+                -x INGOT_DISK_PREFETCH=$pf "${remote_store[@]}"
+        done
+    done
+    a=() b=()
+    for r in $(seq "$REPS"); do
+        a+=("$(json "$work/prefetch-25-$r.json" "['aggregate']['au']")")
+        b+=("$(json "$work/prefetch-0-$r.json" "['aggregate']['au']")")
+    done
+    echo "## first epoch, 20 ms of compute per step, load $(cut -d' ' -f1 /proc/loadavg)"
+    row "AU with the prefetcher (INGOT_DISK_PREFETCH=25)" AU "${a[@]}"
+    row "AU without (0)" AU "${b[@]}"
+    printf "ratio of medians: %.3f\n" "$(ratio "$(stats "${a[@]}" | cut -d' ' -f1)" "$(stats "${b[@]}" | cut -d' ' -f1)")"
+    ;;
+scan)
+    rm -rf "$work/scan"
+    echo "## the start-up scan, $SCAN_N entries, load $(cut -d' ' -f1 /proc/loadavg)"
+    "$build/tests/disk_scan" "$work/scan" "$SCAN_N" "$REPS"
+    rm -rf "$work/scan"
+    ;;
+objstore)
+    "$py" "$here/disk_objstore.py" --build "$build" --reps "$REPS" --samples "$SAMPLES"
+    ;;
+*) echo "unknown section $section"; exit 2 ;;
+esac; done

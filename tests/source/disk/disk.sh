@@ -1,0 +1,199 @@
+#!/bin/bash
+# The node's disk tier through the loader (tests/source/disk/test_disk.c), job after job on one
+# folder, on 1 to 4 ranks:
+#   disk.sh MPIEXEC TEST_DISK WORK_DIR CASE [ARG]
+# CASE:
+#   jobs TLS     job 1 (4 ranks) fills, jobs 2 (4 ranks), 3 (2 ranks) and 4 (1 rank) read nothing
+#                from storage; UCX_TLS=TLS (default, tcp,self or posix,cma,self: the pushes)
+#   nodes        two emulated nodes (tests/netns): 2 x 2 fills, then 2 x 1 and 2 x 2 over
+#                tcp,self read nothing from storage (pieces read from their home node)
+#   small        a budget of half the dataset, 4 epochs: evictions, no failure, usage in budget
+#   enospc       every write of an entry after the second fails with ENOSPC: said once, the job
+#                goes on from storage
+#   readonly     a read-only folder (a read-only bind mount, or the fault site where mounts are
+#                not allowed): said once naming it, storage read as without the tier
+#   nfs          a folder on NFS (fault site of statfs): said once naming it, as readonly
+#   missing      a folder that cannot be made (its parent is a file): said once naming it, as
+#                readonly; a missing folder that can be made is made (every other case starts
+#                without one)
+#   corrupt      entries truncated, damaged, deleted and of an older format behind the tier's
+#                back: caught, said once, read again from storage; the next job reads none
+#   kill         a rank killed -9 mid-fill, and temporaries of a dead writer and of a live one:
+#                the next job serves nothing corrupt, removes the orphan, keeps the live one;
+#                then every rank of a job killed -9 mid-fill: the next job serves nothing corrupt
+#                and leaves no temporary
+#   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
+#                third job reads nothing from storage
+#   budgets      ranks of one node giving different budgets: refused, naming them
+# Every job checks every byte and label it delivers (test_disk.c); fault cases run with
+# INGOT_TIMEOUT=5s.
+set -u
+mpiexec=$1; exe=$2; case_=$4; arg=${5:-}
+work=$3/disk-$case_${arg:+-$arg}
+work=${work//,/_}
+if [ "$case_" = nodes ] && [ -z "${NODES_HOSTS:-}" ]; then
+    exec "$(dirname "$0")/../../netns/nodes.sh" "$work" 2,2 -- "$0" "$@"
+fi
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+mkdir -p "$work"
+rm -rf "$work/cache"
+[ "$case_" = nodes ] || [ -n "${DISK_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+cache=$work/cache
+fail() { echo "FAIL: $*"; exit 1; }
+export INGOT_DISK_CACHE_DIR=$cache INGOT_DISK_CACHE_PIECE=16KiB INGOT_DISK_CACHE_BYTES=64MiB
+[ "$case_" = nodes ] && INGOT_DISK_CACHE_DIR=$cache-%h # a folder per emulated node
+export INGOT_TIMEOUT=${INGOT_TIMEOUT:-30s} INGOT_LOG_LEVEL=warn
+launch=(--oversubscribe)
+[ "$case_" = nodes ] && launch=($NODES_MPIRUN_ARGS)
+# job NAME NP EXPECT [mpirun args...]: run test_disk, its output in $work/NAME.out
+job() {
+    local name=$1 np=$2 expect=$3; shift 3
+    local rc=0
+    TEST_DISK_EXPECT=$expect timeout 120 "$mpiexec" "${launch[@]}" -np "$np" \
+        -x TEST_DISK_EXPECT -x INGOT_DISK_CACHE_DIR -x INGOT_DISK_CACHE_PIECE \
+        -x INGOT_DISK_CACHE_BYTES -x INGOT_TIMEOUT -x INGOT_LOG_LEVEL "$@" \
+        "$exe" "$work" 0 > "$work/$name.out" 2>&1 || rc=$?
+    sed "s/^/[$name] /" "$work/$name.out" | grep -v "^\[$name\] rank [0-9]* pid" | tail -12
+    return $rc
+}
+ok() { job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"; }
+counter() { grep -o "disk counters.* $2 [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
+# said JOB PATTERN [MIN [MAX]]: the job's output has the line MIN to MAX times (default 1)
+said() {
+    local n; n=$(grep -c "$2" "$work/$1.out")
+    [ "$n" -ge "${3:-1}" ] && [ "$n" -le "${4:-${3:-1}}" ] || fail "$1: '$2' said $n times"
+}
+entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
+
+case "$case_" in
+jobs)
+    tls=(); [ "$arg" = default ] || tls=(-x "UCX_TLS=$arg")
+    ok fill 4 cold "${tls[@]}"
+    ok again 4 warm "${tls[@]}"
+    ok two 2 warm "${tls[@]}"
+    ok one 1 warm
+    ;;
+nodes)
+    ok fill 4 cold
+    [ "$(counter fill remote)" -gt 0 ] || fail "no piece read from its home node"
+    ok half 2 warm -npernode 1
+    ok again 4 warm -x UCX_TLS=tcp,self
+    [ "$(counter again remote)" -gt 0 ] || fail "no piece read from its home node over tcp"
+    ;;
+small)
+    export INGOT_DISK_CACHE_BYTES=1536KiB TEST_DISK_EPOCHS=4 # about half of the 3 MiB of pieces
+    ok small 4 any -x TEST_DISK_EPOCHS
+    [ "$(counter small evictions)" -gt 0 ] || fail "no eviction under half a budget"
+    [ "$(counter small failed)" = 0 ] || fail "failed fills"
+    used=$(find "$cache" -type f -name '*-14-*' -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+    [ "$used" -le $((1536 * 1024)) ] || fail "the folder holds $used bytes, over its budget"
+    ;;
+enospc)
+    ok full 4 any -x INGOT_FAULT=disk_write:3+:ENOSPC
+    said full "a piece was not cached.*the disk is full"
+    [ "$(counter full admitted)" = 2 ] && [ "$(counter full failed)" -gt 0 ] ||
+        fail "expected 2 pieces admitted, then failed fills"
+    [ "$(entries)" = 2 ] || fail "$(entries) entries left, not 2"
+    ;;
+readonly | nfs)
+    mkdir -p "$cache"
+    fault=disk_statfs:*:fail
+    if [ "$case_" = readonly ]; then
+        fault=none
+        mount --bind "$cache" "$cache" 2> /dev/null && mount -o remount,bind,ro "$cache" 2> /dev/null ||
+            { umount "$cache" 2> /dev/null; fault=disk_folder:*:EROFS; echo "(no bind mount here: fault site)"; }
+        trap 'umount "$cache" 2> /dev/null; rm -rf "$work"' EXIT
+    fi
+    ok pass 4 any -x INGOT_FAULT=$fault
+    grep -q "disk epoch 0 storage [1-9][0-9]* disk 0 " "$work/pass.out" || fail "storage not read as without the tier"
+    if [ "$case_" = readonly ]; then said pass "folder '$cache' takes no file: Read-only file system"
+    else said pass "folder '$cache' is on NFS, a filesystem shared between nodes"; fi
+    ;;
+missing)
+    : > "$work/file"
+    INGOT_DISK_CACHE_DIR=$work/file/cache ok pass 4 any
+    grep -q "disk epoch 0 storage [1-9][0-9]* disk 0 " "$work/pass.out" || fail "storage not read as without the tier"
+    said pass "folder '$work/file/cache' cannot be used: Not a directory"
+    ;;
+corrupt)
+    ok fill 2 cold
+    mapfile -t files < <(find "$cache" -name '*-14-*' ! -name '*.fill' | sort | head -4)
+    [ ${#files[@]} = 4 ] || fail "job 1 left ${#files[@]} entries"
+    truncate -s 6000 "${files[0]}"                                          # torn
+    printf 'X' | dd of="${files[1]}" bs=1 seek=9000 conv=notrunc 2> /dev/null # damaged
+    rm -f "${files[2]}"                                                     # deleted
+    printf '\0' | dd of="${files[3]}" bs=1 seek=8 conv=notrunc 2> /dev/null   # format 0
+    ok bad 2 bad
+    said bad "disk tier: entry .* is bad" 1 2 # by the rank that removed it, once per rank
+    ok warm 2 warm
+    ;;
+kill)
+    export TEST_DISK_STEP_MS=20
+    orphan=$cache/ab/ab00000000000001-14-0.fill live=$cache/ab/ab00000000000002-14-0.fill
+    mkdir -p "$cache/ab"
+    # writers holding a temporary's lock: one process each (the shell execs sleep, fd 9 locked)
+    (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
+    (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
+    sleep 0.5; kill -9 $dead; wait $dead 2> /dev/null
+    job victim 4 any -x TEST_DISK_STEP_MS &
+    runner=$!
+    for _ in $(seq 200); do
+        pid=$(grep -m1 -o "rank 1 pid [0-9]* step [3-9]" "$work/victim.out" 2> /dev/null | awk '{print $4}')
+        [ -n "$pid" ] && break
+        sleep 0.1
+    done
+    [ -n "$pid" ] || fail "rank 1 never reached step 3"
+    kill -9 "$pid"
+    wait $runner && fail "the job went on without rank 1"
+    unset TEST_DISK_STEP_MS
+    ok after 4 any
+    [ -e "$orphan" ] && fail "the orphan of a dead writer is still there"
+    [ -e "$live" ] || fail "the temporary of a live writer was removed"
+    grep -q "bad 0 failed 0" "$work/after.out" || fail "the next job found bad entries"
+    kill $held; wait $held 2> /dev/null
+    # the whole job killed -9 mid-fill (a fresh folder; no prefetcher and pieces of about two
+    # samples: fills go with the reads)
+    rm -rf "$cache"
+    export TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0 INGOT_DISK_CACHE_PIECE=4KiB
+    job whole 4 any -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH &
+    runner=$!
+    pids=()
+    for _ in $(seq 200); do
+        mapfile -t pids < <(grep -o "rank [0-9]* pid [0-9]* step [1-9]" "$work/whole.out" 2> /dev/null |
+            awk '{print $4}' | sort -u)
+        [ ${#pids[@]} = 4 ] && break
+        sleep 0.1
+    done
+    [ ${#pids[@]} = 4 ] || fail "the ranks never all reached step 1"
+    kill -9 "${pids[@]}"
+    wait $runner && fail "the job went on with every rank killed"
+    unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    ok after_whole 4 any
+    grep -q "disk epoch 0 storage [1-9]" "$work/after_whole.out" || fail "the killed job had filled everything"
+    grep -q "bad 0 failed 0" "$work/after_whole.out" || fail "the job after a killed one found bad entries"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries of the killed job left"
+    export INGOT_DISK_CACHE_PIECE=16KiB
+    ;;
+two_jobs)
+    "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
+    job first 2 any & a=$!
+    job second 2 any & b=$!
+    wait $a || fail "the first of two jobs failed"
+    wait $b || fail "the second of two jobs failed"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
+    ok third 2 warm
+    ;;
+budgets)
+    rc=0
+    TEST_DISK_EXPECT=any timeout 60 "$mpiexec" --oversubscribe -x INGOT_DISK_CACHE_DIR \
+        -x INGOT_DISK_CACHE_PIECE -x INGOT_TIMEOUT -np 1 -x INGOT_DISK_CACHE_BYTES=1MiB "$exe" \
+        "$work" 0 : -np 1 -x INGOT_DISK_CACHE_BYTES=2MiB "$exe" "$work" 0 > "$work/b.out" 2>&1 ||
+        rc=$?
+    cat "$work/b.out" | tail -5
+    [ $rc != 0 ] || fail "differing budgets were accepted"
+    grep -q "ranks of node 0 (host .*) give different values: rank 0 (1048576 bytes), rank 1 (2097152 bytes)" \
+        "$work/b.out" || fail "the ranks and their budgets are not named"
+    ;;
+*) fail "unknown case $case_" ;;
+esac
+echo "disk $case_ $arg: ok"

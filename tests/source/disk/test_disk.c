@@ -1,0 +1,157 @@
+/*
+ * The node's disk tier through the loader (INGOT_DISK_CACHE_BYTES and friends set by the calling
+ * script), on 1 to 4 ranks, over a dataset the test packs once (rank 0) in DIR/data:
+ *   test_disk DIR ZSTD [pack]     (pack: only pack the dataset, for jobs started together)
+ * Every epoch: every sample exactly once over all ranks, each byte and label as packed, each
+ * record counted once by tier. Rank 0 prints, summed over ranks:
+ *   disk epoch E storage S disk D peer P local L
+ *   disk counters hits H remote R misses M below B admitted A refused F evictions V
+ *        prefetched P bad X failed Y
+ * TEST_DISK_EXPECT says what must hold besides:
+ *   warm   nothing from storage: every epoch's storage 0 and the tier read nothing below
+ *   cold   epoch 0 read storage, and pieces were admitted
+ *   bad    some entry was found bad (the script damaged it), all still delivered right
+ *   any    (default) nothing more
+ * TEST_DISK_EPOCHS (3), TEST_DISK_SAMPLES (1200), TEST_DISK_BATCH (40), TEST_DISK_SEED (7) shape
+ * the job; TEST_DISK_STEP_MS sleeps per step and every rank prints "rank R pid P step S" (a
+ * script's cue to kill it).
+ */
+#include "common/test.h"
+#include "common/loader_data.h"
+#include "common/mpi_checks.h"
+#include <ingot/ingot.h>
+#include <ingot/loader.h>
+#include <ingot/order.h>
+#include <ingot/shard.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define EPOCHS_MAX 16
+#define TIERS      4 /* storage, disk, peer, local */
+#define COUNTERS   12
+
+static int rank, world;
+
+static uint64_t env_u64(const char *name, uint64_t dfl)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != '\0' ? strtoull(v, NULL, 10) : dfl;
+}
+
+/* Run the epochs, checking every batch; the record bytes of each epoch into @p records. */
+static void run_epochs(ingot_loader_h l, ingot_manifest_h m, uint64_t epochs, uint64_t n,
+                       uint64_t slice, uint64_t *records)
+{
+    uint64_t steps = n / (slice * (uint64_t)world);
+    uint64_t *ids = calloc(steps * slice, sizeof(uint64_t));
+    struct timespec pause = {0, (long)env_u64("TEST_DISK_STEP_MS", 0) * 1000000L};
+    for (uint64_t e = 0; e < epochs; e++) {
+        for (uint64_t s = 0; s < steps; s++) {
+            ingot_batch_t b;
+            CHECK_OK(ingot_loader_next(l, &b));
+            CHECK(b.epoch == e && b.count == slice);
+            check_mpi_batch(&b);
+            for (uint64_t i = 0; i < slice; i++) {
+                ids[s * slice + i] = b.indices[i];
+                ingot_sample_info_t si;
+                CHECK_OK(ingot_manifest_sample_get(m, b.indices[i], &si));
+                records[e] += si.length;
+            }
+            CHECK_OK(ingot_loader_release(l, &b));
+            if (pause.tv_nsec > 0) {
+                printf("rank %d pid %d step %llu\n", rank, (int)getpid(),
+                       (unsigned long long)(e * steps + s));
+                fflush(stdout);
+                nanosleep(&pause, NULL);
+            }
+        }
+        check_mpi_exactly_once(ids, (int)(steps * slice), steps * slice * (uint64_t)world);
+    }
+    free(ids);
+}
+
+/* This rank's disk counters, in the order printed. */
+static void disk_counters(ingot_loader_h l, uint64_t *c)
+{
+    ingot_loader_stats_t s = {.field_mask = INGOT_LOADER_STATS_FIELD_DISK};
+    CHECK_OK(ingot_loader_stats(l, &s));
+    uint64_t v[COUNTERS] = {s.disk_hits,        s.disk_remote_hits, s.disk_misses,
+                            s.disk_bytes_below, s.disk_admitted,    s.disk_refused,
+                            s.disk_evictions,   s.disk_prefetched,  s.disk_bad_entries,
+                            s.disk_fill_errors, s.disk_bytes,       s.disk_prefetch_bytes};
+    memcpy(c, v, sizeof(v));
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 3 || argc == 4);
+    ingot_ctx_h ctx;
+    CHECK_OK(ingot_init(NULL, &ctx));
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    uint64_t n = env_u64("TEST_DISK_SAMPLES", 1200), batch = env_u64("TEST_DISK_BATCH", 40);
+    uint64_t epochs = env_u64("TEST_DISK_EPOCHS", 3);
+    const char *expect = getenv("TEST_DISK_EXPECT") ? getenv("TEST_DISK_EXPECT") : "any";
+    CHECK(epochs <= EPOCHS_MAX && n % batch == 0 && batch % (uint64_t)world == 0);
+    char manifest[1024];
+    check_mpi_dataset(argv[1], n, 256 << 10, atoi(argv[2]), manifest, sizeof(manifest));
+    if (argc == 4) {
+        ingot_finalize(ctx);
+        return 0;
+    }
+    ingot_loader_params_t p = data_params(manifest, batch, env_u64("TEST_DISK_SEED", 7), 4, 0, 0);
+    p.field_mask |= INGOT_LOADER_PARAM_FIELD_EPOCHS;
+    p.epochs = epochs;
+    ingot_loader_h l;
+    CHECK_OK(ingot_loader_create(ctx, &p, &l));
+    ingot_manifest_h m;
+    CHECK_OK(ingot_manifest_open(manifest, INGOT_MANIFEST_OPEN_LAZY, &m));
+    uint64_t records[EPOCHS_MAX] = {0}, all_records[EPOCHS_MAX];
+    run_epochs(l, m, epochs, n, batch / (uint64_t)world, records);
+    uint64_t mine[EPOCHS_MAX][TIERS], sum[EPOCHS_MAX][TIERS], c[COUNTERS], cs[COUNTERS];
+    for (uint64_t e = 0; e < epochs; e++) {
+        ingot_loader_epoch_bytes_t eb;
+        CHECK_OK(ingot_loader_epoch_bytes(l, e, &eb));
+        uint64_t t[TIERS] = {eb.bytes_storage, eb.bytes_disk, eb.bytes_peer, eb.bytes_local};
+        memcpy(mine[e], t, sizeof(t));
+    }
+    disk_counters(l, c);
+    char report[4096];
+    CHECK_OK(ingot_loader_disk_report(l, report, sizeof(report)));
+    MPI_Allreduce(mine, sum, EPOCHS_MAX * TIERS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(records, all_records, EPOCHS_MAX, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(c, cs, COUNTERS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("%s", report);
+        for (uint64_t e = 0; e < epochs; e++) {
+            printf("disk epoch %llu storage %llu disk %llu peer %llu local %llu\n",
+                   (unsigned long long)e, (unsigned long long)sum[e][0],
+                   (unsigned long long)sum[e][1], (unsigned long long)sum[e][2],
+                   (unsigned long long)sum[e][3]);
+        }
+        printf("disk counters hits %llu remote %llu misses %llu below %llu admitted %llu refused "
+               "%llu evictions %llu prefetched %llu bad %llu failed %llu\n",
+               (unsigned long long)cs[0], (unsigned long long)cs[1], (unsigned long long)cs[2],
+               (unsigned long long)cs[3], (unsigned long long)cs[4], (unsigned long long)cs[5],
+               (unsigned long long)cs[6], (unsigned long long)cs[7], (unsigned long long)cs[8],
+               (unsigned long long)cs[9]);
+        fflush(stdout);
+    }
+    for (uint64_t e = 0; e < epochs; e++) {
+        CHECK(sum[e][0] + sum[e][1] + sum[e][2] + sum[e][3] == all_records[e]);
+        if (strcmp(expect, "warm") == 0) {
+            CHECK(sum[e][0] == 0);
+        }
+    }
+    if (strcmp(expect, "warm") == 0) {
+        CHECK(cs[3] == 0 && cs[8] == 0); /* nothing read below, nothing bad */
+    } else if (strcmp(expect, "cold") == 0) {
+        CHECK(sum[0][0] > 0 && cs[4] > 0);
+    } else if (strcmp(expect, "bad") == 0) {
+        CHECK(cs[8] > 0);
+    }
+    ingot_manifest_close(m);
+    ingot_loader_destroy(l);
+    ingot_finalize(ctx);
+    return 0;
+}

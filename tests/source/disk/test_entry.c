@@ -1,0 +1,245 @@
+/*
+ * The disk tier's entries and folder, without MPI: names, the sealed header, writes (atomic,
+ * exclusive, one writer per piece), reads checked block by block, every kind of damage caught
+ * (truncated, extended, a flipped byte, a damaged header, an older format, a renamed entry),
+ * temporaries of dead writers removed but never a live one's, the ledger, the scan, and the
+ * folder refused when read-only (fault site) or on a filesystem shared between nodes (statfs).
+ */
+#include "common/test.h"
+#include "source/disk/folder.h"
+#include "base/fault.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOG2  16 /* 64 KiB pieces of 16 blocks of 4 KiB (the smallest block) */
+#define PIECE (1u << LOG2)
+#define BUF   (INGOT_DISK_HEADER_BYTES + PIECE + 8192)
+
+static uint8_t *bounce, *entry;
+static char why[1024];
+
+static ingot_disk_key_t key_of(uint64_t piece)
+{
+    return (ingot_disk_key_t){0xab12cd34ef560789ull, piece, LOG2};
+}
+
+/* An entry of @p len bytes for @p piece in the folder. */
+static void put(ingot_disk_folder_t *f, uint64_t piece, uint64_t len)
+{
+    ingot_disk_key_t k = key_of(piece);
+    for (uint64_t i = 0; i < len; i++) {
+        entry[INGOT_DISK_HEADER_BYTES + i] = (uint8_t)(i * 7 + piece);
+    }
+    ingot_disk_entry_seal(entry, &k, len);
+    CHECK_OK(ingot_disk_entry_write(f->fd, &k, entry, len, why, sizeof(why)));
+}
+
+static ingot_status_t get(ingot_disk_folder_t *f, uint64_t piece, uint64_t len, uint64_t off,
+                          uint64_t n, ingot_disk_bad_t *bad)
+{
+    ingot_disk_key_t k = key_of(piece);
+    const uint8_t *data = NULL;
+    ingot_status_t st = ingot_disk_entry_read(f->fd, &k, len, off, n, bounce, 0, &data, bad);
+    for (uint64_t i = 0; st == INGOT_OK && i < n; i++) {
+        CHECK(data[i] == (uint8_t)((off + i) * 7 + piece));
+    }
+    return st;
+}
+
+static void path_of(const ingot_disk_folder_t *f, uint64_t piece, int fill, char *buf, size_t n)
+{
+    char name[INGOT_DISK_NAME_MAX];
+    ingot_disk_key_t k = key_of(piece);
+    ingot_disk_entry_name(&k, fill, name, sizeof(name));
+    snprintf(buf, n, "%s/%s", f->path, name);
+}
+
+static void test_names(void)
+{
+    ingot_disk_key_t k = key_of(42), back;
+    char name[INGOT_DISK_NAME_MAX], dir[3] = {0};
+    ingot_disk_entry_name(&k, 0, name, sizeof(name));
+    memcpy(dir, name, 2);
+    CHECK(ingot_disk_entry_parse(dir, name + 3, &back) == 0);
+    CHECK(back.shard_hash == k.shard_hash && back.piece == 42 && back.piece_log2 == LOG2);
+    ingot_disk_entry_name(&k, 1, name, sizeof(name));
+    CHECK(ingot_disk_entry_parse(dir, name + 3, &back) == 1);
+    CHECK(ingot_disk_entry_parse("00", name + 3, &back) == -1); /* not where its name says */
+    CHECK(ingot_disk_entry_parse(dir, "ledger", &back) == -1);
+    CHECK(ingot_disk_block_bytes(20) == 4096 && ingot_disk_block_bytes(26) == (1u << 18));
+}
+
+/* Damage piece @p piece's file at byte @p at (flip) or cut it to @p size. */
+static void flip(ingot_disk_folder_t *f, uint64_t piece, off_t at)
+{
+    char p[PATH_MAX + 64];
+    path_of(f, piece, 0, p, sizeof(p));
+    int fd = open(p, O_RDWR);
+    uint8_t c;
+    CHECK(fd >= 0 && pread(fd, &c, 1, at) == 1);
+    c ^= 0x40;
+    CHECK(pwrite(fd, &c, 1, at) == 1);
+    close(fd);
+}
+
+static void test_damage(ingot_disk_folder_t *f)
+{
+    ingot_disk_bad_t bad;
+    char p[PATH_MAX + 64];
+    put(f, 1, PIECE);
+    CHECK_OK(get(f, 1, PIECE, 0, PIECE, &bad));
+    CHECK_OK(get(f, 1, PIECE, 5000, 100, &bad)); /* one block read and checked */
+    CHECK_STATUS(get(f, 1, PIECE - 1, 0, 10, &bad), INGOT_ERR_CORRUPT); /* not the length asked */
+    flip(f, 1, INGOT_DISK_HEADER_BYTES + 9000);                         /* block 2 */
+    CHECK_OK(get(f, 1, PIECE, 0, 4096, &bad)); /* blocks not touched are not read */
+    CHECK_STATUS(get(f, 1, PIECE, 8192, 10, &bad), INGOT_ERR_CORRUPT);
+    CHECK_CONTAINS(bad.why, "block 2");
+    put(f, 2, 10000);
+    path_of(f, 2, 0, p, sizeof(p));
+    CHECK(truncate(p, INGOT_DISK_HEADER_BYTES + 5000) == 0);
+    CHECK_STATUS(get(f, 2, 10000, 0, 10, &bad), INGOT_ERR_CORRUPT);
+    CHECK_CONTAINS(bad.why, "truncated");
+    put(f, 3, 10000);
+    flip(f, 3, 40); /* the header's length */
+    CHECK_STATUS(get(f, 3, 10000, 0, 10, &bad), INGOT_ERR_CORRUPT);
+    CHECK_CONTAINS(bad.why, "checksum");
+    put(f, 4, 10000);
+    flip(f, 4, 8); /* the version: an older (or newer) format is refused, never misread */
+    CHECK_STATUS(get(f, 4, 10000, 0, 10, &bad), INGOT_ERR_FORMAT);
+    CHECK_CONTAINS(bad.why, "format version");
+    char q[PATH_MAX + 64]; /* an entry under another piece's name */
+    put(f, 5, 10000);
+    path_of(f, 5, 0, p, sizeof(p));
+    path_of(f, 6, 0, q, sizeof(q));
+    CHECK(rename(p, q) == 0);
+    CHECK_STATUS(get(f, 6, 10000, 0, 10, &bad), INGOT_ERR_CORRUPT);
+    CHECK_CONTAINS(bad.why, "not what its name says");
+    CHECK_STATUS(get(f, 7, 10000, 0, 10, &bad), INGOT_ERR_NOT_FOUND);
+    uint64_t len;
+    CHECK_STATUS(ingot_disk_entry_check(f->fd, &(ingot_disk_key_t){key_of(1).shard_hash, 1, LOG2},
+                                        PIECE, bounce, &len, &bad),
+                 INGOT_ERR_CORRUPT);
+}
+
+/* A writer that holds piece @p piece's temporary (child process), then is killed or not. */
+static pid_t hold_fill(ingot_disk_folder_t *f, uint64_t piece)
+{
+    char p[PATH_MAX + 64];
+    path_of(f, piece, 1, p, sizeof(p));
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1) {
+            _exit(1);
+        }
+        pause();
+        _exit(0);
+    }
+    char c;
+    CHECK(read(ready[0], &c, 1) == 1);
+    close(ready[0]);
+    close(ready[1]);
+    return pid;
+}
+
+static void test_writers(ingot_disk_folder_t *f)
+{
+    ingot_disk_key_t k = key_of(20);
+    char p[PATH_MAX + 64];
+    ingot_disk_entry_seal(entry, &k, 100);
+    pid_t live = hold_fill(f, 20); /* another job fills piece 20 right now */
+    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, why, sizeof(why)), INGOT_ERR_EXISTS);
+    pid_t dead = hold_fill(f, 21);
+    kill(dead, SIGKILL); /* kill -9 during a fill: its temporary is an orphan */
+    waitpid(dead, NULL, 0);
+    ingot_disk_scan_t scan;
+    CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
+    CHECK(scan.orphans == 1 && scan.fills_live == 1);
+    path_of(f, 21, 1, p, sizeof(p));
+    CHECK(access(p, F_OK) != 0);
+    path_of(f, 20, 1, p, sizeof(p));
+    CHECK(access(p, F_OK) == 0); /* a live writer's is never removed */
+    kill(live, SIGKILL);
+    waitpid(live, NULL, 0);
+    put(f, 20, PIECE); /* its orphan in the way is removed by the next writer */
+    CHECK(access(p, F_OK) != 0);
+    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, why, sizeof(why)), INGOT_ERR_EXISTS);
+}
+
+static void test_ledger(ingot_disk_folder_t *f)
+{
+    ingot_disk_scan_t scan;
+    CHECK_OK(ingot_disk_ledger_lock(f));
+    CHECK(ingot_disk_ledger_usage(f) == 0);
+    CHECK_OK(ingot_disk_folder_scan(f, 0, NULL, NULL, &scan));
+    ingot_disk_ledger_set(f, scan.bytes);
+    ingot_disk_ledger_add(f, -1000);
+    CHECK(ingot_disk_ledger_usage(f) == scan.bytes - 1000);
+    ingot_disk_key_t k = key_of(20);
+    CHECK(ingot_disk_folder_remove(f, &k) == INGOT_DISK_HEADER_BYTES + PIECE);
+    CHECK(ingot_disk_folder_remove(f, &k) == 0);
+    ingot_disk_ledger_unlock(f);
+}
+
+static void test_folders(const char *root)
+{
+    char path[1024];
+    ingot_disk_folder_t f;
+    snprintf(path, sizeof(path), "%s/a/b/c", root);
+    CHECK_OK(ingot_disk_folder_open(path, 1, 1000000000ull, &f, why, sizeof(why)));
+    ingot_disk_folder_close(&f);
+    snprintf(path, sizeof(path), "%s/missing", root);
+    CHECK_STATUS(ingot_disk_folder_open(path, 0, 0, &f, why, sizeof(why)), INGOT_ERR_NOT_FOUND);
+    CHECK_CONTAINS(why, "missing");
+    if (!INGOT_FAULT_ENABLED) {
+        return;
+    }
+    char err[256];
+    snprintf(path, sizeof(path), "%s/a", root);
+    CHECK_OK(ingot_fault_arm("disk_folder:1:EROFS", err, sizeof(err)));
+    CHECK_STATUS(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)), INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "Read-only file system");
+    CHECK_OK(ingot_fault_arm("disk_statfs:1:fail", err, sizeof(err)));
+    CHECK_STATUS(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)), INGOT_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(why, "NFS");
+    CHECK_OK(ingot_fault_arm("disk_write:1:ENOSPC", err, sizeof(err)));
+    CHECK_OK(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)));
+    ingot_disk_key_t k = key_of(30);
+    ingot_disk_entry_seal(entry, &k, 100);
+    CHECK_STATUS(ingot_disk_entry_write(f.fd, &k, entry, 100, why, sizeof(why)),
+                 INGOT_ERR_NO_RESOURCE);
+    ingot_disk_scan_t scan; /* nothing left behind */
+    CHECK_OK(ingot_disk_folder_scan(&f, 0, NULL, NULL, &scan));
+    CHECK(scan.entries == 0 && scan.fills_live == 0);
+    ingot_disk_folder_close(&f);
+    CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+}
+
+int main(void)
+{
+    const char *root = test_tmpdir();
+    char path[1024];
+    bounce = aligned_alloc(4096, BUF);
+    entry = aligned_alloc(4096, BUF);
+    CHECK(bounce != NULL && entry != NULL);
+    test_names();
+    ingot_disk_folder_t f;
+    snprintf(path, sizeof(path), "%s/cache", root);
+    CHECK_OK(ingot_disk_folder_open(path, 1, 1000000000ull, &f, why, sizeof(why)));
+    test_damage(&f);
+    test_writers(&f);
+    test_ledger(&f);
+    ingot_disk_folder_close(&f);
+    test_folders(root);
+    free(bounce);
+    free(entry);
+    printf("disk entries: ok\n");
+    return 0;
+}
