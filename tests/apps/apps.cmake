@@ -41,7 +41,7 @@ foreach(case tcp shm storage train-tcp train-shm)
                          $<TARGET_FILE:ingot-bench> $<TARGET_FILE:ingot-train>
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR} ${case})
 endforeach()
-# ingot-bench end to end (4 ranks), JSON parsed by INGOT_TEST_PYTHON (Debian's python3).
+# ingot-bench end to end (4 ranks), JSON parsed by $TEST_PYTHON (Debian's python3).
 foreach(mode e2e stall fmnist epochs budget)
   ingot_add_test(NAME apps.bench.${mode} LABELS mpi
                  COMMAND ${_a}/bench/ingot_bench.sh ${MPIEXEC_EXECUTABLE}

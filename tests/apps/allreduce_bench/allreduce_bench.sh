@@ -1,5 +1,5 @@
 #!/bin/sh
-# ingot-allreduce-bench end to end over mpiexec, JSON parsed by INGOT_TEST_PYTHON (Debian's python3):
+# ingot-allreduce-bench end to end over mpiexec, JSON parsed by $TEST_PYTHON (Debian's python3):
 #  sweep    bad options exit 2 naming the option and the value; then 2 ranks, 8 B .. 1 MiB: one
 #           row per size (factor 2), each checked ok (every element the exact sum), busbw =
 #           algbw * 2(n-1)/n, a positive MPI reference and ratio
@@ -12,7 +12,7 @@ mpiexec=$1; bench=$2; mode=$3
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ingot-arb.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-py=${INGOT_TEST_PYTHON:-/usr/bin/python3}
+py=${TEST_PYTHON:-/usr/bin/python3}
 run() { np=$1; shift; "$mpiexec" --oversubscribe -np "$np" "$bench" --backend mpi "$@"; }
 
 bad() { # bad EXPECTED_TEXT ARGS...: exit status 2 and a message naming what was wrong

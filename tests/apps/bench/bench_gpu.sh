@@ -6,7 +6,7 @@
 # usage: bench_gpu.sh MPIEXEC INGOT_BENCH INGOT_INFO NP
 set -eu
 mpiexec=$1; bench=$2; info=$3; np=$4
-py=${INGOT_TEST_PYTHON:-/usr/bin/python3}
+py=${TEST_PYTHON:-/usr/bin/python3}
 devices=$("$info" | sed -n 's/^#   CUDA devices: *\([0-9]*\).*/\1/p')
 if [ "${devices:-0}" = 0 ]; then
   echo "SKIP: no usable CUDA device: $("$info" | sed -n 's/^#   CUDA devices: *//p')"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ingot-bench end to end (4 ranks over mpiexec), JSON parsed by INGOT_TEST_PYTHON (Debian's python3):
+# ingot-bench end to end (4 ranks over mpiexec), JSON parsed by $TEST_PYTHON (Debian's python3):
 #  e2e      a generated dataset: every sample of the epoch delivered, per-rank and aggregate rows
 #  stall    the same run against an emulated store slower than the consumer's demand and
 #           unthrottled: the throttled stall share must be at least 10x the unthrottled one
@@ -16,7 +16,7 @@ mpiexec=$1; bench=$2; manifest_tool=$3; mode=$4
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ingot-bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-py=${INGOT_TEST_PYTHON:-/usr/bin/python3}
+py=${TEST_PYTHON:-/usr/bin/python3}
 run() { np=$1; shift; "$mpiexec" --oversubscribe -np "$np" "$bench" --no-progress "$@"; }
 field() { $py -c "import json,sys; d=json.load(open('$1')); print(eval('d' + sys.argv[1]))" "$2"; }
 

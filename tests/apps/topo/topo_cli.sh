@@ -4,7 +4,7 @@
 # ingot-topo` on this machine.
 set -eu
 topo=$1; fx=$2; mpirun_sh=$3; mpiexec=$4
-py=${INGOT_TEST_PYTHON:-/usr/bin/python3}
+py=${TEST_PYTHON:-/usr/bin/python3}
 check=$(dirname "$0")/topo_json_check.py
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 

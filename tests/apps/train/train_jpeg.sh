@@ -8,7 +8,7 @@
 set -u
 mpiexec=$1; train=$2; tool=$3; src=$4; work=$5/train-jpeg-test
 idx=/usr/share/datasets/fashion-mnist
-py=${INGOT_TEST_PYTHON:-/usr/bin/python3}
+py=${TEST_PYTHON:-/usr/bin/python3}
 [ -r "$idx/train-images-idx3-ubyte.gz" ] || { echo "SKIP: dataset-fashion-mnist is not installed"; exit 77; }
 $py -c "import PIL, numpy" 2> /dev/null || { echo "SKIP: python3-pil (Pillow) is not installed"; exit 77; }
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi

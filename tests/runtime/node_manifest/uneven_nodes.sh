@@ -37,7 +37,7 @@ grep -Eq ":2\] INGOT info .*cache: this rank.s window of 25165824 bytes" "$work/
     { echo "FAIL: rank 2 (alone on its node) has no window of 24 MiB"; exit 1; }
 grep -q "budget: INGOT_CACHE_BYTES=24MiB/node holds the whole dataset (960 samples" "$work/out" ||
     { echo "FAIL: no budget line"; exit 1; }
-"${INGOT_TEST_PYTHON:-/usr/bin/python3}" - "$work/r.json" <<'PY' || { echo "FAIL: epoch 2 read from storage"; exit 1; }
+"${TEST_PYTHON:-/usr/bin/python3}" - "$work/r.json" <<'PY' || { echo "FAIL: epoch 2 read from storage"; exit 1; }
 import json, sys
 e = json.load(open(sys.argv[1]))["epochs"]
 assert e[1]["bytes_storage"] == 0 and e[1]["bytes_peer"] > 0, e[1]

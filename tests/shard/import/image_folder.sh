@@ -40,8 +40,8 @@ done
 "$tool" inspect "$work/p/manifest.ingot" > "$work/out" || fail "inspect"
 grep -q "^classes       4 ($work/p/classes.txt)" "$work/out" || fail "inspect: classes"
 grep -Eq "^ +2 b_cat +2 samples" "$work/out" || fail "inspect: class counts"
-if "${INGOT_TEST_PYTHON:-/usr/bin/python3}" -c "import torchvision" 2> /dev/null; then
-    "${INGOT_TEST_PYTHON:-/usr/bin/python3}" - "$root" "$work/list" << 'PY' || fail "torchvision's ImageFolder disagrees"
+if "${TEST_PYTHON:-/usr/bin/python3}" -c "import torchvision" 2> /dev/null; then
+    "${TEST_PYTHON:-/usr/bin/python3}" - "$root" "$work/list" << 'PY' || fail "torchvision's ImageFolder disagrees"
 import sys
 from torchvision.datasets import ImageFolder
 ds = ImageFolder(sys.argv[1], loader=lambda p: p)
