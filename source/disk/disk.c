@@ -80,8 +80,9 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
 {
     size_t each = INGOT_DISK_HEADER_BYTES + d->piece_bytes + DISK_SLACK;
     d->nbufs = d->p.nreqs / 2 + DISK_OUTBOX + DISK_SPARE_BUFS;
-    /* the node's lowest rank becomes its keeper: room for its writer's queue of pushes too */
-    d->nrx = DISK_RX_BUFS + (d->p.node->local_rank == 0 ? DISK_FILL_QUEUE : 0);
+    /* the node's lowest rank becomes its keeper: room for its writers' queue of pushes, and the
+     * pushes its writers hold, too */
+    d->nrx = DISK_RX_BUFS + (d->p.node->local_rank == 0 ? DISK_FILL_QUEUE + DISK_WRITERS : 0);
     uint32_t all = d->nbufs + d->nrx;
     d->bufs = ingot_calloc(all, sizeof(*d->bufs), "disk buffers");
     ingot_status_t st = d->bufs ? ingot_mpmc_init(&d->free_bufs, d->nbufs) : INGOT_ERR_NO_MEMORY;

@@ -36,7 +36,11 @@ ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
 ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
 
 #define DISK_SLACK       8192 /* room past a piece for an O_DIRECT read from below */
-#define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writer */
+#define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writers */
+/* Writer threads per keeper: each entry's write and sync runs outside the ledger's lock, so
+ * several overlap (the filesystem commits their syncs together); one writer held 4 ranks' fills
+ * of 32 KiB pieces to about 2,000 a second on this VM's disk. */
+#define DISK_WRITERS 4
 #define DISK_SERVE_QUEUE 64   /* peers' reads waiting for this rank's server */
 #define DISK_OUTBOX      8    /* buffers for pieces waiting to be handed to their keeper */
 #define DISK_FD_SLOTS    256  /* entries kept open per process (fdcache.c) */
@@ -90,8 +94,8 @@ typedef struct disk_keeper {
     ingot_event_t clock;      /* now moved */
     ingot_event_t idle;       /* the writer finished one */
     _Atomic uint64_t pending; /* fills queued or being written */
-    pthread_t writer, prefetcher;
-    int writer_started, prefetcher_started;
+    pthread_t writers[DISK_WRITERS], prefetcher;
+    int writers_started, prefetcher_started;
     uint64_t budget;
     _Atomic uint64_t usage;   /* the folder's usage when the writer last looked (the ledger) */
     _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */

@@ -1,8 +1,8 @@
 /*
  * The keeper of a node (one rank per node, for this job): its start-up scan (orphans removed, the
  * ledger written anew, what the folder holds sorted into this job's pieces and other jobs'
- * entries), the writer thread that admits each fill by the policy under the folder's ledger
- * (victims evicted first) and writes it, and the prefetcher that reads the pieces needed next from
+ * entries), the writer threads that admit each fill by the policy under the folder's ledger
+ * (victims evicted first, its room reserved) and write it outside that lock, and the prefetcher that reads the pieces needed next from
  * the source below within its share of the time. Pending fills are written before it ends.
  */
 #include "source/disk/disk_impl.h"
@@ -90,7 +90,7 @@ static int keeper_room(ingot_disk_t *d, uint64_t size, uint64_t need)
     return 1;
 }
 
-/* Admit and write one fill (the writer thread). */
+/* Admit and write one fill (a writer thread). */
 static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
 {
     disk_keeper_t *k = d->keeper;
@@ -108,9 +108,15 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
         keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
         return;
     }
+    int64_t bytes = (int64_t)(INGOT_DISK_HEADER_BYTES + b->len);
     pthread_mutex_lock(&k->lock);
-    int admit = keeper_room(d, INGOT_DISK_HEADER_BYTES + b->len, need);
+    int admit = keeper_room(d, (uint64_t)bytes, need);
     pthread_mutex_unlock(&k->lock);
+    if (admit) { /* its room reserved: the write and its sync run outside the ledger's lock */
+        ingot_disk_ledger_add(&d->folder, bytes);
+    }
+    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
+    ingot_disk_ledger_unlock(&d->folder);
     char why[PATH_MAX + 256] = "";
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
     if (admit) {
@@ -118,11 +124,12 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
         st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, why, sizeof(why));
     }
     if (st == INGOT_OK) {
-        ingot_disk_ledger_add(&d->folder, (int64_t)(INGOT_DISK_HEADER_BYTES + b->len));
         atomic_fetch_add(&d->admitted, 1);
+    } else if (admit && ingot_disk_ledger_lock(&d->folder) == INGOT_OK) {
+        ingot_disk_ledger_add(&d->folder, -bytes); /* not written (or another job's is there) */
+        atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
+        ingot_disk_ledger_unlock(&d->folder);
     }
-    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
-    ingot_disk_ledger_unlock(&d->folder);
     if (!admit) {
         atomic_fetch_add(&d->refused, 1);
     } else if (st != INGOT_OK && st != INGOT_ERR_EXISTS) {
@@ -142,7 +149,7 @@ static void keeper_done_one(ingot_disk_t *d, disk_buf_t *b)
     ingot_event_notify(&d->keeper->idle);
 }
 
-/* The writer: every fill queued is written, also those still queued at destroy. */
+/* A writer: every fill queued is written, also those still queued at destroy. */
 static void *keeper_writer_main(void *arg)
 {
     ingot_disk_t *d = arg;
@@ -258,11 +265,12 @@ static void *keeper_prefetch_main(void *arg)
 static ingot_status_t keeper_threads(ingot_disk_t *d)
 {
     disk_keeper_t *k = d->keeper;
-    if (pthread_create(&k->writer, NULL, keeper_writer_main, d) != 0) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the writer thread");
+    for (; k->writers_started < DISK_WRITERS; k->writers_started++) {
+        if (pthread_create(&k->writers[k->writers_started], NULL, keeper_writer_main, d) != 0) {
+            return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start a writer thread");
+        }
+        pthread_setname_np(k->writers[k->writers_started], "ingot-dwrite");
     }
-    k->writer_started = 1;
-    pthread_setname_np(k->writer, "ingot-dwrite");
     if (d->prefetch_pct > 0) {
         if (pthread_create(&k->prefetcher, NULL, keeper_prefetch_main, d) != 0) {
             return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the prefetcher");
@@ -332,15 +340,15 @@ void ingot_disk_keeper_destroy(ingot_disk_t *d)
     if (k->prefetcher_started) {
         pthread_join(k->prefetcher, NULL);
     }
-    /* the writer empties the queue before it ends (bounded by INGOT_TIMEOUT) */
+    /* the writers empty the queue before they end (bounded by INGOT_TIMEOUT) */
     if (ingot_event_wait_until(&k->idle, keeper_drained, k, ingot_deadline_after(d->p.timeout_ns),
                                NULL) != INGOT_OK) {
         ingot_warn("disk tier: %" PRIu64 " fills were still pending after INGOT_TIMEOUT",
                    atomic_load(&k->pending));
     }
     ingot_mpmc_wake_all(&k->fills);
-    if (k->writer_started) {
-        pthread_join(k->writer, NULL);
+    for (int i = 0; i < k->writers_started; i++) {
+        pthread_join(k->writers[i], NULL);
     }
     ingot_disk_policy_destroy(k->pol);
     ingot_mpmc_cleanup(&k->fills);
