@@ -14,7 +14,9 @@
 # turns (a machine-wide lock, and apt waits for dpkg's lock). Works as root or as a user with sudo.
 # Build trees: build/ (demo), build-test/, build-asan/, build-tsan/, build-fuzz/. Knobs: JOBS
 # (default: nproc), FUZZ_SECONDS (20); for the demo DEMO_DIR, DEMO_EPOCHS (10), DEMO_SAMPLES
-# (ingot-bench's, 4096) and DEMO_BIN (the apps of a tree already built: no configure or build).
+# (ingot-bench's, 4096), DEMO_BIN (the apps of a tree already built: no install, configure or
+# build: the machine already runs them, as the GPU node of tests/perf/gpu_run.sh) and
+# DEMO_FMNIST (the Fashion-MNIST idx files, default the Debian package's folder).
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-}
@@ -102,8 +104,9 @@ run_demo() {
   # The main job: the Fashion-MNIST package packed into one manifest per split (training never
   # sees a test sample) and verified, then ingot-train on 4 ranks: an MLP, its gradients
   # all-reduced in buckets during backward, test accuracy each epoch.
-  "$bin/ingot-manifest" pack --fashion-mnist -o "$work/fmnist-train" --split train || return
-  "$bin/ingot-manifest" pack --fashion-mnist -o "$work/fmnist-test" --split test || return
+  local fm=${DEMO_FMNIST:-/usr/share/datasets/fashion-mnist}
+  "$bin/ingot-manifest" pack --fashion-mnist "$fm" -o "$work/fmnist-train" --split train || return
+  "$bin/ingot-manifest" pack --fashion-mnist "$fm" -o "$work/fmnist-test" --split test || return
   "$bin/ingot-manifest" verify "$work/fmnist-train/manifest.ingot" || return
   # Every demo trains afresh: resuming a finished run would train nothing.
   if [ -e "$work/fmnist-ckpt" ]; then
@@ -170,8 +173,8 @@ fuzz_tier() {
 case "$mode" in
   demo)
     demo_lock
-    phase install install_packages
     if [ -z "${DEMO_BIN:-}" ]; then
+      phase install install_packages
       phase configure configure build
       phase build build build
     fi
