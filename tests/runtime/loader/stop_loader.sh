@@ -14,12 +14,19 @@ trap 'rm -rf "$work"' EXIT
     > /dev/null || { echo "FAIL: dataset"; exit 1; }
 start=$(date +%s.%N)
 timeout -k 5 60 "$mpiexec" --oversubscribe -np 4 -x INGOT_TIMEOUT=5s "$bench" --no-progress \
-    --manifest "$work/data/manifest.ingot" --batch 64 --epochs 1 --compute-ms 20 \
+    --manifest "$work/data/manifest.ingot" --batch 64 --epochs 3 --compute-ms 20 \
     > "$work/out" 2>&1 &
 job=$!
-sleep 1.5
-victim=$(pgrep -f "^$bench --no-progress --manifest $work/data" | tail -1) # a rank, not mpiexec
-[ -n "$victim" ] || { echo "FAIL: no rank to stop"; cat "$work/out"; exit 1; }
+# the ranks' run takes about 4 s of steps (3 epochs of 64 x 20 ms): stop one 0.5 s after it is
+# seen, whatever the launch took (a fixed pause missed the run where MPI starts fast)
+victim=
+for _ in $(seq 100); do
+    victim=$(pgrep -f "^$bench --no-progress --manifest $work/data" | tail -1) # a rank
+    [ -z "$victim" ] || break
+    sleep 0.1
+done
+sleep 0.5
+[ -n "$victim" ] && [ -d "/proc/$victim" ] || { echo "FAIL: no rank to stop"; cat "$work/out"; exit 1; }
 victim_rank=$(tr '\0' '\n' < "/proc/$victim/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
 kill -STOP "$victim"
 wait $job
