@@ -11,6 +11,9 @@
  *
  * Errors: every call returns an ingot_status_t and writes its outputs only on success; the
  * function that detects an error logs it, naming the folder or the file.
+ *
+ * Threads: every call is thread-safe and blocking (it opens the folder itself; the changing ones
+ * wait up to INGOT_TIMEOUT for the ledger's lock). None calls MPI: a tool needs no MPI_Init.
  */
 #ifndef INGOT_DISK_CACHE_H
 #define INGOT_DISK_CACHE_H

@@ -97,7 +97,8 @@ void ingot_disk_advance(ingot_disk_t *d, uint64_t step);
 /** This rank's counters. */
 void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *stats_p);
 
-/** A report for people: the folder, the budget and usage, the homes, the counters. Returns @p buf. */
+/** A report for people: the folder, the budget and usage, the homes, the counters.
+ *  Returns @p buf. */
 const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len);
 
 #endif

@@ -99,6 +99,7 @@ typedef struct disk_keeper {
     uint64_t budget;
     _Atomic uint64_t usage;   /* the folder's usage when the writer last looked (the ledger) */
     _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */
+    _Atomic uint64_t writing; /* bytes of the fills the writers are writing (not in the ledger) */
     uint32_t *claimed_at;     /* per piece: when claimed (s since t0), so a claim can lapse */
     uint64_t t0;
 } disk_keeper_t;
@@ -246,6 +247,9 @@ void ingot_disk_serve_stop(ingot_disk_t *d);
  * buffer, so nothing waits there long (dropped only at destroy or past @p deadline_ns, its claim
  * given back); the buffer goes with it. */
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
+/* Let go of the claim on piece @p p that this rank's keeper query made (its fill will not come):
+ * at the keeper in this process, or told to it over the transport until @p deadline_ns. */
+void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);
 /* Start the pusher; end it once every queued piece was handed over (destroy, before the
  * barrier that lets keepers stop). */
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d);

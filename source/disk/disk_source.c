@@ -137,8 +137,9 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
     st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
                                req->deadline_ns);
     if (st != INGOT_OK) {
-        if (whole && d->keeper != NULL && d->home[p] == d->node) {
-            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT); /* its claim let go */
+        if (whole) {
+            /* at its keeper, wherever (a second at most: else it lapses by itself) */
+            ingot_disk_release_claim(d, p, ingot_deadline_after(INGOT_NSEC_PER_SEC));
         }
         if (atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
             ingot_disk_buf_put(d, b);

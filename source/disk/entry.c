@@ -1,4 +1,5 @@
-/* One entry of the disk tier (see entry.h): names, the header, the atomic write, the checked read. */
+/* One entry of the disk tier (see entry.h): names, the header, the atomic write, the checked
+ * read. */
 #include "source/disk/entry.h"
 #include "base/fault.h"
 #include "base/hash.h"

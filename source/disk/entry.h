@@ -49,7 +49,8 @@ uint32_t ingot_disk_block_bytes(uint32_t piece_log2);
 /** The entry's path relative to the folder ("ab/<hash>-<log2>-<index>"; @p fill: its temporary). */
 void ingot_disk_entry_name(const ingot_disk_key_t *key, int fill, char *buf, size_t len);
 
-/** Parse a file name found in fan-out folder @p dir ("ab"): 0 an entry, 1 a temporary, -1 neither. */
+/** Parse a file name found in fan-out folder @p dir ("ab"): 0 an entry, 1 a temporary,
+ *  -1 neither. */
 int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *key_p);
 
 /**

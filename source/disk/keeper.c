@@ -1,9 +1,11 @@
 /*
  * The keeper of a node (one rank per node, for this job): its start-up scan (orphans removed, the
  * ledger written anew, what the folder holds sorted into this job's pieces and other jobs'
- * entries), the writer threads that admit each fill by the policy under the folder's ledger
- * (victims evicted first, its room reserved) and write it outside that lock, and the prefetcher that reads the pieces needed next from
- * the source below within its share of the time. Pending fills are written before it ends.
+ * entries), the writer threads (DISK_WRITERS) that admit each fill by the policy under the
+ * folder's ledger (victims evicted first; room kept for the fills being written) and write it
+ * outside that lock, the ledger counting it once published, and the prefetcher that reads the
+ * pieces needed next from the source below within its share of the time. Pending fills are
+ * written before it ends.
  */
 #include "source/disk/disk_impl.h"
 #include "base/log.h"
@@ -90,6 +92,25 @@ static int keeper_room(ingot_disk_t *d, uint64_t size, uint64_t need)
     return 1;
 }
 
+/* Count a published entry of @p bytes in the ledger. Should its lock stay taken (another
+ * process holding it past INGOT_TIMEOUT), the entry goes uncounted until the next start-up scan:
+ * said once. */
+static void keeper_count(ingot_disk_t *d, uint64_t bytes)
+{
+    static _Atomic int said;
+    if (ingot_disk_ledger_lock(&d->folder) != INGOT_OK) {
+        if (atomic_exchange(&said, 1) == 0) {
+            ingot_warn("disk tier: the ledger of '%s' stayed locked: an entry of %" PRIu64
+                       " bytes goes uncounted until the next job's scan (said once)",
+                       d->dir, bytes);
+        }
+        return;
+    }
+    ingot_disk_ledger_add(&d->folder, (int64_t)bytes);
+    atomic_store(&d->keeper->usage, ingot_disk_ledger_usage(&d->folder));
+    ingot_disk_ledger_unlock(&d->folder);
+}
+
 /* Admit and write one fill (a writer thread). */
 static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
 {
@@ -108,31 +129,32 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
         keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
         return;
     }
-    int64_t bytes = (int64_t)(INGOT_DISK_HEADER_BYTES + b->len);
+    uint64_t bytes = INGOT_DISK_HEADER_BYTES + b->len;
     pthread_mutex_lock(&k->lock);
-    int admit = keeper_room(d, (uint64_t)bytes, need);
-    pthread_mutex_unlock(&k->lock);
-    if (admit) { /* its room reserved: the write and its sync run outside the ledger's lock */
-        ingot_disk_ledger_add(&d->folder, bytes);
+    /* room for it beside the fills this keeper's writers are writing (not in the ledger yet) */
+    int admit = keeper_room(d, bytes + atomic_load(&k->writing), need);
+    if (admit) {
+        atomic_fetch_add(&k->writing, bytes);
     }
+    pthread_mutex_unlock(&k->lock);
     atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
     ingot_disk_ledger_unlock(&d->folder);
     char why[PATH_MAX + 256] = "";
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
-    if (admit) {
+    if (admit) { /* outside the ledger's lock: the writers' syncs overlap */
         ingot_disk_entry_seal(b->mem, &b->key, b->len);
         st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, why, sizeof(why));
     }
-    if (st == INGOT_OK) {
+    if (st == INGOT_OK) { /* the ledger counts published entries only, as a scan does */
         atomic_fetch_add(&d->admitted, 1);
-    } else if (admit && ingot_disk_ledger_lock(&d->folder) == INGOT_OK) {
-        ingot_disk_ledger_add(&d->folder, -bytes); /* not written (or another job's is there) */
-        atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
-        ingot_disk_ledger_unlock(&d->folder);
+        keeper_count(d, bytes);
     }
-    if (!admit) {
+    if (admit) {
+        atomic_fetch_sub(&k->writing, bytes);
+    } else {
         atomic_fetch_add(&d->refused, 1);
-    } else if (st != INGOT_OK && st != INGOT_ERR_EXISTS) {
+    }
+    if (admit && st != INGOT_OK && st != INGOT_ERR_EXISTS) {
         keeper_fill_failed(d, st, why);
     }
     /* another job writing it counts as there */
@@ -238,7 +260,8 @@ static void *keeper_prefetch_main(void *arg)
         }
         disk_buf_t *b = ingot_disk_buf_get(d, ingot_deadline_after(d->p.timeout_ns));
         uint64_t t0 = ingot_time_ns();
-        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, need / d->p.steps_per_epoch, b,
+        uint64_t epoch = need / d->p.steps_per_epoch;
+        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX, epoch, b,
                                                       ingot_deadline_after(d->p.timeout_ns))
                               : INGOT_ERR_CANCELED;
         if (st == INGOT_OK) {
@@ -288,14 +311,14 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
         return INGOT_ERR_NO_MEMORY;
     }
     d->keeper = k;
+    pthread_mutex_init(&k->lock, NULL); /* first: destroy cleans up after any failure below */
+    ingot_event_init(&k->idle);
     k->budget = d->budget;
     k->t0 = ingot_time_ns();
     k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
     if (k->claimed_at == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    pthread_mutex_init(&k->lock, NULL);
-    ingot_event_init(&k->idle);
     atomic_store(&k->now, d->p.start_step);
     ingot_disk_policy_params_t pp = {.manifest = d->p.manifest,
                                      .order = d->order,

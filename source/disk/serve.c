@@ -255,7 +255,7 @@ ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint6
 }
 
 /* Give up the claim on piece @p p this rank got for a fill it drops. */
-static void serve_release(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
+void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
 {
     int home = d->home[p], keeper = home >= 0 ? d->node_keeper[home] : -1;
     if (keeper == d->rank) {
@@ -295,7 +295,7 @@ static void pusher_one(ingot_disk_t *d, disk_buf_t *b)
         serve_node_failed(d, home, keeper, st);
     } else if (st != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
-        serve_release(d, b->piece, deadline);
+        ingot_disk_release_claim(d, b->piece, deadline);
     }
     ingot_disk_buf_put(d, b);
 }
@@ -323,7 +323,7 @@ void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64
         ingot_mpmc_push_wait(&d->outbox, b, deadline_ns, &d->abort) != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
         ingot_disk_buf_put(d, b);
-        serve_release(d, p, deadline_ns);
+        ingot_disk_release_claim(d, p, deadline_ns);
     }
 }
 

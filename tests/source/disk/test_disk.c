@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     } else if (strcmp(expect, "cold") == 0) {
         CHECK(sum[0][0] > 0 && cs[4] > 0);
     } else if (strcmp(expect, "bad") == 0) {
-        CHECK(cs[8] > 0);
+        CHECK(cs[8] >= 3); /* the torn, the damaged and the old-format entry (one was deleted) */
     }
     ingot_manifest_close(m);
     ingot_loader_destroy(l);
