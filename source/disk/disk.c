@@ -101,6 +101,18 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
     return st;
 }
 
+ingot_status_t ingot_disk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
+                                       const char *name)
+{
+    int rc = pthread_create(t, NULL, fn, arg);
+    if (rc != 0) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start thread %s: %s", name,
+                          strerror(rc));
+    }
+    pthread_setname_np(*t, name);
+    return INGOT_OK;
+}
+
 /* ---- this node's entries */
 
 void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
@@ -144,8 +156,12 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
         char name[INGOT_DISK_NAME_MAX];
         ingot_disk_key_t key = ingot_disk_key(d, p);
         ingot_disk_entry_name(&key, 0, name, sizeof(name));
-        ingot_warn("disk tier: reading entry %s/%s failed (%s): read from storage", d->dir, name,
-                   bad.why);
+        static _Atomic int said;
+        if (atomic_exchange(&said, 1) == 0) {
+            ingot_warn("disk tier: reading entry %s/%s failed (%s): read from storage (further "
+                       "read errors are not said)",
+                       d->dir, name, bad.why);
+        }
         return INGOT_ERR_NOT_FOUND;
     }
     return st;

@@ -247,6 +247,9 @@ void ingot_disk_serve_stop(ingot_disk_t *d);
  * buffer, so nothing waits there long (dropped only at destroy or past @p deadline_ns, its claim
  * given back); the buffer goes with it. */
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
+/* Start thread @p name running @p fn(@p arg) into *@p t; a failure is named with its cause. */
+ingot_status_t ingot_disk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
+                                       const char *name);
 /* Let go of the claim on piece @p p that this rank's keeper query made (its fill will not come):
  * at the keeper in this process, or told to it over the transport until @p deadline_ns. */
 void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);

@@ -9,6 +9,7 @@
  */
 #include "source/disk/disk_impl.h"
 #include "base/log.h"
+#include "base/status.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <stdio.h>
@@ -63,9 +64,9 @@ static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *w
 {
     atomic_fetch_add(&d->fill_errors, 1);
     if (atomic_exchange(&d->said_fill, 1) == 0) {
-        ingot_warn("disk tier: a piece was not cached (%s%s); the job goes on from storage "
-                   "(further failed fills are counted in the report, not said)",
-                   why, st == INGOT_ERR_NO_RESOURCE ? ": the disk is full" : "");
+        ingot_warn("disk tier: a piece was not cached in '%s' (%s%s); the job goes on from "
+                   "storage (further failed fills are counted in the report, not said)",
+                   d->dir, why, st == INGOT_ERR_NO_RESOURCE ? ": the disk is full" : "");
     }
 }
 
@@ -289,17 +290,13 @@ static ingot_status_t keeper_threads(ingot_disk_t *d)
 {
     disk_keeper_t *k = d->keeper;
     for (; k->writers_started < DISK_WRITERS; k->writers_started++) {
-        if (pthread_create(&k->writers[k->writers_started], NULL, keeper_writer_main, d) != 0) {
-            return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start a writer thread");
-        }
-        pthread_setname_np(k->writers[k->writers_started], "ingot-dwrite");
+        INGOT_CHECK(ingot_disk_thread_start(&k->writers[k->writers_started], keeper_writer_main,
+                                            d, "ingot-dwrite"));
     }
     if (d->prefetch_pct > 0) {
-        if (pthread_create(&k->prefetcher, NULL, keeper_prefetch_main, d) != 0) {
-            return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the prefetcher");
-        }
+        INGOT_CHECK(ingot_disk_thread_start(&k->prefetcher, keeper_prefetch_main, d,
+                                            "ingot-dfetch"));
         k->prefetcher_started = 1;
-        pthread_setname_np(k->prefetcher, "ingot-dfetch");
     }
     return INGOT_OK;
 }

@@ -147,13 +147,10 @@ ingot_status_t ingot_disk_serve_start(ingot_disk_t *d)
     if (st == INGOT_OK) {
         st = ingot_transport_service_create(d->p.transport, &ops, d, &d->svc);
     }
-    if (st == INGOT_OK && pthread_create(&d->server, NULL, serve_main, d) != 0) {
-        st = ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the server thread");
-    }
     if (st == INGOT_OK) {
-        d->server_started = 1;
-        pthread_setname_np(d->server, "ingot-dserve");
+        st = ingot_disk_thread_start(&d->server, serve_main, d, "ingot-dserve");
     }
+    d->server_started = st == INGOT_OK;
     return st;
 }
 
@@ -330,14 +327,11 @@ void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d)
 {
     ingot_status_t st = ingot_mpmc_init(&d->outbox, d->nbufs);
-    if (st == INGOT_OK && pthread_create(&d->pusher, NULL, pusher_main, d) != 0) {
+    if (st == INGOT_OK && (st = ingot_disk_thread_start(&d->pusher, pusher_main, d,
+                                                        "ingot-dpush")) != INGOT_OK) {
         ingot_mpmc_cleanup(&d->outbox);
-        st = ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start the pusher thread");
     }
-    if (st == INGOT_OK) {
-        d->pusher_started = 1;
-        pthread_setname_np(d->pusher, "ingot-dpush");
-    }
+    d->pusher_started = st == INGOT_OK;
     return st;
 }
 
