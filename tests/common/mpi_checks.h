@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the MPI loader tests (test_loader.c, test_cache.c): the dataset (packed once
- * by rank 0), each batch's bytes and labels, every sample delivered exactly once over all ranks.
+ * Helpers shared by the MPI loader tests (test_loader.c, test_cache.c, test_disk.c): the dataset
+ * (packed once by rank 0), each batch's bytes and labels, one step checked, every sample
+ * delivered exactly once over all ranks.
  */
 #ifndef INGOT_TEST_MPI_CHECKS_H
 #define INGOT_TEST_MPI_CHECKS_H
@@ -8,6 +9,7 @@
 #include "common/test.h"
 #include "common/loader_data.h"
 #include <ingot/order.h>
+#include <ingot/shard.h>
 #include <mpi.h>
 #include <unistd.h>
 #include <stdint.h>
@@ -45,6 +47,25 @@ static inline void check_mpi_batch(const ingot_batch_t *b)
         }
     }
     free(copy);
+}
+
+/** One step of @p l checked: the next batch is of @p epoch with @p slice samples, each checked
+ *  (check_mpi_batch); its indices into @p ids, its record bytes (from @p m) added to *@p records;
+ *  released. */
+static inline void check_mpi_step(ingot_loader_h l, ingot_manifest_h m, uint64_t epoch,
+                                  uint64_t slice, uint64_t *ids, uint64_t *records)
+{
+    ingot_batch_t b;
+    CHECK_OK(ingot_loader_next(l, &b));
+    CHECK(b.epoch == epoch && b.count == slice);
+    check_mpi_batch(&b);
+    for (uint64_t i = 0; i < slice; i++) {
+        ids[i] = b.indices[i];
+        ingot_sample_info_t si;
+        CHECK_OK(ingot_manifest_sample_get(m, b.indices[i], &si));
+        *records += si.length;
+    }
+    CHECK_OK(ingot_loader_release(l, &b));
 }
 
 /** The order the shard module computes for @p n samples, independently of the loader. */

@@ -131,17 +131,8 @@ int main(int argc, char **argv)
     struct timespec pause = {0, step_ms ? atol(step_ms) * 1000000L : 0};
     for (uint64_t epoch = 0; epoch < EPOCHS; epoch++) {
         for (uint64_t s = 0; s < steps; s++) {
-            ingot_batch_t b;
-            CHECK_OK(ingot_loader_next(l, &b));
-            CHECK(b.epoch == epoch && b.count == slice);
-            check_mpi_batch(&b);
-            for (uint64_t i = 0; i < slice; i++) {
-                ids[s * slice + i] = b.indices[i];
-                ingot_sample_info_t si;
-                CHECK_OK(ingot_manifest_sample_get(m, b.indices[i], &si));
-                records[epoch] += si.length; /* a padded tail differs per epoch */
-            }
-            CHECK_OK(ingot_loader_release(l, &b));
+            /* records per epoch: a padded tail differs per epoch */
+            check_mpi_step(l, m, epoch, slice, ids + s * slice, &records[epoch]);
             if (epoch == 1 && s == 3) {
                 printf("rank %d pid %d epoch 1 step 3\n", rank, (int)getpid());
                 fflush(stdout);

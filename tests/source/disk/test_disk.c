@@ -47,17 +47,7 @@ static void run_epochs(ingot_loader_h l, ingot_manifest_h m, uint64_t epochs, ui
     struct timespec pause = {0, (long)env_u64("TEST_DISK_STEP_MS", 0) * 1000000L};
     for (uint64_t e = 0; e < epochs; e++) {
         for (uint64_t s = 0; s < steps; s++) {
-            ingot_batch_t b;
-            CHECK_OK(ingot_loader_next(l, &b));
-            CHECK(b.epoch == e && b.count == slice);
-            check_mpi_batch(&b);
-            for (uint64_t i = 0; i < slice; i++) {
-                ids[s * slice + i] = b.indices[i];
-                ingot_sample_info_t si;
-                CHECK_OK(ingot_manifest_sample_get(m, b.indices[i], &si));
-                records[e] += si.length;
-            }
-            CHECK_OK(ingot_loader_release(l, &b));
+            check_mpi_step(l, m, e, slice, ids + s * slice, &records[e]);
             if (pause.tv_nsec > 0) {
                 printf("rank %d pid %d step %llu\n", rank, (int)getpid(),
                        (unsigned long long)(e * steps + s));
