@@ -200,11 +200,13 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
         }
         uint32_t window = l->params.order_mode == INGOT_ORDER_LOCALITY ? l->params.order_window : 0;
         if (c->order_window != window) {
-            ingot_error("resume cursor was cut with the %s order%s, this loader uses the %s "
-                        "order%s: positions would name other samples (set INGOT_ORDER as the "
-                        "saved job did)",
-                        c->order_window ? "locality" : "full", c->order_window ? " (window)" : "",
-                        window ? "locality" : "full", window ? " (window)" : "");
+            char saved[32] = "full", mine[32] = "full";
+            if (c->order_window) snprintf(saved, sizeof(saved), "window:%u", c->order_window);
+            if (window) snprintf(mine, sizeof(mine), "window:%u", window);
+            ingot_error("resume cursor was cut with INGOT_ORDER=%s, this loader uses "
+                        "INGOT_ORDER=%s: positions would name other samples (set INGOT_ORDER as "
+                        "the saved job did)",
+                        saved, mine);
             return INGOT_ERR_MISMATCH;
         }
         if (c->consumed % c->global_batch != 0 ||

@@ -20,3 +20,16 @@ fi
 "$mpirun_sh" "$mpiexec" 4 "$python" "$here/test_mpi.py" save "$work" 3
 "$mpirun_sh" "$mpiexec" 2 "$python" "$here/test_mpi.py" resume "$work"
 "$python" "$here/test_mpi.py" check "$work" 4 2
+# The locality order (INGOT_ORDER=window:2) resumes exactly once as well, at another world size;
+# its cursor given to a loader of the other order is refused, naming both.
+export INGOT_ORDER=window:2
+"$mpirun_sh" "$mpiexec" 4 "$python" "$here/test_mpi.py" save "$work" 3
+"$mpirun_sh" "$mpiexec" 2 "$python" "$here/test_mpi.py" resume "$work"
+"$python" "$here/test_mpi.py" check "$work" 4 2
+if INGOT_ORDER=full "$mpirun_sh" "$mpiexec" 2 "$python" "$here/test_mpi.py" resume "$work" \
+    > "$work/mismatch.out" 2>&1; then
+  echo "FAIL: a window:2 cursor resumed under INGOT_ORDER=full"; exit 1
+fi
+grep -q "cut with INGOT_ORDER=window:2, this loader uses INGOT_ORDER=full" "$work/mismatch.out" || {
+  cat "$work/mismatch.out"; echo "FAIL: the order mismatch was not named"; exit 1; }
+echo "python.binding.mpi: the locality order resumed exactly once; a mismatched order refused"
