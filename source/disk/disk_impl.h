@@ -35,17 +35,17 @@ ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
 /* A piece size's log2 (a power of two, 4KiB to 64MiB); INGOT_ERR_INVALID_PARAM otherwise. */
 ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
 
-#define DISK_SLACK       8192 /* room past a piece for an O_DIRECT read from below */
-#define DISK_FILL_QUEUE  16   /* pieces waiting for the keeper's writers */
+#define DISK_SLACK      8192 /* room past a piece for an O_DIRECT read from below */
+#define DISK_FILL_QUEUE 16   /* pieces waiting for the keeper's writers */
 /* Writer threads per keeper: each entry's write and sync runs outside the ledger's lock, so
  * several overlap (the filesystem commits their syncs together); one writer held 4 ranks' fills
  * of 32 KiB pieces to about 2,000 a second on this VM's disk. */
-#define DISK_WRITERS 4
-#define DISK_SERVE_QUEUE 64   /* peers' reads waiting for this rank's server */
-#define DISK_OUTBOX      8    /* buffers for pieces waiting to be handed to their keeper */
-#define DISK_FD_SLOTS    256  /* entries kept open per process (fdcache.c) */
-#define DISK_SPARE_BUFS  8    /* buffers besides one per reader and the outbox: the prefetcher */
-#define DISK_RX_BUFS     16   /* buffers for peers: reads this rank's server answers, pushes */
+#define DISK_WRITERS     4
+#define DISK_SERVE_QUEUE 64  /* peers' reads waiting for this rank's server */
+#define DISK_OUTBOX      8   /* buffers for pieces waiting to be handed to their keeper */
+#define DISK_FD_SLOTS    256 /* entries kept open per process (fdcache.c) */
+#define DISK_SPARE_BUFS  8   /* buffers besides one per reader and the outbox: the prefetcher */
+#define DISK_RX_BUFS     16  /* buffers for peers: reads this rank's server answers, pushes */
 
 /* What a buffer holds for the keeper's writer. */
 enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };

@@ -480,8 +480,8 @@ int ingot_disk_entry_clean_fill(int dirfd, const char *path, int remove)
         /* The file locked must still be the one the name gives: another cleaner may have removed
          * it since this open, and a new writer made a live temporary under the same name. */
         if (fstat(fd, &held) != 0 || held.st_nlink == 0 ||
-            fstatat(dirfd, path, &named, AT_SYMLINK_NOFOLLOW) != 0 ||
-            named.st_ino != held.st_ino || named.st_dev != held.st_dev) {
+            fstatat(dirfd, path, &named, AT_SYMLINK_NOFOLLOW) != 0 || named.st_ino != held.st_ino ||
+            named.st_dev != held.st_dev) {
             orphan = 1; /* this orphan is gone; what the name holds now is not ours to judge */
         } else {
             orphan = !remove || unlinkat(dirfd, path, 0) == 0 || errno == ENOENT ? 1 : -1;

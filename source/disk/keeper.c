@@ -290,8 +290,8 @@ static ingot_status_t keeper_threads(ingot_disk_t *d)
 {
     disk_keeper_t *k = d->keeper;
     for (; k->writers_started < DISK_WRITERS; k->writers_started++) {
-        INGOT_CHECK(ingot_disk_thread_start(&k->writers[k->writers_started], keeper_writer_main,
-                                            d, "ingot-dwrite"));
+        INGOT_CHECK(ingot_disk_thread_start(&k->writers[k->writers_started], keeper_writer_main, d,
+                                            "ingot-dwrite"));
     }
     if (d->prefetch_pct > 0) {
         INGOT_CHECK(ingot_disk_thread_start(&k->prefetcher, keeper_prefetch_main, d,

@@ -327,8 +327,8 @@ void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d)
 {
     ingot_status_t st = ingot_mpmc_init(&d->outbox, d->nbufs);
-    if (st == INGOT_OK && (st = ingot_disk_thread_start(&d->pusher, pusher_main, d,
-                                                        "ingot-dpush")) != INGOT_OK) {
+    if (st == INGOT_OK &&
+        (st = ingot_disk_thread_start(&d->pusher, pusher_main, d, "ingot-dpush")) != INGOT_OK) {
         ingot_mpmc_cleanup(&d->outbox);
     }
     d->pusher_started = st == INGOT_OK;

@@ -49,7 +49,6 @@ void ingot_objstore_url_release(ingot_objstore_url_t *url);
 const char *ingot_objstore_scheme_name(ingot_objstore_scheme_t scheme);
 
 
-
 /** One query parameter, unencoded. */
 typedef struct ingot_objstore_param {
     const char *name;
