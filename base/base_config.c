@@ -43,40 +43,40 @@ static int check_fault_spec(const char *value, char *err, size_t errlen)
 /* clang-format off */
 static const ingot_config_field_t base_fields[] = {
     {"LOG_LEVEL", "warn", "Lowest level of messages printed.",
-     RANK, INGOT_CONFIG_ENUM, F(log_level), 0, 0, log_levels, NULL},
+     RANK, INGOT_CONFIG_ENUM, F(log_level), 0, 0, log_levels, NULL, NULL, NULL},
     {"LOG_FILE", "stderr",
      "Where log lines go: 'stderr', or a file path in which %h is the host name, %p the pid and "
      "%r the rank (%u: the user).",
-     RANK, INGOT_CONFIG_STRING, F(log_file), 0, 0, NULL, NULL},
+     RANK, INGOT_CONFIG_STRING, F(log_file), 0, 0, NULL, NULL, NULL, NULL},
     {"TIMEOUT", "300s",
      "Deadline of every blocking wait inside ingot (queues, thread joins, MPI and UCX waits); a "
      "wait that reaches it fails with a timeout error instead of hanging.",
      JOB, INGOT_CONFIG_DURATION, F(timeout_ns), 1000000 /* 1 ms */, 86400LL * 1000000000LL,
-     NULL, NULL},
+     NULL, NULL, NULL, NULL},
     {"SPIN", "0",
      "How long a waiting thread busy-polls before it sleeps. 0 (the default) sleeps at once: "
      "when ingot's threads outnumber the cores, spinning takes them from the threads doing work "
      "(16 KiB samples on 2 cores: 216k samples/s at 0, 76k at 20us). A few microseconds can "
      "shave wake-up latency on dedicated cores.",
-     RANK, INGOT_CONFIG_DURATION, F(spin_ns), 0, 1000000000LL, NULL, NULL},
+     RANK, INGOT_CONFIG_DURATION, F(spin_ns), 0, 1000000000LL, NULL, NULL, NULL, NULL},
     {"HUGEPAGES", "y", "Back large payload buffers with transparent huge pages (madvise).",
-     RANK, INGOT_CONFIG_BOOL, F(hugepages), 0, 0, NULL, NULL},
+     RANK, INGOT_CONFIG_BOOL, F(hugepages), 0, 0, NULL, NULL, NULL, NULL},
     {"PIN", "auto",
      "Page-lock payload buffers: 'auto' pins with cudaHostRegister where a GPU is usable, mlock "
      "otherwise (falling back to pageable memory, with a warning, beyond RLIMIT_MEMLOCK); 'off' "
      "never pins.",
-     RANK, INGOT_CONFIG_ENUM, F(pin), 0, 0, pin_modes, NULL},
+     RANK, INGOT_CONFIG_ENUM, F(pin), 0, 0, pin_modes, NULL, NULL, NULL},
     {"CHECK_CONFIG", "y",
      "Check at init that job-wide variables have the same value on every rank.",
-     JOB, INGOT_CONFIG_BOOL, F(check_job_config), 0, 0, NULL, NULL},
+     JOB, INGOT_CONFIG_BOOL, F(check_job_config), 0, 0, NULL, NULL, NULL, NULL},
     {"WARN_UNKNOWN", "y", "Warn about INGOT_* variables that ingot does not know.",
-     RANK, INGOT_CONFIG_BOOL, F(warn_unknown), 0, 0, NULL, NULL},
+     RANK, INGOT_CONFIG_BOOL, F(warn_unknown), 0, 0, NULL, NULL, NULL, NULL},
     {"FAULT", "none",
      "Fault injection for tests (builds with -DINGOT_FAULT_INJECTION=ON only): "
      "'site:nth:action[,...]', site in malloc|mmap|mlock|cuda_pin|open|pread|thread|"
      "cuda_malloc, nth a 1-based call count, 'N+' or '*', action an errno name (ENOMEM, EIO, "
      "...) or 'fail'.",
-     RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec},
+     RANK, INGOT_CONFIG_STRING, F(fault), 0, 0, NULL, check_fault_spec, NULL, NULL},
 
 };
 /* clang-format on */

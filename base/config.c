@@ -93,7 +93,8 @@ const ingot_config_field_t *ingot_config_find(const char *name,
     }
     for (size_t t = 0; t < config_ntables; t++) {
         for (size_t i = 0; i < config_tables[t]->count; i++) {
-            if (strcmp(config_tables[t]->fields[i].name, name) == 0) {
+            const ingot_config_field_t *f = &config_tables[t]->fields[i];
+            if (strcmp(f->name, name) == 0 || (f->old_name && strcmp(f->old_name, name) == 0)) {
                 if (table_p != NULL) {
                     *table_p = config_tables[t];
                 }
@@ -145,6 +146,7 @@ const char *ingot_config_syntax(const ingot_config_field_t *f, char *buf, size_t
             snprintf(buf, buflen, "a string");
         }
         break;
+    case INGOT_CONFIG_TYPED: snprintf(buf, buflen, "%s", f->codec->syntax); break;
     }
     return buf;
 }
@@ -325,6 +327,13 @@ ingot_status_t ingot_config_parse(const ingot_config_field_t *f, const char *str
         *(char **)value_p = copy;
         return INGOT_OK;
     }
+    case INGOT_CONFIG_TYPED: {
+        char why[256] = "";
+        if (f->codec->parse(str, value_p, why, sizeof(why)) != 0) {
+            return config_error(f, str, err, errlen, why[0] ? why : "not accepted");
+        }
+        return INGOT_OK;
+    }
     }
     return INGOT_ERR_INTERNAL;
 }
@@ -358,6 +367,7 @@ void ingot_config_format(const ingot_config_field_t *f, const void *value_p, cha
         snprintf(buf, buflen, "%s", f->enum_names[*(const int *)value_p]);
         break;
     case INGOT_CONFIG_STRING: snprintf(buf, buflen, "%s", *(char *const *)value_p); break;
+    case INGOT_CONFIG_TYPED: f->codec->format(value_p, buf, buflen); break;
     }
 }
 
@@ -379,6 +389,29 @@ static const char *lookup_getenv(const char *name, void *arg)
     return getenv(name);
 }
 
+/* The value of @p f in the environment: under its name, else under its former one (*old_p set;
+ * said once per process: the old name still works, but not for ever). */
+static const char *config_lookup(const ingot_config_field_t *f, ingot_config_lookup_fn_t lookup,
+                                 void *arg, int *old_p)
+{
+    char full[128];
+    snprintf(full, sizeof(full), INGOT_ENV_PREFIX "%s", f->name);
+    const char *v = lookup(full, arg);
+    *old_p = 0;
+    if (v != NULL || f->old_name == NULL) {
+        return v;
+    }
+    snprintf(full, sizeof(full), INGOT_ENV_PREFIX "%s", f->old_name);
+    v = lookup(full, arg);
+    *old_p = v != NULL;
+    if (v != NULL && lookup == lookup_getenv) {
+        ingot_warn(INGOT_ENV_PREFIX "%s is deprecated: it is now " INGOT_ENV_PREFIX "%s (same "
+                                    "values); the old name is read while the new one is unset",
+                   f->old_name, f->name);
+    }
+    return v;
+}
+
 ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *values,
                                        ingot_config_lookup_fn_t lookup, void *arg, char *err,
                                        size_t errlen)
@@ -389,11 +422,16 @@ ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *
     }
     for (size_t i = 0; i < table->count; i++) {
         const ingot_config_field_t *f = &table->fields[i];
-        char full[128];
-        snprintf(full, sizeof(full), INGOT_ENV_PREFIX "%s", f->name);
-        const char *v = lookup(full, arg);
+        int old = 0;
+        const char *v = config_lookup(f, lookup, arg, &old);
         ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)values + f->offset, err,
                                                errlen);
+        if (st != INGOT_OK && old) { /* name the variable that was set */
+            char why[CONFIG_ERR_MAX];
+            snprintf(why, sizeof(why), "%s", err + strlen(INGOT_ENV_PREFIX) + strlen(f->name));
+            snprintf(err, errlen, INGOT_ENV_PREFIX "%s (now " INGOT_ENV_PREFIX "%s)%s", f->old_name,
+                     f->name, why);
+        }
         if (st != INGOT_OK) {
             ingot_config_table_release(table, values);
             return st;

@@ -26,7 +26,10 @@ typedef enum ingot_config_type {
     INGOT_CONFIG_ENUM,     /**< int index into enum_names; case-insensitive. The names are
                                 defined with designated initializers indexed by the module's
                                 enum ([INGOT_X_AUTO] = "auto"), so the index is the enum value */
-    INGOT_CONFIG_STRING    /**< char * (owned), validated by an optional check function */
+    INGOT_CONFIG_STRING,   /**< char * (owned), validated by an optional check function */
+    INGOT_CONFIG_TYPED     /**< a module's own type (a budget, an order, a link's shape), parsed
+                                once by the field's codec into its typed storage, so no module
+                                parses a value again where it uses it */
 } ingot_config_type_t;
 
 typedef enum ingot_config_scope {
@@ -39,6 +42,16 @@ typedef enum ingot_config_scope {
  *  messages and ingot-info -c; "a string" otherwise) and return 0. */
 typedef int (*ingot_config_check_fn_t)(const char *value, char *err, size_t errlen);
 
+/** How a TYPED variable is parsed into its storage and printed back. */
+typedef struct ingot_config_codec {
+    /** Parse @p str into @p value (the field's storage): 0, or -1 with why in @p err. */
+    int (*parse)(const char *str, void *value, char *err, size_t errlen);
+    /** @p value in the parser's syntax (canonical: equal values format equally). */
+    void (*format)(const void *value, char *buf, size_t buflen);
+    /** What it accepts, for messages and ingot-info -c. */
+    const char *syntax;
+} ingot_config_codec_t;
+
 typedef struct ingot_config_field {
     const char *name;
     const char *dfl;
@@ -46,9 +59,13 @@ typedef struct ingot_config_field {
     ingot_config_scope_t scope;
     ingot_config_type_t type;
     size_t offset;
-    int64_t min, max;              /* INT, SIZE and DURATION bounds (inclusive) */
-    const char *const *enum_names; /* ENUM: NULL-terminated */
-    ingot_config_check_fn_t check; /* STRING: optional */
+    int64_t min, max;                  /* INT, SIZE and DURATION bounds (inclusive) */
+    const char *const *enum_names;     /* ENUM: NULL-terminated */
+    ingot_config_check_fn_t check;     /* STRING: optional */
+    const ingot_config_codec_t *codec; /* TYPED */
+    /** The variable's former name, still read (with a deprecation line) when the new one is
+     *  unset; NULL when it never had another. */
+    const char *old_name;
 } ingot_config_field_t;
 
 /**

@@ -1,6 +1,7 @@
 /*
  * The collectives' INGOT_* variables (collectives_config.c): backend, bucket caps, the MPI ring's
- * threshold and message size, and the ingest pacing the loader applies while reductions run.
+ * threshold and message size (the pacing of ingest while reductions run is the loader's:
+ * INGOT_INGEST_PACING).
  */
 #ifndef INGOT_COLLECTIVES_CONFIG_H
 #define INGOT_COLLECTIVES_CONFIG_H
@@ -12,9 +13,8 @@ typedef struct ingot_collectives_config {
     ingot_comm_backend_t backend;
     uint64_t bucket_bytes;
     uint64_t first_bucket_bytes;
-    uint64_t ring_min;      /* MPI: reductions from this size run the ring */
-    uint64_t segment;       /* MPI ring message size */
-    uint64_t ingest_pacing; /* pause before each storage request while reductions run (0: off) */
+    uint64_t ring_min; /* MPI: reductions from this size run the ring */
+    uint64_t segment;  /* MPI ring message size */
 } ingot_collectives_config_t;
 
 _Static_assert(sizeof(ingot_comm_backend_t) == sizeof(int), "enum variables are stored as int");

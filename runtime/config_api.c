@@ -1,30 +1,39 @@
 /*
  * The public configuration calls (include/ingot/config.h) over base's registry. They live in the
- * facade so that they name every module's table: a program linked against the static library
- * that calls only these still carries (and so registers) every table.
+ * facade and name the list of every module's table that the build generates
+ * (cmake/config_tables.cmake), so a program linked against the static library that calls only
+ * these still carries (and so registers) every table.
  */
 #include <ingot/config.h>
 #include <ingot/version.h>
 #include "base/config.h"
-#include "base/base_config.h"
 #include "base/log.h"
-#include "runtime/loader/config.h"
-#include "collectives/config.h"
-#include "topology/topo.h"
-#include "source/cache/cache_impl.h"
-#include "source/disk/disk_impl.h"
-#include "transport/transport_impl.h"
 #include <stdio.h>
 #include <string.h>
 
 #define CONFIG_VALUE_MAX  512
 #define CONFIG_SYNTAX_MAX 384
 
-/* Referenced so a static link keeps each module's table (registered by its constructor). */
-const ingot_config_table_t *const ingot_runtime_config_tables[] = {
-    &ingot_base_config_table,   &ingot_topo_config_table,      &ingot_collectives_config_table,
-    &ingot_loader_config_table, &ingot_transport_config_table, &ingot_cache_config_table,
-    &ingot_disk_config_table};
+/* The build's list of every module's table (generated/config_tables.c). */
+extern const ingot_config_table_t *const ingot_config_tables[];
+extern const size_t ingot_config_ntables;
+
+/* Every table registered (each by its constructor), and the generated list referenced, so a
+ * static link keeps them all: INGOT_OK, or INGOT_ERR_INTERNAL naming a table the registry lacks. */
+static ingot_status_t config_all_registered(void)
+{
+    for (size_t i = 0; i < ingot_config_ntables; i++) {
+        int found = 0;
+        for (size_t t = 0; t < ingot_config_table_count(); t++) {
+            found |= ingot_config_table_at(t) == ingot_config_tables[i];
+        }
+        if (!found) {
+            return ingot_fail(INGOT_ERR_INTERNAL, "configuration table '%s' is not registered",
+                              ingot_config_tables[i]->module);
+        }
+    }
+    return INGOT_OK;
+}
 
 
 static void print_doc(FILE *stream, const ingot_config_field_t *f)
@@ -57,7 +66,10 @@ static void print_table(FILE *stream, const ingot_config_table_t *t, unsigned fl
 
 ingot_status_t ingot_config_print(FILE *stream, unsigned flags)
 {
-    ingot_status_t st = ingot_config_load();
+    ingot_status_t st = config_all_registered();
+    if (st == INGOT_OK) {
+        st = ingot_config_load();
+    }
     if (st != INGOT_OK) {
         return st;
     }

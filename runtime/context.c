@@ -97,6 +97,9 @@ static ingot_status_t ctx_create(MPI_Comm user, int level, ingot_ctx_h *ctx_p)
     st = ingot_base_config(&cfg.base);
     if (st == INGOT_OK) { /* parsed together: the first accessor parsed every table */
         ingot_topo_config(&cfg.topo);
+        ingot_transport_config(&cfg.transport);
+        ingot_collectives_config(&cfg.collectives);
+        ingot_tier_config(&cfg.tiers);
         ingot_loader_config(&cfg.loader);
     }
     ingot_ctx_h ctx = (st == INGOT_OK) ? ingot_calloc(1, sizeof(*ctx), "ingot context") : NULL;
@@ -148,8 +151,10 @@ err_free:
 ingot_status_t ingot_ctx_transport(ingot_ctx_h ctx, struct ingot_transport **t_p)
 {
     if (ctx->transport == NULL) {
-        ingot_transport_params_t p = {
-            .comm = ctx->comm, .node = &ctx->topo->node, .timeout_ns = ctx->cfg.base->timeout_ns};
+        ingot_transport_params_t p = {.comm = ctx->comm,
+                                      .node = &ctx->topo->node,
+                                      .timeout_ns = ctx->cfg.base->timeout_ns,
+                                      .cfg = ctx->cfg.transport};
         ingot_status_t st = ingot_transport_create(&p, &ctx->transport); /* collective, agreed */
         if (st != INGOT_OK) {
             return st;

@@ -5,6 +5,9 @@
 #include <ingot/ingot.h>
 #include "base/base_config.h"
 #include "runtime/loader/config.h"
+#include "collectives/config.h"
+#include "source/tier.h"
+#include "transport/transport.h"
 #include "base/wait.h"
 #include "topology/topo.h"
 #include <ingot/shard.h>
@@ -14,6 +17,9 @@
 typedef struct ingot_ctx_config {
     const ingot_base_config_t *base;
     const ingot_topo_config_t *topo;
+    const ingot_transport_config_t *transport;
+    const ingot_collectives_config_t *collectives;
+    ingot_tier_config_t tiers; /* storage and the cache tiers (source/tier.h) */
     const ingot_loader_config_t *loader;
 } ingot_ctx_config_t;
 

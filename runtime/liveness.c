@@ -1,7 +1,6 @@
 /* Finding a rank that went silent (liveness.h). */
 #include "runtime/liveness.h"
 #include "runtime/context_impl.h"
-#include "source/cache/cache_impl.h"
 #include "transport/transport.h"
 #include "base/time.h"
 #include "base/watchdog.h"
@@ -14,9 +13,8 @@
 
 int ingot_liveness_find_lost(ingot_ctx_h ctx, char *why, size_t len)
 {
-    const ingot_cache_config_t *cfg;
-    if (ctx->transport == NULL || ingot_cache_config(&cfg) != INGOT_OK ||
-        cfg->peer_failure != INGOT_PEER_FAILURE_ABORT) {
+    if (ctx->transport == NULL ||
+        ingot_transport_peer_failure(ctx->transport) != INGOT_PEER_FAILURE_ABORT) {
         return 0;
     }
     uint64_t peer_timeout = ingot_transport_peer_timeout(ctx->transport);

@@ -179,13 +179,14 @@ int ingot_source_emulation_active(const ingot_source_emulation_t *emu)
     return emu != NULL && (emu->bandwidth != 0 || emu->latency_ns != 0);
 }
 
+static const ingot_config_field_t emu_bw_field = {
+    "STORAGE_EMULATE bw", "0", "", 0, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL, NULL, NULL};
+static const ingot_config_field_t emu_lat_field = {
+    "STORAGE_EMULATE lat", "0", "", 0, INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL, NULL, NULL};
+
 /* One "key=value" of an emulation spec into @p emu; 0, or -1 with the reason in @p err. */
 static int emu_parse_part(char *tok, ingot_source_emulation_t *emu, char *err, size_t errlen)
 {
-    static const ingot_config_field_t bw_field = {
-        "STORAGE_EMULATE bw", "0", "", 0, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
-    static const ingot_config_field_t lat_field = {
-        "STORAGE_EMULATE lat", "0", "", 0, INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
     char *eq = strchr(tok, '='), why[384];
     if (eq == NULL) {
         snprintf(err, errlen, "'%s' is not key=value (keys: bw, lat)", tok);
@@ -201,13 +202,13 @@ static int emu_parse_part(char *tok, ingot_source_emulation_t *emu, char *err, s
         }
         char num[128];
         snprintf(num, sizeof(num), "%.*s", (int)(n - 2), val);
-        if (ingot_config_parse(&bw_field, num, &emu->bandwidth, why, sizeof(why)) != 0 ||
+        if (ingot_config_parse(&emu_bw_field, num, &emu->bandwidth, why, sizeof(why)) != 0 ||
             emu->bandwidth == 0) {
             snprintf(err, errlen, "bw='%s' is not a positive size per second, e.g. 200MiB/s", val);
             return -1;
         }
     } else if (strcmp(tok, "lat") == 0) {
-        if (ingot_config_parse(&lat_field, val, &emu->latency_ns, why, sizeof(why)) != 0) {
+        if (ingot_config_parse(&emu_lat_field, val, &emu->latency_ns, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "lat='%s' is not a duration such as 5ms", val);
             return -1;
         }
@@ -245,12 +246,32 @@ int ingot_source_emulation_parse(const char *spec, ingot_source_emulation_t *emu
     return 0;
 }
 
-int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen)
+static int emulation_parse(const char *str, void *value, char *err, size_t errlen)
 {
-    ingot_source_emulation_t emu;
-    if (value == NULL) { /* the syntax */
-        snprintf(err, errlen, "none, or bw=RATE,lat=DURATION (e.g. bw=200MiB/s,lat=5ms)");
-        return 0;
-    }
-    return ingot_source_emulation_parse(value, &emu, err, errlen);
+    return ingot_source_emulation_parse(str, value, err, errlen);
 }
+
+static void emulation_format(const void *value, char *buf, size_t len)
+{
+    const ingot_source_emulation_t *emu = value;
+    char bw[64] = "", lat[64] = "";
+    if (!ingot_source_emulation_active(emu)) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    if (emu->bandwidth != 0) {
+        ingot_config_format(&emu_bw_field, &emu->bandwidth, bw, sizeof(bw));
+    }
+    if (emu->latency_ns != 0) {
+        ingot_config_format(&emu_lat_field, &emu->latency_ns, lat, sizeof(lat));
+    }
+    snprintf(buf, len, "%s%s%s%s%s", bw[0] ? "bw=" : "", bw, bw[0] ? "/s" : "",
+             bw[0] && lat[0] ? "," : "", lat[0] ? "lat=" : "");
+    size_t n = strlen(buf);
+    snprintf(buf + n, len > n ? len - n : 0, "%s", lat);
+}
+
+const ingot_config_codec_t ingot_source_emulation_codec = {
+    .parse = emulation_parse,
+    .format = emulation_format,
+    .syntax = "none, or bw=RATE,lat=DURATION (e.g. bw=200MiB/s,lat=5ms)"};

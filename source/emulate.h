@@ -9,6 +9,7 @@
 #define INGOT_SOURCE_EMULATE_H
 
 #include "source/source.h"
+#include "base/config.h"
 
 /** Bandwidth cap (bytes/s, 0 = none) and latency per request. */
 typedef struct ingot_source_emulation {
@@ -36,8 +37,8 @@ int ingot_source_emulation_active(const ingot_source_emulation_t *emu);
 int ingot_source_emulation_parse(const char *spec, ingot_source_emulation_t *emu, char *err,
                                  size_t errlen);
 
-/** Validator of INGOT_STORAGE_EMULATE (the loader's table): 0, or -1 with why in @p err; with
- *  @p value NULL, the syntax. */
-int ingot_config_check_storage_emulate(const char *value, char *err, size_t errlen);
+/** INGOT_STORAGE_EMULATE's codec (storage.c's table): parsed once into an
+ *  ingot_source_emulation_t. */
+extern const ingot_config_codec_t ingot_source_emulation_codec;
 
 #endif

@@ -9,9 +9,6 @@
 #include "source/source.h"
 #include <ingot/shard.h>
 
-/** Alignment O_DIRECT needs of offsets, lengths and buffers. */
-#define INGOT_SOURCE_DIRECT_ALIGN 4096
-
 /**
  * Create a POSIX source over the shards of @p manifest (which must outlive it).
  * @param direct O_DIRECT reads: requests must then be windows (one iovec, slack of at least

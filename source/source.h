@@ -130,6 +130,9 @@ typedef struct ingot_source_ops {
     void (*destroy)(ingot_source_t *src);
 } ingot_source_ops_t;
 
+/** Alignment O_DIRECT needs of offsets, lengths and buffers (a window's slack is counted in it). */
+#define INGOT_SOURCE_DIRECT_ALIGN 4096
+
 /** ingot_source_describe() of the whole source. */
 #define INGOT_SOURCE_ALL UINT32_MAX
 /** Room for any description. */

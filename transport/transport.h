@@ -49,6 +49,31 @@ typedef enum ingot_peer_protocol {
 
 extern const char *const ingot_peer_protocol_names[];
 
+/** INGOT_PEER_FAILURE values: what a peer that misses INGOT_PEER_TIMEOUT makes of the job. */
+typedef enum ingot_peer_failure {
+    INGOT_PEER_FAILURE_ABORT = 0,  /**< end the job, naming the rank */
+    INGOT_PEER_FAILURE_STORAGE = 1 /**< read that peer's bytes from storage from then on */
+} ingot_peer_failure_t;
+
+extern const char *const ingot_peer_failure_names[];
+
+/** INGOT_PEER_WINDOW values: who allocates a window. */
+typedef enum ingot_peer_window {
+    INGOT_PEER_WINDOW_UCX = 0,       /**< ucp_mem_map allocates it (shared memory first) */
+    INGOT_PEER_WINDOW_REGISTERED = 1 /**< ingot's memory (huge pages, NUMA), registered */
+} ingot_peer_window_t;
+
+/** The transport's INGOT_PEER_* table, parsed once (config.c). */
+typedef struct ingot_transport_config {
+    ingot_peer_protocol_t protocol;
+    uint64_t peer_timeout; /**< ns */
+    ingot_peer_failure_t peer_failure;
+    ingot_peer_window_t window;
+} ingot_transport_config_t;
+
+extern ingot_config_table_t ingot_transport_config_table;
+ingot_status_t ingot_transport_config(const ingot_transport_config_t **cfg_p);
+
 typedef struct ingot_transport ingot_transport_t;
 typedef struct ingot_transport_window ingot_transport_window_t;
 typedef struct ingot_transport_op ingot_transport_op_t;
@@ -85,6 +110,7 @@ typedef struct ingot_transport_params {
     MPI_Comm comm;                 /**< the job's ranks (used, not duplicated: outlives t) */
     const ingot_node_info_t *node; /**< this rank's node: its id (same-node pairs) and host */
     uint64_t timeout_ns;           /**< INGOT_TIMEOUT: the bound of collective waits (destroy) */
+    const ingot_transport_config_t *cfg; /**< its INGOT_PEER_* values; NULL: the process's */
 } ingot_transport_params_t;
 
 /** Create a transport over @p params->comm (collective over it, agreed: every rank returns the
@@ -99,7 +125,7 @@ void ingot_transport_destroy(ingot_transport_t *t);
  * A window of @p bytes every peer can read, its key and address exchanged with every rank
  * (collective). In host memory (@p cuda_device < 0): allocated by UCX (ucp_mem_map with
  * ALLOCATE, POSIX shared memory first, so readers on the node can map it; bound to NUMA node
- * @p numa when >= 0), or, with INGOT_CACHE_WINDOW=registered, ingot's own memory registered.
+ * @p numa when >= 0), or, with INGOT_PEER_WINDOW=registered, ingot's own memory registered.
  * In device memory: cudaMalloc on @p cuda_device, registered as CUDA memory, refused (naming the
  * UCX version) when UCX has no CUDA memory type. The first 64 bytes are a header (the ready
  * word); the data follows at ingot_transport_window_data().
@@ -301,6 +327,8 @@ void ingot_transport_ping(ingot_transport_t *t, const int *ranks, int n, uint64_
 
 /** INGOT_PEER_TIMEOUT in ns. */
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t);
+/** INGOT_PEER_FAILURE as configured: what a silent peer makes of the job. */
+ingot_peer_failure_t ingot_transport_peer_failure(const ingot_transport_t *t);
 /** Host name of @p peer. */
 const char *ingot_transport_host(const ingot_transport_t *t, int peer);
 /** Close the endpoint to @p peer by force (peer error mode only): its reads fail. */

@@ -26,18 +26,6 @@
 #define TRANSPORT_SERVICES_MAX   8           /* services per transport */
 #define TRANSPORT_SERVICE_WINDOW 0x80000000u /* a request's window id names service (id & ~this) */
 
-/* INGOT_PEER_* variables of the transport (config.c). */
-/* INGOT_CACHE_WINDOW values. */
-typedef enum { INGOT_CACHE_WINDOW_UCX = 0, INGOT_CACHE_WINDOW_REGISTERED = 1 } ingot_cache_window_t;
-
-typedef struct ingot_transport_config {
-    ingot_peer_protocol_t protocol;
-    uint64_t peer_timeout; /* ns */
-    ingot_cache_window_t window;
-} ingot_transport_config_t;
-
-extern ingot_config_table_t ingot_transport_config_table;
-ingot_status_t ingot_transport_config(const ingot_transport_config_t **cfg_p);
 
 typedef struct transport_peer {
     struct ingot_transport *t;
@@ -150,8 +138,9 @@ struct ingot_transport {
     _Atomic int stop, sleeping, closing;
     ingot_peer_protocol_t protocol;
     uint64_t peer_timeout_ns;
-    int window_ucx;            /* INGOT_CACHE_WINDOW=ucx: UCX allocates windows */
-    ingot_transport_op_t *ops; /* ops with a deadline */
+    int window_ucx;                    /* INGOT_PEER_WINDOW=ucx: UCX allocates windows */
+    ingot_peer_failure_t peer_failure; /* INGOT_PEER_FAILURE */
+    ingot_transport_op_t *ops;         /* ops with a deadline */
     transport_am_entry_t am[TRANSPORT_AM_ENTRIES];
     uint32_t am_free;                               /* free list head, TRANSPORT_AM_ENTRIES: none */
     transport_rep_slot_t rep[TRANSPORT_AM_ENTRIES]; /* reply headers in flight (owner) */

@@ -95,6 +95,11 @@ ingot_peer_protocol_t ingot_transport_protocol(const ingot_transport_t *t)
     return t->protocol;
 }
 
+ingot_peer_failure_t ingot_transport_peer_failure(const ingot_transport_t *t)
+{
+    return t->peer_failure;
+}
+
 uint64_t ingot_transport_peer_timeout(const ingot_transport_t *t)
 {
     return t->peer_timeout_ns;
@@ -232,7 +237,7 @@ static ingot_status_t transport_exchange(ingot_transport_t *t)
 ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
                                       ingot_transport_t **t_p)
 {
-    const ingot_transport_config_t *cfg;
+    const ingot_transport_config_t *cfg = params->cfg;
     MPI_Comm comm = params->comm;
     ingot_transport_t *t = ingot_calloc(1, sizeof(*t), "transport");
     if (t == NULL) {
@@ -240,7 +245,7 @@ ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
                               "transport: UCX set-up"); /* the others fail too */
         return INGOT_ERR_NO_MEMORY;
     }
-    ingot_status_t st = ingot_transport_config(&cfg);
+    ingot_status_t st = cfg != NULL ? INGOT_OK : ingot_transport_config(&cfg);
     t->comm = comm;
     t->node = params->node;
     t->timeout_ns = params->timeout_ns;
@@ -253,7 +258,8 @@ ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
     if (st == INGOT_OK) {
         t->protocol = cfg->protocol;
         t->peer_timeout_ns = cfg->peer_timeout;
-        t->window_ucx = (cfg->window == INGOT_CACHE_WINDOW_UCX);
+        t->window_ucx = (cfg->window == INGOT_PEER_WINDOW_UCX);
+        t->peer_failure = cfg->peer_failure;
         st = transport_ucp(t);
     }
     st = ingot_mpi_agree(&comm, st, "transport: UCX set-up");

@@ -1,41 +1,25 @@
 /*
  * The loader's creation and end, on the trainer's thread: parameters and their defaults, the
- * order and the resume cursor, sizing (slots, staging, readers and workers from the placement's
- * ingest cores), memory, the byte sources, the peer cache, the threads; destroy.
+ * order and the resume cursor, sizing and memory (memory.c), the tiers (tiers.c), the threads;
+ * destroy.
  */
 #include "runtime/loader/loader_impl.h"
-#include "collectives/engine.h"
-#include "collectives/config.h"
 #include "runtime/context_impl.h"
-#include "shard/manifest.h"
 #include "runtime/node_manifest.h"
-#include "runtime/loader/config.h"
-#include "runtime/store/store.h"
-#include "source/cache/cache.h"
-#include "source/disk/disk.h"
-#include "source/emulate.h"
-#include "source/posix.h"
 #include "base/cuda.h"
 #include "base/errors.h"
-#include "base/field_mask.h"
 #include "base/log.h"
-#include "base/param.h"
 #include "base/mix.h"
+#include "base/param.h"
 #include "base/status.h"
+#include "base/thread.h"
 #include "base/time.h"
 #include <inttypes.h>
-#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 
 #define LOADER_DEPTH_DEFAULT 4
-#define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
-/* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
- * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
-#define LOADER_READERS_REMOTE  32
-#define LOADER_TRACE_EVENTS    (1u << 20)
-#define LOADER_GAP_SCRATCH_MIN (64u << 10)
 
 long ingot_loader_minor_faults(void)
 {
@@ -83,13 +67,8 @@ static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_
     q->skip_budget = LOADER_PARAM(skip_budget, VERIFY, (uint64_t)cfg->loader->skip_budget);
     q->cursor = LOADER_PARAM(cursor, CURSOR, NULL);
     q->tail = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
-    ingot_order_mode_t mode = INGOT_ORDER_FULL;
-    uint32_t window = 1;
-    if (ingot_loader_order_parse(cfg->loader->order, &mode, &window) != 0) {
-        mode = INGOT_ORDER_FULL; /* INGOT_ORDER was checked when the context read it */
-    }
-    q->order_mode = LOADER_PARAM(order_mode, ORDER, mode);
-    q->order_window = LOADER_PARAM(order_window, ORDER, window ? window : 1);
+    q->order_mode = LOADER_PARAM(order_mode, ORDER, cfg->loader->order.mode);
+    q->order_window = LOADER_PARAM(order_window, ORDER, cfg->loader->order.window);
     q->readers = LOADER_PARAM(readers, THREADS, 0);
     q->workers = LOADER_PARAM(workers, THREADS, 0);
 }
@@ -132,8 +111,7 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     l->bind_threads = (cfg->topo->bind != INGOT_TOPO_BIND_NONE);
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->base->timeout_ns;
-    const ingot_collectives_config_t *coll_cfg = NULL;
-    l->pacing_ns = (ingot_collectives_config(&coll_cfg) == INGOT_OK) ? coll_cfg->ingest_pacing : 0;
+    l->pacing_ns = cfg->loader->ingest_pacing;
     l->coalesce_gap = cfg->loader->coalesce_gap;
     l->direct_io = cfg->loader->direct_io;
     return INGOT_OK;
@@ -228,63 +206,27 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
 }
 
 
-/* Storage, the last byte source: the object store for a manifest at a URL (store.c), else POSIX
- * files, behind the emulated store when asked. */
-static ingot_status_t loader_sources(ingot_loader_h l, const ingot_ctx_config_t *cfg)
-{
-    ingot_source_emulation_t emu;
-    ingot_source_t *storage;
-    char err[256];
-    if (ingot_store_is_url(l->params.manifest_path)) {
-        ingot_status_t st = ingot_loader_store_create(l, &storage);
-        if (st == INGOT_OK) {
-            l->sources[l->nsources++] = storage;
-        }
-        return st;
-    }
-    ingot_source_emulation_parse(cfg->loader->storage_emulate, &emu, err, sizeof(err));
-    ingot_status_t st = ingot_source_posix_create(l->manifest, l->direct_io, &storage);
-    if (st == INGOT_OK && ingot_source_emulation_active(&emu)) {
-        st = ingot_source_emulate_create(&emu, storage, l->nreaders * LOADER_REQS_PER_READER,
-                                         &storage);
-    }
-    if (st == INGOT_OK) {
-        l->sources[l->nsources++] = storage;
-    }
-    return st;
-}
-
-
+/* The loader's threads, each named (the planner; readers and workers numbered). */
 static ingot_status_t loader_start(ingot_loader_h l)
 {
     char name[16];
-    if (pthread_create(&l->planner, NULL, ingot_loader_planner_main, l) != 0) {
-        ingot_error("ingot_loader_create: cannot start the planner thread");
-        return INGOT_ERR_NO_RESOURCE;
-    }
+    INGOT_CHECK(ingot_thread_start(&l->planner, "ingot-plan", ingot_loader_planner_main, l));
     l->planner_started = 1;
-    pthread_setname_np(l->planner, "ingot-plan");
     for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
         int reader = i < l->nreaders;
         void *arg = reader ? (void *)&l->rctx[i] : (void *)&l->wctx[i - l->nreaders];
-        if (pthread_create(&l->threads[i], NULL,
-                           reader ? ingot_loader_reader_main : ingot_loader_worker_main,
-                           arg) != 0) {
-            ingot_error("ingot_loader_create: cannot start thread %u of %u", i,
-                        l->nreaders + l->nworkers);
-            return INGOT_ERR_NO_RESOURCE;
-        }
-        l->threads_started++;
         snprintf(name, sizeof(name), "ingot-%s%u", reader ? "read" : "work",
                  (reader ? i : i - l->nreaders) & 0xff);
-        pthread_setname_np(l->threads[i], name);
+        INGOT_CHECK(ingot_thread_start(&l->threads[i], name,
+                                       reader ? ingot_loader_reader_main : ingot_loader_worker_main,
+                                       arg));
+        l->threads_started++;
     }
     for (uintptr_t i = 0; i < l->depth; i++) {
         ingot_spsc_try_push(&l->free_slots, (void *)i);
     }
     return INGOT_OK;
 }
-
 
 static void loader_free(ingot_loader_h l)
 {
@@ -302,15 +244,15 @@ static void loader_free(ingot_loader_h l)
     for (uint32_t i = 0; i < l->threads_started; i++) {
         pthread_join(l->threads[i], NULL);
     }
-    /* Sources first: each fails what it still holds, so quarantined buffers come back before
-     * the memory they point into is freed; the cache's peer reads too. */
-    ingot_cache_quiesce(l->cache);
-    for (uint32_t i = 0; i < l->nsources; i++) {
-        ingot_source_destroy(l->sources[i]);
+    /* The tiers first: each fails what it still holds, so quarantined buffers and reads landing
+     * in the loader's memory come back before that memory is freed. */
+    ingot_tier_chain_stop(l->tiers);
+    for (uint32_t i = 0; i < l->nfront; i++) {
+        ingot_source_destroy(l->front[i]); /* never handed to a chain */
     }
     ingot_loader_gpu_cleanup(l);
     ingot_loader_free_memory(l);
-    ingot_cache_destroy(l->cache); /* collective: no peer reads this window any more */
+    ingot_tier_chain_destroy(l->tiers); /* collective: no peer reads a tier of this rank */
     ingot_order_destroy(l->order);
     ingot_node_manifest_close(l->ctx, l->manifest, l->manifest_window);
     free(l->slots);
@@ -321,8 +263,8 @@ static void loader_free(ingot_loader_h l)
     ingot_cuda_free(l->gap_device);
     free((void *)l->mem_dev);
     free(l->skipped_ids);
-    free(l->plan_home);
-    free(l->plan_woff);
+    free(l->plan_loc);
+    free(l->plan_located);
     free(l->epoch_bytes);
     free(l->epoch_reads);
     free(l);
@@ -343,133 +285,43 @@ static ingot_status_t loader_setup(ingot_loader_h l, const ingot_ctx_config_t *c
         return INGOT_ERR_NO_MEMORY;
     }
     if ((st = loader_resume(l, mi)) != INGOT_OK || (st = ingot_loader_maxima(l)) ||
-        (st = ingot_loader_size(l, cfg)) || (st = ingot_loader_alloc(l, cfg)) ||
-        (st = loader_sources(l, cfg))) {
+        (st = ingot_loader_size(l, cfg)) || (st = ingot_loader_alloc(l, cfg))) {
         return st;
     }
     if (l->device != INGOT_DEVICE_HOST && (st = ingot_loader_gpu_init(l)) != INGOT_OK) {
         return st;
     }
-    if (ingot_cache_enabled() && l->direct_io) {
-        return ingot_fail(INGOT_ERR_UNSUPPORTED,
-                          "ingot_loader_create: INGOT_CACHE_BYTES with INGOT_DIRECT_IO is not "
-                          "supported (a sample read again from storage needs no alignment "
-                          "slack); set one of them off");
-    }
     return INGOT_OK;
 }
 
-/* Why a GPU loader still needs fetched bytes in host memory, or NULL: they may land in the
- * device slot (samples delivered as stored, nothing looks at them on the host). */
-static const char *loader_host_only(ingot_loader_h l)
-{
-    if (l->params.verify != INGOT_VERIFY_OFF) {
-        return "fetched bytes are hash-checked on the host (INGOT_VERIFY=off would let them "
-               "land in GPU memory)";
-    }
-    if (l->params.transform != NULL) {
-        return "a transform runs on the host";
-    }
-    return NULL;
-}
-
-/* The cache chose GPU memory for fetched bytes: the device gap sink and the iovec memory kinds
- * (or host memory after all, warned, when they cannot be had). */
-static void loader_fetch_device(ingot_loader_h l)
-{
-    ingot_source_mem_t *mem = ingot_calloc(l->iov_cap, sizeof(*mem), "device iovec kinds");
-    ingot_status_t st = mem ? ingot_cuda_malloc_on(l->device, &l->gap_device, l->gap_scratch_size,
-                                                   "loader device gap scratch")
-                            : INGOT_ERR_NO_MEMORY;
-    if (st != INGOT_OK) {
-        free(mem);
-        ingot_warn("loader: fetched bytes stay in host memory (%s)", ingot_status_string(st));
-        return;
-    }
-    for (uint32_t i = 0; i < l->iov_cap; i++) {
-        mem[i] = INGOT_SOURCE_MEM_DEVICE;
-    }
-    l->mem_dev = mem;
-    l->fetch_device = l->device;
-}
-
-/* The peer cache (collective; every rank returns the same status). */
-static ingot_status_t loader_cache(ingot_loader_h l)
-{
-    /* where reads land (INGOT_PEER_PROTOCOL=put registers them): staging, slots, gap scratch */
-    ingot_cache_dest_t *dests = ingot_calloc(l->depth + 2, sizeof(*dests), "loader put dests");
-    if (dests == NULL) {
-        return ingot_mpi_agree(&l->ctx->comm, INGOT_ERR_NO_MEMORY, "cache: put destinations");
-    }
-    uint32_t nd = 0;
-    dests[nd++] = (ingot_cache_dest_t){l->staging_mem.ptr, (size_t)l->nstaging * l->staging_bytes};
-    dests[nd++] = (ingot_cache_dest_t){l->gap_scratch, l->gap_scratch_size};
-    for (uint32_t i = 0; i < l->depth; i++) {
-        dests[nd++] = (ingot_cache_dest_t){l->slots[i].host.ptr, l->slot_bytes};
-    }
-    ingot_transport_t *t = NULL;
-    ingot_status_t st = ingot_ctx_transport(l->ctx, &t); /* collective, agreed */
-    if (st != INGOT_OK) {
-        free(dests);
-        return st;
-    }
-    ingot_cache_params_t cp = {.comm = l->ctx->comm,
-                               .node = &l->ctx->topo->node,
-                               .transport = t,
-                               .timeout_ns = l->ctx->cfg.base->timeout_ns,
-                               .manifest = l->manifest,
-                               .order = l->order,
-                               .fill_epoch = l->start_step / l->steps_per_epoch,
-                               .fill_step = l->start_step % l->steps_per_epoch,
-                               .steps_per_epoch = l->steps_per_epoch,
-                               .slice = l->slice,
-                               .batch_stored = (uint64_t)l->slice * l->stored_max,
-                               .numa = l->numa_node,
-                               .cuda_device = l->ctx->topo->placement.cuda_device,
-                               .nreqs = l->nreaders * LOADER_REQS_PER_READER,
-                               .dests = dests,
-                               .ndests = nd,
-                               .gpu_slots = l->device != INGOT_DEVICE_HOST ? l->device : -1,
-                               .gpu_host_only = loader_host_only(l),
-                               .peer_lost = &l->ctx->peer_lost};
-    st = ingot_cache_create(&cp, &l->cache);
-    free(dests);
-    if (st == INGOT_OK && ingot_cache_fetch_device(l->cache) >= 0) {
-        loader_fetch_device(l); /* non-collective: a rank that cannot keeps host memory */
-    }
-    return st;
-}
-
-/* The loader object with its parameters checked, holding the caller's front sources. */
+/* The loader object with its parameters checked, holding the caller's front sources until the
+ * tier chain takes them. */
 static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *params,
                                  ingot_source_t *const *front, uint32_t nfront, ingot_loader_h *l_p)
 {
     ingot_loader_h l = ingot_calloc(1, sizeof(*l), "loader");
     ingot_status_t st = (l == NULL) ? INGOT_ERR_NO_MEMORY : INGOT_OK;
+    if (st == INGOT_OK && nfront >= INGOT_TIER_SOURCES_MAX) {
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "ingot_loader_create: %u byte sources, at most %d before storage", nfront,
+                        INGOT_TIER_SOURCES_MAX - 1);
+    }
+    for (uint32_t i = 0; i < nfront; i++) {
+        if (st == INGOT_OK) {
+            l->front[l->nfront++] = front[i];
+        } else {
+            ingot_source_destroy(front[i]); /* owned from the call on */
+        }
+    }
     if (l != NULL) {
         l->ctx = ctx;
         l->rank = ctx->rank;
         l->world = ctx->size;
         l->fetch_device = -1;
-        st = loader_params(l, params, &ctx->cfg);
+        st = st == INGOT_OK ? loader_params(l, params, &ctx->cfg) : st;
     }
-    if (st == INGOT_OK && nfront >= LOADER_SOURCES_MAX) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
-                        "ingot_loader_create: %u byte sources, at most "
-                        "%d before storage",
-                        nfront, LOADER_SOURCES_MAX - 1);
-    }
-    for (uint32_t i = 0; l != NULL && i < nfront && st == INGOT_OK; i++) {
-        l->sources[l->nsources++] = front[i];
-    }
-    if (st != INGOT_OK) {
-        for (uint32_t i = (l != NULL) ? l->nsources : 0; i < nfront; i++) {
-            ingot_source_destroy(front[i]); /* owned from the call on */
-        }
-        for (uint32_t i = 0; l != NULL && i < l->nsources; i++) {
-            ingot_source_destroy(l->sources[i]);
-        }
-        free(l);
+    if (st != INGOT_OK && l != NULL) {
+        loader_free(l);
         l = NULL;
     }
     *l_p = l;
@@ -492,14 +344,9 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
         st = ingot_mpi_agree(&ctx->comm, loader_setup(l, &ctx->cfg), "ingot_loader_create");
     }
     if (st == INGOT_OK) {
-        st = ingot_loader_store_check(l); /* collective; every rank returns the same */
-    }
-    if (st == INGOT_OK && ingot_disk_enabled()) {
-        /* collective, agreed: the node's disk over storage (files, the emulated or object store) */
-        st = ingot_loader_disk_create(l);
-    }
-    if (st == INGOT_OK && ingot_cache_enabled()) {
-        st = loader_cache(l); /* collective, agreed */
+        uint32_t n = l->nfront;
+        l->nfront = 0;                           /* the chain's from here on, also when it fails */
+        st = ingot_loader_tiers(l, l->front, n); /* collective, agreed */
     }
     if (st == INGOT_OK) {
         st = ingot_mpi_agree(&ctx->comm, loader_start(l), "ingot_loader_create: threads");
@@ -514,8 +361,8 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
                "workers, storage %s, %zu bytes per slot, device %d",
                l->total_steps, l->slice, l->depth, l->nreaders, l->nworkers,
-               ingot_source_describe(l->sources[l->nsources - 1], INGOT_SOURCE_ALL, d, sizeof(d)),
-               l->slot_bytes, l->device);
+               ingot_tier_chain_describe(l->tiers, INGOT_SOURCE_ALL, d, sizeof(d)), l->slot_bytes,
+               l->device);
     *loader_p = l;
     return INGOT_OK;
 }

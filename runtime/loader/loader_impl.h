@@ -17,7 +17,7 @@
 #include "base/mem.h"
 #include "base/ring.h"
 #include "base/wait.h"
-#include "source/source.h"
+#include "source/tiers.h"
 #include "runtime/telemetry.h"
 #include "shard/codec.h"
 #include <pthread.h>
@@ -25,17 +25,7 @@
 
 #define LOADER_RUN_SAMPLES_MAX 256        /* samples per coalesced request (iovec bound) */
 #define LOADER_RUN_BYTES       (4u << 20) /* coalesce up to this many bytes per request */
-#define LOADER_SOURCES_MAX     8          /* byte sources a run may fall through */
 #define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
-
-/* Where a sample's bytes came from (per-epoch counters). */
-enum {
-    LOADER_FROM_STORAGE,
-    LOADER_FROM_PEER,
-    LOADER_FROM_LOCAL,
-    LOADER_FROM_DISK,
-    LOADER_FROM_COUNT
-};
 
 typedef enum loader_slot_state {
     SLOT_FREE,
@@ -56,10 +46,11 @@ typedef struct loader_run {
     int scatter;             /* read straight into the slot */
     void *staging;           /* staging buffer (not scatter) */
     size_t shift;            /* where offset lies in staging (O_DIRECT alignment) */
-    int cached;              /* samples of one home's cache window: the run's bytes are their
-                                records back to back (offset unused, length their sum) */
-    int home;                /* cached: the home rank */
-    int verified;            /* the reader verified every sample (cached runs) */
+    int located;             /* samples of one group of a tier read by location (tier.h): the
+                                run's bytes are their records back to back (offset unused, length
+                                their sum) */
+    ingot_tier_loc_t loc;    /* located: the tier, group, where from, into GPU memory */
+    int verified;            /* the reader verified every sample (located runs) */
     size_t room;             /* bytes of the staging target (slack = room - length) */
 } loader_run_t;
 
@@ -72,8 +63,9 @@ typedef struct loader_slot {
     _Atomic uint32_t runs_left;
     _Atomic uint32_t skipped_count;
     uint64_t step, epoch, epoch_step;
-    uint32_t nsamples; /* the rank's slice */
-    uint32_t count;    /* delivered (after skips) */
+    ingot_tier_step_t tiers; /* what the tiers do in this step (fills) */
+    uint32_t nsamples;       /* the rank's slice */
+    uint32_t count;          /* delivered (after skips) */
     uint64_t bytes;
     ingot_mem_t host;             /* payload (pinned on the GPU path) */
     void *device;                 /* device payload, or NULL */
@@ -109,7 +101,7 @@ typedef struct loader_reader_ctx {
     struct ingot_loader *loader;
     ingot_event_t done;             /* a request of this reader completed (late ones included) */
     struct iovec *iov;              /* iov_cap entries */
-    ingot_source_extent_t *extents; /* LOADER_RUN_SAMPLES_MAX entries (cached runs) */
+    ingot_source_extent_t *extents; /* LOADER_RUN_SAMPLES_MAX entries (located runs) */
     uint64_t disk; /* of the run's reads down the chain, bytes the disk tier served */
     loader_req_t reqs[LOADER_REQS_PER_READER]; /* its requests, made at create */
 } loader_reader_ctx_t;
@@ -131,16 +123,15 @@ struct ingot_loader {
     ingot_manifest_info_t minfo; /* queried once at create */
     void *manifest_window;       /* MPI_Win of the node-shared copy */
     ingot_order_h order;
-    ingot_source_t *sources[LOADER_SOURCES_MAX]; /* tried in order; storage last */
-    struct ingot_cache *cache;                   /* the peer cache (INGOT_CACHE_BYTES), or NULL */
-    struct ingot_disk
-        *disk;             /* the node's disk tier over storage (INGOT_DISK_CACHE_BYTES), or NULL */
-    ingot_source_t *store; /* the object store (also sources' last), or NULL (store.c) */
-    _Atomic uint64_t *epoch_reads; /* [nepochs] samples read (store.c's GETs per sample) */
-    uint64_t first_epoch, nepochs; /* epochs this job delivers (per-epoch byte counters) */
-    _Atomic uint64_t *epoch_bytes; /* [nepochs][LOADER_FROM_COUNT] record bytes by source */
+    ingot_tier_chain_t *tiers; /* storage and the caches above it (source/tiers.h) */
+    ingot_source_t *front[INGOT_TIER_SOURCES_MAX]; /* the caller's, until the chain takes them */
+    uint32_t nfront;
+    ingot_source_t *const *sources; /* the chain's sources for shard byte ranges; storage last */
     uint32_t nsources;
-    ingot_shard_dict_t *dict; /* zstd dictionary, loaded once */
+    _Atomic uint64_t *epoch_reads; /* [nepochs] samples read (requests per sample) */
+    uint64_t first_epoch, nepochs; /* epochs this job delivers (per-epoch byte counters) */
+    _Atomic uint64_t *epoch_bytes; /* [nepochs][INGOT_TIER_FROM_COUNT] record bytes by source */
+    ingot_shard_dict_t *dict;      /* zstd dictionary, loaded once */
     uint64_t steps_per_epoch, total_steps, start_step;
     uint32_t slice;          /* samples per rank per step */
     size_t sample_bytes_max; /* delivered bytes of the largest sample */
@@ -164,7 +155,7 @@ struct ingot_loader {
     ingot_trace_t *trace;
     void *gap_scratch; /* sink for tar headers between scattered fields */
     size_t gap_scratch_size;
-    int fetch_device;                  /* the cache fetches peers' bytes into this GPU, or -1 */
+    int fetch_device;                  /* a tier fetches bytes into this GPU, or -1 */
     void *gap_device;                  /* gap_scratch in that GPU's memory */
     const ingot_source_mem_t *mem_dev; /* iov_cap of INGOT_SOURCE_MEM_DEVICE */
     uint64_t timeout_ns;
@@ -179,8 +170,8 @@ struct ingot_loader {
     /* planner state */
     uint64_t next_plan; /* next step to plan (relative to start_step) */
     uint64_t *slice_ids;
-    int32_t *plan_home;  /* per slice position: cache home, or -1 (epochs after the fill) */
-    uint64_t *plan_woff; /* per slice position: offset in the home's window */
+    ingot_tier_loc_t *plan_loc; /* per slice position: where a tier located it */
+    uint8_t *plan_located;      /* per slice position: located (1) or read from the sources */
     const ingot_sample_info_t *plan_info; /* the slot being planned (its comparator's) */
     /* trainer state */
     uint64_t next_step;   /* next step to hand over (relative) */
@@ -210,24 +201,31 @@ ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_p
                                            ingot_source_t *const *front, uint32_t nfront,
                                            ingot_loader_h *loader_p);
 
-/* store.c: the object store as the storage source when the manifest is at a URL (the part cache
- * sized for the order), its job-wide identity check (collective: every rank calls it), its
- * figures. */
-ingot_status_t ingot_loader_store_create(ingot_loader_h l, ingot_source_t **src_p);
-ingot_status_t ingot_loader_store_check(ingot_loader_h l);
-void ingot_loader_store_stats(ingot_loader_h l, ingot_loader_stats_t *s);
-
 /* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
 void ingot_loader_order_check(ingot_loader_h l);
 
-/* loader_pipeline.c */
+/* tiers.c: the job plan handed to the tier chain, and the chain made from it (collective,
+ * agreed); the figures the loader keeps beside the chain's. */
+ingot_status_t ingot_loader_tiers(ingot_loader_h l, ingot_source_t *const *front, uint32_t nfront);
+
+/* run.c: what every loader thread shares: its set-up, a sample's rows, a run's end and a slot's
+ * completion (READY, or FAILED with the step's first error) with its waiter woken. */
 void ingot_loader_thread_setup(ingot_loader_h l);
+/* The manifest rows of sample @p pos of @p slot's step. */
+ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos);
+/* A run's failure noted in its slot (the first cause is kept). */
+void ingot_loader_slot_note_error(loader_slot_t *slot, ingot_status_t st);
+/* A slot failed at once, its waiter woken (once per step, after every note of the step). */
+void ingot_loader_slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st);
+/* A run ended: its staging back, its failure noted; the step's last run completes the slot. */
+void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
+
+/* planner.c, readers.c, workers.c: the threads. */
 void *ingot_loader_planner_main(void *arg);
 void *ingot_loader_reader_main(void *arg);
 void *ingot_loader_worker_main(void *arg);
-void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status);
-/* Completion callback of the loader's byte-source requests: when a quarantined request
- * completes late, takes its staging buffer and the request itself back into service. */
+/* readers.c: completion callback of the loader's byte-source requests: when a quarantined
+ * request completes late, takes its staging buffer and the request itself back into service. */
 void ingot_loader_req_done(ingot_source_req_t *req, int late);
 
 /* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
@@ -256,23 +254,12 @@ ingot_status_t ingot_loader_alloc(ingot_loader_h l, const struct ingot_ctx_confi
 void ingot_loader_free_memory(ingot_loader_h l);
 /* create.c: minor page faults of this process so far (getrusage). */
 long ingot_loader_minor_faults(void);
-/* workers.c: verify a sample's stored bytes against the manifest (the cache's runs are checked by
+/* workers.c: verify a sample's stored bytes against the manifest (located runs are checked by
  * their reader); process a run (verify, decode, transform, collate) on worker @p w, or NULL (a
  * reader doing it itself). */
 ingot_status_t ingot_loader_verify_sample(ingot_loader_h l, const ingot_shard_rows_t *rows,
                                           const char *stored, int scattered);
-/* workers.c: a run's failure noted in its slot (the first cause is kept); a slot failed at once,
- * its waiter woken (once per step, after every note of the step). */
-void ingot_loader_slot_note_error(loader_slot_t *slot, ingot_status_t st);
-void ingot_loader_slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st);
-/* readers.c: the manifest rows of sample @p pos of @p slot's step. */
-ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos);
 ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w,
                                         loader_run_t *run);
-/* disk.c: the disk tier over storage (collective, agreed), its clock (the planned global step),
- * its counters. */
-ingot_status_t ingot_loader_disk_create(ingot_loader_h l);
-void ingot_loader_disk_advance(ingot_loader_h l, uint64_t step);
-void ingot_loader_disk_stats(ingot_loader_h l, ingot_loader_stats_t *s);
 
 #endif

@@ -5,52 +5,23 @@
  * destroy.
  */
 #include "runtime/loader/loader_impl.h"
-#include "collectives/engine.h"
-#include "collectives/config.h"
 #include "runtime/context_impl.h"
 #include "shard/manifest.h"
-#include "runtime/node_manifest.h"
-#include "runtime/store/store.h"
-#include "source/cache/cache.h"
-#include "source/emulate.h"
-#include "source/posix.h"
-#include "base/cuda.h"
-#include "base/errors.h"
-#include "base/field_mask.h"
+#include "source/storage.h"
 #include "base/log.h"
-#include "base/param.h"
-#include "base/mix.h"
 #include "base/status.h"
-#include "base/time.h"
 #include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
-#define LOADER_DEPTH_DEFAULT 4
-#define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
-/* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
- * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
-#define LOADER_READERS_REMOTE 32
-/* An object store under the locality order: reads are copies out of parts, a miss a whole part
- * (measured at 110 KiB from SeaweedFS: 8 readers as fast as 32; with the peer cache, AU 0.993
- * from epoch 2 on against 0.986, the idle threads no longer taking the 2 cores' time). */
-#define LOADER_READERS_PARTS   8
 #define LOADER_TRACE_EVENTS    (1u << 20)
 #define LOADER_GAP_SCRATCH_MIN (64u << 10)
 
-/* Readers when neither the parameters nor INGOT_READERS say: a couple for local files, many for
- * a remote store or an object store under the global order (each read is its own request), a
- * few for an object store under the locality order. */
+/* Readers when neither the parameters nor INGOT_READERS say: what storage wants in flight. */
 static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
 {
-    if (ingot_store_is_url(l->params.manifest_path)) {
-        return l->params.order_mode == INGOT_ORDER_LOCALITY ? LOADER_READERS_PARTS
-                                                            : LOADER_READERS_REMOTE;
-    }
-    return strcmp(cfg->loader->storage_emulate, "none") != 0 ? LOADER_READERS_REMOTE
-                                                             : LOADER_READERS_LOCAL;
+    return ingot_storage_readers(&cfg->tiers, l->params.manifest_path, l->params.order_mode);
 }
 
 static uint32_t cpuset_cores(void)
@@ -223,14 +194,15 @@ ingot_status_t ingot_loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *cf
     l->rctx = ingot_calloc(l->nreaders, sizeof(*l->rctx), "loader readers");
     l->threads = ingot_calloc(l->nreaders + l->nworkers, sizeof(pthread_t), "loader threads");
     l->gap_scratch = ingot_malloc(l->gap_scratch_size, "loader gap scratch");
-    l->plan_home = ingot_calloc(l->slice, sizeof(*l->plan_home), "loader plan homes");
-    l->plan_woff = ingot_calloc(l->slice, sizeof(*l->plan_woff), "loader plan offsets");
+    l->plan_loc = ingot_calloc(l->slice, sizeof(*l->plan_loc), "loader plan locations");
+    l->plan_located = ingot_calloc(l->slice, 1, "loader plan locations");
     l->first_epoch = l->start_step / l->steps_per_epoch;
     l->nepochs = l->params.epochs > l->first_epoch ? l->params.epochs - l->first_epoch : 0;
-    l->epoch_bytes = ingot_calloc(l->nepochs * LOADER_FROM_COUNT + 1, sizeof(*l->epoch_bytes),
+    l->epoch_bytes = ingot_calloc(l->nepochs * INGOT_TIER_FROM_COUNT + 1, sizeof(*l->epoch_bytes),
                                   "loader epoch counters");
+    l->epoch_reads = ingot_calloc(l->nepochs + 1, sizeof(*l->epoch_reads), "loader epoch reads");
     if (!l->slots || !l->slice_ids || !l->wctx || !l->rctx || !l->threads || !l->gap_scratch ||
-        !l->plan_home || !l->plan_woff || !l->epoch_bytes) {
+        !l->plan_loc || !l->plan_located || !l->epoch_bytes || !l->epoch_reads) {
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint32_t i = 0; i < l->depth; i++) {

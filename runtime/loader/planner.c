@@ -1,31 +1,11 @@
 /*
  * The planner thread: it turns a free slot into a step's runs (the step's samples grouped by
- * shard, adjacent ones coalesced; under the peer cache, the runs of cached samples by home) and
- * hands them to the readers. Also the set-up every loader thread shares.
+ * shard, adjacent ones coalesced; the samples a tier locates grouped by where they are, in the
+ * tier's order) and hands them to the readers.
  */
 #include "runtime/loader/loader_impl.h"
-#include "source/cache/cache.h"
-#include "runtime/context_impl.h"
-#include "base/log.h"
 #include "base/time.h"
-#include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* Each loader thread runs on the placement's ingest cores when INGOT_BIND asks for binding. */
-void ingot_loader_thread_setup(ingot_loader_h l)
-{
-    if (!l->bind_threads) {
-        return;
-    }
-    const ingot_topo_setup_t *t = l->ctx->topo;
-    ingot_status_t st = ingot_topo_bind_thread(t->topo, t->plan, t->node.local_rank, true);
-    if (st != INGOT_OK && atomic_exchange(&l->bind_warned, 1) == 0) {
-        ingot_warn("loader threads stay unbound: binding to the ingest cores failed (%s)",
-                   ingot_status_string(st));
-    }
-}
-
 
 static int cmp_location(const void *a, const void *b, void *arg)
 {
@@ -101,43 +81,47 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot, uint32_t from)
                               .length = s->length,
                               .first = k,
                               .count = 1,
-                              .scatter = scatter,
-                              .home = -1};
+                              .scatter = scatter};
     }
 }
 
-/* Epochs after the fill: cached samples first, grouped by home (each rank starting with the
- * home after its own, so the ranks' requests spread over the owners), in window order; then the
- * rest by location. */
-static int cmp_cached(const void *a, const void *b, void *arg)
+/* Located samples first, grouped by tier and group (each rank starting with the group after its
+ * own number, so the ranks' requests spread over the groups, such as home ranks), in the
+ * tier's order within a group; then the rest by location in the shards. */
+static int cmp_located(const void *a, const void *b, void *arg)
 {
     const struct ingot_loader *l = arg;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int32_t hx = l->plan_home[x], hy = l->plan_home[y];
-    if ((hx < 0) != (hy < 0)) {
-        return hx < 0 ? 1 : -1;
+    if (l->plan_located[x] != l->plan_located[y]) {
+        return l->plan_located[x] ? -1 : 1;
     }
-    if (hx < 0) {
+    if (!l->plan_located[x]) {
         return cmp_location(a, b, (void *)l->plan_info);
     }
-    int rx = (hx - l->rank - 1 + l->world) % l->world,
-        ry = (hy - l->rank - 1 + l->world) % l->world;
+    const ingot_tier_loc_t *lx = &l->plan_loc[x], *ly = &l->plan_loc[y];
+    if (lx->tier != ly->tier) {
+        return lx->tier < ly->tier ? -1 : 1;
+    }
+    int64_t w = l->world, rx = ((int64_t)lx->group - l->rank - 1 + w) % w,
+            ry = ((int64_t)ly->group - l->rank - 1 + w) % w;
     if (rx != ry) {
         return rx < ry ? -1 : 1;
     }
-    return (l->plan_woff[x] > l->plan_woff[y]) - (l->plan_woff[x] < l->plan_woff[y]);
+    return (lx->key > ly->key) - (lx->key < ly->key);
 }
 
-/* Runs of cached samples: one home each, up to LOADER_RUN_BYTES of records. */
-static void plan_runs_cached(ingot_loader_h l, loader_slot_t *slot, uint32_t ncached)
+/* Runs of located samples: one tier and group each, up to LOADER_RUN_BYTES of records. */
+static void plan_runs_located(ingot_loader_h l, loader_slot_t *slot, uint32_t nlocated)
 {
     loader_run_t *run = NULL;
-    for (uint32_t k = 0; k < ncached; k++) {
+    for (uint32_t k = 0; k < nlocated; k++) {
         uint32_t pos = slot->sorted[k];
         const ingot_sample_info_t *s = &slot->info[pos];
+        const ingot_tier_loc_t *loc = &l->plan_loc[pos];
         int scatter = slot->scatter[pos];
-        if (run != NULL && run->home == l->plan_home[pos] && run->scatter == scatter &&
-            run->count < LOADER_RUN_SAMPLES_MAX && run->length + s->length <= LOADER_RUN_BYTES) {
+        if (run != NULL && run->loc.tier == loc->tier && run->loc.group == loc->group &&
+            run->scatter == scatter && run->count < LOADER_RUN_SAMPLES_MAX &&
+            run->length + s->length <= LOADER_RUN_BYTES) {
             run->length += s->length;
             run->count++;
             continue;
@@ -149,36 +133,35 @@ static void plan_runs_cached(ingot_loader_h l, loader_slot_t *slot, uint32_t nca
                               .first = k,
                               .count = 1,
                               .scatter = scatter,
-                              .cached = 1,
-                              .home = l->plan_home[pos]};
+                              .located = 1,
+                              .loc = *loc};
     }
 }
 
 /* Sort the step's samples and group them into runs. */
 static void plan_sort_runs(ingot_loader_h l, loader_slot_t *slot)
 {
-    uint32_t ncached = 0;
-    if (l->cache != NULL && slot->epoch > ingot_cache_fill_epoch(l->cache)) {
+    uint32_t nlocated = 0;
+    if (slot->tiers.locating != 0) {
         for (uint32_t i = 0; i < slot->nsamples; i++) {
-            ingot_cache_entry_t e = ingot_cache_entry(l->cache, slot->info[i].index);
-            l->plan_home[i] = e.home;
-            l->plan_woff[i] = e.offset;
-            ncached += (e.home >= 0);
+            l->plan_located[i] = (uint8_t)ingot_tier_chain_locate(l->tiers, &slot->tiers,
+                                                                  &slot->info[i], &l->plan_loc[i]);
+            nlocated += l->plan_located[i];
         }
     }
-    if (ncached == 0) {
+    if (nlocated == 0) {
         qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_location, slot->info);
         plan_runs(l, slot, 0);
         return;
     }
     l->plan_info = slot->info;
-    qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_cached, l);
+    qsort_r(slot->sorted, slot->nsamples, sizeof(*slot->sorted), cmp_located, l);
     slot->nruns = 0;
-    plan_runs_cached(l, slot, ncached);
-    plan_runs(l, slot, ncached);
+    plan_runs_located(l, slot, nlocated);
+    plan_runs(l, slot, nlocated);
 }
 
-/* Each run carries the manifest's opaque id of its shard (a peer cache names bytes by it);
+/* Each run carries the manifest's opaque id of its shard (sources name bytes by it);
  * runs are sorted by shard, so one lookup serves a shard's consecutive runs. */
 static ingot_status_t runs_shard_ids(ingot_loader_h l, loader_slot_t *slot)
 {
@@ -203,8 +186,9 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
 {
     uint64_t g = l->start_step + rel, cursor = 0;
     slot->step = rel;
-    ingot_loader_disk_advance(l, g); /* the disk tier's clock */
+    ingot_tier_chain_advance(l->tiers, g); /* the tiers' clock */
     slot->epoch = g / l->steps_per_epoch;
+    ingot_tier_chain_step(l->tiers, slot->epoch, &slot->tiers);
     slot->epoch_step = g % l->steps_per_epoch;
     slot->nsamples = l->slice;
     atomic_store(&slot->status, INGOT_OK);

@@ -1,30 +1,22 @@
 /*
- * The reader threads: one request per run to the chain of byte sources (the peer cache first,
- * storage last), straight into the slot or into staging; a request past its deadline is
- * quarantined until its source lets go of the buffer; a cached run whose content fails its hash
- * is read again from storage.
+ * The reader threads: one request per run, to the source of the tier that located its samples or
+ * to the chain's sources for shard byte ranges (storage last), straight into the slot or into
+ * staging; a request past its deadline is quarantined until its source lets go of the buffer; a
+ * located run whose content fails its hash is read again from the sources below.
  */
 #include "runtime/loader/loader_impl.h"
-#include "source/cache/cache.h"
 #include "runtime/context_impl.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/time.h"
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* The rows of the sample at slice position @p pos, as the planner read them. */
-ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos)
-{
-    return (ingot_shard_rows_t){.sample = &slot->info[pos],
-                                .fields = &slot->fields[(size_t)pos * l->fields_max]};
-}
-
-/* Whether a run's bytes are fetched straight into the device slot: a peer's cached samples,
- * delivered as stored, when the cache's calibration chose GPU memory. */
+/* Whether a run's bytes are fetched straight into the device slot: located samples, delivered
+ * as stored, that their tier reads into GPU memory. */
 static int run_to_device(ingot_loader_h l, const loader_run_t *run)
 {
-    return l->fetch_device >= 0 && run->cached && run->scatter && run->home != l->rank;
+    return l->fetch_device >= 0 && run->located && run->scatter && run->loc.device;
 }
 
 /* iovecs scattering a run's stored bytes: fields into their slot positions (in the device slot
@@ -41,7 +33,7 @@ static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov,
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
         char *dst = base + slot->offsets[pos];
-        if (run->cached) {
+        if (run->located) {
             cursor = rows.sample->offset; /* records back to back: no gap between samples */
         }
         for (uint32_t f = 0; f < rows.sample->field_count; f++) {
@@ -102,8 +94,8 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .offset = run->offset,
                                 .length = run->length,
                                 .deadline_ns = ingot_deadline_after(l->timeout_ns),
-                                .extents = run->cached ? rd->extents : NULL,
-                                .nextents = run->cached ? run->count : 0,
+                                .extents = run->located ? rd->extents : NULL,
+                                .nextents = run->located ? run->count : 0,
                                 .epoch = run->slot->epoch,
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,
@@ -134,19 +126,19 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
         atomic_fetch_add(&l->paced, 1);
     }
     ingot_status_t st = read_chain(l, rd, run, lr, l->sources, l->nsources, quarantined_p);
-    rd->disk += *quarantined_p ? 0 : lr->req.cached; /* what the disk tier served */
+    rd->disk += *quarantined_p ? 0 : lr->req.cached; /* what a caching tier served itself */
     if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
         char d[INGOT_SOURCE_DESCRIBE_MAX];
         ingot_error("no byte source holds %" PRIu64 " bytes at offset %" PRIu64 " of %s (%s)",
                     run->length, run->offset,
-                    ingot_source_describe(l->sources[l->nsources - 1], run->shard, d, sizeof(d)),
+                    ingot_tier_chain_describe(l->tiers, run->shard, d, sizeof(d)),
                     ingot_status_string(st));
     }
     return st;
 }
 
-/* Read sample @p k of a cached run from storage, into its place in the run's target (@p at:
- * where its record starts in the run's bytes). */
+/* Read sample @p k of a located run from the sources below, into its place in the run's target
+ * (@p at: where its record starts in the run's bytes). */
 static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
                                           loader_run_t *run, uint32_t k, uint64_t at,
                                           loader_req_t *lr, int *quarantined_p)
@@ -165,15 +157,14 @@ static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t 
                         .first = run->first + k,
                         .count = 1,
                         .scatter = run->scatter,
-                        .home = -1,
                         .staging = run->scatter ? NULL : (char *)run->staging + run->shift + at,
                         .room = (size_t)s->length};
     return read_sources(l, rd, &one, lr, quarantined_p);
 }
 
-/* A cached run whose home could not serve it: its samples one by one from storage. */
-static ingot_status_t read_cached_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
-                                          loader_run_t *run, loader_req_t *lr, int *quarantined_p)
+/* A located run its tier could not serve: its samples one by one from the sources below. */
+static ingot_status_t read_located_below(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                         loader_run_t *run, loader_req_t *lr, int *quarantined_p)
 {
     uint64_t at = 0;
     run->shift = 0;
@@ -187,18 +178,18 @@ static ingot_status_t read_cached_storage(ingot_loader_h l, loader_reader_ctx_t 
     return INGOT_OK;
 }
 
-/* A cached run from its home's window; from storage when the home cannot serve it. Sets
+/* A located run from its tier; from the sources below when the tier cannot serve it. Sets
  * *from_p to where the bytes came from. */
-static ingot_status_t read_cached(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
-                                  loader_req_t *lr, int *quarantined_p, int *from_p)
+static ingot_status_t read_located(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                   loader_req_t *lr, int *quarantined_p, int *from_p)
 {
     for (uint32_t k = 0; k < run->count; k++) {
         const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
         rd->extents[k] = (ingot_source_extent_t){s->offset, s->length, s->index};
     }
-    ingot_source_t *cache = ingot_cache_source(l->cache);
-    ingot_status_t st = read_chain(l, rd, run, lr, &cache, 1, quarantined_p);
-    *from_p = run->home == l->rank ? LOADER_FROM_LOCAL : LOADER_FROM_PEER;
+    ingot_source_t *tier = ingot_tier_chain_source(l->tiers, run->loc.tier);
+    ingot_status_t st = read_chain(l, rd, run, lr, &tier, 1, quarantined_p);
+    *from_p = run->loc.from;
     if (st == INGOT_OK && !*quarantined_p && run_to_device(l, run)) {
         /* in the device slot already: the batch's H2D copy leaves these positions out */
         for (uint32_t k = 0; k < run->count; k++) {
@@ -207,8 +198,8 @@ static ingot_status_t read_cached(ingot_loader_h l, loader_reader_ctx_t *rd, loa
         atomic_fetch_add(&run->slot->ndevice, run->count);
     }
     if (st != INGOT_OK && !*quarantined_p && lr->req.retry) {
-        *from_p = LOADER_FROM_STORAGE;
-        st = read_cached_storage(l, rd, run, lr, quarantined_p);
+        *from_p = INGOT_TIER_FROM_STORAGE;
+        st = read_located_below(l, rd, run, lr, quarantined_p);
     }
     return st;
 }
@@ -270,14 +261,14 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
     }
     int quarantined = 0;
     run->room = l->staging_bytes;
-    *from_p = LOADER_FROM_STORAGE;
-    st = run->cached ? read_cached(l, rd, run, lr, &quarantined, from_p)
-                     : read_sources(l, rd, run, lr, &quarantined);
+    *from_p = INGOT_TIER_FROM_STORAGE;
+    st = run->located ? read_located(l, rd, run, lr, &quarantined, from_p)
+                      : read_sources(l, rd, run, lr, &quarantined);
     if (quarantined) {
         req_quarantine(lr, run);
         return st;
     }
-    run->shift = run->cached ? 0 : lr->req.shift;
+    run->shift = run->located ? 0 : lr->req.shift;
     return st;
 }
 
@@ -301,11 +292,11 @@ void ingot_loader_req_done(ingot_source_req_t *req, int late)
     ingot_event_notify(&rd->done);
 }
 
-/* Verify a cached run's samples where they landed. A sample whose peer bytes fail the hash is
- * logged with its key and home, counted, and read again from storage (its record bytes are
- * added to *refetched_p), then verified under the loader's policy. */
-static ingot_status_t cache_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
-                                       uint64_t *refetched_p)
+/* Verify a located run's samples where they landed. A sample whose bytes from the tier fail the
+ * hash is said by the tier (its key and group), counted, and read again from the sources below
+ * (its record bytes are added to *refetched_p), then verified under the loader's policy. */
+static ingot_status_t located_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd,
+                                         loader_run_t *run, uint64_t *refetched_p)
 {
     loader_slot_t *slot = run->slot;
     uint64_t at = 0;
@@ -320,7 +311,7 @@ static ingot_status_t cache_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd
                                                                   : INGOT_SHARD_LAYOUT_STORED,
                                                      INGOT_SHARD_VERIFY_QUIET, NULL);
         if (st == INGOT_ERR_CORRUPT) {
-            ingot_cache_report_corrupt(l->cache, rows.sample, run->home);
+            ingot_tier_chain_corrupt(l->tiers, run->loc.tier, rows.sample, run->loc.group);
             loader_req_t *lr;
             int quarantined = 0;
             if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
@@ -352,7 +343,7 @@ static ingot_status_t cache_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd
 /* Record bytes of the run's samples (what the per-epoch counters add up). */
 static uint64_t run_record_bytes(const loader_run_t *run)
 {
-    if (run->cached) {
+    if (run->located) {
         return run->length;
     }
     uint64_t n = 0;
@@ -377,61 +368,63 @@ static void read_account(ingot_loader_h l, const loader_run_t *run, uint64_t t0,
     uint64_t records = run_record_bytes(run);
     ingot_hist_record(&l->h_read, t1 - t0);
     ingot_trace_event(l->trace, INGOT_TRACE_READ, t0, t1, run->length);
-    /* down the chain: the whole run, or the samples a cached run read again */
-    uint64_t chain_records = from == LOADER_FROM_STORAGE ? records : refetched;
-    uint64_t chain_len = from == LOADER_FROM_STORAGE && !run->cached ? run->length : chain_records;
+    /* down the chain: the whole run, or the samples a located run read again */
+    uint64_t chain_records = from == INGOT_TIER_FROM_STORAGE ? records : refetched;
+    uint64_t chain_len = from == INGOT_TIER_FROM_STORAGE && !run->located ? run->length
+                                                                          : chain_records;
     uint64_t disk_records = disk_share(chain_records, chain_len, disk);
     atomic_fetch_add_explicit(&l->bytes_read, chain_len - (disk < chain_len ? disk : chain_len),
                               memory_order_relaxed); /* storage: below every cache */
-    if (from == LOADER_FROM_STORAGE) {
-        atomic_fetch_add_explicit(&l->read_requests, run->cached ? run->count : 1,
+    if (from == INGOT_TIER_FROM_STORAGE) {
+        atomic_fetch_add_explicit(&l->read_requests, run->located ? run->count : 1,
                                   memory_order_relaxed);
     }
     uint64_t e = run->slot->epoch - l->first_epoch;
-    if (e < l->nepochs && l->epoch_reads != NULL) {
-        atomic_fetch_add_explicit(&l->epoch_reads[e], run->count, memory_order_relaxed);
-    }
     if (e < l->nepochs) {
-        _Atomic uint64_t *c = &l->epoch_bytes[e * LOADER_FROM_COUNT];
-        if (from != LOADER_FROM_STORAGE) {
+        _Atomic uint64_t *c = &l->epoch_bytes[e * INGOT_TIER_FROM_COUNT];
+        atomic_fetch_add_explicit(&l->epoch_reads[e], run->count, memory_order_relaxed);
+        if (from != INGOT_TIER_FROM_STORAGE) {
             atomic_fetch_add_explicit(&c[from], records - refetched, memory_order_relaxed);
         }
-        atomic_fetch_add_explicit(&c[LOADER_FROM_STORAGE], chain_records - disk_records,
+        atomic_fetch_add_explicit(&c[INGOT_TIER_FROM_STORAGE], chain_records - disk_records,
                                   memory_order_relaxed);
-        atomic_fetch_add_explicit(&c[LOADER_FROM_DISK], disk_records, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c[INGOT_TIER_FROM_DISK], disk_records, memory_order_relaxed);
+    }
+}
+
+/* One run: read, verified when a tier served it, counted; finished here when its bytes are in
+ * place, else handed to a worker. */
+static void reader_one(void *arg, void *item)
+{
+    loader_reader_ctx_t *rd = arg;
+    ingot_loader_h l = rd->loader;
+    loader_run_t *run = item;
+    uint64_t t0 = ingot_time_ns(), refetched = 0;
+    int from = INGOT_TIER_FROM_STORAGE;
+    rd->disk = 0;
+    ingot_status_t st = read_run(l, rd, run, &from);
+    if (st == INGOT_OK && from != INGOT_TIER_FROM_STORAGE) {
+        st = located_verify_run(l, rd, run, &refetched);
+    }
+    read_account(l, run, t0, from, refetched, rd->disk);
+    if (st == INGOT_OK && run->scatter) {
+        /* Bytes already in place: verify them now, while they are still in this core's cache,
+         * and finish the run here (a worker would read them back from memory). */
+        ingot_loader_run_done(l, run, ingot_loader_process_run(l, NULL, run));
+        return;
+    }
+    if (st == INGOT_OK) {
+        st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
+    }
+    if (st != INGOT_OK) {
+        ingot_loader_run_done(l, run, st);
     }
 }
 
 void *ingot_loader_reader_main(void *arg)
 {
     loader_reader_ctx_t *rd = arg;
-    ingot_loader_h l = rd->loader;
-    ingot_loader_thread_setup(l);
-    for (;;) {
-        void *item;
-        if (ingot_mpmc_pop_wait(&l->read_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
-            return NULL;
-        }
-        loader_run_t *run = item;
-        uint64_t t0 = ingot_time_ns(), refetched = 0;
-        int from = LOADER_FROM_STORAGE;
-        rd->disk = 0;
-        ingot_status_t st = read_run(l, rd, run, &from);
-        if (st == INGOT_OK && from != LOADER_FROM_STORAGE) {
-            st = cache_verify_run(l, rd, run, &refetched);
-        }
-        read_account(l, run, t0, from, refetched, rd->disk);
-        if (st == INGOT_OK && run->scatter) {
-            /* Bytes already in place: verify them now, while they are still in this core's
-             * cache, and finish the run here (a worker would read them back from memory). */
-            ingot_loader_run_done(l, run, ingot_loader_process_run(l, NULL, run));
-            continue;
-        }
-        if (st == INGOT_OK) {
-            st = ingot_mpmc_push_wait(&l->work_q, run, INGOT_DEADLINE_NONE, &l->abort);
-        }
-        if (st != INGOT_OK) {
-            ingot_loader_run_done(l, run, st);
-        }
-    }
+    ingot_loader_thread_setup(rd->loader);
+    ingot_stage_run(&rd->loader->read_q, &rd->loader->abort, INGOT_STAGE_STOP, reader_one, rd);
+    return NULL;
 }

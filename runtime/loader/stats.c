@@ -1,37 +1,14 @@
 /*
  * The loader's figures, on any thread: stats by field group, the bytes of each epoch by source,
- * the peer cache's report.
+ * the tiers' figures and reports (each tier writes its own).
  */
 #include "runtime/loader/loader_impl.h"
-#include "collectives/engine.h"
-#include "collectives/config.h"
-#include "runtime/context_impl.h"
-#include "shard/manifest.h"
-#include "runtime/node_manifest.h"
-#include "source/cache/cache.h"
-#include "source/emulate.h"
-#include "source/posix.h"
-#include "base/cuda.h"
-#include "base/errors.h"
 #include "base/field_mask.h"
 #include "base/log.h"
-#include "base/param.h"
-#include "base/mix.h"
 #include "base/status.h"
-#include "base/time.h"
 #include <inttypes.h>
-#include <sched.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-
-#define LOADER_DEPTH_DEFAULT 4
-#define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
-/* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
- * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
-#define LOADER_READERS_REMOTE  32
-#define LOADER_TRACE_EVENTS    (1u << 20)
-#define LOADER_GAP_SCRATCH_MIN (64u << 10)
 
 /* The members each ingot_loader_stats_field bit covers. */
 static const ingot_field_span_t stats_spans[] = {
@@ -48,6 +25,16 @@ static const ingot_field_span_t stats_spans[] = {
                      store_part_hits),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
                      disk_fill_errors)};
+
+/* Samples read over every epoch this loader delivers (the base of requests per sample). */
+static uint64_t stats_samples_read(ingot_loader_h l)
+{
+    uint64_t n = 0;
+    for (uint64_t e = 0; e < l->nepochs; e++) {
+        n += atomic_load(&l->epoch_reads[e]);
+    }
+    return n;
+}
 
 /* Every statistic, into a complete struct the caller's field_mask then picks from. */
 static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
@@ -86,8 +73,9 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->readers = l->nreaders;
     s->workers = l->nworkers;
     s->depth = l->depth;
-    ingot_loader_store_stats(l, s);
-    ingot_loader_disk_stats(l, s);
+    ingot_tier_chain_stats(l->tiers, s);
+    uint64_t samples = stats_samples_read(l);
+    s->store_gets_per_sample = samples ? (double)s->store_requests / (double)samples : 0;
 }
 
 ingot_status_t ingot_loader_stats(ingot_loader_h l, ingot_loader_stats_t *stats_p)
@@ -116,24 +104,64 @@ ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h l, uint64_t epoch,
                           "loader (epochs %" PRIu64 " to %" PRIu64 ")",
                           epoch, l->first_epoch, l->first_epoch + l->nepochs - 1);
     }
-    const _Atomic uint64_t *c = &l->epoch_bytes[(epoch - l->first_epoch) * LOADER_FROM_COUNT];
-    *bytes_p = (ingot_loader_epoch_bytes_t){.epoch = epoch,
-                                            .bytes_storage = atomic_load(&c[LOADER_FROM_STORAGE]),
-                                            .bytes_peer = atomic_load(&c[LOADER_FROM_PEER]),
-                                            .bytes_local = atomic_load(&c[LOADER_FROM_LOCAL]),
-                                            .bytes_disk = atomic_load(&c[LOADER_FROM_DISK])};
+    const _Atomic uint64_t *c = &l->epoch_bytes[(epoch - l->first_epoch) * INGOT_TIER_FROM_COUNT];
+    *bytes_p = (ingot_loader_epoch_bytes_t){
+        .epoch = epoch,
+        .bytes_storage = atomic_load(&c[INGOT_TIER_FROM_STORAGE]),
+        .bytes_peer = atomic_load(&c[INGOT_TIER_FROM_PEER]),
+        .bytes_local = atomic_load(&c[INGOT_TIER_FROM_LOCAL]),
+        .bytes_disk = atomic_load(&c[INGOT_TIER_FROM_DISK])};
+    return INGOT_OK;
+}
+
+/* The report of the tier of @p kind, or @p none (with INGOT_ERR_NOT_FOUND) when there is none. */
+static ingot_status_t stats_report(ingot_loader_h l, ingot_tier_kind_t kind, const char *what,
+                                   const char *none, char *buf, size_t len)
+{
+    if (l == NULL || buf == NULL || len == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: NULL argument", what);
+    }
+    if (ingot_tier_chain_report(l->tiers, kind, buf, len) != INGOT_OK) {
+        snprintf(buf, len, "%s\n", none);
+        return INGOT_ERR_NOT_FOUND;
+    }
     return INGOT_OK;
 }
 
 ingot_status_t ingot_loader_cache_paths(ingot_loader_h l, char *buf, size_t len)
 {
-    if (l == NULL || buf == NULL || len == 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_cache_paths: NULL argument");
+    return stats_report(l, INGOT_TIER_PEER, "ingot_loader_cache_paths",
+                        "no peer cache (INGOT_CACHE_BYTES=0)", buf, len);
+}
+
+ingot_status_t ingot_loader_disk_report(ingot_loader_h l, char *buf, size_t len)
+{
+    return stats_report(l, INGOT_TIER_DISK, "ingot_loader_disk_report",
+                        "no disk tier (INGOT_DISK_CACHE_BYTES=0)", buf, len);
+}
+
+ingot_status_t ingot_loader_epoch_store(ingot_loader_h l, uint64_t epoch,
+                                        ingot_loader_store_stats_t *stats_p)
+{
+    if (l == NULL || stats_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_loader_epoch_store: NULL argument");
     }
-    if (l->cache == NULL) {
-        snprintf(buf, len, "no peer cache (INGOT_CACHE_BYTES=0)\n");
-        return INGOT_ERR_NOT_FOUND;
+    ingot_loader_store_stats_t r = {.field_mask = stats_p->field_mask};
+    ingot_status_t st = ingot_tier_chain_epoch_stats(l->tiers, epoch, &r);
+    if (st == INGOT_ERR_NOT_FOUND) {
+        return st; /* not an error worth a line: the manifest is local */
     }
-    ingot_cache_paths(l->cache, buf, len);
+    if (st != INGOT_OK || epoch < l->first_epoch || epoch - l->first_epoch >= l->nepochs) {
+        return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
+                          "ingot_loader_epoch_store: epoch %" PRIu64 " is not delivered by this "
+                          "loader",
+                          epoch);
+    }
+    if (!(stats_p->field_mask & INGOT_LOADER_STORE_STATS_FIELD_COUNTS)) {
+        return INGOT_OK;
+    }
+    r.samples = atomic_load(&l->epoch_reads[epoch - l->first_epoch]);
+    r.gets_per_sample = r.samples ? (double)r.requests / (double)r.samples : 0;
+    *stats_p = r;
     return INGOT_OK;
 }

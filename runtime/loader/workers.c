@@ -4,35 +4,12 @@
  * its H2D copy).
  */
 #include "runtime/loader/loader_impl.h"
-#include "source/cache/cache.h"
-#include "runtime/context_impl.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/time.h"
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 
-
-/* Record @p st as the step's error unless one is recorded already; the thread that records it
- * detected it, so its last error (ingot_error) is the message ingot_loader_next() hands over. */
-void ingot_loader_slot_note_error(loader_slot_t *slot, ingot_status_t st)
-{
-    int expected = INGOT_OK;
-    if (atomic_compare_exchange_strong(&slot->status, &expected, st)) {
-        const char *msg = ingot_last_error();
-        snprintf(slot->error, sizeof(slot->error), "%s",
-                 msg[0] != '\0' ? msg : ingot_status_string(st));
-    }
-}
-
-/* The step failed: only the planner or the thread completing the step's last run calls this,
- * once per step, after every ingot_loader_slot_note_error() of the step (runs_left ordered them). */
-void ingot_loader_slot_fail(ingot_loader_h l, loader_slot_t *slot, ingot_status_t st)
-{
-    ingot_loader_slot_note_error(slot, st);
-    atomic_store(&slot->state, SLOT_FAILED);
-    ingot_event_notify(&l->ready);
-}
 
 /* Check every field's stored bytes against the manifest's hash (the shard codec). */
 ingot_status_t ingot_loader_verify_sample(ingot_loader_h l, const ingot_shard_rows_t *rows,
@@ -48,62 +25,6 @@ ingot_status_t ingot_loader_verify_sample(ingot_loader_h l, const ingot_shard_ro
         NULL);
 }
 
-
-static void slot_compact(loader_slot_t *slot)
-{
-    uint32_t out = 0;
-    for (uint32_t i = 0; i < slot->nsamples; i++) {
-        if (slot->skipped[i]) {
-            continue;
-        }
-        slot->offsets[out] = slot->offsets[i];
-        slot->lengths[out] = slot->lengths[i];
-        slot->indices[out] = slot->indices[i];
-        slot->labels[out] = slot->labels[i];
-        slot->keys[out] = slot->keys[i];
-        out++;
-    }
-    slot->count = out;
-}
-
-static void slot_complete(ingot_loader_h l, loader_slot_t *slot)
-{
-    ingot_status_t st = atomic_load(&slot->status);
-    slot->count = slot->nsamples;
-    if (st == INGOT_OK && atomic_load(&slot->skipped_count) > 0) {
-        /* Keep the skipped ids for the cursor before compacting them away. */
-        for (uint32_t i = 0, j = 0; i < slot->nsamples; i++) {
-            if (slot->skipped[i]) {
-                slot->skipped_ids[j++] = slot->indices[i];
-            }
-        }
-        slot_compact(slot);
-    }
-    if (st == INGOT_OK && l->device != INGOT_DEVICE_HOST) {
-        st = ingot_loader_gpu_copy(l, slot);
-    }
-    if (st != INGOT_OK) {
-        ingot_loader_slot_fail(l, slot, st);
-        return;
-    }
-    atomic_store(&slot->state, SLOT_READY);
-    ingot_event_notify(&l->ready);
-}
-
-void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t status)
-{
-    loader_slot_t *slot = run->slot;
-    if (run->staging != NULL) {
-        ingot_mpmc_push_wait(&l->staging_q, run->staging, INGOT_DEADLINE_NONE, NULL);
-        run->staging = NULL;
-    }
-    if (status != INGOT_OK) {
-        ingot_loader_slot_note_error(slot, status);
-    }
-    if (atomic_fetch_sub(&slot->runs_left, 1) == 1) {
-        slot_complete(l, slot);
-    }
-}
 
 /* Decode (or copy) every field of a staged sample to @p dst; views for a transform. */
 static ingot_status_t decode_sample(ingot_loader_h l, loader_worker_ctx_t *w,
@@ -193,19 +114,19 @@ ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w
 {
     loader_slot_t *slot = run->slot;
     uint64_t t0 = ingot_time_ns(), at = 0;
-    int fill = (l->cache != NULL && slot->epoch == ingot_cache_fill_epoch(l->cache));
+    int fill = slot->tiers.filling != 0;
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
         /* where its stored bytes are: the slot (scatter), else its place in the staging buffer
-         * (cached runs: records back to back) */
+         * (located runs: records back to back) */
         const char *stored = run->scatter
                                  ? (const char *)slot->host.ptr + slot->offsets[pos]
                                  : (const char *)run->staging + run->shift +
-                                       (run->cached ? at : rows.sample->offset - run->offset);
+                                       (run->located ? at : rows.sample->offset - run->offset);
         at += rows.sample->length;
         if (slot->skipped[pos]) {
-            continue; /* corrupt at its home and in storage (VERIFY=skip) */
+            continue; /* corrupt in its tier and below (VERIFY=skip) */
         }
         ingot_status_t st = process_sample(l, w, run, pos, stored);
         if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
@@ -216,24 +137,23 @@ ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w
             return st;
         }
         if (fill) {
-            ingot_cache_fill(l->cache, &rows, stored, run->scatter);
+            ingot_tier_chain_fill(l->tiers, &slot->tiers, &rows, stored, run->scatter);
         }
     }
     ingot_trace_event(l->trace, INGOT_TRACE_VERIFY, t0, ingot_time_ns(), run->count);
     return INGOT_OK;
 }
 
+static void worker_one(void *arg, void *item)
+{
+    loader_worker_ctx_t *w = arg;
+    ingot_loader_run_done(w->loader, item, ingot_loader_process_run(w->loader, w, item));
+}
+
 void *ingot_loader_worker_main(void *arg)
 {
     loader_worker_ctx_t *w = arg;
-    ingot_loader_h l = w->loader;
-    ingot_loader_thread_setup(l);
-    for (;;) {
-        void *item;
-        if (ingot_mpmc_pop_wait(&l->work_q, &item, INGOT_DEADLINE_NONE, &l->abort) != INGOT_OK) {
-            return NULL;
-        }
-        loader_run_t *run = item;
-        ingot_loader_run_done(l, run, ingot_loader_process_run(l, w, run));
-    }
+    ingot_loader_thread_setup(w->loader);
+    ingot_stage_run(&w->loader->work_q, &w->loader->abort, INGOT_STAGE_STOP, worker_one, w);
+    return NULL;
 }

@@ -49,15 +49,6 @@ ingot_status_t ingot_store_put(const char *url, const void *data, size_t size);
  */
 ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_t size, int *fd_p);
 
-/**
- * The job-wide check of @p id (this rank's identity for the dataset's URL): rank 0's endpoint,
- * region, bucket and credential source must be every rank's. Collective over @p comm; every rank
- * returns the same status.
- * @return INGOT_OK; INGOT_ERR_CONFIG when a rank differs (each such rank logs what it resolved
- *         against rank 0's value; rank 0 names the ranks per field); INGOT_ERR_MPI.
- */
-ingot_status_t ingot_store_check_job(MPI_Comm comm, const ingot_store_identity_t *id);
-
 /** The "directory" of @p url: everything before its last '/' (malloc'd), or NULL. */
 char *ingot_store_url_dir(const char *url);
 

@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t ingot_cache_fill_epoch(const ingot_cache_t *c)
-{
-    return c->params.fill_epoch;
-}
-
 /* ---------------------------------------------------------------- budget */
 
 /* MemAvailable of this machine in bytes, or 0 when unknown. */
@@ -38,30 +33,26 @@ static uint64_t mem_available(void)
 /* "INGOT_CACHE_BYTES=96GiB" or "...=64GiB/node" as given, for messages. */
 static const char *budget_text(const ingot_cache_t *c, char *buf, size_t len)
 {
-    const ingot_cache_config_t *cfg;
-    snprintf(buf, len, "INGOT_CACHE_BYTES=%s",
-             ingot_cache_config(&cfg) == INGOT_OK ? cfg->cache_bytes : "?");
+    snprintf(buf, len, "INGOT_CACHE_BYTES=%s", c->cfg->budget.given);
     return buf;
 }
 
 /* This rank's window: the job's budget over its ranks, or its node's over the node's ranks. */
-static ingot_status_t cache_budget(ingot_cache_t *c, const char *spec)
+static ingot_status_t cache_budget(ingot_cache_t *c)
 {
-    const ingot_node_info_t *node = c->params.node;
-    ingot_cache_budget_t *b = &c->budget;
+    const ingot_node_info_t *node = c->plan.node;
+    const ingot_cache_budget_t *b = &c->cfg->budget;
     char text[96];
-    (void)ingot_cache_budget_parse(spec, b); /* checked when the table was read */
     uint64_t share = b->per_node ? (uint64_t)node->local_size : (uint64_t)c->world;
     c->window_bytes = b->bytes / share;
-    if (c->window_bytes < c->params.batch_stored) {
+    if (c->window_bytes < c->batch_stored) {
         return ingot_fail(INGOT_ERR_NO_RESOURCE,
                           "%s gives each of the %" PRIu64 " ranks %s a window of %" PRIu64
                           " bytes, smaller than one batch of this loader in flight (%" PRIu64
                           " bytes); raise it to at least %" PRIu64 "%s",
                           budget_text(c, text, sizeof(text)), share,
                           b->per_node ? "of this node" : "of the job", c->window_bytes,
-                          c->params.batch_stored, c->params.batch_stored * share,
-                          b->per_node ? "/node" : "");
+                          c->batch_stored, c->batch_stored * share, b->per_node ? "/node" : "");
     }
     uint64_t node_bytes = c->window_bytes * (uint64_t)node->local_size;
     uint64_t avail = mem_available();
@@ -79,146 +70,64 @@ static ingot_status_t cache_budget(ingot_cache_t *c, const char *spec)
  * homes are placed by every rank alike, so every rank must know every window. */
 static ingot_status_t cache_windows(ingot_cache_t *c, ingot_status_t st)
 {
-    uint64_t mine[2] = {st == INGOT_OK ? c->window_bytes : 0, (uint64_t)c->params.node->node_id};
-    uint64_t *all = malloc(sizeof(uint64_t) * 2 * (size_t)c->world);
+    uint64_t mine = st == INGOT_OK ? c->window_bytes : 0;
+    uint64_t *all = ingot_calloc((size_t)c->world * 2, sizeof(uint64_t), "cache windows");
     c->windows = ingot_calloc((size_t)c->world, sizeof(*c->windows), "cache windows");
     c->node_of = ingot_calloc((size_t)c->world, sizeof(*c->node_of), "cache window nodes");
     ingot_status_t gst = (all == NULL || c->windows == NULL || c->node_of == NULL)
                              ? INGOT_ERR_NO_MEMORY
                              : INGOT_OK;
-    ingot_status_t ast = ingot_mpi_agree(&c->params.comm, gst, "cache: windows");
+    ingot_status_t ast = ingot_mpi_agree(&c->plan.comm, gst, "cache: windows");
     if (ast == INGOT_OK) {
-        ast = INGOT_MPI_CALL("cache: windows", MPI_Allgather, mine, 2, MPI_UINT64_T, all, 2,
-                             MPI_UINT64_T, c->params.comm);
+        ast = ingot_tier_gather(&c->plan, &mine, 1, all, c->node_of, &c->facts);
     }
-    /* (gst: the agreement fails on every rank when this one's allocations did) */
-    for (int r = 0; ast == INGOT_OK && gst == INGOT_OK && r < c->world; r++) {
-        c->windows[r] = all[2 * r];
-        c->node_of[r] = (int)all[2 * r + 1];
+    for (int r = 0; ast == INGOT_OK && r < c->world; r++) {
+        c->windows[r] = all[2 * r + 1];
     }
     free(all);
     return st != INGOT_OK ? st : ast;
 }
 
-/* ---------------------------------------------------------------- placement */
-
-static int cmp_info(const void *a, const void *b)
-{
-    const ingot_sample_info_t *x = a, *y = b;
-    if (x->shard != y->shard) {
-        return x->shard < y->shard ? -1 : 1;
-    }
-    return (x->offset > y->offset) - (x->offset < y->offset);
-}
-
-/* The budget, of the kind given, that would hold every sample where the fill epoch reads it
- * (@p need: per rank, the bytes it reads first): windows are equal over the job, or over a
- * node, so the largest need sets them. */
-static void cache_needed(ingot_cache_t *c, const uint64_t *need)
-{
-    int groups = c->budget.per_node ? c->params.node->node_count : 1;
-    uint64_t *most = calloc((size_t)groups, sizeof(*most)), *ranks = calloc((size_t)groups, 8);
-    c->dataset_bytes = 0;
-    c->needed = 0;
-    for (int r = 0; r < c->world; r++) {
-        int g = c->budget.per_node ? c->node_of[r] : 0;
-        c->dataset_bytes += need[r];
-        if (most != NULL && ranks != NULL && g >= 0 && g < groups) {
-            most[g] = need[r] > most[g] ? need[r] : most[g];
-            ranks[g]++;
-        }
-    }
-    for (int g = 0; most != NULL && ranks != NULL && g < groups; g++) {
-        c->needed = most[g] * ranks[g] > c->needed ? most[g] * ranks[g] : c->needed;
-    }
-    free(most);
-    free(ranks);
-}
-
-/* Every sample's home: the rank reading it in the fill epoch, while its window has room. */
+/* Every sample's home (place.c), from the windows every rank has. */
 static ingot_status_t cache_place(ingot_cache_t *c)
 {
-    const ingot_cache_params_t *p = &c->params;
-    ingot_manifest_info_t mi;
-    ingot_status_t st = ingot_manifest_query(p->manifest, &mi);
-    if (st != INGOT_OK) {
-        return st;
-    }
-    ingot_cache_entry_t *entries = ingot_calloc(mi.sample_count, sizeof(*entries), "cache table");
-    uint64_t *ids = ingot_calloc(p->slice, sizeof(*ids), "cache slice");
-    ingot_sample_info_t *info = ingot_calloc(p->slice, sizeof(*info), "cache slice rows");
-    if (entries == NULL || ids == NULL || info == NULL) {
-        free(entries);
-        free(ids);
-        free(info);
-        return INGOT_ERR_NO_MEMORY;
-    }
-    for (uint64_t i = 0; i < mi.sample_count; i++) {
-        entries[i].home = -1;
-    }
-    uint64_t *need = ingot_calloc((size_t)c->world, sizeof(*need), "cache needs");
-    for (int r = 0; r < c->world && st == INGOT_OK && need != NULL; r++) {
-        uint64_t used = 0;
-        int full = 0;
-        for (uint64_t s = p->fill_step; s < p->steps_per_epoch && st == INGOT_OK; s++) {
-            st = ingot_order_slice(p->order, p->fill_epoch, s, (uint32_t)r, (uint32_t)c->world, ids,
-                                   p->slice);
-            for (uint32_t k = 0; k < p->slice && st == INGOT_OK; k++) {
-                st = ingot_manifest_sample_get(p->manifest, ids[k], &info[k]);
-            }
-            if (st != INGOT_OK) {
-                break;
-            }
-            qsort(info, p->slice, sizeof(*info), cmp_info); /* the order it reads them in */
-            for (uint32_t k = 0; k < p->slice; k++) {
-                ingot_cache_entry_t *e = &entries[info[k].index];
-                if (e->home >= 0) {
-                    /* read again in the fill epoch (a padded tail): its first home keeps it,
-                     * and a home that reads it twice fills it twice (counted as such) */
-                    c->fill_expected += (e->home == r && r == c->rank);
-                    continue;
-                }
-                need[r] += info[k].length; /* its home if the windows held everything */
-                if (full || used + info[k].length > c->windows[r]) {
-                    full = 1; /* a prefix: what is read first is kept */
-                    continue;
-                }
-                *e = (ingot_cache_entry_t){
-                    .home = r, .length = (uint32_t)info[k].length, .offset = used};
-                used += info[k].length;
-                c->cached_samples++;
-                c->cached_bytes += info[k].length;
-                c->fill_expected += (r == c->rank);
-            }
-        }
-    }
-    free(ids);
-    free(info);
-    st = (st == INGOT_OK && need == NULL) ? INGOT_ERR_NO_MEMORY : st;
-    if (st != INGOT_OK) {
-        free(need);
-        free(entries);
-        return st;
-    }
-    cache_needed(c, need);
-    free(need);
-    c->table.entries = entries;
-    c->table.count = mi.sample_count;
-    return INGOT_OK;
+    ingot_cache_place_in_t in = {.facts = &c->facts,
+                                 .windows = c->windows,
+                                 .per_node = c->cfg->budget.per_node,
+                                 .manifest = c->plan.manifest,
+                                 .order = c->plan.order,
+                                 .fill_epoch = c->fill_epoch,
+                                 .fill_step = c->fill_step,
+                                 .steps_per_epoch = c->plan.steps_per_epoch,
+                                 .slice = c->plan.slice};
+    return ingot_cache_place(&in, &c->place);
 }
 
 /* ---------------------------------------------------------------- create / destroy */
 
-static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *cfg)
+/* What this rank can check alone: the window's memory and its size. */
+static ingot_status_t cache_check(ingot_cache_t *c)
 {
-    ingot_status_t st = INGOT_OK;
-    c->device = (cfg->memory == INGOT_CACHE_MEMORY_DEVICE) ? c->params.cuda_device : -1;
-    if (cfg->memory == INGOT_CACHE_MEMORY_DEVICE && c->device < 0) {
-        st = ingot_fail(INGOT_ERR_NO_DEVICE,
-                        "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its placement",
-                        c->rank, c->params.node->hostname);
+    const ingot_tier_plan_t *p = &c->plan;
+    if (p->direct_io) {
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "ingot_loader_create: INGOT_CACHE_BYTES with INGOT_DIRECT_IO is not "
+                          "supported (a sample read again from storage needs no alignment "
+                          "slack); set one of them off");
     }
-    st = cache_windows(c, st == INGOT_OK ? cache_budget(c, cfg->cache_bytes) : st);
+    c->device = (c->cfg->memory == INGOT_CACHE_MEMORY_DEVICE) ? p->cuda_device : -1;
+    if (c->cfg->memory == INGOT_CACHE_MEMORY_DEVICE && c->device < 0) {
+        return ingot_fail(INGOT_ERR_NO_DEVICE,
+                          "INGOT_CACHE_MEMORY=device: rank %d (host %s) has no GPU in its "
+                          "placement",
+                          c->rank, p->node->hostname);
+    }
+    return cache_budget(c);
+}
+
+static ingot_status_t cache_local(ingot_cache_t *c)
+{
+    ingot_status_t st = cache_windows(c, cache_check(c));
     if (st == INGOT_OK) {
         st = cache_place(c);
     }
@@ -233,7 +142,7 @@ static ingot_status_t cache_local(ingot_cache_t *c, const ingot_cache_config_t *
 /* Why fetched bytes cannot land in GPU memory here (into @p why), or "" when they can. */
 static void cache_fetch_possible(const ingot_cache_t *c, char *why, size_t len)
 {
-    const ingot_cache_params_t *p = &c->params;
+    const ingot_tier_plan_t *p = &c->plan;
     why[0] = '\0';
     if (p->gpu_slots < 0) {
         snprintf(why, len, "host memory: the loader delivers batches in host memory");
@@ -255,7 +164,7 @@ static void cache_fetch_possible(const ingot_cache_t *c, char *why, size_t len)
  * H2D copy. */
 static void cache_fetch_destination(ingot_cache_t *c, ingot_cache_fetch_t fetch)
 {
-    const ingot_cache_params_t *p = &c->params;
+    const ingot_tier_plan_t *p = &c->plan;
     char *why = c->fetch_why;
     size_t len = sizeof(c->fetch_why);
     c->fetch_device = -1;
@@ -304,21 +213,21 @@ int ingot_cache_fetch_device(const ingot_cache_t *c)
  * straight into them. */
 static ingot_status_t cache_dests(ingot_cache_t *c)
 {
-    int n[2] = {(int)c->params.ndests, -(int)c->params.ndests}, agreed[2] = {0, 0};
+    int n[2] = {(int)c->plan.ndests, -(int)c->plan.ndests}, agreed[2] = {0, 0};
     ingot_status_t st = INGOT_MPI_CALL("cache: put destinations", MPI_Allreduce, n, agreed, 2,
-                                       MPI_INT, MPI_MAX, c->params.comm);
+                                       MPI_INT, MPI_MAX, c->plan.comm);
     if (st == INGOT_OK && agreed[0] != -agreed[1]) {
         return ingot_fail(INGOT_ERR_INTERNAL,
                           "cache: ranks register %d to %d put destinations (rank %d: %u)",
-                          -agreed[1], agreed[0], c->rank, c->params.ndests);
+                          -agreed[1], agreed[0], c->rank, c->plan.ndests);
     }
-    c->dests = ingot_calloc(c->params.ndests + 1, sizeof(ingot_transport_window_t *),
+    c->dests = ingot_calloc(c->plan.ndests + 1, sizeof(ingot_transport_window_t *),
                             "cache put destinations");
-    st = ingot_mpi_agree(&c->params.comm, c->dests ? INGOT_OK : INGOT_ERR_NO_MEMORY,
+    st = ingot_mpi_agree(&c->plan.comm, c->dests ? INGOT_OK : INGOT_ERR_NO_MEMORY,
                          "cache: put destinations");
-    for (uint32_t i = 0; st == INGOT_OK && i < c->params.ndests; i++) {
-        st = ingot_transport_dest_create(c->transport, c->params.dests[i].ptr,
-                                         c->params.dests[i].bytes, &c->dests[i]);
+    for (uint32_t i = 0; st == INGOT_OK && i < c->plan.ndests; i++) {
+        st = ingot_transport_dest_create(c->transport, c->plan.dests[i].ptr, c->plan.dests[i].bytes,
+                                         &c->dests[i]);
         c->ndests += (st == INGOT_OK);
     }
     return st;
@@ -334,51 +243,67 @@ static void cache_dests_free(ingot_cache_t *c)
     c->dests = NULL;
 }
 
-ingot_status_t ingot_cache_create(const ingot_cache_params_t *params, ingot_cache_t **cache_p)
+/* The cache object over @p plan, with the job's transport (collective, agreed). */
+static ingot_status_t cache_new(const ingot_tier_plan_t *plan, ingot_cache_t **c_p)
 {
-    const ingot_cache_config_t *cfg;
-    MPI_Comm comm = params->comm;
+    MPI_Comm comm = plan->comm;
     ingot_cache_t *c = ingot_calloc(1, sizeof(*c), "cache");
-    if (c == NULL) {
-        (void)ingot_mpi_agree(&comm, INGOT_ERR_NO_MEMORY,
-                              "cache: budget and placement"); /* the others fail too */
-        return INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = ingot_mpi_agree(&comm, c ? INGOT_OK : INGOT_ERR_NO_MEMORY, "cache");
+    if (st != INGOT_OK) {
+        free(c);
+        return st;
     }
-    ingot_status_t st = ingot_cache_config(&cfg);
-    if (st == INGOT_OK) {
-        MPI_Comm_rank(comm, &c->rank);
-        MPI_Comm_size(comm, &c->world);
-        c->params = *params;
-        c->policy = cfg->peer_failure;
-        st = cache_local(c, cfg);
+    c->tier.ops = &ingot_cache_tier_ops;
+    c->plan = *plan;
+    c->cfg = plan->cfg->cache;
+    c->fill_epoch = plan->start_step / plan->steps_per_epoch;
+    c->fill_step = plan->start_step % plan->steps_per_epoch;
+    c->batch_stored = (uint64_t)plan->slice * plan->stored_max;
+    MPI_Comm_rank(comm, &c->rank);
+    MPI_Comm_size(comm, &c->world);
+    st = plan->transport(plan->transport_arg, &c->transport); /* collective, agreed */
+    if (st != INGOT_OK) {
+        free(c);
+        return st;
     }
-    st = ingot_mpi_agree(&comm, st, "cache: budget and placement");
+    c->policy = ingot_transport_peer_failure(c->transport);
+    *c_p = c;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_cache_create(const ingot_tier_plan_t *plan, ingot_cache_t **cache_p)
+{
+    ingot_cache_t *c;
+    ingot_status_t st = cache_new(plan, &c);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    st = ingot_mpi_agree(&c->plan.comm, cache_local(c), "cache: budget and placement");
     if (st == INGOT_OK) {
-        c->transport = params->transport;
-        st = ingot_transport_window_create(c->transport, c->window_bytes, params->numa, c->device,
+        st = ingot_transport_window_create(c->transport, c->window_bytes, plan->numa, c->device,
                                            &c->window); /* collective, agreed */
     }
     if (st == INGOT_OK && ingot_transport_protocol(c->transport) == INGOT_PEER_PROTOCOL_PUT) {
         st = cache_dests(c); /* collective, agreed */
     }
-    c->params.dests = NULL; /* the caller's array */
+    c->plan.dests = NULL; /* the caller's array */
     if (st == INGOT_OK) {
-        cache_fetch_destination(c, cfg->fetch);
+        cache_fetch_destination(c, c->cfg->fetch);
     }
     if (st != INGOT_OK) {
         ingot_cache_free(c);
         return st;
     }
-    if (c->fill_expected == 0) {
+    if (c->place.fill_expected == 0) {
         ingot_transport_window_set_ready(c->window);
     }
     ingot_info("cache: this rank's window of %" PRIu64 " bytes (%s, registered once); "
                "%" PRIu64 " samples (%" PRIu64 " bytes) cached over %d ranks, %" PRIu64
                " here; filled in epoch %" PRIu64
                "; INGOT_PEER_FAILURE=%s; fetched bytes land in %s",
-               c->window_bytes, c->device >= 0 ? "GPU memory" : "host memory", c->cached_samples,
-               c->cached_bytes, c->world, c->fill_expected, c->params.fill_epoch,
-               ingot_peer_failure_names[c->policy], c->fetch_why);
+               c->window_bytes, c->device >= 0 ? "GPU memory" : "host memory",
+               c->place.cached_samples, c->place.cached_bytes, c->world, c->place.fill_expected,
+               c->fill_epoch, ingot_peer_failure_names[c->policy], c->fetch_why);
     *cache_p = c;
     return INGOT_OK;
 }
@@ -405,7 +330,7 @@ void ingot_cache_free(ingot_cache_t *c)
     }
     cache_dests_free(c);
     ingot_transport_window_destroy_local(c->window);
-    free((void *)c->table.entries);
+    free(c->place.entries);
     free(c->windows);
     free(c->node_of);
     free(c->home_state);
@@ -423,7 +348,7 @@ void ingot_cache_destroy(ingot_cache_t *c)
      * INGOT_PEER_FAILURE=abort a rank that stays silent for INGOT_PEER_TIMEOUT is named at
      * once (the job could not free its windows anyway), while under 'storage' a silent peer may
      * still come back. */
-    uint64_t timeout = c->params.timeout_ns;
+    uint64_t timeout = c->plan.timeout_ns;
     uint64_t silence = c->policy == INGOT_PEER_FAILURE_ABORT
                            ? ingot_transport_peer_timeout(c->transport)
                            : 0;
@@ -468,9 +393,9 @@ void ingot_cache_fill(ingot_cache_t *c, const ingot_shard_rows_t *rows, const vo
             dst[rows->fields[0].offset] ^= 0x5a; /* a damaged byte in the window */
         }
     }
-    if (atomic_fetch_add(&c->filled, 1) + 1 == c->fill_expected) {
+    if (atomic_fetch_add(&c->filled, 1) + 1 == c->place.fill_expected) {
         ingot_transport_window_set_ready(c->window);
-        ingot_debug("cache: window filled (%" PRIu64 " samples)", c->fill_expected);
+        ingot_debug("cache: window filled (%" PRIu64 " samples)", c->place.fill_expected);
     }
 }
 
@@ -490,21 +415,22 @@ static void cache_budget_line(const ingot_cache_t *c, char *buf, size_t len)
     const double mib = 1024.0 * 1024.0;
     char given[96], fix[96];
     budget_text(c, given, sizeof(given));
-    if (c->cached_samples == c->table.count) {
+    const ingot_cache_placement_t *pl = &c->place;
+    if (pl->cached_samples == pl->count) {
         snprintf(buf, len, "budget: %s holds the whole dataset (%" PRIu64 " samples, %.1f MiB)\n",
-                 given, c->table.count, (double)c->dataset_bytes / mib);
+                 given, pl->count, (double)pl->dataset_bytes / mib);
         return;
     }
-    uint64_t mibs = (c->needed + (1u << 20) - 1) >> 20; /* rounded up to a MiB */
+    uint64_t mibs = (pl->needed + (1u << 20) - 1) >> 20; /* rounded up to a MiB */
     snprintf(fix, sizeof(fix), "INGOT_CACHE_BYTES=%" PRIu64 "MiB%s", mibs,
-             c->budget.per_node ? "/node" : "");
+             c->cfg->budget.per_node ? "/node" : "");
     snprintf(buf, len,
              "budget: %s holds only %.1f of the dataset's %.1f MiB (%.0f%%, %" PRIu64 " of %" PRIu64
              " samples): every epoch after the first reads the rest from storage; %s would hold "
              "it all\n",
-             given, (double)c->cached_bytes / mib, (double)c->dataset_bytes / mib,
-             c->dataset_bytes ? 100.0 * (double)c->cached_bytes / (double)c->dataset_bytes : 0,
-             c->cached_samples, c->table.count, fix);
+             given, (double)pl->cached_bytes / mib, (double)pl->dataset_bytes / mib,
+             pl->dataset_bytes ? 100.0 * (double)pl->cached_bytes / (double)pl->dataset_bytes : 0,
+             pl->cached_samples, pl->count, fix);
 }
 
 const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
@@ -513,9 +439,10 @@ const char *ingot_cache_paths(ingot_cache_t *c, char *buf, size_t len)
                      "window %" PRIu64 " bytes in %s memory; %" PRIu64 " samples (%" PRIu64
                      " bytes) cached over %d ranks, %" PRIu64 " here; hash fallbacks %" PRIu64
                      ", reads sent to storage %" PRIu64 ", homes given up %" PRIu64 "\n",
-                     c->window_bytes, c->device >= 0 ? "GPU" : "host", c->cached_samples,
-                     c->cached_bytes, c->world, c->fill_expected, atomic_load(&c->hash_fallbacks),
-                     atomic_load(&c->peer_fallbacks), atomic_load(&c->peers_failed));
+                     c->window_bytes, c->device >= 0 ? "GPU" : "host", c->place.cached_samples,
+                     c->place.cached_bytes, c->world, c->place.fill_expected,
+                     atomic_load(&c->hash_fallbacks), atomic_load(&c->peer_fallbacks),
+                     atomic_load(&c->peers_failed));
     if (n > 0 && (size_t)n < len) {
         cache_budget_line(c, buf + n, len - (size_t)n);
         n += (int)strlen(buf + n);

@@ -1,7 +1,8 @@
 /*
- * The peer cache (cache.c, cache_source.c): every rank's registered window of INGOT_CACHE_BYTES /
- * world bytes, which sample lives in which window, the fill, and the byte source that reads
- * cached samples from their home straight into the loader's destination.
+ * The peer cache (cache.c, place.c, cache_source.c, tier.c): every rank's registered window of
+ * INGOT_CACHE_BYTES / world bytes, which sample lives in which window, the fill, and the byte
+ * source that reads cached samples from their home straight into the loader's destination. It
+ * plugs into the loader as a tier read by location (source/tier.h): ingot_cache_tier_ops.
  *
  * Placement, computed by every rank alike without asking anyone: a sample's home is the rank that
  * reads it in the first epoch this job delivers (the fill epoch; from the resume step on when
@@ -21,23 +22,45 @@
 #ifndef INGOT_SOURCE_CACHE_H
 #define INGOT_SOURCE_CACHE_H
 
-#include <ingot/ingot.h>
-#include <ingot/order.h>
-#include <ingot/shard.h>
-#include "source/source.h"
-#include "transport/transport.h"
-#include "topology/topo.h"
-#include <mpi.h>
-#include "shard/codec.h"
+#include "source/tier.h"
+#include "base/config.h"
+#include <stdbool.h>
 #include <stdint.h>
 
-/** INGOT_PEER_FAILURE values. */
-typedef enum ingot_peer_failure {
-    INGOT_PEER_FAILURE_ABORT = 0,  /**< end the job, naming the rank */
-    INGOT_PEER_FAILURE_STORAGE = 1 /**< read that peer's samples from storage from then on */
-} ingot_peer_failure_t;
+/** INGOT_CACHE_MEMORY values. */
+typedef enum ingot_cache_memory {
+    INGOT_CACHE_MEMORY_HOST = 0,
+    INGOT_CACHE_MEMORY_DEVICE = 1
+} ingot_cache_memory_t;
 
-typedef struct ingot_cache ingot_cache_t;
+/** INGOT_CACHE_FETCH values. */
+typedef enum ingot_cache_fetch {
+    INGOT_CACHE_FETCH_AUTO = 0,
+    INGOT_CACHE_FETCH_HOST = 1,
+    INGOT_CACHE_FETCH_DEVICE = 2
+} ingot_cache_fetch_t;
+
+/** INGOT_CACHE_BYTES parsed: a budget of the whole job, or of each node ("64GiB/node"). */
+typedef struct ingot_cache_budget {
+    uint64_t bytes;
+    bool per_node;
+    char given[48]; /**< as the user wrote it (messages quote it so) */
+} ingot_cache_budget_t;
+
+/** The cache's INGOT_* table, parsed once (cache_config.c). */
+typedef struct ingot_cache_config {
+    ingot_cache_budget_t budget;
+    ingot_cache_memory_t memory;
+    ingot_cache_fetch_t fetch;
+} ingot_cache_config_t;
+
+extern ingot_config_table_t ingot_cache_config_table;
+ingot_status_t ingot_cache_config(const ingot_cache_config_t **cfg_p);
+/** INGOT_CACHE_BYTES's codec: "96GiB" (the job) or "64GiB/node". */
+extern const ingot_config_codec_t ingot_cache_budget_codec;
+
+/** The peer cache as a tier (tier.c). */
+extern const ingot_tier_ops_t ingot_cache_tier_ops;
 
 /** Where a sample is cached: its home rank (-1: not cached) and its offset in the home's window. */
 typedef struct ingot_cache_entry {
@@ -46,103 +69,32 @@ typedef struct ingot_cache_entry {
     uint64_t offset;
 } ingot_cache_entry_t;
 
-/** Memory a peer may write fetched bytes into (INGOT_PEER_PROTOCOL=put). */
-typedef struct ingot_cache_dest {
-    void *ptr;
-    size_t bytes;
-} ingot_cache_dest_t;
-
-typedef struct ingot_cache_params {
-    MPI_Comm comm;                 /* the job's ranks (the transport's) */
-    const ingot_node_info_t *node; /* this rank's node (budgets per node, messages) */
-    ingot_transport_t *transport;  /* the job's transport, created by the caller */
-    uint64_t timeout_ns;           /* INGOT_TIMEOUT: the bound of collective waits (destroy) */
+/** The facts and numbers the placement is computed from (no communicator: place.c). */
+typedef struct ingot_cache_place_in {
+    const ingot_tier_facts_t *facts;
+    const uint64_t *windows; /**< per rank: its window's bytes */
+    bool per_node;           /**< the budget is per node (what "needed" is measured in) */
     ingot_manifest_h manifest;
     ingot_order_h order;
-    uint64_t fill_epoch, fill_step; /* the first step this job delivers */
-    uint64_t steps_per_epoch;
-    uint32_t slice;        /* samples per rank per step */
-    uint64_t batch_stored; /* stored bytes of one batch of this rank, at most */
-    int numa;              /* NUMA node of the window, or -1 */
-    int cuda_device;       /* the placement's GPU, or -1 (for INGOT_CACHE_MEMORY=device) */
-    uint32_t nreqs;        /* byte-source requests in flight at once */
-    /* every destination of the loader's reads (staging, slots, scratch), registered for put;
-     * the same count on every rank */
-    const ingot_cache_dest_t *dests;
-    uint32_t ndests;
-    /* where fetched bytes could land: the loader's GPU (it delivers device batches), or -1; and
-     * why they must stay in host memory even so (e.g. hashed on the host), or NULL */
-    int gpu_slots;
-    const char *gpu_host_only;
-    /* raised when a peer misses INGOT_PEER_TIMEOUT under INGOT_PEER_FAILURE=abort, so that
-     * other waits on that peer (the trainer's reductions) end too; may be NULL */
-    ingot_abort_t *peer_lost;
-} ingot_cache_params_t;
+    uint64_t fill_epoch, fill_step, steps_per_epoch;
+    uint32_t slice;
+} ingot_cache_place_in_t;
 
-/** Whether INGOT_CACHE_BYTES asks for a cache (non-zero). */
-int ingot_cache_enabled(void);
+/** The placement: every sample's entry and the figures of the plan. */
+typedef struct ingot_cache_placement {
+    ingot_cache_entry_t *entries; /**< per sample (malloc'd) */
+    uint64_t count;               /**< samples */
+    uint64_t cached_samples, cached_bytes;
+    uint64_t fill_expected; /**< fills rank facts->rank makes in the fill epoch */
+    uint64_t dataset_bytes; /**< every sample's record, summed */
+    uint64_t needed;        /**< the budget (of its kind) that would hold every sample */
+} ingot_cache_placement_t;
 
 /**
- * Create the cache of a loader (collective over the context's communicator): checks the budget
- * (a window smaller than one batch, windows of one node over its MemAvailable: errors naming
- * both sizes), computes the placement, creates the context's transport at first use, allocates,
- * registers and exchanges the window. Every rank returns the same status.
+ * Every sample's home: the rank that reads it in the fill epoch, while its window has room (a
+ * prefix of what it reads). Pure: the same result on every rank and in a simulator.
+ * @return INGOT_OK; INGOT_ERR_NO_MEMORY; the order's and manifest's errors.
  */
-ingot_status_t ingot_cache_create(const ingot_cache_params_t *params, ingot_cache_t **cache_p);
-/** Take back every peer read still in flight and unregister the put destinations
- *  (non-collective): call it before the memory those reads land in is freed. Accepts NULL. */
-void ingot_cache_quiesce(ingot_cache_t *cache);
-/** Free the cache (collective: a barrier first, so no peer still reads this window). Accepts NULL. */
-void ingot_cache_destroy(ingot_cache_t *cache);
-
-/** Where sample @p index is cached (home -1: not cached). */
-static inline ingot_cache_entry_t ingot_cache_entry(const ingot_cache_t *cache, uint64_t index);
-
-/** The first epoch this job delivers (the one that fills the windows). */
-uint64_t ingot_cache_fill_epoch(const ingot_cache_t *cache);
-
-/**
- * Fill epoch: keep sample @p rows (verified bytes at @p stored, in the shard's layout, or fields
- * back to back when @p packed) in this rank's window if it is its home; @p stored NULL: the sample
- * was skipped (corrupt), counted all the same. Thread-safe; marks the window ready after the
- * last one.
- */
-void ingot_cache_fill(ingot_cache_t *cache, const ingot_shard_rows_t *rows, const void *stored,
-                      int packed);
-
-/**
- * The GPU whose memory a GPU loader should fetch peers' bytes into (its batch slot), or -1:
- * host memory. Decided at create by a calibration (ingot_transport_calibrate_gpu) where the
- * loader can take device bytes and UCX has CUDA memory; ingot_cache_paths() says why.
- */
-int ingot_cache_fetch_device(const ingot_cache_t *cache);
-
-/** The byte source of cached samples (owned by the cache). Its requests carry extents, all of
- *  one home (see ingot_source_req_t.extents); it answers "retry elsewhere" for a home that
- *  failed under INGOT_PEER_FAILURE=storage. */
-ingot_source_t *ingot_cache_source(ingot_cache_t *cache);
-
-/** Log and count sample @p s whose bytes from @p home failed the hash (read again from storage). */
-void ingot_cache_report_corrupt(ingot_cache_t *cache, const ingot_sample_info_t *s, int home);
-/**
- * The cache's counters (window, samples cached, hash fallbacks, reads sent to storage, homes
- * given up), where fetched bytes land, and the data path to every rank, one line each. Returns
- * @p buf.
- */
-const char *ingot_cache_paths(ingot_cache_t *cache, char *buf, size_t len);
-
-/* ---- inline */
-struct ingot_cache_table {
-    const ingot_cache_entry_t *entries;
-    uint64_t count;
-};
-static inline ingot_cache_entry_t ingot_cache_entry(const ingot_cache_t *cache, uint64_t index)
-{
-    const struct ingot_cache_table *t = (const struct ingot_cache_table *)cache;
-    if (index >= t->count) {
-        return (ingot_cache_entry_t){.home = -1};
-    }
-    return t->entries[index];
-}
+ingot_status_t ingot_cache_place(const ingot_cache_place_in_t *in, ingot_cache_placement_t *out);
 
 #endif

@@ -46,7 +46,7 @@ static void finish(ingot_cache_t *c, ingot_source_req_t *req, int home, ingot_st
                     "INGOT_PEER_TIMEOUT (%" PRIu64 " ms); INGOT_PEER_FAILURE=abort ends the job "
                     "('storage' would read its samples from storage instead)",
                     home, ingot_transport_host(c->transport, home), req->length, ms);
-        ingot_abort_raise(c->params.peer_lost); /* the trainer's reductions wait on it too */
+        ingot_abort_raise(c->plan.peer_lost); /* the trainer's reductions wait on it too */
         ingot_source_complete(req, st);
     } else {
         char why[160];
@@ -101,7 +101,8 @@ static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadl
         int ready = 0;
         ingot_status_t st = INGOT_OK;
         if (home == c->rank) { /* this rank's own fill may still be in its last steps */
-            ready = atomic_load_explicit(&c->filled, memory_order_acquire) >= c->fill_expected;
+            ready = atomic_load_explicit(&c->filled, memory_order_acquire) >=
+                    c->place.fill_expected;
         } else if ((st = ingot_transport_window_probe(c->window, home, &ready)) != INGOT_OK) {
             return st;
         }
@@ -113,7 +114,7 @@ static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadl
         if (ingot_time_ns() >= deadline_ns) {
             ingot_error("cache: rank %d (host %s) has not filled its cache window within "
                         "INGOT_TIMEOUT (it is still in epoch %" PRIu64 ", or stopped)",
-                        home, ingot_transport_host(c->transport, home), c->params.fill_epoch);
+                        home, ingot_transport_host(c->transport, home), c->fill_epoch);
             return INGOT_ERR_TIMED_OUT;
         }
         struct timespec pause = {0, 1000000};
@@ -285,7 +286,7 @@ ingot_source_t *ingot_cache_source(ingot_cache_t *c)
 ingot_status_t ingot_cache_source_init(ingot_cache_t *c)
 {
     c->source.ops = &cache_ops;
-    c->nreqs = c->params.nreqs;
+    c->nreqs = c->plan.nreqs;
     c->reqs = ingot_calloc(c->nreqs, sizeof(*c->reqs), "cache requests");
     c->home_state = ingot_calloc((size_t)c->world, sizeof(*c->home_state), "cache homes");
     if (c->reqs == NULL || c->home_state == NULL) {

@@ -101,18 +101,6 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
     return st;
 }
 
-ingot_status_t ingot_disk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
-                                       const char *name)
-{
-    int rc = pthread_create(t, NULL, fn, arg);
-    if (rc != 0) {
-        return ingot_fail(INGOT_ERR_NO_RESOURCE, "disk tier: cannot start thread %s: %s", name,
-                          strerror(rc));
-    }
-    pthread_setname_np(*t, name);
-    return INGOT_OK;
-}
-
 /* ---- this node's entries */
 
 void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
@@ -202,20 +190,12 @@ static ingot_status_t disk_pieces(ingot_disk_t *d)
 /* The configuration, this rank's folder (its verdict in *usable_p, said once per node). */
 static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
 {
-    const ingot_disk_config_t *cfg;
-    ingot_status_t st = ingot_disk_config(&cfg);
-    if (st != INGOT_OK) {
-        return st;
-    }
+    const ingot_disk_config_t *cfg = d->cfg;
+    ingot_status_t st;
     d->budget = cfg->bytes;
     d->lru = cfg->policy == INGOT_DISK_POLICY_LRU;
     d->prefetch_pct = (int)cfg->prefetch;
-    if (ingot_disk_piece_parse(cfg->piece, &d->piece_log2) != INGOT_OK) {
-        return ingot_fail(INGOT_ERR_CONFIG,
-                          "INGOT_DISK_CACHE_PIECE='%s' is not a power of two "
-                          "from 4KiB to 64MiB",
-                          cfg->piece);
-    }
+    d->piece_log2 = cfg->piece_log2;
     d->piece_bytes = 1ull << d->piece_log2;
     ingot_log_expand_path(cfg->dir, d->dir, sizeof(d->dir));
     if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK ||
@@ -242,17 +222,11 @@ static void disk_free(ingot_disk_t *d)
         ingot_mpmc_cleanup(&d->free_rx);
     }
     ingot_order_destroy(d->order);
-    ingot_source_destroy(d->below);
     free(d->bufs);
     free(d->piece0);
     free(d->shard_hash);
     free(d->shard_size);
-    free(d->node_first);
-    free(d->node_ranks);
-    free(d->node_usable);
-    free(d->node_keeper);
-    free(d->node_salt);
-    free(d->home);
+    ingot_disk_homes_free(&d->homes);
     free(d->homed);
     free((void *)d->piece_hits);
     free(d);
@@ -266,7 +240,7 @@ static ingot_status_t disk_roles(ingot_disk_t *d)
     if (st == INGOT_OK && d->usable && d->node_keeper[d->node] == d->rank) {
         st = ingot_disk_keeper_create(d);
     }
-    if (st == INGOT_OK && d->p.transport != NULL) {
+    if (st == INGOT_OK && d->transport != NULL) {
         st = ingot_disk_serve_start(d);
     }
     if (st == INGOT_OK && d->serving_nodes > 0) {
@@ -275,38 +249,56 @@ static ingot_status_t disk_roles(ingot_disk_t *d)
     return st;
 }
 
-ingot_status_t ingot_disk_create(const ingot_disk_params_t *params, ingot_source_t *below,
-                                 ingot_source_t **src_p)
+/* The tier object over @p plan and @p below, with the job's transport when it has more than one
+ * rank (collective, agreed). */
+static ingot_status_t disk_new(const ingot_tier_plan_t *plan, ingot_source_t *below,
+                               ingot_disk_t **d_p)
 {
     ingot_disk_t *d = ingot_calloc(1, sizeof(*d), "disk tier");
-    if (d == NULL) {
-        ingot_source_destroy(below);
-    }
-    ingot_status_t st = ingot_mpi_agree(&params->comm, d ? INGOT_OK : INGOT_ERR_NO_MEMORY,
+    ingot_status_t st = ingot_mpi_agree(&plan->comm, d ? INGOT_OK : INGOT_ERR_NO_MEMORY,
                                         "disk tier");
     if (st != INGOT_OK) {
         free(d);
         return st;
     }
+    d->tier.ops = &ingot_disk_tier_ops;
     d->source.ops = &ingot_disk_source_ops;
     d->below = below;
-    d->p = *params;
+    d->p = *plan;
+    d->cfg = plan->cfg->disk;
     d->folder.fd = d->folder.ledger_fd = -1;
-    MPI_Comm_rank(params->comm, &d->rank);
-    MPI_Comm_size(params->comm, &d->world);
-    d->node = params->node->node_id;
-    d->nnodes = params->node->node_count;
+    MPI_Comm_rank(plan->comm, &d->rank);
+    MPI_Comm_size(plan->comm, &d->world);
+    d->node = plan->node->node_id;
+    d->nnodes = plan->node->node_count;
+    st = d->world > 1 ? plan->transport(plan->transport_arg, &d->transport) : INGOT_OK; /* agreed */
+    if (st != INGOT_OK) {
+        free(d);
+        return st;
+    }
+    *d_p = d;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_create(const ingot_tier_plan_t *plan, ingot_source_t *below,
+                                 ingot_disk_t **d_p)
+{
+    ingot_disk_t *d;
+    ingot_status_t st = disk_new(plan, below, &d);
+    if (st != INGOT_OK) {
+        return st;
+    }
     int usable = 0;
     st = disk_setup(d, &usable);
     if (st == INGOT_OK) {
-        st = ingot_order_copy(params->order, &d->order);
+        st = ingot_order_copy(plan->order, &d->order);
     }
-    st = ingot_mpi_agree(&params->comm, st, "disk tier: set-up");
+    st = ingot_mpi_agree(&plan->comm, st, "disk tier: set-up");
     if (st == INGOT_OK) {
         st = ingot_disk_homes(d, usable); /* collective */
     }
     if (st == INGOT_OK) {
-        st = ingot_mpi_agree(&params->comm, disk_roles(d), "disk tier: keeper and server");
+        st = ingot_mpi_agree(&plan->comm, disk_roles(d), "disk tier: keeper and server");
     }
     if (st != INGOT_OK) {
         ingot_disk_pusher_drain(d);
@@ -319,7 +311,7 @@ ingot_status_t ingot_disk_create(const ingot_disk_params_t *params, ingot_source
                " bytes, %" PRIu64 " pieces over %d node(s), %s",
                d->dir, d->usable ? "serving" : "not usable", d->budget, d->piece_bytes, d->npieces,
                d->nnodes, d->keeper ? "keeper of this node" : "reader");
-    *src_p = &d->source;
+    *d_p = d;
     return INGOT_OK;
 }
 
@@ -345,11 +337,6 @@ void ingot_disk_destroy(ingot_disk_t *d)
     ingot_disk_keeper_destroy(d); /* pending fills written */
     disk_flush_hits(d);
     disk_free(d);
-}
-
-ingot_disk_t *ingot_disk_of(ingot_source_t *src)
-{
-    return src != NULL && src->ops == &ingot_disk_source_ops ? (ingot_disk_t *)src : NULL;
 }
 
 void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)

@@ -28,77 +28,59 @@
 #ifndef INGOT_SOURCE_DISK_DISK_H
 #define INGOT_SOURCE_DISK_DISK_H
 
-#include <ingot/order.h>
-#include <ingot/shard.h>
-#include "source/source.h"
-#include "topology/topo.h"
-#include "transport/transport.h"
-#include <mpi.h>
+#include "source/tier.h"
+#include "base/config.h"
 #include <stdint.h>
 
 typedef struct ingot_disk ingot_disk_t;
 
-typedef struct ingot_disk_params {
-    MPI_Comm comm;                 /* the job's ranks */
-    const ingot_node_info_t *node; /* this rank's node (its name: the homes; its ranks) */
-    ingot_transport_t *transport;  /* the job's transport; NULL for a job of one rank */
-    uint64_t timeout_ns;           /* INGOT_TIMEOUT */
-    ingot_manifest_h manifest;     /* outlives the tier */
-    ingot_order_h order;           /* copied: the tier's threads use their own */
-    uint64_t start_step;           /* the job's first global step (resume included) */
-    uint64_t total_steps;          /* steps it delivers */
-    uint64_t steps_per_epoch, global_batch;
-    uint32_t depth; /* the loader's prefetch depth, in steps */
-    uint32_t nreqs; /* requests the loader may have in flight at once */
-    int direct;     /* INGOT_DIRECT_IO: read entries' blocks with O_DIRECT */
-} ingot_disk_params_t;
+/** INGOT_DISK_CACHE_POLICY values. */
+typedef enum ingot_disk_policy_kind {
+    INGOT_DISK_POLICY_CLAIRVOYANT = 0,
+    INGOT_DISK_POLICY_LRU = 1
+} ingot_disk_policy_kind_t;
 
-/** The tier's counters on this rank (ingot_disk_stats()). */
-typedef struct ingot_disk_stats {
-    uint64_t hits;           /* pieces read from a disk: this node's or their home's */
-    uint64_t remote_hits;    /* of which from another node's disk */
-    uint64_t misses;         /* pieces read from the source below */
-    uint64_t bytes_disk;     /* request bytes served from a disk */
-    uint64_t bytes_below;    /* bytes read from the source below: misses (whole pieces) and
-                                 prefetches; the remote's share of this rank */
-    uint64_t admitted;       /* pieces written (keeper) */
-    uint64_t refused;        /* admissions refused: the policy's bypass, no room, a full queue */
-    uint64_t evictions;      /* entries removed to make room (keeper) */
-    uint64_t prefetched;     /* pieces the prefetcher read (keeper) */
-    uint64_t prefetch_bytes; /* their bytes */
-    uint64_t bad_entries;    /* entries found bad, removed and read again from below */
-    uint64_t fill_errors;    /* fills that failed (ENOSPC, I/O), the piece left uncached */
-} ingot_disk_stats_t;
+/** The disk tier's INGOT_* table, parsed once (disk_config.c). */
+typedef struct ingot_disk_config {
+    char *dir;           /**< INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
+    uint64_t bytes;      /**< INGOT_DISK_CACHE_BYTES: per node */
+    uint32_t piece_log2; /**< INGOT_DISK_CACHE_PIECE: a power of two, 4KiB to 64MiB */
+    ingot_disk_policy_kind_t policy;
+    int64_t prefetch; /**< INGOT_DISK_PREFETCH: percent */
+} ingot_disk_config_t;
 
-/** Whether INGOT_DISK_CACHE_BYTES asks for a disk tier (non-zero). */
-int ingot_disk_enabled(void);
+extern ingot_config_table_t ingot_disk_config_table;
+ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
+
+/** The node's disk tier, decorating storage (tier.c): wanted when INGOT_DISK_CACHE_BYTES is not
+ *  zero. Its create is collective and agreed: the budgets of each node's ranks compared
+ *  (differing ones refused, naming the ranks and values), each node's folder opened and checked
+ *  (a folder that cannot serve: one warning naming it, and that node is no piece's home), the
+ *  homes computed, the keeper's scan and policy built, the service and the threads started. Its
+ *  end is collective too (pending fills written first). */
+extern const ingot_tier_ops_t ingot_disk_tier_ops;
+
+/** The nodes and homes of a job's pieces (ingot_disk_plan_homes()). */
+typedef struct ingot_disk_homes {
+    int nnodes;
+    int *node_usable; /**< per node: its folder serves */
+    int *node_keeper; /**< per node: its lowest rank, or -1 */
+    int *node_first;  /**< per node: its ranks are node_ranks[node_first[n] .. node_first[n+1]) */
+    int *node_ranks;
+    int serving_nodes;
+    int32_t *home; /**< per piece: its home node, or -1 (no node serves) */
+} ingot_disk_homes_t;
 
 /**
- * Create the tier over @p below (owned from the call on, destroyed with the tier, also when this
- * fails). Collective over @p params->comm, agreed (every rank returns the same status): the
- * budgets of each node's ranks compared (differing ones refused, naming the ranks and values),
- * each node's folder opened and checked (a folder that cannot serve, read-only, missing, on a
- * filesystem shared between nodes: one warning naming it, and that node is no piece's home), the
- * homes computed, the keeper's scan (orphans removed, the ledger rewritten) and policy built, the
- * service and the threads started.
- * @return INGOT_OK with *@p src_p the tier's source (ingot_source_destroy() ends the tier,
- *         collectively: pending fills are written first); INGOT_ERR_CONFIG (budgets differ);
- *         INGOT_ERR_NO_MEMORY; manifest errors.
+ * The homes of @p npieces pieces whose keys hash to @p key_hash (per piece), over the nodes of
+ * @p facts whose ranks all found their folder usable (@p usable, per rank): rendezvous hashing of
+ * each piece's key over the serving nodes' names, so a later job on the same nodes, of any size,
+ * finds each piece where this one left it. Pure (a simulator calls it). INGOT_ERR_NO_MEMORY;
+ * free with ingot_disk_homes_free().
  */
-ingot_status_t ingot_disk_create(const ingot_disk_params_t *params, ingot_source_t *below,
-                                 ingot_source_t **src_p);
-
-/** The tier behind a source made by ingot_disk_create(), or NULL for any other source. */
-ingot_disk_t *ingot_disk_of(ingot_source_t *src);
-
-/** The loader planned global step @p step: the clock of the policy and prefetcher. */
-void ingot_disk_advance(ingot_disk_t *d, uint64_t step);
-
-/** This rank's counters. */
-void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *stats_p);
-
-/** A report for people: the folder, the budget and usage, the homes, the counters.
- *  Returns @p buf. */
-const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len);
+ingot_status_t ingot_disk_plan_homes(const ingot_tier_facts_t *facts, const uint64_t *usable,
+                                     const uint64_t *key_hash, uint64_t npieces,
+                                     ingot_disk_homes_t *homes_p);
+void ingot_disk_homes_free(ingot_disk_homes_t *homes);
 
 #endif

@@ -20,35 +20,32 @@ const char *const ingot_disk_policy_names[] = {[INGOT_DISK_POLICY_CLAIRVOYANT] =
 static const ingot_config_field_t piece_size_field = {
     .name = "DISK_CACHE_PIECE", .dfl = "1MiB", .type = INGOT_CONFIG_SIZE, .max = INT64_MAX};
 
-ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p)
+static int piece_parse(const char *spec, void *value, char *err, size_t errlen)
 {
     uint64_t bytes = 0;
-    char err[256];
-    if (ingot_config_parse(&piece_size_field, spec, &bytes, err, sizeof(err)) != INGOT_OK) {
-        return INGOT_ERR_INVALID_PARAM;
-    }
-    for (uint32_t l = DISK_PIECE_MIN_LOG2; l <= DISK_PIECE_MAX_LOG2; l++) {
-        if (bytes == 1ull << l) {
-            *log2_p = l;
-            return INGOT_OK;
+    char why[256];
+    if (ingot_config_parse(&piece_size_field, spec, &bytes, why, sizeof(why)) == INGOT_OK) {
+        for (uint32_t l = DISK_PIECE_MIN_LOG2; l <= DISK_PIECE_MAX_LOG2; l++) {
+            if (bytes == 1ull << l) {
+                *(uint32_t *)value = l;
+                return 0;
+            }
         }
-    }
-    return INGOT_ERR_INVALID_PARAM;
-}
-
-static int piece_check(const char *value, char *err, size_t errlen)
-{
-    uint32_t log2;
-    if (value == NULL) { /* the syntax */
-        snprintf(err, errlen, "a power of two from 4KiB to 64MiB (e.g. 1MiB)");
-        return 0;
-    }
-    if (ingot_disk_piece_parse(value, &log2) == INGOT_OK) {
-        return 0;
     }
     snprintf(err, errlen, "not a power of two from 4KiB to 64MiB");
     return -1;
 }
+
+static void piece_format(const void *value, char *buf, size_t len)
+{
+    uint64_t bytes = 1ull << *(const uint32_t *)value;
+    ingot_config_format(&piece_size_field, &bytes, buf, len);
+}
+
+static const ingot_config_codec_t piece_codec = {
+    .parse = piece_parse,
+    .format = piece_format,
+    .syntax = "a power of two from 4KiB to 64MiB (e.g. 1MiB)"};
 
 static const ingot_config_field_t disk_fields[] = {
     {"DISK_CACHE_DIR", "/var/tmp/ingot-cache-%u",
@@ -60,7 +57,7 @@ static const ingot_config_field_t disk_fields[] = {
      "shared between users trusts every writer: XXH3 finds damage, not forgery. A folder on NFS "
      "or another filesystem shared between nodes, read-only or missing is refused with one "
      "warning, and storage is read as without the tier.",
-     JOB, INGOT_CONFIG_STRING, F(dir), 0, 0, NULL, NULL},
+     JOB, INGOT_CONFIG_STRING, F(dir), 0, 0, NULL, NULL, NULL, NULL},
     {"DISK_CACHE_BYTES", "0",
      "The disk tier's budget on each node (0: no disk tier). Each piece read from storage is "
      "written through to the node's disk (INGOT_DISK_CACHE_DIR) and read from there by this and "
@@ -68,35 +65,29 @@ static const ingot_config_field_t disk_fields[] = {
      "named); nodes may differ. Jobs sharing a folder count one usage (its ledger): each keeps "
      "it within its own budget when it fills, so a job with a smaller budget evicts down to it "
      "as it fills and one with a larger budget fills up to its own.",
-     RANK, INGOT_CONFIG_SIZE, F(bytes), 0, INT64_MAX, NULL, NULL},
+     RANK, INGOT_CONFIG_SIZE, F(bytes), 0, INT64_MAX, NULL, NULL, NULL, NULL},
     {"DISK_CACHE_PIECE", "1MiB",
      "Bytes of shard per disk-tier entry: aligned slices of a shard, named by the shard's "
      "content hash and the slice's index, so a second manifest holding the same shard finds "
      "them. A miss reads the whole piece from storage; each 1/256 of it (at least 4KiB) carries "
      "its own hash, so a hit reads little more than it needs. Jobs share entries at the same "
      "piece size only.",
-     JOB, INGOT_CONFIG_STRING, F(piece), 0, 0, NULL, piece_check},
+     JOB, INGOT_CONFIG_TYPED, F(piece_log2), 0, 0, NULL, NULL, &piece_codec, NULL},
     {"DISK_CACHE_POLICY", "clairvoyant",
      "How the disk tier admits and evicts: 'clairvoyant' (from the known order of every epoch: "
      "admit while there is room; when full, evict first what this job never reads again, then "
      "other jobs' entries oldest first, then the piece needed latest, and only for a newcomer "
      "needed sooner; Belady with bypass) or 'lru' (least recently used, always admitting: for "
      "comparison, the worst policy for epochs).",
-     JOB, INGOT_CONFIG_ENUM, F(policy), 0, 0, ingot_disk_policy_names, NULL},
+     JOB, INGOT_CONFIG_ENUM, F(policy), 0, 0, ingot_disk_policy_names, NULL, NULL, NULL},
     {"DISK_PREFETCH", "25",
      "Percent of the time the disk tier's prefetcher (on one rank per node) may spend reading "
      "storage ahead of the loader, along the known order and within the budget (0: none). It "
      "starts a few steps past the loader's own reads and leaves the rest of the link to them.",
-     JOB, INGOT_CONFIG_INT, F(prefetch), 0, 100, NULL, NULL},
+     JOB, INGOT_CONFIG_INT, F(prefetch), 0, 100, NULL, NULL, NULL, NULL},
 };
 
 _Static_assert(sizeof(ingot_disk_policy_kind_t) == sizeof(int), "enum variables are stored as int");
 
 INGOT_CONFIG_MODULE(ingot_disk, "disk", INGOT_CONFIG_ORDER_RUNTIME + 3, disk_fields,
                     ingot_disk_config_t, NULL)
-
-int ingot_disk_enabled(void)
-{
-    const ingot_disk_config_t *cfg;
-    return ingot_disk_config(&cfg) == INGOT_OK && cfg->bytes > 0;
-}

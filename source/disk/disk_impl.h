@@ -15,25 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* INGOT_DISK_CACHE_POLICY values. */
-typedef enum {
-    INGOT_DISK_POLICY_CLAIRVOYANT = 0,
-    INGOT_DISK_POLICY_LRU = 1
-} ingot_disk_policy_kind_t;
-
-typedef struct ingot_disk_config {
-    char *dir;      /* INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
-    uint64_t bytes; /* INGOT_DISK_CACHE_BYTES: per node */
-    char *piece;    /* INGOT_DISK_CACHE_PIECE: ingot_disk_piece_parse() */
-    ingot_disk_policy_kind_t policy;
-    int64_t prefetch; /* INGOT_DISK_PREFETCH: percent */
-} ingot_disk_config_t;
-
-extern ingot_config_table_t ingot_disk_config_table;
 extern const char *const ingot_disk_policy_names[];
-ingot_status_t ingot_disk_config(const ingot_disk_config_t **cfg_p);
-/* A piece size's log2 (a power of two, 4KiB to 64MiB); INGOT_ERR_INVALID_PARAM otherwise. */
-ingot_status_t ingot_disk_piece_parse(const char *spec, uint32_t *log2_p);
 
 #define DISK_SLACK      8192 /* room past a piece for an O_DIRECT read from below */
 #define DISK_FILL_QUEUE 16   /* pieces waiting for the keeper's writers */
@@ -104,11 +86,31 @@ typedef struct disk_keeper {
     uint64_t t0;
 } disk_keeper_t;
 
+/* The tier's counters on this rank. */
+typedef struct ingot_disk_stats {
+    uint64_t hits;           /* pieces read from a disk: this node's or their home's */
+    uint64_t remote_hits;    /* of which from another node's disk */
+    uint64_t misses;         /* pieces read from the source below */
+    uint64_t bytes_disk;     /* request bytes served from a disk */
+    uint64_t bytes_below;    /* bytes read from the source below: misses (whole pieces) and
+                                 prefetches; the remote's share of this rank */
+    uint64_t admitted;       /* pieces written (keeper) */
+    uint64_t refused;        /* admissions refused: the policy's bypass, no room, a full queue */
+    uint64_t evictions;      /* entries removed to make room (keeper) */
+    uint64_t prefetched;     /* pieces the prefetcher read (keeper) */
+    uint64_t prefetch_bytes; /* their bytes */
+    uint64_t bad_entries;    /* entries found bad, removed and read again from below */
+    uint64_t fill_errors;    /* fills that failed (ENOSPC, I/O), the piece left uncached */
+} ingot_disk_stats_t;
+
 struct ingot_disk {
-    ingot_source_t source; /* first: the source is the tier */
-    ingot_source_t *below;
-    ingot_disk_params_t p;
-    ingot_order_h order; /* the keeper's copy */
+    ingot_tier_t tier;     /* first: the disk is a tier */
+    ingot_source_t source; /* the tier's source (disk_source.c) */
+    ingot_source_t *below; /* the chain's, not the tier's */
+    ingot_tier_plan_t p;
+    const ingot_disk_config_t *cfg;
+    ingot_transport_t *transport; /* the job's; NULL for a job of one rank */
+    ingot_order_h order;          /* the keeper's copy */
     int rank, world, lru, prefetch_pct;
     uint32_t piece_log2;
     uint64_t piece_bytes, budget;
@@ -117,13 +119,13 @@ struct ingot_disk {
     ingot_disk_pieces_t pieces;
     uint64_t *piece0, *shard_hash, *shard_size;
     uint64_t npieces;
-    /* nodes and homes */
+    /* nodes and homes (home.c) */
     int node, nnodes, usable;       /* this node's id; the job's nodes; this node's folder serves */
+    ingot_disk_homes_t homes;       /* the plan: what the fields below point into */
     int serving_nodes;              /* nodes whose folder serves (0: the tier passes through) */
     int *node_usable, *node_keeper; /* per node */
     int *node_first, *node_ranks;   /* per node: its ranks are node_ranks[node_first[n] ..
                                      node_first[n + 1]) */
-    uint64_t *node_salt;            /* per node: the hash of its name (rendezvous) */
     int32_t *home;                  /* per piece: its home node, or -1 (no usable node) */
     uint8_t *homed;                 /* per piece: home == this node */
     ingot_disk_folder_t folder;
@@ -155,9 +157,20 @@ struct ingot_disk {
     _Atomic int said_bad, said_fill, said_push;
 };
 
+#define disk_of_source(_src) ((ingot_disk_t *)((char *)(_src)-offsetof(ingot_disk_t, source)))
+
 /* disk.c */
+/* Create the tier over @p below (the chain's: not destroyed with the tier), see disk.h. */
+ingot_status_t ingot_disk_create(const ingot_tier_plan_t *plan, ingot_source_t *below,
+                                 ingot_disk_t **d_p);
+/* This rank's counters. */
+void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *stats_p);
+/* A report for people: the folder, the budget and usage, the homes, the counters. */
+const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len);
+/* The loader planned global step @p step: the clock of the policy and prefetcher. */
+void ingot_disk_advance(ingot_disk_t *d, uint64_t step);
 /* End the tier (collective): a barrier, the server and keeper stopped (pending fills written),
- * hit counts added to the entries, everything freed, the source below destroyed. */
+ * hit counts added to the entries, everything freed (the source below is the chain's). */
 void ingot_disk_destroy(ingot_disk_t *d);
 /* The shard row holding this job's piece @p p. */
 uint32_t ingot_disk_shard_of(const ingot_disk_t *d, uint64_t p);
@@ -247,9 +260,6 @@ void ingot_disk_serve_stop(ingot_disk_t *d);
  * buffer, so nothing waits there long (dropped only at destroy or past @p deadline_ns, its claim
  * given back); the buffer goes with it. */
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns);
-/* Start thread @p name running @p fn(@p arg) into *@p t; a failure is named with its cause. */
-ingot_status_t ingot_disk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg,
-                                       const char *name);
 /* Let go of the claim on piece @p p that this rank's keeper query made (its fill will not come):
  * at the keeper in this process, or told to it over the transport until @p deadline_ns. */
 void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);

@@ -161,7 +161,7 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
  * removed, blocks larger than the slack allows). */
 static int disk_window(ingot_disk_t *d, ingot_source_req_t *req, uint64_t p, uint64_t off)
 {
-    if (!d->p.direct || req->iovcnt != 1 || req->slack == 0 || d->home[p] != d->node ||
+    if (!d->p.direct_io || req->iovcnt != 1 || req->slack == 0 || d->home[p] != d->node ||
         ((uintptr_t)req->iov[0].iov_base & (INGOT_DISK_HEADER_BYTES - 1)) != 0) {
         return 0;
     }
@@ -191,7 +191,7 @@ static int disk_device_iov(const ingot_source_req_t *req)
 
 static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
 {
-    ingot_disk_t *d = (ingot_disk_t *)src;
+    ingot_disk_t *d = disk_of_source(src);
     uint32_t shard = req->shard;
     if (req->extents != NULL || disk_device_iov(req) || shard >= d->pieces.nshards ||
         req->length == 0 || d->serving_nodes == 0) {
@@ -223,13 +223,13 @@ static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
 
 static unsigned disk_progress(ingot_source_t *src, uint64_t until_ns)
 {
-    ingot_disk_t *d = (ingot_disk_t *)src;
+    ingot_disk_t *d = disk_of_source(src);
     return d->below->ops->progress(d->below, until_ns); /* requests handed down whole */
 }
 
 static ingot_status_t disk_cancel(ingot_source_t *src, ingot_source_req_t *req)
 {
-    ingot_disk_t *d = (ingot_disk_t *)src;
+    ingot_disk_t *d = disk_of_source(src);
     /* ours complete inside submit; one handed down whole is the source below's */
     return atomic_load(&req->state) == INGOT_SOURCE_REQ_DONE ? INGOT_ERR_BUSY
                                                              : d->below->ops->cancel(d->below, req);
@@ -237,7 +237,7 @@ static ingot_status_t disk_cancel(ingot_source_t *src, ingot_source_req_t *req)
 
 static const char *disk_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
 {
-    const ingot_disk_t *d = (const ingot_disk_t *)src;
+    const ingot_disk_t *d = disk_of_source(src);
     char below[INGOT_SOURCE_DESCRIBE_MAX];
     snprintf(buf, len, "disk(%s, %" PRIu64 " bytes/node) over %s", d->dir, d->budget,
              ingot_source_describe(d->below, shard, below, sizeof(below)));
@@ -246,7 +246,7 @@ static const char *disk_describe(const ingot_source_t *src, uint32_t shard, char
 
 static void disk_destroy_op(ingot_source_t *src)
 {
-    ingot_disk_destroy((ingot_disk_t *)src);
+    (void)src; /* the tier's: its destroy (tier.c) */
 }
 
 const ingot_source_ops_t ingot_disk_source_ops = {.submit = disk_submit,

@@ -94,7 +94,7 @@ ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref
     }
     ingot_disk_key_t key = ingot_disk_key(d, p);
     ingot_status_t st = ingot_disk_entry_open(d->folder.fd, &key, ingot_disk_piece_len(d, p),
-                                              d->p.direct, &scratch, bad);
+                                              d->p.direct_io, &scratch, bad);
     if (st != INGOT_OK) {
         return st;
     }

@@ -8,6 +8,7 @@
  * written before it ends.
  */
 #include "source/disk/disk_impl.h"
+#include "base/thread.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "base/time.h"
@@ -172,20 +173,18 @@ static void keeper_done_one(ingot_disk_t *d, disk_buf_t *b)
     ingot_event_notify(&d->keeper->idle);
 }
 
+static void keeper_write_one(void *arg, void *item)
+{
+    keeper_fill(arg, item);
+    keeper_done_one(arg, item);
+}
+
 /* A writer: every fill queued is written, also those still queued at destroy. */
 static void *keeper_writer_main(void *arg)
 {
     ingot_disk_t *d = arg;
-    disk_keeper_t *k = d->keeper;
-    for (;;) {
-        void *item;
-        if (ingot_mpmc_pop_wait(&k->fills, &item, INGOT_DEADLINE_NONE, &d->abort) != INGOT_OK &&
-            !ingot_mpmc_try_pop(&k->fills, &item)) {
-            return NULL; /* ending, and nothing left */
-        }
-        keeper_fill(d, item);
-        keeper_done_one(d, item);
-    }
+    ingot_stage_run(&d->keeper->fills, &d->abort, INGOT_STAGE_DRAIN, keeper_write_one, d);
+    return NULL;
 }
 
 int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns)
@@ -290,12 +289,11 @@ static ingot_status_t keeper_threads(ingot_disk_t *d)
 {
     disk_keeper_t *k = d->keeper;
     for (; k->writers_started < DISK_WRITERS; k->writers_started++) {
-        INGOT_CHECK(ingot_disk_thread_start(&k->writers[k->writers_started], keeper_writer_main, d,
-                                            "ingot-dwrite"));
+        INGOT_CHECK(ingot_thread_start(&k->writers[k->writers_started], "ingot-dwrite",
+                                       keeper_writer_main, d));
     }
     if (d->prefetch_pct > 0) {
-        INGOT_CHECK(ingot_disk_thread_start(&k->prefetcher, keeper_prefetch_main, d,
-                                            "ingot-dfetch"));
+        INGOT_CHECK(ingot_thread_start(&k->prefetcher, "ingot-dfetch", keeper_prefetch_main, d));
         k->prefetcher_started = 1;
     }
     return INGOT_OK;

@@ -6,6 +6,7 @@
  * (said once): its pieces come from storage.
  */
 #include "source/disk/disk_impl.h"
+#include "base/thread.h"
 #include "base/log.h"
 #include "base/time.h"
 #include <inttypes.h>
@@ -106,8 +107,10 @@ static void serve_sent(void *arg)
 }
 
 /* Answer one queued read from this node's folder (NOT_FOUND at destroy). */
-static void serve_one(ingot_disk_t *d, disk_buf_t *b)
+static void serve_one(void *arg, void *item)
 {
+    ingot_disk_t *d = arg;
+    disk_buf_t *b = item;
     ingot_disk_key_t k = serve_unkey(b->call.key);
     uint64_t p = ingot_disk_piece_of(d, &k);
     const uint8_t *data = NULL;
@@ -125,17 +128,12 @@ static void serve_one(ingot_disk_t *d, disk_buf_t *b)
     ingot_transport_service_reply(d->svc, &b->call, st, data, (size_t)b->call.len, serve_sent, b);
 }
 
+/* The server: every queued read answered, also those still queued at the end. */
 static void *serve_main(void *arg)
 {
     ingot_disk_t *d = arg;
-    for (;;) {
-        void *item;
-        if (ingot_mpmc_pop_wait(&d->calls, &item, INGOT_DEADLINE_NONE, &d->abort) != INGOT_OK &&
-            !ingot_mpmc_try_pop(&d->calls, &item)) {
-            return NULL; /* ending, every queued read answered */
-        }
-        serve_one(d, item);
-    }
+    ingot_stage_run(&d->calls, &d->abort, INGOT_STAGE_DRAIN, serve_one, d);
+    return NULL;
 }
 
 ingot_status_t ingot_disk_serve_start(ingot_disk_t *d)
@@ -145,10 +143,10 @@ ingot_status_t ingot_disk_serve_start(ingot_disk_t *d)
     ingot_status_t st = d->node_failed ? ingot_mpmc_init(&d->calls, DISK_SERVE_QUEUE)
                                        : INGOT_ERR_NO_MEMORY;
     if (st == INGOT_OK) {
-        st = ingot_transport_service_create(d->p.transport, &ops, d, &d->svc);
+        st = ingot_transport_service_create(d->transport, &ops, d, &d->svc);
     }
     if (st == INGOT_OK) {
-        st = ingot_disk_thread_start(&d->server, serve_main, d, "ingot-dserve");
+        st = ingot_thread_start(&d->server, "ingot-dserve", serve_main, d);
     }
     d->server_started = st == INGOT_OK;
     return st;
@@ -167,7 +165,7 @@ void ingot_disk_serve_stop(ingot_disk_t *d)
     }
     uint64_t deadline = ingot_deadline_after(d->p.timeout_ns);
     while (atomic_load(&d->replies_out) > 0 && ingot_time_ns() < deadline) {
-        if (ingot_transport_progress(d->p.transport) == 0) {
+        if (ingot_transport_progress(d->transport) == 0) {
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
@@ -199,7 +197,7 @@ static void serve_node_failed(ingot_disk_t *d, int node, int rank, ingot_status_
 static ingot_status_t serve_op(ingot_disk_t *d, int rank, const uint64_t key[2], uint64_t off,
                                void *dst, const void *src, uint64_t len, uint64_t deadline_ns)
 {
-    ingot_transport_t *t = d->p.transport;
+    ingot_transport_t *t = d->transport;
     ingot_transport_op_t op = {0};
     uint64_t bound = ingot_deadline_after(ingot_transport_peer_timeout(t));
     ingot_transport_op_begin(t, &op, rank, bound < deadline_ns ? bound : deadline_ns, &op);
@@ -267,8 +265,10 @@ void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
 }
 
 /* Hand one piece to its keeper: this process's, or pushed, retried while the keeper is busy. */
-static void pusher_one(ingot_disk_t *d, disk_buf_t *b)
+static void pusher_one(void *arg, void *item)
 {
+    ingot_disk_t *d = arg;
+    disk_buf_t *b = item;
     int home = d->home[b->piece], keeper = home >= 0 ? d->node_keeper[home] : -1;
     if (keeper == d->rank) {
         ingot_disk_keeper_offer(d, b); /* the buffer is the keeper's now */
@@ -297,17 +297,12 @@ static void pusher_one(ingot_disk_t *d, disk_buf_t *b)
     ingot_disk_buf_put(d, b);
 }
 
+/* The pusher: every queued piece handed over, also those queued when it is told to drain. */
 static void *pusher_main(void *arg)
 {
     ingot_disk_t *d = arg;
-    for (;;) {
-        void *item;
-        if (ingot_mpmc_pop_wait(&d->outbox, &item, INGOT_DEADLINE_NONE, &d->drain) != INGOT_OK &&
-            !ingot_mpmc_try_pop(&d->outbox, &item)) {
-            return NULL; /* draining, and nothing left */
-        }
-        pusher_one(d, item);
-    }
+    ingot_stage_run(&d->outbox, &d->drain, INGOT_STAGE_DRAIN, pusher_one, d);
+    return NULL;
 }
 
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns)
@@ -328,7 +323,7 @@ ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d)
 {
     ingot_status_t st = ingot_mpmc_init(&d->outbox, d->nbufs);
     if (st == INGOT_OK &&
-        (st = ingot_disk_thread_start(&d->pusher, pusher_main, d, "ingot-dpush")) != INGOT_OK) {
+        (st = ingot_thread_start(&d->pusher, "ingot-dpush", pusher_main, d)) != INGOT_OK) {
         ingot_mpmc_cleanup(&d->outbox);
     }
     d->pusher_started = st == INGOT_OK;

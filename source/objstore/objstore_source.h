@@ -26,8 +26,11 @@
 #define INGOT_SOURCE_OBJSTORE_SOURCE_H
 
 #include <ingot/shard.h>
+#include <ingot/store.h>
 #include "source/objstore/objstore.h"
 #include "source/source.h"
+#include "source/tier.h"
+#include <mpi.h>
 
 /** Parameters of ingot_source_objstore_create(). */
 typedef struct ingot_source_objstore_params {
@@ -70,5 +73,18 @@ ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t e
 
 /** Reads served from parts already fetched (the part cache's hits). */
 uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src);
+
+/**
+ * The job-wide check of @p id (this rank's identity for the dataset's URL): rank 0's endpoint,
+ * region, bucket and credential source must be every rank's. Collective over @p comm; every rank
+ * returns the same status.
+ * @return INGOT_OK; INGOT_ERR_CONFIG when a rank differs (each such rank logs what it resolved
+ *         against rank 0's value; rank 0 names the ranks per field); INGOT_ERR_MPI.
+ */
+ingot_status_t ingot_objstore_check_job(MPI_Comm comm, const ingot_store_identity_t *id);
+
+/** The object store as the chain's storage, with its part cache (tier.c): wanted when the
+ *  manifest is at a URL. */
+extern const ingot_tier_ops_t ingot_objstore_tier_ops;
 
 #endif

@@ -30,3 +30,14 @@ set_target_properties(${_lint_targets} ${_lint_apps} PROPERTIES EXPORT_COMPILE_C
 ingot_add_test(NAME build.lint.analyze LABELS lint
                COMMAND ${_bd}/lint/analyze.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(build.lint.analyze PROPERTIES PROCESSORS 2) # clang-tidy -j 2
+# The configuration tables a static link keeps: all of them (the build generates their list).
+add_executable(static_tables ${_bd}/config/static_tables.c)
+target_link_libraries(static_tables PRIVATE ingot_static)
+ingot_add_test(NAME build.config.static_tables LABELS unit install
+               COMMAND ${_bd}/config/static_tables.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:static_tables>)
+# The loader's files call each other one way (planner, readers, workers over run.c): no loop.
+if(Python3_FOUND)
+  ingot_add_test(NAME build.layers.loader_calls LABELS layers
+                 COMMAND ${Python3_EXECUTABLE} ${_bd}/layers/file_calls.py
+                         ${PROJECT_BINARY_DIR}/runtime/CMakeFiles/ingot_runtime.dir/loader loader)
+endif()

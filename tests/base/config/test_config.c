@@ -6,7 +6,7 @@
 #include "common/test.h"
 #include "base/base_config.h"
 #include "runtime/loader/config.h"
-#include "source/cache/cache_impl.h"
+#include "source/cache/cache.h"
 #include "transport/transport.h"
 #include "topology/topo.h"
 #include <ingot/config.h>
@@ -47,15 +47,18 @@ static const ingot_config_field_t *field_of_type(ingot_config_type_t type)
 /* A synthetic field of each type with known bounds, so parser rules are tested exactly. */
 static const char *const colours[] = {"red", "green", NULL};
 static ingot_config_field_t f_int = {
-    "T_INT", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_INT, 0, -5, 1000, NULL, NULL};
+    "T_INT", "0",  "",  INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_INT, 0, -5, 1000, NULL,
+    NULL,    NULL, NULL};
 static ingot_config_field_t f_size = {
-    "T_SIZE", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL};
+    "T_SIZE", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_SIZE, 0, 0, 0, NULL, NULL, NULL, NULL};
 static ingot_config_field_t f_dur = {
-    "T_DUR", "0", "", INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_DURATION, 0, 0, 0, NULL, NULL};
+    "T_DUR", "0",  "",  INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_DURATION, 0, 0, 0, NULL,
+    NULL,    NULL, NULL};
 static ingot_config_field_t f_bool = {
-    "T_BOOL", "y", "", INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, 0, 0, 0, NULL, NULL};
-static ingot_config_field_t f_enum = {
-    "T_ENUM", "red", "", INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_ENUM, 0, 0, 0, colours, NULL};
+    "T_BOOL", "y", "", INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, 0, 0, 0, NULL, NULL, NULL, NULL};
+static ingot_config_field_t f_enum = {"T_ENUM",          "red", "",   INGOT_CONFIG_SCOPE_RANK,
+                                      INGOT_CONFIG_ENUM, 0,     0,    0,
+                                      colours,           NULL,  NULL, NULL};
 
 static void expect_u64(ingot_config_field_t *f, const char *s, uint64_t want)
 {
@@ -278,6 +281,44 @@ static void test_registry(void)
     }
 }
 
+/* Typed variables are parsed once into their module's type and print back canonically; a renamed
+ * variable is still read under its old name while the new one is unset. */
+static void test_typed_and_renamed(void)
+{
+    char err[512], text[64];
+    const ingot_config_field_t *order = ingot_config_find("ORDER", NULL);
+    ingot_loader_order_t o;
+    CHECK(order != NULL && order->type == INGOT_CONFIG_TYPED);
+    CHECK_OK(ingot_config_parse(order, "window:3", &o, err, sizeof(err)));
+    CHECK(o.mode == INGOT_ORDER_LOCALITY && o.window == 3);
+    ingot_config_format(order, &o, text, sizeof(text));
+    CHECK(strcmp(text, "window:3") == 0);
+    expect_bad((ingot_config_field_t *)order, "window:0", "neither full nor window:N");
+    const ingot_config_field_t *budget = ingot_config_find("CACHE_BYTES", NULL);
+    ingot_cache_budget_t b;
+    CHECK_OK(ingot_config_parse(budget, "65536MiB/node", &b, err, sizeof(err)));
+    CHECK(b.per_node && b.bytes == 64ull << 30);
+    ingot_config_format(budget, &b, text, sizeof(text));
+    CHECK(strcmp(text, "64GiB/node") == 0);
+    expect_bad((ingot_config_field_t *)budget, "64GiB/rank", "not a size, or a size per node");
+    /* INGOT_CACHE_WINDOW is INGOT_PEER_WINDOW now: the old name still works, the new one wins */
+    const ingot_config_table_t *t = NULL;
+    CHECK(ingot_config_find("CACHE_WINDOW", &t) == ingot_config_find("PEER_WINDOW", NULL));
+    CHECK(t == &ingot_transport_config_table);
+    ingot_transport_config_t tc;
+    env_pair_t old[] = {{"INGOT_CACHE_WINDOW", "registered"}, {NULL, NULL}};
+    CHECK_OK(ingot_config_table_read(t, &tc, lookup_pairs, old, err, sizeof(err)));
+    CHECK(tc.window == INGOT_PEER_WINDOW_REGISTERED);
+    env_pair_t both[] = {
+        {"INGOT_CACHE_WINDOW", "registered"}, {"INGOT_PEER_WINDOW", "ucx"}, {NULL, NULL}};
+    CHECK_OK(ingot_config_table_read(t, &tc, lookup_pairs, both, err, sizeof(err)));
+    CHECK(tc.window == INGOT_PEER_WINDOW_UCX);
+    env_pair_t bad[] = {{"INGOT_CACHE_WINDOW", "gpu"}, {NULL, NULL}};
+    CHECK_STATUS(ingot_config_table_read(t, &tc, lookup_pairs, bad, err, sizeof(err)),
+                 INGOT_ERR_CONFIG);
+    CHECK_CONTAINS(err, "INGOT_CACHE_WINDOW (now INGOT_PEER_WINDOW)='gpu': unknown value");
+}
+
 static void test_suggest(void)
 {
     CHECK(ingot_config_suggest("INGOT_LOGLEVEL") != NULL);
@@ -332,6 +373,7 @@ int main(void)
     test_every_variable_rejects_garbage();
     test_defaults_and_round_trip();
     test_registry();
+    test_typed_and_renamed();
     test_suggest();
     test_print();
     return 0;

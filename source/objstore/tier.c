@@ -1,0 +1,142 @@
+/*
+ * The object store as the chain's storage (source/tier.h), for a manifest at an s3:// or
+ * http(s):// URL: the byte source with its part cache sized for the order, the job-wide check
+ * that every rank reads the same bucket through the same endpoint, region and credential source,
+ * and the store's figures, in total and per epoch.
+ */
+#include "source/objstore/objstore_source.h"
+#include "source/objstore/objstore_config.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/status.h"
+#include <stdio.h>
+#include <string.h>
+
+/** The automatic part cache's ceiling. */
+#define STORE_CACHE_AUTO_MAX (2ull << 30)
+
+#define store_of(_t) ((ingot_tier_storage_t *)(_t))
+
+static int store_is_url(const char *location)
+{
+    return location != NULL &&
+           (strncmp(location, "s3://", 5) == 0 || strncmp(location, "http://", 7) == 0 ||
+            strncmp(location, "https://", 8) == 0);
+}
+
+static int store_wanted(const ingot_tier_plan_t *plan)
+{
+    return store_is_url(plan->location);
+}
+
+/* INGOT_S3_CACHE for this job: "auto" holds window + 2 of the largest shards under the locality
+ * order (a window read, the next one starting, a part straddling them), none under the global
+ * one (its reads are scattered over every shard). */
+static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, const ingot_objstore_config_t *cfg)
+{
+    int is_auto;
+    uint64_t bytes;
+    if (ingot_objstore_cache_parse(cfg->cache, &is_auto, &bytes) != 0 || !is_auto) {
+        return bytes;
+    }
+    if (plan->order_mode != INGOT_ORDER_LOCALITY) {
+        return 0;
+    }
+    ingot_manifest_info_t mi;
+    uint64_t largest = 0;
+    for (uint32_t s = 0;
+         ingot_manifest_query(plan->manifest, &mi) == INGOT_OK && s < mi.shard_count; s++) {
+        ingot_shard_info_t si;
+        if (ingot_manifest_shard_get(plan->manifest, s, &si) == INGOT_OK && si.size > largest) {
+            largest = si.size;
+        }
+    }
+    bytes = ((uint64_t)plan->order_window + 2) * (largest + cfg->part_size);
+    return bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX;
+}
+
+static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
+{
+    const ingot_objstore_config_t *cfg = plan->cfg->objstore;
+    ingot_source_objstore_params_t p = {.manifest = plan->manifest,
+                                        .url = plan->location,
+                                        .nreqs = plan->nreqs,
+                                        .iov_max = plan->iov_max,
+                                        .cache_bytes = store_cache_bytes(plan, cfg),
+                                        .first_epoch = plan->first_epoch,
+                                        .nepochs = plan->nepochs,
+                                        .numa_node = plan->numa};
+    return ingot_source_objstore_create(&p, src_p);
+}
+
+static ingot_status_t store_create(const ingot_tier_plan_t *plan, ingot_source_t **below_p,
+                                   ingot_tier_t **tier_p)
+{
+    return ingot_tier_storage_create(plan, &ingot_objstore_tier_ops, store_make, below_p, tier_p);
+}
+
+static ingot_status_t store_check(ingot_tier_t *tier, MPI_Comm comm)
+{
+    const ingot_source_t *src = store_of(tier)->src;
+    ingot_objstore_identity_t oid;
+    ingot_store_identity_t id;
+    memset(&id, 0, sizeof(id));
+    ingot_source_objstore_identity(src, &oid);
+    snprintf(id.endpoint, sizeof(id.endpoint), "%s", oid.endpoint);
+    snprintf(id.region, sizeof(id.region), "%s", oid.region);
+    snprintf(id.credential_source, sizeof(id.credential_source), "%s", oid.credential_source);
+    snprintf(id.bucket, sizeof(id.bucket), "%s", ingot_source_objstore_bucket(src));
+    return ingot_objstore_check_job(comm, &id);
+}
+
+static void store_stats(const ingot_tier_t *t, ingot_loader_stats_t *s)
+{
+    ingot_objstore_stats_t o;
+    const ingot_source_t *src = store_of(t)->src;
+    ingot_source_objstore_stats(src, INGOT_SOURCE_OBJSTORE_ALL, &o);
+    s->store_requests = o.requests;
+    s->store_failed = o.failed;
+    s->store_attempts = o.attempts;
+    s->store_bytes = o.bytes;
+    s->store_retries_throttle = o.retries[INGOT_OBJSTORE_RETRY_THROTTLE];
+    s->store_retries_server = o.retries[INGOT_OBJSTORE_RETRY_SERVER];
+    s->store_retries_network = o.retries[INGOT_OBJSTORE_RETRY_NETWORK];
+    s->store_retries_stall = o.retries[INGOT_OBJSTORE_RETRY_STALL];
+    s->store_retries_auth = o.retries[INGOT_OBJSTORE_RETRY_AUTH];
+    s->store_throttle_events = o.throttle_events;
+    s->store_get_p50_ns = o.latency_p50_ns;
+    s->store_get_p99_ns = o.latency_p99_ns;
+    s->store_part_hits = ingot_source_objstore_part_hits(src);
+}
+
+static ingot_status_t store_epoch_stats(const ingot_tier_t *t, uint64_t epoch,
+                                        ingot_loader_store_stats_t *s)
+{
+    ingot_objstore_stats_t o;
+    if (ingot_source_objstore_stats(store_of(t)->src, epoch, &o) != INGOT_OK) {
+        return INGOT_ERR_OUT_OF_RANGE;
+    }
+    *s = (ingot_loader_store_stats_t){.field_mask = s->field_mask,
+                                      .epoch = epoch,
+                                      .requests = o.requests,
+                                      .failed = o.failed,
+                                      .bytes = o.bytes,
+                                      .retries_throttle = o.retries[INGOT_OBJSTORE_RETRY_THROTTLE],
+                                      .retries_server = o.retries[INGOT_OBJSTORE_RETRY_SERVER],
+                                      .retries_network = o.retries[INGOT_OBJSTORE_RETRY_NETWORK],
+                                      .retries_stall = o.retries[INGOT_OBJSTORE_RETRY_STALL],
+                                      .retries_auth = o.retries[INGOT_OBJSTORE_RETRY_AUTH],
+                                      .throttle_events = o.throttle_events,
+                                      .get_p50_ns = o.latency_p50_ns,
+                                      .get_p99_ns = o.latency_p99_ns};
+    return INGOT_OK;
+}
+
+const ingot_tier_ops_t ingot_objstore_tier_ops = {.name = "object store",
+                                                  .kind = INGOT_TIER_OBJSTORE,
+                                                  .wanted = store_wanted,
+                                                  .create = store_create,
+                                                  .check = store_check,
+                                                  .stats = store_stats,
+                                                  .epoch_stats = store_epoch_stats,
+                                                  .destroy = ingot_tier_storage_destroy};

@@ -1,0 +1,34 @@
+/*
+ * Storage at the bottom of the chain (tiers.h) for a manifest whose shards are files: POSIX reads,
+ * behind the emulated remote store when INGOT_STORAGE_EMULATE asks for one (the object store is
+ * the other storage: source/objstore/). Also how many requests storage wants in flight, which the
+ * loader sizes its readers by before the chain exists.
+ */
+#ifndef INGOT_SOURCE_STORAGE_H
+#define INGOT_SOURCE_STORAGE_H
+
+#include "source/emulate.h"
+#include "source/tier.h"
+
+/** The storage table's values (INGOT_STORAGE_EMULATE). */
+typedef struct ingot_storage_config {
+    ingot_source_emulation_t emulate;
+} ingot_storage_config_t;
+
+extern ingot_config_table_t ingot_storage_config_table;
+ingot_status_t ingot_storage_config(const ingot_storage_config_t **cfg_p);
+
+/** Files as storage: wanted when the manifest is a local path. */
+extern const ingot_tier_ops_t ingot_storage_tier_ops;
+
+/**
+ * Reader threads that keep storage busy for a manifest at @p location (a path or a URL) read in
+ * @p mode: a couple for local files (the page cache or an NVMe answers at once), many for a
+ * remote store (the emulated one, or an object store under the global order: each read is its
+ * own request, and only many in flight hide the latency), a few for an object store under the
+ * locality order (most reads are copies out of parts fetched whole).
+ */
+uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const char *location,
+                               ingot_order_mode_t mode);
+
+#endif
