@@ -6,6 +6,7 @@
 #include "base/pool.h"
 #include "base/fault.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/mem.h"
 #include "base/ring.h"
 #include "base/status.h"
@@ -94,14 +95,13 @@ static void pool_free(ingot_pool_t *pool)
 static ingot_status_t pool_start_threads(ingot_pool_t *pool)
 {
     for (unsigned i = 0; i < pool->nthreads; i++) {
-        int rc = ingot_fault_check(INGOT_FAULT_THREAD);
-        if (rc == 0) {
-            rc = pthread_create(&pool->threads[i], NULL, pool_worker, pool);
-        }
-        if (rc != 0) {
-            ingot_error("thread pool '%s': cannot start thread %u of %u: %s", pool->name, i,
-                        pool->nthreads, strerror(rc));
-            return ingot_status_from_errno(rc);
+        char name[32]; /* the kernel keeps 15 characters of it */
+        snprintf(name, sizeof(name), "ingot-%.6s%u", pool->name, i & 0xff);
+        if (ingot_thread_start(&pool->threads[i], name, pool_worker, pool, INGOT_THREAD_QUIET) !=
+            INGOT_OK) {
+            ingot_error("thread pool '%s': cannot start thread %u of %u", pool->name, i,
+                        pool->nthreads);
+            return INGOT_ERR_NO_RESOURCE;
         }
         pool->started++;
         char tname[POOL_THREAD_NAME];

@@ -1,34 +1,25 @@
 /*
- * Threads of ingot's own: started with a name (what top -H, gdb and perf show), a failure said
- * once naming the thread and its cause; and the loop of a stage thread, which takes items off a
- * queue until it is told to stop (and then, when asked, what is still queued).
+ * Threads of ingot's own, started with a name (what top -H, gdb and perf show), a failure said
+ * once naming the thread and its cause (stage.h has the loop of a thread that serves a queue).
  */
 #ifndef INGOT_BASE_THREAD_H
 #define INGOT_BASE_THREAD_H
 
 #include <ingot/status.h>
-#include "base/ring.h"
-#include "base/wait.h"
 #include <pthread.h>
+
+/** ingot_thread_start() flags. */
+enum {
+    INGOT_THREAD_DETACHED = 1u << 0, /**< nobody joins it (*t still receives its id) */
+    INGOT_THREAD_QUIET = 1u << 1     /**< a failure is the caller's to say (it has a fallback) */
+};
 
 /**
  * Start thread @p name (at most 15 characters shown) running @p fn(@p arg) into *@p t.
- * @return INGOT_OK; INGOT_ERR_NO_RESOURCE, logged as "cannot start thread <name>: <cause>".
+ * @return INGOT_OK; INGOT_ERR_NO_RESOURCE, logged as "cannot start thread <name>: <cause>"
+ *         unless INGOT_THREAD_QUIET.
  */
-ingot_status_t ingot_thread_start(pthread_t *t, const char *name, void *(*fn)(void *), void *arg);
-
-/** What a stage does with the items still queued when it is told to stop. */
-typedef enum ingot_stage_end {
-    INGOT_STAGE_STOP, /**< leave them (their owner takes them back) */
-    INGOT_STAGE_DRAIN /**< handle every one of them first */
-} ingot_stage_end_t;
-
-/**
- * A stage thread's loop: hand every item popped from @p q to @p fn(@p arg, item) until @p stop is
- * raised; then, under INGOT_STAGE_DRAIN, the items still queued until it is empty. Returns when
- * the stage is over (the thread's main then returns).
- */
-void ingot_stage_run(ingot_mpmc_t *q, const ingot_abort_t *stop, ingot_stage_end_t end,
-                     void (*fn)(void *arg, void *item), void *arg);
+ingot_status_t ingot_thread_start(pthread_t *t, const char *name, void *(*fn)(void *), void *arg,
+                                  unsigned flags);
 
 #endif

@@ -1,6 +1,7 @@
 /* The watchdog of ingot's own MPI calls (see watchdog.h). */
 #include "base/watchdog.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/time.h"
 #include <mpi.h>
 #include <pthread.h>
@@ -90,9 +91,8 @@ void ingot_job_end(int code, int mpi_thread)
     (void)job_end_how(mpi_thread, NULL, &use_mpi);
     if (use_mpi) {
         pthread_t t; /* MPI_Abort is bounded too: a backstop ends the process if it hangs */
-        if (pthread_create(&t, NULL, watchdog_abort_backstop, NULL) == 0) {
-            pthread_detach(t);
-        }
+        (void)ingot_thread_start(&t, "ingot-backstop", watchdog_abort_backstop, NULL,
+                                 INGOT_THREAD_DETACHED | INGOT_THREAD_QUIET);
         struct timespec first = {0, WATCHDOG_LINE_FIRST_NS};
         nanosleep(&first, NULL);
         MPI_Abort(MPI_COMM_WORLD, code);
@@ -208,14 +208,11 @@ void ingot_watchdog_unset_liveness(void *arg)
 static void watchdog_start(void)
 {
     pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, watchdog_monitor, NULL) != 0) {
+    if (ingot_thread_start(&t, "ingot-watchdog", watchdog_monitor, NULL,
+                           INGOT_THREAD_DETACHED | INGOT_THREAD_QUIET) != INGOT_OK) {
         ingot_warn("watchdog thread could not start: ingot's MPI calls are not bounded by "
                    "INGOT_TIMEOUT in this process");
     }
-    pthread_attr_destroy(&attr);
 }
 
 void ingot_watchdog_arm(const char *what, const char *call)

@@ -8,6 +8,7 @@
 #include "collectives/config.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <stdio.h>
@@ -465,13 +466,12 @@ ingot_status_t ingot_collectives_create(const ingot_collectives_params_t *prm,
         }
     }
     if (c->progress_thread) {
-        if (pthread_create(&c->progress, NULL, progress_main, c) != 0) {
+        if (ingot_thread_start(&c->progress, "ingot-coll", progress_main, c, INGOT_THREAD_QUIET) !=
+            INGOT_OK) {
             ingot_warn("collectives progress thread could not start: requests advance only "
                        "inside ingot calls");
             c->progress_thread = false;
             c->progress_failed = true;
-        } else {
-            pthread_setname_np(c->progress, "ingot-coll");
         }
     }
     *collectives_p = c;

@@ -4,8 +4,6 @@
  */
 #include "source/storage.h"
 #include "source/posix.h"
-#include "base/errors.h"
-#include "base/log.h"
 #include <stddef.h>
 #include <string.h>
 

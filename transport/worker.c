@@ -8,6 +8,7 @@
 #include <ingot/info.h>
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/mem.h"
 #include "base/time.h"
 #include <inttypes.h>
@@ -267,12 +268,8 @@ ingot_status_t ingot_transport_create(const ingot_transport_params_t *params,
         st = ingot_mpi_agree(&comm, transport_exchange(t), "transport: address exchange");
     }
     if (st == INGOT_OK) {
-        if (pthread_create(&t->thread, NULL, progress_main, t) != 0) {
-            st = ingot_fail(INGOT_ERR_NO_RESOURCE, "transport: cannot start its progress thread");
-        } else {
-            t->thread_started = 1;
-            pthread_setname_np(t->thread, "ingot-ucx");
-        }
+        st = ingot_thread_start(&t->thread, "ingot-ucx", progress_main, t, 0);
+        t->thread_started = st == INGOT_OK;
         st = ingot_mpi_agree(&comm, st, "transport: progress thread");
     }
     if (st != INGOT_OK) {

@@ -2,7 +2,6 @@
  * run); the verify policies' names are indexed by ingot_verify_policy_t. */
 #include "runtime/loader/config.h"
 #include <errno.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

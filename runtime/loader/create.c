@@ -210,7 +210,7 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
 static ingot_status_t loader_start(ingot_loader_h l)
 {
     char name[16];
-    INGOT_CHECK(ingot_thread_start(&l->planner, "ingot-plan", ingot_loader_planner_main, l));
+    INGOT_CHECK(ingot_thread_start(&l->planner, "ingot-plan", ingot_loader_planner_main, l, 0));
     l->planner_started = 1;
     for (uint32_t i = 0; i < l->nreaders + l->nworkers; i++) {
         int reader = i < l->nreaders;
@@ -219,7 +219,7 @@ static ingot_status_t loader_start(ingot_loader_h l)
                  (reader ? i : i - l->nreaders) & 0xff);
         INGOT_CHECK(ingot_thread_start(&l->threads[i], name,
                                        reader ? ingot_loader_reader_main : ingot_loader_worker_main,
-                                       arg));
+                                       arg, 0));
         l->threads_started++;
     }
     for (uintptr_t i = 0; i < l->depth; i++) {

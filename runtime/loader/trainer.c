@@ -5,26 +5,13 @@
  */
 #include "runtime/loader/loader_impl.h"
 #include "collectives/engine.h"
-#include "collectives/config.h"
 #include "runtime/context_impl.h"
-#include "shard/manifest.h"
-#include "runtime/node_manifest.h"
-#include "source/cache/cache.h"
-#include "source/emulate.h"
-#include "source/posix.h"
-#include "base/cuda.h"
 #include "base/errors.h"
-#include "base/field_mask.h"
 #include "base/log.h"
-#include "base/param.h"
 #include "base/mix.h"
-#include "base/status.h"
 #include "base/time.h"
 #include <inttypes.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 
 #define LOADER_DEPTH_DEFAULT 4
 #define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */

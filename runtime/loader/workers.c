@@ -5,7 +5,7 @@
  */
 #include "runtime/loader/loader_impl.h"
 #include "base/log.h"
-#include "base/thread.h"
+#include "base/stage.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <stdio.h>

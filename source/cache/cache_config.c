@@ -3,7 +3,7 @@
  * live, and where fetched bytes land (what a silent peer does is the transport's:
  * INGOT_PEER_FAILURE).
  */
-#include "source/cache/cache_impl.h"
+#include "source/cache/cache.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -10,8 +10,6 @@
 #include "base/time.h"
 #include <inttypes.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 /* How long past INGOT_PEER_TIMEOUT a reader waits for this source's own verdict on a read. */

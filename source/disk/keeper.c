@@ -8,6 +8,7 @@
  * written before it ends.
  */
 #include "source/disk/disk_impl.h"
+#include "base/stage.h"
 #include "base/thread.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -290,10 +291,10 @@ static ingot_status_t keeper_threads(ingot_disk_t *d)
     disk_keeper_t *k = d->keeper;
     for (; k->writers_started < DISK_WRITERS; k->writers_started++) {
         INGOT_CHECK(ingot_thread_start(&k->writers[k->writers_started], "ingot-dwrite",
-                                       keeper_writer_main, d));
+                                       keeper_writer_main, d, 0));
     }
     if (d->prefetch_pct > 0) {
-        INGOT_CHECK(ingot_thread_start(&k->prefetcher, "ingot-dfetch", keeper_prefetch_main, d));
+        INGOT_CHECK(ingot_thread_start(&k->prefetcher, "ingot-dfetch", keeper_prefetch_main, d, 0));
         k->prefetcher_started = 1;
     }
     return INGOT_OK;

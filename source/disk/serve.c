@@ -6,6 +6,7 @@
  * (said once): its pieces come from storage.
  */
 #include "source/disk/disk_impl.h"
+#include "base/stage.h"
 #include "base/thread.h"
 #include "base/log.h"
 #include "base/time.h"
@@ -146,7 +147,7 @@ ingot_status_t ingot_disk_serve_start(ingot_disk_t *d)
         st = ingot_transport_service_create(d->transport, &ops, d, &d->svc);
     }
     if (st == INGOT_OK) {
-        st = ingot_thread_start(&d->server, "ingot-dserve", serve_main, d);
+        st = ingot_thread_start(&d->server, "ingot-dserve", serve_main, d, 0);
     }
     d->server_started = st == INGOT_OK;
     return st;
@@ -323,7 +324,7 @@ ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d)
 {
     ingot_status_t st = ingot_mpmc_init(&d->outbox, d->nbufs);
     if (st == INGOT_OK &&
-        (st = ingot_thread_start(&d->pusher, "ingot-dpush", pusher_main, d)) != INGOT_OK) {
+        (st = ingot_thread_start(&d->pusher, "ingot-dpush", pusher_main, d, 0)) != INGOT_OK) {
         ingot_mpmc_cleanup(&d->outbox);
     }
     d->pusher_started = st == INGOT_OK;

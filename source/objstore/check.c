@@ -6,7 +6,6 @@
 #include "source/objstore/objstore_source.h"
 #include "base/errors.h"
 #include "base/log.h"
-#include "base/status.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>

@@ -6,9 +6,6 @@
  */
 #include "source/objstore/objstore_source.h"
 #include "source/objstore/objstore_config.h"
-#include "base/errors.h"
-#include "base/log.h"
-#include "base/status.h"
 #include <stdio.h>
 #include <string.h>
 
