@@ -84,6 +84,7 @@ ingot_status_t ingot_tier_storage_create(const ingot_tier_plan_t *plan, const in
     ingot_tier_storage_t *t = ingot_calloc(1, sizeof(*t), ops->name);
     ingot_status_t st = t ? make(plan, &t->src) : INGOT_ERR_NO_MEMORY;
     st = ingot_mpi_agree(&plan->comm, st, ops->name);
+    st = st == INGOT_OK && t == NULL ? INGOT_ERR_NO_MEMORY : st; /* (cannot be: for the analyser) */
     if (st != INGOT_OK) {
         if (t != NULL) {
             ingot_tier_storage_destroy(&t->base);
@@ -187,6 +188,7 @@ ingot_status_t ingot_tier_chain_create(const ingot_tier_plan_t *plan, ingot_sour
         }
     }
     st = ingot_mpi_agree(&plan->comm, st, "tiers");
+    st = st == INGOT_OK && c == NULL ? INGOT_ERR_NO_MEMORY : st; /* (cannot be: for the analyser) */
     if (st != INGOT_OK) {
         if (c != NULL) {
             chain_free(c);

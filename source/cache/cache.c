@@ -81,7 +81,8 @@ static ingot_status_t cache_windows(ingot_cache_t *c, ingot_status_t st)
     if (ast == INGOT_OK) {
         ast = ingot_tier_gather(&c->plan, &mine, 1, all, c->node_of, &c->facts);
     }
-    for (int r = 0; ast == INGOT_OK && r < c->world; r++) {
+    /* (gst: the agreement fails on every rank when this one's allocations did) */
+    for (int r = 0; ast == INGOT_OK && gst == INGOT_OK && r < c->world; r++) {
         c->windows[r] = all[2 * r + 1];
     }
     free(all);
@@ -249,6 +250,7 @@ static ingot_status_t cache_new(const ingot_tier_plan_t *plan, ingot_cache_t **c
     MPI_Comm comm = plan->comm;
     ingot_cache_t *c = ingot_calloc(1, sizeof(*c), "cache");
     ingot_status_t st = ingot_mpi_agree(&comm, c ? INGOT_OK : INGOT_ERR_NO_MEMORY, "cache");
+    st = st == INGOT_OK && c == NULL ? INGOT_ERR_NO_MEMORY : st; /* (cannot be: for the analyser) */
     if (st != INGOT_OK) {
         free(c);
         return st;

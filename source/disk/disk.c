@@ -257,6 +257,7 @@ static ingot_status_t disk_new(const ingot_tier_plan_t *plan, ingot_source_t *be
     ingot_disk_t *d = ingot_calloc(1, sizeof(*d), "disk tier");
     ingot_status_t st = ingot_mpi_agree(&plan->comm, d ? INGOT_OK : INGOT_ERR_NO_MEMORY,
                                         "disk tier");
+    st = st == INGOT_OK && d == NULL ? INGOT_ERR_NO_MEMORY : st; /* (cannot be: for the analyser) */
     if (st != INGOT_OK) {
         free(d);
         return st;

@@ -363,7 +363,7 @@ static ingot_status_t entry_blocks_check(const ingot_disk_open_t *o, uint32_t b0
 ingot_status_t ingot_disk_entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
                                      int direct, ingot_disk_open_t *o, ingot_disk_bad_t *bad)
 {
-    entry_head_t h;
+    entry_head_t h = {0};
     ingot_status_t st;
     o->fd = entry_open(dirfd, key, expect_len, o->hdr, &h, &st, bad);
     o->length = h.length;

@@ -190,10 +190,10 @@ ingot_status_t ingot_disk_homes(ingot_disk_t *d, int usable)
     int *node_of = ingot_calloc(w, sizeof(int), "disk cards");
     uint64_t *kh = home_key_hashes(d);
     ingot_tier_facts_t facts;
-    ingot_status_t st = ingot_mpi_agree(&d->p.comm,
-                                        cards && usable_of && node_of && kh ? INGOT_OK
-                                                                            : INGOT_ERR_NO_MEMORY,
+    int have = cards && usable_of && node_of && kh;
+    ingot_status_t st = ingot_mpi_agree(&d->p.comm, have ? INGOT_OK : INGOT_ERR_NO_MEMORY,
                                         "disk tier: cards");
+    st = st == INGOT_OK && !have ? INGOT_ERR_NO_MEMORY : st; /* (cannot be: for the analyser) */
     if (st == INGOT_OK) {
         st = ingot_tier_gather(&d->p, mine, CARD_VALUES, cards, node_of, &facts);
     }

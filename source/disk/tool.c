@@ -298,7 +298,9 @@ ingot_status_t ingot_disk_cache_verify(const char *dir, const char *manifest, in
         l.nonly = t.n;
         st = tool_scan(&f, 0, &l, &scan);
     }
-    qsort(l.e, l.n, sizeof(*l.e), cmp_piece);
+    if (l.n > 0) {
+        qsort(l.e, l.n, sizeof(*l.e), cmp_piece);
+    }
     uint32_t log2_max = 12;
     for (uint64_t k = 0; k < l.n; k++) {
         log2_max = l.e[k].key.piece_log2 > log2_max ? l.e[k].key.piece_log2 : log2_max;
