@@ -4,6 +4,7 @@
  * commands are in apps/cache/.
  */
 #include "cache/cli.h"
+#include "common/cli.h"
 #include <ingot/config.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,5 +34,5 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "clean") == 0) {
         return cache_clean(&a);
     }
-    return cache_usage_error("unknown command '%s'", cmd);
+    return cli_usage("unknown command '%s'", cmd);
 }

@@ -4,6 +4,7 @@
  * apps/manifest/.
  */
 #include "manifest/cli.h"
+#include "common/cli.h"
 #include <ingot/config.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,5 +33,5 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "pack") == 0) {
         return cli_pack(argc - 2, argv + 2);
     }
-    return cli_usage_error("unknown command '%s'", cmd);
+    return cli_usage("unknown command '%s'", cmd);
 }

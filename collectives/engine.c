@@ -5,7 +5,7 @@
  * error breaks the communicator, and every later call fails at once.
  */
 #include "collectives/engine_impl.h"
-#include "collectives/config.h"
+#include "collectives/collectives_config.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/thread.h"

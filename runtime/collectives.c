@@ -7,7 +7,7 @@
 #include <ingot/collectives.h>
 #include "runtime/context_impl.h"
 #include "collectives/engine.h"
-#include "collectives/config.h"
+#include "collectives/collectives_config.h"
 #include "runtime/liveness.h"
 #include "base/cuda.h"
 #include "base/errors.h"

@@ -4,8 +4,8 @@
 
 #include <ingot/ingot.h>
 #include "base/base_config.h"
-#include "runtime/loader/config.h"
-#include "collectives/config.h"
+#include "runtime/loader/loader_config.h"
+#include "collectives/collectives_config.h"
 #include "source/tier.h"
 #include "transport/transport.h"
 #include "base/wait.h"

@@ -4,7 +4,7 @@
  * then the fields against the resuming job, naming the field that does not fit.
  */
 #include <ingot/order.h>
-#include "shard/atomic.h"
+#include "shard/replace.h"
 #include "shard/manifest.h"
 #include "base/hash.h"
 #include "base/log.h"
@@ -85,7 +85,7 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
     size_t len = 0;
     INGOT_CHECK(cursor_encode(c, &buf, &len));
     cursor_buf_t arg = {buf, len};
-    ingot_status_t st = ingot_shard_atomic_write(path, cursor_fill, &arg);
+    ingot_status_t st = ingot_shard_replace_file(path, cursor_fill, &arg);
     free(buf);
     return st;
 }

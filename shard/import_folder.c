@@ -7,7 +7,7 @@
  * fails before anything is packed; then each class is walked again and its images read.
  */
 #include "shard/import.h"
-#include "shard/atomic.h"
+#include "shard/replace.h"
 #include "shard/tar.h"
 #include "base/log.h"
 #include "base/param.h"
@@ -277,5 +277,5 @@ ingot_status_t ingot_pack_classes_write(const char *dir, char *const *classes, u
     }
     snprintf(path, sizeof(path), "%s/%s", dir, INGOT_PACK_CLASSES_NAME);
     classes_arg_t a = {classes, count};
-    return ingot_shard_atomic_write(path, classes_fill, &a);
+    return ingot_shard_replace_file(path, classes_fill, &a);
 }

@@ -2,7 +2,7 @@
  * Writing the manifest: tables streamed to a temp file while their hash is computed, header
  * last, then fsync and rename so readers see the old file or the new one, never a torn one.
  */
-#include "shard/atomic.h"
+#include "shard/replace.h"
 #include "shard/builder.h"
 #include "shard/manifest.h"
 #include "base/log.h"
@@ -167,5 +167,5 @@ ingot_status_t ingot_manifest_builder_write(ingot_manifest_builder_h b)
                           b ? b->path : "manifest");
     }
     mw_arg_t arg = {.b = b};
-    return ingot_shard_atomic_write(b->path, mw_fill, &arg);
+    return ingot_shard_replace_file(b->path, mw_fill, &arg);
 }

@@ -1,6 +1,7 @@
 /*
- * The UCX transport of a context (transport.c): one ucp_context and one ucp_worker per rank,
- * worker addresses exchanged with one MPI allgather, endpoints created at first use, and reads
+ * The UCX transport of a context (worker.c and the other files of transport/README.md): one
+ * ucp_context and one ucp_worker per rank, worker addresses exchanged with one MPI allgather,
+ * endpoints created at first use, and reads
  * of peers' registered windows by two protocols:
  *
  *   get  ucp_get_nbx from the peer's window into the destination. Zero-copy where UCX has an

@@ -1,5 +1,6 @@
 /* ingot-cache's command line: the usage text, the options, the folder. */
 #include "cache/cli.h"
+#include "common/cli.h"
 #include <ingot/disk_cache.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,14 +30,6 @@ const char cache_usage_text[] =
     "Exit status: 0 success, 1 failure (a bad entry found by verify, an unreadable folder or\n"
     "manifest, an invalid INGOT_* variable), 2 usage error.\n";
 
-int cache_usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "ingot-cache: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see ingot-cache --help)\n");
-    return CACHE_EXIT_USAGE;
-}
-
 int cache_parse(int argc, char **argv, cache_args_t *a)
 {
     *a = (cache_args_t){0};
@@ -45,7 +38,7 @@ int cache_parse(int argc, char **argv, cache_args_t *a)
         int more = i + 1 < argc;
         if (strcmp(o, "--manifest") == 0 && more) {
             if (a->nmanifests == CACHE_MANIFESTS_MAX) {
-                return cache_usage_error("more than %s manifests", "64");
+                return cli_usage("more than %s manifests", "64");
             }
             a->manifests[a->nmanifests++] = argv[++i];
         } else if (strcmp(o, "--to") == 0 && more) {
@@ -53,11 +46,11 @@ int cache_parse(int argc, char **argv, cache_args_t *a)
         } else if (strcmp(o, "--remove") == 0) {
             a->remove = 1;
         } else if (o[0] == '-' && o[1] != '\0') {
-            return cache_usage_error("unknown or incomplete option '%s'", o);
+            return cli_usage("unknown or incomplete option '%s'", o);
         } else if (a->dir == NULL) {
             a->dir = o;
         } else {
-            return cache_usage_error("one folder at most ('%s' is another)", o);
+            return cli_usage("one folder at most ('%s' is another)", o);
         }
     }
     return 0;

@@ -24,8 +24,6 @@ typedef struct cache_args {
     int remove;     /* verify --remove */
 } cache_args_t;
 
-/** "ingot-cache: <fmt with arg>" and a pointer to --help; returns CACHE_EXIT_USAGE. */
-int cache_usage_error(const char *fmt, const char *arg);
 /** Parse a command's arguments; 0 or an exit code (the problem said). */
 int cache_parse(int argc, char **argv, cache_args_t *a);
 /** The folder the command works on: the one given, else INGOT_DISK_CACHE_DIR's; NULL when that

@@ -65,7 +65,7 @@ int cache_verify(const cache_args_t *a)
     char path[PATH_MAX];
     const char *dir = cache_dir(a, path, sizeof(path));
     if (a->nmanifests != 1) {
-        return cache_usage_error("verify takes one --manifest%s", "");
+        return cli_usage("verify takes one --manifest%s", "");
     }
     ingot_disk_cache_verify_t v;
     if (dir == NULL || ingot_disk_cache_verify(dir, a->manifests[0], a->remove, verify_bad,
@@ -84,7 +84,7 @@ int cache_evict(const cache_args_t *a)
     char path[PATH_MAX], b[32];
     const char *dir = cache_dir(a, path, sizeof(path));
     if (a->to == NULL) {
-        return cache_usage_error("evict needs --to SIZE%s", "");
+        return cli_usage("evict needs --to SIZE%s", "");
     }
     uint64_t target = cli_size("--to", a->to), gone[2];
     if (dir == NULL || ingot_disk_cache_evict(dir, target, gone) != INGOT_OK) {

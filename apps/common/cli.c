@@ -57,6 +57,14 @@ void cli_quiet_end(void)
     }
 }
 
+int cli_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", program_invocation_short_name);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see %s --help)\n", program_invocation_short_name);
+    return APP_EXIT_USAGE;
+}
+
 void cli_bad(const char *opt, const char *value, const char *why)
 {
     fprintf(stderr, "%s: %s '%s' %s\n", program_invocation_short_name, opt, value, why);

@@ -19,6 +19,10 @@
 void cli_quiet_begin(void);
 void cli_quiet_end(void);
 
+/** Print "<app>: <fmt with arg>" and a pointer to "<app> --help"; returns APP_EXIT_USAGE (the
+ *  tools that return their status rather than exit). */
+int cli_usage(const char *fmt, const char *arg);
+
 /** Print "<app>: <opt> '<value>' <why>" and exit(APP_EXIT_USAGE). */
 _Noreturn void cli_bad(const char *opt, const char *value, const char *why);
 

@@ -58,14 +58,6 @@ const char cli_usage_text[] =
     "Exit status: 0 success, 1 failure (bad input, corrupt data, an invalid INGOT_* variable),\n"
     "2 usage error.\n";
 
-int cli_usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "ingot-manifest: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see ingot-manifest --help)\n");
-    return CLI_EXIT_USAGE;
-}
-
 /* The integer options (strictly parsed as every app's, apps/common/cli.h: a bad value exits with
  * the usage status, naming the option); 1 when @p o is none of them. */
 static int cli_parse_int(const char *o, const char *arg, cli_args_t *a)
@@ -118,7 +110,7 @@ int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a)
             continue;
         } else if (o[0] == '-' && o[1] != '\0') {
             free(a->pos); /* the callers return at once: nothing else frees it */
-            return cli_usage_error("unknown or incomplete option '%s'", o);
+            return cli_usage("unknown or incomplete option '%s'", o);
         } else {
             a->pos[a->npos++] = o;
         }

@@ -3,6 +3,7 @@
  * public ingot_store_manifest_build() (one LIST, a GET per shard, the manifest PUT beside them).
  */
 #include "manifest/cli.h"
+#include "common/cli.h"
 #include <ingot/store.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,8 +12,8 @@
 int cli_build_bucket(const cli_args_t *a)
 {
     if (a->npos != 1 || a->dict_file != NULL) {
-        return cli_usage_error("%s", a->npos != 1 ? "build over a bucket takes one s3:// prefix"
-                                                  : "build over a bucket takes no --dict");
+        return cli_usage("%s", a->npos != 1 ? "build over a bucket takes one s3:// prefix"
+                                            : "build over a bucket takes no --dict");
     }
     ingot_store_build_params_t p = {
         .field_mask = INGOT_STORE_BUILD_PARAM_FIELD_PREFIX | INGOT_STORE_BUILD_PARAM_FIELD_SPECIAL,

@@ -24,8 +24,6 @@ typedef struct cli_args {
     cli_folder_t folder; /* pack --labels-from-dirs and its options */
 } cli_args_t;
 
-/** "ingot-manifest: <fmt with arg>" and a pointer to --help; returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *fmt, const char *arg);
 /** Parse a command's arguments (@p dict_file: --dict takes a file, as build's); 0 or an exit
  *  code (the problem said). Free a->pos when done. */
 int cli_parse(int argc, char **argv, int dict_file, cli_args_t *a);

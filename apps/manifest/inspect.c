@@ -4,6 +4,7 @@
  * sample's field, decoded).
  */
 #include "manifest/cli.h"
+#include "common/cli.h"
 #include <ingot/shard.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static int cli_open(const char *cmd, cli_args_t *a, int npos, ingot_manifest_h *
 {
     if (a->npos != npos) {
         free(a->pos);
-        (void)cli_usage_error("wrong number of arguments for '%s'", cmd);
+        (void)cli_usage("wrong number of arguments for '%s'", cmd);
         return CLI_EXIT_USAGE;
     }
     if (ingot_manifest_open(a->pos[0], 0, m_p) != INGOT_OK) {

@@ -4,6 +4,7 @@
  * shards, rewriting nothing).
  */
 #include "manifest/cli.h"
+#include "common/cli.h"
 #include <ingot/config.h>
 #include <ingot/pack.h>
 #include <ingot/shard.h>
@@ -31,7 +32,7 @@ int cli_build(int argc, char **argv)
     }
     if (a.npos == 0 || a.out == NULL) {
         free(a.pos);
-        return cli_usage_error("%s", "build needs SHARD... -o MANIFEST");
+        return cli_usage("%s", "build needs SHARD... -o MANIFEST");
     }
     ingot_manifest_builder_params_t p = {0};
     p.field_mask = INGOT_MANIFEST_BUILDER_PARAM_FIELD_SPECIAL;
@@ -181,28 +182,28 @@ static int cli_pack_params(const cli_args_t *a, ingot_packer_params_t *pp)
     if (a->shard_size != NULL &&
         (ingot_config_parse_size(a->shard_size, &pp->shard_size) != INGOT_OK ||
          pp->shard_size == 0)) {
-        return cli_usage_error("--shard-size '%s': expected a size such as 256MiB or 1GB "
-                               "(K/KiB = 1024, KB = 1000)",
-                               a->shard_size);
+        return cli_usage("--shard-size '%s': expected a size such as 256MiB or 1GB "
+                         "(K/KiB = 1024, KB = 1000)",
+                         a->shard_size);
     }
     if (a->split != NULL &&
         (!a->fashion || (strcmp(a->split, "train") != 0 && strcmp(a->split, "test") != 0))) {
-        return cli_usage_error(a->fashion ? "--split '%s': the Fashion-MNIST splits are train "
-                                            "and test"
-                                          : "--split '%s': only --fashion-mnist has splits",
-                               a->split);
+        return cli_usage(a->fashion ? "--split '%s': the Fashion-MNIST splits are train "
+                                      "and test"
+                                    : "--split '%s': only --fashion-mnist has splits",
+                         a->split);
     }
     if ((a->folder.skip_non_images || a->folder.allow_empty) && !a->folder.on) {
-        return cli_usage_error("%s", "--skip-non-images and --allow-empty-classes go with "
-                                     "--labels-from-dirs");
+        return cli_usage("%s", "--skip-non-images and --allow-empty-classes go with "
+                               "--labels-from-dirs");
     }
     if (a->folder.on && (a->npos != 1 || a->fashion)) {
-        return cli_usage_error("%s", "--labels-from-dirs takes one ROOT (ROOT/<class>/<image>), "
-                                     "not --fashion-mnist");
+        return cli_usage("%s", "--labels-from-dirs takes one ROOT (ROOT/<class>/<image>), "
+                               "not --fashion-mnist");
     }
     if (a->out == NULL || (a->npos == 0 && !a->fashion) || (a->dict && a->zstd_level == 0)) {
-        return cli_usage_error("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
-                                     "needs --zstd LEVEL");
+        return cli_usage("%s", "pack needs SRC... (or --fashion-mnist) -o DIR; --dict "
+                               "needs --zstd LEVEL");
     }
     if (pp->progress) {
         pp->total_members = cli_count_members(a);

@@ -367,9 +367,10 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
     return INGOT_OK;
 }
 
-ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
-                                           ingot_source_t *const *front, uint32_t nfront,
-                                           ingot_loader_h *loader_p)
+ingot_status_t ingot_loader_create_with_sources(ingot_ctx_h ctx,
+                                                const ingot_loader_params_t *params,
+                                                ingot_source_t *const *front, uint32_t nfront,
+                                                ingot_loader_h *loader_p)
 {
     ingot_mpi_hold_begin(&ctx->comm); /* a fault every rank finds (the manifest) is written once */
     ingot_status_t st = loader_create(ctx, params, front, nfront, loader_p);
@@ -384,7 +385,7 @@ ingot_status_t ingot_loader_create(ingot_ctx_h ctx, const ingot_loader_params_t 
         ingot_error("ingot_loader_create: NULL argument");
         return INGOT_ERR_INVALID_PARAM;
     }
-    return ingot_loader_create_sources(ctx, params, NULL, 0, loader_p);
+    return ingot_loader_create_with_sources(ctx, params, NULL, 0, loader_p);
 }
 
 void ingot_loader_destroy(ingot_loader_h l)

@@ -197,9 +197,10 @@ struct ingot_loader {
  * use sources that answer "retry elsewhere" or never complete). The loader owns @p front from
  * the call on (destroyed with it, also when create fails). Collective, as ingot_loader_create().
  */
-ingot_status_t ingot_loader_create_sources(ingot_ctx_h ctx, const ingot_loader_params_t *params,
-                                           ingot_source_t *const *front, uint32_t nfront,
-                                           ingot_loader_h *loader_p);
+ingot_status_t ingot_loader_create_with_sources(ingot_ctx_h ctx,
+                                                const ingot_loader_params_t *params,
+                                                ingot_source_t *const *front, uint32_t nfront,
+                                                ingot_loader_h *loader_p);
 
 /* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
 void ingot_loader_order_check(ingot_loader_h l);
@@ -228,7 +229,7 @@ void *ingot_loader_worker_main(void *arg);
  * request completes late, takes its staging buffer and the request itself back into service. */
 void ingot_loader_req_done(ingot_source_req_t *req, int late);
 
-/* loader_gpu.c: device slots and the H2D copy (no-ops without CUDA). */
+/* gpu.c: device slots and the H2D copy (no-ops without CUDA). */
 ingot_status_t ingot_loader_gpu_init(ingot_loader_h l);
 /* INGOT_OK when CUDA device @p device is usable by this process, else INGOT_ERR_NO_DEVICE with
  * an error naming the device, how many this process sees and why none is usable. */

@@ -5,7 +5,7 @@
  */
 #include "common/test.h"
 #include "base/base_config.h"
-#include "runtime/loader/config.h"
+#include "runtime/loader/loader_config.h"
 #include "source/cache/cache.h"
 #include "transport/transport.h"
 #include "topology/topo.h"

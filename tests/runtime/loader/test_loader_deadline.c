@@ -66,7 +66,7 @@ static void test_stuck_read(const char *m)
     ingot_loader_params_t p = PARAMS(m);
     ingot_loader_h l;
     ingot_batch_t b;
-    CHECK_OK(ingot_loader_create_sources(ctx, &p, &front, 1, &l));
+    CHECK_OK(ingot_loader_create_with_sources(ctx, &p, &front, 1, &l));
     uint64_t t0 = ingot_time_ns();
     CHECK_STATUS(ingot_loader_next(l, &b), INGOT_ERR_TIMED_OUT);
     CHECK(ingot_time_ns() - t0 >= DEADLINE - 20 * INGOT_NSEC_PER_MSEC); /* generous bound */

@@ -199,7 +199,7 @@ static void test_retry_elsewhere(const char *m)
     ingot_loader_params_t p = params(m);
     ingot_loader_h l;
     uint64_t samples;
-    CHECK_OK(ingot_loader_create_sources(ctx, &p, &front, 1, &l));
+    CHECK_OK(ingot_loader_create_with_sources(ctx, &p, &front, 1, &l));
     CHECK_STATUS(drain(l, &samples), INGOT_END_OF_DATA); /* every sample checked */
     ingot_loader_stats_t stats = {.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS};
     CHECK_OK(ingot_loader_stats(l, &stats));

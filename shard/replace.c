@@ -1,5 +1,5 @@
-/* Atomic file replacement (see atomic.h). */
-#include "shard/atomic.h"
+/* Atomic file replacement (see replace.h). */
+#include "shard/replace.h"
 #include "base/log.h"
 #include "base/status.h"
 
@@ -38,7 +38,7 @@ static void atomic_sync_dir(const char *path)
     }
 }
 
-ingot_status_t ingot_shard_atomic_write(const char *path, shard_fill_fn_t fill, void *arg)
+ingot_status_t ingot_shard_replace_file(const char *path, shard_fill_fn_t fill, void *arg)
 {
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());

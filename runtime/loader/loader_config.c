@@ -1,6 +1,6 @@
 /* The loader's INGOT_* variables (the order typed once, the pacing of its reads while reductions
  * run); the verify policies' names are indexed by ingot_verify_policy_t. */
-#include "runtime/loader/config.h"
+#include "runtime/loader/loader_config.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The collectives' INGOT_* variables; backend names are indexed by ingot_comm_backend_t. */
-#include "collectives/config.h"
+#include "collectives/collectives_config.h"
 #include <stddef.h>
 #include <stdint.h>
 
