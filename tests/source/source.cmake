@@ -5,6 +5,8 @@
 # (tests/source/objstore/).
 set(_s ${INGOT_TESTS}/source)
 ingot_unit_test(NAME source.source.chain SRC ${_s}/source/test_source.c)
+# The tiers' planning from facts alone, in a process without MPI (source/tier.h).
+ingot_unit_test(NAME source.tier.plan SRC ${_s}/tier/test_plan.c)
 ingot_test_exe(test_cache ${_s}/cache/test_cache.c)
 ingot_add_test(NAME source.cache.node LABELS mpi slow TIMEOUT 240
                COMMAND ${_s}/cache/cache.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_cache>
