@@ -33,9 +33,10 @@ static PyObject *cursor_dict(const ingot_cursor_t *c)
     if (skipped == NULL) {
         return NULL;
     }
-    return Py_BuildValue("{s:I,s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version, "order_window",
-                         c->order_window, "manifest_digest", (unsigned long long)c->manifest_digest,
-                         "seed", (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
+    return Py_BuildValue("{s:I,s:I,s:I,s:K,s:K,s:K,s:K,s:K,s:N}", "version", c->version,
+                         "order_window", c->order_window, "order_nodes", c->order_nodes,
+                         "manifest_digest", (unsigned long long)c->manifest_digest, "seed",
+                         (unsigned long long)c->seed, "epoch", (unsigned long long)c->epoch,
                          "consumed", (unsigned long long)c->consumed, "global_batch",
                          (unsigned long long)c->global_batch, "skipped", skipped);
 }
@@ -107,6 +108,19 @@ static int cursor_from_dict(PyObject *d, ingot_cursor_t *c)
         return -1;
     }
     c->order_window = (uint32_t)window;
+    uint64_t nodes = window ? 1 : 0; /* before version 3: one canonical node */
+    if (PyDict_GetItemString(d, "order_nodes") != NULL &&
+        (dict_u64(d, "order_nodes", &nodes) != 0 || nodes > UINT32_MAX ||
+         (nodes == 0) != (window == 0))) {
+        if (!PyErr_Occurred()) {
+            pyingot_raisef(INGOT_ERR_FORMAT,
+                           "loader.load_state_dict(): 'order_nodes' %llu does "
+                           "not fit 'order_window' %llu",
+                           (unsigned long long)nodes, (unsigned long long)window);
+        }
+        return -1;
+    }
+    c->order_nodes = (uint32_t)nodes;
     PyObject *skips = PyDict_GetItemString(d, "skipped");
     PyObject *seq = skips ? pyingot_tuple_of(skips, "'skipped' must be a list") : PyTuple_New(0);
     if (seq == NULL) {

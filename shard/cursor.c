@@ -31,7 +31,20 @@ typedef struct cursor_disk {
     uint32_t version;
     uint32_t order_window; /* version 2; version 1: zero (the full shuffle) */
     uint64_t manifest_digest, seed, epoch, consumed, global_batch, skipped_count;
-} cursor_disk_t; /* followed by skipped_count u64 ids, then a u64 XXH3 of all before it */
+} cursor_disk_t; /* followed by (version 3) cursor_ext_t, skipped_count u64 ids, then a u64 XXH3
+                    of all before it */
+
+/* What version 3 adds after the header. */
+typedef struct cursor_ext {
+    uint32_t order_nodes; /* the locality order's canonical nodes */
+    uint32_t reserved;    /* zero */
+} cursor_ext_t;
+
+/* Bytes of the fixed part of a cursor file of @p version. */
+static size_t cursor_head_bytes(uint32_t version)
+{
+    return sizeof(cursor_disk_t) + (version >= 3 ? sizeof(cursor_ext_t) : 0);
+}
 
 /* Serialise a cursor into a malloc'd buffer. */
 static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
@@ -44,15 +57,18 @@ static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, si
                        .consumed = c->consumed,
                        .global_batch = c->global_batch,
                        .skipped_count = c->skipped_count};
+    cursor_ext_t x = {.order_nodes = c->order_window ? (c->order_nodes ? c->order_nodes : 1) : 0};
     memcpy(d.magic, CURSOR_MAGIC, CURSOR_MAGIC_LEN);
-    size_t ids = c->skipped_count * sizeof(uint64_t), len = sizeof(d) + ids + sizeof(uint64_t);
+    size_t head = cursor_head_bytes(d.version), ids = c->skipped_count * sizeof(uint64_t);
+    size_t len = head + ids + sizeof(uint64_t);
     uint8_t *buf = malloc(len);
     if (buf == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "cursor: out of memory");
     }
     memcpy(buf, &d, sizeof(d));
+    memcpy(buf + sizeof(d), &x, sizeof(x));
     if (ids) {
-        memcpy(buf + sizeof(d), c->skipped, ids);
+        memcpy(buf + head, c->skipped, ids);
     }
     uint64_t sum = ingot_hash64(buf, len - sizeof(uint64_t));
     memcpy(buf + len - sizeof(uint64_t), &sum, sizeof(sum));
@@ -92,7 +108,7 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
 
 /* Magic, version, size and checksum of a cursor file's bytes. */
 static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, uint64_t len,
-                                         cursor_disk_t *d)
+                                         cursor_disk_t *d, cursor_ext_t *x)
 {
     if (len < sizeof(*d) + sizeof(uint64_t)) {
         return ingot_fail(INGOT_ERR_FORMAT,
@@ -109,13 +125,27 @@ static ingot_status_t cursor_check_bytes(const char *path, const uint8_t *buf, u
         return ingot_fail(INGOT_ERR_FORMAT, "%s: field version: %u, this build reads 1 to %u", path,
                           d->version, INGOT_CURSOR_VERSION);
     }
-    uint64_t sum;
+    uint64_t sum, head = cursor_head_bytes(d->version);
+    if (len < head + sizeof(sum)) {
+        return ingot_fail(INGOT_ERR_FORMAT, "%s: cursor of %" PRIu64 " bytes is truncated", path,
+                          len);
+    }
     memcpy(&sum, buf + len - sizeof(sum), sizeof(sum));
     if (ingot_hash64(buf, len - sizeof(sum)) != sum) {
         return ingot_fail(INGOT_ERR_CORRUPT, "%s: field checksum: cursor is torn or corrupt", path);
     }
+    *x = (cursor_ext_t){.order_nodes = d->order_window ? 1 : 0}; /* before version 3 */
+    if (d->version >= 3) {
+        memcpy(x, buf + sizeof(*d), sizeof(*x));
+    }
+    if (d->version >= 3 && (x->reserved != 0 || (x->order_nodes == 0) != (d->order_window == 0))) {
+        return ingot_fail(INGOT_ERR_FORMAT,
+                          "%s: field order_nodes: %u with order_window %u (a locality order has "
+                          "at least one canonical node, the full order none)",
+                          path, x->order_nodes, d->order_window);
+    }
     if (d->skipped_count > CURSOR_SKIPPED_MAX ||
-        len != sizeof(*d) + d->skipped_count * sizeof(uint64_t) + sizeof(uint64_t)) {
+        len != head + d->skipped_count * sizeof(uint64_t) + sizeof(uint64_t)) {
         return ingot_fail(INGOT_ERR_FORMAT,
                           "%s: field skipped_count: %" PRIu64 " does not match "
                           "the file size %" PRIu64,
@@ -160,13 +190,14 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
                                  ingot_cursor_t *cursor_p)
 {
     cursor_disk_t d;
+    cursor_ext_t x;
     if (path == NULL || cursor_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
     }
     uint8_t *buf;
     size_t len;
     INGOT_CHECK(ingot_file_read_whole(path, &buf, &len));
-    ingot_status_t st = cursor_check_bytes(path, buf, len, &d);
+    ingot_status_t st = cursor_check_bytes(path, buf, len, &d, &x);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);
     }
@@ -177,7 +208,7 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
     }
     if (st == INGOT_OK) {
         if (skipped) {
-            memcpy(skipped, buf + sizeof(d), d.skipped_count * sizeof(uint64_t));
+            memcpy(skipped, buf + cursor_head_bytes(d.version), d.skipped_count * sizeof(uint64_t));
         }
         *cursor_p = (ingot_cursor_t){.version = d.version,
                                      .order_window = d.order_window,
@@ -187,7 +218,8 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
                                      .consumed = d.consumed,
                                      .global_batch = d.global_batch,
                                      .skipped_count = d.skipped_count,
-                                     .skipped = skipped};
+                                     .skipped = skipped,
+                                     .order_nodes = x.order_nodes};
     }
     free(buf);
     return st;

@@ -1,7 +1,9 @@
 /*
  * Deterministic per-epoch order: a keyed Feistel bijection over the next power of four >= N
  * with cycle walking (a rank maps only its own positions), an optional locality mode (shuffled
- * shards, samples shuffled within windows of shards), and the per-rank partition of a step.
+ * shards, samples shuffled within windows of shards), the locality order dealt across canonical
+ * nodes (order.h: each node a contiguous run of the shuffled shards, windows of its own), and
+ * the per-rank partition of a step.
  */
 #include <ingot/order.h>
 #include "base/param.h"
@@ -21,7 +23,28 @@
 #define ORDER_TAG_EPOCH  0x65706f6368ull   /* "epoch" */
 #define ORDER_TAG_SHARD  0x7368617264ull   /* "shard" */
 #define ORDER_TAG_WINDOW 0x77696e646f77ull /* "window" */
+#define ORDER_TAG_DEALT  0x6465616c74ull   /* "dealt" */
 #define ORDER_NO_EPOCH   UINT64_MAX
+
+/* A piece of a shard in a canonical node's run: samples [first, first + count) of the shard. */
+typedef struct deal_piece {
+    uint32_t shard;
+    uint64_t first, count;
+} deal_piece_t;
+
+/* The dealt layout of one epoch (order.h): every canonical node's pieces, node by node in stream
+ * order, cut into windows of `window` pieces. */
+typedef struct deal {
+    uint64_t per_node;     /* M: samples of each node's stream */
+    deal_piece_t *pieces;  /* npieces, node-major */
+    uint64_t npieces, cap; /* cap: room in pieces and windows */
+    uint64_t *win_pos;     /* per window: its first position in its node's stream; + an end per
+                              node (win_pos[node_win[c + 1]] is not used: see win_end) */
+    uint64_t *win_piece;   /* per window: its first piece (+ one past the last, shared with the
+                              next window) */
+    uint64_t *node_win;    /* per node: its first window (+ the end) */
+    uint64_t nwin;
+} deal_t;
 
 typedef struct feistel {
     uint64_t n;
@@ -39,6 +62,7 @@ struct ingot_order {
     uint64_t *win_start;  /* LOCALITY: first position of each window (+ end) */
     uint64_t nwin;
     uint64_t cached_epoch;
+    deal_t deal; /* LOCALITY over nodes > 1: the layout of cached_epoch */
 };
 
 static void feistel_init(feistel_t *f, uint64_t n, uint64_t key)
@@ -159,6 +183,131 @@ static uint64_t order_locality_at(struct ingot_order *o, uint64_t epoch, uint64_
     return o->shard_first[o->shard_perm[k]] + j;
 }
 
+/* ---------------------------------------------------------------- dealt over canonical nodes */
+
+/* The dealt layout's room: every node boundary splits at most one shard, and the runs together
+ * (steps * B samples) wrap around the shard sequence at most `wraps` times (PAD). */
+static ingot_status_t order_deal_init(struct ingot_order *o)
+{
+    const ingot_order_params_t *p = &o->p;
+    uint64_t c = p->nodes, b = p->global_batch;
+    if (b % c != 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "order: the global batch %" PRIu64 " is not a multiple of the %" PRIu64
+                          " canonical nodes (each gives B/C samples to every step)",
+                          b, c);
+    }
+    deal_t *d = &o->deal;
+    d->per_node = o->steps * (b / c);
+    uint64_t wraps = (o->steps * b + p->sample_count - 1) / p->sample_count;
+    d->cap = (uint64_t)p->shard_count * (wraps + 1) + c + 1;
+    d->pieces = ingot_calloc(d->cap, sizeof(*d->pieces), "order pieces");
+    d->win_pos = ingot_calloc(d->cap, sizeof(uint64_t), "order windows");
+    d->win_piece = ingot_calloc(d->cap + 1, sizeof(uint64_t), "order windows");
+    d->node_win = ingot_calloc(c + 1, sizeof(uint64_t), "order nodes");
+    if (!d->pieces || !d->win_pos || !d->win_piece || !d->node_win) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    return INGOT_OK;
+}
+
+static void order_deal_free(deal_t *d)
+{
+    free(d->pieces);
+    free(d->win_pos);
+    free(d->win_piece);
+    free(d->node_win);
+}
+
+/* Canonical node @p c's run: @p left samples from shard perm[*k] at offset *off on, in pieces,
+ * windows of `window` pieces. */
+static void order_deal_node(struct ingot_order *o, uint64_t c, uint64_t *k, uint64_t *off)
+{
+    deal_t *d = &o->deal;
+    uint64_t left = d->per_node, pos = 0, in_window = 0;
+    d->node_win[c] = d->nwin;
+    while (left > 0) {
+        uint32_t s = o->shard_perm[*k];
+        uint64_t avail = o->shard_count[s] - *off, take = avail < left ? avail : left;
+        if (take > 0) {
+            if (in_window == 0) {
+                d->win_pos[d->nwin] = pos;
+                d->win_piece[d->nwin++] = d->npieces;
+            }
+            d->pieces[d->npieces++] = (deal_piece_t){s, *off, take};
+            in_window = (in_window + 1) % o->p.window;
+            pos += take;
+            left -= take;
+            *off += take;
+        }
+        if (*off == o->shard_count[s]) { /* the next shard; PAD wraps to the first */
+            *off = 0;
+            *k = (*k + 1) % o->p.shard_count;
+        }
+    }
+}
+
+/* Shuffle the shards of @p epoch and deal their samples to the canonical nodes. O(shards + C). */
+static void order_deal_epoch(struct ingot_order *o, uint64_t epoch)
+{
+    if (o->cached_epoch == epoch) {
+        return;
+    }
+    feistel_t f;
+    feistel_init(&f, o->p.shard_count, order_key(o, ORDER_TAG_SHARD, epoch, 0));
+    for (uint32_t k = 0; k < o->p.shard_count; k++) {
+        o->shard_perm[k] = (uint32_t)feistel_perm(&f, k);
+    }
+    deal_t *d = &o->deal;
+    d->npieces = d->nwin = 0;
+    uint64_t k = 0, off = 0;
+    for (uint64_t c = 0; c < o->p.nodes; c++) {
+        order_deal_node(o, c, &k, &off);
+    }
+    d->node_win[o->p.nodes] = d->nwin;
+    d->win_piece[d->nwin] = d->npieces;
+    o->cached_epoch = epoch;
+}
+
+/* The sample at position @p p (< steps * B) of the dealt order of @p epoch. */
+static uint64_t order_deal_at(struct ingot_order *o, uint64_t epoch, uint64_t p)
+{
+    order_deal_epoch(o, epoch);
+    const deal_t *d = &o->deal;
+    uint64_t b = o->p.global_batch / o->p.nodes, q = p % o->p.global_batch;
+    uint64_t c = q / b, j = (p / o->p.global_batch) * b + q % b;
+    uint64_t first = d->node_win[c], lo = first, hi = d->node_win[c + 1];
+    while (hi - lo > 1) { /* the node's last window starting at or before j */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (d->win_pos[mid] <= j) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    uint64_t end = lo + 1 < d->node_win[c + 1] ? d->win_pos[lo + 1] : d->per_node;
+    feistel_t f;
+    feistel_init(&f, end - d->win_pos[lo], order_key(o, ORDER_TAG_DEALT ^ c, epoch, lo - first));
+    uint64_t x = feistel_perm(&f, j - d->win_pos[lo]), i = d->win_piece[lo];
+    while (x >= d->pieces[i].count) {
+        x -= d->pieces[i++].count;
+    }
+    return o->shard_first[d->pieces[i].shard] + d->pieces[i].first + x;
+}
+
+/* The sample at position @p p of @p epoch (p < steps * B: PAD wraps to the start). */
+static uint64_t order_sample_at(struct ingot_order *o, uint64_t epoch, uint64_t p,
+                                const feistel_t *full)
+{
+    if (o->p.mode != INGOT_ORDER_LOCALITY) {
+        return feistel_perm(full, p % o->p.sample_count);
+    }
+    if (o->p.nodes > 1) {
+        return order_deal_at(o, epoch, p);
+    }
+    return order_locality_at(o, epoch, p % o->p.sample_count);
+}
+
 /* ---------------------------------------------------------------- API */
 
 ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_order_h *order_p)
@@ -186,9 +335,16 @@ ingot_status_t ingot_order_create(const ingot_order_params_t *params, ingot_orde
         o->p.shard_count = params->shard_count;
         o->p.window = params->window;
     }
+    o->p.nodes = INGOT_PARAM_VALUE(params, nodes, INGOT_ORDER_PARAM_FIELD_NODES, 1);
     uint64_t n = o->p.sample_count, b = o->p.global_batch;
     o->steps = o->p.tail == INGOT_ORDER_TAIL_PAD ? (n + b - 1) / b : n / b;
     ingot_status_t st = o->p.mode == INGOT_ORDER_LOCALITY ? order_locality_init(o) : INGOT_OK;
+    if (st == INGOT_OK && o->p.nodes == 0) {
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "order: nodes must be >= 1 (canonical nodes)");
+    }
+    if (st == INGOT_OK && o->p.mode == INGOT_ORDER_LOCALITY && o->p.nodes > 1 && o->steps > 0) {
+        st = order_deal_init(o);
+    }
     if (st == INGOT_OK && o->steps == 0) {
         st = ingot_fail(INGOT_ERR_INVALID_PARAM,
                         "order: global batch %" PRIu64 " exceeds the %" PRIu64
@@ -223,6 +379,7 @@ void ingot_order_destroy(ingot_order_h o)
     free(o->shard_count);
     free(o->shard_perm);
     free(o->win_start);
+    order_deal_free(&o->deal);
     free(o);
 }
 
@@ -236,14 +393,11 @@ ingot_status_t ingot_order_at(ingot_order_h o, uint64_t epoch, uint64_t position
     if (o == NULL || index_p == NULL || position / o->p.global_batch >= o->steps) {
         return INGOT_ERR_OUT_OF_RANGE;
     }
-    uint64_t p = position % o->p.sample_count; /* PAD wraps to the start of the order */
-    if (o->p.mode == INGOT_ORDER_LOCALITY) {
-        *index_p = order_locality_at(o, epoch, p);
-    } else {
-        feistel_t f;
+    feistel_t f;
+    if (o->p.mode != INGOT_ORDER_LOCALITY) {
         feistel_init(&f, o->p.sample_count, order_key(o, ORDER_TAG_EPOCH, epoch, 0));
-        *index_p = feistel_perm(&f, p);
     }
+    *index_p = order_sample_at(o, epoch, position, &f);
     return INGOT_OK;
 }
 
@@ -269,16 +423,12 @@ ingot_status_t ingot_order_slice(ingot_order_h o, uint64_t epoch, uint64_t step,
                           per, cap);
     }
     uint64_t first = step * o->p.global_batch + rank * per;
-    if (o->p.mode == INGOT_ORDER_LOCALITY) {
-        for (uint64_t i = 0; i < per; i++) {
-            ids[i] = order_locality_at(o, epoch, (first + i) % o->p.sample_count);
-        }
-        return INGOT_OK;
-    }
     feistel_t f; /* keyed once per slice */
-    feistel_init(&f, o->p.sample_count, order_key(o, ORDER_TAG_EPOCH, epoch, 0));
+    if (o->p.mode != INGOT_ORDER_LOCALITY) {
+        feistel_init(&f, o->p.sample_count, order_key(o, ORDER_TAG_EPOCH, epoch, 0));
+    }
     for (uint64_t i = 0; i < per; i++) {
-        ids[i] = feistel_perm(&f, (first + i) % o->p.sample_count);
+        ids[i] = order_sample_at(o, epoch, first + i, &f);
     }
     return INGOT_OK;
 }

@@ -98,6 +98,8 @@ typedef struct ingot_tier_plan {
     uint64_t steps_per_epoch, global_batch;
     uint64_t first_epoch, nepochs; /**< epochs counted apart (per-epoch figures) */
     uint32_t slice;                /**< samples per rank per step */
+    const uint32_t *slice_of;      /**< per rank: the slice of every step it takes (the order's
+                                        rank: ranks numbered node by node under a dealt order) */
     uint32_t depth;                /**< steps planned ahead */
     /* the loader's requests and memory */
     uint32_t nreqs;                 /**< requests in flight at once */

@@ -104,7 +104,8 @@ enum ingot_loader_params_field {
     INGOT_LOADER_PARAM_FIELD_CURSOR  = INGOT_BIT(9),  /**< cursor: resume from it. */
     INGOT_LOADER_PARAM_FIELD_TAIL    = INGOT_BIT(10), /**< tail (default DROP). */
     INGOT_LOADER_PARAM_FIELD_ORDER   = INGOT_BIT(11), /**< order_mode, order_window. */
-    INGOT_LOADER_PARAM_FIELD_THREADS = INGOT_BIT(12)  /**< readers, workers (INGOT_READERS...). */
+    INGOT_LOADER_PARAM_FIELD_THREADS = INGOT_BIT(12), /**< readers, workers (INGOT_READERS...). */
+    INGOT_LOADER_PARAM_FIELD_ORDER_NODES = INGOT_BIT(13) /**< order_nodes (INGOT_ORDER's). */
 };
 
 /** Device value: deliver batches in host memory. */
@@ -138,6 +139,10 @@ typedef struct ingot_loader_params {
     uint32_t              order_window;    /**< Shards per window in locality mode. */
     uint32_t              readers;         /**< Storage reader threads (0: auto). */
     uint32_t              workers;         /**< Worker threads (0: auto). */
+    /** Locality mode: the canonical nodes its windows are dealt to (order.h). 0 (the default,
+     *  INGOT_ORDER=window:N): the resumed cursor's, else the job's node count. A resume under
+     *  another value than the cursor's is refused, naming both. */
+    uint32_t              order_nodes;
 } ingot_loader_params_t;
 
 /**

@@ -12,6 +12,17 @@
  * batch); rank r of W takes [s*B + r*B/W, s*B + (r+1)*B/W). W must divide B. The tail policy
  * makes every rank run the same number of steps: DROP ends the epoch at floor(N/B) steps, PAD
  * runs ceil(N/B) steps and fills the last one by wrapping to the start of the order.
+ *
+ * The locality order dealt across C canonical nodes (nodes > 1): per epoch the shards are
+ * shuffled and laid end to end; canonical node c takes the contiguous run [c*M, (c+1)*M) of that
+ * sample sequence (M = steps * B / C samples, a shard split between two nodes at a sample
+ * boundary where the run ends inside it; PAD wraps around, DROP leaves the rest unread); a node's
+ * run is cut into windows of `window` shard pieces and its samples shuffled within each window.
+ * Step s takes B/C samples from every canonical node's stream: positions [s*B + c*B/C,
+ * s*B + (c+1)*B/C) come from node c. Ranks numbered node by node (rank = node * R + local rank,
+ * R ranks per node, P nodes carrying C/P canonical nodes each) then read only their own node's
+ * canonical nodes, so every byte leaves storage once per epoch for the whole cluster. With C = 1
+ * the order is the locality order above, bit for bit.
  */
 #ifndef INGOT_ORDER_H
 #define INGOT_ORDER_H
@@ -48,7 +59,8 @@ enum ingot_order_params_field {
     INGOT_ORDER_PARAM_FIELD_BATCH   = INGOT_BIT(1), /**< global_batch (required). */
     INGOT_ORDER_PARAM_FIELD_SEED    = INGOT_BIT(2), /**< seed (default 0). */
     INGOT_ORDER_PARAM_FIELD_TAIL    = INGOT_BIT(3), /**< tail (default DROP). */
-    INGOT_ORDER_PARAM_FIELD_MODE = INGOT_BIT(4), /**< mode, shard_samples, shard_count, window. */
+    INGOT_ORDER_PARAM_FIELD_MODE  = INGOT_BIT(4), /**< mode, shard_samples, shard_count, window. */
+    INGOT_ORDER_PARAM_FIELD_NODES = INGOT_BIT(5), /**< nodes (default 1). */
 };
 
 /** Parameters of ingot_order_create(). */
@@ -64,6 +76,8 @@ typedef struct ingot_order_params {
     const uint64_t    *shard_samples;
     uint32_t           shard_count; /**< LOCALITY: entries of shard_samples. */
     uint32_t           window;      /**< LOCALITY: shards per window (>= 1). */
+    /** LOCALITY: canonical nodes the windows are dealt to (C >= 1, dividing global_batch). */
+    uint32_t           nodes;
 } ingot_order_params_t;
 
 /**
@@ -110,8 +124,9 @@ INGOT_API ingot_status_t ingot_order_slice(ingot_order_h order, uint64_t epoch, 
 /* ------------------------------------------------------------------------------------------ */
 /* Resume cursor                                                                                */
 
-/** Current format version of cursor files (version 2 records the order; 1 is still read). */
-#define INGOT_CURSOR_VERSION 2
+/** Current format version of cursor files (version 3 records the canonical nodes, version 2 the
+ *  order; 1 and 2 are still read). */
+#define INGOT_CURSOR_VERSION 3
 
 /** Where training stands in an epoch: enough to resume exactly once. */
 typedef struct ingot_cursor {
@@ -126,6 +141,8 @@ typedef struct ingot_cursor {
     uint64_t  global_batch;    /**< Global batch the positions were cut with. */
     uint64_t  skipped_count;   /**< Entries of skipped. */
     uint64_t *skipped;         /**< Sample ids skipped (skip policy), or NULL. */
+    uint32_t  order_nodes;     /**< The canonical nodes of the locality order (version 3; 1 in
+                                    an older cursor, and 0 under the full shuffle). */
 } ingot_cursor_t;
 
 /** What a resuming job expects of a cursor. */

@@ -69,6 +69,7 @@ static void loader_params_defaults(ingot_loader_params_t *q, const ingot_loader_
     q->tail = LOADER_PARAM(tail, TAIL, INGOT_ORDER_TAIL_DROP);
     q->order_mode = LOADER_PARAM(order_mode, ORDER, cfg->loader->order.mode);
     q->order_window = LOADER_PARAM(order_window, ORDER, cfg->loader->order.window);
+    q->order_nodes = LOADER_PARAM(order_nodes, ORDER_NODES, cfg->loader->order.nodes);
     q->readers = LOADER_PARAM(readers, THREADS, 0);
     q->workers = LOADER_PARAM(workers, THREADS, 0);
 }
@@ -143,6 +144,8 @@ static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t
         op.shard_samples = per_shard;
         op.shard_count = (uint32_t)mi->shard_count;
         op.window = l->params.order_window;
+        op.field_mask |= INGOT_ORDER_PARAM_FIELD_NODES;
+        op.nodes = l->order_nodes;
     }
     ingot_status_t st = ingot_order_create(&op, &l->order);
     free(per_shard);
@@ -177,14 +180,14 @@ static ingot_status_t loader_resume(ingot_loader_h l, const ingot_manifest_info_
             return INGOT_ERR_MISMATCH;
         }
         uint32_t window = l->params.order_mode == INGOT_ORDER_LOCALITY ? l->params.order_window : 0;
-        if (c->order_window != window) {
-            char saved[32] = "full", mine[32] = "full";
-            if (c->order_window) snprintf(saved, sizeof(saved), "window:%u", c->order_window);
-            if (window) snprintf(mine, sizeof(mine), "window:%u", window);
+        uint32_t nodes = c->order_window ? (c->order_nodes ? c->order_nodes : 1) : 0;
+        if (c->order_window != window || nodes != l->order_nodes) {
+            char saved[48], mine[48];
             ingot_error("resume cursor was cut with INGOT_ORDER=%s, this loader uses "
                         "INGOT_ORDER=%s: positions would name other samples (set INGOT_ORDER as "
                         "the saved job did)",
-                        saved, mine);
+                        ingot_loader_order_text(c->order_window, nodes, saved, sizeof(saved)),
+                        ingot_loader_order_text(window, l->order_nodes, mine, sizeof(mine)));
             return INGOT_ERR_MISMATCH;
         }
         if (c->consumed % c->global_batch != 0 ||
@@ -263,6 +266,7 @@ static void loader_free(ingot_loader_h l)
     ingot_cuda_free(l->gap_device);
     free((void *)l->mem_dev);
     free(l->skipped_ids);
+    free(l->slice_of);
     free(l->plan_loc);
     free(l->plan_located);
     free(l->epoch_bytes);
@@ -319,6 +323,7 @@ static ingot_status_t loader_new(ingot_ctx_h ctx, const ingot_loader_params_t *p
         l->world = ctx->size;
         l->fetch_device = -1;
         st = st == INGOT_OK ? loader_params(l, params, &ctx->cfg) : st;
+        st = st == INGOT_OK ? ingot_loader_deal_params(l) : st;
     }
     if (st != INGOT_OK && l != NULL) {
         loader_free(l);
@@ -334,8 +339,9 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
 {
     ingot_loader_h l;
     ingot_status_t st = loader_new(ctx, params, front, nfront, &l);
-    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK) {
-        loader_free(l); /* accepts NULL */
+    if ((st = ingot_mpi_agree(&ctx->comm, st, "ingot_loader_create: parameters")) != INGOT_OK ||
+        (st = ingot_loader_deal_slices(l)) != INGOT_OK) { /* collective, agreed */
+        loader_free(l);                                   /* accepts NULL */
         return st;
     }
     /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): l != NULL, or agree failed */

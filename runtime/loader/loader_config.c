@@ -16,23 +16,40 @@ static const char *const verify_policies[] = {[INGOT_VERIFY_FAIL] = "fail",
                                               [INGOT_VERIFY_OFF] = "off",
                                               [INGOT_VERIFY_OFF + 1] = NULL};
 
+/* A whole number >= 1 at @p s that fits 31 bits, ending at @p end_p. */
+static int order_number(const char *s, const char **end_p, uint32_t *n_p)
+{
+    char *end;
+    if (*s < '1' || *s > '9') {
+        return -1;
+    }
+    errno = 0;
+    unsigned long n = strtoul(s, &end, 10);
+    if (errno != 0 || n > INT32_MAX) {
+        return -1;
+    }
+    *end_p = end;
+    *n_p = (uint32_t)n;
+    return 0;
+}
+
 static int order_parse(const char *value, void *out, char *err, size_t errlen)
 {
     ingot_loader_order_t *o = out;
+    const char *end = value;
+    *o = (ingot_loader_order_t){.mode = INGOT_ORDER_FULL, .window = 1};
     if (strcmp(value, "full") == 0) {
-        *o = (ingot_loader_order_t){.mode = INGOT_ORDER_FULL, .window = 1};
         return 0;
     }
-    char *end;
-    errno = 0;
-    unsigned long n = strncmp(value, "window:", 7) == 0 && value[7] >= '1' && value[7] <= '9'
-                          ? strtoul(value + 7, &end, 10)
-                          : 0;
-    if (n == 0 || errno != 0 || *end != '\0' || n > INT32_MAX) {
-        snprintf(err, errlen, "neither full nor window:N with a whole N >= 1");
+    int ok = strncmp(value, "window:", 7) == 0 && order_number(value + 7, &end, &o->window) == 0;
+    if (ok && strncmp(end, ",nodes:", 7) == 0) {
+        ok = order_number(end + 7, &end, &o->nodes) == 0;
+    }
+    if (!ok || *end != '\0') {
+        snprintf(err, errlen, "neither full nor window:N[,nodes:C] with whole N, C >= 1");
         return -1;
     }
-    *o = (ingot_loader_order_t){.mode = INGOT_ORDER_LOCALITY, .window = (uint32_t)n};
+    o->mode = INGOT_ORDER_LOCALITY;
     return 0;
 }
 
@@ -41,13 +58,17 @@ static void order_format(const void *value, char *buf, size_t len)
     const ingot_loader_order_t *o = value;
     if (o->mode == INGOT_ORDER_FULL) {
         snprintf(buf, len, "full");
-    } else {
+    } else if (o->nodes == 0) {
         snprintf(buf, len, "window:%u", o->window);
+    } else {
+        snprintf(buf, len, "window:%u,nodes:%u", o->window, o->nodes);
     }
 }
 
 static const ingot_config_codec_t order_codec = {
-    .parse = order_parse, .format = order_format, .syntax = "full, or window:N (N >= 1 shards)"};
+    .parse = order_parse,
+    .format = order_format,
+    .syntax = "full, or window:N (N >= 1 shards), or window:N,nodes:C (C >= 1 canonical nodes)"};
 
 static const ingot_config_field_t loader_fields[] = {
     {"TRACE", "none",
@@ -85,8 +106,12 @@ static const ingot_config_field_t loader_fields[] = {
      "The sample order of loaders that do not choose one (ingot_loader_params_t.order_mode): "
      "'full', a uniform-looking shuffle of every sample; or 'window:N', the shards shuffled, "
      "then the samples shuffled within each window of N shards (reads stay within N shards at "
-     "a time: what an object store needs, docs/objectstore.md). Both are identical on every "
-     "rank, independent of the world size, and recorded in the resume cursor.",
+     "a time: what an object store needs, docs/objectstore.md), the windows dealt to C "
+     "canonical nodes so that a node's ranks read only their node's windows and each byte "
+     "leaves the store once per epoch for the whole cluster ('window:N,nodes:C'; C by default "
+     "the resumed cursor's, else the job's node count; 'nodes:1' is the order of one window "
+     "for the whole job). Identical on every rank, independent of the world size, and "
+     "recorded in the resume cursor.",
      JOB, INGOT_CONFIG_TYPED, F(order), 0, 0, NULL, NULL, &order_codec, NULL},
     {"INGEST_PACING", "0",
      "While a gradient reduction is in flight, each loader storage request first pauses this "

@@ -9,10 +9,12 @@
 #include <ingot/loader.h>
 #include "base/config.h"
 
-/** INGOT_ORDER parsed: the mode and its window (1 under the full order). */
+/** INGOT_ORDER parsed: the mode, its window (1 under the full order) and the canonical nodes
+ *  (0: the resumed cursor's, else the job's node count). */
 typedef struct ingot_loader_order {
     ingot_order_mode_t mode;
     uint32_t window;
+    uint32_t nodes;
 } ingot_loader_order_t;
 
 typedef struct ingot_loader_config {

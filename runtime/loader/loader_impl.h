@@ -134,6 +134,9 @@ struct ingot_loader {
     ingot_shard_dict_t *dict;      /* zstd dictionary, loaded once */
     uint64_t steps_per_epoch, total_steps, start_step;
     uint32_t slice;          /* samples per rank per step */
+    uint32_t order_nodes;    /* canonical nodes of a locality order (0: the full order) */
+    uint32_t slice_rank;     /* the slice of every step this rank takes (deal.c) */
+    uint32_t *slice_of;      /* per rank: its slice */
     size_t sample_bytes_max; /* delivered bytes of the largest sample */
     size_t stored_max;       /* stored bytes of the largest sample */
     size_t slot_bytes, staging_bytes;
@@ -204,6 +207,14 @@ ingot_status_t ingot_loader_create_with_sources(ingot_ctx_h ctx,
 
 /* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
 void ingot_loader_order_check(ingot_loader_h l);
+
+/* deal.c: the locality order dealt over nodes: the canonical nodes (and the batch they must
+ * divide: refused naming INGOT_ORDER); every rank's slice (collective, agreed; ranks numbered node
+ * by node under a dealt order), the cost of a layout that does not line up said once; the order
+ * as INGOT_ORDER writes it ("full", "window:N", "window:N,nodes:C" for C > 1). */
+ingot_status_t ingot_loader_deal_params(ingot_loader_h l);
+ingot_status_t ingot_loader_deal_slices(ingot_loader_h l);
+const char *ingot_loader_order_text(uint32_t window, uint32_t nodes, char *buf, size_t len);
 
 /* tiers.c: the job plan handed to the tier chain, and the chain made from it (collective,
  * agreed); the figures the loader keeps beside the chain's. */

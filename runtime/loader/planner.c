@@ -194,9 +194,8 @@ static ingot_status_t plan_step(ingot_loader_h l, loader_slot_t *slot, uint64_t 
     atomic_store(&slot->status, INGOT_OK);
     atomic_store(&slot->skipped_count, 0);
     atomic_store(&slot->ndevice, 0);
-    ingot_status_t st = ingot_order_slice(l->order, slot->epoch, slot->epoch_step,
-                                          (uint32_t)l->rank, (uint32_t)l->world, l->slice_ids,
-                                          l->slice);
+    ingot_status_t st = ingot_order_slice(l->order, slot->epoch, slot->epoch_step, l->slice_rank,
+                                          (uint32_t)l->world, l->slice_ids, l->slice);
     for (uint32_t i = 0; i < l->slice && st == INGOT_OK; i++) {
         st = plan_sample(l, slot, i, &cursor);
     }

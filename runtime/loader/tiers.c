@@ -92,6 +92,7 @@ static void tiers_plan(ingot_loader_h l, ingot_tier_plan_t *p)
                              .first_epoch = l->first_epoch,
                              .nepochs = l->nepochs,
                              .slice = l->slice,
+                             .slice_of = l->slice_of,
                              .depth = l->depth,
                              .nreqs = l->nreaders * LOADER_REQS_PER_READER,
                              .iov_max = l->iov_cap,

@@ -255,6 +255,7 @@ ingot_status_t ingot_loader_save(ingot_loader_h l, ingot_cursor_t *cursor_p)
     *cursor_p = (ingot_cursor_t){
         .version = INGOT_CURSOR_VERSION,
         .order_window = l->params.order_mode == INGOT_ORDER_LOCALITY ? l->params.order_window : 0,
+        .order_nodes = l->order_nodes,
         .manifest_digest = l->minfo.digest,
         .seed = l->params.seed,
         .epoch = g / l->steps_per_epoch,

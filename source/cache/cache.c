@@ -100,7 +100,8 @@ static ingot_status_t cache_place(ingot_cache_t *c)
                                  .fill_epoch = c->fill_epoch,
                                  .fill_step = c->fill_step,
                                  .steps_per_epoch = c->plan.steps_per_epoch,
-                                 .slice = c->plan.slice};
+                                 .slice = c->plan.slice,
+                                 .slice_of = c->plan.slice_of};
     return ingot_cache_place(&in, &c->place);
 }
 

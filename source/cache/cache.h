@@ -78,6 +78,7 @@ typedef struct ingot_cache_place_in {
     ingot_order_h order;
     uint64_t fill_epoch, fill_step, steps_per_epoch;
     uint32_t slice;
+    const uint32_t *slice_of; /**< per rank: its slice of every step (NULL: its rank) */
 } ingot_cache_place_in_t;
 
 /** The placement: every sample's entry and the figures of the plan. */

@@ -49,8 +49,9 @@ static ingot_status_t place_rank(const ingot_cache_place_in_t *in, int r, uint64
     uint64_t used = 0;
     int full = 0, me = in->facts->rank, world = in->facts->world;
     for (uint64_t s = in->fill_step; s < in->steps_per_epoch; s++) {
-        ingot_status_t st = ingot_order_slice(in->order, in->fill_epoch, s, (uint32_t)r,
-                                              (uint32_t)world, ids, in->slice);
+        uint32_t slice = in->slice_of != NULL ? in->slice_of[r] : (uint32_t)r;
+        ingot_status_t st = ingot_order_slice(in->order, in->fill_epoch, s, slice, (uint32_t)world,
+                                              ids, in->slice);
         for (uint32_t k = 0; k < in->slice && st == INGOT_OK; k++) {
             st = ingot_manifest_sample_get(in->manifest, ids[k], &info[k]);
         }
