@@ -86,6 +86,8 @@ typedef struct ingot_tier_plan {
     ingot_status_t (*transport)(void *arg, ingot_transport_t **t_p);
     void *transport_arg;
     uint64_t timeout_ns;            /**< INGOT_TIMEOUT */
+    uint64_t peer_timeout_ns;       /**< INGOT_PEER_TIMEOUT: a peer silent this long is lost */
+    int peer_abort;                 /**< INGOT_PEER_FAILURE=abort: a lost peer ends the job */
     ingot_abort_t *peer_lost;       /**< raised when a peer is declared lost (may be NULL) */
     const ingot_tier_config_t *cfg; /**< the configuration of every tier */
     /* the data and its order */
@@ -94,6 +96,7 @@ typedef struct ingot_tier_plan {
     ingot_order_h order;
     ingot_order_mode_t order_mode;
     uint32_t order_window;            /**< shards per window (locality order) */
+    uint32_t order_nodes;             /**< canonical nodes it is dealt to (locality order) */
     uint64_t start_step, total_steps; /**< global steps this job delivers */
     uint64_t steps_per_epoch, global_batch;
     uint64_t first_epoch, nepochs; /**< epochs counted apart (per-epoch figures) */

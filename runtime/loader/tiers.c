@@ -78,6 +78,9 @@ static void tiers_plan(ingot_loader_h l, ingot_tier_plan_t *p)
                              .transport = tiers_transport,
                              .transport_arg = ctx,
                              .timeout_ns = l->timeout_ns,
+                             .peer_timeout_ns = ctx->cfg.transport->peer_timeout,
+                             .peer_abort = ctx->cfg.transport->peer_failure ==
+                                           INGOT_PEER_FAILURE_ABORT,
                              .peer_lost = &ctx->peer_lost,
                              .cfg = &ctx->cfg.tiers,
                              .location = l->params.manifest_path,
@@ -85,6 +88,7 @@ static void tiers_plan(ingot_loader_h l, ingot_tier_plan_t *p)
                              .order = l->order,
                              .order_mode = l->params.order_mode,
                              .order_window = l->params.order_window,
+                             .order_nodes = l->order_nodes,
                              .start_step = l->start_step,
                              .total_steps = l->total_steps,
                              .steps_per_epoch = l->steps_per_epoch,

@@ -38,7 +38,7 @@ typedef struct ingot_source_objstore_params {
     const char *url;           /**< the manifest's URL (which client: signed s3 or plain) */
     uint32_t nreqs;            /**< source requests in flight at once, at most */
     uint32_t iov_max;          /**< iovecs of the longest request */
-    uint64_t cache_bytes;      /**< part cache (0: direct GETs only) */
+    uint64_t cache_bytes;      /**< this process's part cache (0: none; see the node's below) */
     uint64_t first_epoch;      /**< epochs counted apart (ingot_source_req_t.epoch) */
     uint64_t nepochs;
     int numa_node; /**< where the part cache lives, or -1 */
@@ -73,6 +73,20 @@ ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t e
 
 /** Reads served from parts already fetched (the part cache's hits). */
 uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src);
+
+/**
+ * Give the source the part cache the ranks of @p plan's node share, of @p bytes (node_parts.c;
+ * instead of a part cache of its own). Collective over the job, agreed: every rank calls it.
+ * @return INGOT_OK; INGOT_ERR_NO_MEMORY; MPI's errors.
+ */
+ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier_plan_t *plan,
+                                           uint64_t bytes);
+
+/** The node's part cache figures of @p epoch (GETs, bytes fetched, bytes its ranks asked for):
+ *  INGOT_OK; INGOT_ERR_NOT_FOUND without a node cache or for an epoch it does not count. */
+ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint64_t epoch,
+                                                uint64_t *gets_p, uint64_t *bytes_p,
+                                                uint64_t *asked_p);
 
 /**
  * The job-wide check of @p id (this rank's identity for the dataset's URL): rank 0's endpoint,

@@ -5,6 +5,7 @@
  */
 #include "source/objstore/source_impl.h"
 #include "source/objstore/objstore_impl.h"
+#include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -207,7 +208,7 @@ static ingot_status_t os_submit(ingot_source_t *src, ingot_source_req_t *req)
     }
     uint64_t deadline = req->deadline_ns;
     req->deadline_ns = deadline + OS_VERDICT_GRACE_NS;
-    if (ingot_os_parts_submit(s, r, deadline) != 0) {
+    if (ingot_os_node_submit(s, r, deadline) != 0 && ingot_os_parts_submit(s, r, deadline) != 0) {
         direct_submit(s, r, deadline);
     }
     return INGOT_OK;
@@ -291,13 +292,16 @@ static const char *os_describe(const ingot_source_t *src, uint32_t shard, char *
 static void os_destroy(ingot_source_t *src)
 {
     os_source_t *s = (os_source_t *)src;
-    if (s->nparts > 0) {
-        ingot_info("objstore: part cache of %u parts: %" PRIu64 " fetched, %" PRIu64
+    if (s->nparts > 0 || s->node != NULL) {
+        ingot_info("objstore: %s part cache of %u parts: %" PRIu64 " fetched, %" PRIu64
                    " reads served from parts, %" PRIu64 " reads bypassed it (no part free)",
-                   s->nparts, atomic_load(&s->part_fetches), atomic_load(&s->part_hits),
+                   s->node ? "the node's" : "this rank's",
+                   s->node ? ingot_os_node_parts(s->node) : s->nparts,
+                   atomic_load(&s->part_fetches), atomic_load(&s->part_hits),
                    atomic_load(&s->part_bypass));
     }
     ingot_objstore_destroy(s->client); /* outstanding GETs end CANCELED: their requests too */
+    ingot_os_node_destroy(s->node);
     for (uint32_t i = 0; s->objects != NULL && i < s->nshards; i++) {
         ingot_objstore_object_destroy(s->objects[i]);
     }
@@ -431,6 +435,23 @@ const char *ingot_source_objstore_bucket(const ingot_source_t *src)
 uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src)
 {
     return atomic_load(&((const os_source_t *)src)->part_hits);
+}
+
+ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier_plan_t *plan,
+                                           uint64_t bytes)
+{
+    os_source_t *s = (os_source_t *)src;
+    ingot_status_t st = ingot_os_node_create(s, plan, bytes, &s->node); /* agreed on the node */
+    return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");
+}
+
+ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint64_t epoch,
+                                                uint64_t *gets_p, uint64_t *bytes_p,
+                                                uint64_t *asked_p)
+{
+    const os_source_t *s = (const os_source_t *)src;
+    return ingot_os_node_epoch(s->node, epoch, gets_p, bytes_p, asked_p) == 0 ? INGOT_OK
+                                                                              : INGOT_ERR_NOT_FOUND;
 }
 
 ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t epoch,

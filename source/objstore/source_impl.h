@@ -26,6 +26,7 @@
 typedef struct os_source os_source_t;
 typedef struct os_req os_req_t;
 typedef struct os_part os_part_t;
+typedef struct ingot_os_node ingot_os_node_t;
 
 /** A request waiting for a part (in the part's waiters while attached). */
 typedef struct os_wait {
@@ -106,6 +107,7 @@ struct os_source {
     /* GETs by epoch of the request that made them */
     ingot_objstore_counters_t *tallies;
     uint64_t first_epoch, nepochs;
+    ingot_os_node_t *node; /* the part cache the node's ranks share (node_parts.c), or NULL */
 };
 
 /* source.c */
@@ -132,5 +134,24 @@ void ingot_os_parts_destroy(os_source_t *s);
 int ingot_os_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
 /** Cancel a request served from parts (lock held): INGOT_OK when nothing more comes for it. */
 ingot_status_t ingot_os_parts_cancel(os_source_t *s, os_req_t *r);
+
+/* node_parts.c */
+/** Make the part cache of @p bytes the node's ranks share (collective over plan->node's ranks,
+ *  agreed). */
+ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *plan, uint64_t bytes,
+                                    ingot_os_node_t **node_p);
+/** End it (collective over the node). Accepts NULL. */
+void ingot_os_node_destroy(ingot_os_node_t *n);
+/**
+ * Serve @p r from the node's parts in the calling thread (waiting for another rank's fetch, or
+ * fetching a part itself): 0 when @p r went this way (completed), -1 when it must go direct (no
+ * node cache, a range over OS_WAITS_MAX parts, no room).
+ */
+int ingot_os_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
+/** Parts the node's cache holds (0: none). */
+uint32_t ingot_os_node_parts(const ingot_os_node_t *n);
+/** The node's figures for @p epoch: GETs, bytes fetched, bytes asked for: 0, or -1. */
+int ingot_os_node_epoch(const ingot_os_node_t *n, uint64_t epoch, uint64_t *gets_p,
+                        uint64_t *bytes_p, uint64_t *asked_p);
 
 #endif

@@ -26,40 +26,62 @@ static int store_wanted(const ingot_tier_plan_t *plan)
     return store_is_url(plan->location);
 }
 
-/* INGOT_S3_CACHE for this job: "auto" holds window + 2 of the largest shards under the locality
- * order (a window read, the next one starting, a part straddling them), none under the global
- * one (its reads are scattered over every shard). */
-static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, const ingot_objstore_config_t *cfg)
+/* The largest shard's bytes. */
+static uint64_t store_largest(const ingot_tier_plan_t *plan)
+{
+    ingot_manifest_info_t mi;
+    uint64_t largest = 0;
+    if (ingot_manifest_query(plan->manifest, &mi) != INGOT_OK) {
+        return 0;
+    }
+    for (uint32_t s = 0; s < mi.shard_count; s++) {
+        ingot_shard_info_t si;
+        if (ingot_manifest_shard_get(plan->manifest, s, &si) == INGOT_OK && si.size > largest) {
+            largest = si.size;
+        }
+    }
+    return largest;
+}
+
+/* The canonical nodes a physical node reads (their windows share its part cache). */
+static uint64_t store_carried(const ingot_tier_plan_t *plan)
+{
+    uint64_t nodes = (uint64_t)plan->node->node_count,
+             c = plan->order_nodes ? plan->order_nodes : 1;
+    return c >= nodes ? (c + nodes - 1) / nodes : 1;
+}
+
+/* INGOT_S3_CACHE=auto under the locality order: the node's part cache holds window + 2 of the
+ * largest shards (a window read, the next one starting, a part straddling them) for each
+ * canonical node the node reads, at most 2GiB each; the global order has none (its reads are
+ * scattered over every shard). Otherwise this process's own part cache of the size given. */
+static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, const ingot_objstore_config_t *cfg,
+                                  int *node_p)
 {
     int is_auto;
     uint64_t bytes;
+    *node_p = 0;
     if (ingot_objstore_cache_parse(cfg->cache, &is_auto, &bytes) != 0 || !is_auto) {
         return bytes;
     }
     if (plan->order_mode != INGOT_ORDER_LOCALITY) {
         return 0;
     }
-    ingot_manifest_info_t mi;
-    uint64_t largest = 0;
-    for (uint32_t s = 0;
-         ingot_manifest_query(plan->manifest, &mi) == INGOT_OK && s < mi.shard_count; s++) {
-        ingot_shard_info_t si;
-        if (ingot_manifest_shard_get(plan->manifest, s, &si) == INGOT_OK && si.size > largest) {
-            largest = si.size;
-        }
-    }
-    bytes = ((uint64_t)plan->order_window + 2) * (largest + cfg->part_size);
-    return bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX;
+    *node_p = 1;
+    bytes = ((uint64_t)plan->order_window + 2) * (store_largest(plan) + cfg->part_size);
+    return (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) * store_carried(plan);
 }
 
 static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
 {
     const ingot_objstore_config_t *cfg = plan->cfg->objstore;
+    int node;
+    uint64_t bytes = store_cache_bytes(plan, cfg, &node);
     ingot_source_objstore_params_t p = {.manifest = plan->manifest,
                                         .url = plan->location,
                                         .nreqs = plan->nreqs,
                                         .iov_max = plan->iov_max,
-                                        .cache_bytes = store_cache_bytes(plan, cfg),
+                                        .cache_bytes = node ? 0 : bytes,
                                         .first_epoch = plan->first_epoch,
                                         .nepochs = plan->nepochs,
                                         .numa_node = plan->numa};
@@ -69,7 +91,17 @@ static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t *
 static ingot_status_t store_create(const ingot_tier_plan_t *plan, ingot_source_t **below_p,
                                    ingot_tier_t **tier_p)
 {
-    return ingot_tier_storage_create(plan, &ingot_objstore_tier_ops, store_make, below_p, tier_p);
+    int node;
+    uint64_t bytes = store_cache_bytes(plan, plan->cfg->objstore, &node); /* alike everywhere */
+    ingot_status_t st = ingot_tier_storage_create(plan, &ingot_objstore_tier_ops, store_make,
+                                                  below_p, tier_p);
+    if (st == INGOT_OK && node) { /* collective, agreed: the node's ranks share one part cache */
+        st = ingot_source_objstore_share(*below_p, plan, bytes);
+        if (st != INGOT_OK) {
+            ingot_tier_storage_destroy(*tier_p);
+        }
+    }
+    return st;
 }
 
 static ingot_status_t store_check(ingot_tier_t *tier, MPI_Comm comm)

@@ -29,8 +29,7 @@ static ingot_order_h make(uint64_t n, uint64_t batch, const uint64_t *per_shard,
     ingot_order_params_t p = {
         .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
                       INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL |
-                      INGOT_ORDER_PARAM_FIELD_MODE |
-                      (nodes ? INGOT_ORDER_PARAM_FIELD_NODES : 0),
+                      INGOT_ORDER_PARAM_FIELD_MODE | (nodes ? INGOT_ORDER_PARAM_FIELD_NODES : 0),
         .sample_count = n,
         .global_batch = batch,
         .seed = 42,

@@ -1,0 +1,710 @@
+/*
+ * The part cache a node's ranks share (objstore_source.h, docs/objectstore.md "One part cache per
+ * node"): one arena of parts in the node's shared memory (an MPI-3 shared window over the node's
+ * ranks), an index and a least-recently-read list in the same segment under a robust,
+ * process-shared mutex, and per part a state word that its waiters sleep on (a futex shared
+ * between the node's processes). The first rank that needs a part claims it and fetches it with
+ * one GET straight into the arena; the others that need it meanwhile wait on its state word and
+ * copy from the arena once it is READY: each part leaves the store once per node.
+ *
+ * A fetcher shows it is alive by a heartbeat in its part (every NP_BEAT_NS while its GET is in
+ * flight); a waiter that sees no beat for INGOT_PEER_TIMEOUT names that rank and either ends the
+ * job (INGOT_PEER_FAILURE=abort) or fetches the part itself into a fresh entry (storage); the
+ * stale entry is never reused, since a stopped process may resume and write into it. A GET that
+ * fails for good is FAILED in its entry with its message, which every waiter gets; the entry
+ * leaves the index at once, so a later read tries again. Every wait is bounded by the request's
+ * deadline. A request completes in the calling thread (as POSIX reads do).
+ *
+ * Reference counts in the shared entry (pins of copies in flight, waiters, the GET itself) keep
+ * a buffer out of reuse while anyone may touch it; a process killed while holding one leaves
+ * that one part's slot out of service for the rest of the job (counted, never unsafe).
+ */
+#include "source/objstore/source_impl.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mix.h"
+#include "base/status.h"
+#include "base/time.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NP_MAGIC   0x7374726170646f6eull /* "nodparts" */
+#define NP_BEAT_NS (100ull * 1000 * 1000) /* a fetcher's heartbeat while its GET is out */
+#define NP_NONE    (-1)
+
+enum { NP_FREE, NP_FETCHING, NP_READY, NP_FAILED, NP_LOST };
+
+/* One part in the node's segment. Fields marked (lock) are the segment's mutex's. */
+typedef struct np_entry {
+    _Atomic uint32_t state; /* NP_*: the futex word its waiters sleep on */
+    _Atomic uint64_t beat;  /* the fetcher's last sign of life, CLOCK_MONOTONIC ns */
+    uint32_t pins;          /* (lock) copies out of it running */
+    uint32_t waiting;       /* (lock) ranks asleep on it */
+    uint32_t get;           /* (lock) its GET is in flight (the buffer is the client's) */
+    uint32_t shard;         /* (lock) */
+    int32_t owner;          /* (lock) the rank fetching it */
+    int32_t hnext;          /* (lock) hash chain */
+    int32_t prev, next;     /* (lock) LRU list (READY, unpinned, unwaited) or free list */
+    uint64_t index, offset, length;
+    int32_t fail_status;                      /* NP_FAILED: why */
+    char fail_msg[INGOT_OBJSTORE_MESSAGE_MAX]; /* NP_FAILED: the GET's message */
+} np_entry_t;
+
+/* Per epoch, the node's figures (every rank adds its own). */
+typedef struct np_tally {
+    _Atomic uint64_t gets, bytes, asked;
+} np_tally_t;
+
+/* The head of the node's segment; the arrays follow at the offsets it records. */
+typedef struct np_head {
+    uint64_t magic;
+    pthread_mutex_t lock; /* process-shared, robust */
+    _Atomic int32_t holder; /* the rank holding the lock (for a message), or NP_NONE */
+    uint32_t nparts, nslots, nshards, nepochs;
+    uint64_t part_room, seq, first_epoch;
+    int32_t free_head, lru_head, lru_tail; /* (lock) */
+    uint32_t nfree, nlru;                  /* (lock) */
+    uint64_t entries_off, hash_off, shard_seq_off, tallies_off, arena_off, size;
+} np_head_t;
+
+/* This process's GET of an entry it claimed (indexed like the entries: only the claiming process
+ * fetches into an entry, so its slot here is free to use). */
+typedef struct np_fetch {
+    ingot_objstore_req_t get;
+    struct iovec iov;
+    ingot_event_t ev;
+    _Atomic int done;
+} np_fetch_t;
+
+struct ingot_os_node {
+    MPI_Win win;
+    np_fetch_t *fetch; /* per entry: this process's GET into it */
+    np_head_t *h;
+    np_entry_t *e;
+    int32_t *hash;
+    uint64_t *shard_seq;
+    np_tally_t *tally;
+    char *arena;
+    int rank;
+    const ingot_tier_plan_t *plan; /* the node, the peer timeout and policy, peer_lost */
+    uint64_t peer_timeout_ns;
+    int abort_on_silence;
+    _Atomic uint64_t lost; /* entries given up on (a stopped fetcher) */
+};
+
+/* ------------------------------------------------------------------ futex and lock */
+
+static void np_futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, &ts, NULL, 0); /* shared: no PRIVATE */
+}
+
+static void np_futex_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Lock the segment until @p deadline_ns: INGOT_OK, or INGOT_ERR_TIMED_OUT (logged naming the
+ * rank that holds it: a stopped process). A holder that died leaves it consistent again. */
+static ingot_status_t np_lock(ingot_os_node_t *n, uint64_t deadline_ns)
+{
+    struct timespec now, abs;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t left = deadline_ns > ingot_time_ns() ? deadline_ns - ingot_time_ns() : 0;
+    uint64_t at = (uint64_t)now.tv_sec * INGOT_NSEC_PER_SEC + (uint64_t)now.tv_nsec + left;
+    abs = (struct timespec){(time_t)(at / INGOT_NSEC_PER_SEC), (long)(at % INGOT_NSEC_PER_SEC)};
+    int rc = pthread_mutex_timedlock(&n->h->lock, &abs);
+    if (rc == EOWNERDEAD) {
+        pthread_mutex_consistent(&n->h->lock); /* its holder died: the index is small and whole */
+        rc = 0;
+    }
+    if (rc != 0) {
+        return ingot_fail(INGOT_ERR_TIMED_OUT,
+                          "objstore: the node's part cache stayed locked by rank %d past the "
+                          "request's deadline (stopped?)",
+                          atomic_load(&n->h->holder));
+    }
+    atomic_store(&n->h->holder, n->rank);
+    return INGOT_OK;
+}
+
+static void np_unlock(ingot_os_node_t *n)
+{
+    atomic_store(&n->h->holder, NP_NONE);
+    pthread_mutex_unlock(&n->h->lock);
+}
+
+/* ------------------------------------------------------------------ lists (lock held) */
+
+static uint32_t np_slot(const ingot_os_node_t *n, uint32_t shard, uint64_t index)
+{
+    return (uint32_t)ingot_mix64(((uint64_t)shard << 40) ^ index) & (n->h->nslots - 1);
+}
+
+static int32_t np_find(const ingot_os_node_t *n, uint32_t shard, uint64_t index)
+{
+    int32_t i = n->hash[np_slot(n, shard, index)];
+    while (i != NP_NONE && (n->e[i].shard != shard || n->e[i].index != index)) {
+        i = n->e[i].hnext;
+    }
+    return i;
+}
+
+static void np_hash_remove(ingot_os_node_t *n, int32_t i)
+{
+    int32_t *at = &n->hash[np_slot(n, n->e[i].shard, n->e[i].index)];
+    while (*at != NP_NONE && *at != i) {
+        at = &n->e[*at].hnext;
+    }
+    if (*at == i) {
+        *at = n->e[i].hnext;
+    }
+}
+
+static void np_lru_remove(ingot_os_node_t *n, int32_t i)
+{
+    np_head_t *h = n->h;
+    np_entry_t *e = &n->e[i];
+    if (e->prev != NP_NONE) {
+        n->e[e->prev].next = e->next;
+    } else {
+        h->lru_head = e->next;
+    }
+    if (e->next != NP_NONE) {
+        n->e[e->next].prev = e->prev;
+    } else {
+        h->lru_tail = e->prev;
+    }
+    h->nlru--;
+}
+
+static void np_lru_push(ingot_os_node_t *n, int32_t i)
+{
+    np_head_t *h = n->h;
+    n->e[i].prev = h->lru_tail;
+    n->e[i].next = NP_NONE;
+    if (h->lru_tail != NP_NONE) {
+        n->e[h->lru_tail].next = i;
+    } else {
+        h->lru_head = i;
+    }
+    h->lru_tail = i;
+    h->nlru++;
+}
+
+static void np_free_push(ingot_os_node_t *n, int32_t i)
+{
+    atomic_store(&n->e[i].state, NP_FREE);
+    n->e[i].next = n->h->free_head;
+    n->h->free_head = i;
+    n->h->nfree++;
+}
+
+/* An entry no one touches any more goes back: READY ones to the LRU list, FAILED ones free. */
+static void np_settle(ingot_os_node_t *n, int32_t i)
+{
+    np_entry_t *e = &n->e[i];
+    if (e->pins != 0 || e->waiting != 0 || e->get != 0) {
+        return;
+    }
+    uint32_t st = atomic_load(&e->state);
+    if (st == NP_READY) {
+        np_lru_push(n, i);
+    } else if (st == NP_FAILED) {
+        np_free_push(n, i);
+    } /* NP_LOST stays out of service: its stopped fetcher may still write into it */
+}
+
+/* The entry to fetch into: a free one, else the READY one of the shard read least recently. */
+static int32_t np_take(ingot_os_node_t *n)
+{
+    np_head_t *h = n->h;
+    int32_t i = h->free_head;
+    if (i != NP_NONE) {
+        h->free_head = n->e[i].next;
+        h->nfree--;
+        return i;
+    }
+    int32_t best = h->lru_head;
+    for (int32_t j = best; j != NP_NONE; j = n->e[j].next) {
+        if (n->shard_seq[n->e[j].shard] < n->shard_seq[n->e[best].shard]) {
+            best = j;
+        }
+    }
+    if (best != NP_NONE) {
+        np_lru_remove(n, best);
+        np_hash_remove(n, best);
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------ a request's parts */
+
+/* What the calling reader does for one part of its request. */
+enum { NP_DO_COPY, NP_DO_WAIT, NP_DO_FETCH };
+
+typedef struct np_part {
+    int32_t entry;
+    int todo;
+} np_part_t;
+
+/* Entries the request needs that are not there, and whether the cache has room for them. */
+static int np_room(ingot_os_node_t *n, uint32_t shard, uint64_t k0, uint64_t k1)
+{
+    uint32_t need = 0, evictable = n->h->nlru;
+    for (uint64_t k = k0; k <= k1; k++) {
+        int32_t i = np_find(n, shard, k);
+        need += i == NP_NONE;
+        evictable -= i != NP_NONE && atomic_load(&n->e[i].state) == NP_READY &&
+                     n->e[i].pins == 0 && n->e[i].waiting == 0 && n->e[i].get == 0;
+    }
+    return need <= n->h->nfree + evictable;
+}
+
+/* Claim part @p k of @p shard for this rank's fetch (lock held, room checked). */
+static int32_t np_claim(ingot_os_node_t *n, os_source_t *s, uint32_t shard, uint64_t k)
+{
+    int32_t i = np_take(n);
+    np_entry_t *e = &n->e[i];
+    e->shard = shard;
+    e->index = k;
+    e->offset = k * s->part_len[shard];
+    e->length = s->sizes[shard] - e->offset < s->part_len[shard] ? s->sizes[shard] - e->offset
+                                                                 : s->part_len[shard];
+    e->pins = e->waiting = 0;
+    e->get = 1;
+    e->owner = n->rank;
+    e->fail_status = INGOT_OK;
+    e->fail_msg[0] = '\0';
+    atomic_store(&e->beat, ingot_time_ns());
+    atomic_store(&e->state, NP_FETCHING);
+    e->hnext = n->hash[np_slot(n, shard, k)];
+    n->hash[np_slot(n, shard, k)] = i;
+    return i;
+}
+
+/* Decide, for each part of the request, what this rank does (lock held). */
+static void np_plan(ingot_os_node_t *n, os_source_t *s, uint32_t shard, uint64_t k0, uint64_t k1,
+                    np_part_t *parts)
+{
+    n->shard_seq[shard] = ++n->h->seq; /* the shard was read now */
+    for (uint64_t k = k0; k <= k1; k++) {
+        np_part_t *p = &parts[k - k0];
+        int32_t i = np_find(n, shard, k);
+        if (i == NP_NONE) {
+            *p = (np_part_t){np_claim(n, s, shard, k), NP_DO_FETCH};
+        } else if (atomic_load(&n->e[i].state) == NP_READY) {
+            if (n->e[i].pins++ == 0 && n->e[i].waiting == 0) {
+                np_lru_remove(n, i);
+            }
+            *p = (np_part_t){i, NP_DO_COPY};
+            atomic_fetch_add(&s->part_hits, 1);
+        } else {
+            n->e[i].waiting++;
+            *p = (np_part_t){i, NP_DO_WAIT};
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ fetch, wait, copy */
+
+/* A part's GET ended (the client's I/O thread, or its destroy). */
+static void np_get_done(ingot_objstore_req_t *get)
+{
+    np_fetch_t *f = get->arg;
+    atomic_store_explicit(&f->done, 1, memory_order_release);
+    ingot_event_notify(&f->ev);
+}
+
+static bool np_fetched(void *arg)
+{
+    return atomic_load_explicit(&((np_fetch_t *)arg)->done, memory_order_acquire) != 0;
+}
+
+/* Start the GET of entry @p i (claimed by this rank) for a read of @p epoch. */
+static void np_fetch_start(ingot_os_node_t *n, os_source_t *s, int32_t i, uint64_t epoch,
+                           uint64_t deadline_ns)
+{
+    np_entry_t *e = &n->e[i];
+    np_fetch_t *f = &n->fetch[i];
+    f->iov = (struct iovec){n->arena + (size_t)i * n->h->part_room, (size_t)e->length};
+    ingot_event_init(&f->ev);
+    atomic_store(&f->done, 0);
+    f->get = (ingot_objstore_req_t){.object = s->objects[e->shard],
+                                    .offset = e->offset,
+                                    .length = e->length,
+                                    .object_size = s->sizes[e->shard],
+                                    .etag = s->etags[e->shard],
+                                    .iov = &f->iov,
+                                    .iovcnt = 1,
+                                    .deadline_ns = deadline_ns,
+                                    .cb = np_get_done,
+                                    .arg = f,
+                                    .tally = ingot_os_tally(s, epoch)};
+    atomic_fetch_add(&s->part_fetches, 1);
+    if (ingot_objstore_submit(s->client, &f->get) != INGOT_OK) {
+        f->get.status = INGOT_ERR_NO_RESOURCE;
+        snprintf(f->get.message, sizeof(f->get.message), "%s", ingot_last_error());
+        np_get_done(&f->get);
+    }
+}
+
+/* Wait for this rank's GET of entry @p i, beating its heart, and publish what came of it: READY
+ * (pinned for this rank's copy) or FAILED with the GET's message; waiters woken. */
+static ingot_status_t np_fetch_end(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
+                                   uint64_t epoch, uint64_t deadline_ns)
+{
+    np_entry_t *e = &n->e[i];
+    np_fetch_t *f = &n->fetch[i];
+    uint64_t bound = deadline_ns + OS_VERDICT_GRACE_NS; /* the client answers by its deadline */
+    while (!np_fetched(f) && ingot_time_ns() < bound) {
+        atomic_store(&e->beat, ingot_time_ns());
+        uint64_t slice = ingot_deadline_after(NP_BEAT_NS);
+        (void)ingot_event_wait_until(&f->ev, np_fetched, f, slice < bound ? slice : bound, NULL);
+    }
+    int done = np_fetched(f);
+    ingot_status_t st = done ? f->get.status : INGOT_ERR_TIMED_OUT;
+    if (np_lock(n, ingot_deadline_after(n->peer_timeout_ns)) != INGOT_OK) {
+        return INGOT_ERR_TIMED_OUT; /* said by np_lock */
+    }
+    e->get = !done; /* a GET still out keeps the buffer: the entry is lost, never reused */
+    if (st == INGOT_OK) {
+        atomic_store(&e->state, NP_READY);
+        e->pins++;
+        np_tally_t *t = epoch >= n->h->first_epoch && epoch - n->h->first_epoch < n->h->nepochs
+                            ? &n->tally[epoch - n->h->first_epoch]
+                            : NULL;
+        if (t != NULL) {
+            atomic_fetch_add(&t->gets, 1);
+            atomic_fetch_add(&t->bytes, e->length);
+        }
+    } else {
+        e->fail_status = st;
+        snprintf(e->fail_msg, sizeof(e->fail_msg), "%s",
+                 done ? f->get.message : "the GET of a part outlived its deadline");
+        np_hash_remove(n, i);
+        atomic_store(&e->state, done ? NP_FAILED : NP_LOST);
+        ingot_os_note_failure(r, st, e->fail_msg);
+        np_settle(n, i);
+    }
+    np_unlock(n);
+    np_futex_wake(&e->state);
+    return st;
+}
+
+/* The fetcher of entry @p i went silent for INGOT_PEER_TIMEOUT: abort names it; storage takes
+ * the part over (the entry lost for good: its fetcher may still write into it). Lock held. */
+static ingot_status_t np_silent(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i)
+{
+    np_entry_t *e = &n->e[i];
+    char msg[INGOT_OBJSTORE_MESSAGE_MAX], what[INGOT_OBJSTORE_DESCRIBE_MAX];
+    snprintf(msg, sizeof(msg),
+             "objstore: rank %d (host %s) fetching part %" PRIu64 " of %.300s for the node's part "
+             "cache showed no sign of life for INGOT_PEER_TIMEOUT (%.1f s)%s",
+             e->owner, n->plan->node->hostname, e->index,
+             ingot_objstore_object_describe(s->objects[e->shard], what, sizeof(what)),
+             (double)n->peer_timeout_ns / 1e9,
+             n->abort_on_silence ? "; INGOT_PEER_FAILURE=abort ends the job"
+                                 : "; INGOT_PEER_FAILURE=storage: read by this rank instead");
+    if (n->abort_on_silence) {
+        ingot_error("%s", msg);
+        ingot_os_note_failure(r, INGOT_ERR_TIMED_OUT, msg);
+        ingot_abort_raise(n->plan->peer_lost);
+        return INGOT_ERR_TIMED_OUT;
+    }
+    if (atomic_load(&e->state) == NP_FETCHING) {
+        ingot_warn("%s", msg);
+        np_hash_remove(n, i);
+        atomic_store(&e->state, NP_LOST);
+        atomic_fetch_add(&n->lost, 1);
+    }
+    return INGOT_ERR_NOT_FOUND; /* the caller plans the part again */
+}
+
+/* Wait for another rank's fetch of entry @p i: INGOT_OK (READY, pinned for this rank's copy),
+ * INGOT_ERR_NOT_FOUND (to be planned again: its fetcher went silent and this rank takes over),
+ * or a failure (the fetcher's message, or the deadline). */
+static ingot_status_t np_wait(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
+                              uint64_t deadline_ns)
+{
+    np_entry_t *e = &n->e[i];
+    int silent = 0;
+    while (atomic_load(&e->state) == NP_FETCHING && ingot_time_ns() < deadline_ns) {
+        uint64_t quiet = ingot_time_ns() - atomic_load(&e->beat);
+        if (quiet > n->peer_timeout_ns) {
+            silent = 1;
+            break;
+        }
+        np_futex_wait(&e->state, NP_FETCHING, NP_BEAT_NS);
+    }
+    ingot_status_t st = np_lock(n, deadline_ns + OS_VERDICT_GRACE_NS);
+    if (st != INGOT_OK) {
+        return st;
+    }
+    e->waiting--;
+    uint32_t state = atomic_load(&e->state);
+    if (state == NP_READY) {
+        e->pins++;
+    } else if (state == NP_FETCHING && silent) {
+        st = np_silent(n, s, r, i);
+    } else if (state == NP_FETCHING) {
+        st = ingot_fail(INGOT_ERR_TIMED_OUT,
+                        "objstore: part %" PRIu64 " of shard %u, fetched by rank %d for the node, "
+                        "did not arrive before the request's deadline",
+                        e->index, e->shard, e->owner);
+        ingot_os_note_failure(r, st, ingot_last_error());
+    } else { /* FAILED or LOST: the fetcher's verdict is every waiter's */
+        st = e->fail_status != INGOT_OK ? e->fail_status : INGOT_ERR_IO;
+        ingot_os_note_failure(r, st, e->fail_msg);
+    }
+    np_settle(n, i);
+    np_unlock(n);
+    return st;
+}
+
+/* Copy entry @p i's bytes that @p r asked for, then unpin it. */
+static void np_copy(ingot_os_node_t *n, os_req_t *r, int32_t i)
+{
+    const ingot_source_req_t *req = r->req;
+    const np_entry_t *e = &n->e[i];
+    uint64_t a = req->offset > e->offset ? req->offset : e->offset;
+    uint64_t e1 = req->offset + req->length, e2 = e->offset + e->length;
+    uint64_t b = e1 < e2 ? e1 : e2;
+    if (b > a) {
+        ingot_os_copy_in(req, a - req->offset,
+                         n->arena + (size_t)i * n->h->part_room + (a - e->offset), b - a);
+    }
+    if (np_lock(n, INGOT_DEADLINE_NONE) == INGOT_OK) {
+        n->e[i].pins--;
+        np_settle(n, i);
+        np_unlock(n);
+    }
+}
+
+/* ------------------------------------------------------------------ the request */
+
+/* Every part of @p r, planned under the lock: each copied, waited for or fetched by this rank;
+ * a part whose fetcher went silent is planned again (this rank takes it over). */
+static ingot_status_t np_serve(ingot_os_node_t *n, os_source_t *s, os_req_t *r, uint64_t k0,
+                               uint64_t k1, uint64_t deadline_ns)
+{
+    const ingot_source_req_t *req = r->req;
+    np_part_t parts[OS_WAITS_MAX];
+    ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    for (int round = 0; st == INGOT_ERR_NOT_FOUND && round < 2; round++) {
+        if ((st = np_lock(n, deadline_ns)) != INGOT_OK) {
+            ingot_os_note_failure(r, st, ingot_last_error());
+            return st;
+        }
+        if (!np_room(n, req->shard, k0, k1)) {
+            np_unlock(n);
+            return INGOT_ERR_NO_RESOURCE; /* the caller reads the range directly */
+        }
+        np_plan(n, s, req->shard, k0, k1, parts);
+        np_unlock(n);
+        for (uint64_t k = 0; k <= k1 - k0; k++) {
+            if (parts[k].todo == NP_DO_FETCH) {
+                np_fetch_start(n, s, parts[k].entry, req->epoch, deadline_ns);
+            }
+        }
+        st = INGOT_OK;
+        for (uint64_t k = 0; k <= k1 - k0; k++) {
+            int32_t i = parts[k].entry;
+            ingot_status_t pst = parts[k].todo == NP_DO_FETCH
+                                     ? np_fetch_end(n, s, r, i, req->epoch, deadline_ns)
+                                 : parts[k].todo == NP_DO_WAIT ? np_wait(n, s, r, i, deadline_ns)
+                                                               : INGOT_OK;
+            if (pst == INGOT_OK) {
+                np_copy(n, r, i); /* pinned for it */
+            }
+            st = st != INGOT_OK ? st : pst;
+        }
+    }
+    if (st == INGOT_ERR_NOT_FOUND) { /* silent twice over: this rank gives up on the part */
+        st = INGOT_ERR_TIMED_OUT;
+        ingot_os_note_failure(r, st, "objstore: a part's fetchers went silent twice");
+    }
+    return st;
+}
+
+int ingot_os_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
+{
+    ingot_os_node_t *n = s->node;
+    const ingot_source_req_t *req = r->req;
+    uint64_t plen = s->part_len[req->shard];
+    uint64_t k0 = req->offset / plen, k1 = (req->offset + req->length - 1) / plen;
+    if (n == NULL || k1 - k0 + 1 > OS_WAITS_MAX) {
+        return -1;
+    }
+    uint64_t e = req->epoch - n->h->first_epoch;
+    if (req->epoch >= n->h->first_epoch && e < n->h->nepochs) {
+        atomic_fetch_add(&n->tally[e].asked, req->length);
+    }
+    ingot_status_t st = np_serve(n, s, r, k0, k1, deadline_ns);
+    if (st == INGOT_ERR_NO_RESOURCE) {
+        atomic_fetch_add(&s->part_bypass, 1);
+        return -1;
+    }
+    r->direct = 0;
+    r->left = 1;
+    ingot_os_finish(s, r); /* completes the caller's request, its first failure noted */
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the segment */
+
+/* The segment's layout for @p nparts parts: the head, entries, hash slots, shard ages, tallies
+ * and the arena, each 64-byte aligned; its size. */
+static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint32_t nepochs,
+                          uint64_t part_room)
+{
+    uint32_t slots = 1;
+    while (slots < 2 * nparts) {
+        slots <<= 1;
+    }
+#define NP_ALIGN(_x) (((_x) + 63) & ~(uint64_t)63)
+    *h = (np_head_t){.magic = NP_MAGIC,
+                     .nparts = nparts,
+                     .nslots = slots,
+                     .nshards = nshards,
+                     .nepochs = nepochs,
+                     .part_room = part_room};
+    h->entries_off = NP_ALIGN(sizeof(np_head_t));
+    h->hash_off = NP_ALIGN(h->entries_off + (uint64_t)nparts * sizeof(np_entry_t));
+    h->shard_seq_off = NP_ALIGN(h->hash_off + (uint64_t)slots * sizeof(int32_t));
+    h->tallies_off = NP_ALIGN(h->shard_seq_off + ((uint64_t)nshards + 1) * sizeof(uint64_t));
+    h->arena_off = (h->tallies_off + ((uint64_t)nepochs + 1) * sizeof(np_tally_t) + 4095) &
+                   ~(uint64_t)4095;
+    h->size = h->arena_off + (uint64_t)nparts * part_room;
+#undef NP_ALIGN
+    return h->size;
+}
+
+/* The leader makes the segment: the lock, every entry free, the index empty. */
+static ingot_status_t np_init(ingot_os_node_t *n, const np_head_t *layout, uint64_t first_epoch)
+{
+    np_head_t *h = n->h;
+    memcpy(h, layout, sizeof(*h));
+    h->first_epoch = first_epoch;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    int rc = pthread_mutex_init(&h->lock, &a);
+    pthread_mutexattr_destroy(&a);
+    if (rc != 0) {
+        return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                          "objstore: the node's part cache lock cannot be made: %s", strerror(rc));
+    }
+    atomic_store(&h->holder, NP_NONE);
+    h->free_head = h->lru_head = h->lru_tail = NP_NONE;
+    for (uint32_t i = 0; i < h->nslots; i++) {
+        n->hash[i] = NP_NONE;
+    }
+    for (uint32_t i = h->nparts; i-- > 0;) {
+        np_free_push(n, (int32_t)i);
+    }
+    return INGOT_OK;
+}
+
+/* Each rank's pointers into the segment at @p base. */
+static void np_map(ingot_os_node_t *n, char *base)
+{
+    n->h = (np_head_t *)base;
+    n->e = (np_entry_t *)(base + n->h->entries_off);
+    n->hash = (int32_t *)(base + n->h->hash_off);
+    n->shard_seq = (uint64_t *)(base + n->h->shard_seq_off);
+    n->tally = (np_tally_t *)(base + n->h->tallies_off);
+    n->arena = base + n->h->arena_off;
+}
+
+ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *plan, uint64_t bytes,
+                                    ingot_os_node_t **node_p)
+{
+    const ingot_node_info_t *node = plan->node;
+    MPI_Comm comm = node->node_comm;
+    int leader = node->local_rank == 0;
+    np_head_t layout;
+    uint32_t nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
+    uint64_t size = np_layout(&layout, nparts, s->nshards, (uint32_t)plan->nepochs,
+                              OS_PART_ROOM(s->part_size));
+    ingot_os_node_t *n = ingot_calloc(1, sizeof(*n), "node part cache");
+    np_fetch_t *fetch = ingot_calloc(nparts ? nparts : 1, sizeof(*fetch), "node part cache");
+    char *base = NULL;
+    ingot_status_t st = n && fetch ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    if ((st = ingot_mpi_agree(&comm, st, "node part cache")) == INGOT_OK && n != NULL) {
+        st = INGOT_MPI_CALL("node part cache", MPI_Win_allocate_shared,
+                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, comm, &base, &n->win);
+        st = ingot_mpi_agree(&comm, st, "node part cache: shared memory");
+    }
+    if (st == INGOT_OK && n != NULL) {
+        MPI_Aint qsize;
+        int disp;
+        st = INGOT_MPI_CALL("node part cache", MPI_Win_shared_query, n->win, 0, &qsize, &disp,
+                            &base);
+        if (st == INGOT_OK && leader) {
+            memset(base, 0, (size_t)size); /* every page touched once now, not in epoch 0 */
+            memcpy(base, &layout, sizeof(layout));
+            np_map(n, base);
+            st = np_init(n, &layout, plan->first_epoch);
+        }
+        st = ingot_mpi_agree(&comm, st, "node part cache: set-up"); /* the leader's is done */
+    }
+    if (st != INGOT_OK) {
+        if (n != NULL && base != NULL) {
+            MPI_Win_free(&n->win);
+        }
+        free(fetch);
+        free(n);
+        return st;
+    }
+    np_map(n, base);
+    n->fetch = fetch;
+    MPI_Comm_rank(plan->comm, &n->rank);
+    n->plan = plan;
+    n->peer_timeout_ns = plan->peer_timeout_ns;
+    n->abort_on_silence = plan->peer_abort;
+    *node_p = n;
+    return INGOT_OK;
+}
+
+void ingot_os_node_destroy(ingot_os_node_t *n)
+{
+    if (n == NULL) {
+        return;
+    }
+    if (atomic_load(&n->lost) > 0) {
+        ingot_info("objstore: %" PRIu64 " part(s) of the node's cache given up on (their fetcher "
+                   "went silent)",
+                   atomic_load(&n->lost));
+    }
+    MPI_Win_free(&n->win); /* collective over the node: every rank's source ends together */
+    free(n->fetch);
+    free(n);
+}
+
+uint32_t ingot_os_node_parts(const ingot_os_node_t *n)
+{
+    return n != NULL ? n->h->nparts : 0;
+}
+
+int ingot_os_node_epoch(const ingot_os_node_t *n, uint64_t epoch, uint64_t *gets_p,
+                        uint64_t *bytes_p, uint64_t *asked_p)
+{
+    if (n == NULL || epoch < n->h->first_epoch || epoch - n->h->first_epoch >= n->h->nepochs) {
+        return -1;
+    }
+    const np_tally_t *t = &n->tally[epoch - n->h->first_epoch];
+    *gets_p = atomic_load(&((np_tally_t *)t)->gets);
+    *bytes_p = atomic_load(&((np_tally_t *)t)->bytes);
+    *asked_p = atomic_load(&((np_tally_t *)t)->asked);
+    return 0;
+}
