@@ -4,7 +4,7 @@
  * every rank, or the job reads different data, or the same data as different principals.
  */
 #include "runtime/store/store.h"
-#include "source/objstore/url.h"
+#include "client/url.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"

@@ -9,7 +9,7 @@
 
 #include <ingot/store.h>
 #include <mpi.h>
-#include "source/objstore/objstore.h"
+#include "client/objstore.h"
 #include <stddef.h>
 #include <stdint.h>
 

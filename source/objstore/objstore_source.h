@@ -26,7 +26,7 @@
 #define INGOT_SOURCE_OBJSTORE_SOURCE_H
 
 #include <ingot/shard.h>
-#include "source/objstore/objstore.h"
+#include "client/objstore.h"
 #include "source/source.h"
 
 /** Parameters of ingot_source_objstore_create(). */

@@ -4,7 +4,7 @@
  * its end and its cancellation, describe, and the counters per epoch.
  */
 #include "source/objstore/source_impl.h"
-#include "source/objstore/objstore_impl.h"
+#include "client/objstore_impl.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"

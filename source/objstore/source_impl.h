@@ -7,7 +7,7 @@
 #define INGOT_SOURCE_OBJSTORE_SOURCE_IMPL_H
 
 #include "source/objstore/objstore_source.h"
-#include "source/objstore/stats.h"
+#include "client/stats.h"
 #include "base/mem.h"
 #include <pthread.h>
 
