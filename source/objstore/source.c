@@ -16,7 +16,7 @@
 
 /* ------------------------------------------------------------------ requests */
 
-ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch)
+ingot_objstore_counters_t *ingot_objsrc_tally(os_source_t *s, uint64_t epoch)
 {
     if (s->tallies == NULL || epoch < s->first_epoch || epoch - s->first_epoch >= s->nepochs) {
         return NULL;
@@ -24,7 +24,7 @@ ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch)
     return &s->tallies[epoch - s->first_epoch];
 }
 
-void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *message)
+void ingot_objsrc_note_failure(os_req_t *r, ingot_status_t status, const char *message)
 {
     if (r->status != INGOT_OK) {
         return;
@@ -33,7 +33,8 @@ void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *messa
     snprintf(r->req->error, sizeof(r->req->error), "%s", message ? message : "");
 }
 
-void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from, uint64_t len)
+void ingot_objsrc_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from,
+                          uint64_t len)
 {
     int i = 0;
     while (i < req->iovcnt && at >= req->iov[i].iov_len) {
@@ -48,7 +49,7 @@ void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *fr
     }
 }
 
-void ingot_os_finish(os_source_t *s, os_req_t *r)
+void ingot_objsrc_finish(os_source_t *s, os_req_t *r)
 {
     ingot_source_req_t *req = r->req;
     ingot_status_t status = r->cancelled ? INGOT_ERR_CANCELED : r->status;
@@ -71,13 +72,13 @@ static void piece_done(ingot_objstore_req_t *get)
     os_source_t *s = r->src;
     pthread_mutex_lock(&s->lock);
     if (get->status != INGOT_OK) {
-        ingot_os_note_failure(r, get->status, get->message);
+        ingot_objsrc_note_failure(r, get->status, get->message);
     }
     r->ended++;
     int last = --r->left == 0;
     pthread_mutex_unlock(&s->lock);
     if (last) {
-        ingot_os_finish(s, r);
+        ingot_objsrc_finish(s, r);
     }
 }
 
@@ -115,7 +116,7 @@ static void piece_setup(os_source_t *s, os_req_t *r, uint32_t k, uint64_t at, ui
                                     .deadline_ns = deadline_ns,
                                     .cb = piece_done,
                                     .arg = p,
-                                    .tally = ingot_os_tally(s, req->epoch)};
+                                    .tally = ingot_objsrc_tally(s, req->epoch)};
 }
 
 /* The request's range as GETs of at least a part each, all in flight at once. */
@@ -135,7 +136,7 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
         ingot_status_t st = ingot_objstore_submit(s->client, &r->pieces[k].get);
         if (st != INGOT_OK) { /* refused: no callback; counts as ended */
             pthread_mutex_lock(&s->lock);
-            ingot_os_note_failure(r, st, ingot_last_error());
+            ingot_objsrc_note_failure(r, st, ingot_last_error());
             r->left--;
             pthread_mutex_unlock(&s->lock);
         }
@@ -144,7 +145,7 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     int last = --r->left == 0;
     pthread_mutex_unlock(&s->lock);
     if (last) {
-        ingot_os_finish(s, r);
+        ingot_objsrc_finish(s, r);
     }
 }
 
@@ -207,7 +208,7 @@ static ingot_status_t os_submit(ingot_source_t *src, ingot_source_req_t *req)
     }
     uint64_t deadline = req->deadline_ns;
     req->deadline_ns = deadline + OS_VERDICT_GRACE_NS;
-    if (ingot_os_parts_submit(s, r, deadline) != 0) {
+    if (ingot_objsrc_parts_submit(s, r, deadline) != 0) {
         direct_submit(s, r, deadline);
     }
     return INGOT_OK;
@@ -251,7 +252,7 @@ static ingot_status_t direct_cancel(os_source_t *s, os_req_t *r)
     }
     pthread_mutex_unlock(&s->lock);
     if (over && !quiet) {
-        ingot_os_finish(s, r); /* the others ended while held: this is the last */
+        ingot_objsrc_finish(s, r); /* the others ended while held: this is the last */
     }
     return quiet ? INGOT_OK : INGOT_ERR_BUSY;
 }
@@ -267,7 +268,7 @@ static ingot_status_t os_cancel(ingot_source_t *src, ingot_source_req_t *req)
     }
     r->cancelled = 1;
     if (!r->direct) {
-        ingot_status_t st = ingot_os_parts_cancel(s, r);
+        ingot_status_t st = ingot_objsrc_parts_cancel(s, r);
         pthread_mutex_unlock(&s->lock);
         return st;
     }
@@ -301,7 +302,7 @@ static void os_destroy(ingot_source_t *src)
     for (uint32_t i = 0; s->objects != NULL && i < s->nshards; i++) {
         ingot_objstore_object_destroy(s->objects[i]);
     }
-    ingot_os_parts_destroy(s);
+    ingot_objsrc_parts_destroy(s);
     pthread_mutex_destroy(&s->lock);
     free(s->objects);
     free(s->sizes);
@@ -396,7 +397,7 @@ static ingot_status_t os_init(os_source_t *s, const ingot_source_objstore_params
     }
     INGOT_CHECK(os_objects(s));
     INGOT_CHECK(os_pool(s, p));
-    return ingot_os_parts_create(s, p->cache_bytes, p->numa_node);
+    return ingot_objsrc_parts_create(s, p->cache_bytes, p->numa_node);
 }
 
 ingot_status_t ingot_source_objstore_create(const ingot_source_objstore_params_t *params,
@@ -441,7 +442,7 @@ ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t e
         ingot_objstore_stats(s->client, stats_p);
         return INGOT_OK;
     }
-    const ingot_objstore_counters_t *t = ingot_os_tally(s, epoch);
+    const ingot_objstore_counters_t *t = ingot_objsrc_tally(s, epoch);
     if (t == NULL) {
         return INGOT_ERR_OUT_OF_RANGE;
     }

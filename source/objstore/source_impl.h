@@ -112,25 +112,26 @@ struct os_source {
 /** The request's end: status and message into the caller's request, @p r back to the pool,
  *  the caller's completion. Called once, by the thread that brought left to 0 (not holding the
  *  lock). */
-void ingot_os_finish(os_source_t *s, os_req_t *r);
+void ingot_objsrc_finish(os_source_t *s, os_req_t *r);
 /** Note a failure of one of @p r's GETs (lock held): the first one is the request's. */
-void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *message);
+void ingot_objsrc_note_failure(os_req_t *r, ingot_status_t status, const char *message);
 /** The counters of @p epoch's GETs, or NULL. */
-ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch);
+ingot_objstore_counters_t *ingot_objsrc_tally(os_source_t *s, uint64_t epoch);
 /** Copy @p len bytes of @p from into @p r's iovecs at byte @p at of the request. */
-void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from, uint64_t len);
+void ingot_objsrc_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from,
+                          uint64_t len);
 
 /* parts.c */
 /** Make the part cache of @p bytes (rounded down to whole parts). */
-ingot_status_t ingot_os_parts_create(os_source_t *s, uint64_t bytes, int numa_node);
-void ingot_os_parts_destroy(os_source_t *s);
+ingot_status_t ingot_objsrc_parts_create(os_source_t *s, uint64_t bytes, int numa_node);
+void ingot_objsrc_parts_destroy(os_source_t *s);
 /**
  * Serve @p r from parts: those cached are copied now, the others fetched (one GET each, shared
  * by every request that needs them). Returns 0 when @p r went this way, -1 when it must go
  * direct (no part cache, a range over OS_WAITS_MAX parts, no part free to fetch into).
  */
-int ingot_os_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
+int ingot_objsrc_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
 /** Cancel a request served from parts (lock held): INGOT_OK when nothing more comes for it. */
-ingot_status_t ingot_os_parts_cancel(os_source_t *s, os_req_t *r);
+ingot_status_t ingot_objsrc_parts_cancel(os_source_t *s, os_req_t *r);
 
 #endif
