@@ -6,7 +6,7 @@
  * shards with ranged GETs through its own source.
  */
 #include "runtime/store/store.h"
-#include "shard/files.h"
+#include "shard/fds.h"
 #include "shard/manifest.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -118,7 +118,7 @@ ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_
     return st;
 }
 
-/* shard/'s opener of shards at URLs (shard/files.h) is this file's local copy. */
+/* shard/'s opener of shards at URLs (shard/fds.h) is this file's local copy. */
 __attribute__((constructor)) static void store_opener_register(void)
 {
     ingot_shard_remote_set(ingot_store_local_copy);

@@ -1,5 +1,5 @@
-/* The shard descriptor cache (see files.h). */
-#include "shard/files.h"
+/* The shard descriptor cache (see fds.h). */
+#include "shard/fds.h"
 #include "shard/manifest.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -17,25 +17,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct files_entry {
+typedef struct fds_entry {
     _Atomic int open; /* src is filled (release after the fill) */
     ingot_file_t src;
     char *path;
-} files_entry_t;
+} fds_entry_t;
 
-struct ingot_shard_files {
+struct ingot_shard_fds {
     ingot_manifest_h m;
     unsigned flags;
     uint64_t count;
     pthread_mutex_t lock; /* serialises opening */
-    files_entry_t *entries;
+    fds_entry_t *entries;
 };
 
-static _Atomic(ingot_shard_remote_open_fn) files_remote;
+static _Atomic(ingot_shard_remote_open_fn) fds_remote;
 
 void ingot_shard_remote_set(ingot_shard_remote_open_fn fn)
 {
-    atomic_store(&files_remote, fn);
+    atomic_store(&fds_remote, fn);
 }
 
 int ingot_shard_path_is_url(const char *path)
@@ -45,10 +45,10 @@ int ingot_shard_path_is_url(const char *path)
 }
 
 /* A shard at a URL: a local copy from the runtime's opener. */
-static int files_open_remote(ingot_manifest_h m, uint32_t shard, const char *url, uint64_t size,
-                             ingot_status_t *st_p)
+static int fds_open_remote(ingot_manifest_h m, uint32_t shard, const char *url, uint64_t size,
+                           ingot_status_t *st_p)
 {
-    ingot_shard_remote_open_fn fn = atomic_load(&files_remote);
+    ingot_shard_remote_open_fn fn = atomic_load(&fds_remote);
     int fd = -1;
     if (fn == NULL) {
         *st_p = ingot_fail(INGOT_ERR_UNSUPPORTED,
@@ -61,13 +61,13 @@ static int files_open_remote(ingot_manifest_h m, uint32_t shard, const char *url
     return *st_p == INGOT_OK ? fd : -1;
 }
 
-ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flags,
-                                        ingot_shard_files_t **files_p)
+ingot_status_t ingot_shard_fds_create(ingot_manifest_h manifest, unsigned flags,
+                                      ingot_shard_fds_t **fds_p)
 {
-    if (manifest == NULL || files_p == NULL) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_shard_files_create: NULL argument");
+    if (manifest == NULL || fds_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_shard_fds_create: NULL argument");
     }
-    ingot_shard_files_t *f = ingot_calloc(1, sizeof(*f), "shard descriptor cache");
+    ingot_shard_fds_t *f = ingot_calloc(1, sizeof(*f), "shard descriptor cache");
     uint64_t n = manifest->hdr->shard_count;
     if (f == NULL ||
         (f->entries = ingot_calloc(n ? n : 1, sizeof(*f->entries), "shard descriptors")) == NULL) {
@@ -78,19 +78,19 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
     f->flags = flags;
     f->count = n;
     pthread_mutex_init(&f->lock, NULL);
-    *files_p = f;
+    *fds_p = f;
     return INGOT_OK;
 }
 
 /* Open @p path and check its size against the manifest's; fills @p e. Called under the lock. */
-static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, uint32_t shard,
-                                 const char *path, uint64_t expect_size)
+static ingot_status_t fds_open(ingot_shard_fds_t *f, fds_entry_t *e, uint32_t shard,
+                               const char *path, uint64_t expect_size)
 {
-    int oflags = O_RDONLY | O_CLOEXEC | ((f->flags & INGOT_SHARD_FILES_DIRECT) ? O_DIRECT : 0);
+    int oflags = O_RDONLY | O_CLOEXEC | ((f->flags & INGOT_SHARD_FDS_DIRECT) ? O_DIRECT : 0);
     int url = ingot_shard_path_is_url(path);
     ingot_status_t rst = INGOT_OK;
     int err = url ? 0 : ingot_fault_check(INGOT_FAULT_OPEN);
-    int fd = url ? files_open_remote(f->m, shard, path, expect_size, &rst)
+    int fd = url ? fds_open_remote(f->m, shard, path, expect_size, &rst)
                  : (err ? -1 : open(path, oflags));
     if (url && fd < 0) {
         return rst;
@@ -115,7 +115,7 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, uint3
                           "recorded %" PRIu64 ": it %s after the manifest was built",
                           path, size, expect_size, size < expect_size ? "shrank" : "changed");
     }
-    if (!(f->flags & INGOT_SHARD_FILES_DIRECT) && !url) {
+    if (!(f->flags & INGOT_SHARD_FDS_DIRECT) && !url) {
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     if (e->path == NULL && (e->path = strdup(path)) == NULL) {
@@ -127,13 +127,13 @@ static ingot_status_t files_open(ingot_shard_files_t *f, files_entry_t *e, uint3
     return INGOT_OK;
 }
 
-ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, ingot_file_t **src_p)
+ingot_status_t ingot_shard_fds_get(ingot_shard_fds_t *f, uint32_t shard, ingot_file_t **src_p)
 {
     if (shard >= f->count) {
         return ingot_fail(INGOT_ERR_OUT_OF_RANGE,
                           "shard %u is beyond the manifest's %" PRIu64 " shards", shard, f->count);
     }
-    files_entry_t *e = &f->entries[shard];
+    fds_entry_t *e = &f->entries[shard];
     if (atomic_load_explicit(&e->open, memory_order_acquire)) {
         *src_p = &e->src;
         return INGOT_OK;
@@ -146,7 +146,7 @@ ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, ing
     }
     pthread_mutex_lock(&f->lock);
     if (st == INGOT_OK && !atomic_load_explicit(&e->open, memory_order_acquire)) {
-        st = files_open(f, e, shard, path, info.size);
+        st = fds_open(f, e, shard, path, info.size);
     }
     pthread_mutex_unlock(&f->lock);
     if (st == INGOT_OK) {
@@ -155,7 +155,7 @@ ingot_status_t ingot_shard_files_get(ingot_shard_files_t *f, uint32_t shard, ing
     return st;
 }
 
-void ingot_shard_files_release(ingot_shard_files_t *f, uint32_t shard)
+void ingot_shard_fds_release(ingot_shard_fds_t *f, uint32_t shard)
 {
     if (f != NULL && shard < f->count && atomic_load(&f->entries[shard].open)) {
         close(f->entries[shard].src.fd);
@@ -163,7 +163,7 @@ void ingot_shard_files_release(ingot_shard_files_t *f, uint32_t shard)
     }
 }
 
-void ingot_shard_files_destroy(ingot_shard_files_t *f)
+void ingot_shard_fds_destroy(ingot_shard_fds_t *f)
 {
     if (f == NULL) {
         return;

@@ -3,29 +3,29 @@
  * checked against the size the manifest recorded, kept until the cache is destroyed. The sample
  * reader and verifier (shard/) and the POSIX byte source (source/) share this one cache
  * type, so opening, the size check and their messages exist once.
- * Thread safety: ingot_shard_files_get() may be called from any number of threads at once (a
+ * Thread safety: ingot_shard_fds_get() may be called from any number of threads at once (a
  * shard is opened once, under a lock; an open shard costs one atomic load); create and destroy
  * from one thread.
  */
-#ifndef INGOT_SHARD_FILES_H
-#define INGOT_SHARD_FILES_H
+#ifndef INGOT_SHARD_FDS_H
+#define INGOT_SHARD_FDS_H
 
 #include <ingot/shard.h>
 #include "shard/tar.h"
 #include <stdint.h>
 
-typedef struct ingot_shard_files ingot_shard_files_t;
+typedef struct ingot_shard_fds ingot_shard_fds_t;
 
 /** Open shards with O_DIRECT (the caller's offsets, lengths and buffers must be aligned). */
-#define INGOT_SHARD_FILES_DIRECT 1u
+#define INGOT_SHARD_FDS_DIRECT 1u
 
 /**
  * A cache over the shards of @p manifest (which must outlive it); nothing is opened yet.
- * @param flags 0 or INGOT_SHARD_FILES_DIRECT.
+ * @param flags 0 or INGOT_SHARD_FDS_DIRECT.
  * @return INGOT_OK; INGOT_ERR_NO_MEMORY; INGOT_ERR_INVALID_PARAM for a NULL argument.
  */
-ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flags,
-                                        ingot_shard_files_t **files_p);
+ingot_status_t ingot_shard_fds_create(ingot_manifest_h manifest, unsigned flags,
+                                      ingot_shard_fds_t **fds_p);
 
 /**
  * The open source of shard @p shard: its descriptor, size and resolved path (for messages),
@@ -36,15 +36,14 @@ ingot_status_t ingot_shard_files_create(ingot_manifest_h manifest, unsigned flag
  *         differs from the manifest's ("shard '<path>' has N bytes but the manifest recorded M").
  *         Logged here, once per failing call.
  */
-ingot_status_t ingot_shard_files_get(ingot_shard_files_t *files, uint32_t shard,
-                                     ingot_file_t **src_p);
+ingot_status_t ingot_shard_fds_get(ingot_shard_fds_t *fds, uint32_t shard, ingot_file_t **src_p);
 
 /**
  * Close shard @p shard's descriptor (the next get opens it again): what a single-threaded
  * reader of one shard after another (ingot_manifest_verify()) calls to drop the local copy of a
  * shard that lives at a URL. No other thread may use the cache meanwhile.
  */
-void ingot_shard_files_release(ingot_shard_files_t *files, uint32_t shard);
+void ingot_shard_fds_release(ingot_shard_fds_t *fds, uint32_t shard);
 
 /** 1 when @p path is a URL (s3://, http://, https://) rather than a file path. */
 int ingot_shard_path_is_url(const char *path);
@@ -61,6 +60,6 @@ typedef ingot_status_t (*ingot_shard_remote_open_fn)(const char *url, const char
 void ingot_shard_remote_set(ingot_shard_remote_open_fn fn);
 
 /** Close every descriptor and free the cache. Accepts NULL. */
-void ingot_shard_files_destroy(ingot_shard_files_t *files);
+void ingot_shard_fds_destroy(ingot_shard_fds_t *fds);
 
 #endif
