@@ -228,7 +228,7 @@ static ingot_status_t resolve_endpoint(ingot_objstore_settings_t *s, const profi
                  s->endpoint.path_style ? "path-style" : "virtual-hosted");
         return INGOT_OK;
     }
-    INGOT_CHECK(ingot_objstore_endpoint_check(url, from, &s->endpoint.base));
+    INGOT_CHECK(ingot_location_endpoint_check(url, from, &s->endpoint.base));
     s->endpoint.path_style = 1;
     snprintf(s->endpoint_source, sizeof(s->endpoint_source), "path-style, %.140s", from);
     return INGOT_OK;

@@ -36,7 +36,7 @@ static ingot_status_t bad_page(const list_ctx_t *x, const char *why)
 /* One <Contents> block: Key, Size, ETag. */
 static ingot_status_t add_entry(list_ctx_t *x, const char *b, const char *e)
 {
-    char key[3 * INGOT_OBJSTORE_KEY_MAX + 1], size[32];
+    char key[3 * INGOT_LOCATION_KEY_MAX + 1], size[32];
     ingot_objstore_entry_t *ent;
 
     if (x->out->count == x->max_entries) {
@@ -134,7 +134,10 @@ ingot_status_t ingot_objstore_list(ingot_objstore_t *client, const char *prefix_
     char *token = calloc(1, TOKEN_MAX);
     ingot_status_t status = token ? INGOT_OK : ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: OOM");
 
-    if (status == INGOT_OK) status = ingot_objstore_object_make(client, prefix_url, 1, &obj);
+    ingot_location_t prefix = {0};
+    if (status == INGOT_OK) status = ingot_location_parse(prefix_url, INGOT_LOCATION_URL, &prefix);
+    if (status == INGOT_OK) status = ingot_objstore_object_make(client, &prefix, 1, &obj);
+    ingot_location_release(&prefix);
     list_ctx_t x = {&out, max_entries, "", 0, obj};
     if (page_keys > 0) snprintf(x.page_keys, sizeof(x.page_keys), "%u", page_keys);
     while (status == INGOT_OK) {

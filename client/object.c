@@ -34,18 +34,9 @@ static ingot_status_t bucket_index(ingot_objstore_t *c, const char *name, uint32
     return status;
 }
 
-/* "http://127.0.0.1:8333" for a custom endpoint, "https://HOST" of the request URL otherwise. */
-static char *endpoint_of(const ingot_objstore_t *c, const ingot_objstore_object_t *o)
-{
-    if (o->sign && c->settings.endpoint.base != NULL) return strdup(c->settings.endpoint.base);
-    const char *u = o->request_url, *host = strstr(u, "://");
-    size_t n = host ? (size_t)(strchr(host + 3, '/') - u) : strlen(u);
-    return strndup(u, n);
-}
-
 static ingot_status_t object_build(ingot_objstore_t *c, ingot_objstore_object_t *o, int list)
 {
-    int s3 = o->url.scheme == INGOT_OBJSTORE_SCHEME_S3;
+    int s3 = o->url.scheme == INGOT_LOCATION_S3;
     if (s3 && !c->signing) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "objstore: s3://%s/%s: this client was created for unsigned http(s) "
@@ -59,13 +50,12 @@ static ingot_status_t object_build(ingot_objstore_t *c, ingot_objstore_object_t 
     } else {
         INGOT_CHECK(ingot_objstore_url_request(&o->url, ep, c->settings.region, &o->request_url));
     }
-    o->endpoint = endpoint_of(c, o);
-    if (o->endpoint == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
+    INGOT_CHECK(ingot_objstore_url_endpoint(&o->url, ep, c->settings.region, &o->endpoint));
     return bucket_index(c, s3 ? o->url.bucket : o->url.host, &o->bucket);
 }
 
-ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const char *url, int list,
-                                          ingot_objstore_object_t **object_p)
+ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const ingot_location_t *url,
+                                          int list, ingot_objstore_object_t **object_p)
 {
     ingot_objstore_object_t *o = calloc(1, sizeof(*o));
     ingot_status_t status;
@@ -73,10 +63,11 @@ ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const char *
     if (client == NULL || o == NULL) {
         free(o);
         return ingot_fail(client ? INGOT_ERR_NO_MEMORY : INGOT_ERR_INVALID_PARAM,
-                          "objstore: cannot make an object of '%s'", url ? url : "(null)");
+                          "objstore: cannot make an object of '%s'", url->text);
     }
     o->client = client;
-    status = ingot_objstore_url_parse(url, !list, &o->url);
+    status = list ? INGOT_OK : ingot_location_need_object(url);
+    if (status == INGOT_OK) status = ingot_location_copy(url, &o->url);
     if (status == INGOT_OK) status = object_build(client, o, list);
     if (status != INGOT_OK) {
         ingot_objstore_object_destroy(o);
@@ -89,13 +80,27 @@ ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const char *
 ingot_status_t ingot_objstore_object_create(ingot_objstore_t *client, const char *url,
                                             ingot_objstore_object_t **object_p)
 {
+    ingot_location_t loc;
+    INGOT_CHECK(ingot_location_parse(url, INGOT_LOCATION_URL | INGOT_LOCATION_OBJECT, &loc));
+    ingot_status_t status = ingot_objstore_object_at(client, &loc, object_p);
+    ingot_location_release(&loc);
+    return status;
+}
+
+ingot_status_t ingot_objstore_object_at(ingot_objstore_t *client, const ingot_location_t *url,
+                                        ingot_objstore_object_t **object_p)
+{
+    if (url == NULL || !ingot_location_is_remote(url)) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "objstore: '%s' is not a URL",
+                          url != NULL ? url->text : "(null)");
+    }
     return ingot_objstore_object_make(client, url, 0, object_p);
 }
 
 void ingot_objstore_object_destroy(ingot_objstore_object_t *object)
 {
     if (object == NULL) return;
-    ingot_objstore_url_release(&object->url);
+    ingot_location_release(&object->url);
     free(object->request_url);
     free(object->endpoint);
     free(object);
@@ -118,9 +123,9 @@ static void printable(const char *in, char *out, size_t len)
 
 const char *ingot_objstore_object_describe(const ingot_objstore_object_t *o, char *buf, size_t len)
 {
-    char key[INGOT_OBJSTORE_KEY_MAX + 1];
+    char key[INGOT_LOCATION_KEY_MAX + 1];
     printable(o->url.key, key, sizeof(key));
-    if (o->url.scheme == INGOT_OBJSTORE_SCHEME_S3) {
+    if (o->url.scheme == INGOT_LOCATION_S3) {
         snprintf(buf, len, "bucket '%s', key '%s' at %s", o->url.bucket, key, o->endpoint);
     } else {
         snprintf(buf, len, "%s%s", o->endpoint, key);
@@ -133,7 +138,7 @@ void ingot_objstore_req_describe(const ingot_objstore_req_t *req, char *buf, siz
     char obj[INGOT_OBJSTORE_DESCRIBE_MAX], size[32];
     ingot_objstore_object_describe(req->object, obj, sizeof(obj));
     if (req->priv.query != NULL) {
-        char prefix[INGOT_OBJSTORE_KEY_MAX + 1];
+        char prefix[INGOT_LOCATION_KEY_MAX + 1];
         printable(req->object->url.key, prefix, sizeof(prefix));
         snprintf(buf, len, "LIST bucket '%s', prefix '%s' at %s", req->object->url.bucket, prefix,
                  req->object->endpoint);

@@ -21,14 +21,19 @@ static void curl_init_once(void)
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* s3 clients: check the URL, resolve endpoint, region and credentials. */
-static ingot_status_t client_settings(ingot_objstore_t *c, const char *url)
+/* s3 clients: resolve endpoint, region and credentials. */
+static ingot_status_t client_settings(ingot_objstore_t *c, const ingot_objstore_params_t *params)
 {
-    ingot_objstore_url_t parsed;
-    if (url == NULL) return INGOT_OK;
-    INGOT_CHECK(ingot_objstore_url_parse(url, 0, &parsed));
-    int s3 = parsed.scheme == INGOT_OBJSTORE_SCHEME_S3;
-    ingot_objstore_url_release(&parsed);
+    const char *url = INGOT_PARAM_VALUE(params, url, INGOT_OBJSTORE_PARAM_URL, NULL);
+    const ingot_location_t *loc = INGOT_PARAM_VALUE(params, location, INGOT_OBJSTORE_PARAM_LOCATION,
+                                                    NULL);
+    ingot_location_t parsed = {0};
+    if (loc == NULL && url != NULL) {
+        INGOT_CHECK(ingot_location_parse(url, INGOT_LOCATION_URL, &parsed));
+        loc = &parsed;
+    }
+    int s3 = loc != NULL && loc->scheme == INGOT_LOCATION_S3;
+    ingot_location_release(&parsed);
     if (!s3) return INGOT_OK;
     INGOT_CHECK(ingot_objstore_settings_resolve(c->cfg.imds_timeout_ns, &c->settings));
     c->signing = 1;
@@ -79,7 +84,7 @@ static ingot_status_t client_start(ingot_objstore_t *c, const ingot_objstore_par
                           curl_easy_strerror(curl_init_rc));
     }
     INGOT_CHECK(client_config(c, params));
-    INGOT_CHECK(client_settings(c, INGOT_PARAM_VALUE(params, url, INGOT_OBJSTORE_PARAM_URL, NULL)));
+    INGOT_CHECK(client_settings(c, params));
     INGOT_CHECK(client_transfers(c));
     ingot_objstore_budget_init(&c->budget, c->cfg.retry_budget);
     c->rng = ingot_time_ns() ^ ((uint64_t)getpid() << 32);

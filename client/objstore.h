@@ -23,6 +23,7 @@
 
 #include <ingot/status.h>
 #include "client/objstore_config.h"
+#include "base/location.h"
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,8 +48,9 @@ typedef struct ingot_objstore_req ingot_objstore_req_t;
 /* ------------------------------------------------------------------ the client */
 
 enum {
-    INGOT_OBJSTORE_PARAM_URL = 1u << 0,    /**< url */
-    INGOT_OBJSTORE_PARAM_CONFIG = 1u << 1, /**< config */
+    INGOT_OBJSTORE_PARAM_URL = 1u << 0,      /**< url */
+    INGOT_OBJSTORE_PARAM_CONFIG = 1u << 1,   /**< config */
+    INGOT_OBJSTORE_PARAM_LOCATION = 1u << 2, /**< location (instead of url) */
 };
 
 typedef struct ingot_objstore_params {
@@ -62,6 +64,8 @@ typedef struct ingot_objstore_params {
     const char *url;
     /** Settings (copied). Default: the process-wide INGOT_S3_* values (ingot_objstore_config). */
     const ingot_objstore_config_t *config;
+    /** The url already parsed (base/location.h); its scheme decides as url's does. */
+    const ingot_location_t *location;
 } ingot_objstore_params_t;
 
 /**
@@ -112,6 +116,13 @@ ingot_status_t ingot_objstore_object_create(ingot_objstore_t *client, const char
 
 /** Free @p object (no request may still use it). Accepts NULL. */
 void ingot_objstore_object_destroy(ingot_objstore_object_t *object);
+
+/**
+ * An object of @p client at @p url (a URL already parsed, copied): as
+ * ingot_objstore_object_create(), without parsing it again.
+ */
+ingot_status_t ingot_objstore_object_at(ingot_objstore_t *client, const ingot_location_t *url,
+                                        ingot_objstore_object_t **object_p);
 
 /** "bucket 'b', key 'k' at http://127.0.0.1:8333" (or "https://host/path") in @p buf. */
 const char *ingot_objstore_object_describe(const ingot_objstore_object_t *object, char *buf,

@@ -40,11 +40,11 @@ typedef struct ingot_objstore_bucket {
 
 struct ingot_objstore_object {
     ingot_objstore_t *client;
-    ingot_objstore_url_t url;
-    char *request_url; /* encoded: what curl is given */
-    char *endpoint;    /* for messages: the endpoint, or scheme://host */
-    uint32_t bucket;   /* index in the client's bucket table */
-    int sign;          /* SigV4 (s3://) */
+    ingot_location_t url; /* what it is (a copy: its text, bucket or host, key) */
+    char *request_url;    /* encoded: what curl is given */
+    char *endpoint;       /* for messages: the endpoint, or scheme://host */
+    uint32_t bucket;      /* index in the client's bucket table */
+    int sign;             /* SigV4 (s3://) */
 };
 
 /** Request list (intrusive, through priv.next/prev). */
@@ -132,9 +132,10 @@ void ingot_objstore_req_complete(ingot_objstore_t *c, ingot_objstore_req_t *req,
                                  ingot_status_t status);
 
 /* object.c */
-/** An object of @p url; with @p list, a bucket-level object (a prefix URL) that LIST requests. */
-ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const char *url, int list,
-                                          ingot_objstore_object_t **object_p);
+/** An object of @p url (copied); with @p list, a bucket-level object (a prefix) that LIST
+ *  requests. */
+ingot_status_t ingot_objstore_object_make(ingot_objstore_t *client, const ingot_location_t *url,
+                                          int list, ingot_objstore_object_t **object_p);
 /** "bucket 'b', key 'k' at ENDPOINT" of @p req's object plus its range, for messages. */
 void ingot_objstore_req_describe(const ingot_objstore_req_t *req, char *buf, size_t len);
 

@@ -4,7 +4,7 @@
  * every rank, or the job reads different data, or the same data as different principals.
  */
 #include "runtime/store/store.h"
-#include "client/url.h"
+#include "base/location.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -23,11 +23,11 @@ ingot_status_t ingot_store_identity(const char *url, ingot_store_identity_t *id_
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_store_identity: NULL id_p");
     }
     if (url != NULL) {
-        ingot_objstore_url_t parsed;
-        INGOT_CHECK(ingot_objstore_url_parse(url, 0, &parsed));
+        ingot_location_t parsed;
+        INGOT_CHECK(ingot_location_parse(url, INGOT_LOCATION_URL, &parsed));
         snprintf(id_p->bucket, sizeof(id_p->bucket), "%s",
                  parsed.bucket ? parsed.bucket : parsed.host);
-        ingot_objstore_url_release(&parsed);
+        ingot_location_release(&parsed);
     } else {
         id_p->bucket[0] = '\0';
     }

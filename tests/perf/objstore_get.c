@@ -182,7 +182,10 @@ int main(int argc, char **argv)
     if (ingot_objstore_config(&dflt) != INGOT_OK) return 1;
     ingot_objstore_config_t cfg = *dflt;
     cfg.connections = conns;
-    ingot_objstore_params_t p = {INGOT_OBJSTORE_PARAM_URL | INGOT_OBJSTORE_PARAM_CONFIG, url, &cfg};
+    ingot_objstore_params_t p = {.field_mask = INGOT_OBJSTORE_PARAM_URL |
+                                               INGOT_OBJSTORE_PARAM_CONFIG,
+                                 .url = url,
+                                 .config = &cfg};
     if (ingot_objstore_create(&p, &b.client) != INGOT_OK ||
         ingot_objstore_object_create(b.client, url, &b.object) != INGOT_OK) {
         return 1;
