@@ -42,10 +42,15 @@ static ingot_location_scheme_t scheme_of(const char *text, size_t *skip_p)
     return INGOT_LOCATION_FILE;
 }
 
-int ingot_location_is_url(const char *text)
+ingot_location_scheme_t ingot_location_scheme(const char *text)
 {
     size_t skip;
-    return text != NULL && scheme_of(text, &skip) != INGOT_LOCATION_FILE;
+    return text != NULL ? scheme_of(text, &skip) : INGOT_LOCATION_FILE;
+}
+
+int ingot_location_is_url(const char *text)
+{
+    return ingot_location_scheme(text) != INGOT_LOCATION_FILE;
 }
 
 /* ------------------------------------------------------------------ messages */

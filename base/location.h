@@ -59,6 +59,9 @@ enum {
 /** 1 when @p text is a URL (s3://, http://, https://, the scheme in any case), 0 for a path. */
 int ingot_location_is_url(const char *text);
 
+/** The scheme @p text begins with (INGOT_LOCATION_FILE: a path), without checking the rest. */
+ingot_location_scheme_t ingot_location_scheme(const char *text);
+
 /**
  * Parse @p text into @p loc (zeroed first). A path becomes a file location (any string, "" too,
  * unless INGOT_LOCATION_URL). An s3 key is taken literally, as the AWS CLI does ("s3://b/a%20b"

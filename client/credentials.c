@@ -234,17 +234,24 @@ static ingot_status_t resolve_endpoint(ingot_objstore_settings_t *s, const profi
     return INGOT_OK;
 }
 
-static ingot_status_t resolve_credentials(ingot_objstore_settings_t *s, const profiles_t *p)
+/* The environment's keys, else the profile's, else the metadata service's: asked with @p ask,
+ * else only named (what ingot_objstore_settings_identify resolves). */
+static ingot_status_t resolve_credentials(ingot_objstore_settings_t *s, const profiles_t *p,
+                                          int ask)
 {
     int found = 0;
     INGOT_CHECK(from_env(s, &found));
     if (!found) INGOT_CHECK(from_profile(s, p, &found));
-    if (!found) INGOT_CHECK(from_imds(s, p));
+    if (!found && ask) INGOT_CHECK(from_imds(s, p));
+    if (!found && !ask) {
+        s->kind = INGOT_OBJSTORE_CRED_IMDS;
+        snprintf(s->credential_source, sizeof(s->credential_source), "imds (%s)", s->imds_endpoint);
+    }
     return INGOT_OK;
 }
 
-ingot_status_t ingot_objstore_settings_resolve(uint64_t imds_timeout_ns,
-                                               ingot_objstore_settings_t *s)
+static ingot_status_t settings_resolve(uint64_t imds_timeout_ns, int ask_imds,
+                                       ingot_objstore_settings_t *s)
 {
     profiles_t p;
     ingot_status_t status;
@@ -262,10 +269,21 @@ ingot_status_t ingot_objstore_settings_resolve(uint64_t imds_timeout_ns,
     }
     if (status == INGOT_OK) status = resolve_region(s, &p);
     if (status == INGOT_OK) status = resolve_endpoint(s, &p);
-    if (status == INGOT_OK) status = resolve_credentials(s, &p);
+    if (status == INGOT_OK) status = resolve_credentials(s, &p, ask_imds);
     profiles_release(&p);
     if (status != INGOT_OK) ingot_objstore_settings_release(s);
     return status;
+}
+
+ingot_status_t ingot_objstore_settings_resolve(uint64_t imds_timeout_ns,
+                                               ingot_objstore_settings_t *s)
+{
+    return settings_resolve(imds_timeout_ns, 1, s);
+}
+
+ingot_status_t ingot_objstore_settings_identify(ingot_objstore_settings_t *s)
+{
+    return settings_resolve(0, 0, s);
 }
 
 /* Re-read the profile's files; the profile's keys replace @p s's. */

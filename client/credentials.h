@@ -69,6 +69,14 @@ ingot_status_t ingot_objstore_settings_resolve(uint64_t imds_timeout_ns,
                                                ingot_objstore_settings_t *settings);
 
 /**
+ * What ingot_objstore_settings_resolve() would resolve, without asking the metadata service:
+ * endpoint, region, and the credentials of the environment or the profile, or else "imds (URL)"
+ * as their source (kind INGOT_OBJSTORE_CRED_IMDS, no keys). What a client's identity is, before
+ * one is made (ingot_objstore_shared). Errors as resolve's, but never the metadata service's.
+ */
+ingot_status_t ingot_objstore_settings_identify(ingot_objstore_settings_t *settings);
+
+/**
  * Re-read the credentials from where they came from (the profile's file, the metadata service):
  * after an ExpiredToken answer, or before @p settings' credentials expire.
  * @return INGOT_OK (settings->creds replaced); INGOT_ERR_CONFIG for credentials from the

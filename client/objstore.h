@@ -98,6 +98,19 @@ typedef struct ingot_objstore_identity {
 /** Fill @p id_p with @p client's endpoint, region and credential source (never a secret). */
 void ingot_objstore_identity(const ingot_objstore_t *client, ingot_objstore_identity_t *id_p);
 
+/**
+ * The process-wide client for @p loc (an s3 or http(s) location): one per endpoint, region and
+ * credentials' identity, so the buckets of one endpoint share a client and two endpoints (or
+ * regions, or principals) in one process get two; made at the first call (on the calling thread:
+ * the metadata service is asked then, if it is the credentials' source) and kept until the
+ * process exits. The identity resolved (endpoint, region, credential source: never a secret) is
+ * written into @p loc (ingot_location_identify). For the calls that have no client of their own
+ * (the tools' manifests and builds); a loader's byte source makes its own. Thread-safe.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM for a file location; the errors of
+ *         ingot_objstore_create() (no credentials, an unknown profile, a bad AWS_* value).
+ */
+ingot_status_t ingot_objstore_shared(ingot_location_t *loc, ingot_objstore_t **client_p);
+
 /** One line describing @p client (its identity) in @p buf; returns @p buf. */
 const char *ingot_objstore_describe(const ingot_objstore_t *client, char *buf, size_t len);
 

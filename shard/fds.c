@@ -31,33 +31,26 @@ struct ingot_shard_fds {
     fds_entry_t *entries;
 };
 
-static _Atomic(ingot_shard_remote_open_fn) fds_remote;
-
-void ingot_shard_remote_set(ingot_shard_remote_open_fn fn)
-{
-    atomic_store(&fds_remote, fn);
-}
-
-int ingot_shard_path_is_url(const char *path)
-{
-    return strncmp(path, "s3://", 5) == 0 || strncmp(path, "http://", 7) == 0 ||
-           strncmp(path, "https://", 8) == 0;
-}
-
-/* A shard at a URL: a local copy from the runtime's opener. */
-static int fds_open_remote(ingot_manifest_h m, uint32_t shard, const char *url, uint64_t size,
+/* A shard at a URL (@p name under the manifest's folder): a local copy from the opener the
+ * runtime handed the manifest. */
+static int fds_open_remote(ingot_manifest_h m, uint32_t shard, const char *name, uint64_t size,
                            ingot_status_t *st_p)
 {
-    ingot_shard_remote_open_fn fn = atomic_load(&fds_remote);
+    ingot_shard_remote_fn fn = ingot_manifest_remote(m);
+    ingot_location_t loc;
     int fd = -1;
-    if (fn == NULL) {
-        *st_p = ingot_fail(INGOT_ERR_UNSUPPORTED,
-                           "shard '%s' is at a URL, and nothing in this process reads object "
-                           "stores (libingot's runtime sets the reader)",
-                           url);
+    if ((*st_p = ingot_location_join(ingot_manifest_location(m), name, &loc)) != INGOT_OK) {
         return -1;
     }
-    *st_p = fn(url, ingot_manifest_shard_etag(m, shard), size, &fd);
+    if (fn == NULL) {
+        *st_p = ingot_fail(INGOT_ERR_UNSUPPORTED,
+                           "shard '%s' is at a URL, and its manifest was opened without a reader "
+                           "of object stores (ingot_manifest_open() gives it one)",
+                           loc.text);
+    } else {
+        *st_p = fn(&loc, ingot_manifest_shard_etag(m, shard), size, &fd);
+    }
+    ingot_location_release(&loc);
     return *st_p == INGOT_OK ? fd : -1;
 }
 
@@ -82,15 +75,17 @@ ingot_status_t ingot_shard_fds_create(ingot_manifest_h manifest, unsigned flags,
     return INGOT_OK;
 }
 
-/* Open @p path and check its size against the manifest's; fills @p e. Called under the lock. */
+/* Open shard @p shard (@p info, at @p path) and check its size against the manifest's; fills
+ * @p e. Called under the lock. */
 static ingot_status_t fds_open(ingot_shard_fds_t *f, fds_entry_t *e, uint32_t shard,
-                               const char *path, uint64_t expect_size)
+                               const ingot_shard_info_t *info, const char *path)
 {
     int oflags = O_RDONLY | O_CLOEXEC | ((f->flags & INGOT_SHARD_FDS_DIRECT) ? O_DIRECT : 0);
-    int url = ingot_shard_path_is_url(path);
+    int url = ingot_location_is_remote(ingot_manifest_location(f->m));
+    uint64_t expect_size = info->size;
     ingot_status_t rst = INGOT_OK;
     int err = url ? 0 : ingot_fault_check(INGOT_FAULT_OPEN);
-    int fd = url ? fds_open_remote(f->m, shard, path, expect_size, &rst)
+    int fd = url ? fds_open_remote(f->m, shard, info->path, expect_size, &rst)
                  : (err ? -1 : open(path, oflags));
     if (url && fd < 0) {
         return rst;
@@ -146,7 +141,7 @@ ingot_status_t ingot_shard_fds_get(ingot_shard_fds_t *f, uint32_t shard, ingot_f
     }
     pthread_mutex_lock(&f->lock);
     if (st == INGOT_OK && !atomic_load_explicit(&e->open, memory_order_acquire)) {
-        st = fds_open(f, e, shard, path, info.size);
+        st = fds_open(f, e, shard, &info, path);
     }
     pthread_mutex_unlock(&f->lock);
     if (st == INGOT_OK) {

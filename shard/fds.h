@@ -2,7 +2,9 @@
  * The shard descriptor cache: one descriptor per shard of a manifest, opened on first use and
  * checked against the size the manifest recorded, kept until the cache is destroyed. The sample
  * reader and verifier (shard/) and the POSIX byte source (source/) share this one cache
- * type, so opening, the size check and their messages exist once.
+ * type, so opening, the size check and their messages exist once. A manifest whose location
+ * is a URL has its shards opened through the opener the runtime handed it at open
+ * (ingot_manifest_remote(): a local copy in a temporary file); shard/ never names the store.
  * Thread safety: ingot_shard_fds_get() may be called from any number of threads at once (a
  * shard is opened once, under a lock; an open shard costs one atomic load); create and destroy
  * from one thread.
@@ -44,20 +46,6 @@ ingot_status_t ingot_shard_fds_get(ingot_shard_fds_t *fds, uint32_t shard, ingot
  * shard that lives at a URL. No other thread may use the cache meanwhile.
  */
 void ingot_shard_fds_release(ingot_shard_fds_t *fds, uint32_t shard);
-
-/** 1 when @p path is a URL (s3://, http://, https://) rather than a file path. */
-int ingot_shard_path_is_url(const char *path);
-
-/**
- * Opens a shard that lives at a URL: *fd_p is a descriptor of a local copy (an unlinked
- * temporary file) of its @p size bytes, fetched under If-Match @p etag (NULL: any version);
- * errors name the URL (logged). The object store lies above this layer: the runtime sets it.
- */
-typedef ingot_status_t (*ingot_shard_remote_open_fn)(const char *url, const char *etag,
-                                                     uint64_t size, int *fd_p);
-
-/** Set the opener of shards at URLs (the runtime, at load time); NULL: such shards fail. */
-void ingot_shard_remote_set(ingot_shard_remote_open_fn fn);
 
 /** Close every descriptor and free the cache. Accepts NULL. */
 void ingot_shard_fds_destroy(ingot_shard_fds_t *fds);

@@ -77,7 +77,7 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, in
     if (st != INGOT_OK) {
         vf_shard_fault(v, row, sh, st);
     }
-    if (ingot_shard_path_is_url(src->name)) {
+    if (ingot_location_is_remote(ingot_manifest_location(v->r->m))) {
         ingot_shard_fds_release(v->r->fds, row); /* its local copy: one shard at a time */
     }
 }

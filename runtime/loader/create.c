@@ -235,7 +235,7 @@ static ingot_status_t loader_sources(ingot_loader_h l, const ingot_ctx_config_t 
     ingot_source_emulation_t emu;
     ingot_source_t *storage;
     char err[256];
-    if (ingot_store_is_url(l->params.manifest_path)) {
+    if (ingot_location_is_remote(ingot_manifest_location(l->manifest))) {
         ingot_status_t st = ingot_loader_store_create(l, &storage);
         if (st == INGOT_OK) {
             l->sources[l->nsources++] = storage;

