@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Tests of the layering tests: each checker must fail, naming the place, on a deliberate
-# violation; and the build itself refuses an upward include: a file compiled with a layer's include
-# roots (as cmake/layers.cmake gives them) cannot find a header of a layer above it.
+# Tests of the layering tests: each checker (includes, symbols, URLs) must fail, naming the place,
+# on a deliberate violation; and the build itself refuses an upward include: a file compiled with a
+# layer's include roots (as cmake/layers.cmake gives them) cannot find a header of a layer above
+# (or beside) it.
 # usage: catch_test.sh SRC_DIR WORK_DIR [BUILD_DIR CC]
 set -euo pipefail
 src=$1; work=$2/layers-catch; build=${3:-}; cc=${4:-cc}
@@ -53,6 +54,27 @@ grep -Eq 'runtime/(ok|client_ok).c' $work/includes.out && fail "a downward inclu
 grep -Eq 'transport/w.c:1|source/c.c:[12]:|client/u.c:1' $work/includes.out &&
   fail "a downward include was reported"
 
+# URLs told apart outside the one parser (base/location.c): named; the parser itself, comments,
+# longer strings that hold a scheme, the tests and the apps are not.
+u=$work/urls
+mkdir -p $u/base $u/shard $u/runtime/store $u/client $u/tests/x $u/apps
+printf 'static const char *s[] = {"s3://", "http://"};\n' >$u/base/location.c
+printf '/* a path or "s3://BUCKET/KEY" */\nint is(const char *p) { return strncmp(p, "s3://", 5) == 0; }\n' \
+  >$u/shard/fds.c
+printf 'int f(const char *d)\n{\n    return !strncasecmp(d, "HTTP", 4);\n}\n' >$u/runtime/store/x.c
+printf 'const char *m = "bad \\"s3://\\" URL";\nchar *e = strstr(u, "://");\n' >$u/client/o.c
+printf 'const char *doc = "expected s3://BUCKET/KEY";\n' >$u/client/ok.c
+printf 'int t = strncmp(p, "s3://", 5);\n' >$u/tests/x/t.c
+printf 'int a = strncmp(p, "s3://", 5);\n' >$u/apps/a.c
+expect_fail $work/urls.out \
+  'shard/fds.c:2: strncmp(p, "s3://"' \
+  'runtime/store/x.c:3: strncasecmp(d, "HTTP"' \
+  'client/o.c:2: strstr(u, "://"' \
+  '3 URL test(s) outside the parser' \
+  -- python3 "$src/tests/build/layers/check_urls.py" $u
+grep -Eq '^(base/location.c|shard/fds.c:1|client/ok.c|client/o.c:1|tests/|apps/)' $work/urls.out &&
+  { cat $work/urls.out; fail "an allowed place was reported"; }
+
 # A library with globals that lack the prefix.
 printf 'int leaked_counter;\nvoid helper_without_prefix(void) {}\nint ingot_fine(void) { return 0; }\n' \
   >$work/bad.c
@@ -95,4 +117,4 @@ if [ -n "$build" ]; then
     { cat "$work/probe.err"; fail "client cannot include base/uri.h"; }
   echo "the build refuses upward and sideways includes from base, shard, transport, client and source"
 fi
-echo "both checkers fail on deliberate violations, naming them"
+echo "the three checkers fail on deliberate violations, naming them"
