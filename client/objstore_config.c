@@ -11,8 +11,9 @@
 #define MS        1000000LL
 #define SEC       1000000000LL
 
-/* Where ingot-info -c shows the table: among the source layer's (the transport and the cache
- * sit at the runtime's order + 1 and + 2), just before the runtime's. */
+/* Where ingot-info -c shows the table: where it stood while the client was part of the source
+ * layer (the transport and the cache sit at the runtime's order + 1 and + 2), just before the
+ * runtime's, so the output keeps its order. */
 #define INGOT_OBJSTORE_CONFIG_ORDER (INGOT_CONFIG_ORDER_RUNTIME - 5)
 
 int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p)
@@ -53,7 +54,7 @@ static const ingot_config_field_t objstore_fields[] = {
     {"S3_PART_SIZE", "8MiB",
      "Bytes of one ranged GET of the part cache (a shard is cut into equal parts of at most this "
      "and an eighth) and of a large read's pieces. Measured against SeaweedFS on loopback "
-     "(source/objstore/README.md): 8 MiB parts, 4 in flight, match one curl GET of the whole "
+     "(client/README.md): 8 MiB parts, 4 in flight, match one curl GET of the whole "
      "object; 1 MiB parts cost the server 3-4x the CPU per GiB and halve the rate; 16 MiB gains "
      "under 6% and doubles the latency and the memory of each transfer.",
      JOB, INGOT_CONFIG_SIZE, F(part_size), 64 * 1024, 1024LL * 1024 * 1024, NULL, NULL},

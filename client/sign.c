@@ -1,7 +1,7 @@
 /*
  * What one attempt sends beyond its method and range: the URL, the headers, and libcurl's SigV4
  * options. Facts of Debian 12's libcurl 7.88.1 this relies on (checked against botocore's signer
- * at the loopback recorder, tests/source/objstore/recorder.py):
+ * at the loopback recorder, tests/client/objstore/recorder.py):
  *  - CURLOPT_AWS_SIGV4 does not add x-amz-content-sha256, which S3 requires: we send
  *    "UNSIGNED-PAYLOAD" (a GET has no body) and curl signs it with every header we add;
  *  - it signs the path and the query as sent, so both are sent in S3's canonical form
