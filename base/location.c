@@ -238,20 +238,16 @@ ingot_status_t ingot_location_copy(const ingot_location_t *from, ingot_location_
     return INGOT_OK;
 }
 
-/* Where a URL's key starts in its text: after the authority ("s3://BUCKET/", "http://HOST"). */
-static size_t key_offset(const ingot_location_t *loc)
-{
-    size_t skip;
-    scheme_of(loc->text, &skip);
-    return loc->scheme == INGOT_LOCATION_S3 ? skip + strlen(loc->bucket) + 1
-                                            : skip + strlen(loc->host);
-}
-
-/* @p loc's key again from its text (the key is the text's tail), or "" past its end. */
+/* @p loc's key again from its text, of which it is the tail after the authority
+ * ("s3://BUCKET/", "http://HOST"); "" when the text ends before it. */
 static ingot_status_t rekey(ingot_location_t *loc)
 {
+    const char *auth = loc->scheme == INGOT_LOCATION_S3 ? loc->bucket : loc->host;
+    size_t skip;
     if (loc->scheme == INGOT_LOCATION_FILE) return INGOT_OK;
-    size_t at = key_offset(loc);
+    if (loc->text == NULL || auth == NULL) return INGOT_ERR_NO_MEMORY; /* a copy that failed */
+    scheme_of(loc->text, &skip);
+    size_t at = skip + strlen(auth) + (loc->scheme == INGOT_LOCATION_S3);
     free(loc->key);
     loc->key = strdup(at < strlen(loc->text) ? loc->text + at : "");
     return loc->key != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY;
@@ -260,6 +256,9 @@ static ingot_status_t rekey(ingot_location_t *loc)
 ingot_status_t ingot_location_dir(const ingot_location_t *of, ingot_location_t *dir)
 {
     size_t skip;
+    if (of->text == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "a location with no path or URL has no folder");
+    }
     INGOT_CHECK(ingot_location_copy(of, dir));
     scheme_of(dir->text, &skip);
     char *slash = strrchr(dir->text + skip, '/');
@@ -279,7 +278,7 @@ ingot_status_t ingot_location_dir(const ingot_location_t *of, ingot_location_t *
 size_t ingot_location_join_text(const ingot_location_t *dir, const char *name, char *buf,
                                 size_t len)
 {
-    int n = snprintf(buf, len, "%s/", dir->text);
+    int n = snprintf(buf, len, "%s/", dir->text != NULL ? dir->text : "");
     size_t at = n < 0 ? 0 : (size_t)n, room = at < len ? len - at : 0;
     char *tail = room > 0 ? buf + at : NULL;
     int http = dir->scheme == INGOT_LOCATION_HTTP || dir->scheme == INGOT_LOCATION_HTTPS;
