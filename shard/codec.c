@@ -54,7 +54,7 @@ ingot_status_t ingot_shard_dict_load(ingot_manifest_h m, ingot_shard_dict_t **di
     char path[PATH_MAX];
     uint8_t *bytes = NULL;
     size_t len = 0;
-    snprintf(path, sizeof(path), "%s/%s", m->dir, info.dict_path);
+    snprintf(path, sizeof(path), "%s/%s", m->location.text, info.dict_path);
     ingot_status_t st = ingot_file_read_whole(path, &bytes, &len);
     if (st == INGOT_OK && ingot_hash64(bytes, len) != info.dict_hash) {
         st = ingot_fail(INGOT_ERR_CORRUPT, "%s: dictionary hash differs from the manifest's", path);

@@ -9,7 +9,6 @@
 #include "base/fault.h"
 #include "base/mem.h"
 #include "base/status.h"
-#include "base/uri.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,14 +37,15 @@ ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h m, ingot_manifest_maxi
 
 /* ---------------------------------------------------------------- open / close */
 
-static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const char *dir,
+static ingot_status_t mf_init(struct ingot_manifest *m, const ingot_manifest_origin_t *origin,
                               unsigned flags)
 {
-    m->name = strdup(name);
-    m->dir = strdup(dir);
-    if (m->name == NULL || m->dir == NULL) {
-        return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", name);
+    m->name = strdup(origin->name);
+    if (m->name == NULL) {
+        return ingot_fail(INGOT_ERR_NO_MEMORY, "%s: out of memory", origin->name);
     }
+    INGOT_CHECK(ingot_location_copy(origin->dir, &m->location));
+    m->remote = origin->remote;
     INGOT_CHECK(ingot_manifest_check_header(m));
     /* The name table is tiny (at most MANIFEST_NAMES_MAX rows) and every field lookup indexes
      * it: check it even when opening lazily (found by fuzz_manifest). */
@@ -55,9 +54,9 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const char *name, const 
     return m->lazy ? INGOT_OK : ingot_manifest_check_all(m);
 }
 
-ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
-                                         const char *base_dir, unsigned flags, int own,
-                                         ingot_manifest_h *manifest_p)
+ingot_status_t ingot_manifest_open_named(const void *buf, size_t len,
+                                         const ingot_manifest_origin_t *origin, unsigned flags,
+                                         int own, ingot_manifest_h *manifest_p)
 {
     if (buf == NULL || manifest_p == NULL || ((uintptr_t)buf % MANIFEST_ALIGN) != 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest buffer: NULL or not %u-byte aligned",
@@ -70,7 +69,7 @@ ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char
     m->base = buf;
     m->len = len;
     m->owned = own ? (void *)buf : NULL;
-    ingot_status_t st = mf_init(m, name, base_dir ? base_dir : ".", flags);
+    ingot_status_t st = mf_init(m, origin, flags);
     if (st != INGOT_OK) {
         m->owned = NULL; /* the caller keeps its buffer when the open fails */
         ingot_manifest_close(m);
@@ -78,23 +77,6 @@ ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char
     }
     *manifest_p = m;
     return INGOT_OK;
-}
-
-ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
-                                          unsigned flags, ingot_manifest_h *manifest_p)
-{
-    return ingot_manifest_open_named(buf, len, "<manifest buffer>", base_dir, flags, 0, manifest_p);
-}
-
-void ingot_manifest_dir(const char *path, char *dir, size_t len)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        snprintf(dir, len, ".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path); /* "/m.ingot": "/" */
-        snprintf(dir, len, "%.*s", (int)n, path);
-    }
 }
 
 static ingot_status_t mf_map(struct ingot_manifest *m, const char *path)
@@ -130,13 +112,13 @@ ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
     if (m == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    char *dir = malloc(strlen(path) + 2);
-    ingot_status_t st = dir ? mf_map(m, path) : INGOT_ERR_NO_MEMORY;
-    if (st == INGOT_OK) {
-        ingot_manifest_dir(path, dir, strlen(path) + 2);
-        st = mf_init(m, path, dir, flags);
+    ingot_location_t file = {.scheme = INGOT_LOCATION_FILE, .text = (char *)path}, dir = {0};
+    ingot_status_t st = mf_map(m, path);
+    if (st == INGOT_OK && (st = ingot_location_dir(&file, &dir)) == INGOT_OK) {
+        ingot_manifest_origin_t origin = {.name = path, .dir = &dir};
+        st = mf_init(m, &origin, flags);
     }
-    free(dir);
+    ingot_location_release(&dir);
     if (st != INGOT_OK) {
         ingot_manifest_close(m);
         return st;
@@ -155,7 +137,7 @@ void ingot_manifest_close(ingot_manifest_h m)
     }
     free(m->owned);
     free(m->name);
-    free(m->dir);
+    ingot_location_release(&m->location);
     free(m);
 }
 
@@ -256,16 +238,19 @@ const char *ingot_manifest_shard_etag(ingot_manifest_h m, uint32_t shard)
 ingot_status_t ingot_manifest_path_of(struct ingot_manifest *m, const char *name, char *buf,
                                       size_t buflen)
 {
-    int n = snprintf(buf, buflen, "%s/", m->dir);
-    if (n < 0 || (size_t)n >= buflen) {
-        return INGOT_ERR_NO_RESOURCE;
-    }
-    /* An http(s) URL is used as written: the name's bytes (space, '+', '=', '%', UTF-8) go into
-     * it encoded. An s3:// URL carries the key as stored (its requests encode it). */
-    size_t need = strncasecmp(m->dir, "http", 4) == 0
-                      ? ingot_uri_encode(name, strlen(name), 1, buf + n, buflen - (size_t)n)
-                      : (size_t)snprintf(buf + n, buflen - (size_t)n, "%s", name);
-    return need < buflen - (size_t)n ? INGOT_OK : INGOT_ERR_NO_RESOURCE;
+    return ingot_location_join_text(&m->location, name, buf, buflen) < buflen
+               ? INGOT_OK
+               : INGOT_ERR_NO_RESOURCE;
+}
+
+const ingot_location_t *ingot_manifest_location(ingot_manifest_h m)
+{
+    return &m->location;
+}
+
+ingot_shard_remote_fn ingot_manifest_remote(ingot_manifest_h m)
+{
+    return m->remote;
 }
 
 ingot_status_t ingot_manifest_shard_path(ingot_manifest_h m, uint32_t shard, char *buf,

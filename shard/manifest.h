@@ -4,6 +4,7 @@
 
 #include <ingot/shard.h>
 #include "base/hash.h"
+#include "base/location.h"
 #include "shard/manifest_format.h"
 #include <stddef.h>
 
@@ -14,13 +15,32 @@ typedef struct ingot_manifest_maxima {
     uint32_t fields;       /**< Fields of the widest sample. */
 } ingot_manifest_maxima_t;
 
+/**
+ * Opens a shard that lives at a URL: *fd_p is a descriptor of a local copy (an unlinked temporary
+ * file) of its @p size bytes, fetched under If-Match @p etag (NULL: any version); the identity of
+ * the client that fetched it is written into @p shard; errors name the URL (logged). The object
+ * store lies above this layer: the runtime hands an opener to the manifest when it opens it.
+ */
+typedef ingot_status_t (*ingot_shard_remote_fn)(ingot_location_t *shard, const char *etag,
+                                                uint64_t size, int *fd_p);
+
+/** Where a manifest opened from memory came from (ingot_manifest_open_named). */
+typedef struct ingot_manifest_origin {
+    const char *name;             /**< in messages: its path or URL */
+    const ingot_location_t *dir;  /**< its folder, where its shards' names start (copied): the
+                                       dataset's location */
+    ingot_shard_remote_fn remote; /**< opens its shards when the folder is a URL; NULL: such
+                                       shards cannot be read (named as such) */
+} ingot_manifest_origin_t;
+
 struct ingot_manifest {
     const uint8_t *base; /* the manifest's bytes */
     size_t len;
     void *map;   /* our mapping, or NULL for a buffer */
     void *owned; /* a malloc'd buffer freed at close (ingot_manifest_open_named), or NULL */
-    char *dir;   /* directory shard paths are relative to */
-    char *name;  /* manifest name in messages */
+    ingot_location_t location;    /* its folder: where shard names start, resolved once */
+    ingot_shard_remote_fn remote; /* the opener of its shards at URLs, or NULL */
+    char *name;                   /* manifest name in messages */
     const manifest_header_t *hdr;
     const manifest_shard_t *shards;
     const manifest_name_t *names;
@@ -39,9 +59,16 @@ static inline const char *manifest_str(const struct ingot_manifest *m, uint64_t 
     return m->strtab + manifest_strref_off(ref);
 }
 
-/** The folder of the manifest file @p path, where its shards' relative names start ("." for a
- *  bare file name), into @p dir (@p len bytes). Every opener of a manifest file uses it. */
-void ingot_manifest_dir(const char *path, char *dir, size_t len);
+/**
+ * Where the manifest's dataset lives: its folder (a path, or scheme, endpoint or host, bucket
+ * and key prefix, with the credentials' identity when a client resolved one), resolved when the
+ * manifest was opened. Valid until ingot_manifest_close(); thread-safe.
+ */
+const ingot_location_t *ingot_manifest_location(ingot_manifest_h manifest);
+
+/** The opener of the manifest's shards at URLs the runtime handed it at open, or NULL. */
+ingot_shard_remote_fn ingot_manifest_remote(ingot_manifest_h manifest);
+
 /* @p name (a shard or file the manifest names) beside the manifest, into @p buf: its folder,
  * '/', the name (percent-encoded when the folder is an http(s) URL). INGOT_ERR_NO_RESOURCE when
  * @p buflen is too small. */
@@ -80,21 +107,23 @@ ingot_status_t ingot_manifest_scan_samples(const struct ingot_manifest *m,
                                            ingot_manifest_maxima_t *max);
 
 /**
- * Open a manifest file (memory-mapped). The public ingot_manifest_open() is the runtime's
- * (runtime/store/manifest.c): it opens a URL through the object store and a path through this.
+ * Open a manifest file (memory-mapped); its location is the file's folder, and it has no opener
+ * of shards at URLs (its shards are files). The public ingot_manifest_open() and
+ * ingot_manifest_open_buffer() are the runtime's (runtime/store/manifest.c): they resolve the
+ * location, open a URL through the object store and a path through this.
  * Errors as ingot_manifest_open().
  */
 ingot_status_t ingot_manifest_open_file(const char *path, unsigned flags,
                                         ingot_manifest_h *manifest_p);
 
 /**
- * ingot_manifest_open_buffer() with a @p name for messages (a URL) and, with @p own, the
- * buffer's ownership: a malloc'd @p buf is freed by ingot_manifest_close() (on success only; on
- * failure it stays the caller's). @p base_dir may be a URL ("s3://bucket/prefix"): shard paths
- * are then resolved to URLs.
+ * Open a manifest held in memory (as ingot_manifest_open_buffer()) from @p origin (its name, its
+ * folder's location, the opener of its shards at URLs) and, with @p own, the buffer's
+ * ownership: a malloc'd @p buf is freed by ingot_manifest_close() (on success only; on failure
+ * it stays the caller's). A folder at a URL ("s3://bucket/prefix") resolves shard paths to URLs.
  */
-ingot_status_t ingot_manifest_open_named(const void *buf, size_t len, const char *name,
-                                         const char *base_dir, unsigned flags, int own,
-                                         ingot_manifest_h *manifest_p);
+ingot_status_t ingot_manifest_open_named(const void *buf, size_t len,
+                                         const ingot_manifest_origin_t *origin, unsigned flags,
+                                         int own, ingot_manifest_h *manifest_p);
 
 #endif

@@ -21,7 +21,7 @@ ingot_status_t ingot_shard_reader_create(ingot_manifest_h m, ingot_shard_reader_
         return INGOT_ERR_NO_MEMORY;
     }
     r->m = m;
-    ingot_status_t st = ingot_shard_files_create(m, 0, &r->files);
+    ingot_status_t st = ingot_shard_fds_create(m, 0, &r->fds);
     if (st == INGOT_OK) {
         st = ingot_shard_dict_load(m, &r->dict);
     }
@@ -43,7 +43,7 @@ void ingot_shard_reader_destroy(ingot_shard_reader_h r)
     }
     ingot_shard_codec_release(&r->codec);
     ingot_shard_dict_destroy(r->dict);
-    ingot_shard_files_destroy(r->files);
+    ingot_shard_fds_destroy(r->fds);
     free(r->fields);
     free(r);
 }
@@ -82,7 +82,7 @@ ingot_status_t ingot_shard_reader_read(ingot_shard_reader_h r, uint64_t index, v
                           "bytes is smaller than the sample (%" PRIu64 ")",
                           index, s->key, buflen, s->length);
     }
-    INGOT_CHECK(ingot_shard_files_get(r->files, s->shard, &src));
+    INGOT_CHECK(ingot_shard_fds_get(r->fds, s->shard, &src));
     INGOT_CHECK(ingot_file_read(src, s->offset, buf, (size_t)s->length));
     return ingot_shard_codec_verify(r->m, &rows, buf, INGOT_SHARD_LAYOUT_STORED,
                                     INGOT_SHARD_VERIFY_FAIL, NULL);

@@ -4,13 +4,13 @@
 
 #include <ingot/shard.h>
 #include "shard/codec.h"
-#include "shard/files.h"
+#include "shard/fds.h"
 #include "shard/manifest.h"
 
 struct ingot_shard_reader {
     struct ingot_manifest *m;
-    ingot_shard_files_t *files; /* shard descriptors, opened on first use */
-    ingot_shard_dict_t *dict;   /* loaded once per reader */
+    ingot_shard_fds_t *fds;   /* shard descriptors, opened on first use */
+    ingot_shard_dict_t *dict; /* loaded once per reader */
     ingot_shard_codec_t codec;
     ingot_sample_info_t sample; /* rows of the last sample looked up */
     ingot_field_info_t *fields;

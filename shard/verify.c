@@ -54,7 +54,7 @@ static void vf_shard_fault(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, 
 static void vf_shard_begin(vf_t *v, uint32_t row, const ingot_shard_info_t *sh,
                            ingot_file_t **src_p)
 {
-    ingot_status_t st = ingot_shard_files_get(v->r->files, row, src_p);
+    ingot_status_t st = ingot_shard_fds_get(v->r->fds, row, src_p);
     if (st != INGOT_OK) {
         *src_p = NULL;
         vf_shard_fault(v, row, sh, st);
@@ -77,8 +77,8 @@ static void vf_shard_end(vf_t *v, uint32_t row, const ingot_shard_info_t *sh, in
     if (st != INGOT_OK) {
         vf_shard_fault(v, row, sh, st);
     }
-    if (ingot_shard_path_is_url(src->name)) {
-        ingot_shard_files_release(v->r->files, row); /* its local copy: one shard at a time */
+    if (ingot_location_is_remote(ingot_manifest_location(v->r->m))) {
+        ingot_shard_fds_release(v->r->fds, row); /* its local copy: one shard at a time */
     }
 }
 
@@ -87,7 +87,7 @@ static ingot_status_t vf_check(vf_t *v, const ingot_shard_rows_t *rows, uint32_t
 {
     const ingot_sample_info_t *s = rows->sample;
     ingot_file_t *src;
-    INGOT_CHECK(ingot_shard_files_get(v->r->files, s->shard, &src));
+    INGOT_CHECK(ingot_shard_fds_get(v->r->fds, s->shard, &src));
     INGOT_CHECK(ingot_file_read(src, s->offset, v->buf, (size_t)s->length));
     INGOT_CHECK(ingot_shard_codec_verify(v->r->m, rows, v->buf, INGOT_SHARD_LAYOUT_STORED,
                                          INGOT_SHARD_VERIFY_FAIL, field_p));

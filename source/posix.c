@@ -3,7 +3,7 @@
  * IOV_MAX by base/io), or an aligned window for O_DIRECT. Errors name the shard and offset.
  */
 #include "source/posix.h"
-#include "shard/files.h"
+#include "shard/fds.h"
 #include "base/io.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -14,7 +14,7 @@
 
 typedef struct posix_source {
     ingot_source_t base;
-    ingot_shard_files_t *files;
+    ingot_shard_fds_t *fds;
     int direct;
 } posix_source_t;
 
@@ -74,7 +74,7 @@ static ingot_status_t posix_submit(ingot_source_t *src, ingot_source_req_t *req)
         }
     }
     ingot_file_t *f;
-    ingot_status_t st = ingot_shard_files_get(p->files, req->shard, &f);
+    ingot_status_t st = ingot_shard_fds_get(p->fds, req->shard, &f);
     if (st == INGOT_OK) {
         st = posix_check(p, req, f);
     }
@@ -104,7 +104,7 @@ static const char *posix_describe(const ingot_source_t *src, uint32_t shard, cha
     const posix_source_t *p = (const posix_source_t *)src;
     ingot_file_t *f;
     const char *kind = p->direct ? "posix-direct" : "posix";
-    if (shard == INGOT_SOURCE_ALL || ingot_shard_files_get(p->files, shard, &f) != INGOT_OK) {
+    if (shard == INGOT_SOURCE_ALL || ingot_shard_fds_get(p->fds, shard, &f) != INGOT_OK) {
         snprintf(buf, len, "%s", kind);
     } else {
         snprintf(buf, len, "%s:%s", kind, f->name);
@@ -115,7 +115,7 @@ static const char *posix_describe(const ingot_source_t *src, uint32_t shard, cha
 static void posix_destroy(ingot_source_t *src)
 {
     posix_source_t *p = (posix_source_t *)src;
-    ingot_shard_files_destroy(p->files);
+    ingot_shard_fds_destroy(p->fds);
     free(p);
 }
 
@@ -132,8 +132,8 @@ ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int direct,
     if (p == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    ingot_status_t st = ingot_shard_files_create(manifest, direct ? INGOT_SHARD_FILES_DIRECT : 0,
-                                                 &p->files);
+    ingot_status_t st = ingot_shard_fds_create(manifest, direct ? INGOT_SHARD_FDS_DIRECT : 0,
+                                               &p->fds);
     if (st != INGOT_OK) {
         free(p);
         return st;

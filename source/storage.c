@@ -30,17 +30,10 @@ static const ingot_config_field_t storage_fields[] = {
 INGOT_CONFIG_MODULE(ingot_storage, "storage", INGOT_CONFIG_ORDER_RUNTIME - 3, storage_fields,
                     ingot_storage_config_t, NULL)
 
-static int storage_is_url(const char *location)
-{
-    return location != NULL &&
-           (strncmp(location, "s3://", 5) == 0 || strncmp(location, "http://", 7) == 0 ||
-            strncmp(location, "https://", 8) == 0);
-}
-
-uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const char *location,
+uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const ingot_location_t *location,
                                ingot_order_mode_t mode)
 {
-    if (storage_is_url(location)) {
+    if (ingot_location_is_remote(location)) {
         return mode == INGOT_ORDER_LOCALITY ? STORAGE_READERS_PARTS : STORAGE_READERS_REMOTE;
     }
     return ingot_source_emulation_active(&cfg->storage->emulate) ? STORAGE_READERS_REMOTE
@@ -49,7 +42,7 @@ uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const char *locat
 
 static int storage_wanted(const ingot_tier_plan_t *plan)
 {
-    return !storage_is_url(plan->location);
+    return !ingot_location_is_remote(plan->location);
 }
 
 /* POSIX reads, behind the emulated store when asked. */

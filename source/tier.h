@@ -31,6 +31,7 @@
 #include <ingot/loader.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
+#include "base/location.h"
 #include "shard/codec.h"
 #include "source/source.h"
 #include "topology/topo.h"
@@ -91,7 +92,7 @@ typedef struct ingot_tier_plan {
     ingot_abort_t *peer_lost;       /**< raised when a peer is declared lost (may be NULL) */
     const ingot_tier_config_t *cfg; /**< the configuration of every tier */
     /* the data and its order */
-    const char *location; /**< the manifest's path or URL */
+    const ingot_location_t *location; /**< where the manifest is (resolved when it was opened) */
     ingot_manifest_h manifest;
     ingot_order_h order;
     ingot_order_mode_t order_mode;

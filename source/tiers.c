@@ -126,7 +126,7 @@ static ingot_status_t chain_wanted(const ingot_tier_plan_t *plan, uint32_t *mask
                         "manifest '%s'): every rank must read the same manifest with the same "
                         "INGOT_* settings",
                         chain_kinds[k]->name, (mine >> k) & 1u ? "wants" : "does not want",
-                        plan->location);
+                        plan->location->text);
             st = INGOT_ERR_CONFIG;
         }
     }

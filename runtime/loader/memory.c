@@ -21,7 +21,8 @@
 /* Readers when neither the parameters nor INGOT_READERS say: what storage wants in flight. */
 static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
 {
-    return ingot_storage_readers(&cfg->tiers, l->params.manifest_path, l->params.order_mode);
+    return ingot_storage_readers(&cfg->tiers, ingot_manifest_location(l->manifest),
+                                 l->params.order_mode);
 }
 
 static uint32_t cpuset_cores(void)

@@ -5,6 +5,7 @@
  */
 #include "runtime/loader/loader_impl.h"
 #include "runtime/context_impl.h"
+#include "shard/manifest.h"
 #include "base/cuda.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -83,7 +84,7 @@ static void tiers_plan(ingot_loader_h l, ingot_tier_plan_t *p)
                                            INGOT_PEER_FAILURE_ABORT,
                              .peer_lost = &ctx->peer_lost,
                              .cfg = &ctx->cfg.tiers,
-                             .location = l->params.manifest_path,
+                             .location = ingot_manifest_location(l->manifest),
                              .manifest = l->manifest,
                              .order = l->order,
                              .order_mode = l->params.order_mode,

@@ -25,22 +25,22 @@
 typedef struct build {
     const ingot_store_build_params_t *p;
     const char *suffix;
-    char *prefix;   /* s3://BUCKET/PREFIX/ ('/'-ended) */
-    char *manifest; /* its URL */
-    char bucket[256];
-    const char *key_prefix; /* PREFIX/ within prefix */
+    char *prefix;              /* s3://BUCKET/PREFIX/ ('/'-ended) */
+    ingot_location_t where;    /* the prefix, resolved (its key: PREFIX/, what LIST lists) */
+    ingot_location_t folder;   /* s3://BUCKET/PREFIX, where the names start */
+    ingot_location_t manifest; /* its URL, resolved */
     char tmpdir[PATH_MAX], tmpfile[PATH_MAX];
     ingot_objstore_t *client;
     ingot_manifest_builder_h builder;
     ingot_store_build_report_t rep;
 } build_t;
 
-/* The prefix ('/'-ended), the manifest's URL (directly under it), the bucket. */
+/* The prefix ('/'-ended) and the manifest's URL (directly under it), resolved. */
 static ingot_status_t build_names(build_t *b)
 {
     const ingot_store_build_params_t *p = b->p;
     size_t n = strlen(p->prefix);
-    if (strncmp(p->prefix, "s3://", 5) != 0) {
+    if (ingot_location_scheme(p->prefix) != INGOT_LOCATION_S3) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "manifest build: '%s' is not an s3:// prefix (a bucket is listed; an "
                           "http(s) server cannot be)",
@@ -50,28 +50,18 @@ static ingot_status_t build_names(build_t *b)
         0) {
         return INGOT_ERR_NO_MEMORY;
     }
+    INGOT_CHECK(ingot_location_parse(b->prefix, 0, &b->where));
+    INGOT_CHECK(ingot_location_dir(&b->where, &b->folder));
     const char *m = INGOT_PARAM_VALUE(p, manifest, INGOT_STORE_BUILD_PARAM_FIELD_MANIFEST, NULL);
-    if (m != NULL ? (b->manifest = strdup(m)) == NULL
-                  : asprintf(&b->manifest, "%s%s", b->prefix, BUILD_DEFAULT_NAME) < 0) {
-        return INGOT_ERR_NO_MEMORY;
-    }
     size_t pl = strlen(b->prefix);
-    if (strncmp(b->manifest, b->prefix, pl) != 0 || strchr(b->manifest + pl, '/') != NULL ||
-        b->manifest[pl] == '\0') {
+    if (m != NULL &&
+        (strncmp(m, b->prefix, pl) != 0 || strchr(m + pl, '/') != NULL || m[pl] == '\0')) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "manifest build: the manifest '%s' must lie directly under the prefix "
                           "'%s' (shard names are relative to it)",
-                          b->manifest, b->prefix);
+                          m, b->prefix);
     }
-    const char *slash = strchr(b->prefix + 5, '/');
-    if (slash == NULL || slash == b->prefix + 5 ||
-        (size_t)(slash - b->prefix - 5) >= sizeof(b->bucket)) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "manifest build: '%s' names no bucket",
-                          p->prefix);
-    }
-    snprintf(b->bucket, sizeof(b->bucket), "%.*s", (int)(slash - b->prefix - 5), b->prefix + 5);
-    b->key_prefix = slash + 1;
-    return INGOT_OK;
+    return ingot_location_join(&b->folder, m != NULL ? m + pl : BUILD_DEFAULT_NAME, &b->manifest);
 }
 
 /* The builder, writing into a temporary folder. */
@@ -102,29 +92,27 @@ static int build_takes(const build_t *b, const char *rel)
 {
     size_t n = strlen(rel), s = strlen(b->suffix);
     return n > s && strcmp(rel + n - s, b->suffix) == 0 &&
-           strcmp(rel, b->manifest + strlen(b->prefix)) != 0;
+           strcmp(rel, b->manifest.text + strlen(b->prefix)) != 0;
 }
 
 /* One listed object: fetched into a temporary file and indexed under its name. */
 static ingot_status_t build_shard(build_t *b, const ingot_objstore_entry_t *e)
 {
-    const char *rel = e->key + strlen(b->key_prefix);
+    const char *rel = e->key + strlen(b->where.key);
     if (!build_takes(b, rel)) {
         b->rep.skipped++;
         return INGOT_OK;
     }
-    char *url;
-    if (asprintf(&url, "s3://%s/%s", b->bucket, e->key) < 0) {
-        return INGOT_ERR_NO_MEMORY;
-    }
+    ingot_location_t shard;
+    INGOT_CHECK(ingot_location_join(&b->folder, rel, &shard));
     int fd = -1;
-    ingot_status_t st = ingot_store_local_copy(url, e->etag, e->size, &fd);
+    ingot_status_t st = ingot_store_local_copy(&shard, e->etag, e->size, &fd);
     if (st == INGOT_OK) {
-        ingot_file_t f = {.fd = fd, .size = e->size, .name = url};
+        ingot_file_t f = {.fd = fd, .size = e->size, .name = shard.text};
         st = ingot_manifest_builder_add_source(b->builder, &f, rel, e->etag);
         close(fd);
     }
-    free(url);
+    ingot_location_release(&shard);
     b->rep.shards += st == INGOT_OK;
     b->rep.bytes += st == INGOT_OK ? e->size : 0;
     return st;
@@ -167,7 +155,7 @@ static ingot_status_t build_write(build_t *b)
         ingot_manifest_query(m, &mi);
         b->rep.samples = mi.sample_count;
         ingot_manifest_close(m);
-        st = ingot_store_put(b->manifest, data, len);
+        st = ingot_store_put(&b->manifest, data, len);
     }
     b->rep.manifest_bytes = len;
     free(data);
@@ -182,7 +170,9 @@ static void build_free(build_t *b)
         rmdir(b->tmpdir);
     }
     free(b->prefix);
-    free(b->manifest);
+    ingot_location_release(&b->where);
+    ingot_location_release(&b->folder);
+    ingot_location_release(&b->manifest);
 }
 
 ingot_status_t ingot_store_manifest_build(const ingot_store_build_params_t *params,
@@ -195,7 +185,7 @@ ingot_status_t ingot_store_manifest_build(const ingot_store_build_params_t *para
     build_t b = {.p = params};
     b.suffix = INGOT_PARAM_VALUE(params, suffix, INGOT_STORE_BUILD_PARAM_FIELD_SUFFIX, ".tar");
     ingot_status_t st = build_names(&b);
-    if (st == INGOT_OK && (st = ingot_store_client(b.prefix, &b.client)) == INGOT_OK &&
+    if (st == INGOT_OK && (st = ingot_objstore_shared(&b.where, &b.client)) == INGOT_OK &&
         (st = build_builder(&b)) == INGOT_OK && (st = build_shards(&b)) == INGOT_OK) {
         st = build_write(&b);
     }

@@ -1,12 +1,12 @@
 /*
- * Manifests and shards at URLs for the tools: the public ingot_manifest_open() (a URL with one
- * GET into memory, a path through shard/), and the opener shard/ calls for a shard at a URL
- * (verify, cat, the builder): a local copy in an unlinked temporary file, fetched in parts of
- * INGOT_S3_PART_SIZE under the manifest's ETag and size. The loader does not use these: it reads
- * shards with ranged GETs through its own source.
+ * Manifests and shards at URLs for the tools: the public ingot_manifest_open() and
+ * ingot_manifest_open_buffer() (the location resolved once: a URL fetched with one GET into
+ * memory, a path through shard/), and the opener every manifest they open is handed for its
+ * shards at URLs (verify, cat; the builder's listed shards): a local copy in an unlinked
+ * temporary file, fetched in parts of INGOT_S3_PART_SIZE under the manifest's ETag and size. The
+ * loader's reads do not use the opener: it reads shards with ranged GETs through its own source.
  */
 #include "runtime/store/store.h"
-#include "shard/files.h"
 #include "shard/manifest.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -21,27 +21,58 @@
 /* Parts of a shard's local copy in flight at once. */
 #define STORE_COPY_INFLIGHT 4
 
+ingot_status_t ingot_store_manifest_open(const void *buf, size_t len, const char *name,
+                                         const ingot_location_t *dir, unsigned flags, int own,
+                                         ingot_manifest_h *manifest_p)
+{
+    ingot_manifest_origin_t origin = {.name = name, .dir = dir, .remote = ingot_store_local_copy};
+    return ingot_manifest_open_named(buf, len, &origin, flags, own, manifest_p);
+}
+
+/* A manifest at a URL: fetched whole (one GET), opened from memory beside its folder. */
+static ingot_status_t store_open_url(ingot_location_t *loc, unsigned flags,
+                                     ingot_manifest_h *manifest_p)
+{
+    ingot_location_t dir = {0};
+    void *data = NULL;
+    size_t size = 0;
+    ingot_status_t st = ingot_store_fetch(loc, INGOT_STORE_MANIFEST_MAX, &data, &size, NULL);
+    if (st == INGOT_OK && (st = ingot_location_dir(loc, &dir)) == INGOT_OK) {
+        st = ingot_store_manifest_open(data, size, loc->text, &dir, flags, 1, manifest_p);
+    }
+    if (st != INGOT_OK) {
+        free(data);
+    }
+    ingot_location_release(&dir);
+    return st;
+}
+
+ingot_status_t ingot_store_open(ingot_location_t *loc, unsigned flags, ingot_manifest_h *manifest_p)
+{
+    return ingot_location_is_remote(loc) ? store_open_url(loc, flags, manifest_p)
+                                         : ingot_manifest_open_file(loc->text, flags, manifest_p);
+}
+
 ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manifest_h *manifest_p)
 {
+    ingot_location_t loc;
     if (path == NULL || manifest_p == NULL) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
     }
-    if (!ingot_store_is_url(path)) {
-        return ingot_manifest_open_file(path, flags, manifest_p);
-    }
-    char *dir = ingot_store_url_dir(path);
-    void *data = NULL;
-    size_t size = 0;
-    ingot_status_t st = dir ? ingot_store_fetch(path, INGOT_STORE_MANIFEST_MAX, &data, &size, NULL)
-                            : ingot_fail(INGOT_ERR_INVALID_PARAM,
-                                         "manifest URL '%s' names no object", path);
-    if (st == INGOT_OK) {
-        st = ingot_manifest_open_named(data, size, path, dir, flags, 1, manifest_p);
-        if (st != INGOT_OK) {
-            free(data);
-        }
-    }
-    free(dir);
+    INGOT_CHECK(ingot_location_parse(path, INGOT_LOCATION_OBJECT, &loc));
+    ingot_status_t st = ingot_store_open(&loc, flags, manifest_p);
+    ingot_location_release(&loc);
+    return st;
+}
+
+ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const char *base_dir,
+                                          unsigned flags, ingot_manifest_h *manifest_p)
+{
+    ingot_location_t dir;
+    INGOT_CHECK(ingot_location_parse(base_dir ? base_dir : ".", 0, &dir));
+    ingot_status_t st = ingot_store_manifest_open(buf, len, "<manifest buffer>", &dir, flags, 0,
+                                                  manifest_p);
+    ingot_location_release(&dir);
     return st;
 }
 
@@ -91,12 +122,14 @@ static ingot_status_t store_copy(ingot_objstore_t *c, const ingot_objstore_objec
     return st;
 }
 
-ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_t size, int *fd_p)
+ingot_status_t ingot_store_local_copy(ingot_location_t *loc, const char *etag, uint64_t size,
+                                      int *fd_p)
 {
     ingot_objstore_t *c;
     ingot_objstore_object_t *o = NULL;
-    INGOT_CHECK(ingot_store_client(url, &c));
-    INGOT_CHECK(ingot_objstore_object_create(c, url, &o));
+    const char *url = loc->text;
+    INGOT_CHECK(ingot_objstore_shared(loc, &c));
+    INGOT_CHECK(ingot_objstore_object_at(c, loc, &o));
     int fd = store_tmpfile(size, url);
     char *map = (fd >= 0 && size > 0)
                     ? mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
@@ -116,10 +149,4 @@ ingot_status_t ingot_store_local_copy(const char *url, const char *etag, uint64_
     }
     *fd_p = fd;
     return st;
-}
-
-/* shard/'s opener of shards at URLs (shard/files.h) is this file's local copy. */
-__attribute__((constructor)) static void store_opener_register(void)
-{
-    ingot_shard_remote_set(ingot_store_local_copy);
 }

@@ -10,6 +10,7 @@
 #include "shard/manifest.h"
 #include "base/base_config.h"
 #include "base/hash.h"
+#include "base/location.h"
 #include "base/log.h"
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,7 +100,7 @@ static ingot_status_t tool_manifest_open(const char *path, tool_manifest_t *t)
 {
     ingot_manifest_info_t mi;
     memset(t, 0, sizeof(*t));
-    if (strstr(path, "://") != NULL) { /* opening a URL is the runtime's, above this layer */
+    if (ingot_location_is_url(path)) { /* opening a URL is the runtime's, above this layer */
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "disk cache: manifest '%s' is a URL: give a local copy of it (entries "
                           "are named by the shards' hashes, the same in any copy)",

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NP_MAGIC   0x7374726170646f6eull /* "nodparts" */
+#define NP_MAGIC   0x7374726170646f6eull  /* "nodparts" */
 #define NP_BEAT_NS (100ull * 1000 * 1000) /* a fetcher's heartbeat while its GET is out */
 #define NP_NONE    (-1)
 
@@ -53,7 +53,7 @@ typedef struct np_entry {
     int32_t hnext;          /* (lock) hash chain */
     int32_t prev, next;     /* (lock) LRU list (READY, unpinned, unwaited) or free list */
     uint64_t index, offset, length;
-    int32_t fail_status;                      /* NP_FAILED: why */
+    int32_t fail_status;                       /* NP_FAILED: why */
     char fail_msg[INGOT_OBJSTORE_MESSAGE_MAX]; /* NP_FAILED: the GET's message */
 } np_entry_t;
 
@@ -65,7 +65,7 @@ typedef struct np_tally {
 /* The head of the node's segment; the arrays follow at the offsets it records. */
 typedef struct np_head {
     uint64_t magic;
-    pthread_mutex_t lock; /* process-shared, robust */
+    pthread_mutex_t lock;   /* process-shared, robust */
     _Atomic int32_t holder; /* the rank holding the lock (for a message), or NP_NONE */
     uint32_t nparts, nslots, nshards, nepochs;
     uint64_t part_room, seq, first_epoch;
@@ -83,7 +83,7 @@ typedef struct np_fetch {
     _Atomic int done;
 } np_fetch_t;
 
-struct ingot_os_node {
+struct ingot_objsrc_node {
     MPI_Win win;
     np_fetch_t *fetch; /* per entry: this process's GET into it */
     np_head_t *h;
@@ -114,7 +114,7 @@ static void np_futex_wake(_Atomic uint32_t *w)
 
 /* Lock the segment until @p deadline_ns: INGOT_OK, or INGOT_ERR_TIMED_OUT (logged naming the
  * rank that holds it: a stopped process). A holder that died leaves it consistent again. */
-static ingot_status_t np_lock(ingot_os_node_t *n, uint64_t deadline_ns)
+static ingot_status_t np_lock(ingot_objsrc_node_t *n, uint64_t deadline_ns)
 {
     struct timespec now, abs;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -136,7 +136,7 @@ static ingot_status_t np_lock(ingot_os_node_t *n, uint64_t deadline_ns)
     return INGOT_OK;
 }
 
-static void np_unlock(ingot_os_node_t *n)
+static void np_unlock(ingot_objsrc_node_t *n)
 {
     atomic_store(&n->h->holder, NP_NONE);
     pthread_mutex_unlock(&n->h->lock);
@@ -144,12 +144,12 @@ static void np_unlock(ingot_os_node_t *n)
 
 /* ------------------------------------------------------------------ lists (lock held) */
 
-static uint32_t np_slot(const ingot_os_node_t *n, uint32_t shard, uint64_t index)
+static uint32_t np_slot(const ingot_objsrc_node_t *n, uint32_t shard, uint64_t index)
 {
     return (uint32_t)ingot_mix64(((uint64_t)shard << 40) ^ index) & (n->h->nslots - 1);
 }
 
-static int32_t np_find(const ingot_os_node_t *n, uint32_t shard, uint64_t index)
+static int32_t np_find(const ingot_objsrc_node_t *n, uint32_t shard, uint64_t index)
 {
     int32_t i = n->hash[np_slot(n, shard, index)];
     while (i != NP_NONE && (n->e[i].shard != shard || n->e[i].index != index)) {
@@ -158,7 +158,7 @@ static int32_t np_find(const ingot_os_node_t *n, uint32_t shard, uint64_t index)
     return i;
 }
 
-static void np_hash_remove(ingot_os_node_t *n, int32_t i)
+static void np_hash_remove(ingot_objsrc_node_t *n, int32_t i)
 {
     int32_t *at = &n->hash[np_slot(n, n->e[i].shard, n->e[i].index)];
     while (*at != NP_NONE && *at != i) {
@@ -169,7 +169,7 @@ static void np_hash_remove(ingot_os_node_t *n, int32_t i)
     }
 }
 
-static void np_lru_remove(ingot_os_node_t *n, int32_t i)
+static void np_lru_remove(ingot_objsrc_node_t *n, int32_t i)
 {
     np_head_t *h = n->h;
     np_entry_t *e = &n->e[i];
@@ -186,7 +186,7 @@ static void np_lru_remove(ingot_os_node_t *n, int32_t i)
     h->nlru--;
 }
 
-static void np_lru_push(ingot_os_node_t *n, int32_t i)
+static void np_lru_push(ingot_objsrc_node_t *n, int32_t i)
 {
     np_head_t *h = n->h;
     n->e[i].prev = h->lru_tail;
@@ -200,7 +200,7 @@ static void np_lru_push(ingot_os_node_t *n, int32_t i)
     h->nlru++;
 }
 
-static void np_free_push(ingot_os_node_t *n, int32_t i)
+static void np_free_push(ingot_objsrc_node_t *n, int32_t i)
 {
     atomic_store(&n->e[i].state, NP_FREE);
     n->e[i].next = n->h->free_head;
@@ -209,7 +209,7 @@ static void np_free_push(ingot_os_node_t *n, int32_t i)
 }
 
 /* An entry no one touches any more goes back: READY ones to the LRU list, FAILED ones free. */
-static void np_settle(ingot_os_node_t *n, int32_t i)
+static void np_settle(ingot_objsrc_node_t *n, int32_t i)
 {
     np_entry_t *e = &n->e[i];
     if (e->pins != 0 || e->waiting != 0 || e->get != 0) {
@@ -224,7 +224,7 @@ static void np_settle(ingot_os_node_t *n, int32_t i)
 }
 
 /* The entry to fetch into: a free one, else the READY one of the shard read least recently. */
-static int32_t np_take(ingot_os_node_t *n)
+static int32_t np_take(ingot_objsrc_node_t *n)
 {
     np_head_t *h = n->h;
     int32_t i = h->free_head;
@@ -257,20 +257,20 @@ typedef struct np_part {
 } np_part_t;
 
 /* Entries the request needs that are not there, and whether the cache has room for them. */
-static int np_room(ingot_os_node_t *n, uint32_t shard, uint64_t k0, uint64_t k1)
+static int np_room(ingot_objsrc_node_t *n, uint32_t shard, uint64_t k0, uint64_t k1)
 {
     uint32_t need = 0, evictable = n->h->nlru;
     for (uint64_t k = k0; k <= k1; k++) {
         int32_t i = np_find(n, shard, k);
         need += i == NP_NONE;
-        evictable -= i != NP_NONE && atomic_load(&n->e[i].state) == NP_READY &&
-                     n->e[i].pins == 0 && n->e[i].waiting == 0 && n->e[i].get == 0;
+        evictable -= i != NP_NONE && atomic_load(&n->e[i].state) == NP_READY && n->e[i].pins == 0 &&
+                     n->e[i].waiting == 0 && n->e[i].get == 0;
     }
     return need <= n->h->nfree + evictable;
 }
 
 /* Claim part @p k of @p shard for this rank's fetch (lock held, room checked). */
-static int32_t np_claim(ingot_os_node_t *n, os_source_t *s, uint32_t shard, uint64_t k)
+static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k)
 {
     int32_t i = np_take(n);
     np_entry_t *e = &n->e[i];
@@ -292,8 +292,8 @@ static int32_t np_claim(ingot_os_node_t *n, os_source_t *s, uint32_t shard, uint
 }
 
 /* Decide, for each part of the request, what this rank does (lock held). */
-static void np_plan(ingot_os_node_t *n, os_source_t *s, uint32_t shard, uint64_t k0, uint64_t k1,
-                    np_part_t *parts)
+static void np_plan(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k0,
+                    uint64_t k1, np_part_t *parts)
 {
     n->shard_seq[shard] = ++n->h->seq; /* the shard was read now */
     for (uint64_t k = k0; k <= k1; k++) {
@@ -330,7 +330,7 @@ static bool np_fetched(void *arg)
 }
 
 /* Start the GET of entry @p i (claimed by this rank) for a read of @p epoch. */
-static void np_fetch_start(ingot_os_node_t *n, os_source_t *s, int32_t i, uint64_t epoch,
+static void np_fetch_start(ingot_objsrc_node_t *n, os_source_t *s, int32_t i, uint64_t epoch,
                            uint64_t deadline_ns)
 {
     np_entry_t *e = &n->e[i];
@@ -348,7 +348,7 @@ static void np_fetch_start(ingot_os_node_t *n, os_source_t *s, int32_t i, uint64
                                     .deadline_ns = deadline_ns,
                                     .cb = np_get_done,
                                     .arg = f,
-                                    .tally = ingot_os_tally(s, epoch)};
+                                    .tally = ingot_objsrc_tally(s, epoch)};
     atomic_fetch_add(&s->part_fetches, 1);
     if (ingot_objstore_submit(s->client, &f->get) != INGOT_OK) {
         f->get.status = INGOT_ERR_NO_RESOURCE;
@@ -359,7 +359,7 @@ static void np_fetch_start(ingot_os_node_t *n, os_source_t *s, int32_t i, uint64
 
 /* Wait for this rank's GET of entry @p i, beating its heart, and publish what came of it: READY
  * (pinned for this rank's copy) or FAILED with the GET's message; waiters woken. */
-static ingot_status_t np_fetch_end(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
+static ingot_status_t np_fetch_end(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
                                    uint64_t epoch, uint64_t deadline_ns)
 {
     np_entry_t *e = &n->e[i];
@@ -392,7 +392,7 @@ static ingot_status_t np_fetch_end(ingot_os_node_t *n, os_source_t *s, os_req_t 
                  done ? f->get.message : "the GET of a part outlived its deadline");
         np_hash_remove(n, i);
         atomic_store(&e->state, done ? NP_FAILED : NP_LOST);
-        ingot_os_note_failure(r, st, e->fail_msg);
+        ingot_objsrc_note_failure(r, st, e->fail_msg);
         np_settle(n, i);
     }
     np_unlock(n);
@@ -402,7 +402,7 @@ static ingot_status_t np_fetch_end(ingot_os_node_t *n, os_source_t *s, os_req_t 
 
 /* The fetcher of entry @p i went silent for INGOT_PEER_TIMEOUT: abort names it; storage takes
  * the part over (the entry lost for good: its fetcher may still write into it). Lock held. */
-static ingot_status_t np_silent(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i)
+static ingot_status_t np_silent(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *r, int32_t i)
 {
     np_entry_t *e = &n->e[i];
     char msg[INGOT_OBJSTORE_MESSAGE_MAX], what[INGOT_OBJSTORE_DESCRIBE_MAX];
@@ -416,7 +416,7 @@ static ingot_status_t np_silent(ingot_os_node_t *n, os_source_t *s, os_req_t *r,
                                  : "; INGOT_PEER_FAILURE=storage: read by this rank instead");
     if (n->abort_on_silence) {
         ingot_error("%s", msg);
-        ingot_os_note_failure(r, INGOT_ERR_TIMED_OUT, msg);
+        ingot_objsrc_note_failure(r, INGOT_ERR_TIMED_OUT, msg);
         ingot_abort_raise(n->plan->peer_lost);
         return INGOT_ERR_TIMED_OUT;
     }
@@ -432,7 +432,7 @@ static ingot_status_t np_silent(ingot_os_node_t *n, os_source_t *s, os_req_t *r,
 /* Wait for another rank's fetch of entry @p i: INGOT_OK (READY, pinned for this rank's copy),
  * INGOT_ERR_NOT_FOUND (to be planned again: its fetcher went silent and this rank takes over),
  * or a failure (the fetcher's message, or the deadline). */
-static ingot_status_t np_wait(ingot_os_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
+static ingot_status_t np_wait(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *r, int32_t i,
                               uint64_t deadline_ns)
 {
     np_entry_t *e = &n->e[i];
@@ -460,10 +460,10 @@ static ingot_status_t np_wait(ingot_os_node_t *n, os_source_t *s, os_req_t *r, i
                         "objstore: part %" PRIu64 " of shard %u, fetched by rank %d for the node, "
                         "did not arrive before the request's deadline",
                         e->index, e->shard, e->owner);
-        ingot_os_note_failure(r, st, ingot_last_error());
+        ingot_objsrc_note_failure(r, st, ingot_last_error());
     } else { /* FAILED or LOST: the fetcher's verdict is every waiter's */
         st = e->fail_status != INGOT_OK ? e->fail_status : INGOT_ERR_IO;
-        ingot_os_note_failure(r, st, e->fail_msg);
+        ingot_objsrc_note_failure(r, st, e->fail_msg);
     }
     np_settle(n, i);
     np_unlock(n);
@@ -471,7 +471,7 @@ static ingot_status_t np_wait(ingot_os_node_t *n, os_source_t *s, os_req_t *r, i
 }
 
 /* Copy entry @p i's bytes that @p r asked for, then unpin it. */
-static void np_copy(ingot_os_node_t *n, os_req_t *r, int32_t i)
+static void np_copy(ingot_objsrc_node_t *n, os_req_t *r, int32_t i)
 {
     const ingot_source_req_t *req = r->req;
     const np_entry_t *e = &n->e[i];
@@ -479,8 +479,8 @@ static void np_copy(ingot_os_node_t *n, os_req_t *r, int32_t i)
     uint64_t e1 = req->offset + req->length, e2 = e->offset + e->length;
     uint64_t b = e1 < e2 ? e1 : e2;
     if (b > a) {
-        ingot_os_copy_in(req, a - req->offset,
-                         n->arena + (size_t)i * n->h->part_room + (a - e->offset), b - a);
+        ingot_objsrc_copy_in(req, a - req->offset,
+                             n->arena + (size_t)i * n->h->part_room + (a - e->offset), b - a);
     }
     if (np_lock(n, INGOT_DEADLINE_NONE) == INGOT_OK) {
         n->e[i].pins--;
@@ -493,7 +493,7 @@ static void np_copy(ingot_os_node_t *n, os_req_t *r, int32_t i)
 
 /* Every part of @p r, planned under the lock: each copied, waited for or fetched by this rank;
  * a part whose fetcher went silent is planned again (this rank takes it over). */
-static ingot_status_t np_serve(ingot_os_node_t *n, os_source_t *s, os_req_t *r, uint64_t k0,
+static ingot_status_t np_serve(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *r, uint64_t k0,
                                uint64_t k1, uint64_t deadline_ns)
 {
     const ingot_source_req_t *req = r->req;
@@ -501,7 +501,7 @@ static ingot_status_t np_serve(ingot_os_node_t *n, os_source_t *s, os_req_t *r, 
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     for (int round = 0; st == INGOT_ERR_NOT_FOUND && round < 2; round++) {
         if ((st = np_lock(n, deadline_ns)) != INGOT_OK) {
-            ingot_os_note_failure(r, st, ingot_last_error());
+            ingot_objsrc_note_failure(r, st, ingot_last_error());
             return st;
         }
         if (!np_room(n, req->shard, k0, k1)) {
@@ -530,14 +530,14 @@ static ingot_status_t np_serve(ingot_os_node_t *n, os_source_t *s, os_req_t *r, 
     }
     if (st == INGOT_ERR_NOT_FOUND) { /* silent twice over: this rank gives up on the part */
         st = INGOT_ERR_TIMED_OUT;
-        ingot_os_note_failure(r, st, "objstore: a part's fetchers went silent twice");
+        ingot_objsrc_note_failure(r, st, "objstore: a part's fetchers went silent twice");
     }
     return st;
 }
 
-int ingot_os_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
+int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
 {
-    ingot_os_node_t *n = s->node;
+    ingot_objsrc_node_t *n = s->node;
     const ingot_source_req_t *req = r->req;
     uint64_t plen = s->part_len[req->shard];
     uint64_t k0 = req->offset / plen, k1 = (req->offset + req->length - 1) / plen;
@@ -555,7 +555,7 @@ int ingot_os_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     }
     r->direct = 0;
     r->left = 1;
-    ingot_os_finish(s, r); /* completes the caller's request, its first failure noted */
+    ingot_objsrc_finish(s, r); /* completes the caller's request, its first failure noted */
     return 0;
 }
 
@@ -589,7 +589,7 @@ static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint3
 }
 
 /* The leader makes the segment: the lock, every entry free, the index empty. */
-static ingot_status_t np_init(ingot_os_node_t *n, const np_head_t *layout, uint64_t first_epoch)
+static ingot_status_t np_init(ingot_objsrc_node_t *n, const np_head_t *layout, uint64_t first_epoch)
 {
     np_head_t *h = n->h;
     memcpy(h, layout, sizeof(*h));
@@ -616,7 +616,7 @@ static ingot_status_t np_init(ingot_os_node_t *n, const np_head_t *layout, uint6
 }
 
 /* Each rank's pointers into the segment at @p base. */
-static void np_map(ingot_os_node_t *n, char *base)
+static void np_map(ingot_objsrc_node_t *n, char *base)
 {
     n->h = (np_head_t *)base;
     n->e = (np_entry_t *)(base + n->h->entries_off);
@@ -626,8 +626,8 @@ static void np_map(ingot_os_node_t *n, char *base)
     n->arena = base + n->h->arena_off;
 }
 
-ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *plan, uint64_t bytes,
-                                    ingot_os_node_t **node_p)
+ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t *plan,
+                                        uint64_t bytes, ingot_objsrc_node_t **node_p)
 {
     const ingot_node_info_t *node = plan->node;
     MPI_Comm comm = node->node_comm;
@@ -636,13 +636,13 @@ ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *pla
     uint32_t nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
     uint64_t size = np_layout(&layout, nparts, s->nshards, (uint32_t)plan->nepochs,
                               OS_PART_ROOM(s->part_size));
-    ingot_os_node_t *n = ingot_calloc(1, sizeof(*n), "node part cache");
+    ingot_objsrc_node_t *n = ingot_calloc(1, sizeof(*n), "node part cache");
     np_fetch_t *fetch = ingot_calloc(nparts ? nparts : 1, sizeof(*fetch), "node part cache");
     char *base = NULL;
     ingot_status_t st = n && fetch ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     if ((st = ingot_mpi_agree(&comm, st, "node part cache")) == INGOT_OK && n != NULL) {
-        st = INGOT_MPI_CALL("node part cache", MPI_Win_allocate_shared,
-                            leader ? (MPI_Aint)size : 0, 1, MPI_INFO_NULL, comm, &base, &n->win);
+        st = INGOT_MPI_CALL("node part cache", MPI_Win_allocate_shared, leader ? (MPI_Aint)size : 0,
+                            1, MPI_INFO_NULL, comm, &base, &n->win);
         st = ingot_mpi_agree(&comm, st, "node part cache: shared memory");
     }
     if (st == INGOT_OK && n != NULL) {
@@ -676,7 +676,7 @@ ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *pla
     return INGOT_OK;
 }
 
-void ingot_os_node_destroy(ingot_os_node_t *n)
+void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n)
 {
     if (n == NULL) {
         return;
@@ -691,13 +691,13 @@ void ingot_os_node_destroy(ingot_os_node_t *n)
     free(n);
 }
 
-uint32_t ingot_os_node_parts(const ingot_os_node_t *n)
+uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n)
 {
     return n != NULL ? n->h->nparts : 0;
 }
 
-int ingot_os_node_epoch(const ingot_os_node_t *n, uint64_t epoch, uint64_t *gets_p,
-                        uint64_t *bytes_p, uint64_t *asked_p)
+int ingot_objsrc_node_epoch(const ingot_objsrc_node_t *n, uint64_t epoch, uint64_t *gets_p,
+                            uint64_t *bytes_p, uint64_t *asked_p)
 {
     if (n == NULL || epoch < n->h->first_epoch || epoch - n->h->first_epoch >= n->h->nepochs) {
         return -1;

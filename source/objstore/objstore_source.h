@@ -27,7 +27,7 @@
 
 #include <ingot/shard.h>
 #include <ingot/store.h>
-#include "source/objstore/objstore.h"
+#include "client/objstore.h"
 #include "source/source.h"
 #include "source/tier.h"
 #include <mpi.h>

@@ -109,7 +109,7 @@ static void part_copy_out(const os_req_t *r, const os_part_t *p)
     uint64_t e1 = req->offset + req->length, e2 = p->offset + p->length;
     uint64_t b = e1 < e2 ? e1 : e2;
     if (!r->cancelled && b > a) {
-        ingot_os_copy_in(req, a - req->offset, p->buf + (a - p->offset), b - a);
+        ingot_objsrc_copy_in(req, a - req->offset, p->buf + (a - p->offset), b - a);
     }
 }
 
@@ -124,7 +124,7 @@ static void part_copied(os_source_t *s, os_req_t *r, os_part_t *p)
     int last = --r->left == 0;
     pthread_mutex_unlock(&s->lock);
     if (last) {
-        ingot_os_finish(s, r);
+        ingot_objsrc_finish(s, r);
     }
 }
 
@@ -138,7 +138,7 @@ static void part_fail(os_source_t *s, os_part_t *p, ingot_status_t st, const cha
     hash_remove(s, p);
     free_push(s, p);
     for (os_wait_t *w = ws; w != NULL; w = w->next) {
-        ingot_os_note_failure(w->owner, st, message);
+        ingot_objsrc_note_failure(w->owner, st, message);
         w->part = NULL;
         w->finish = --w->owner->left == 0;
     }
@@ -146,7 +146,7 @@ static void part_fail(os_source_t *s, os_part_t *p, ingot_status_t st, const cha
     for (os_wait_t *w = ws, *next; w != NULL; w = next) {
         next = w->next; /* read first: ending its owner frees w */
         if (w->finish) {
-            ingot_os_finish(s, w->owner);
+            ingot_objsrc_finish(s, w->owner);
         }
     }
 }
@@ -269,7 +269,7 @@ static void part_fetch(os_source_t *s, os_part_t *p, uint64_t epoch, uint64_t de
                                     .deadline_ns = deadline_ns,
                                     .cb = part_done,
                                     .arg = p,
-                                    .tally = ingot_os_tally(s, epoch)};
+                                    .tally = ingot_objsrc_tally(s, epoch)};
     s->part_fetches++;
     ingot_status_t st = ingot_objstore_submit(s->client, &p->get);
     if (st != INGOT_OK) {
@@ -277,7 +277,7 @@ static void part_fetch(os_source_t *s, os_part_t *p, uint64_t epoch, uint64_t de
     }
 }
 
-int ingot_os_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
+int ingot_objsrc_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
 {
     const ingot_source_req_t *req = r->req;
     uint64_t plen = s->part_len[req->shard];
@@ -303,7 +303,7 @@ int ingot_os_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     return 0;
 }
 
-ingot_status_t ingot_os_parts_cancel(os_source_t *s, os_req_t *r)
+ingot_status_t ingot_objsrc_parts_cancel(os_source_t *s, os_req_t *r)
 {
     for (uint32_t i = 0; i < r->nwaits; i++) {
         os_wait_t *w = &r->waits[i];
@@ -329,7 +329,7 @@ ingot_status_t ingot_os_parts_cancel(os_source_t *s, os_req_t *r)
 
 /* ------------------------------------------------------------------ life */
 
-ingot_status_t ingot_os_parts_create(os_source_t *s, uint64_t bytes, int numa_node)
+ingot_status_t ingot_objsrc_parts_create(os_source_t *s, uint64_t bytes, int numa_node)
 {
     s->nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
     if (s->nparts == 0) {
@@ -357,7 +357,7 @@ ingot_status_t ingot_os_parts_create(os_source_t *s, uint64_t bytes, int numa_no
     return INGOT_OK;
 }
 
-void ingot_os_parts_destroy(os_source_t *s)
+void ingot_objsrc_parts_destroy(os_source_t *s)
 {
     ingot_mem_free(&s->arena);
     free(s->parts);

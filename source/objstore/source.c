@@ -4,7 +4,7 @@
  * its end and its cancellation, describe, and the counters per epoch.
  */
 #include "source/objstore/source_impl.h"
-#include "source/objstore/objstore_impl.h"
+#include "client/objstore_impl.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -17,7 +17,7 @@
 
 /* ------------------------------------------------------------------ requests */
 
-ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch)
+ingot_objstore_counters_t *ingot_objsrc_tally(os_source_t *s, uint64_t epoch)
 {
     if (s->tallies == NULL || epoch < s->first_epoch || epoch - s->first_epoch >= s->nepochs) {
         return NULL;
@@ -25,7 +25,7 @@ ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch)
     return &s->tallies[epoch - s->first_epoch];
 }
 
-void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *message)
+void ingot_objsrc_note_failure(os_req_t *r, ingot_status_t status, const char *message)
 {
     if (r->status != INGOT_OK) {
         return;
@@ -34,7 +34,8 @@ void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *messa
     snprintf(r->req->error, sizeof(r->req->error), "%s", message ? message : "");
 }
 
-void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from, uint64_t len)
+void ingot_objsrc_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from,
+                          uint64_t len)
 {
     int i = 0;
     while (i < req->iovcnt && at >= req->iov[i].iov_len) {
@@ -49,7 +50,7 @@ void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *fr
     }
 }
 
-void ingot_os_finish(os_source_t *s, os_req_t *r)
+void ingot_objsrc_finish(os_source_t *s, os_req_t *r)
 {
     ingot_source_req_t *req = r->req;
     ingot_status_t status = r->cancelled ? INGOT_ERR_CANCELED : r->status;
@@ -72,13 +73,13 @@ static void piece_done(ingot_objstore_req_t *get)
     os_source_t *s = r->src;
     pthread_mutex_lock(&s->lock);
     if (get->status != INGOT_OK) {
-        ingot_os_note_failure(r, get->status, get->message);
+        ingot_objsrc_note_failure(r, get->status, get->message);
     }
     r->ended++;
     int last = --r->left == 0;
     pthread_mutex_unlock(&s->lock);
     if (last) {
-        ingot_os_finish(s, r);
+        ingot_objsrc_finish(s, r);
     }
 }
 
@@ -116,7 +117,7 @@ static void piece_setup(os_source_t *s, os_req_t *r, uint32_t k, uint64_t at, ui
                                     .deadline_ns = deadline_ns,
                                     .cb = piece_done,
                                     .arg = p,
-                                    .tally = ingot_os_tally(s, req->epoch)};
+                                    .tally = ingot_objsrc_tally(s, req->epoch)};
 }
 
 /* The request's range as GETs of at least a part each, all in flight at once. */
@@ -136,7 +137,7 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
         ingot_status_t st = ingot_objstore_submit(s->client, &r->pieces[k].get);
         if (st != INGOT_OK) { /* refused: no callback; counts as ended */
             pthread_mutex_lock(&s->lock);
-            ingot_os_note_failure(r, st, ingot_last_error());
+            ingot_objsrc_note_failure(r, st, ingot_last_error());
             r->left--;
             pthread_mutex_unlock(&s->lock);
         }
@@ -145,7 +146,7 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     int last = --r->left == 0;
     pthread_mutex_unlock(&s->lock);
     if (last) {
-        ingot_os_finish(s, r);
+        ingot_objsrc_finish(s, r);
     }
 }
 
@@ -208,7 +209,8 @@ static ingot_status_t os_submit(ingot_source_t *src, ingot_source_req_t *req)
     }
     uint64_t deadline = req->deadline_ns;
     req->deadline_ns = deadline + OS_VERDICT_GRACE_NS;
-    if (ingot_os_node_submit(s, r, deadline) != 0 && ingot_os_parts_submit(s, r, deadline) != 0) {
+    if (ingot_objsrc_node_submit(s, r, deadline) != 0 &&
+        ingot_objsrc_parts_submit(s, r, deadline) != 0) {
         direct_submit(s, r, deadline);
     }
     return INGOT_OK;
@@ -252,7 +254,7 @@ static ingot_status_t direct_cancel(os_source_t *s, os_req_t *r)
     }
     pthread_mutex_unlock(&s->lock);
     if (over && !quiet) {
-        ingot_os_finish(s, r); /* the others ended while held: this is the last */
+        ingot_objsrc_finish(s, r); /* the others ended while held: this is the last */
     }
     return quiet ? INGOT_OK : INGOT_ERR_BUSY;
 }
@@ -268,7 +270,7 @@ static ingot_status_t os_cancel(ingot_source_t *src, ingot_source_req_t *req)
     }
     r->cancelled = 1;
     if (!r->direct) {
-        ingot_status_t st = ingot_os_parts_cancel(s, r);
+        ingot_status_t st = ingot_objsrc_parts_cancel(s, r);
         pthread_mutex_unlock(&s->lock);
         return st;
     }
@@ -296,16 +298,16 @@ static void os_destroy(ingot_source_t *src)
         ingot_info("objstore: %s part cache of %u parts: %" PRIu64 " fetched, %" PRIu64
                    " reads served from parts, %" PRIu64 " reads bypassed it (no part free)",
                    s->node ? "the node's" : "this rank's",
-                   s->node ? ingot_os_node_parts(s->node) : s->nparts,
+                   s->node ? ingot_objsrc_node_parts(s->node) : s->nparts,
                    atomic_load(&s->part_fetches), atomic_load(&s->part_hits),
                    atomic_load(&s->part_bypass));
     }
     ingot_objstore_destroy(s->client); /* outstanding GETs end CANCELED: their requests too */
-    ingot_os_node_destroy(s->node);
+    ingot_objsrc_node_destroy(s->node);
     for (uint32_t i = 0; s->objects != NULL && i < s->nshards; i++) {
         ingot_objstore_object_destroy(s->objects[i]);
     }
-    ingot_os_parts_destroy(s);
+    ingot_objsrc_parts_destroy(s);
     pthread_mutex_destroy(&s->lock);
     free(s->objects);
     free(s->sizes);
@@ -400,7 +402,7 @@ static ingot_status_t os_init(os_source_t *s, const ingot_source_objstore_params
     }
     INGOT_CHECK(os_objects(s));
     INGOT_CHECK(os_pool(s, p));
-    return ingot_os_parts_create(s, p->cache_bytes, p->numa_node);
+    return ingot_objsrc_parts_create(s, p->cache_bytes, p->numa_node);
 }
 
 ingot_status_t ingot_source_objstore_create(const ingot_source_objstore_params_t *params,
@@ -441,7 +443,7 @@ ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier
                                            uint64_t bytes)
 {
     os_source_t *s = (os_source_t *)src;
-    ingot_status_t st = ingot_os_node_create(s, plan, bytes, &s->node); /* agreed on the node */
+    ingot_status_t st = ingot_objsrc_node_create(s, plan, bytes, &s->node); /* agreed on the node */
     return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");
 }
 
@@ -450,8 +452,9 @@ ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint6
                                                 uint64_t *asked_p)
 {
     const os_source_t *s = (const os_source_t *)src;
-    return ingot_os_node_epoch(s->node, epoch, gets_p, bytes_p, asked_p) == 0 ? INGOT_OK
-                                                                              : INGOT_ERR_NOT_FOUND;
+    return ingot_objsrc_node_epoch(s->node, epoch, gets_p, bytes_p, asked_p) == 0
+               ? INGOT_OK
+               : INGOT_ERR_NOT_FOUND;
 }
 
 ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t epoch,
@@ -462,7 +465,7 @@ ingot_status_t ingot_source_objstore_stats(const ingot_source_t *src, uint64_t e
         ingot_objstore_stats(s->client, stats_p);
         return INGOT_OK;
     }
-    const ingot_objstore_counters_t *t = ingot_os_tally(s, epoch);
+    const ingot_objstore_counters_t *t = ingot_objsrc_tally(s, epoch);
     if (t == NULL) {
         return INGOT_ERR_OUT_OF_RANGE;
     }

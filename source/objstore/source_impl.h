@@ -7,7 +7,7 @@
 #define INGOT_SOURCE_OBJSTORE_SOURCE_IMPL_H
 
 #include "source/objstore/objstore_source.h"
-#include "source/objstore/stats.h"
+#include "client/stats.h"
 #include "base/mem.h"
 #include <pthread.h>
 
@@ -26,7 +26,7 @@
 typedef struct os_source os_source_t;
 typedef struct os_req os_req_t;
 typedef struct os_part os_part_t;
-typedef struct ingot_os_node ingot_os_node_t;
+typedef struct ingot_objsrc_node ingot_objsrc_node_t;
 
 /** A request waiting for a part (in the part's waiters while attached). */
 typedef struct os_wait {
@@ -107,51 +107,52 @@ struct os_source {
     /* GETs by epoch of the request that made them */
     ingot_objstore_counters_t *tallies;
     uint64_t first_epoch, nepochs;
-    ingot_os_node_t *node; /* the part cache the node's ranks share (node_parts.c), or NULL */
+    ingot_objsrc_node_t *node; /* the part cache the node's ranks share (node_parts.c), or NULL */
 };
 
 /* source.c */
 /** The request's end: status and message into the caller's request, @p r back to the pool,
  *  the caller's completion. Called once, by the thread that brought left to 0 (not holding the
  *  lock). */
-void ingot_os_finish(os_source_t *s, os_req_t *r);
+void ingot_objsrc_finish(os_source_t *s, os_req_t *r);
 /** Note a failure of one of @p r's GETs (lock held): the first one is the request's. */
-void ingot_os_note_failure(os_req_t *r, ingot_status_t status, const char *message);
+void ingot_objsrc_note_failure(os_req_t *r, ingot_status_t status, const char *message);
 /** The counters of @p epoch's GETs, or NULL. */
-ingot_objstore_counters_t *ingot_os_tally(os_source_t *s, uint64_t epoch);
+ingot_objstore_counters_t *ingot_objsrc_tally(os_source_t *s, uint64_t epoch);
 /** Copy @p len bytes of @p from into @p r's iovecs at byte @p at of the request. */
-void ingot_os_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from, uint64_t len);
+void ingot_objsrc_copy_in(const ingot_source_req_t *req, uint64_t at, const char *from,
+                          uint64_t len);
 
 /* parts.c */
 /** Make the part cache of @p bytes (rounded down to whole parts). */
-ingot_status_t ingot_os_parts_create(os_source_t *s, uint64_t bytes, int numa_node);
-void ingot_os_parts_destroy(os_source_t *s);
+ingot_status_t ingot_objsrc_parts_create(os_source_t *s, uint64_t bytes, int numa_node);
+void ingot_objsrc_parts_destroy(os_source_t *s);
 /**
  * Serve @p r from parts: those cached are copied now, the others fetched (one GET each, shared
  * by every request that needs them). Returns 0 when @p r went this way, -1 when it must go
  * direct (no part cache, a range over OS_WAITS_MAX parts, no part free to fetch into).
  */
-int ingot_os_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
+int ingot_objsrc_parts_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
 /** Cancel a request served from parts (lock held): INGOT_OK when nothing more comes for it. */
-ingot_status_t ingot_os_parts_cancel(os_source_t *s, os_req_t *r);
+ingot_status_t ingot_objsrc_parts_cancel(os_source_t *s, os_req_t *r);
 
 /* node_parts.c */
 /** Make the part cache of @p bytes the node's ranks share (collective over plan->node's ranks,
  *  agreed). */
-ingot_status_t ingot_os_node_create(os_source_t *s, const ingot_tier_plan_t *plan, uint64_t bytes,
-                                    ingot_os_node_t **node_p);
+ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t *plan,
+                                        uint64_t bytes, ingot_objsrc_node_t **node_p);
 /** End it (collective over the node). Accepts NULL. */
-void ingot_os_node_destroy(ingot_os_node_t *n);
+void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n);
 /**
  * Serve @p r from the node's parts in the calling thread (waiting for another rank's fetch, or
  * fetching a part itself): 0 when @p r went this way (completed), -1 when it must go direct (no
  * node cache, a range over OS_WAITS_MAX parts, no room).
  */
-int ingot_os_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
+int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
 /** Parts the node's cache holds (0: none). */
-uint32_t ingot_os_node_parts(const ingot_os_node_t *n);
+uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n);
 /** The node's figures for @p epoch: GETs, bytes fetched, bytes asked for: 0, or -1. */
-int ingot_os_node_epoch(const ingot_os_node_t *n, uint64_t epoch, uint64_t *gets_p,
-                        uint64_t *bytes_p, uint64_t *asked_p);
+int ingot_objsrc_node_epoch(const ingot_objsrc_node_t *n, uint64_t epoch, uint64_t *gets_p,
+                            uint64_t *bytes_p, uint64_t *asked_p);
 
 #endif

@@ -5,7 +5,7 @@
  * and the store's figures, in total and per epoch.
  */
 #include "source/objstore/objstore_source.h"
-#include "source/objstore/objstore_config.h"
+#include "client/objstore_config.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -14,16 +14,9 @@
 
 #define store_of(_t) ((ingot_tier_storage_t *)(_t))
 
-static int store_is_url(const char *location)
-{
-    return location != NULL &&
-           (strncmp(location, "s3://", 5) == 0 || strncmp(location, "http://", 7) == 0 ||
-            strncmp(location, "https://", 8) == 0);
-}
-
 static int store_wanted(const ingot_tier_plan_t *plan)
 {
-    return store_is_url(plan->location);
+    return ingot_location_is_remote(plan->location);
 }
 
 /* The largest shard's bytes. */
@@ -78,7 +71,7 @@ static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t *
     int node;
     uint64_t bytes = store_cache_bytes(plan, cfg, &node);
     ingot_source_objstore_params_t p = {.manifest = plan->manifest,
-                                        .url = plan->location,
+                                        .url = plan->location->text,
                                         .nreqs = plan->nreqs,
                                         .iov_max = plan->iov_max,
                                         .cache_bytes = node ? 0 : bytes,

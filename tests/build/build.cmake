@@ -1,9 +1,10 @@
 # The build's own checks (tests/build/): the install (a throwaway consumer built with
 # find_package(ingot) and with pkg-config against an install prefix; label install, which the
 # sanitizer tiers leave out: an uninstrumented consumer cannot link an instrumented library);
-# the layers (includes point down, named file:line; globals start with ingot_; a test of both
-# checkers and of the build's refusal on deliberate violations: the link half of the rule is in
-# the build itself, each layer linking alone with -Wl,--no-undefined); lint (clang-format-14,
+# the layers (includes point down, named file:line; globals start with ingot_; one place decides
+# whether a string is a URL, base/location.c; a test of the checkers and of the build's refusal
+# on deliberate violations: the link half of the rule is in the build itself, each layer linking
+# alone with -Wl,--no-undefined); lint (clang-format-14,
 # clang-tidy-14; each skips with 77 when its tool is missing).
 set(_bd ${INGOT_TESTS}/build)
 ingot_add_test(NAME build.install.consumer LABELS unit install
@@ -12,6 +13,8 @@ find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
   ingot_add_test(NAME build.layers.includes LABELS layers
                  COMMAND ${Python3_EXECUTABLE} ${_bd}/layers/check_includes.py ${PROJECT_SOURCE_DIR})
+  ingot_add_test(NAME build.layers.urls LABELS layers
+                 COMMAND ${Python3_EXECUTABLE} ${_bd}/layers/check_urls.py ${PROJECT_SOURCE_DIR})
   ingot_add_test(NAME build.layers.catch LABELS layers
                  COMMAND ${_bd}/layers/catch_test.sh ${PROJECT_SOURCE_DIR}
                          ${CMAKE_CURRENT_BINARY_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})

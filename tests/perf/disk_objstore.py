@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "source", "objstore"))
+sys.path.insert(0, os.path.join(HERE, "..", "client", "objstore"))
 import harness  # noqa: E402
 
 KEY, SECRET, BUCKET = "AKIDDISK", "disk-secret-0123456789abcdef", "disk"

@@ -45,7 +45,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "source", "objstore"))
+sys.path.insert(0, os.path.join(HERE, "..", "client", "objstore"))
 import harness  # noqa: E402
 
 KEY, SECRET, BUCKET = "AKIDBENCH", "bench-secret-0123456789abcdef", "bench"

@@ -10,7 +10,7 @@
  * pre-faulted buffers; prints one JSON line: MiB/s, this process's CPU-seconds per GiB (user +
  * system, getrusage), requests, GET latency p50/p99. Endpoint and credentials come the AWS way.
  */
-#include "source/objstore/objstore.h"
+#include "client/objstore.h"
 #include "base/time.h"
 #include <inttypes.h>
 #include <pthread.h>
@@ -57,7 +57,7 @@ static double cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Byte i of a test object (tests/source/objstore/harness.py). */
+/* Byte i of a test object (tests/client/objstore/harness.py). */
 static unsigned char pattern(const char *key, uint64_t i)
 {
     unsigned seed = 0;
@@ -182,7 +182,10 @@ int main(int argc, char **argv)
     if (ingot_objstore_config(&dflt) != INGOT_OK) return 1;
     ingot_objstore_config_t cfg = *dflt;
     cfg.connections = conns;
-    ingot_objstore_params_t p = {INGOT_OBJSTORE_PARAM_URL | INGOT_OBJSTORE_PARAM_CONFIG, url, &cfg};
+    ingot_objstore_params_t p = {.field_mask = INGOT_OBJSTORE_PARAM_URL |
+                                               INGOT_OBJSTORE_PARAM_CONFIG,
+                                 .url = url,
+                                 .config = &cfg};
     if (ingot_objstore_create(&p, &b.client) != INGOT_OK ||
         ingot_objstore_object_create(b.client, url, &b.object) != INGOT_OK) {
         return 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The object-store client's ranged-GET rate against SeaweedFS on loopback, by part size.
 
-Starts `weed mini` (tests/source/objstore/harness.py), uploads one object (256 MiB by default),
+Starts `weed mini` (tests/client/objstore/harness.py), uploads one object (256 MiB by default),
 reads it once to warm the page cache and once with objstore_get --verify (every byte checked),
 then measures side by side:
   - curl(1), one signed GET of the whole object (the ceiling of one connection);
@@ -25,7 +25,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "source", "objstore"))
+sys.path.insert(0, os.path.join(HERE, "..", "client", "objstore"))
 import harness  # noqa: E402
 
 KEY, SECRET, BUCKET, OBJ = "AKIDPERF", "perf-secret-0123456789", "perf", "perf/object.bin"

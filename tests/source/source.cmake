@@ -2,7 +2,8 @@
 # the peer cache on 4 ranks (one node with each transport set, two emulated nodes) and its faults
 # (tests/source/cache/faults.sh: a rank stopped and continued, stopped for good, stopped at create
 # and at destroy, killed, on tcp and on shared memory; bad input); the object store
-# (tests/source/objstore/).
+# (tests/source/objstore/: the byte source over the client, end to end; the client's own tests are
+# tests/client/).
 set(_s ${INGOT_TESTS}/source)
 ingot_unit_test(NAME source.source.chain SRC ${_s}/source/test_source.c)
 # The tiers' planning from facts alone, in a process without MPI (source/tier.h).

@@ -2,7 +2,8 @@
 """Layering check: every #include of the library and the apps points down, never up or sideways.
 
 The layers (DESIGN.md, docs/architecture.md), lowest first, each with the layers below it:
-    base  <-  topology, shard  <-  transport (base, topology)  <-  source (+ shard, transport);
+    base  <-  topology, shard  <-  transport (base, topology)  <-  source (+ shard, transport,
+    client);  client (base; beside the transport)  <-  source, runtime;
     collectives (base)  <-  runtime (all)  <-  apps (the public API)
 A file in a layer may include its own layer's headers ("shard/tar.h" from shard/), the headers of
 the layers below it (BELOW, as cmake/layers.cmake links them), public headers (<ingot/...>) and
@@ -22,9 +23,10 @@ BELOW = {
     "topology": {"base"},
     "shard": {"base"},
     "transport": {"base", "topology"},
-    "source": {"base", "topology", "shard", "transport"},
+    "client": {"base"},
+    "source": {"base", "topology", "shard", "transport", "client"},
     "collectives": {"base"},
-    "runtime": {"base", "topology", "shard", "transport", "source", "collectives"},
+    "runtime": {"base", "topology", "shard", "transport", "client", "source", "collectives"},
     "apps": set(),
 }
 LAYERS = set(BELOW)

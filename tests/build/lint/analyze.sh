@@ -10,7 +10,7 @@ build=$(cd "$build" && pwd)
 JOBS=${JOBS:-2}
 CLANG_TIDY=${CLANG_TIDY:-clang-tidy-14}
 RUN_CLANG_TIDY=${RUN_CLANG_TIDY:-run-clang-tidy-14}
-FOLDERS='base|topology|shard|transport|source|collectives|runtime|apps|python' # the layers, the apps, the binding
+FOLDERS='base|topology|shard|transport|client|source|collectives|runtime|apps|python' # the layers, the apps, the binding
 
 for tool in "$CLANG_TIDY" "$RUN_CLANG_TIDY"; do
   if ! command -v "$tool" >/dev/null 2>&1; then

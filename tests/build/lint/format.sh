@@ -22,7 +22,7 @@ if ! command -v "$CLANG_FORMAT" >/dev/null 2>&1; then
   echo "SKIP: $CLANG_FORMAT not found (Debian: apt-get install clang-format-14)"
   exit 77
 fi
-FOLDERS=(base topology shard transport source collectives runtime apps include tests python)
+FOLDERS=(base topology shard transport client source collectives runtime apps include tests python)
 list_files() { # git's list; without git (a tarball, a checkout git deems unsafe): find
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -- "${FOLDERS[@]}"

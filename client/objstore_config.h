@@ -1,0 +1,41 @@
+/*
+ * The object store's INGOT_S3_* variables (objstore_config.c): part size, connections, retries
+ * and their budget, backoff, the request-rate cap, stall and connect timeouts, the metadata
+ * service's deadline, curl's receive buffer.
+ */
+#ifndef INGOT_CLIENT_OBJSTORE_CONFIG_H
+#define INGOT_CLIENT_OBJSTORE_CONFIG_H
+
+#include "base/config.h"
+#include <stdint.h>
+
+typedef struct ingot_objstore_config {
+    uint64_t part_size;        /* bytes of one coalesced ranged GET */
+    int64_t connections;       /* transfers in flight at once, and connections per host */
+    int64_t max_retries;       /* retries of one request (0: until its deadline) */
+    int64_t retry_budget;      /* client-wide retry tokens (0: never retry) */
+    uint64_t backoff_base_ns;  /* first backoff ceiling */
+    uint64_t backoff_max_ns;   /* largest backoff ceiling */
+    int64_t rate_limit;        /* requests started per second per bucket (0: no cap) */
+    uint64_t stall_timeout_ns; /* no byte for this long: the attempt is retried */
+    uint64_t connect_timeout_ns;
+    uint64_t imds_timeout_ns; /* the whole IMDSv2 exchange */
+    uint64_t recv_buffer;     /* CURLOPT_BUFFERSIZE */
+    char *cache;              /* the byte source's part cache: "auto", "off" or a size */
+} ingot_objstore_config_t;
+
+extern ingot_config_table_t ingot_objstore_config_table;
+
+/** INGOT_S3_CACHE's validator (base/config.h: ingot_config_check_fn_t). */
+int ingot_objstore_check_cache(const char *value, char *err, size_t errlen);
+
+/**
+ * INGOT_S3_CACHE parsed: *auto_p = 1 for "auto" (the loader sizes it), else *bytes_p ("off":
+ * 0). Returns 0, or -1 for a value the validator refuses.
+ */
+int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p);
+
+/** The process-wide values (parsed from the environment at the first call). */
+ingot_status_t ingot_objstore_config(const ingot_objstore_config_t **cfg_p);
+
+#endif
