@@ -123,8 +123,14 @@ corrupt)
     printf 'X' | dd of="${files[1]}" bs=1 seek=9000 conv=notrunc 2> /dev/null # damaged
     rm -f "${files[2]}"                                                     # deleted
     printf '\0' | dd of="${files[3]}" bs=1 seek=8 conv=notrunc 2> /dev/null   # format 0
-    ok bad 2 bad -x INGOT_VERIFY=off # the tier's own checks, not the loader's
-    said bad "disk tier: entry .* is bad" 1 2 # by the rank that removed it, once per rank
+    # the tier's own checks, not the loader's; at info level every finding names its entry
+    INGOT_LOG_LEVEL=info ok bad 2 bad -x INGOT_VERIFY=off
+    said bad "warn .*disk tier: entry .* is bad" 1 2 # by the rank that removed it, once per rank
+    # the three entries damaged in place, each found (counters sum findings over ranks: one entry
+    # found by two ranks counts twice), and nothing else
+    found=$(grep -o "disk tier: entry [^ ]* is bad" "$work/bad.out" | awk '{print $4}' | sort -u)
+    damaged=$(printf '%s\n' "${files[0]}" "${files[1]}" "${files[3]}" | sort)
+    [ "$found" = "$damaged" ] || fail "entries found bad: [$found], damaged: [$damaged]"
     ok warm 2 warm
     ;;
 kill)
