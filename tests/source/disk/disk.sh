@@ -63,6 +63,7 @@ said() {
     local n; n=$(grep -c "$2" "$work/$1.out")
     [ "$n" -ge "${3:-1}" ] && [ "$n" -le "${4:-${3:-1}}" ] || fail "$1: '$2' said $n times"
 }
+locked() { [ -e "$1" ] && ! flock -n "$1" true; } # the file exists and a process holds its lock
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
 
 case "$case_" in
@@ -140,7 +141,14 @@ kill)
     # writers holding a temporary's lock: one process each (the shell execs sleep, fd 9 locked)
     (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
     (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
-    sleep 0.5; kill -9 $dead; wait $dead 2> /dev/null
+    # until both hold their lock (flock -n fails on a held one), then the dead writer's dies
+    for _ in $(seq 100); do
+        locked "$orphan" && locked "$live" && break
+        sleep 0.1
+    done
+    locked "$orphan" && locked "$live" || fail "the writers never held $orphan and $live"
+    kill -9 $dead; wait $dead 2> /dev/null
+    [ -e "$orphan" ] && ! locked "$orphan" || fail "$orphan is not an unlocked orphan"
     job victim 4 any -x TEST_DISK_STEP_MS &
     runner=$!
     for _ in $(seq 200); do
