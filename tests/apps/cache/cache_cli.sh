@@ -7,7 +7,8 @@
 #           it, and the shards left whole still match the manifest
 #   evict   --to a size: the folder holds at most that much after, its ledger says so
 #   clean   a dead writer's temporary removed, a live writer's kept
-#   usage   bad command lines (exit 2) and a missing folder (exit 1, named)
+#   usage   bad command lines (exit 2, the message naming the command, option, value or folder)
+#           and a missing folder (exit 1, named)
 set -u
 tool=$1; exe=$2; work=$3/cache-cli-$4; case_=$4
 rm -rf "$work"; mkdir -p "$work"
@@ -71,10 +72,16 @@ clean)
     kill $held; wait $held 2> /dev/null
     ;;
 usage)
-    for args in "" "frobnicate" "verify $work" "evict $work" "evict $work --to 12parsecs" \
-                "list $work $work" "list --bogus"; do
+    # ARGS|what the message must say (the culprit: the command, option, value or folder)
+    for case_ in "|usage: ingot-cache COMMAND" "frobnicate|unknown command 'frobnicate'" \
+                 "verify $work|verify takes one --manifest" "evict $work|evict needs --to SIZE" \
+                 "evict $work --to 12parsecs|--to '12parsecs' is not a size" \
+                 "list $work $work|one folder at most ('$work' is another)" \
+                 "list --bogus|unknown or incomplete option '--bogus'"; do
+        args=${case_%%|*} want=${case_#*|}
         rc=0; "$tool" $args > "$work/out" 2>&1 || rc=$?
         [ $rc = 2 ] || fail "'ingot-cache $args': exit $rc, not 2"
+        grep -qF -- "$want" "$work/out" || fail "'ingot-cache $args': no '$want' ($(head -1 "$work/out"))"
     done
     rc=0; "$tool" list "$work/nowhere" > "$work/out" 2>&1 || rc=$?
     [ $rc = 1 ] && grep -q "folder '$work/nowhere' cannot be used: No such file" "$work/out" ||

@@ -216,6 +216,16 @@ static void scenario_errors(void)
     ingot_objstore_destroy(c);
 }
 
+/* @p r refused at submit, the message saying @p why and naming its range. */
+static void submit_refused(ingot_objstore_t *c, ingot_objstore_req_t *r, const char *why)
+{
+    char want[256];
+    CHECK_STATUS(ingot_objstore_submit(c, r), INGOT_ERR_INVALID_PARAM);
+    snprintf(want, sizeof(want), "request refused: %s (offset %llu, length %llu)", why,
+             (unsigned long long)r->offset, (unsigned long long)r->length);
+    CHECK_CONTAINS(ingot_last_error(), want);
+}
+
 static void scenario_requests_refused(void)
 {
     ingot_objstore_t *c = s3_client();
@@ -231,12 +241,12 @@ static void scenario_requests_refused(void)
                               .iovcnt = 1,
                               .deadline_ns = ingot_deadline_after(1e9)};
     r.length = 0;
-    CHECK_STATUS(ingot_objstore_submit(c, &r), INGOT_ERR_INVALID_PARAM);
+    submit_refused(c, &r, "an empty range or no iovecs");
     r.length = 15; /* iovecs hold 16 */
-    CHECK_STATUS(ingot_objstore_submit(c, &r), INGOT_ERR_INVALID_PARAM);
+    submit_refused(c, &r, "iovecs that do not add up to the length");
     r.length = 16;
     r.offset = big->size - 8; /* past the recorded size */
-    CHECK_STATUS(ingot_objstore_submit(c, &r), INGOT_ERR_INVALID_PARAM);
+    submit_refused(c, &r, "a range past the object's recorded size");
     const char *urls[] = {"s3:/x",        "s3://",      "s3://bucket",
                           "s3://bucket/", "s3://b c/k", "ftp://x/y"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
