@@ -14,6 +14,8 @@ tool=$1; exe=$2; work=$3/cache-cli-$4; case_=$4
 rm -rf "$work"; mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/out" 2> /dev/null; exit 1; }
+# shellcheck source=tests/common/wait.sh
+. "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
 cache=$work/cache m=$work/data/manifest.ingot
 fill() {
     INGOT_DISK_CACHE_DIR=$cache INGOT_DISK_CACHE_PIECE=16KiB INGOT_DISK_CACHE_BYTES=64MiB \
@@ -60,9 +62,11 @@ evict)
 clean)
     mkdir -p "$cache/ab"
     orphan=$cache/ab/ab00000000000001-14-0.fill live=$cache/ab/ab00000000000002-14-0.fill
-    (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
-    (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
-    sleep 0.5; kill -9 $dead; wait $dead 2> /dev/null
+    # writers holding a temporary's lock (one process each), both there and locked; then one dies
+    hold_lock "$orphan" || fail "the writer never held $orphan"; dead=$holder
+    hold_lock "$live" || fail "the writer never held $live"; held=$holder
+    kill -9 "$dead"; wait "$dead" 2> /dev/null
+    [ -e "$orphan" ] && ! locked "$orphan" || fail "$orphan is not an unlocked orphan"
     "$tool" list "$cache" > "$work/out" || fail "list"
     grep -q "1 orphans, 1 fills in progress" "$work/out" || fail "orphans not told from live fills"
     "$tool" clean "$cache" > "$work/out" || fail "clean"

@@ -35,6 +35,8 @@ if [ "$case_" = nodes ] && [ -z "${NODES_HOSTS:-}" ]; then
     exec "$(dirname "$0")/../../netns/nodes.sh" "$work" 2,2 -- "$0" "$@"
 fi
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# shellcheck source=tests/common/wait.sh
+. "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
 mkdir -p "$work"
 rm -rf "$work/cache"
 [ "$case_" = nodes ] || [ -n "${DISK_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -63,7 +65,6 @@ said() {
     local n; n=$(grep -c "$2" "$work/$1.out")
     [ "$n" -ge "${3:-1}" ] && [ "$n" -le "${4:-${3:-1}}" ] || fail "$1: '$2' said $n times"
 }
-locked() { [ -e "$1" ] && ! flock -n "$1" true; } # the file exists and a process holds its lock
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
 
 case "$case_" in
@@ -138,16 +139,10 @@ kill)
     export TEST_DISK_STEP_MS=20
     orphan=$cache/ab/ab00000000000001-14-0.fill live=$cache/ab/ab00000000000002-14-0.fill
     mkdir -p "$cache/ab"
-    # writers holding a temporary's lock: one process each (the shell execs sleep, fd 9 locked)
-    (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
-    (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
-    # until both hold their lock (flock -n fails on a held one), then the dead writer's dies
-    for _ in $(seq 100); do
-        locked "$orphan" && locked "$live" && break
-        sleep 0.1
-    done
-    locked "$orphan" && locked "$live" || fail "the writers never held $orphan and $live"
-    kill -9 $dead; wait $dead 2> /dev/null
+    # writers holding a temporary's lock (one process each), both there and locked; then one dies
+    hold_lock "$orphan" || fail "the writer never held $orphan"; dead=$holder
+    hold_lock "$live" || fail "the writer never held $live"; held=$holder
+    kill -9 "$dead"; wait "$dead" 2> /dev/null
     [ -e "$orphan" ] && ! locked "$orphan" || fail "$orphan is not an unlocked orphan"
     job victim 4 any -x TEST_DISK_STEP_MS &
     runner=$!
