@@ -43,8 +43,10 @@ env=(-x INGOT_TIMEOUT=5s -x INGOT_PEER_TIMEOUT=2s -x INGOT_CACHE_BYTES=67108864
 mode=full
 # shellcheck source=tests/common/wait.sh
 . "$(dirname "$0")/../../common/wait.sh" # now, await_line, seconds_since
-# start the job in the background; $job is mpiexec's pid
+# start the job in the background; $job is mpiexec's pid. The output is emptied first, here: the
+# background job's own redirection may come after await has read the previous job's lines
 start() {
+    : > "$out"
     timeout 120 "$mpiexec" --oversubscribe -np 4 "${env[@]}" "$@" "$exe" $mode "$work" 0 \
         > "$out" 2>&1 &
     job=$!
