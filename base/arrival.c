@@ -1,11 +1,13 @@
 /* A barrier that names who never came (arrival.h). */
 #include "base/arrival.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
 #include "base/watchdog.h"
 #include <inttypes.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -197,6 +199,12 @@ ingot_status_t ingot_mpi_arrive(const ingot_arrival_t *a)
         arrival_free(&s);
         ingot_watchdog_arm(a->what, "MPI_Barrier");
         return ingot_watchdog_disarm(MPI_Barrier(s.comm)) == MPI_SUCCESS ? INGOT_OK : INGOT_ERR_MPI;
+    }
+    if (ingot_fault_check(INGOT_FAULT_ARRIVAL) != 0) { /* tests: stopped once it has arrived */
+        if (s.rank != 0) {
+            MPI_Wait(&s.tokens[0], MPI_STATUS_IGNORE); /* its token is out */
+        }
+        raise(SIGSTOP);
     }
     for (;;) {
         int done = 0;
