@@ -70,7 +70,7 @@ if [ "$case" = storage ]; then
 else
     # the verdict: the first line naming rank 2, timed from the stop (the launcher's teardown
     # after it is bounded by the job's timeout only: it says nothing of ingot)
-    await_line "$out" "rank 2 \(host $host\) (did not answer|never arrived)" 110 $job ||
+    await_line "$out" "rank 2 \(host $host\) (did not answer|never arrived|arrived, then stalled)" 110 $job ||
         fail "no line names rank 2"
     named=$(seconds_since "$t0" "$seen_at")
 fi
@@ -100,8 +100,9 @@ shm)
 train-*)
     # named by a read of the cache (tcp), by the next reduction, by the watchdog's liveness
     # check of an MPI call of ingot's, or by the window free of a loader's destroy (the test
-    # loader made and destroyed for each epoch's evaluation)
-    grep -Eq "(rank 2 \(host $host\) did not answer a read|(a reduction|watchdog: .*) waited [0-9.]+ s, and rank 2 \(host $host\) did not answer for INGOT_PEER_TIMEOUT|window free: rank 2 \(host $host\) never arrived: it did not answer)" \
+    # loader made and destroyed for each epoch's evaluation; stopped before it arrived there, or
+    # after, as the ranks leave together)
+    grep -Eq "(rank 2 \(host $host\) did not answer a read|(a reduction|watchdog: .*) waited [0-9.]+ s, and rank 2 \(host $host\) did not answer for INGOT_PEER_TIMEOUT|window free: rank 2 \(host $host\) (never arrived|arrived, then stalled the ranks leaving together): it did not answer)" \
         "$out" || fail "no rank named"
     ! grep -q "not complete after 60.0 s (INGOT_TIMEOUT)" "$out" ||
         fail "the reduction waited INGOT_TIMEOUT"

@@ -14,6 +14,9 @@
 #                      INGOT_TIMEOUT plus a step, the watchdog naming the operation
 #   stop-destroy       rank 2 stopped just before ingot_loader_destroy: the window free names it
 #                      once it is silent for INGOT_PEER_TIMEOUT, and the job ends
+#   stop-arrived       rank 2 stopped once it has arrived at the window free (fault site
+#                      'arrival'): named as silent (abort), or the wait ends at INGOT_TIMEOUT
+#                      naming nobody (storage)
 #   kill TLS           rank 2 killed (SIGKILL) in epoch 1: the launcher ends the others
 #   corrupt            a damaged byte in every window: caught by the hash, served from storage
 #   refused            a read past a window's end (active messages), or with put a write past
@@ -132,6 +135,35 @@ stop-destroy)
     grep "never arrived" "$out" | head -1
     echo "named $e s after the stop, the job ended $(elapsed "$t0") s after it (INGOT_PEER_TIMEOUT=2s)"
     below "$e" 6 || fail "named after $e s" ;;
+stop-arrived)
+    # rank 2 stops (fault site 'arrival') once it has arrived at the window free: every rank
+    # arrived, but they cannot leave together without it. Under abort it is named once silent
+    # for INGOT_PEER_TIMEOUT; under storage (no liveness check) the wait ends at INGOT_TIMEOUT,
+    # saying so and naming nobody (not rank 0, which was there)
+    host=$(hostname -s)
+    for policy in abort storage; do
+        : > "$out"
+        each=("${env[@]}" -x INGOT_PEER_FAILURE=$policy "$exe" $mode "$work" 0) # per app context
+        timeout 120 "$mpiexec" --oversubscribe -np 2 "${each[@]}" \
+            : -np 1 -x INGOT_FAULT=arrival:1:fail "${each[@]}" : -np 1 "${each[@]}" > "$out" 2>&1 &
+        job=$!
+        await "destroy"; t0=$(now)
+        if [ $policy = abort ]; then
+            want="cache: window free: rank 2 \(host $host\) arrived, then stalled the ranks leaving together: it did not answer for 2\.0 s \(INGOT_PEER_TIMEOUT\)"
+            limit=6
+        else
+            want="cache: window free: every rank arrived, but the ranks could not leave together within 5\.[0-9] s \(INGOT_TIMEOUT\)"
+            limit=9
+        fi
+        await_line "$out" "$want" 60 "$job" || { finish; fail "$policy: no line '$want'"; }
+        e=$(seconds_since "$t0" "$seen_at")
+        finish
+        kill -KILL "$pid" 2> /dev/null
+        [ $rc != 0 ] && [ $rc != 124 ] || fail "$policy: exit $rc: the job should end"
+        ! grep -q "rank 0 (host $host) never arrived" "$out" || fail "$policy: rank 0 named"
+        echo "$policy: said $e s after rank 2 reached destroy"
+        below "$e" $limit || fail "$policy: said after $e s"
+    done ;;
 kill)
     env+=(-x TEST_CACHE_STEP_MS=30)
     start; await "epoch 1 step 3"; kill -KILL "$pid"; t0=$(now); finish
