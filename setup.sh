@@ -32,7 +32,7 @@ PACKAGES=(
   libzstd-dev zstd libxxhash-dev xxhash zlib1g-dev
   clang libclang-rt-14-dev
   clang-format-14 clang-tidy-14
-  python3 python3-dev python3-venv python3-pip python3-torch python3-mpi4py dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
+  python3 python3-dev python3-venv python3-pip python3-torch python3-torchvision python3-mpi4py dataset-fashion-mnist iproute2 util-linux slurm-wlm munge libpmix-dev
   libblas-dev libopenblas-dev
   libjpeg62-turbo-dev libpng-dev python3-pil
   libcurl4-openssl-dev python3-botocore
@@ -81,7 +81,9 @@ install_packages() {
 configure() { # configure DIR [cmake args...]
   local dir=$1; shift
   mkdir -p "$dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$dir/configure.log" 2>&1 \
+  # PACKAGES has python3-torchvision: the tests' cross-checks against it must run, not be left out
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINGOT_TEST_REQUIRE_TORCHVISION=ON "$@" \
+    >"$dir/configure.log" 2>&1 \
     || { cat "$dir/configure.log"; return 1; }
   grep -E '^-- ingot:' "$dir/configure.log" || true
 }

@@ -1,11 +1,13 @@
 /* A barrier that names who never came (arrival.h). */
 #include "base/arrival.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
 #include "base/watchdog.h"
 #include <inttypes.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -32,13 +34,42 @@ static const char *arrival_host(const arrival_state_t *s, int rank)
     return h != NULL ? h : "?";
 }
 
-/* The rank that names a missing one: one line, then the job ends (the collective cannot). */
-static _Noreturn void arrival_fail(const arrival_state_t *s, int who, const char *why)
+/* The rank that names a missing one (@p how: "never arrived", or one that arrived and then
+ * stalled the barrier): one line, then the job ends (the collective cannot). */
+static _Noreturn void arrival_fail(const arrival_state_t *s, int who, const char *how,
+                                   const char *why)
 {
-    ingot_error("%s: rank %d (host %s) never arrived: %s; it stopped, died or hangs, and no rank "
-                "can free what the ranks share without it: ending the job",
-                s->a->what, who, arrival_host(s, who), why);
+    ingot_error("%s: rank %d (host %s) %s: %s; it stopped, died or hangs, and no rank can free "
+                "what the ranks share without it: ending the job",
+                s->a->what, who, arrival_host(s, who), how, why);
     ingot_job_end(71, 1);
+}
+
+static void arrival_silence(const arrival_state_t *s, char *why, size_t len)
+{
+    snprintf(why, len, "it did not answer for %.1f s (INGOT_PEER_TIMEOUT)",
+             (double)s->a->silence_ns / 1e9);
+}
+
+/* Rank 0, every token in but the barrier not done: a rank stopped after it arrived, and the
+ * barrier needs it. Ask every other rank; name one silent while the barrier still waits. */
+static void arrival_check_stalled(arrival_state_t *s, uint64_t now)
+{
+    int n = 0;
+    for (int r = 1; r < s->size; r++) {
+        s->missing[n++] = r;
+    }
+    uint64_t until = now + s->a->silence_ns;
+    s->a->alive(s->missing, n, until < s->deadline ? until : s->deadline, s->silent, s->a->arg);
+    int done = 0;
+    MPI_Test(&s->barrier, &done, MPI_STATUS_IGNORE); /* done: the handle is MPI_REQUEST_NULL */
+    for (int i = 0; !done && i < n; i++) {
+        if (s->silent[i]) {
+            char why[160];
+            arrival_silence(s, why, sizeof(why));
+            arrival_fail(s, s->missing[i], "arrived, then stalled the ranks leaving together", why);
+        }
+    }
 }
 
 /* Rank 0: mark the ranks whose token came in; returns how many are still missing. */
@@ -62,7 +93,12 @@ static int arrival_count(arrival_state_t *s)
 static void arrival_check_missing(arrival_state_t *s, uint64_t now)
 {
     int n = arrival_count(s);
-    if (n == 0 || s->a->alive == NULL || now < s->next_check) {
+    if (s->a->alive == NULL || now < s->next_check) {
+        return;
+    }
+    if (n == 0) {
+        arrival_check_stalled(s, now);
+        s->next_check = ingot_time_ns() + s->a->silence_ns / 4;
         return;
     }
     uint64_t until = now + s->a->silence_ns;
@@ -71,9 +107,8 @@ static void arrival_check_missing(arrival_state_t *s, uint64_t now)
     for (int i = 0; i < n; i++) {
         if (s->silent[i] && !s->arrived[s->missing[i]]) {
             char why[160];
-            snprintf(why, sizeof(why), "it did not answer for %.1f s (INGOT_PEER_TIMEOUT)",
-                     (double)s->a->silence_ns / 1e9);
-            arrival_fail(s, s->missing[i], why);
+            arrival_silence(s, why, sizeof(why));
+            arrival_fail(s, s->missing[i], "never arrived", why);
         }
     }
     s->next_check = ingot_time_ns() + s->a->silence_ns / 4;
@@ -91,9 +126,8 @@ static void arrival_check_root(arrival_state_t *s, uint64_t now)
     MPI_Test(&s->barrier, &done, MPI_STATUS_IGNORE);
     if (silent && !done) {
         char why[160];
-        snprintf(why, sizeof(why), "it did not answer for %.1f s (INGOT_PEER_TIMEOUT)",
-                 (double)s->a->silence_ns / 1e9);
-        arrival_fail(s, 0, why);
+        arrival_silence(s, why, sizeof(why));
+        arrival_fail(s, 0, "never arrived", why);
     }
     s->barrier = done ? MPI_REQUEST_NULL : s->barrier;
     s->next_check = ingot_time_ns() + s->a->silence_ns / 2;
@@ -106,9 +140,15 @@ static void arrival_timeout(arrival_state_t *s, uint64_t now)
     char why[160];
     if (s->rank == 0 && now >= s->deadline) {
         int n = arrival_count(s);
+        if (n == 0) { /* every rank arrived: which one stalls the barrier is not known here */
+            ingot_error("%s: every rank arrived, but the ranks could not leave together within "
+                        "%.1f s (INGOT_TIMEOUT): one stopped, died or hangs since: ending the job",
+                        s->a->what, (double)(now - s->start) / 1e9);
+            ingot_job_end(71, 1);
+        }
         snprintf(why, sizeof(why), "not there after %.1f s (INGOT_TIMEOUT; %d rank(s) missing)",
                  (double)(now - s->start) / 1e9, n);
-        arrival_fail(s, n > 0 ? s->missing[0] : 0, why);
+        arrival_fail(s, s->missing[0], "never arrived", why);
     }
     if (s->rank != 0 && now >= s->deadline + ARRIVAL_GRACE_NS) {
         ingot_error("%s: the ranks did not all arrive within %.1f s (INGOT_TIMEOUT), and rank 0 "
@@ -159,6 +199,12 @@ ingot_status_t ingot_mpi_arrive(const ingot_arrival_t *a)
         arrival_free(&s);
         ingot_watchdog_arm(a->what, "MPI_Barrier");
         return ingot_watchdog_disarm(MPI_Barrier(s.comm)) == MPI_SUCCESS ? INGOT_OK : INGOT_ERR_MPI;
+    }
+    if (ingot_fault_check(INGOT_FAULT_ARRIVAL) != 0) { /* tests: stopped once it has arrived */
+        if (s.rank != 0) {
+            MPI_Wait(&s.tokens[0], MPI_STATUS_IGNORE); /* its token is out */
+        }
+        raise(SIGSTOP);
     }
     for (;;) {
         int done = 0;

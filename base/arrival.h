@@ -9,7 +9,10 @@
  * is merely late is waited for). One that is silent for the silence bound (INGOT_PEER_TIMEOUT
  * under INGOT_PEER_FAILURE=abort) is named at once; without a liveness check, or for a rank
  * that answers, the wait ends at the overall bound (INGOT_TIMEOUT). A rank waiting for rank 0's
- * verdict checks rank 0 the same way.
+ * verdict checks rank 0 the same way. A rank can also stop after it arrived, and the barrier that
+ * lets the ranks leave together needs it: when every rank arrived but they cannot leave, rank 0
+ * asks them all and names one that is silent ("arrived, then stalled the ranks leaving
+ * together"); without a liveness check it says so at the overall bound, naming nobody.
  *
  * A failed arrival leaves the collective impossible: the ranks disagree on who is there, and
  * MPI cannot finalise past a dead rank. So the rank that names the missing one logs one line

@@ -25,11 +25,11 @@ typedef struct fault_rule {
 static const char *const site_names[INGOT_FAULT_SITE_LAST] = {
     "malloc",    "mmap",       "mlock",       "cuda_pin",    "open",
     "pread",     "thread",     "cuda_malloc", "cache_fill",  "peer_key",
-    "peer_read", "disk_write", "disk_folder", "disk_statfs",
+    "peer_read", "disk_write", "disk_folder", "disk_statfs", "arrival",
 };
 static const int site_default_errno[INGOT_FAULT_SITE_LAST] = {
-    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO,   EAGAIN,
-    ENOMEM, EIO,    EINVAL, EINVAL, ENOSPC, EROFS, EREMOTE,
+    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES, EIO,     EAGAIN, ENOMEM,
+    EIO,    EINVAL, EINVAL, ENOSPC, EROFS,  EREMOTE, EINTR,
 };
 
 static const struct {
@@ -61,7 +61,7 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
         snprintf(err, errlen,
                  "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
                  "pread, thread, cuda_malloc, cache_fill, peer_key, peer_read, disk_write, "
-                 "disk_folder, disk_statfs)",
+                 "disk_folder, disk_statfs, arrival)",
                  site);
         return -1;
     }

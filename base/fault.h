@@ -10,6 +10,8 @@
  * owner to write past the requester's registered buffer). The disk tier's: disk_write (each
  * write of an entry: ENOSPC, EIO), disk_folder (the folder's writability probe: EROFS, EACCES)
  * and disk_statfs (the nth statfs of a folder reports a filesystem shared between nodes, NFS).
+ * arrival: the nth arrival of this process at a barrier that names who never came (arrival.h)
+ * stops it (SIGSTOP) once it has arrived, as a rank a debugger or a freezer stops there.
  * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS) or
  * "fail" (the site's natural errno).
  */
@@ -33,6 +35,7 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_DISK_WRITE,
     INGOT_FAULT_DISK_FOLDER,
     INGOT_FAULT_DISK_STATFS,
+    INGOT_FAULT_ARRIVAL,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

@@ -17,9 +17,11 @@ ingot_add_test(NAME apps.bench.invalid_config LABELS cli TIMEOUT 120
 ingot_add_test(NAME apps.allreduce_bench.invalid_config LABELS cli TIMEOUT 60
                COMMAND ${_cfg} $<TARGET_FILE:ingot-allreduce-bench> --backend mpi -b 8 -e 64 -n 1
                        -w 0)
-# The apps' include path is the public one: an internal header fails to compile there.
+# The apps' include path is the public one: an internal header of each layer (each one in the
+# source tree, and compiling from it) fails to compile there as not found.
 ingot_add_test(NAME apps.common.public_api_only LABELS unit TIMEOUT 60
                COMMAND sh ${_a}/common/public_api_only.sh ${CMAKE_C_COMPILER}
+                       ${PROJECT_SOURCE_DIR}
                        "$<TARGET_PROPERTY:ingot_apps_common,INTERFACE_INCLUDE_DIRECTORIES>")
 # A fault every rank sees the same way: one message from one rank, a non-zero exit, no banner.
 ingot_add_test(NAME apps.common.shared_faults LABELS mpi TIMEOUT 240

@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the MPI loader tests (test_loader.c, test_cache.c, test_disk.c): the dataset
  * (packed once by rank 0), each batch's bytes and labels, one step checked, every sample
- * delivered exactly once over all ranks.
+ * delivered exactly once over all ranks (or, in a padded epoch, the tail twice).
  */
 #ifndef INGOT_TEST_MPI_CHECKS_H
 #define INGOT_TEST_MPI_CHECKS_H
@@ -68,23 +68,32 @@ static inline void check_mpi_step(ingot_loader_h l, ingot_manifest_h m, uint64_t
     CHECK_OK(ingot_loader_release(l, &b));
 }
 
-/** The order the shard module computes for @p n samples, independently of the loader. */
-static inline ingot_order_h check_mpi_order(uint64_t n, uint64_t global_batch, uint64_t seed)
+/** The order the shard module computes for @p n samples, independently of the loader, with the
+ *  tail policy @p tail. */
+static inline ingot_order_h check_mpi_order_tail(uint64_t n, uint64_t global_batch, uint64_t seed,
+                                                 ingot_order_tail_t tail)
 {
-    ingot_order_params_t op = {.field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES |
-                                             INGOT_ORDER_PARAM_FIELD_BATCH |
-                                             INGOT_ORDER_PARAM_FIELD_SEED,
-                               .sample_count = n,
-                               .global_batch = global_batch,
-                               .seed = seed};
+    ingot_order_params_t op = {
+        .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
+                      INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
+        .sample_count = n,
+        .global_batch = global_batch,
+        .seed = seed,
+        .tail = tail};
     ingot_order_h order;
     CHECK_OK(ingot_order_create(&op, &order));
     return order;
 }
 
-/** Gather every rank's @p count delivered @p ids at rank 0; there, each of [0, n) must appear
- *  exactly once. Collective over MPI_COMM_WORLD. */
-static inline void check_mpi_exactly_once(const uint64_t *ids, int count, uint64_t n)
+/** The order the shard module computes for @p n samples (the tail dropped). */
+static inline ingot_order_h check_mpi_order(uint64_t n, uint64_t global_batch, uint64_t seed)
+{
+    return check_mpi_order_tail(n, global_batch, seed, INGOT_ORDER_TAIL_DROP);
+}
+
+/** Every rank's @p count @p ids gathered at rank 0 (their number into *@p total_p there; NULL
+ *  and 0 elsewhere). Collective over MPI_COMM_WORLD. */
+static inline uint64_t *check_mpi_gather(const uint64_t *ids, int count, int *total_p)
 {
     int rank, world;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -98,7 +107,23 @@ static inline void check_mpi_exactly_once(const uint64_t *ids, int count, uint64
     }
     uint64_t *all = calloc(total ? (size_t)total : 1, sizeof(uint64_t));
     MPI_Gatherv(ids, count, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
+    free(counts);
+    free(displs);
+    *total_p = total;
+    if (rank != 0) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+/** Gather every rank's @p count delivered @p ids at rank 0; there, each of [0, n) must appear
+ *  exactly once. Collective over MPI_COMM_WORLD. */
+static inline void check_mpi_exactly_once(const uint64_t *ids, int count, uint64_t n)
+{
+    int total;
+    uint64_t *all = check_mpi_gather(ids, count, &total);
+    if (all != NULL) {
         CHECK((uint64_t)total == n);
         uint8_t *seen = calloc(n, 1);
         for (int i = 0; i < total; i++) {
@@ -107,8 +132,34 @@ static inline void check_mpi_exactly_once(const uint64_t *ids, int count, uint64
         free(seen);
     }
     free(all);
-    free(counts);
-    free(displs);
+}
+
+/** A padded epoch (INGOT_ORDER_TAIL_PAD) of @p n samples over @p positions (steps times the
+ *  global batch, > n): gathered at rank 0, every sample of [0, n) came at least once, and twice
+ *  exactly those at the first positions - n positions of @p epoch's @p order (the tail wraps to
+ *  the start of the order). Collective over MPI_COMM_WORLD. */
+static inline void check_mpi_padded(const uint64_t *ids, int count, ingot_order_h order,
+                                    uint64_t epoch, uint64_t n, uint64_t positions)
+{
+    int total;
+    uint64_t *all = check_mpi_gather(ids, count, &total);
+    if (all != NULL) {
+        CHECK((uint64_t)total == positions && positions > n && positions - n < n);
+        uint8_t *seen = calloc(n, 1);
+        for (int i = 0; i < total; i++) {
+            CHECK(all[i] < n && seen[all[i]]++ < 2);
+        }
+        for (uint64_t q = 0; q < positions - n; q++) { /* the tail: its second delivery */
+            uint64_t id;
+            CHECK_OK(ingot_order_at(order, epoch, q, &id));
+            CHECK(seen[id]-- == 2);
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            CHECK(seen[i] == 1); /* missing (0), or twice without being in the tail (2) */
+        }
+        free(seen);
+    }
+    free(all);
 }
 
 #endif

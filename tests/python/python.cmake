@@ -27,8 +27,10 @@ if(INGOT_HAVE_PYTHON)
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${_py} $<TARGET_FILE:ingot-manifest>
                          ${CMAKE_CURRENT_BINARY_DIR}/python-mpi4py mpi4py)
-  # ingot.ImageTransform's decode options (skipped without PyTorch or Pillow).
-  ingot_add_test(NAME python.binding.vision LABELS python TIMEOUT 180 ENV ${_py_env}
+  # ingot.ImageTransform's decode options (skipped without PyTorch or Pillow; the center crop
+  # against torchvision's, which INGOT_TEST_REQUIRE_TORCHVISION requires).
+  ingot_add_test(NAME python.binding.vision LABELS python TIMEOUT 180
+                 ENV ${_py_env} ${INGOT_TEST_TORCHVISION_ENV}
                  COMMAND ${_py} ${_py_dir}/test_vision.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-vision)
   # GPU batches through DLPack on a consumer stream, byte-identical to host batches (skipped

@@ -66,6 +66,10 @@ def main():
                              device=0)
         probe.close()
     except ingot.Error as e:
+        # only "no usable CUDA device" (no driver, no device, or a build without CUDA) is a
+        # skip; any other failure to make a GPU loader is a failure
+        if e.status != "INGOT_ERR_NO_DEVICE" or "sees 0 usable CUDA device(s)" not in e.message:
+            raise
         print(f"SKIP: no GPU loader here: {e}")
         sys.exit(SKIP)
     m = os.path.join(work, "a", "ds", "manifest.ingot")

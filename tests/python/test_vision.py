@@ -3,7 +3,8 @@ JPEGs made with Pillow and packed with `ingot-manifest pack --labels-from-dirs`:
   - decode=True, crop='none', uint8 HWC at each image's own size: Pillow's decode, pixel for
     pixel (both are libjpeg-turbo with its defaults);
   - crop='center' against torchvision's Resize(256) + CenterCrop(224) with Pillow (the same
-    geometry and filter: a mean difference under one grey level), when torchvision is there;
+    geometry and filter: a mean difference under one grey level), when torchvision is there
+    (a failure without it where TEST_REQUIRE_TORCHVISION=1, as in setup.sh's trees);
   - crop='random': float32 [n, 3, H, W], labels the folders' indices, two loaders with one seed
     identical, two epochs different;
   - bad options named (a scale that cannot be satisfied, a decode option without decode, an
@@ -88,8 +89,11 @@ def check_pillow_decode(ingot, torch, tool, work, paths):
 def check_center_crop(ingot, torch, manifest, folder):
     try:
         from torchvision import transforms
-    except ImportError:
-        print("note: torchvision not installed: the center crop is not compared")
+    except ImportError as e:
+        # setup.sh installs python3-torchvision and configures INGOT_TEST_REQUIRE_TORCHVISION
+        if os.environ.get("TEST_REQUIRE_TORCHVISION") == "1":
+            raise AssertionError(f"torchvision is required (INGOT_TEST_REQUIRE_TORCHVISION): {e}")
+        print(f"note: torchvision not importable ({e}): the center crop is not compared")
         return
     from PIL import Image
     side, resize = 48, 56

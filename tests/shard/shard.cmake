@@ -15,8 +15,10 @@ ingot_add_test(NAME shard.pack.cli LABELS cli TIMEOUT 90
                COMMAND sh ${_s}/pack/pack.sh $<TARGET_FILE:ingot-manifest>)
 ingot_add_test(NAME shard.import.cli LABELS cli TIMEOUT 90
                COMMAND sh ${_s}/import/import.sh $<TARGET_FILE:ingot-manifest>)
-# ingot-manifest pack --labels-from-dirs: labels, class names, every rule's refusal.
+# ingot-manifest pack --labels-from-dirs: labels, class names (against torchvision's ImageFolder,
+# which INGOT_TEST_REQUIRE_TORCHVISION requires), every rule's refusal.
 ingot_add_test(NAME shard.import.image_folder LABELS cli TIMEOUT 60
+               ENV ${INGOT_TEST_TORCHVISION_ENV}
                COMMAND bash ${_s}/import/image_folder.sh $<TARGET_FILE:ingot-manifest>
                        ${CMAKE_CURRENT_BINARY_DIR})
 # Benchmark helper run by hand (tests/perf/shard_bench.sh); built, never registered as a test.

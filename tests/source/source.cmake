@@ -22,7 +22,7 @@ set(_cache_faults "stop-storage tcp,self" "stop-storage posix,cma,self" "stop-ab
     "kill posix,cma,self" "small" "memavail" "unreachable" "device" "fetch-device"
     "stop-storage tcp,self put" "stop-abort tcp,self put")
 if(INGOT_FAULT_INJECTION)
-  list(APPEND _cache_faults "corrupt" "refused" "refused tcp,self put" "bad-key")
+  list(APPEND _cache_faults "corrupt" "refused" "refused tcp,self put" "bad-key" "stop-arrived")
 endif()
 foreach(f ${_cache_faults})
   separate_arguments(_args UNIX_COMMAND "${f}")

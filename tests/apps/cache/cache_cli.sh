@@ -7,12 +7,15 @@
 #           it, and the shards left whole still match the manifest
 #   evict   --to a size: the folder holds at most that much after, its ledger says so
 #   clean   a dead writer's temporary removed, a live writer's kept
-#   usage   bad command lines (exit 2) and a missing folder (exit 1, named)
+#   usage   bad command lines (exit 2, the message naming the command, option, value or folder)
+#           and a missing folder (exit 1, named)
 set -u
 tool=$1; exe=$2; work=$3/cache-cli-$4; case_=$4
 rm -rf "$work"; mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/out" 2> /dev/null; exit 1; }
+# shellcheck source=tests/common/wait.sh
+. "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
 cache=$work/cache m=$work/data/manifest.ingot
 fill() {
     INGOT_DISK_CACHE_DIR=$cache INGOT_DISK_CACHE_PIECE=16KiB INGOT_DISK_CACHE_BYTES=64MiB \
@@ -59,9 +62,11 @@ evict)
 clean)
     mkdir -p "$cache/ab"
     orphan=$cache/ab/ab00000000000001-14-0.fill live=$cache/ab/ab00000000000002-14-0.fill
-    (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
-    (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
-    sleep 0.5; kill -9 $dead; wait $dead 2> /dev/null
+    # writers holding a temporary's lock (one process each), both there and locked; then one dies
+    hold_lock "$orphan" || fail "the writer never held $orphan"; dead=$holder
+    hold_lock "$live" || fail "the writer never held $live"; held=$holder
+    kill -9 "$dead"; wait "$dead" 2> /dev/null
+    [ -e "$orphan" ] && ! locked "$orphan" || fail "$orphan is not an unlocked orphan"
     "$tool" list "$cache" > "$work/out" || fail "list"
     grep -q "1 orphans, 1 fills in progress" "$work/out" || fail "orphans not told from live fills"
     "$tool" clean "$cache" > "$work/out" || fail "clean"
@@ -71,10 +76,16 @@ clean)
     kill $held; wait $held 2> /dev/null
     ;;
 usage)
-    for args in "" "frobnicate" "verify $work" "evict $work" "evict $work --to 12parsecs" \
-                "list $work $work" "list --bogus"; do
+    # ARGS|what the message must say (the culprit: the command, option, value or folder)
+    for case_ in "|usage: ingot-cache COMMAND" "frobnicate|unknown command 'frobnicate'" \
+                 "verify $work|verify takes one --manifest" "evict $work|evict needs --to SIZE" \
+                 "evict $work --to 12parsecs|--to '12parsecs' is not a size" \
+                 "list $work $work|one folder at most ('$work' is another)" \
+                 "list --bogus|unknown or incomplete option '--bogus'"; do
+        args=${case_%%|*} want=${case_#*|}
         rc=0; "$tool" $args > "$work/out" 2>&1 || rc=$?
         [ $rc = 2 ] || fail "'ingot-cache $args': exit $rc, not 2"
+        grep -qF -- "$want" "$work/out" || fail "'ingot-cache $args': no '$want' ($(head -1 "$work/out"))"
     done
     rc=0; "$tool" list "$work/nowhere" > "$work/out" 2>&1 || rc=$?
     [ $rc = 1 ] && grep -q "folder '$work/nowhere' cannot be used: No such file" "$work/out" ||

@@ -27,7 +27,7 @@ grep -q "^rank  gpu  pci_busid" "$tmp/table.txt" || fail "no table header"
 
 # Bad input: exit status and a message naming what was expected and found.
 if fixture --xml /nonexistent.xml --ranks-per-node 1 2> "$tmp/err"; then fail "missing XML accepted"; fi
-grep -q "cannot open" "$tmp/err" || fail "missing XML: $(cat "$tmp/err")"
+grep -qF "'/nonexistent.xml': cannot open" "$tmp/err" || fail "missing XML: $(cat "$tmp/err")"
 if INGOT_GPUS=0,9 fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 1 2> "$tmp/err"; then fail "GPU 9 accepted"; fi
 grep -q "'9' names no GPU" "$tmp/err" || fail "GPU 9: $(cat "$tmp/err")"
 if INGOT_GPU_SHARING=error fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 9 2> "$tmp/err"; then
@@ -39,8 +39,10 @@ fixture --xml "$fx/dgx-h100.xml" --ranks-per-node 9 --json > "$tmp/dgx9.json"
 "$py" -c 'import json,sys,collections; r=json.load(open(sys.argv[1]))["plan"]["ranks"]
 c=collections.Counter(x["gpu"] for x in r); assert len(r)==9 and len(c)==8 and max(c.values())==2, c' "$tmp/dgx9.json" ||
   fail "9 ranks on 8 GPUs: $(cat "$tmp/dgx9.json")"
-rc=0; "$topo" --ranks-per-node 0 2> /dev/null || rc=$?
+rc=0; "$topo" --ranks-per-node 0 2> "$tmp/err" || rc=$?
 [ "$rc" = 2 ] || fail "--ranks-per-node 0 exited $rc, expected 2"
+grep -qF -- "--ranks-per-node '0': expected an integer >= 1" "$tmp/err" ||
+  fail "--ranks-per-node 0: $(cat "$tmp/err")"
 
 # mpirun -np 4 on this machine: a sane CPU-only plan (or GPU plan where there are GPUs).
 "$mpirun_sh" "$mpiexec" 4 "$topo" --json > "$tmp/mpi.json"

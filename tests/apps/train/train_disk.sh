@@ -24,6 +24,7 @@ done
 python3 - "$work/r1.json" "$work/r2.json" << 'PY' || fail "bytes by tier"
 import json, sys
 first, second = (json.load(open(p))["epochs"] for p in sys.argv[1:3])
+assert len(first) == 1 and len(second) == 1, (first, second)  # --epochs 1: one each, not none
 assert first[0]["bytes_storage"] > 0, first
 for e in second:
     assert e["bytes_storage"] == 0 and e["bytes_disk"] > 0, e

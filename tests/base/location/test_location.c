@@ -223,7 +223,11 @@ static void test_endpoint_check(void)
     CHECK(strstr(ingot_last_error(), "pw") == NULL);
     CHECK_CONTAINS(ingot_last_error(), "http://***@h:1");
     CHECK_STATUS(ingot_location_endpoint_check("http://h:1/?x=1", "X", &base), INGOT_ERR_CONFIG);
-    CHECK_STATUS(ingot_location_endpoint_check("http://h:70000", "X", &base), INGOT_ERR_CONFIG);
+    CHECK_CONTAINS(ingot_last_error(), "endpoint 'http://h:1/?x=1' from X: a space, control byte, "
+                                       "'#', '?' or non-ASCII byte");
+    CHECK_STATUS(ingot_location_endpoint_check("http://h:70000", "Y", &base), INGOT_ERR_CONFIG);
+    CHECK_CONTAINS(ingot_last_error(),
+                   "endpoint 'http://h:70000' from Y: the port is not a number in 1-65535");
     CHECK_STATUS(ingot_location_endpoint_check("s3://b/", "X", &base), INGOT_ERR_CONFIG);
 }
 

@@ -239,7 +239,15 @@ static void test_imds_absent(void)
 
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", loopback_port(0, &fd));
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
-    CHECK_STATUS(resolve(&s), INGOT_ERR_NOT_FOUND);
+    /* refused at once: what a resolve costs besides waiting, on this machine now (the most
+     * of three), the baseline of the silent service's bound */
+    uint64_t base = 0;
+    for (int i = 0; i < 3; i++) {
+        uint64_t t = ingot_time_ns();
+        CHECK_STATUS(resolve(&s), INGOT_ERR_NOT_FOUND);
+        t = ingot_time_ns() - t;
+        base = t > base ? t : base;
+    }
     CHECK_CONTAINS(ingot_last_error(), url);
 
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", loopback_port(1, &fd));
@@ -247,7 +255,9 @@ static void test_imds_absent(void)
     uint64_t t0 = ingot_time_ns();
     CHECK_STATUS(resolve(&s), INGOT_ERR_TIMED_OUT);
     uint64_t took = ingot_time_ns() - t0;
-    CHECK(took >= TIMEOUT_NS - 20 * INGOT_NSEC_PER_MSEC && took < 3 * TIMEOUT_NS);
+    printf("imds: silent %.3f s, refused %.3f s (INGOT_S3_IMDS_TIMEOUT %.3f s)\n", took / 1e9,
+           base / 1e9, TIMEOUT_NS / 1e9);
+    CHECK(took >= TIMEOUT_NS - 20 * INGOT_NSEC_PER_MSEC && took < 3 * TIMEOUT_NS + 4 * base);
     CHECK_CONTAINS(ingot_last_error(), url);
     CHECK_CONTAINS(ingot_last_error(), "no answer within INGOT_S3_IMDS_TIMEOUT");
     close(fd);

@@ -213,6 +213,10 @@ static void run_bad_batch(ingot_ctx_h ctx)
     ingot_loader_h l = NULL;
     CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
     CHECK(l == NULL);
+    char want[96]; /* the message names both numbers */
+    snprintf(want, sizeof(want), "world size %d does not divide global batch %llu", world,
+             (unsigned long long)p.global_batch);
+    CHECK_CONTAINS(ingot_last_error(), want);
 }
 
 /* Several ranks share a node: its first rank reads the manifest into the node's window with the

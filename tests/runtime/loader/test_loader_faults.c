@@ -465,9 +465,12 @@ static void test_budget_and_params(const char *m)
     p = params(m);
     p.depth = 1;
     CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "depth 1,"); /* the value, and what is accepted */
+    CHECK_CONTAINS(ingot_last_error(), "2 <= depth <= 1024");
     p = params(m);
     p.field_mask &= ~INGOT_LOADER_PARAM_FIELD_BATCH;
     CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "a non-zero global_batch are required");
     p = params("/nonexistent/manifest.ingot");
     CHECK_STATUS(ingot_loader_create(ctx, &p, &l), INGOT_ERR_NOT_FOUND);
     text = log_text();

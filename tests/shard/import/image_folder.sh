@@ -4,7 +4,8 @@
 #      with its class index, nested folders taking their top folder's class, files in the root
 #      ignored (and said so), the names in DIR/classes.txt and shown by `inspect` with their
 #      counts; torchvision's own ImageFolder gives the same classes and labels (when
-#      python3-torchvision is installed);
+#      python3-torchvision is installed; a failure without it where TEST_REQUIRE_TORCHVISION=1,
+#      as in setup.sh's trees);
 #   2. each rule's refusal, naming the path and the way out, with nothing packed: a file that is
 #      not an image (then --skip-non-images), a class folder without images (then
 #      --allow-empty-classes keeps its index), two images with one key, no class folder at all,
@@ -40,8 +41,9 @@ done
 "$tool" inspect "$work/p/manifest.ingot" > "$work/out" || fail "inspect"
 grep -q "^classes       4 ($work/p/classes.txt)" "$work/out" || fail "inspect: classes"
 grep -Eq "^ +2 b_cat +2 samples" "$work/out" || fail "inspect: class counts"
-if "${TEST_PYTHON:-/usr/bin/python3}" -c "import torchvision" 2> /dev/null; then
-    "${TEST_PYTHON:-/usr/bin/python3}" - "$root" "$work/list" << 'PY' || fail "torchvision's ImageFolder disagrees"
+py=${TEST_PYTHON:-/usr/bin/python3}
+if "$py" -c "import torchvision" 2> "$work/torchvision.err"; then
+    "$py" - "$root" "$work/list" << 'PY' || fail "torchvision's ImageFolder disagrees"
 import sys
 from torchvision.datasets import ImageFolder
 ds = ImageFolder(sys.argv[1], loader=lambda p: p)
@@ -55,6 +57,9 @@ assert ds.classes == ["Zebra", "a_dog", "b_cat", "c_bird"], ds.classes
 assert ours == theirs, (ours, theirs)
 print("torchvision's ImageFolder: the same %d classes and %d labels" % (len(ds.classes), len(ours)))
 PY
+elif [ "${TEST_REQUIRE_TORCHVISION:-0}" = 1 ]; then # setup.sh's trees: it installs it
+    cat "$work/torchvision.err"
+    fail "torchvision is required here (INGOT_TEST_REQUIRE_TORCHVISION) and $py cannot import it"
 else
     echo "note: python3-torchvision not installed: the comparison with ImageFolder is left out"
 fi

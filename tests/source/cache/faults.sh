@@ -14,6 +14,9 @@
 #                      INGOT_TIMEOUT plus a step, the watchdog naming the operation
 #   stop-destroy       rank 2 stopped just before ingot_loader_destroy: the window free names it
 #                      once it is silent for INGOT_PEER_TIMEOUT, and the job ends
+#   stop-arrived       rank 2 stopped once it has arrived at the window free (fault site
+#                      'arrival'): named as silent (abort), or the wait ends at INGOT_TIMEOUT
+#                      naming nobody (storage)
 #   kill TLS           rank 2 killed (SIGKILL) in epoch 1: the launcher ends the others
 #   corrupt            a damaged byte in every window: caught by the hash, served from storage
 #   refused            a read past a window's end (active messages), or with put a write past
@@ -41,9 +44,12 @@ env=(-x INGOT_TIMEOUT=5s -x INGOT_PEER_TIMEOUT=2s -x INGOT_CACHE_BYTES=67108864
      -x INGOT_PEER_PROTOCOL=$proto)
 [ "$tls" = default ] || env+=(-x UCX_TLS=$tls)
 mode=full
-now() { date +%s.%N; }
-# start the job in the background; $job is mpiexec's pid
+# shellcheck source=tests/common/wait.sh
+. "$(dirname "$0")/../../common/wait.sh" # now, await_line, seconds_since
+# start the job in the background; $job is mpiexec's pid. The output is emptied first, here: the
+# background job's own redirection may come after await has read the previous job's lines
 start() {
+    : > "$out"
     timeout 120 "$mpiexec" --oversubscribe -np 4 "${env[@]}" "$@" "$exe" $mode "$work" 0 \
         > "$out" 2>&1 &
     job=$!
@@ -59,7 +65,7 @@ await() {
     fail "rank 2 never reached '$1'"
 }
 finish() { rc=0; wait $job || rc=$?; t_end=$(now); }
-elapsed() { awk -v a="$t_end" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
+elapsed() { seconds_since "$1" "$t_end"; }
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # run to completion (synchronously): rc
 run() { start "$@"; finish; }
@@ -73,11 +79,8 @@ stop-storage)
     env+=(-x INGOT_PEER_FAILURE=storage -x TEST_CACHE_STEP_MS=30)
     start; await "epoch 1 step 3"; kill -STOP "$pid"; t0=$(now)
     # detection (tcp): the first survivor's "did not answer" line
-    for _ in $(seq 200); do
-        [ "$tls" = tcp,self ] && ! grep -q "rank 2 .*did not answer" "$out" || break
-        sleep 0.05
-    done
-    t_detect=$(now)
+    t_detect=$t0
+    [ "$tls" != tcp,self ] || ! await_line "$out" "rank 2 .*did not answer" 10 || t_detect=$seen_at
     sleep 3; kill -CONT "$pid"; finish
     [ $rc = 0 ] || fail "exit $rc: the job should complete"
     grep -q "cache $mode: ok" "$out" || fail "no result line"
@@ -85,7 +88,7 @@ stop-storage)
         grep -q "rank 2 .*did not answer within INGOT_PEER_TIMEOUT.*storage" "$out" ||
             fail "no message naming rank 2 and the storage policy"
         grep -q "homes given up 1" "$out" || fail "rank 0 did not count rank 2 as given up"
-        echo "detected in $(t_end=$t_detect elapsed "$t0") s (INGOT_PEER_TIMEOUT=2s)"
+        echo "detected in $(seconds_since "$t0" "$t_detect") s (INGOT_PEER_TIMEOUT=2s)"
     else
         ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
     fi ;;
@@ -119,16 +122,48 @@ stop-create)
 stop-destroy)
     # the cache's window free waits for every rank: one silent for INGOT_PEER_TIMEOUT (2 s) is
     # named, with its host, and the job ends (not the watchdog's anonymous INGOT_TIMEOUT)
+    # timed from the stop to the line naming rank 2 (the launcher's teardown after it is bounded
+    # only by the job's timeout: it says nothing of the cache)
     env+=(-x TEST_CACHE_PAUSE_RANK=2)
-    start; await "destroy"; kill -STOP "$pid"; t0=$(now); finish
+    start; await "destroy"; kill -STOP "$pid"; t0=$(now)
+    named="cache: window free: rank 2 \(host $(hostname -s)\) never arrived: it did not answer for 2\.0 s \(INGOT_PEER_TIMEOUT\)"
+    await_line "$out" "$named" 60 "$job" || { finish; fail "destroy did not name rank 2"; }
+    e=$(seconds_since "$t0" "$seen_at")
+    finish
     kill -KILL "$pid" 2> /dev/null
     [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the survivors should end"
-    grep -q "cache: window free: rank 2 (host $(hostname -s)) never arrived: it did not answer for 2.0 s (INGOT_PEER_TIMEOUT)" \
-        "$out" || fail "destroy did not name rank 2"
     grep "never arrived" "$out" | head -1
-    e=$(elapsed "$t0")
-    echo "ended $e s after the stop (INGOT_PEER_TIMEOUT=2s)"
-    below "$e" 6 || fail "took $e s" ;;
+    echo "named $e s after the stop, the job ended $(elapsed "$t0") s after it (INGOT_PEER_TIMEOUT=2s)"
+    below "$e" 6 || fail "named after $e s" ;;
+stop-arrived)
+    # rank 2 stops (fault site 'arrival') once it has arrived at the window free: every rank
+    # arrived, but they cannot leave together without it. Under abort it is named once silent
+    # for INGOT_PEER_TIMEOUT; under storage (no liveness check) the wait ends at INGOT_TIMEOUT,
+    # saying so and naming nobody (not rank 0, which was there)
+    host=$(hostname -s)
+    for policy in abort storage; do
+        : > "$out"
+        each=("${env[@]}" -x INGOT_PEER_FAILURE=$policy "$exe" $mode "$work" 0) # per app context
+        timeout 120 "$mpiexec" --oversubscribe -np 2 "${each[@]}" \
+            : -np 1 -x INGOT_FAULT=arrival:1:fail "${each[@]}" : -np 1 "${each[@]}" > "$out" 2>&1 &
+        job=$!
+        await "destroy"; t0=$(now)
+        if [ $policy = abort ]; then
+            want="cache: window free: rank 2 \(host $host\) arrived, then stalled the ranks leaving together: it did not answer for 2\.0 s \(INGOT_PEER_TIMEOUT\)"
+            limit=6
+        else
+            want="cache: window free: every rank arrived, but the ranks could not leave together within 5\.[0-9] s \(INGOT_TIMEOUT\)"
+            limit=9
+        fi
+        await_line "$out" "$want" 60 "$job" || { finish; fail "$policy: no line '$want'"; }
+        e=$(seconds_since "$t0" "$seen_at")
+        finish
+        kill -KILL "$pid" 2> /dev/null
+        [ $rc != 0 ] && [ $rc != 124 ] || fail "$policy: exit $rc: the job should end"
+        ! grep -q "rank 0 (host $host) never arrived" "$out" || fail "$policy: rank 0 named"
+        echo "$policy: said $e s after rank 2 reached destroy"
+        below "$e" $limit || fail "$policy: said after $e s"
+    done ;;
 kill)
     env+=(-x TEST_CACHE_STEP_MS=30)
     start; await "epoch 1 step 3"; kill -KILL "$pid"; t0=$(now); finish

@@ -123,6 +123,8 @@ int main(int argc, char **argv)
     ingot_manifest_h m;
     CHECK_OK(ingot_manifest_open(manifest, INGOT_MANIFEST_OPEN_LAZY, &m));
     ingot_order_h order = check_mpi_order(N_SAMPLES, GLOBAL_BATCH, SEED);
+    ingot_order_h pad_order =
+        pad ? check_mpi_order_tail(N_SAMPLES, batch, SEED, INGOT_ORDER_TAIL_PAD) : NULL;
     uint64_t steps = pad ? (N_SAMPLES + batch - 1) / batch : ingot_order_steps(order);
     uint64_t slice = batch / (uint64_t)world;
     CHECK(pad ? steps * batch > N_SAMPLES : steps * batch == N_SAMPLES); /* the tail */
@@ -141,7 +143,9 @@ int main(int argc, char **argv)
                 nanosleep(&pause, NULL);
             }
         }
-        if (!pad) { /* padded: the tail's samples come twice */
+        if (pad) { /* the tail's samples come twice, as the order says */
+            check_mpi_padded(ids, (int)(steps * slice), pad_order, epoch, N_SAMPLES, steps * batch);
+        } else {
             check_mpi_exactly_once(ids, (int)(steps * slice), N_SAMPLES);
         }
     }
@@ -189,6 +193,7 @@ int main(int argc, char **argv)
     }
     free(ids);
     ingot_order_destroy(order);
+    ingot_order_destroy(pad_order);
     ingot_manifest_close(m);
     mark("destroy");
     ingot_loader_destroy(l);

@@ -35,6 +35,8 @@ if [ "$case_" = nodes ] && [ -z "${NODES_HOSTS:-}" ]; then
     exec "$(dirname "$0")/../../netns/nodes.sh" "$work" 2,2 -- "$0" "$@"
 fi
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# shellcheck source=tests/common/wait.sh
+. "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
 mkdir -p "$work"
 rm -rf "$work/cache"
 [ "$case_" = nodes ] || [ -n "${DISK_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -123,18 +125,25 @@ corrupt)
     printf 'X' | dd of="${files[1]}" bs=1 seek=9000 conv=notrunc 2> /dev/null # damaged
     rm -f "${files[2]}"                                                     # deleted
     printf '\0' | dd of="${files[3]}" bs=1 seek=8 conv=notrunc 2> /dev/null   # format 0
-    ok bad 2 bad -x INGOT_VERIFY=off # the tier's own checks, not the loader's
-    said bad "disk tier: entry .* is bad" 1 2 # by the rank that removed it, once per rank
+    # the tier's own checks, not the loader's; at info level every finding names its entry
+    INGOT_LOG_LEVEL=info ok bad 2 bad -x INGOT_VERIFY=off
+    said bad "warn .*disk tier: entry .* is bad" 1 2 # by the rank that removed it, once per rank
+    # the three entries damaged in place, each found (counters sum findings over ranks: one entry
+    # found by two ranks counts twice), and nothing else
+    found=$(grep -o "disk tier: entry [^ ]* is bad" "$work/bad.out" | awk '{print $4}' | sort -u)
+    damaged=$(printf '%s\n' "${files[0]}" "${files[1]}" "${files[3]}" | sort)
+    [ "$found" = "$damaged" ] || fail "entries found bad: [$found], damaged: [$damaged]"
     ok warm 2 warm
     ;;
 kill)
     export TEST_DISK_STEP_MS=20
     orphan=$cache/ab/ab00000000000001-14-0.fill live=$cache/ab/ab00000000000002-14-0.fill
     mkdir -p "$cache/ab"
-    # writers holding a temporary's lock: one process each (the shell execs sleep, fd 9 locked)
-    (exec 9> "$orphan" && flock 9 && exec sleep 30) > /dev/null 2>&1 & dead=$!
-    (exec 9> "$live" && flock 9 && exec sleep 30) > /dev/null 2>&1 & held=$!
-    sleep 0.5; kill -9 $dead; wait $dead 2> /dev/null
+    # writers holding a temporary's lock (one process each), both there and locked; then one dies
+    hold_lock "$orphan" || fail "the writer never held $orphan"; dead=$holder
+    hold_lock "$live" || fail "the writer never held $live"; held=$holder
+    kill -9 "$dead"; wait "$dead" 2> /dev/null
+    [ -e "$orphan" ] && ! locked "$orphan" || fail "$orphan is not an unlocked orphan"
     job victim 4 any -x TEST_DISK_STEP_MS &
     runner=$!
     for _ in $(seq 200); do

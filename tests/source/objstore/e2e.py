@@ -275,7 +275,8 @@ def case_loader(t):
         check(a["samples"] == 2 * 512 and a["store_failed"] == 0, f"{order}: samples", out)
         check(a["store_requests"] > 0 and a["store_bytes"] >= 512 * 16 * 1024,
               f"{order}: the JSON does not count the GETs and their bytes", out)
-        check(all(e["store_requests"] > 0 for e in j["epochs"]), f"{order}: per epoch", out)
+        check(len(j["epochs"]) == 2 and all(e["store_requests"] > 0 for e in j["epochs"]),
+              f"{order}: per epoch ({len(j['epochs'])} epochs reported)", out)
         agg[order] = a
     check(agg["window:2"]["store_gets_per_sample"] < 0.25 * agg["full"]["store_gets_per_sample"],
           f"locality order made {agg['window:2']['store_gets_per_sample']:.3f} GETs per sample, "
@@ -395,6 +396,7 @@ def case_cache(t):
     env = t.env(INGOT_CACHE_BYTES="64MiB", INGOT_ORDER="window:2")
     out, j = t.bench(url, np=2, env=env, args=["--batch", 16, "--epochs", 3])
     e = j["epochs"]
+    check(len(e) == 3, f"--epochs 3: {len(e)} epochs reported", out)
     check(e[0]["store_requests"] > 0, "epoch 0 made no GET", out)
     check(all(x["store_requests"] == 0 and x["bytes_storage"] == 0 for x in e[1:]),
           "GETs after epoch 0 with the peer cache holding the dataset", out)

@@ -3,8 +3,9 @@
  * built over the bucket and the shards' local copies): reads through direct GETs and through the
  * part cache equal the files' bytes, a part serves reads of many samples with one GET, device
  * iovecs are answered "retry elsewhere", a range past a shard is refused naming its key, a read
- * cancelled in flight (the fault proxy stalls it) is quarantined and completes CANCELED, and a
- * read of an object replaced since the manifest carries its 412 in the request's message.
+ * whose waiter is aborted in flight (the fault proxy stalls it) is quarantined by the wait and
+ * completes CANCELED, late, and a read of an object replaced since the manifest carries its 412
+ * in the request's message.
  *
  *   it_source MANIFEST_URL LOCAL_DIR CASE      CASE: read | cancel | replaced
  */
@@ -94,39 +95,61 @@ static void case_read(ingot_manifest_h m, const char *url, const char *local)
            "elsewhere; a range past the shard named\n");
 }
 
-/* A read held by a stalled transfer (the proxy): a direct GET's read is BUSY to cancel and
- * completes CANCELED (late), its buffer then free; a read waiting for a part is taken back at
- * once (the part's GET goes on for others). */
+/* Completions of the cancel case's read: how many, and whether the last was late. */
+static atomic_int cancel_calls, cancel_late;
+
+static void cancel_cb(ingot_source_req_t *req, int late)
+{
+    (void)req;
+    atomic_store(&cancel_late, late);
+    atomic_fetch_add(&cancel_calls, 1);
+}
+
+/* A read held by a stalled transfer (the proxy), its waiter aborted (as a loader stopping): the
+ * wait quarantines a direct GET's read (its cancel is BUSY), which then completes CANCELED, late,
+ * its buffer then free; a read waiting for a part is taken back at once (the part's GET goes on
+ * for others) and never completes. Every state checked is the one the source left. */
 static void case_cancel(ingot_manifest_h m, const char *url)
 {
     for (int cached = 0; cached < 2; cached++) {
         ingot_source_t *src = make_source(m, url, cached ? 64ull << 20 : 0);
         static char buf[200000];
+        static ingot_event_t ev; /* outlives the read: the completing thread notifies it last */
+        ingot_event_init(&ev);
         struct iovec iov = {buf, sizeof(buf)};
         ingot_source_req_t req = {.shard = 0,
                                   .length = sizeof(buf),
                                   .iov = &iov,
                                   .iovcnt = 1,
-                                  .deadline_ns = ingot_deadline_after(60 * INGOT_NSEC_PER_SEC)};
+                                  .deadline_ns = ingot_deadline_after(60 * INGOT_NSEC_PER_SEC),
+                                  .cb = cancel_cb,
+                                  .done_ev = &ev};
+        atomic_store(&cancel_calls, 0);
         CHECK_OK(ingot_source_submit(src, &req));
         usleep(500 * 1000); /* the transfer is under way, stalled mid-body */
-        atomic_store(&req.state, INGOT_SOURCE_REQ_QUARANTINED);
-        if (cached) { /* it only waits for the part's GET: taken back at once, no completion */
-            CHECK(src->ops->cancel(src, &req) == INGOT_OK);
+        CHECK(atomic_load(&req.state) == INGOT_SOURCE_REQ_PENDING);
+        ingot_abort_t stop = {0};
+        ingot_abort_raise(&stop);
+        int quarantined = -1;
+        CHECK(ingot_source_wait(src, &req, &ev, &stop, &quarantined) == INGOT_ERR_CANCELED);
+        if (cached) { /* only waiting for the part's GET: taken back, no completion */
+            CHECK(quarantined == 0 && atomic_load(&req.state) == INGOT_SOURCE_REQ_IDLE);
             ingot_source_destroy(src); /* the part's GET ends CANCELED, nobody waiting */
+            CHECK(atomic_load(&cancel_calls) == 0);
             continue;
         }
-        CHECK(src->ops->cancel(src, &req) == INGOT_ERR_BUSY);
+        CHECK(quarantined == 1);
         uint64_t until = ingot_deadline_after(10 * INGOT_NSEC_PER_SEC);
         while (atomic_load(&req.state) != INGOT_SOURCE_REQ_DONE && ingot_time_ns() < until) {
             usleep(10 * 1000);
         }
         CHECK(atomic_load(&req.state) == INGOT_SOURCE_REQ_DONE);
         CHECK(req.status == INGOT_ERR_CANCELED);
+        CHECK(atomic_load(&cancel_calls) == 1 && atomic_load(&cancel_late) == 1);
         ingot_source_destroy(src);
     }
-    printf("source: a read cancelled in flight: quarantined, then CANCELED (direct GET); taken "
-           "back at once (waiting for a part)\n");
+    printf("source: a read whose waiter is aborted in flight: quarantined, then CANCELED, late "
+           "(direct GET); taken back at once, never completed (waiting for a part)\n");
 }
 
 static void case_replaced(ingot_manifest_h m, const char *url)

@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# Waiting on events rather than for fixed times, for the test scripts (sourced by bash scripts;
+# it sets seen_at and holder for them):
+# a timing is measured from the event it is about (a line a job prints, a lock a writer holds),
+# and a wait ends when the event comes, bounded only against a hang. On a loaded machine a fixed
+# sleep is too short and a measurement that includes a launcher's start or teardown too long.
+
+now() { date +%s.%N; }
+
+# seconds_since T0 [T1]: T1 (default now) minus T0, two decimals
+seconds_since() { awk -v a="${2:-$(now)}" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
+
+# await_line FILE ERE SECONDS [PID]: wait until FILE has a line matching ERE (grep -E), looking
+# every 0.05 s, for at most SECONDS, or until process PID has ended without the line. Sets
+# seen_at to the time the line was first seen; returns 1 when it never came.
+await_line() {
+    local file=$1 ere=$2 end pid=${4:-}
+    end=$(awk -v t="$(now)" -v s="$3" 'BEGIN { printf "%.2f", t + s }')
+    seen_at=
+    while :; do
+        if grep -Eq -- "$ere" "$file" 2> /dev/null; then seen_at=$(now); return 0; fi
+        if [ -n "$pid" ] && ! kill -0 "$pid" 2> /dev/null; then
+            grep -Eq -- "$ere" "$file" 2> /dev/null && { seen_at=$(now); return 0; }
+            return 1
+        fi
+        awk -v t="$(now)" -v e="$end" 'BEGIN { exit !(t < e) }' || return 1
+        sleep 0.05
+    done
+}
+
+# locked FILE: FILE exists and a process holds its flock (flock -n fails)
+locked() { [ -e "$1" ] && ! flock -n "$1" true; }
+
+# hold_lock FILE: a process (its pid in holder) that creates FILE, holds its flock and sleeps
+# 30 s, as a writer of a disk-tier temporary does; returns once the lock is held (fails after
+# 10 s)
+hold_lock() {
+    (exec 9> "$1" && flock 9 && exec sleep 30) > /dev/null 2>&1 &
+    holder=$!
+    for _ in $(seq 200); do
+        locked "$1" && return 0
+        sleep 0.05
+    done
+    return 1
+}
