@@ -39,9 +39,21 @@ static const char *arrival_host(const arrival_state_t *s, int rank)
 static _Noreturn void arrival_fail(const arrival_state_t *s, int who, const char *how,
                                    const char *why)
 {
+    int named = who;
+    if (s->a->job_comm != NULL) { /* the rank as the job numbers it */
+        MPI_Group mine, job;
+        MPI_Comm_group(s->comm, &mine);
+        MPI_Comm_group(*(const MPI_Comm *)s->a->job_comm, &job);
+        if (MPI_Group_translate_ranks(mine, 1, &who, job, &named) != MPI_SUCCESS ||
+            named == MPI_UNDEFINED) {
+            named = who;
+        }
+        MPI_Group_free(&mine);
+        MPI_Group_free(&job);
+    }
     ingot_error("%s: rank %d (host %s) %s: %s; it stopped, died or hangs, and no rank can free "
                 "what the ranks share without it: ending the job",
-                s->a->what, who, arrival_host(s, who), how, why);
+                s->a->what, named, arrival_host(s, who), how, why);
     ingot_job_end(71, 1);
 }
 

@@ -41,6 +41,8 @@ typedef struct ingot_arrival {
     ingot_arrival_alive_fn_t alive;           /**< NULL: no liveness checks (only timeout_ns) */
     void *arg;                                /**< for alive and host */
     const char *(*host)(int rank, void *arg); /**< a rank's host for the message, or NULL */
+    /** The job's communicator (an MPI_Comm *): messages number ranks as it does. NULL: comm's */
+    const void *job_comm;
 } ingot_arrival_t;
 
 /**

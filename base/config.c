@@ -371,6 +371,31 @@ void ingot_config_format(const ingot_config_field_t *f, const void *value_p, cha
     }
 }
 
+int ingot_config_parse_size_per(const ingot_config_field_t *size_field, const char *per,
+                                const char *str, uint64_t *bytes_p, bool *per_p)
+{
+    char size[64], why[256];
+    size_t len = strlen(str), plen = strlen(per);
+    bool given = len > plen && strcmp(str + len - plen, per) == 0;
+    size_t n = given ? len - plen : len;
+    uint64_t bytes;
+    if (n == 0 || n >= sizeof(size) || (!given && strchr(str, per[0]) != NULL)) return -1;
+    memcpy(size, str, n);
+    size[n] = '\0';
+    if (ingot_config_parse(size_field, size, &bytes, why, sizeof(why)) != INGOT_OK) return -1;
+    *bytes_p = bytes;
+    *per_p = given;
+    return 0;
+}
+
+void ingot_config_format_size_per(const ingot_config_field_t *size_field, const char *per,
+                                  uint64_t bytes, bool per_given, char *buf, size_t buflen)
+{
+    ingot_config_format(size_field, &bytes, buf, buflen);
+    size_t n = strlen(buf);
+    if (per_given && n < buflen) snprintf(buf + n, buflen - n, "%s", per);
+}
+
 void ingot_config_table_release(const ingot_config_table_t *table, void *values)
 {
     for (size_t i = 0; i < table->count; i++) {

@@ -146,6 +146,16 @@ ingot_status_t ingot_config_parse(const ingot_config_field_t *field, const char 
 /** Format a parsed value in the parser's syntax (canonical: equal values format equally). */
 void ingot_config_format(const ingot_config_field_t *field, const void *value_p, char *buf,
                          size_t buflen);
+/**
+ * Parse "SIZE" or "SIZE" followed by @p per (e.g. "64GiB/node") with @p size_field's size syntax
+ * (a typed field's codec shares it so): the bytes in @p bytes_p, whether @p per was written in
+ * @p per_p. Returns 0, or -1 when @p str is neither (nothing written).
+ */
+int ingot_config_parse_size_per(const ingot_config_field_t *size_field, const char *per,
+                                const char *str, uint64_t *bytes_p, bool *per_p);
+/** Format what ingot_config_parse_size_per() parses (@p per appended when @p per_given). */
+void ingot_config_format_size_per(const ingot_config_field_t *size_field, const char *per,
+                                  uint64_t bytes, bool per_given, char *buf, size_t buflen);
 /** The variable @p name (with or without INGOT_), and its table in @p table_p (may be NULL). */
 const ingot_config_field_t *ingot_config_find(const char *name,
                                               const ingot_config_table_t **table_p);

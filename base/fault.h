@@ -12,6 +12,8 @@
  * and disk_statfs (the nth statfs of a folder reports a filesystem shared between nodes, NFS).
  * arrival: the nth arrival of this process at a barrier that names who never came (arrival.h)
  * stops it (SIGSTOP) once it has arrived, as a rank a debugger or a freezer stops there.
+ * part_fetch: the nth part this process fetches for its node's part cache stops it (SIGSTOP)
+ * with the part's GET out: the node's other ranks that need the part wait on a silent fetcher.
  * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS) or
  * "fail" (the site's natural errno).
  */
@@ -36,6 +38,7 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_DISK_FOLDER,
     INGOT_FAULT_DISK_STATFS,
     INGOT_FAULT_ARRIVAL,
+    INGOT_FAULT_PART_FETCH,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

@@ -16,38 +16,6 @@
  * runtime's, so the output keeps its order. */
 #define INGOT_OBJSTORE_CONFIG_ORDER (INGOT_CONFIG_ORDER_RUNTIME - 5)
 
-int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p)
-{
-    *auto_p = 0;
-    *bytes_p = 0;
-    if (strcmp(value, "auto") == 0) {
-        *auto_p = 1;
-        return 0;
-    }
-    if (strcmp(value, "off") == 0) {
-        return 0;
-    }
-    static const ingot_config_field_t size = {
-        .name = "S3_CACHE", .dfl = "0", .type = INGOT_CONFIG_SIZE, .max = INT64_MAX};
-    char err[256];
-    return ingot_config_parse(&size, value, bytes_p, err, sizeof(err)) == INGOT_OK ? 0 : -1;
-}
-
-int ingot_objstore_check_cache(const char *value, char *err, size_t errlen)
-{
-    int is_auto;
-    uint64_t bytes;
-    if (value == NULL) {
-        snprintf(err, errlen, "auto, off, or a size (e.g. 512MiB)");
-        return 0;
-    }
-    if (ingot_objstore_cache_parse(value, &is_auto, &bytes) != 0) {
-        snprintf(err, errlen, "neither auto, off nor a size");
-        return -1;
-    }
-    return 0;
-}
-
 /* Rows are name, default, doc; then scope, type, offset, bounds: kept as laid out by hand. */
 /* clang-format off */
 static const ingot_config_field_t objstore_fields[] = {
@@ -100,13 +68,6 @@ static const ingot_config_field_t objstore_fields[] = {
      "libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): the bytes read from the socket "
      "per call, copied from it once into the caller's memory.",
      RANK, INGOT_CONFIG_SIZE, F(recv_buffer), 16 * 1024, 10 * 1024 * 1024, NULL, NULL, NULL, NULL},
-    {"S3_CACHE", "auto",
-     "The loader's part cache over an object store: parts of INGOT_S3_PART_SIZE fetched once "
-     "and kept while the samples they hold are read over many steps. 'auto': under the locality "
-     "order (INGOT_ORDER=window:N), room for N + 2 of the largest shards, at most 2GiB; under the "
-     "global order none (its samples are scattered: each read is its own ranged GET, whose "
-     "bytes go straight into the batch). 'off', or a size, per loader; pre-faulted at create.",
-     RANK, INGOT_CONFIG_STRING, F(cache), 0, 0, NULL, ingot_objstore_check_cache, NULL, NULL},
 };
 /* clang-format on */
 

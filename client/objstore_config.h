@@ -21,19 +21,10 @@ typedef struct ingot_objstore_config {
     uint64_t connect_timeout_ns;
     uint64_t imds_timeout_ns; /* the whole IMDSv2 exchange */
     uint64_t recv_buffer;     /* CURLOPT_BUFFERSIZE */
-    char *cache;              /* the byte source's part cache: "auto", "off" or a size */
 } ingot_objstore_config_t;
 
 extern ingot_config_table_t ingot_objstore_config_table;
 
-/** INGOT_S3_CACHE's validator (base/config.h: ingot_config_check_fn_t). */
-int ingot_objstore_check_cache(const char *value, char *err, size_t errlen);
-
-/**
- * INGOT_S3_CACHE parsed: *auto_p = 1 for "auto" (the loader sizes it), else *bytes_p ("off":
- * 0). Returns 0, or -1 for a value the validator refuses.
- */
-int ingot_objstore_cache_parse(const char *value, int *auto_p, uint64_t *bytes_p);
 
 /** The process-wide values (parsed from the environment at the first call). */
 ingot_status_t ingot_objstore_config(const ingot_objstore_config_t **cfg_p);

@@ -109,20 +109,24 @@ static int put_store(const ingot_loader_stats_t *s, PyObject *d)
 /* One epoch's row: bytes by source (the disk tier's included) and the object store's GETs for it. */
 static PyObject *epoch_row(pyingot_loader_t *l, uint64_t e, const ingot_loader_epoch_bytes_t *b)
 {
-    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS};
+    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS |
+                                                   INGOT_LOADER_STORE_STATS_FIELD_NODE};
     if (ingot_loader_epoch_store(l->h, e, &ss) != INGOT_OK) {
         memset(&ss, 0, sizeof(ss)); /* a local manifest: no object store */
     }
     uint64_t retries = ss.retries_throttle + ss.retries_server + ss.retries_network +
                        ss.retries_stall + ss.retries_auth;
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "epoch", (unsigned long long)e,
-                         "bytes_storage", (unsigned long long)b->bytes_storage, "bytes_peer",
-                         (unsigned long long)b->bytes_peer, "bytes_local",
-                         (unsigned long long)b->bytes_local, "bytes_disk",
-                         (unsigned long long)b->bytes_disk, "store_requests",
-                         (unsigned long long)ss.requests, "store_bytes",
-                         (unsigned long long)ss.bytes, "store_retries", (unsigned long long)retries,
-                         "store_gets_per_sample", ss.gets_per_sample);
+    double amplification = ss.node_needed ? (double)ss.node_bytes / (double)ss.node_needed : 0;
+    return Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:K,s:K,s:K,s:d}", "epoch", (unsigned long long)e,
+        "bytes_storage", (unsigned long long)b->bytes_storage, "bytes_peer",
+        (unsigned long long)b->bytes_peer, "bytes_local", (unsigned long long)b->bytes_local,
+        "bytes_disk", (unsigned long long)b->bytes_disk, "store_requests",
+        (unsigned long long)ss.requests, "store_bytes", (unsigned long long)ss.bytes,
+        "store_retries", (unsigned long long)retries, "store_gets_per_sample", ss.gets_per_sample,
+        "store_node_requests", (unsigned long long)ss.node_requests, "store_node_bytes",
+        (unsigned long long)ss.node_bytes, "store_node_needed", (unsigned long long)ss.node_needed,
+        "amplification", amplification);
 }
 
 /* "epochs": where each epoch's record bytes came from (storage, a peer's cache window, this

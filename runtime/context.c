@@ -136,6 +136,7 @@ static ingot_status_t ctx_create(MPI_Comm user, int level, ingot_ctx_h *ctx_p)
     ctx->mpi_owned = ctx_mpi_owned;
     ctx_live++;
     pthread_mutex_unlock(&ctx_lock);
+    ingot_liveness_watch(ctx); /* a rank a tier declares lost ends the job at the watchdog */
     ingot_info("context ready: rank %d of %d, MPI thread level %d%s", ctx->rank, ctx->size, level,
                ctx->mpi_owned ? " (MPI initialised by ingot)" : "");
     *ctx_p = ctx;

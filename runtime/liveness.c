@@ -13,6 +13,12 @@
 
 int ingot_liveness_find_lost(ingot_ctx_h ctx, char *why, size_t len)
 {
+    if (ingot_abort_is_raised(&ctx->peer_lost)) { /* a tier found one already (named by it) */
+        snprintf(why, len,
+                 "a rank was found silent for INGOT_PEER_TIMEOUT (named above) under "
+                 "INGOT_PEER_FAILURE=abort");
+        return 1;
+    }
     if (ctx->transport == NULL ||
         ingot_transport_peer_failure(ctx->transport) != INGOT_PEER_FAILURE_ABORT) {
         return 0;

@@ -160,7 +160,8 @@ void ingot_node_manifest_close(ingot_ctx_h ctx, ingot_manifest_h manifest, void 
                              .what = "loader destroy: manifest window",
                              .timeout_ns = ctx->cfg.base->timeout_ns,
                              .arg = node,
-                             .host = node_host};
+                             .host = node_host,
+                             .job_comm = &ctx->comm};
         (void)ingot_mpi_arrive(&a);
         (void)INGOT_MPI_CALL("loader destroy: manifest window", MPI_Win_free, (MPI_Win *)window);
         free(window);

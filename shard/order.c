@@ -226,6 +226,9 @@ static void order_deal_node(struct ingot_order *o, uint64_t c, uint64_t *k, uint
     deal_t *d = &o->deal;
     uint64_t left = d->per_node, pos = 0, in_window = 0;
     d->node_win[c] = d->nwin;
+    if (o->p.shard_count == 0 || o->p.window == 0) {
+        return; /* refused at create (order_locality_init): said for the analyser */
+    }
     while (left > 0) {
         uint32_t s = o->shard_perm[*k];
         uint64_t avail = o->shard_count[s] - *off, take = avail < left ? avail : left;

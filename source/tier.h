@@ -66,6 +66,7 @@ typedef struct ingot_tier_dest {
 struct ingot_cache_config;
 struct ingot_disk_config;
 struct ingot_objstore_config;
+struct ingot_parts_config;
 struct ingot_storage_config;
 
 /** The source layer's configuration, parsed once by the INGOT_* registry and handed down (the
@@ -75,6 +76,7 @@ typedef struct ingot_tier_config {
     const struct ingot_cache_config *cache;
     const struct ingot_disk_config *disk;
     const struct ingot_objstore_config *objstore;
+    const struct ingot_parts_config *parts;
 } ingot_tier_config_t;
 
 /** The job plan every tier receives. Pointers outlive the chain. */

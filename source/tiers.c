@@ -71,6 +71,7 @@ ingot_status_t ingot_tier_config(ingot_tier_config_t *cfg_p)
         ingot_cache_config(&c.cache);
         ingot_disk_config(&c.disk);
         ingot_objstore_config(&c.objstore);
+        ingot_parts_config(&c.parts);
         *cfg_p = c;
     }
     return st;

@@ -35,12 +35,17 @@ enum {
     E_STORAGE,
     E_PEER,
     E_LOCAL,
-    E_DISK,      /* bytes the nodes' disk tier served */
-    E_GETS,      /* object-store GETs made for the epoch's reads */
-    E_GET_BYTES, /* their bytes */
-    E_RETRIES,   /* their retries, every class */
-    E_READS,     /* samples of the epoch read (GETs per sample's denominator) */
-    E_RSS,       /* resident memory at the epoch's last step, bytes */
+    E_DISK,        /* bytes the nodes' disk tier served */
+    E_GETS,        /* object-store GETs made for the epoch's reads */
+    E_GET_BYTES,   /* their bytes */
+    E_RETRIES,     /* their retries, every class */
+    E_READS,       /* samples of the epoch read (GETs per sample's denominator) */
+    E_RSS,         /* resident memory at the epoch's last step, bytes */
+    E_NODE,        /* this rank's node */
+    E_NODE_FIRST,  /* 1 on the node's first rank: its node figures count once per node */
+    E_NODE_GETS,   /* the node's part cache: GETs for the epoch's reads (every rank of the node) */
+    E_NODE_BYTES,  /* their bytes: what left the store for the node */
+    E_NODE_NEEDED, /* the bytes of the samples its ranks read: what the node needed */
     E_COUNT
 };
 
@@ -59,6 +64,7 @@ typedef struct bench_result {
     char paths[BENCH_PATHS_MAX]; /* the peer cache's data paths, or "" */
     char disk[BENCH_PATHS_MAX];  /* the disk tier's report, or "" */
     uint64_t rss_bytes;          /* resident memory at the end */
+    int node, node_first;        /* this rank's node; whether it is the node's first rank */
 } bench_result_t;
 
 /** Resident memory of this process now (/proc/self/statm), bytes; 0 when unknown. */

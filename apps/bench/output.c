@@ -112,7 +112,11 @@ static const report_column_t epoch_columns[] = {
     {"steps", "", 7, 0},       {"AU", "", 7, 4},       {"stall", "%", 7, 2},
     {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
     {"disk", "MiB", 10, 1},    {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
-    {"retries", "", 8, 0},     {"RSS", "MiB", 8, 1}};
+    {"retries", "", 8, 0},     {"RSS", "MiB", 8, 1},   {"store", "MiB", 10, 1},
+    {"amplif.", "x", 8, 3}};
+
+static const report_column_t node_columns[] = {
+    {"store", "MiB", 10, 1}, {"needed", "MiB", 10, 1}, {"amplif.", "x", 8, 3}, {"GETs", "", 8, 0}};
 
 /* Epoch @p e of rank @p r. */
 static const double *epoch_of(const bench_output_t *o, int r, uint64_t e)
@@ -126,9 +130,13 @@ static void epoch_sum(const bench_output_t *o, uint64_t e, double *sum)
     memset(sum, 0, sizeof(double) * E_COUNT);
     for (int r = 0; r < o->world; r++) {
         const double *x = epoch_of(o, r, e);
-        for (int k = 0; k < E_COUNT; k++) {
+        for (int k = 0; k < E_NODE; k++) {
             sum[k] += x[k];
         }
+        for (int k = E_NODE_GETS; x[E_NODE_FIRST] != 0 && k < E_COUNT; k++) {
+            sum[k] += x[k]; /* the node's figures, once per node */
+        }
+        sum[E_NODE_FIRST] += x[E_NODE_FIRST]; /* the nodes */
     }
     sum[E_EPOCH] = epoch_of(o, 0, e)[E_EPOCH];
     sum[E_STEPS] /= o->world;
@@ -140,6 +148,46 @@ static void epoch_sum(const bench_output_t *o, uint64_t e, double *sum)
 static double epoch_au(const double *x)
 {
     return x[E_WALL] > 0 ? x[E_COMPUTE] / x[E_WALL] : 0;
+}
+
+/* Bytes that left the store for a node's part cache over the bytes of the samples it read. */
+static double epoch_amplification(const double *x)
+{
+    return x[E_NODE_NEEDED] > 0 ? x[E_NODE_BYTES] / x[E_NODE_NEEDED] : 0;
+}
+
+/* Per node and epoch, under the part cache a node's ranks share: what left the store for it. */
+static void print_nodes(const bench_output_t *o)
+{
+    const double mib = 1024.0 * 1024.0;
+    int any = 0;
+    for (uint64_t e = 0; e < o->nepochs && !any; e++) {
+        for (int r = 0; r < o->world; r++) {
+            any |= epoch_of(o, r, e)[E_NODE_NEEDED] > 0;
+        }
+    }
+    if (!any) {
+        return;
+    }
+    printf("# per node and epoch: bytes from the store for the node's part cache, the bytes its "
+           "ranks' samples held (what the node needed), their ratio (the amplification; 1.0: each "
+           "byte once), GETs\n");
+    report_table_head(stdout, "e/node", OUT_WHO_WIDTH, node_columns, OUT_ARRAY_SIZE(node_columns));
+    for (uint64_t e = 0; e < o->nepochs; e++) {
+        for (int r = 0; r < o->world; r++) {
+            const double *x = epoch_of(o, r, e);
+            if (x[E_NODE_FIRST] == 0) {
+                continue;
+            }
+            const double v[OUT_ARRAY_SIZE(node_columns)] = {x[E_NODE_BYTES] / mib,
+                                                            x[E_NODE_NEEDED] / mib,
+                                                            epoch_amplification(x), x[E_NODE_GETS]};
+            char who[OUT_WHO_MAX];
+            snprintf(who, sizeof(who), "%.0f/%.0f", x[E_EPOCH], x[E_NODE]);
+            report_table_row(stdout, who, OUT_WHO_WIDTH, node_columns, OUT_ARRAY_SIZE(node_columns),
+                             v);
+        }
+    }
 }
 
 /* A multi-line report of rank 0's under @p title, each line commented; nothing when empty. */
@@ -180,7 +228,9 @@ static void print_epochs(const bench_output_t *o)
             x[E_GETS],
             x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0,
             x[E_RETRIES],
-            x[E_RSS] / mib};
+            x[E_RSS] / mib,
+            x[E_NODE_BYTES] / mib,
+            epoch_amplification(x)};
         char who[OUT_WHO_MAX];
         snprintf(who, sizeof(who), "%.0f", x[E_EPOCH]);
         report_table_row(stdout, who, OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns),
@@ -191,6 +241,7 @@ static void print_epochs(const bench_output_t *o)
                "the totals above include them\n",
                o->epochs_left_out);
     }
+    print_nodes(o);
     print_report("peer cache paths seen from rank 0", o->paths);
     print_report("disk tier seen from rank 0", o->disk);
 }
@@ -210,6 +261,31 @@ static void json_epoch_fields(report_json_t *j, const double *x)
     report_json_u64(j, "samples_read", (uint64_t)x[E_READS]);
     report_json_num(j, "store_gets_per_sample", x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0);
     report_json_u64(j, "rss_bytes", (uint64_t)x[E_RSS]);
+    report_json_u64(j, "store_node_requests", (uint64_t)x[E_NODE_GETS]);
+    report_json_u64(j, "store_node_bytes", (uint64_t)x[E_NODE_BYTES]);
+    report_json_u64(j, "store_node_needed", (uint64_t)x[E_NODE_NEEDED]);
+    report_json_num(j, "amplification", epoch_amplification(x));
+}
+
+/* The epoch's nodes: what left the store for each node's part cache. */
+static void json_nodes(report_json_t *j, const bench_output_t *o, uint64_t e)
+{
+    report_json_array(j, "nodes");
+    for (int r = 0; r < o->world; r++) {
+        const double *x = epoch_of(o, r, e);
+        if (x[E_NODE_FIRST] == 0) {
+            continue;
+        }
+        report_json_object(j, NULL);
+        report_json_int(j, "node", (int)x[E_NODE]);
+        report_json_int(j, "first_rank", r);
+        report_json_u64(j, "store_node_requests", (uint64_t)x[E_NODE_GETS]);
+        report_json_u64(j, "store_node_bytes", (uint64_t)x[E_NODE_BYTES]);
+        report_json_u64(j, "store_node_needed", (uint64_t)x[E_NODE_NEEDED]);
+        report_json_num(j, "amplification", epoch_amplification(x));
+        report_json_close_object(j);
+    }
+    report_json_close_array(j);
 }
 
 static void json_epochs(report_json_t *j, const bench_output_t *o)
@@ -222,6 +298,7 @@ static void json_epochs(report_json_t *j, const bench_output_t *o)
         report_json_u64(j, "epoch", (uint64_t)x[E_EPOCH]);
         report_json_u64(j, "steps", (uint64_t)x[E_STEPS]);
         json_epoch_fields(j, x);
+        json_nodes(j, o, e);
         report_json_array(j, "per_rank");
         for (int r = 0; r < o->world; r++) {
             report_json_object(j, NULL);

@@ -144,8 +144,14 @@ uint64_t bench_rss(void)
 /* Epoch @p i's object-store requests (none when the manifest is local). */
 static void run_store(ingot_loader_h l, bench_result_t *r, uint64_t i)
 {
-    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS};
+    ingot_loader_store_stats_t ss = {.field_mask = INGOT_LOADER_STORE_STATS_FIELD_COUNTS |
+                                                   INGOT_LOADER_STORE_STATS_FIELD_NODE};
+    r->epochs[i][E_NODE] = r->node;
+    r->epochs[i][E_NODE_FIRST] = r->node_first;
     if (ingot_loader_epoch_store(l, (uint64_t)r->epochs[i][E_EPOCH], &ss) == INGOT_OK) {
+        r->epochs[i][E_NODE_GETS] = (double)ss.node_requests;
+        r->epochs[i][E_NODE_BYTES] = (double)ss.node_bytes;
+        r->epochs[i][E_NODE_NEEDED] = (double)ss.node_needed;
         r->epochs[i][E_GETS] = (double)ss.requests;
         r->epochs[i][E_GET_BYTES] = (double)ss.bytes;
         r->epochs[i][E_RETRIES] = (double)(ss.retries_throttle + ss.retries_server +
@@ -180,6 +186,11 @@ ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *man
 {
     ingot_loader_h l;
     memset(r, 0, sizeof(*r));
+    ingot_placement_t pl = {.field_mask = INGOT_PLACEMENT_FIELD_NODE};
+    if (ingot_placement_get(ctx, &pl) == INGOT_OK) {
+        r->node = pl.node_id;
+        r->node_first = pl.local_rank == 0;
+    }
     ingot_status_t st = run_loader(ctx, a, manifest, world, &l);
     if (st != INGOT_OK) {
         return st;

@@ -351,7 +351,8 @@ INGOT_API ingot_status_t ingot_loader_epoch_bytes(ingot_loader_h loader, uint64_
 
 /** Fields of ingot_loader_store_stats_t. */
 enum ingot_loader_store_stats_field {
-    INGOT_LOADER_STORE_STATS_FIELD_COUNTS = INGOT_BIT(0) /**< epoch .. gets_per_sample. */
+    INGOT_LOADER_STORE_STATS_FIELD_COUNTS = INGOT_BIT(0), /**< epoch .. gets_per_sample. */
+    INGOT_LOADER_STORE_STATS_FIELD_NODE   = INGOT_BIT(1)  /**< node_requests .. node_needed. */
 };
 
 /**
@@ -375,6 +376,15 @@ typedef struct ingot_loader_store_stats {
     uint64_t get_p99_ns;
     uint64_t samples;         /**< Samples of the epoch read so far (every source). */
     double   gets_per_sample; /**< requests / samples. */
+    /** This rank's node, under the part cache its ranks share (INGOT_S3_CACHE=auto under the
+     *  locality order, or SIZE/node; all 0 without one): the GETs of parts the node made for the
+     *  epoch's reads, their bytes (what left the store for the node), and the bytes of the
+     *  samples its ranks read through it (what the node needed: each sample is read once per
+     *  epoch). node_bytes / node_needed is the node's amplification (1.0: each byte once); the
+     *  same values on every rank of a node. */
+    uint64_t node_requests;
+    uint64_t node_bytes;
+    uint64_t node_needed;
 } ingot_loader_store_stats_t;
 
 /**

@@ -82,6 +82,19 @@ static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, load
     return INGOT_OK;
 }
 
+/* Record bytes of the run's samples (what the per-epoch counters add up). */
+static uint64_t run_record_bytes(const loader_run_t *run)
+{
+    if (run->located) {
+        return run->length;
+    }
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < run->count; k++) {
+        n += run->slot->info[run->slot->sorted[run->first + k]].length;
+    }
+    return n;
+}
+
 /* Read a run from the first of @p srcs that has its bytes ("retry elsewhere" falls through).
  * When every source answered "retry", returns the last one's reason with req.retry set. */
 static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
@@ -97,6 +110,7 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .extents = run->located ? rd->extents : NULL,
                                 .nextents = run->located ? run->count : 0,
                                 .epoch = run->slot->epoch,
+                                .records = run_record_bytes(run),
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,
                                 .done_ev = &rd->done};
@@ -338,19 +352,6 @@ static ingot_status_t located_verify_run(ingot_loader_h l, loader_reader_ctx_t *
     }
     run->verified = 1;
     return INGOT_OK;
-}
-
-/* Record bytes of the run's samples (what the per-epoch counters add up). */
-static uint64_t run_record_bytes(const loader_run_t *run)
-{
-    if (run->located) {
-        return run->length;
-    }
-    uint64_t n = 0;
-    for (uint32_t k = 0; k < run->count; k++) {
-        n += run->slot->info[run->slot->sorted[run->first + k]].length;
-    }
-    return n;
 }
 
 /* Of @p records bytes read down the chain in @p len request bytes, the share the disk tier served

@@ -26,6 +26,13 @@ static const ingot_field_span_t stats_spans[] = {
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
                      disk_fill_errors)};
 
+/* The members each ingot_loader_store_stats_field bit covers. */
+static const ingot_field_span_t store_spans[] = {
+    INGOT_FIELD_SPAN(INGOT_LOADER_STORE_STATS_FIELD_COUNTS, ingot_loader_store_stats_t, epoch,
+                     gets_per_sample),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STORE_STATS_FIELD_NODE, ingot_loader_store_stats_t, node_requests,
+                     node_needed)};
+
 /* Samples read over every epoch this loader delivers (the base of requests per sample). */
 static uint64_t stats_samples_read(ingot_loader_h l)
 {
@@ -157,11 +164,9 @@ ingot_status_t ingot_loader_epoch_store(ingot_loader_h l, uint64_t epoch,
                           "loader",
                           epoch);
     }
-    if (!(stats_p->field_mask & INGOT_LOADER_STORE_STATS_FIELD_COUNTS)) {
-        return INGOT_OK;
-    }
     r.samples = atomic_load(&l->epoch_reads[epoch - l->first_epoch]);
     r.gets_per_sample = r.samples ? (double)r.requests / (double)r.samples : 0;
-    *stats_p = r;
+    ingot_field_mask_copy(stats_p, &r, stats_p->field_mask, store_spans,
+                          INGOT_ARRAY_SIZE(store_spans));
     return INGOT_OK;
 }

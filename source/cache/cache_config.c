@@ -25,20 +25,11 @@ static const ingot_config_field_t budget_size_field = {
 static int budget_parse(const char *spec, void *value, char *err, size_t errlen)
 {
     ingot_cache_budget_t *b = value;
-    char size[64], why[256];
-    const char *slash = strchr(spec, '/');
-    size_t n = slash != NULL ? (size_t)(slash - spec) : strlen(spec);
-    int ok = n > 0 && n < sizeof(size) && (slash == NULL || strcmp(slash, "/node") == 0);
-    if (ok) {
-        memcpy(size, spec, n);
-        size[n] = '\0';
-        ok = ingot_config_parse(&budget_size_field, size, &b->bytes, why, sizeof(why)) == INGOT_OK;
-    }
-    if (!ok) {
+    if (ingot_config_parse_size_per(&budget_size_field, "/node", spec, &b->bytes, &b->per_node) !=
+        0) {
         snprintf(err, errlen, "not a size, or a size per node");
         return -1;
     }
-    b->per_node = slash != NULL;
     snprintf(b->given, sizeof(b->given), "%s", spec);
     return 0;
 }
@@ -46,11 +37,7 @@ static int budget_parse(const char *spec, void *value, char *err, size_t errlen)
 static void budget_format(const void *value, char *buf, size_t len)
 {
     const ingot_cache_budget_t *b = value;
-    ingot_config_format(&budget_size_field, &b->bytes, buf, len);
-    if (b->per_node) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, len > n ? len - n : 0, "/node");
-    }
+    ingot_config_format_size_per(&budget_size_field, "/node", b->bytes, b->per_node, buf, len);
 }
 
 const ingot_config_codec_t ingot_cache_budget_codec = {

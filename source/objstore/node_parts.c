@@ -20,7 +20,9 @@
  * that one part's slot out of service for the rest of the job (counted, never unsafe).
  */
 #include "source/objstore/source_impl.h"
+#include "base/arrival.h"
 #include "base/errors.h"
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/mix.h"
 #include "base/status.h"
@@ -28,6 +30,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +62,25 @@ typedef struct np_entry {
 
 /* Per epoch, the node's figures (every rank adds its own). */
 typedef struct np_tally {
-    _Atomic uint64_t gets, bytes, asked;
+    _Atomic uint64_t gets, bytes, needed;
 } np_tally_t;
+
+/* One of the node's ranks: its number in the job, and whether a waiter found it silent. */
+typedef struct np_rank {
+    int32_t job_rank;
+    _Atomic uint32_t silent;
+} np_rank_t;
 
 /* The head of the node's segment; the arrays follow at the offsets it records. */
 typedef struct np_head {
     uint64_t magic;
     pthread_mutex_t lock;   /* process-shared, robust */
     _Atomic int32_t holder; /* the rank holding the lock (for a message), or NP_NONE */
-    uint32_t nparts, nslots, nshards, nepochs;
+    uint32_t nparts, nslots, nshards, nepochs, nranks;
     uint64_t part_room, seq, first_epoch;
     int32_t free_head, lru_head, lru_tail; /* (lock) */
     uint32_t nfree, nlru;                  /* (lock) */
-    uint64_t entries_off, hash_off, shard_seq_off, tallies_off, arena_off, size;
+    uint64_t entries_off, hash_off, shard_seq_off, tallies_off, ranks_off, arena_off, size;
 } np_head_t;
 
 /* This process's GET of an entry it claimed (indexed like the entries: only the claiming process
@@ -91,6 +100,7 @@ struct ingot_objsrc_node {
     int32_t *hash;
     uint64_t *shard_seq;
     np_tally_t *tally;
+    np_rank_t *ranks; /* by rank in the node */
     char *arena;
     int rank;
     const ingot_tier_plan_t *plan; /* the node, the peer timeout and policy, peer_lost */
@@ -355,6 +365,9 @@ static void np_fetch_start(ingot_objsrc_node_t *n, os_source_t *s, int32_t i, ui
         snprintf(f->get.message, sizeof(f->get.message), "%s", ingot_last_error());
         np_get_done(&f->get);
     }
+    if (ingot_fault_check(INGOT_FAULT_PART_FETCH) != 0) { /* tests: a fetcher stopped mid-GET */
+        raise(SIGSTOP);
+    }
 }
 
 /* Wait for this rank's GET of entry @p i, beating its heart, and publish what came of it: READY
@@ -414,8 +427,16 @@ static ingot_status_t np_silent(ingot_objsrc_node_t *n, os_source_t *s, os_req_t
              (double)n->peer_timeout_ns / 1e9,
              n->abort_on_silence ? "; INGOT_PEER_FAILURE=abort ends the job"
                                  : "; INGOT_PEER_FAILURE=storage: read by this rank instead");
+    uint32_t named = 0; /* the node's first waiter to find it silent says so */
+    for (uint32_t k = 0; k < n->h->nranks; k++) { /* the arrival at destroy names it at once */
+        if (n->ranks[k].job_rank == e->owner) {
+            named = atomic_exchange(&n->ranks[k].silent, 1);
+        }
+    }
     if (n->abort_on_silence) {
-        ingot_error("%s", msg);
+        if (!named) {
+            ingot_error("%s", msg);
+        }
         ingot_objsrc_note_failure(r, INGOT_ERR_TIMED_OUT, msg);
         ingot_abort_raise(n->plan->peer_lost);
         return INGOT_ERR_TIMED_OUT;
@@ -438,8 +459,8 @@ static ingot_status_t np_wait(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *
     np_entry_t *e = &n->e[i];
     int silent = 0;
     while (atomic_load(&e->state) == NP_FETCHING && ingot_time_ns() < deadline_ns) {
-        uint64_t quiet = ingot_time_ns() - atomic_load(&e->beat);
-        if (quiet > n->peer_timeout_ns) {
+        uint64_t beat = atomic_load(&e->beat); /* read first: a beat after now is no silence */
+        if (ingot_time_ns() > beat + n->peer_timeout_ns) {
             silent = 1;
             break;
         }
@@ -497,7 +518,7 @@ static ingot_status_t np_serve(ingot_objsrc_node_t *n, os_source_t *s, os_req_t 
                                uint64_t k1, uint64_t deadline_ns)
 {
     const ingot_source_req_t *req = r->req;
-    np_part_t parts[OS_WAITS_MAX];
+    np_part_t parts[OS_WAITS_MAX] = {{0}};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     for (int round = 0; st == INGOT_ERR_NOT_FOUND && round < 2; round++) {
         if ((st = np_lock(n, deadline_ns)) != INGOT_OK) {
@@ -546,7 +567,7 @@ int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     }
     uint64_t e = req->epoch - n->h->first_epoch;
     if (req->epoch >= n->h->first_epoch && e < n->h->nepochs) {
-        atomic_fetch_add(&n->tally[e].asked, req->length);
+        atomic_fetch_add(&n->tally[e].needed, req->records); /* 0 when not known */
     }
     ingot_status_t st = np_serve(n, s, r, k0, k1, deadline_ns);
     if (st == INGOT_ERR_NO_RESOURCE) {
@@ -564,7 +585,7 @@ int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
 /* The segment's layout for @p nparts parts: the head, entries, hash slots, shard ages, tallies
  * and the arena, each 64-byte aligned; its size. */
 static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint32_t nepochs,
-                          uint64_t part_room)
+                          uint32_t nranks, uint64_t part_room)
 {
     uint32_t slots = 1;
     while (slots < 2 * nparts) {
@@ -576,20 +597,22 @@ static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint3
                      .nslots = slots,
                      .nshards = nshards,
                      .nepochs = nepochs,
+                     .nranks = nranks,
                      .part_room = part_room};
     h->entries_off = NP_ALIGN(sizeof(np_head_t));
     h->hash_off = NP_ALIGN(h->entries_off + (uint64_t)nparts * sizeof(np_entry_t));
     h->shard_seq_off = NP_ALIGN(h->hash_off + (uint64_t)slots * sizeof(int32_t));
     h->tallies_off = NP_ALIGN(h->shard_seq_off + ((uint64_t)nshards + 1) * sizeof(uint64_t));
-    h->arena_off = (h->tallies_off + ((uint64_t)nepochs + 1) * sizeof(np_tally_t) + 4095) &
-                   ~(uint64_t)4095;
+    h->ranks_off = NP_ALIGN(h->tallies_off + ((uint64_t)nepochs + 1) * sizeof(np_tally_t));
+    h->arena_off = (h->ranks_off + (uint64_t)nranks * sizeof(np_rank_t) + 4095) & ~(uint64_t)4095;
     h->size = h->arena_off + (uint64_t)nparts * part_room;
 #undef NP_ALIGN
     return h->size;
 }
 
 /* The leader makes the segment: the lock, every entry free, the index empty. */
-static ingot_status_t np_init(ingot_objsrc_node_t *n, const np_head_t *layout, uint64_t first_epoch)
+static ingot_status_t np_init(ingot_objsrc_node_t *n, const np_head_t *layout, uint64_t first_epoch,
+                              const ingot_tier_plan_t *plan)
 {
     np_head_t *h = n->h;
     memcpy(h, layout, sizeof(*h));
@@ -612,6 +635,16 @@ static ingot_status_t np_init(ingot_objsrc_node_t *n, const np_head_t *layout, u
     for (uint32_t i = h->nparts; i-- > 0;) {
         np_free_push(n, (int32_t)i);
     }
+    MPI_Group node, job;
+    MPI_Comm_group(plan->node->node_comm, &node);
+    MPI_Comm_group(plan->comm, &job);
+    for (int r = 0; r < (int)h->nranks; r++) { /* the node's ranks as the job numbers them */
+        int named = r;
+        MPI_Group_translate_ranks(node, 1, &r, job, &named);
+        n->ranks[r].job_rank = named;
+    }
+    MPI_Group_free(&node);
+    MPI_Group_free(&job);
     return INGOT_OK;
 }
 
@@ -623,6 +656,7 @@ static void np_map(ingot_objsrc_node_t *n, char *base)
     n->hash = (int32_t *)(base + n->h->hash_off);
     n->shard_seq = (uint64_t *)(base + n->h->shard_seq_off);
     n->tally = (np_tally_t *)(base + n->h->tallies_off);
+    n->ranks = (np_rank_t *)(base + n->h->ranks_off);
     n->arena = base + n->h->arena_off;
 }
 
@@ -635,7 +669,7 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
     np_head_t layout;
     uint32_t nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
     uint64_t size = np_layout(&layout, nparts, s->nshards, (uint32_t)plan->nepochs,
-                              OS_PART_ROOM(s->part_size));
+                              (uint32_t)node->local_size, OS_PART_ROOM(s->part_size));
     ingot_objsrc_node_t *n = ingot_calloc(1, sizeof(*n), "node part cache");
     np_fetch_t *fetch = ingot_calloc(nparts ? nparts : 1, sizeof(*fetch), "node part cache");
     char *base = NULL;
@@ -654,10 +688,11 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
             memset(base, 0, (size_t)size); /* every page touched once now, not in epoch 0 */
             memcpy(base, &layout, sizeof(layout));
             np_map(n, base);
-            st = np_init(n, &layout, plan->first_epoch);
+            st = np_init(n, &layout, plan->first_epoch, plan);
         }
         st = ingot_mpi_agree(&comm, st, "node part cache: set-up"); /* the leader's is done */
     }
+    st = st == INGOT_OK && (n == NULL || base == NULL) ? INGOT_ERR_NO_MEMORY : st; /* analyser */
     if (st != INGOT_OK) {
         if (n != NULL && base != NULL) {
             MPI_Win_free(&n->win);
@@ -676,6 +711,31 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
     return INGOT_OK;
 }
 
+/* Whether the node's ranks @p ranks are silent, as far as the node's segment tells: found so by
+ * a waiter, or fetching a part whose heartbeat stopped for INGOT_PEER_TIMEOUT. Answers at once
+ * (a rank busy elsewhere is waited for, up to the arrival's INGOT_TIMEOUT). */
+static void np_alive(const int *ranks, int count, uint64_t deadline_ns, int *silent, void *arg)
+{
+    const ingot_objsrc_node_t *n = arg;
+    uint64_t now = ingot_time_ns();
+    (void)deadline_ns;
+    for (int i = 0; i < count; i++) {
+        const np_rank_t *r = &n->ranks[ranks[i]];
+        silent[i] = atomic_load(&r->silent) != 0;
+        for (uint32_t k = 0; !silent[i] && k < n->h->nparts; k++) {
+            const np_entry_t *e = &n->e[k];
+            silent[i] = atomic_load(&e->state) == NP_FETCHING && e->owner == r->job_rank &&
+                        now > atomic_load(&e->beat) + n->peer_timeout_ns;
+        }
+    }
+}
+
+static const char *np_host(int rank, void *arg)
+{
+    (void)rank; /* every rank of the arrival shares this node */
+    return ((const ingot_objsrc_node_t *)arg)->plan->node->hostname;
+}
+
 void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n)
 {
     if (n == NULL) {
@@ -686,7 +746,20 @@ void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n)
                    "went silent)",
                    atomic_load(&n->lost));
     }
-    MPI_Win_free(&n->win); /* collective over the node: every rank's source ends together */
+    if (n->h->nranks > 1) {
+        /* A rank that never comes is named after INGOT_TIMEOUT; under INGOT_PEER_FAILURE=abort
+         * one that the segment shows silent is named at once (under 'storage' it may resume). */
+        ingot_arrival_t a = {.comm = &n->plan->node->node_comm,
+                             .what = "objstore: the node's part cache free",
+                             .timeout_ns = n->plan->timeout_ns,
+                             .silence_ns = n->abort_on_silence ? n->peer_timeout_ns : 0,
+                             .alive = n->abort_on_silence ? np_alive : NULL,
+                             .arg = n,
+                             .host = np_host,
+                             .job_comm = &n->plan->comm};
+        (void)ingot_mpi_arrive(&a);
+    }
+    (void)INGOT_MPI_CALL("objstore: the node's part cache free", MPI_Win_free, &n->win);
     free(n->fetch);
     free(n);
 }
@@ -697,7 +770,7 @@ uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n)
 }
 
 int ingot_objsrc_node_epoch(const ingot_objsrc_node_t *n, uint64_t epoch, uint64_t *gets_p,
-                            uint64_t *bytes_p, uint64_t *asked_p)
+                            uint64_t *bytes_p, uint64_t *needed_p)
 {
     if (n == NULL || epoch < n->h->first_epoch || epoch - n->h->first_epoch >= n->h->nepochs) {
         return -1;
@@ -705,6 +778,6 @@ int ingot_objsrc_node_epoch(const ingot_objsrc_node_t *n, uint64_t epoch, uint64
     const np_tally_t *t = &n->tally[epoch - n->h->first_epoch];
     *gets_p = atomic_load(&((np_tally_t *)t)->gets);
     *bytes_p = atomic_load(&((np_tally_t *)t)->bytes);
-    *asked_p = atomic_load(&((np_tally_t *)t)->asked);
+    *needed_p = atomic_load(&((np_tally_t *)t)->needed);
     return 0;
 }

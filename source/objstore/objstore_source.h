@@ -30,7 +30,24 @@
 #include "client/objstore.h"
 #include "source/source.h"
 #include "source/tier.h"
+#include "base/config.h"
 #include <mpi.h>
+
+/** INGOT_S3_CACHE parsed (parts_config.c). */
+typedef struct ingot_parts_budget {
+    int is_auto;    /**< "auto": sized for the order */
+    uint64_t bytes; /**< a size ("off": 0) */
+    bool per_node;  /**< "SIZE/node": the part cache the node's ranks share */
+    char given[48]; /**< as the user wrote it (messages quote it so) */
+} ingot_parts_budget_t;
+
+/** The part cache's INGOT_* table. */
+typedef struct ingot_parts_config {
+    ingot_parts_budget_t budget;
+} ingot_parts_config_t;
+
+extern ingot_config_table_t ingot_parts_config_table;
+ingot_status_t ingot_parts_config(const ingot_parts_config_t **cfg_p);
 
 /** Parameters of ingot_source_objstore_create(). */
 typedef struct ingot_source_objstore_params {
@@ -82,11 +99,12 @@ uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src);
 ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier_plan_t *plan,
                                            uint64_t bytes);
 
-/** The node's part cache figures of @p epoch (GETs, bytes fetched, bytes its ranks asked for):
+/** The node's part cache figures of @p epoch (GETs, bytes fetched, bytes of the samples its
+ *  ranks read through it):
  *  INGOT_OK; INGOT_ERR_NOT_FOUND without a node cache or for an epoch it does not count. */
 ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint64_t epoch,
                                                 uint64_t *gets_p, uint64_t *bytes_p,
-                                                uint64_t *asked_p);
+                                                uint64_t *needed_p);
 
 /**
  * The job-wide check of @p id (this rank's identity for the dataset's URL): rank 0's endpoint,

@@ -449,10 +449,10 @@ ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier
 
 ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint64_t epoch,
                                                 uint64_t *gets_p, uint64_t *bytes_p,
-                                                uint64_t *asked_p)
+                                                uint64_t *needed_p)
 {
     const os_source_t *s = (const os_source_t *)src;
-    return ingot_objsrc_node_epoch(s->node, epoch, gets_p, bytes_p, asked_p) == 0
+    return ingot_objsrc_node_epoch(s->node, epoch, gets_p, bytes_p, needed_p) == 0
                ? INGOT_OK
                : INGOT_ERR_NOT_FOUND;
 }

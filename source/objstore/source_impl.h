@@ -151,8 +151,8 @@ void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n);
 int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
 /** Parts the node's cache holds (0: none). */
 uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n);
-/** The node's figures for @p epoch: GETs, bytes fetched, bytes asked for: 0, or -1. */
+/** The node's figures for @p epoch: GETs, bytes fetched, bytes of samples read: 0, or -1. */
 int ingot_objsrc_node_epoch(const ingot_objsrc_node_t *n, uint64_t epoch, uint64_t *gets_p,
-                            uint64_t *bytes_p, uint64_t *asked_p);
+                            uint64_t *bytes_p, uint64_t *needed_p);
 
 #endif

@@ -6,6 +6,9 @@
  */
 #include "source/objstore/objstore_source.h"
 #include "client/objstore_config.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,32 +47,50 @@ static uint64_t store_carried(const ingot_tier_plan_t *plan)
     return c >= nodes ? (c + nodes - 1) / nodes : 1;
 }
 
-/* INGOT_S3_CACHE=auto under the locality order: the node's part cache holds window + 2 of the
- * largest shards (a window read, the next one starting, a part straddling them) for each
- * canonical node the node reads, at most 2GiB each; the global order has none (its reads are
- * scattered over every shard). Otherwise this process's own part cache of the size given. */
-static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, const ingot_objstore_config_t *cfg,
-                                  int *node_p)
+/* INGOT_S3_CACHE for this job. "auto" under the locality order: the node's part cache holds
+ * window + 2 of the largest shards (a window read, the next one starting, a part straddling them)
+ * for each canonical node the node reads, at most 2GiB each; the global order has none (its
+ * reads are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
+ * process's own part cache. *node_p: whether the node's ranks share it. */
+static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, int *node_p)
 {
-    int is_auto;
-    uint64_t bytes;
-    *node_p = 0;
-    if (ingot_objstore_cache_parse(cfg->cache, &is_auto, &bytes) != 0 || !is_auto) {
-        return bytes;
+    const ingot_parts_budget_t *b = &plan->cfg->parts->budget;
+    *node_p = b->per_node;
+    if (!b->is_auto) {
+        return b->bytes;
     }
     if (plan->order_mode != INGOT_ORDER_LOCALITY) {
         return 0;
     }
     *node_p = 1;
-    bytes = ((uint64_t)plan->order_window + 2) * (store_largest(plan) + cfg->part_size);
+    uint64_t part = plan->cfg->objstore->part_size;
+    uint64_t bytes = ((uint64_t)plan->order_window + 2) * (store_largest(plan) + part);
     return (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) * store_carried(plan);
+}
+
+/* A part cache of a node must hold one window's parts of each canonical node it reads, or the
+ * window's parts would evict each other within a step (refused, naming the variable). */
+static ingot_status_t store_check_budget(const ingot_tier_plan_t *plan, uint64_t bytes)
+{
+    uint64_t part = plan->cfg->objstore->part_size, largest = store_largest(plan);
+    uint64_t room = part + part / 8, parts = (largest + room - 1) / room; /* OS_PART_ROOM */
+    uint64_t need = (uint64_t)plan->order_window * (parts ? parts : 1) * room * store_carried(plan);
+    if (plan->order_mode != INGOT_ORDER_LOCALITY || bytes >= need) {
+        return INGOT_OK;
+    }
+    return ingot_fail(INGOT_ERR_NO_RESOURCE,
+                      "INGOT_S3_CACHE=%s: the node's part cache cannot hold one window's parts: "
+                      "%u shard(s) of up to %" PRIu64 " bytes for each of the %" PRIu64
+                      " canonical node(s) this node reads need %" PRIu64 " bytes (%" PRIu64
+                      " MiB/node, or 'auto')",
+                      plan->cfg->parts->budget.given, plan->order_window, largest,
+                      store_carried(plan), need, (need + (1u << 20) - 1) >> 20);
 }
 
 static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
 {
-    const ingot_objstore_config_t *cfg = plan->cfg->objstore;
     int node;
-    uint64_t bytes = store_cache_bytes(plan, cfg, &node);
+    uint64_t bytes = store_cache_bytes(plan, &node);
     ingot_source_objstore_params_t p = {.manifest = plan->manifest,
                                         .url = plan->location->text,
                                         .nreqs = plan->nreqs,
@@ -85,9 +106,12 @@ static ingot_status_t store_create(const ingot_tier_plan_t *plan, ingot_source_t
                                    ingot_tier_t **tier_p)
 {
     int node;
-    uint64_t bytes = store_cache_bytes(plan, plan->cfg->objstore, &node); /* alike everywhere */
-    ingot_status_t st = ingot_tier_storage_create(plan, &ingot_objstore_tier_ops, store_make,
-                                                  below_p, tier_p);
+    uint64_t bytes = store_cache_bytes(plan, &node); /* alike on every rank */
+    ingot_status_t st = node ? store_check_budget(plan, bytes) : INGOT_OK;
+    if (st != INGOT_OK) { /* every rank finds it: said once, by the hold of the loader's create */
+        return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");
+    }
+    st = ingot_tier_storage_create(plan, &ingot_objstore_tier_ops, store_make, below_p, tier_p);
     if (st == INGOT_OK && node) { /* collective, agreed: the node's ranks share one part cache */
         st = ingot_source_objstore_share(*below_p, plan, bytes);
         if (st != INGOT_OK) {
@@ -151,6 +175,8 @@ static ingot_status_t store_epoch_stats(const ingot_tier_t *t, uint64_t epoch,
                                       .throttle_events = o.throttle_events,
                                       .get_p50_ns = o.latency_p50_ns,
                                       .get_p99_ns = o.latency_p99_ns};
+    (void)ingot_source_objstore_node_epoch(store_of(t)->src, epoch, &s->node_requests,
+                                           &s->node_bytes, &s->node_needed); /* 0 without one */
     return INGOT_OK;
 }
 

@@ -36,8 +36,10 @@ set_tests_properties(build.lint.analyze PROPERTIES PROCESSORS 2) # clang-tidy -j
 # The configuration tables a static link keeps: all of them (the build generates their list).
 add_executable(static_tables ${_bd}/config/static_tables.c)
 target_link_libraries(static_tables PRIVATE ingot_static)
+get_property(_layer_folders GLOBAL PROPERTY INGOT_LAYER_FOLDERS)
 ingot_add_test(NAME build.config.static_tables LABELS unit install
-               COMMAND ${_bd}/config/static_tables.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:static_tables>)
+               COMMAND ${_bd}/config/static_tables.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:static_tables>
+                       ${_layer_folders})
 # The loader's files call each other one way (planner, readers, workers over run.c): no loop.
 if(Python3_FOUND)
   ingot_add_test(NAME build.layers.loader_calls LABELS layers

@@ -130,9 +130,10 @@ def weed_binary(build_dir):
 
 
 class Seaweed:
-    """`weed mini` on loopback ports of its own, in a temporary folder, stopped by pid."""
+    """`weed mini` on loopback ports of its own (or on @p ip: a benchmark's emulated nodes reach it
+    on their bridge), in a temporary folder, stopped by pid."""
 
-    def __init__(self, weed, workdir, identities, anonymous_read=()):
+    def __init__(self, weed, workdir, identities, anonymous_read=(), ip="127.0.0.1"):
         self.dir = os.path.join(workdir, "seaweed")
         os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
         ids = os.path.join(self.dir, "identities.json")
@@ -148,14 +149,14 @@ class Seaweed:
         ports = {"s3.port": self.port, "master.port": free_port(True),
                  "volume.port": free_port(True), "filer.port": free_port(True),
                  "admin.port": free_port(True), "webdav.port": free_port()}
-        argv = [weed, "mini", f"-dir={self.dir}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        argv = [weed, "mini", f"-dir={self.dir}/data", f"-ip={ip}", f"-ip.bind={ip}",
                 "-master.telemetry=false", "-admin.ui=false", "-webdav=false",
                 f"-s3.config={ids}", "-s3.port.iceberg=0", "-s3.port.lance=0",
                 f"-filer.localSocket={self.dir}/filer.sock",
                 f"-s3.localSocket={self.dir}/s3.sock"]
         argv += [f"-{k}={v}" for k, v in ports.items()]
         self.proc = Proc("seaweed", argv, os.path.join(workdir, "seaweed.log"))
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.endpoint = f"http://{ip}:{self.port}"
         wait_for("seaweed", self._ready, 60, self.proc)
 
     def _ready(self):

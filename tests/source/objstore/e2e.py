@@ -446,6 +446,82 @@ def case_train(t):
           % (acc["files"], acc["files-window"], acc["bucket-window"]))
 
 
+def nodes_epoch(j, e):
+    """Epoch @e's node figures of an ingot-bench report: (bytes from the store, bytes asked, GETs)."""
+    ns = j["epochs"][e]["nodes"]
+    return (sum(n["store_node_bytes"] for n in ns), sum(n["store_node_needed"] for n in ns),
+            sum(n["store_node_requests"] for n in ns))
+
+
+def case_nodeparts(t):
+    """One part cache per node (issue 31): 4 ranks of a node fetch each part once; a fetch that
+    fails for good is every waiter's named error; a fetcher stopped mid-GET is named within
+    INGOT_PEER_TIMEOUT; a budget below one window's parts is refused naming its size."""
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=1024, size="16KiB", shard="2MiB")
+    dataset = sum(os.path.getsize(os.path.join(src, n)) for n in os.listdir(src)
+                  if n.endswith(".tar"))
+    base = dict(INGOT_ORDER="window:2", INGOT_S3_PART_SIZE="512KiB")
+    args = ["--batch", 64, "--epochs", 2]
+    out, j = t.bench(url, np=4, env=t.env(**base), args=args)
+    fetched = []
+    for e in (0, 1):
+        got, asked, gets = nodes_epoch(j, e)
+        fetched.append(f"{got / dataset:.3f}x ({gets} GETs)")
+        # epoch 0 fetches it all once; epoch 1 finds some parts of epoch 0's last window cached
+        check((e > 0 or got >= 0.95 * dataset) and got <= 1.05 * dataset + 2 * 2**20,
+              f"epoch {e}: the node fetched {got} bytes of a {dataset}-byte dataset", out)
+        check(asked > 0 and j["epochs"][e]["amplification"] <= 1.1,
+              f"epoch {e}: amplification {j['epochs'][e]['amplification']}", out)
+        check(gets <= j["epochs"][e]["samples_read"] / 16,
+              f"epoch {e}: {gets} GETs for {j['epochs'][e]['samples_read']} samples", out)
+    # each rank's own part cache (a size per loader, as before): every rank fetches every part
+    out, j1 = t.bench(url, np=4, env=t.env(INGOT_S3_CACHE="16MiB", **base), args=args)
+    own = j1["epochs"][0]["store_bytes"]
+    check(own > 2.5 * dataset, f"4 ranks' own part caches fetched {own} bytes: want ~4x", out)
+    # a budget below one window's parts: refused at create, naming the variable and the size
+    out, _ = t.bench(url, np=4, env=t.env(INGOT_S3_CACHE="1MiB/node", **base), rc=1, args=args)
+    check("INGOT_S3_CACHE=1MiB/node" in out and "cannot hold one window's parts" in out
+          and "MiB/node" in out, "a node budget below one window not refused by name", out)
+    # a part that fails for good (the object replaced: 412): every waiter gets it, named
+    key = "data/" + sorted(n for n in os.listdir(src) if n.endswith(".tar"))[1]
+    data = open(os.path.join(src, os.path.basename(key)), "rb").read()
+    half = len(data) // 2
+    t.s3.put_object(Bucket=BUCKET, Key=key, Body=data[:half] + bytes(b ^ 0x5A for b in
+                                                                     data[half:half + 4096])
+                    + data[half + 4096:])
+    out, _ = t.bench(url, np=4, env=t.env(**base), rc=1, args=args)
+    check(key in out and "412" in out, "a part failing for good (412) is not named", out)
+    t.s3.put_object(Bucket=BUCKET, Key=key, Body=data)
+    url = t.build("data/")
+    # rank 2 stopped with its first part's GET out: the others name it within the peer timeout
+    stall = dict(base, INGOT_PEER_TIMEOUT="2s", INGOT_TIMEOUT="30s")
+    cmd = [t.app("ingot-bench"), "--manifest", url, "--no-progress"] + [str(a) for a in args]
+    env = t.env(**stall)
+    mpmd = ([t.args.mpiexec, "--oversubscribe", "-np", "2"] + cmd + [":", "-np", "1", "-x",
+            "INGOT_FAULT=part_fetch:3:fail"] + cmd + [":", "-np", "1"] + cmd)
+    out = t.run(mpmd, env=env, rc="fail", timeout=120)
+    check("rank 2" in out and "no sign of life for INGOT_PEER_TIMEOUT" in out,
+          "a fetcher stopped mid-GET is not named", out)
+    check(t.took < 25, f"a stopped fetcher: the job ended after {t.took:.1f} s "
+          "(INGOT_PEER_TIMEOUT 2 s, INGOT_TIMEOUT 30 s)", out)
+    named = t.took
+    # the same under INGOT_PEER_FAILURE=storage: the waiters read the part themselves, and the
+    # ranks' leaving together names the stopped rank after INGOT_TIMEOUT
+    env = t.env(**dict(stall, INGOT_PEER_FAILURE="storage", INGOT_TIMEOUT="8s"))
+    out = t.run(mpmd, env=env, rc="fail", timeout=120)
+    check("read by this rank instead" in out, "no waiter took the stopped fetcher's part", out)
+    check("part cache free: rank 2" in out and "never arrived" in out,
+          "the stopped rank is not named when the ranks leave together", out)
+    check(t.took < 30, f"storage, a stopped fetcher: the job ended after {t.took:.1f} s "
+          "(INGOT_TIMEOUT 8 s)", out)
+    stalled = t.took
+    print(f"nodeparts: 4 ranks fetched {' then '.join(fetched)} of the dataset in epochs 0, 1; "
+          f"their own part caches {own / dataset:.2f}x; a small budget refused; a 412 named; "
+          f"a stopped fetcher named after {named:.1f} s (abort), the job ended after "
+          f"{stalled:.1f} s (storage)")
+
+
 PY_CHECK = r"""
 import ingot, sys
 ingot.init()
@@ -475,7 +551,8 @@ def case_python(t):
 
 CASES = {"manifest": case_manifest, "loader": case_loader, "faults": case_faults,
          "source": case_source,
-         "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python}
+         "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python,
+         "nodeparts": case_nodeparts}
 
 
 def main():

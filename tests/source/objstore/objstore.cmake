@@ -1,6 +1,7 @@
 # The object-store byte source and everything over it, end to end (e2e.py CASE): manifests over
 # buckets through the tools, the byte source itself (it_source.c), the loader over a bucket on 2
-# ranks, faults, the peer cache, training, Python: source.objstore.<case>. Each starts its own
+# ranks, faults, the peer cache, training, Python, the part cache a node's ranks share
+# (nodeparts): source.objstore.<case>. Each starts its own
 # servers on loopback (the client's test servers, tests/client/objstore/) under the lock
 # objstore_ports and the environment of tests/client/client.cmake.
 set(_os_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -10,7 +11,7 @@ target_include_directories(it_source PRIVATE ${INGOT_TESTS}/common)
 set(_os_e2e ${INGOT_TEST_PYTHON} ${_os_dir}/e2e.py --build ${PROJECT_BINARY_DIR}
             --mpiexec ${MPIEXEC_EXECUTABLE} --apps ${PROJECT_BINARY_DIR}/apps)
 set(_os_e2e_slow manifest faults source)
-set(_os_e2e_mpi loader ranks cache train python)
+set(_os_e2e_mpi loader ranks cache train python nodeparts)
 foreach(_c ${_os_e2e_slow})
   ingot_add_test(NAME source.objstore.${_c} LABELS slow TIMEOUT 240 ENV ${INGOT_OBJSTORE_TEST_ENV}
                  COMMAND ${_os_e2e} ${_c})
