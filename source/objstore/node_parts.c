@@ -18,6 +18,15 @@
  * Reference counts in the shared entry (pins of copies in flight, waiters, the GET itself) keep
  * a buffer out of reuse while anyone may touch it; a process killed while holding one leaves
  * that one part's slot out of service for the rest of the job (counted, never unsafe).
+ *
+ * Backpressure: the node's ranks read the same windows in the same steps, but not at the same
+ * moment (one rank's trainer may run a few steps ahead). Each rank publishes the newest step it
+ * reads for, each part the newest step it was read for; a part is replaced only when every rank
+ * of the node that still reads has moved more than the prefetch depth past that step (no rank
+ * will read it for those steps again). A rank ahead of the node's slowest that finds no such
+ * part waits for the others to move on (at most INGOT_PEER_TIMEOUT, then it replaces the part
+ * read least recently), rather than evicting the parts the slowest ones still need: a window is
+ * fetched once however far apart the ranks run. The slowest ranks never wait.
  */
 #include "source/objstore/source_impl.h"
 #include "base/arrival.h"
@@ -56,6 +65,7 @@ typedef struct np_entry {
     int32_t hnext;          /* (lock) hash chain */
     int32_t prev, next;     /* (lock) LRU list (READY, unpinned, unwaited) or free list */
     uint64_t index, offset, length;
+    uint64_t last_step;                        /* (lock) the newest step it was read for */
     int32_t fail_status;                       /* NP_FAILED: why */
     char fail_msg[INGOT_OBJSTORE_MESSAGE_MAX]; /* NP_FAILED: the GET's message */
 } np_entry_t;
@@ -65,10 +75,13 @@ typedef struct np_tally {
     _Atomic uint64_t gets, bytes, needed;
 } np_tally_t;
 
-/* One of the node's ranks: its number in the job, and whether a waiter found it silent. */
+/* One of the node's ranks: its number in the job, whether a waiter found it silent, the newest
+ * step it reads for, and whether it reads no more. */
 typedef struct np_rank {
     int32_t job_rank;
     _Atomic uint32_t silent;
+    _Atomic uint64_t step;
+    _Atomic uint32_t done;
 } np_rank_t;
 
 /* The head of the node's segment; the arrays follow at the offsets it records. */
@@ -76,7 +89,9 @@ typedef struct np_head {
     uint64_t magic;
     pthread_mutex_t lock;   /* process-shared, robust */
     _Atomic int32_t holder; /* the rank holding the lock (for a message), or NP_NONE */
-    uint32_t nparts, nslots, nshards, nepochs, nranks;
+    _Atomic uint32_t moved; /* bumped when a rank moves on or a part settles: backpressure's
+                               futex word */
+    uint32_t nparts, nslots, nshards, nepochs, nranks, depth;
     uint64_t part_room, seq, first_epoch;
     int32_t free_head, lru_head, lru_tail; /* (lock) */
     uint32_t nfree, nlru;                  /* (lock) */
@@ -102,7 +117,7 @@ struct ingot_objsrc_node {
     np_tally_t *tally;
     np_rank_t *ranks; /* by rank in the node */
     char *arena;
-    int rank;
+    int rank, local;               /* in the job, in the node */
     const ingot_tier_plan_t *plan; /* the node, the peer timeout and policy, peer_lost */
     uint64_t peer_timeout_ns;
     int abort_on_silence;
@@ -218,6 +233,13 @@ static void np_free_push(ingot_objsrc_node_t *n, int32_t i)
     n->h->nfree++;
 }
 
+/* Tell the node's waiting ranks that something moved (a rank's step, a part settled). */
+static void np_moved(ingot_objsrc_node_t *n)
+{
+    atomic_fetch_add(&n->h->moved, 1);
+    np_futex_wake(&n->h->moved);
+}
+
 /* An entry no one touches any more goes back: READY ones to the LRU list, FAILED ones free. */
 static void np_settle(ingot_objsrc_node_t *n, int32_t i)
 {
@@ -231,10 +253,34 @@ static void np_settle(ingot_objsrc_node_t *n, int32_t i)
     } else if (st == NP_FAILED) {
         np_free_push(n, i);
     } /* NP_LOST stays out of service: its stopped fetcher may still write into it */
+    np_moved(n);
 }
 
-/* The entry to fetch into: a free one, else the READY one of the shard read least recently. */
-static int32_t np_take(ingot_objsrc_node_t *n)
+/* The slowest step among the node's ranks that still read, but this one's (UINT64_MAX: none). */
+static uint64_t np_slowest_other(const ingot_objsrc_node_t *n)
+{
+    uint64_t slowest = UINT64_MAX;
+    for (uint32_t k = 0; k < n->h->nranks; k++) {
+        uint64_t step = atomic_load(&n->ranks[k].step);
+        if ((int)k != n->local && !atomic_load(&n->ranks[k].done) && step < slowest) {
+            slowest = step;
+        }
+    }
+    return slowest;
+}
+
+/* Whether no rank of the node will read READY entry @p i for the steps it was read for: every
+ * rank that still reads is more than the prefetch depth past them. @p unsafe: any READY one. */
+static int np_replaceable(const ingot_objsrc_node_t *n, int32_t i, int unsafe)
+{
+    uint64_t own = atomic_load(&n->ranks[n->local].step), other = np_slowest_other(n);
+    uint64_t slowest = own < other ? own : other;
+    return unsafe || slowest > n->e[i].last_step + n->h->depth;
+}
+
+/* The entry to fetch into: a free one, else the replaceable READY one of the shard read least
+ * recently (np_replaceable). */
+static int32_t np_take(ingot_objsrc_node_t *n, int unsafe)
 {
     np_head_t *h = n->h;
     int32_t i = h->free_head;
@@ -243,9 +289,10 @@ static int32_t np_take(ingot_objsrc_node_t *n)
         h->nfree--;
         return i;
     }
-    int32_t best = h->lru_head;
-    for (int32_t j = best; j != NP_NONE; j = n->e[j].next) {
-        if (n->shard_seq[n->e[j].shard] < n->shard_seq[n->e[best].shard]) {
+    int32_t best = NP_NONE;
+    for (int32_t j = h->lru_head; j != NP_NONE; j = n->e[j].next) {
+        if (np_replaceable(n, j, unsafe) &&
+            (best == NP_NONE || n->shard_seq[n->e[j].shard] < n->shard_seq[n->e[best].shard])) {
             best = j;
         }
     }
@@ -266,23 +313,31 @@ typedef struct np_part {
     int todo;
 } np_part_t;
 
-/* Entries the request needs that are not there, and whether the cache has room for them. */
-static int np_room(ingot_objsrc_node_t *n, uint32_t shard, uint64_t k0, uint64_t k1)
+/* Whether the cache has room for the entries the request needs that are not there: free ones,
+ * or replaceable READY ones (np_replaceable; @p unsafe: any) that the request does not use. */
+static int np_room(ingot_objsrc_node_t *n, uint32_t shard, uint64_t k0, uint64_t k1, int unsafe)
 {
-    uint32_t need = 0, evictable = n->h->nlru;
+    uint32_t need = 0, replaceable = 0;
     for (uint64_t k = k0; k <= k1; k++) {
-        int32_t i = np_find(n, shard, k);
-        need += i == NP_NONE;
-        evictable -= i != NP_NONE && atomic_load(&n->e[i].state) == NP_READY && n->e[i].pins == 0 &&
-                     n->e[i].waiting == 0 && n->e[i].get == 0;
+        need += np_find(n, shard, k) == NP_NONE;
     }
-    return need <= n->h->nfree + evictable;
+    if (need <= n->h->nfree) {
+        return 1;
+    }
+    for (int32_t j = n->h->lru_head; j != NP_NONE && need > n->h->nfree + replaceable;
+         j = n->e[j].next) {
+        const np_entry_t *e = &n->e[j];
+        replaceable += np_replaceable(n, j, unsafe) &&
+                       !(e->shard == shard && e->index >= k0 && e->index <= k1);
+    }
+    return need <= n->h->nfree + replaceable;
 }
 
 /* Claim part @p k of @p shard for this rank's fetch (lock held, room checked). */
-static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k)
+static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k,
+                        int unsafe)
 {
-    int32_t i = np_take(n);
+    int32_t i = np_take(n, unsafe);
     np_entry_t *e = &n->e[i];
     e->shard = shard;
     e->index = k;
@@ -290,6 +345,7 @@ static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, 
     e->length = s->sizes[shard] - e->offset < s->part_len[shard] ? s->sizes[shard] - e->offset
                                                                  : s->part_len[shard];
     e->pins = e->waiting = 0;
+    e->last_step = 0;
     e->get = 1;
     e->owner = n->rank;
     e->fail_status = INGOT_OK;
@@ -303,14 +359,15 @@ static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, 
 
 /* Decide, for each part of the request, what this rank does (lock held). */
 static void np_plan(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k0,
-                    uint64_t k1, np_part_t *parts)
+                    uint64_t k1, uint64_t step, int unsafe, np_part_t *parts)
 {
     n->shard_seq[shard] = ++n->h->seq; /* the shard was read now */
     for (uint64_t k = k0; k <= k1; k++) {
         np_part_t *p = &parts[k - k0];
         int32_t i = np_find(n, shard, k);
         if (i == NP_NONE) {
-            *p = (np_part_t){np_claim(n, s, shard, k), NP_DO_FETCH};
+            i = np_claim(n, s, shard, k, unsafe);
+            *p = (np_part_t){i, NP_DO_FETCH};
         } else if (atomic_load(&n->e[i].state) == NP_READY) {
             if (n->e[i].pins++ == 0 && n->e[i].waiting == 0) {
                 np_lru_remove(n, i);
@@ -321,7 +378,37 @@ static void np_plan(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint
             n->e[i].waiting++;
             *p = (np_part_t){i, NP_DO_WAIT};
         }
+        n->e[i].last_step = step > n->e[i].last_step ? step : n->e[i].last_step;
     }
+}
+
+/* This rank reads for @p step now: published, so that ranks ahead waiting for room see it. */
+static void np_step(ingot_objsrc_node_t *n, uint64_t step)
+{
+    _Atomic uint64_t *mine = &n->ranks[n->local].step;
+    uint64_t was = atomic_load(mine);
+    while (step > was && !atomic_compare_exchange_weak(mine, &was, step)) {
+    }
+    if (step > was) {
+        np_moved(n);
+    }
+}
+
+/* No room for a request's parts (lock held): a rank ahead of the node's slowest waits for the
+ * others to move on (backpressure: the parts they still need stay), at most INGOT_PEER_TIMEOUT
+ * and the request's deadline; 1 when it waited (plan again), 0 when it should not (the lock is
+ * then still held). */
+static int np_hold_back(ingot_objsrc_node_t *n, uint64_t step, uint64_t until_ns)
+{
+    uint64_t slowest = np_slowest_other(n);
+    if (slowest == UINT64_MAX || step <= slowest || ingot_time_ns() >= until_ns) {
+        return 0; /* none slower: waiting would wait for this rank itself */
+    }
+    uint32_t moved = atomic_load(&n->h->moved);
+    np_unlock(n);
+    uint64_t left = until_ns - ingot_time_ns();
+    np_futex_wait(&n->h->moved, moved, left < NP_BEAT_NS ? left : NP_BEAT_NS);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ fetch, wait, copy */
@@ -520,16 +607,30 @@ static ingot_status_t np_serve(ingot_objsrc_node_t *n, os_source_t *s, os_req_t 
     const ingot_source_req_t *req = r->req;
     np_part_t parts[OS_WAITS_MAX] = {{0}};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    uint64_t hold_until = ingot_deadline_after(n->peer_timeout_ns);
+    hold_until = hold_until < deadline_ns ? hold_until : deadline_ns;
+    np_step(n, req->step);
     for (int round = 0; st == INGOT_ERR_NOT_FOUND && round < 2; round++) {
-        if ((st = np_lock(n, deadline_ns)) != INGOT_OK) {
-            ingot_objsrc_note_failure(r, st, ingot_last_error());
-            return st;
+        int room = 0, unsafe = 0;
+        while (!room) {
+            if ((st = np_lock(n, deadline_ns)) != INGOT_OK) {
+                ingot_objsrc_note_failure(r, st, ingot_last_error());
+                return st;
+            }
+            room = np_room(n, req->shard, k0, k1, 0);
+            if (!room && !np_hold_back(n, req->step, hold_until)) {
+                break; /* locked still */
+            }
         }
-        if (!np_room(n, req->shard, k0, k1)) {
+        if (!room) { /* the slowest rank, or held back long enough: the oldest parts go */
+            unsafe = 1;
+            room = np_room(n, req->shard, k0, k1, 1);
+        }
+        if (!room) {
             np_unlock(n);
             return INGOT_ERR_NO_RESOURCE; /* the caller reads the range directly */
         }
-        np_plan(n, s, req->shard, k0, k1, parts);
+        np_plan(n, s, req->shard, k0, k1, req->step, unsafe, parts);
         np_unlock(n);
         for (uint64_t k = 0; k <= k1 - k0; k++) {
             if (parts[k].todo == NP_DO_FETCH) {
@@ -585,7 +686,7 @@ int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
 /* The segment's layout for @p nparts parts: the head, entries, hash slots, shard ages, tallies
  * and the arena, each 64-byte aligned; its size. */
 static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint32_t nepochs,
-                          uint32_t nranks, uint64_t part_room)
+                          uint32_t nranks, uint32_t depth, uint64_t part_room)
 {
     uint32_t slots = 1;
     while (slots < 2 * nparts) {
@@ -598,6 +699,7 @@ static uint64_t np_layout(np_head_t *h, uint32_t nparts, uint32_t nshards, uint3
                      .nshards = nshards,
                      .nepochs = nepochs,
                      .nranks = nranks,
+                     .depth = depth,
                      .part_room = part_room};
     h->entries_off = NP_ALIGN(sizeof(np_head_t));
     h->hash_off = NP_ALIGN(h->entries_off + (uint64_t)nparts * sizeof(np_entry_t));
@@ -667,9 +769,9 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
     MPI_Comm comm = node->node_comm;
     int leader = node->local_rank == 0;
     np_head_t layout;
-    uint32_t nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
+    uint32_t nparts = (uint32_t)(bytes / s->slot_room);
     uint64_t size = np_layout(&layout, nparts, s->nshards, (uint32_t)plan->nepochs,
-                              (uint32_t)node->local_size, OS_PART_ROOM(s->part_size));
+                              (uint32_t)node->local_size, plan->depth, s->slot_room);
     ingot_objsrc_node_t *n = ingot_calloc(1, sizeof(*n), "node part cache");
     np_fetch_t *fetch = ingot_calloc(nparts ? nparts : 1, sizeof(*fetch), "node part cache");
     char *base = NULL;
@@ -704,6 +806,7 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
     np_map(n, base);
     n->fetch = fetch;
     MPI_Comm_rank(plan->comm, &n->rank);
+    n->local = node->local_rank;
     n->plan = plan;
     n->peer_timeout_ns = plan->peer_timeout_ns;
     n->abort_on_silence = plan->peer_abort;
@@ -746,6 +849,8 @@ void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n)
                    "went silent)",
                    atomic_load(&n->lost));
     }
+    atomic_store(&n->ranks[n->local].done, 1); /* the node's ranks wait for it no more */
+    np_moved(n);
     if (n->h->nranks > 1) {
         /* A rank that never comes is named after INGOT_TIMEOUT; under INGOT_PEER_FAILURE=abort
          * one that the segment shows silent is named at once (under 'storage' it may resume). */

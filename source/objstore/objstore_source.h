@@ -49,6 +49,18 @@ typedef struct ingot_parts_config {
 extern ingot_config_table_t ingot_parts_config_table;
 ingot_status_t ingot_parts_config(const ingot_parts_config_t **cfg_p);
 
+/** How a manifest's shards cut into parts of INGOT_S3_PART_SIZE (a part cache's slots). */
+typedef struct ingot_objsrc_shape {
+    uint64_t slot;       /**< a slot's room: the longest part of any shard */
+    uint64_t largest;    /**< the largest shard's bytes */
+    uint32_t parts_max;  /**< the most parts of one shard */
+    double samples_mean; /**< samples per shard, on average */
+} ingot_objsrc_shape_t;
+
+/** The shape of @p manifest's shards in parts of @p part_size: INGOT_OK, or the manifest's error. */
+ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
+                                  ingot_objsrc_shape_t *shape_p);
+
 /** Parameters of ingot_source_objstore_create(). */
 typedef struct ingot_source_objstore_params {
     ingot_manifest_h manifest; /**< shards: URLs beside it, sizes and ETags (must outlive it) */

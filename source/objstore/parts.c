@@ -331,11 +331,11 @@ ingot_status_t ingot_objsrc_parts_cancel(os_source_t *s, os_req_t *r)
 
 ingot_status_t ingot_objsrc_parts_create(os_source_t *s, uint64_t bytes, int numa_node)
 {
-    s->nparts = (uint32_t)(bytes / OS_PART_ROOM(s->part_size));
+    s->nparts = (uint32_t)(bytes / s->slot_room);
     if (s->nparts == 0) {
         return INGOT_OK;
     }
-    INGOT_CHECK(ingot_mem_alloc((size_t)s->nparts * OS_PART_ROOM(s->part_size),
+    INGOT_CHECK(ingot_mem_alloc((size_t)s->nparts * s->slot_room,
                                 INGOT_MEM_F_PREFAULT | INGOT_MEM_F_HUGEPAGE, numa_node,
                                 "object-store part cache", &s->arena));
     uint32_t slots = 1;
@@ -351,7 +351,7 @@ ingot_status_t ingot_objsrc_parts_create(os_source_t *s, uint64_t bytes, int num
     }
     for (uint32_t i = s->nparts; i-- > 0;) {
         s->parts[i].src = s;
-        s->parts[i].buf = (char *)s->arena.ptr + (size_t)i * OS_PART_ROOM(s->part_size);
+        s->parts[i].buf = (char *)s->arena.ptr + (size_t)i * s->slot_room;
         free_push(s, &s->parts[i]);
     }
     return INGOT_OK;

@@ -327,6 +327,35 @@ static const ingot_source_ops_t os_ops = {.submit = os_submit,
 
 /* ------------------------------------------------------------------ create */
 
+/* The length of the parts of a shard of @p size: parts of up to an eighth over INGOT_S3_PART_SIZE,
+ * all of one length but the last (no sliver of a part). */
+static uint64_t os_part_len(uint64_t size, uint64_t part_size)
+{
+    uint64_t room = OS_PART_ROOM(part_size), n = (size + room - 1) / room;
+    return n > 0 ? (size + n - 1) / n : part_size;
+}
+
+ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
+                                  ingot_objsrc_shape_t *shape_p)
+{
+    ingot_manifest_info_t mi;
+    INGOT_CHECK(ingot_manifest_query(manifest, &mi));
+    ingot_objsrc_shape_t sh = {.parts_max = 1};
+    for (uint64_t i = 0; i < mi.shard_count; i++) {
+        ingot_shard_info_t si;
+        INGOT_CHECK(ingot_manifest_shard_get(manifest, i, &si));
+        uint64_t len = os_part_len(si.size, part_size);
+        uint64_t parts = len > 0 ? (si.size + len - 1) / len : 1;
+        sh.slot = len > sh.slot ? len : sh.slot;
+        sh.largest = si.size > sh.largest ? si.size : sh.largest;
+        sh.parts_max = parts > sh.parts_max ? (uint32_t)parts : sh.parts_max;
+    }
+    sh.slot = sh.slot > 0 ? sh.slot : 1;
+    sh.samples_mean = mi.shard_count > 0 ? (double)mi.sample_count / (double)mi.shard_count : 1;
+    *shape_p = sh;
+    return INGOT_OK;
+}
+
 /* Shard @p i's object (its URL beside the manifest), its size, ETag and part length. */
 static ingot_status_t os_object(os_source_t *s, uint32_t i, char *url)
 {
@@ -336,8 +365,8 @@ static ingot_status_t os_object(os_source_t *s, uint32_t i, char *url)
     INGOT_CHECK(ingot_objstore_object_create(s->client, url, &s->objects[i]));
     s->sizes[i] = si.size;
     s->etags[i] = ingot_manifest_shard_etag(s->manifest, i);
-    uint64_t room = OS_PART_ROOM(s->part_size), n = (si.size + room - 1) / room;
-    s->part_len[i] = n > 0 ? (si.size + n - 1) / n : s->part_size;
+    s->part_len[i] = os_part_len(si.size, s->part_size);
+    s->slot_room = s->part_len[i] > s->slot_room ? s->part_len[i] : s->slot_room;
     return INGOT_OK;
 }
 
@@ -401,6 +430,7 @@ static ingot_status_t os_init(os_source_t *s, const ingot_source_objstore_params
         return INGOT_ERR_NO_MEMORY;
     }
     INGOT_CHECK(os_objects(s));
+    s->slot_room = s->slot_room > 0 ? s->slot_room : OS_PART_ROOM(s->part_size); /* no shards */
     INGOT_CHECK(os_pool(s, p));
     return ingot_objsrc_parts_create(s, p->cache_bytes, p->numa_node);
 }

@@ -87,6 +87,8 @@ struct os_source {
     const char **etags; /* per shard (in the manifest), or NULL */
     uint64_t *part_len; /* per shard: its parts' length (the last may be shorter) */
     uint64_t part_size; /* INGOT_S3_PART_SIZE */
+    uint64_t slot_room; /* a part cache slot: the longest part of any shard (a shard smaller
+                           than a part takes a slot of its own size, not a part's) */
     char bucket[256];   /* the bucket, or the http(s) host */
     pthread_mutex_t lock;
     os_req_t *reqs, *free_reqs; /* (lock) */

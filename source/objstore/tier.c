@@ -8,6 +8,7 @@
 #include "client/objstore_config.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/status.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,23 +23,6 @@ static int store_wanted(const ingot_tier_plan_t *plan)
     return ingot_location_is_remote(plan->location);
 }
 
-/* The largest shard's bytes. */
-static uint64_t store_largest(const ingot_tier_plan_t *plan)
-{
-    ingot_manifest_info_t mi;
-    uint64_t largest = 0;
-    if (ingot_manifest_query(plan->manifest, &mi) != INGOT_OK) {
-        return 0;
-    }
-    for (uint32_t s = 0; s < mi.shard_count; s++) {
-        ingot_shard_info_t si;
-        if (ingot_manifest_shard_get(plan->manifest, s, &si) == INGOT_OK && si.size > largest) {
-            largest = si.size;
-        }
-    }
-    return largest;
-}
-
 /* The canonical nodes a physical node reads (their windows share its part cache). */
 static uint64_t store_carried(const ingot_tier_plan_t *plan)
 {
@@ -47,34 +31,45 @@ static uint64_t store_carried(const ingot_tier_plan_t *plan)
     return c >= nodes ? (c + nodes - 1) / nodes : 1;
 }
 
-/* INGOT_S3_CACHE for this job. "auto" under the locality order: the node's part cache holds
- * window + 2 of the largest shards (a window read, the next one starting, a part straddling them)
- * for each canonical node the node reads, at most 2GiB each; the global order has none (its
- * reads are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
+/* The parts one canonical node reads at once, in slots (the part cache's unit, shape.slot bytes
+ * each): the windows its steps in flight span (a window read, the next ones the planned steps
+ * reach into: shards of few samples put several windows in flight), a part straddling two. */
+static uint64_t store_slots_in_flight(const ingot_tier_plan_t *plan, const ingot_objsrc_shape_t *sh)
+{
+    uint64_t c = plan->order_nodes ? plan->order_nodes : 1, window = plan->order_window;
+    double per_step = (double)plan->global_batch / (double)c;
+    double window_samples = (double)window * (sh->samples_mean > 1 ? sh->samples_mean : 1);
+    uint64_t windows = 2 + (uint64_t)((plan->depth + 1) * per_step / window_samples);
+    return (windows * window + 1) * sh->parts_max;
+}
+
+/* INGOT_S3_CACHE for this job, in *bytes_p. "auto" under the locality order: the node's part
+ * cache holds the parts each canonical node the node reads has in flight
+ * (store_slots_in_flight), at most 2GiB per canonical node; the global order has none (its reads
+ * are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
  * process's own part cache. *node_p: whether the node's ranks share it. */
-static uint64_t store_cache_bytes(const ingot_tier_plan_t *plan, int *node_p)
+static ingot_status_t store_cache_bytes(const ingot_tier_plan_t *plan, ingot_objsrc_shape_t *sh,
+                                        uint64_t *bytes_p, int *node_p)
 {
     const ingot_parts_budget_t *b = &plan->cfg->parts->budget;
+    INGOT_CHECK(ingot_objsrc_shape(plan->manifest, plan->cfg->objstore->part_size, sh));
     *node_p = b->per_node;
-    if (!b->is_auto) {
-        return b->bytes;
+    *bytes_p = b->is_auto ? 0 : b->bytes;
+    if (b->is_auto && plan->order_mode == INGOT_ORDER_LOCALITY) {
+        uint64_t bytes = store_slots_in_flight(plan, sh) * sh->slot;
+        *bytes_p = (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) *
+                   store_carried(plan);
+        *node_p = 1;
     }
-    if (plan->order_mode != INGOT_ORDER_LOCALITY) {
-        return 0;
-    }
-    *node_p = 1;
-    uint64_t part = plan->cfg->objstore->part_size;
-    uint64_t bytes = ((uint64_t)plan->order_window + 2) * (store_largest(plan) + part);
-    return (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) * store_carried(plan);
+    return INGOT_OK;
 }
 
 /* A part cache of a node must hold one window's parts of each canonical node it reads, or the
  * window's parts would evict each other within a step (refused, naming the variable). */
-static ingot_status_t store_check_budget(const ingot_tier_plan_t *plan, uint64_t bytes)
+static ingot_status_t store_check_budget(const ingot_tier_plan_t *plan,
+                                         const ingot_objsrc_shape_t *sh, uint64_t bytes)
 {
-    uint64_t part = plan->cfg->objstore->part_size, largest = store_largest(plan);
-    uint64_t room = part + part / 8, parts = (largest + room - 1) / room; /* OS_PART_ROOM */
-    uint64_t need = (uint64_t)plan->order_window * (parts ? parts : 1) * room * store_carried(plan);
+    uint64_t need = (uint64_t)plan->order_window * sh->parts_max * sh->slot * store_carried(plan);
     if (plan->order_mode != INGOT_ORDER_LOCALITY || bytes >= need) {
         return INGOT_OK;
     }
@@ -83,14 +78,16 @@ static ingot_status_t store_check_budget(const ingot_tier_plan_t *plan, uint64_t
                       "%u shard(s) of up to %" PRIu64 " bytes for each of the %" PRIu64
                       " canonical node(s) this node reads need %" PRIu64 " bytes (%" PRIu64
                       " MiB/node, or 'auto')",
-                      plan->cfg->parts->budget.given, plan->order_window, largest,
+                      plan->cfg->parts->budget.given, plan->order_window, sh->largest,
                       store_carried(plan), need, (need + (1u << 20) - 1) >> 20);
 }
 
 static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
 {
     int node;
-    uint64_t bytes = store_cache_bytes(plan, &node);
+    uint64_t bytes;
+    ingot_objsrc_shape_t sh;
+    INGOT_CHECK(store_cache_bytes(plan, &sh, &bytes, &node));
     ingot_source_objstore_params_t p = {.manifest = plan->manifest,
                                         .url = plan->location->text,
                                         .nreqs = plan->nreqs,
@@ -106,8 +103,10 @@ static ingot_status_t store_create(const ingot_tier_plan_t *plan, ingot_source_t
                                    ingot_tier_t **tier_p)
 {
     int node;
-    uint64_t bytes = store_cache_bytes(plan, &node); /* alike on every rank */
-    ingot_status_t st = node ? store_check_budget(plan, bytes) : INGOT_OK;
+    uint64_t bytes;
+    ingot_objsrc_shape_t sh;
+    ingot_status_t st = store_cache_bytes(plan, &sh, &bytes, &node); /* alike on every rank */
+    st = st == INGOT_OK && node ? store_check_budget(plan, &sh, bytes) : st;
     if (st != INGOT_OK) { /* every rank finds it: said once, by the hold of the loader's create */
         return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");
     }

