@@ -47,9 +47,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NP_MAGIC   0x7374726170646f6eull  /* "nodparts" */
-#define NP_BEAT_NS (100ull * 1000 * 1000) /* a fetcher's heartbeat while its GET is out */
-#define NP_NONE    (-1)
+#define NP_MAGIC       0x7374726170646f6eull  /* "nodparts" */
+#define NP_BEAT_NS     (100ull * 1000 * 1000) /* a fetcher's heartbeat while its GET is out */
+#define NP_NONE        (-1)
+#define NP_LOCK_MAX_NS (86400ull * 1000 * 1000 * 1000) /* a lock's longest wait: a day */
 
 enum { NP_FREE, NP_FETCHING, NP_READY, NP_FAILED, NP_LOST };
 
@@ -141,12 +142,16 @@ static void np_futex_wake(_Atomic uint32_t *w)
  * rank that holds it: a stopped process). A holder that died leaves it consistent again. */
 static ingot_status_t np_lock(ingot_objsrc_node_t *n, uint64_t deadline_ns)
 {
-    struct timespec now, abs;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t left = deadline_ns > ingot_time_ns() ? deadline_ns - ingot_time_ns() : 0;
-    uint64_t at = (uint64_t)now.tv_sec * INGOT_NSEC_PER_SEC + (uint64_t)now.tv_nsec + left;
-    abs = (struct timespec){(time_t)(at / INGOT_NSEC_PER_SEC), (long)(at % INGOT_NSEC_PER_SEC)};
-    int rc = pthread_mutex_timedlock(&n->h->lock, &abs);
+    int rc = pthread_mutex_trylock(&n->h->lock);
+    if (rc == EBUSY) { /* contended: wait, on the realtime clock timedlock takes */
+        struct timespec now, abs;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t t = ingot_time_ns(), left = deadline_ns > t ? deadline_ns - t : 0;
+        left = left < NP_LOCK_MAX_NS ? left : NP_LOCK_MAX_NS; /* no overflow past a day */
+        uint64_t at = (uint64_t)now.tv_sec * INGOT_NSEC_PER_SEC + (uint64_t)now.tv_nsec + left;
+        abs = (struct timespec){(time_t)(at / INGOT_NSEC_PER_SEC), (long)(at % INGOT_NSEC_PER_SEC)};
+        rc = pthread_mutex_timedlock(&n->h->lock, &abs);
+    }
     if (rc == EOWNERDEAD) {
         pthread_mutex_consistent(&n->h->lock); /* its holder died: the index is small and whole */
         rc = 0;
@@ -553,7 +558,8 @@ static ingot_status_t np_wait(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *
         }
         np_futex_wait(&e->state, NP_FETCHING, NP_BEAT_NS);
     }
-    ingot_status_t st = np_lock(n, deadline_ns + OS_VERDICT_GRACE_NS);
+    uint64_t until = deadline_ns + OS_VERDICT_GRACE_NS;
+    ingot_status_t st = np_lock(n, until > deadline_ns ? until : INGOT_DEADLINE_NONE);
     if (st != INGOT_OK) {
         return st;
     }
@@ -590,10 +596,13 @@ static void np_copy(ingot_objsrc_node_t *n, os_req_t *r, int32_t i)
         ingot_objsrc_copy_in(req, a - req->offset,
                              n->arena + (size_t)i * n->h->part_room + (a - e->offset), b - a);
     }
-    if (np_lock(n, INGOT_DEADLINE_NONE) == INGOT_OK) {
+    if (np_lock(n, ingot_deadline_after(n->peer_timeout_ns)) == INGOT_OK) {
         n->e[i].pins--;
         np_settle(n, i);
         np_unlock(n);
+    } else { /* its holder stopped: the part stays pinned, out of service (never unsafe) */
+        ingot_warn("%s; part %" PRIu64 " of shard %u stays out of service", ingot_last_error(),
+                   n->e[i].index, n->e[i].shard);
     }
 }
 

@@ -47,7 +47,7 @@ def bridge_ip():
     return None
 
 
-def run_local(build, manifest, nodes, ranks, env, out):
+def run_local(build, manifest, nodes, ranks, env, out, show=None):
     cmd = ["mpirun", "--oversubscribe", "-np", str(nodes * ranks)]
     if nodes > 1:
         if bridge_ip() is None:
@@ -60,6 +60,9 @@ def run_local(build, manifest, nodes, ranks, env, out):
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env))
     if p.returncode != 0:
         raise RuntimeError(f"ingot-bench failed ({ranks} ranks)\n{p.stdout}{p.stderr}")
+    for line in (p.stdout + p.stderr).splitlines():
+        if show and show in line:
+            print(f"  {nodes}x{ranks}: {line}")
     return json.load(open(out))
 
 
@@ -84,6 +87,9 @@ def main():
     ap.add_argument("--shard-size", default="32MiB")
     ap.add_argument("--window", type=int, default=2)
     ap.add_argument("--json")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="more environment for ingot-bench (e.g. INGOT_LOG_LEVEL=info)")
+    ap.add_argument("--show", help="print ingot-bench's lines that hold this text")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     if os.getuid() == 0:
@@ -122,8 +128,9 @@ def main():
         for r in range(a.reps):
             for lay in layouts:
                 nodes, ranks = (int(x) for x in lay.split("x"))
-                j = run_local(build, manifest, nodes, ranks, bench_env(store_env, a.window, {}),
-                              os.path.join(work, f"{lay}-{r}.json"))
+                extra = dict(kv.split("=", 1) for kv in a.env)
+                j = run_local(build, manifest, nodes, ranks, bench_env(store_env, a.window, extra),
+                              os.path.join(work, f"{lay}-{r}.json"), a.show)
                 got[lay].append(figures(j, dataset, a.samples))
         base = statistics.median(f["samples_per_s"] for f in got[layouts[0]])
         print(f"{'layout':<7} {'store/dataset':>14} {'GETs/sample':>12} {'samples/s':>10} "

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "source", "objstore"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "client", "objstore"))
 import harness  # noqa: E402  (SeaweedFS started and stopped by pid, loopback only)
 
 KEY, SECRET, BUCKET = "tiersperf", "tiersperf-secret", "tiers"
