@@ -30,7 +30,7 @@ and write, scans every output for the secret key, and stops every server by pid.
             stopped mid-GET named (abort) or its part taken over (storage)
   dealt_resume  the dealt order saved at 2 emulated nodes x 2 ranks, resumed at 1 x 2, 1 x 3
             and 2 x 1 (test_loader under tests/netns/nodes.sh): every sample once, each run's
-            bytes from the bucket those of the shards it read
+            bytes from the bucket those of the shards it read; under another C, refused
 
 usage: e2e.py --build DIR --mpiexec MPIEXEC --apps DIR [--keep] CASE
 Exit 0, 1 (a check failed, with the output), 77 (no weed binary, or no Fashion-MNIST for train).
@@ -481,6 +481,18 @@ def case_nodeparts(t):
               f"epoch {e}: amplification {j['epochs'][e]['amplification']}", out)
         check(gets <= j["epochs"][e]["samples_read"] / 16,
               f"epoch {e}: {gets} GETs for {j['epochs'][e]['samples_read']} samples", out)
+    # under the node's disk tier: its fills come from the parts the node fetched (no second GET)
+    disk = os.path.join(t.work, "disk")
+    out, jd = t.bench(url, np=4, env=t.env(INGOT_DISK_CACHE_BYTES="64MiB",
+                                           INGOT_DISK_CACHE_DIR=disk + "/%u", **base), args=args)
+    got, _, _ = nodes_epoch(jd, 0)
+    check(got <= 1.05 * dataset + 2 * 2**20,
+          f"under the disk tier the node fetched {got} bytes of a {dataset}-byte dataset", out)
+    # (epoch 1 reads the disk; a piece whose fill epoch 0 had not finished comes from below)
+    check(jd["epochs"][1]["bytes_disk"] > 4 * nodes_epoch(jd, 1)[0],
+          f"epoch 1 under the disk tier: {nodes_epoch(jd, 1)[0]} bytes from the bucket, "
+          f"{jd['epochs'][1]['bytes_disk']} from the node's disk", out)
+    fetched.append(f"under the disk tier {got / dataset:.3f}x")
     # each rank's own part cache (a size per loader, as before): every rank fetches every part
     out, j1 = t.bench(url, np=4, env=t.env(INGOT_S3_CACHE="16MiB", **base), args=args)
     own = j1["epochs"][0]["store_bytes"]
@@ -573,13 +585,13 @@ def case_dealt_resume(t):
     launch = os.environ["NODES_MPIRUN_ARGS"].split()
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
-    def run(layout, mode):
+    def run(layout, mode, rc=0):
         n, per = (int(x) for x in layout.split("x"))
         cmd = ([t.args.mpiexec] + launch + ["--host", ",".join(f"{h}:{per}" for h in hosts[:n]),
                                             "-np", str(n * per)]
                + [a for k in env if k.startswith(("INGOT_", "AWS_", "TEST_")) for a in
                   ("-x", k)] + [exe, mode, d])
-        return t.run(cmd, env=env, timeout=180, name=f"test_loader {mode} at {layout}")
+        return t.run(cmd, env=env, rc=rc, timeout=180, name=f"test_loader {mode} at {layout}")
 
     out_a = run("2x2", "resume-a")
     (a_bytes, a_needed, a_gets), a_nodes = node_store(out_a)
@@ -604,6 +616,11 @@ def case_dealt_resume(t):
               f"samples ({b_needed * framing:.0f} in the shards)", out)
         figures.append(f"{layout} {amp:.3f} ({(a_bytes + b_bytes) / dataset:.2f}x the dataset "
                        "over both runs)")
+    # a resume under another C than the cursor's: refused at create, naming both
+    env["INGOT_ORDER"] = "window:2,nodes:3"
+    out = run("1x2", "resume-b", rc="fail")
+    check("cut with INGOT_ORDER=window:2,nodes:2, this loader uses INGOT_ORDER=window:2,nodes:3"
+          in out, "a resume under another C is not refused by name", out)
     check(a_bytes <= 1.05 * a_needed * framing + edge,
           f"run a: the nodes fetched {a_bytes} bytes for {a_needed} bytes of samples "
           f"({a_needed * framing:.0f} in the shards)", out_a)
