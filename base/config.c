@@ -447,6 +447,14 @@ ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *
     }
     for (size_t i = 0; i < table->count; i++) {
         const ingot_config_field_t *f = &table->fields[i];
+        if (f->type == INGOT_CONFIG_TYPED &&
+            (f->codec->size == 0 || f->offset + f->codec->size > table->size)) {
+            snprintf(err, errlen,
+                     INGOT_ENV_PREFIX "%s: its codec writes %zu bytes at offset %zu "
+                                      "of the %s table's %zu (a codec without its size?)",
+                     f->name, f->codec->size, f->offset, table->module, table->size);
+            return INGOT_ERR_INTERNAL; /* the library's mistake, found by every test */
+        }
         int old = 0;
         const char *v = config_lookup(f, lookup, arg, &old);
         ingot_status_t st = ingot_config_parse(f, v ? v : f->dfl, (char *)values + f->offset, err,

@@ -50,6 +50,8 @@ typedef struct ingot_config_codec {
     void (*format)(const void *value, char *buf, size_t buflen);
     /** What it accepts, for messages and ingot-info -c. */
     const char *syntax;
+    /** Bytes of the value parse writes (sizeof its type): a caller's storage holds that much. */
+    size_t size;
 } ingot_config_codec_t;
 
 typedef struct ingot_config_field {

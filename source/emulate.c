@@ -274,4 +274,5 @@ static void emulation_format(const void *value, char *buf, size_t len)
 const ingot_config_codec_t ingot_source_emulation_codec = {
     .parse = emulation_parse,
     .format = emulation_format,
-    .syntax = "none, or bw=RATE,lat=DURATION (e.g. bw=200MiB/s,lat=5ms)"};
+    .syntax = "none, or bw=RATE,lat=DURATION (e.g. bw=200MiB/s,lat=5ms)",
+    .size = sizeof(ingot_source_emulation_t)};

@@ -68,7 +68,8 @@ static void order_format(const void *value, char *buf, size_t len)
 static const ingot_config_codec_t order_codec = {
     .parse = order_parse,
     .format = order_format,
-    .syntax = "full, or window:N (N >= 1 shards), or window:N,nodes:C (C >= 1 canonical nodes)"};
+    .syntax = "full, or window:N (N >= 1 shards), or window:N,nodes:C (C >= 1 canonical nodes)",
+    .size = sizeof(ingot_loader_order_t)};
 
 static const ingot_config_field_t loader_fields[] = {
     {"TRACE", "none",

@@ -44,7 +44,8 @@ const ingot_config_codec_t ingot_cache_budget_codec = {
     .parse = budget_parse,
     .format = budget_format,
     .syntax = "a size for the whole job ('96GiB') or per node ('64GiB/node'); K or KiB = 1024, "
-              "KB = 1000"};
+              "KB = 1000",
+    .size = sizeof(ingot_cache_budget_t)};
 
 static const ingot_config_field_t cache_fields[] = {
     {"CACHE_BYTES", "0",

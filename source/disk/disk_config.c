@@ -45,7 +45,8 @@ static void piece_format(const void *value, char *buf, size_t len)
 static const ingot_config_codec_t piece_codec = {
     .parse = piece_parse,
     .format = piece_format,
-    .syntax = "a power of two from 4KiB to 64MiB (e.g. 1MiB)"};
+    .syntax = "a power of two from 4KiB to 64MiB (e.g. 1MiB)",
+    .size = sizeof(uint32_t)};
 
 static const ingot_config_field_t disk_fields[] = {
     {"DISK_CACHE_DIR", "/var/tmp/ingot-cache-%u",

@@ -43,7 +43,8 @@ static void parts_format(const void *value, char *buf, size_t len)
 static const ingot_config_codec_t parts_codec = {
     .parse = parts_parse,
     .format = parts_format,
-    .syntax = "auto, off, a size per loader (e.g. 512MiB) or per node (e.g. 2GiB/node)"};
+    .syntax = "auto, off, a size per loader (e.g. 512MiB) or per node (e.g. 2GiB/node)",
+    .size = sizeof(ingot_parts_budget_t)};
 
 /* clang-format off */
 static const ingot_config_field_t parts_fields[] = {

@@ -33,7 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             pick -= tab->count;
         }
     }
-    _Alignas(16) char cfg[64], again[64]; /* one value: the largest field is a pointer or 64-bit */
+    /* one value: a pointer, 64 bits, or a typed field's struct (its codec says how large) */
+    _Alignas(16) char cfg[1024], again[1024];
+    if (f->type == INGOT_CONFIG_TYPED && f->codec->size > sizeof(cfg)) {
+        abort(); /* a codec without its size, or one this target cannot hold: make the room */
+    }
     memset(&cfg, 0, sizeof(cfg));
     memset(&again, 0, sizeof(again));
     ingot_fault_validate(value, err, sizeof(err));
