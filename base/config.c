@@ -462,8 +462,8 @@ ingot_status_t ingot_config_table_read(const ingot_config_table_t *table, void *
         if (st != INGOT_OK && old) { /* name the variable that was set */
             char why[CONFIG_ERR_MAX];
             snprintf(why, sizeof(why), "%s", err + strlen(INGOT_ENV_PREFIX) + strlen(f->name));
-            snprintf(err, errlen, INGOT_ENV_PREFIX "%s (now " INGOT_ENV_PREFIX "%s)%s", f->old_name,
-                     f->name, why);
+            snprintf(err, errlen, INGOT_ENV_PREFIX "%s (now " INGOT_ENV_PREFIX "%s)%.*s",
+                     f->old_name, f->name, (int)(sizeof(why) - 64), why); /* room for names */
         }
         if (st != INGOT_OK) {
             ingot_config_table_release(table, values);

@@ -84,8 +84,8 @@ struct ingot_source_req {
     const ingot_source_extent_t *extents; /**< the samples, or NULL (a shard byte range) */
     uint32_t nextents;
     uint64_t epoch;       /**< the epoch the read serves (sources that count per epoch) */
-    uint64_t step;        /**< the step it serves, from the job's first (sources that pace the
-                               node's ranks by it: the node's part cache), or 0: not known */
+    uint64_t step;        /**< the global step it serves (sources that pace the node's ranks
+                               by it: the node's part cache), or 0: not known */
     uint64_t records;     /**< bytes of the samples the range holds (the rest: the gaps between
                                them), or 0: not known (sources that count what reads needed) */
     ingot_source_cb_t cb; /**< may be NULL */

@@ -110,7 +110,7 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .extents = run->located ? rd->extents : NULL,
                                 .nextents = run->located ? run->count : 0,
                                 .epoch = run->slot->epoch,
-                                .step = run->slot->step,
+                                .step = l->start_step + run->slot->step, /* global, as advance */
                                 .records = run_record_bytes(run),
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,

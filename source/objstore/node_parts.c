@@ -63,6 +63,7 @@ typedef struct np_entry {
     uint32_t get;           /* (lock) its GET is in flight (the buffer is the client's) */
     uint32_t shard;         /* (lock) */
     int32_t owner;          /* (lock) the rank fetching it */
+    int32_t owner_local;    /* (lock) that rank in the node */
     int32_t hnext;          /* (lock) hash chain */
     int32_t prev, next;     /* (lock) LRU list (READY, unpinned, unwaited) or free list */
     uint64_t index, offset, length;
@@ -81,6 +82,7 @@ typedef struct np_tally {
 typedef struct np_rank {
     int32_t job_rank;
     _Atomic uint32_t silent;
+    _Atomic uint64_t beat; /* its last sign of life while it waits on any GET or part */
     _Atomic uint64_t step;
     _Atomic uint32_t done;
 } np_rank_t;
@@ -238,6 +240,22 @@ static void np_free_push(ingot_objsrc_node_t *n, int32_t i)
     n->h->nfree++;
 }
 
+/* This rank is alive: any of its GETs in flight is being waited on (one beat for all of them). */
+static void np_beat(ingot_objsrc_node_t *n)
+{
+    atomic_store(&n->ranks[n->local].beat, ingot_time_ns());
+}
+
+/* Whether entry @p e's fetcher showed no sign of life for INGOT_PEER_TIMEOUT: neither the part's
+ * own beat nor its rank's (the rank beats while any of its threads waits). Beats read before the
+ * clock: a beat after now is no silence. */
+static int np_quiet(const ingot_objsrc_node_t *n, const np_entry_t *e)
+{
+    uint64_t part = atomic_load(&e->beat), rank = atomic_load(&n->ranks[e->owner_local].beat);
+    uint64_t last = part > rank ? part : rank;
+    return ingot_time_ns() > last + n->peer_timeout_ns;
+}
+
 /* Tell the node's waiting ranks that something moved (a rank's step, a part settled). */
 static void np_moved(ingot_objsrc_node_t *n)
 {
@@ -353,6 +371,7 @@ static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, 
     e->last_step = 0;
     e->get = 1;
     e->owner = n->rank;
+    e->owner_local = n->local;
     e->fail_status = INGOT_OK;
     e->fail_msg[0] = '\0';
     atomic_store(&e->beat, ingot_time_ns());
@@ -366,14 +385,15 @@ static int32_t np_claim(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, 
 static void np_plan(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint64_t k0,
                     uint64_t k1, uint64_t step, int unsafe, np_part_t *parts)
 {
-    n->shard_seq[shard] = ++n->h->seq; /* the shard was read now */
-    for (uint64_t k = k0; k <= k1; k++) {
+    n->shard_seq[shard] = ++n->h->seq;    /* the shard was read now */
+    for (uint64_t k = k0; k <= k1; k++) { /* the parts there first: pinned, none is replaced */
         np_part_t *p = &parts[k - k0];
         int32_t i = np_find(n, shard, k);
         if (i == NP_NONE) {
-            i = np_claim(n, s, shard, k, unsafe);
-            *p = (np_part_t){i, NP_DO_FETCH};
-        } else if (atomic_load(&n->e[i].state) == NP_READY) {
+            *p = (np_part_t){NP_NONE, NP_DO_FETCH};
+            continue;
+        }
+        if (atomic_load(&n->e[i].state) == NP_READY) {
             if (n->e[i].pins++ == 0 && n->e[i].waiting == 0) {
                 np_lru_remove(n, i);
             }
@@ -383,7 +403,14 @@ static void np_plan(ingot_objsrc_node_t *n, os_source_t *s, uint32_t shard, uint
             n->e[i].waiting++;
             *p = (np_part_t){i, NP_DO_WAIT};
         }
-        n->e[i].last_step = step > n->e[i].last_step ? step : n->e[i].last_step;
+    }
+    for (uint64_t k = k0; k <= k1; k++) { /* then the parts to fetch */
+        np_part_t *p = &parts[k - k0];
+        if (p->entry == NP_NONE) {
+            p->entry = np_claim(n, s, shard, k, unsafe);
+        }
+        np_entry_t *e = &n->e[p->entry];
+        e->last_step = step > e->last_step ? step : e->last_step;
     }
 }
 
@@ -401,15 +428,15 @@ static void np_step(ingot_objsrc_node_t *n, uint64_t step)
 
 /* No room for a request's parts (lock held): a rank ahead of the node's slowest waits for the
  * others to move on (backpressure: the parts they still need stay), at most INGOT_PEER_TIMEOUT
- * and the request's deadline; 1 when it waited (plan again), 0 when it should not (the lock is
- * then still held). */
-static int np_hold_back(ingot_objsrc_node_t *n, uint64_t step, uint64_t until_ns)
+ * and the request's deadline, or until something moved after @p moved (read before the room was
+ * judged: no wake-up lost); 1 when it waited (plan again), 0 when it should not (the lock is then
+ * still held). */
+static int np_hold_back(ingot_objsrc_node_t *n, uint64_t step, uint32_t moved, uint64_t until_ns)
 {
     uint64_t slowest = np_slowest_other(n);
     if (slowest == UINT64_MAX || step <= slowest || ingot_time_ns() >= until_ns) {
         return 0; /* none slower: waiting would wait for this rank itself */
     }
-    uint32_t moved = atomic_load(&n->h->moved);
     np_unlock(n);
     uint64_t left = until_ns - ingot_time_ns();
     np_futex_wait(&n->h->moved, moved, left < NP_BEAT_NS ? left : NP_BEAT_NS);
@@ -472,13 +499,16 @@ static ingot_status_t np_fetch_end(ingot_objsrc_node_t *n, os_source_t *s, os_re
     uint64_t bound = deadline_ns + OS_VERDICT_GRACE_NS; /* the client answers by its deadline */
     while (!np_fetched(f) && ingot_time_ns() < bound) {
         atomic_store(&e->beat, ingot_time_ns());
+        np_beat(n);
         uint64_t slice = ingot_deadline_after(NP_BEAT_NS);
         (void)ingot_event_wait_until(&f->ev, np_fetched, f, slice < bound ? slice : bound, NULL);
     }
     int done = np_fetched(f);
     ingot_status_t st = done ? f->get.status : INGOT_ERR_TIMED_OUT;
     if (np_lock(n, ingot_deadline_after(n->peer_timeout_ns)) != INGOT_OK) {
-        return INGOT_ERR_TIMED_OUT; /* said by np_lock */
+        /* the lock's holder stopped: the entry stays FETCHING (its waiters time out) */
+        ingot_objsrc_note_failure(r, INGOT_ERR_TIMED_OUT, ingot_last_error());
+        return INGOT_ERR_TIMED_OUT;
     }
     e->get = !done; /* a GET still out keeps the buffer: the entry is lost, never reused */
     if (st == INGOT_OK) {
@@ -536,6 +566,8 @@ static ingot_status_t np_silent(ingot_objsrc_node_t *n, os_source_t *s, os_req_t
     if (atomic_load(&e->state) == NP_FETCHING) {
         ingot_warn("%s", msg);
         np_hash_remove(n, i);
+        e->fail_status = INGOT_ERR_NOT_FOUND; /* its other waiters plan the part again */
+        snprintf(e->fail_msg, sizeof(e->fail_msg), "taken over from a silent fetcher");
         atomic_store(&e->state, NP_LOST);
         atomic_fetch_add(&n->lost, 1);
     }
@@ -551,17 +583,18 @@ static ingot_status_t np_wait(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *
     np_entry_t *e = &n->e[i];
     int silent = 0;
     while (atomic_load(&e->state) == NP_FETCHING && ingot_time_ns() < deadline_ns) {
-        uint64_t beat = atomic_load(&e->beat); /* read first: a beat after now is no silence */
-        if (ingot_time_ns() > beat + n->peer_timeout_ns) {
+        if (np_quiet(n, e)) {
             silent = 1;
             break;
         }
+        np_beat(n); /* this rank's own GETs, if any, are not forgotten while it waits here */
         np_futex_wait(&e->state, NP_FETCHING, NP_BEAT_NS);
     }
     uint64_t until = deadline_ns + OS_VERDICT_GRACE_NS;
     ingot_status_t st = np_lock(n, until > deadline_ns ? until : INGOT_DEADLINE_NONE);
     if (st != INGOT_OK) {
-        return st;
+        ingot_objsrc_note_failure(r, st, ingot_last_error());
+        return st; /* its count of waiters stays: the slot is out of service (never unsafe) */
     }
     e->waiting--;
     uint32_t state = atomic_load(&e->state);
@@ -575,12 +608,17 @@ static ingot_status_t np_wait(ingot_objsrc_node_t *n, os_source_t *s, os_req_t *
                         "did not arrive before the request's deadline",
                         e->index, e->shard, e->owner);
         ingot_objsrc_note_failure(r, st, ingot_last_error());
+    } else if (e->fail_status == INGOT_ERR_NOT_FOUND) { /* taken over from a silent fetcher */
+        st = INGOT_ERR_NOT_FOUND;                       /* planned again */
     } else { /* FAILED or LOST: the fetcher's verdict is every waiter's */
         st = e->fail_status != INGOT_OK ? e->fail_status : INGOT_ERR_IO;
         ingot_objsrc_note_failure(r, st, e->fail_msg);
     }
     np_settle(n, i);
     np_unlock(n);
+    if (st == INGOT_ERR_NOT_FOUND) {
+        np_futex_wake(&e->state); /* the entry's other waiters plan again too */
+    }
     return st;
 }
 
@@ -626,8 +664,9 @@ static ingot_status_t np_serve(ingot_objsrc_node_t *n, os_source_t *s, os_req_t 
                 ingot_objsrc_note_failure(r, st, ingot_last_error());
                 return st;
             }
+            uint32_t moved = atomic_load(&n->h->moved);
             room = np_room(n, req->shard, k0, k1, 0);
-            if (!room && !np_hold_back(n, req->step, hold_until)) {
+            if (!room && !np_hold_back(n, req->step, moved, hold_until)) {
                 break; /* locked still */
             }
         }
@@ -829,7 +868,6 @@ ingot_status_t ingot_objsrc_node_create(os_source_t *s, const ingot_tier_plan_t 
 static void np_alive(const int *ranks, int count, uint64_t deadline_ns, int *silent, void *arg)
 {
     const ingot_objsrc_node_t *n = arg;
-    uint64_t now = ingot_time_ns();
     (void)deadline_ns;
     for (int i = 0; i < count; i++) {
         const np_rank_t *r = &n->ranks[ranks[i]];
@@ -837,7 +875,7 @@ static void np_alive(const int *ranks, int count, uint64_t deadline_ns, int *sil
         for (uint32_t k = 0; !silent[i] && k < n->h->nparts; k++) {
             const np_entry_t *e = &n->e[k];
             silent[i] = atomic_load(&e->state) == NP_FETCHING && e->owner == r->job_rank &&
-                        now > atomic_load(&e->beat) + n->peer_timeout_ns;
+                        np_quiet(n, e);
         }
     }
 }
@@ -876,6 +914,13 @@ void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n)
     (void)INGOT_MPI_CALL("objstore: the node's part cache free", MPI_Win_free, &n->win);
     free(n->fetch);
     free(n);
+}
+
+void ingot_objsrc_node_advance(ingot_objsrc_node_t *n, uint64_t step)
+{
+    if (n != NULL) {
+        np_step(n, step);
+    }
 }
 
 uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n)

@@ -111,6 +111,10 @@ uint64_t ingot_source_objstore_part_hits(const ingot_source_t *src);
 ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier_plan_t *plan,
                                            uint64_t bytes);
 
+/** The loader planned global step @p step: the node's part cache learns how far this rank is
+ *  (backpressure: docs/objectstore.md), whichever tier serves its reads. */
+void ingot_source_objstore_advance(ingot_source_t *src, uint64_t step);
+
 /** The node's part cache figures of @p epoch (GETs, bytes fetched, bytes of the samples its
  *  ranks read through it):
  *  INGOT_OK; INGOT_ERR_NOT_FOUND without a node cache or for an epoch it does not count. */

@@ -344,7 +344,7 @@ ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
     for (uint64_t i = 0; i < mi.shard_count; i++) {
         ingot_shard_info_t si;
         INGOT_CHECK(ingot_manifest_shard_get(manifest, i, &si));
-        uint64_t len = os_part_len(si.size, part_size);
+        uint64_t len = si.size > 0 ? os_part_len(si.size, part_size) : 0; /* empty: no part */
         uint64_t parts = len > 0 ? (si.size + len - 1) / len : 1;
         sh.slot = len > sh.slot ? len : sh.slot;
         sh.largest = si.size > sh.largest ? si.size : sh.largest;
@@ -365,8 +365,10 @@ static ingot_status_t os_object(os_source_t *s, uint32_t i, char *url)
     INGOT_CHECK(ingot_objstore_object_create(s->client, url, &s->objects[i]));
     s->sizes[i] = si.size;
     s->etags[i] = ingot_manifest_shard_etag(s->manifest, i);
-    s->part_len[i] = os_part_len(si.size, s->part_size);
-    s->slot_room = s->part_len[i] > s->slot_room ? s->part_len[i] : s->slot_room;
+    s->part_len[i] = os_part_len(si.size, s->part_size); /* an empty shard's: never used */
+    if (si.size > 0 && s->part_len[i] > s->slot_room) {
+        s->slot_room = s->part_len[i];
+    }
     return INGOT_OK;
 }
 
@@ -475,6 +477,11 @@ ingot_status_t ingot_source_objstore_share(ingot_source_t *src, const ingot_tier
     os_source_t *s = (os_source_t *)src;
     ingot_status_t st = ingot_objsrc_node_create(s, plan, bytes, &s->node); /* agreed on the node */
     return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");
+}
+
+void ingot_source_objstore_advance(ingot_source_t *src, uint64_t step)
+{
+    ingot_objsrc_node_advance(((os_source_t *)src)->node, step);
 }
 
 ingot_status_t ingot_source_objstore_node_epoch(const ingot_source_t *src, uint64_t epoch,

@@ -151,6 +151,8 @@ void ingot_objsrc_node_destroy(ingot_objsrc_node_t *n);
  * node cache, a range over OS_WAITS_MAX parts, no room).
  */
 int ingot_objsrc_node_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns);
+/** This rank planned global step @p step (the node's ranks pace each other by it). NULL: none. */
+void ingot_objsrc_node_advance(ingot_objsrc_node_t *n, uint64_t step);
 /** Parts the node's cache holds (0: none). */
 uint32_t ingot_objsrc_node_parts(const ingot_objsrc_node_t *n);
 /** The node's figures for @p epoch: GETs, bytes fetched, bytes of samples read: 0, or -1. */

@@ -43,10 +43,17 @@ static uint64_t store_slots_in_flight(const ingot_tier_plan_t *plan, const ingot
     return (windows * window + 1) * sh->parts_max;
 }
 
+/* The bytes one window's parts take, for each canonical node the node reads: less, and a
+ * window's parts would evict each other within a step. */
+static uint64_t store_window_bytes(const ingot_tier_plan_t *plan, const ingot_objsrc_shape_t *sh)
+{
+    return (uint64_t)plan->order_window * sh->parts_max * sh->slot * store_carried(plan);
+}
+
 /* INGOT_S3_CACHE for this job, in *bytes_p. "auto" under the locality order: the node's part
  * cache holds the parts each canonical node the node reads has in flight
- * (store_slots_in_flight), at most 2GiB per canonical node; the global order has none (its reads
- * are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
+ * (store_slots_in_flight), at most 2GiB per canonical node but never less than one window's
+ * parts; the global order has none (its reads are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
  * process's own part cache. *node_p: whether the node's ranks share it. */
 static ingot_status_t store_cache_bytes(const ingot_tier_plan_t *plan, ingot_objsrc_shape_t *sh,
                                         uint64_t *bytes_p, int *node_p)
@@ -57,8 +64,8 @@ static ingot_status_t store_cache_bytes(const ingot_tier_plan_t *plan, ingot_obj
     *bytes_p = b->is_auto ? 0 : b->bytes;
     if (b->is_auto && plan->order_mode == INGOT_ORDER_LOCALITY) {
         uint64_t bytes = store_slots_in_flight(plan, sh) * sh->slot;
-        *bytes_p = (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) *
-                   store_carried(plan);
+        bytes = (bytes < STORE_CACHE_AUTO_MAX ? bytes : STORE_CACHE_AUTO_MAX) * store_carried(plan);
+        *bytes_p = bytes > store_window_bytes(plan, sh) ? bytes : store_window_bytes(plan, sh);
         *node_p = 1;
     }
     return INGOT_OK;
@@ -69,7 +76,7 @@ static ingot_status_t store_cache_bytes(const ingot_tier_plan_t *plan, ingot_obj
 static ingot_status_t store_check_budget(const ingot_tier_plan_t *plan,
                                          const ingot_objsrc_shape_t *sh, uint64_t bytes)
 {
-    uint64_t need = (uint64_t)plan->order_window * sh->parts_max * sh->slot * store_carried(plan);
+    uint64_t need = store_window_bytes(plan, sh);
     if (plan->order_mode != INGOT_ORDER_LOCALITY || bytes >= need) {
         return INGOT_OK;
     }
@@ -154,6 +161,11 @@ static void store_stats(const ingot_tier_t *t, ingot_loader_stats_t *s)
     s->store_part_hits = ingot_source_objstore_part_hits(src);
 }
 
+static void store_advance(ingot_tier_t *t, uint64_t step)
+{
+    ingot_source_objstore_advance(store_of(t)->src, step);
+}
+
 static ingot_status_t store_epoch_stats(const ingot_tier_t *t, uint64_t epoch,
                                         ingot_loader_store_stats_t *s)
 {
@@ -184,6 +196,7 @@ const ingot_tier_ops_t ingot_objstore_tier_ops = {.name = "object store",
                                                   .wanted = store_wanted,
                                                   .create = store_create,
                                                   .check = store_check,
+                                                  .advance = store_advance,
                                                   .stats = store_stats,
                                                   .epoch_stats = store_epoch_stats,
                                                   .destroy = ingot_tier_storage_destroy};
