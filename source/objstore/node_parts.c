@@ -8,9 +8,10 @@
  * copy from the arena once it is READY: each part leaves the store once per node.
  *
  * A fetcher shows it is alive by a heartbeat in its part (every NP_BEAT_NS while its GET is in
- * flight); a waiter that sees no beat for INGOT_PEER_TIMEOUT names that rank and either ends the
- * job (INGOT_PEER_FAILURE=abort) or fetches the part itself into a fresh entry (storage); the
- * stale entry is never reused, since a stopped process may resume and write into it. A GET that
+ * flight) and in its rank's record (while any of its threads waits); a waiter that sees neither
+ * beat for INGOT_PEER_TIMEOUT names that rank and either ends the job (INGOT_PEER_FAILURE=abort)
+ * or fetches the part itself into a fresh entry (storage; the entry's other waiters plan the part
+ * again); the stale entry is never reused, since a stopped process may resume and write into it. A GET that
  * fails for good is FAILED in its entry with its message, which every waiter gets; the entry
  * leaves the index at once, so a later read tries again. Every wait is bounded by the request's
  * deadline. A request completes in the calling thread (as POSIX reads do).
@@ -20,8 +21,8 @@
  * that one part's slot out of service for the rest of the job (counted, never unsafe).
  *
  * Backpressure: the node's ranks read the same windows in the same steps, but not at the same
- * moment (one rank's trainer may run a few steps ahead). Each rank publishes the newest step it
- * reads for, each part the newest step it was read for; a part is replaced only when every rank
+ * moment (one rank's trainer may run a few steps ahead). Each rank publishes the newest step its
+ * loader planned (the tier's advance), each part the newest step it was read for; a part is replaced only when every rank
  * of the node that still reads has moved more than the prefetch depth past that step (no rank
  * will read it for those steps again). A rank ahead of the node's slowest that finds no such
  * part waits for the others to move on (at most INGOT_PEER_TIMEOUT, then it replaces the part
