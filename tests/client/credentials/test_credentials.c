@@ -7,13 +7,11 @@
  */
 #include "test.h"
 #include "aws_env.h"
+#include "loopback.h"
 #include "client/credentials.h"
 #include "base/log.h"
 #include "base/time.h"
 #include <sys/stat.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #define SECRET     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 #define TIMEOUT_NS (300 * INGOT_NSEC_PER_MSEC)
@@ -211,24 +209,6 @@ static void test_no_credentials(void)
     CHECK_CONTAINS(ingot_last_error(), "HOME unset");
 }
 
-/* A loopback port: listening (accepts, never answers) or closed (refuses). */
-static int loopback_port(int listening, int *fd_p)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-    CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    if (listening) {
-        CHECK(listen(fd, 16) == 0);
-        *fd_p = fd;
-    } else {
-        close(fd); /* nothing listens there now */
-        *fd_p = -1;
-    }
-    return ntohs(a.sin_port);
-}
-
 static void test_imds_absent(void)
 {
     ingot_objstore_settings_t s;
@@ -237,7 +217,7 @@ static void test_imds_absent(void)
     clean_env();
     unsetenv("AWS_EC2_METADATA_DISABLED");
 
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", loopback_port(0, &fd));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", test_loopback_port(0, &fd));
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
     /* refused at once: what a resolve costs besides waiting, on this machine now (the most
      * of three), the baseline of the silent service's bound */
@@ -250,7 +230,7 @@ static void test_imds_absent(void)
     }
     CHECK_CONTAINS(ingot_last_error(), url);
 
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", loopback_port(1, &fd));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", test_loopback_port(1, &fd));
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
     uint64_t t0 = ingot_time_ns();
     CHECK_STATUS(resolve(&s), INGOT_ERR_TIMED_OUT);

@@ -21,7 +21,6 @@ Usage: fault_proxy.py --port-file F --upstream HOST:PORT --log F [--stall-s S]
 """
 import argparse
 import json
-import os
 import random
 import socket
 import socketserver
@@ -29,6 +28,8 @@ import struct
 import threading
 import time
 from urllib.parse import parse_qs
+
+import harness  # noqa: E402  (beside this script: the port file's form)
 
 STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0, "ranged": 0}
 LOCK = threading.Lock()
@@ -221,11 +222,7 @@ def main():
     CFG.upstream = (host, int(port))
     random.seed(CFG.seed)
     server = Server(("127.0.0.1", 0), Handler)
-    tmp = CFG.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(tmp, CFG.port_file)
-    server.serve_forever()
+    harness.serve_announced(server, CFG.port_file)
 
 
 if __name__ == "__main__":

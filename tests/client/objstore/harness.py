@@ -110,6 +110,16 @@ def wait_for(what, cond, deadline_s, proc=None):
                        + (f":\n{proc.tail()}" if proc else ""))
 
 
+def serve_announced(server, port_file):
+    """In one of our servers: say its port in @port_file (whole or not at all, as
+    start_py_server reads it), then serve until stopped."""
+    tmp = port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, port_file)
+    server.serve_forever()
+
+
 def start_py_server(name, script, args, workdir):
     """Start one of our servers (recorder.py, fault_proxy.py, imds.py); returns (proc, port)."""
     port_file = os.path.join(workdir, f"{name}.port")

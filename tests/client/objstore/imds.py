@@ -11,11 +11,12 @@ Usage: imds.py --port-file F --log F --key AK --secret SK --tokens T1,T2 [--role
 """
 import argparse
 import json
-import os
 import secrets
 import threading
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import harness  # noqa: E402  (beside this script: the port file's form)
 
 ROLE_PATH = "/latest/meta-data/iam/security-credentials/"
 
@@ -77,11 +78,7 @@ def main():
     server.daemon_threads = True
     server.cfg, server.lock, server.sessions, server.served = cfg, threading.Lock(), set(), 0
     server.tokens = cfg.tokens.split(",")
-    tmp = cfg.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(tmp, cfg.port_file)
-    server.serve_forever()
+    harness.serve_announced(server, cfg.port_file)
 
 
 if __name__ == "__main__":

@@ -5,9 +5,7 @@
  * $INGOT_IT_BUCKET; endpoint and credentials come the AWS way (AWS_ENDPOINT_URL, ...).
  */
 #include "it_util.h"
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "loopback.h"
 
 #define MAX_OBJECTS 64
 
@@ -281,24 +279,6 @@ static void expect_create_fails(ingot_status_t want, const char *const *needles)
     printf("  named: %s\n", ingot_last_error());
 }
 
-/* A loopback port where something listens and never answers (@p listening) or nothing does. */
-static int loopback_port(int listening, int *fd_p)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-    CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    if (listening) {
-        CHECK(listen(fd, 64) == 0);
-    } else {
-        close(fd);
-        fd = -1;
-    }
-    *fd_p = fd;
-    return ntohs(a.sin_port);
-}
-
 static void scenario_no_credentials(void)
 {
     int fd;
@@ -310,7 +290,7 @@ static void scenario_no_credentials(void)
     unsetenv("AWS_PROFILE");
     /* the metadata service: silent (bounded by INGOT_S3_IMDS_TIMEOUT, set to 500ms) */
     unsetenv("AWS_EC2_METADATA_DISABLED");
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", loopback_port(1, &fd));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", test_loopback_port(1, &fd));
     setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
     expect_create_fails(INGOT_ERR_TIMED_OUT, (const char *[]){url, "INGOT_S3_IMDS_TIMEOUT", NULL});
     close(fd);
@@ -328,7 +308,7 @@ static ingot_status_t read_silent(int listening, double deadline_s, char *ep, si
     int fd;
     char was[512];
     snprintf(was, sizeof(was), "%s", it_env("AWS_ENDPOINT_URL"));
-    snprintf(ep, eplen, "http://127.0.0.1:%d", loopback_port(listening, &fd));
+    snprintf(ep, eplen, "http://127.0.0.1:%d", test_loopback_port(listening, &fd));
     setenv("AWS_ENDPOINT_URL", ep, 1);
     ingot_objstore_t *c = s3_client();
     setenv("AWS_ENDPOINT_URL", was, 1);

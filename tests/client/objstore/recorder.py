@@ -36,6 +36,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import content  # noqa: E402
 
 LIST_KEYS = ["list/a b.tar", "list/a+b.tar", "list/caf\u00e9.tar", "list/k=v/x.tar",
@@ -227,11 +228,7 @@ def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.cfg, server.log_lock = cfg, threading.Lock()
-    tmp = cfg.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(tmp, cfg.port_file)
-    server.serve_forever()
+    harness.serve_announced(server, cfg.port_file)
 
 
 if __name__ == "__main__":
