@@ -334,7 +334,7 @@ enum { NP_DO_COPY, NP_DO_WAIT, NP_DO_FETCH };
 
 typedef struct np_part {
     int32_t entry;
-    int todo;
+    int act;
 } np_part_t;
 
 /* Whether the cache has room for the entries the request needs that are not there: free ones,
@@ -682,17 +682,17 @@ static ingot_status_t np_serve(ingot_objsrc_node_t *n, os_source_t *s, os_req_t 
         np_plan(n, s, req->shard, k0, k1, req->step, unsafe, parts);
         np_unlock(n);
         for (uint64_t k = 0; k <= k1 - k0; k++) {
-            if (parts[k].todo == NP_DO_FETCH) {
+            if (parts[k].act == NP_DO_FETCH) {
                 np_fetch_start(n, s, parts[k].entry, req->epoch, deadline_ns);
             }
         }
         st = INGOT_OK;
         for (uint64_t k = 0; k <= k1 - k0; k++) {
             int32_t i = parts[k].entry;
-            ingot_status_t pst = parts[k].todo == NP_DO_FETCH
+            ingot_status_t pst = parts[k].act == NP_DO_FETCH
                                      ? np_fetch_end(n, s, r, i, req->epoch, deadline_ns)
-                                 : parts[k].todo == NP_DO_WAIT ? np_wait(n, s, r, i, deadline_ns)
-                                                               : INGOT_OK;
+                                 : parts[k].act == NP_DO_WAIT ? np_wait(n, s, r, i, deadline_ns)
+                                                              : INGOT_OK;
             if (pst == INGOT_OK) {
                 np_copy(n, r, i); /* pinned for it */
             }
