@@ -225,10 +225,17 @@ static ingot_status_t loader_start(ingot_loader_h l)
                                        arg, 0));
         l->threads_started++;
     }
+    return INGOT_OK;
+}
+
+/* Every rank's threads started: hand the planner its slots. No rank reads a byte (a GET, a
+ * peer's window) before every rank agreed that its loader exists, so a create that fails or
+ * stops on one rank costs the others nothing from below. */
+static void loader_go(ingot_loader_h l)
+{
     for (uintptr_t i = 0; i < l->depth; i++) {
         ingot_spsc_try_push(&l->free_slots, (void *)i);
     }
-    return INGOT_OK;
 }
 
 static void loader_free(ingot_loader_h l)
@@ -362,6 +369,7 @@ static ingot_status_t loader_create(ingot_ctx_h ctx, const ingot_loader_params_t
         return st;
     }
     l->faults_at_create = ingot_loader_minor_faults();
+    loader_go(l);
     l->token_key = ingot_mix64(ingot_time_ns() ^ (uint64_t)(uintptr_t)l); /* per loader */
     char d[INGOT_SOURCE_DESCRIBE_MAX];
     ingot_info("loader: %" PRIu64 " steps of %u samples per rank, depth %u, %u readers, %u "
