@@ -17,12 +17,14 @@ timeout -k 5 60 "$mpiexec" --oversubscribe -np 4 -x INGOT_TIMEOUT=5s "$bench" --
     --manifest "$work/data/manifest.ingot" --batch 64 --epochs 3 --compute-ms 20 \
     > "$work/out" 2>&1 &
 job=$!
-# the ranks' run takes about 4 s of steps (3 epochs of 64 x 20 ms): stop one 0.5 s after it is
-# seen, whatever the launch took (a fixed pause missed the run where MPI starts fast)
+# the ranks' run takes about 4 s of steps (3 epochs of 64 x 20 ms): stop one 0.5 s after its
+# loader's reader threads are seen, whatever the launch and the loader's create took (a fixed
+# pause after the process was seen stopped it mid-create on a busy machine, where the others
+# wait in the create's collectives and the watchdog, not the destroy, ends the job)
 victim=
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     victim=$(pgrep -f "^$bench --no-progress --manifest $work/data" | tail -1) # a rank
-    [ -z "$victim" ] || break
+    [ -n "$victim" ] && grep -qs '^ingot-read' /proc/"$victim"/task/*/comm && break
     sleep 0.1
 done
 sleep 0.5
