@@ -70,6 +70,11 @@ static const struct {
     STATS_U64(disk_prefetch_bytes),
     STATS_U64(disk_bad_entries),
     STATS_U64(disk_fill_errors),
+    STATS_U64(disk_damaged_fills),
+    STATS_U64(reread_storage),
+    STATS_U64(reread_peer),
+    STATS_U64(reread_disk),
+    STATS_U64(reread_at_rest),
 };
 
 #define STORE_U64(s) \
@@ -176,7 +181,8 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
         .field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
                       INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS |
-                      INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK};
+                      INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK |
+                      INGOT_LOADER_STATS_FIELD_REREAD};
     ingot_status_t st = ingot_loader_stats(l->h, &s);
     if (st != INGOT_OK) {
         return pyingot_raise(st, NULL);

@@ -116,15 +116,16 @@ static ingot_status_t codec_mismatch(ingot_manifest_h m, const ingot_shard_rows_
 
 ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_rows_t *rows,
                                         const uint8_t *bytes, ingot_shard_layout_t layout,
-                                        ingot_shard_verify_mode_t mode, uint32_t *bad_field_p)
+                                        ingot_shard_verify_mode_t mode, ingot_shard_damage_t *bad_p)
 {
     const uint8_t *p = bytes;
     for (uint32_t f = 0; f < rows->sample->field_count; f++) {
         const ingot_field_info_t *fi = &rows->fields[f];
         const uint8_t *at = (layout == INGOT_SHARD_LAYOUT_PACKED) ? p : bytes + fi->offset;
-        if (ingot_hash64(at, fi->stored_len) != fi->hash) {
-            if (bad_field_p != NULL) {
-                *bad_field_p = f;
+        uint64_t h = ingot_hash64(at, fi->stored_len);
+        if (h != fi->hash) {
+            if (bad_p != NULL) {
+                *bad_p = (ingot_shard_damage_t){.field = f, .hash = h};
             }
             return codec_mismatch(m, rows, f, mode);
         }

@@ -68,16 +68,24 @@ typedef enum ingot_shard_verify_mode {
     INGOT_SHARD_VERIFY_QUIET /**< no message: the caller says what it does (bytes from a peer) */
 } ingot_shard_verify_mode_t;
 
+/** What a failed check found: the first field whose bytes differ, and the hash they have (two
+ *  reads with the same wrong hash returned the same wrong bytes: damage at rest). */
+typedef struct ingot_shard_damage {
+    uint32_t field;
+    uint64_t hash;
+} ingot_shard_damage_t;
+
 /**
  * Check every field's stored bytes in @p bytes (laid out as @p layout says) against its hash.
  * @param m  for messages only (the shard's path).
  * @return INGOT_OK, or INGOT_ERR_CORRUPT logged (error, or warning under SKIP) as "sample
  *         '<key>' (index i) field '<f>' in shard '<path>' at offset o: content hash differs from
- *         the manifest (corrupt)", with *bad_field_p (may be NULL) set to the field. Thread-safe.
+ *         the manifest (corrupt)", with *bad_p (may be NULL) set to the field and the hash its
+ *         bytes have. Thread-safe.
  */
 ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_rows_t *rows,
                                         const uint8_t *bytes, ingot_shard_layout_t layout,
-                                        ingot_shard_verify_mode_t mode, uint32_t *bad_field_p);
+                                        ingot_shard_verify_mode_t mode, ingot_shard_damage_t *bad_p);
 
 /**
  * Decode (or copy) field @p i of a sample whose stored bytes lie at @p stored (STORED layout)

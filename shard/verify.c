@@ -89,8 +89,13 @@ static ingot_status_t vf_check(vf_t *v, const ingot_shard_rows_t *rows, uint32_t
     ingot_file_t *src;
     INGOT_CHECK(ingot_shard_fds_get(v->r->fds, s->shard, &src));
     INGOT_CHECK(ingot_file_read(src, s->offset, v->buf, (size_t)s->length));
-    INGOT_CHECK(ingot_shard_codec_verify(v->r->m, rows, v->buf, INGOT_SHARD_LAYOUT_STORED,
-                                         INGOT_SHARD_VERIFY_FAIL, field_p));
+    ingot_shard_damage_t bad = {0};
+    ingot_status_t st = ingot_shard_codec_verify(v->r->m, rows, v->buf, INGOT_SHARD_LAYOUT_STORED,
+                                                 INGOT_SHARD_VERIFY_FAIL, &bad);
+    if (st != INGOT_OK) {
+        *field_p = bad.field;
+        return st;
+    }
     for (uint32_t i = 0; i < s->field_count; i++) {
         const ingot_field_info_t *f = &rows->fields[i];
         size_t len;

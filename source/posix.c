@@ -123,7 +123,8 @@ static const ingot_source_ops_t posix_ops = {.submit = posix_submit,
                                              .progress = posix_progress,
                                              .cancel = posix_cancel,
                                              .describe = posix_describe,
-                                             .destroy = posix_destroy};
+                                             .destroy = posix_destroy,
+                                             .local = 1};
 
 ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int direct,
                                          ingot_source_t **src_p)

@@ -88,6 +88,9 @@ struct ingot_source_req {
                                by it: the node's part cache), or 0: not known */
     uint64_t records;     /**< bytes of the samples the range holds (the rest: the gaps between
                                them), or 0: not known (sources that count what reads needed) */
+    int direct;           /**< 1: from the source itself, around every cache (a caching tier,
+                               the object store's part caches pass it below, neither looking nor
+                               filling): the read again of bytes that failed their hash */
     ingot_source_cb_t cb; /**< may be NULL */
     void *arg;            /**< the owner's */
     /* out */
@@ -132,6 +135,10 @@ typedef struct ingot_source_ops {
     const char *(*describe)(const ingot_source_t *src, uint32_t shard, char *buf, size_t len);
     /** Fail every outstanding request (its callback runs), then free the source. */
     void (*destroy)(ingot_source_t *src);
+    /** 1: it reads local shard files as stored (POSIX), so bytes that fail their hash were
+     *  damaged at rest; 0: a network, a link or a cache lies between (the object store, the
+     *  emulated store, a disk tier, a peer's memory), so they are read again first. */
+    int local;
 } ingot_source_ops_t;
 
 /** Alignment O_DIRECT needs of offsets, lengths and buffers (a window's slack is counted in it). */

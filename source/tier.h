@@ -175,6 +175,10 @@ typedef struct ingot_tier_ops {
     void (*fill)(ingot_tier_t *t, const ingot_shard_rows_t *rows, const void *stored, int packed);
     /** A sample read from group @p group failed its hash (it is read again from below). */
     void (*corrupt)(ingot_tier_t *t, const ingot_sample_info_t *s, int32_t group);
+    /** A sample read through the chain below the located tiers failed its hash (it is read
+     *  again from the source itself): let go of the bytes of it that the tier holds (the disk
+     *  tier's entries). 1 when it held some. */
+    int (*damaged)(ingot_tier_t *t, const ingot_sample_info_t *s);
     /** The GPU the tier reads straight into (ingot_tier_loc_t.device), or -1. */
     int (*fetch_device)(const ingot_tier_t *t);
     /** Its figures into the loader's statistics (its own fields only). */

@@ -320,6 +320,18 @@ void ingot_tier_chain_corrupt(ingot_tier_chain_t *c, uint32_t tier, const ingot_
     }
 }
 
+int ingot_tier_chain_damaged(ingot_tier_chain_t *c, const ingot_sample_info_t *s)
+{
+    int from = INGOT_TIER_FROM_STORAGE;
+    for (uint32_t t = 0; t < c->ntiers; t++) {
+        const ingot_tier_ops_t *ops = c->tiers[t]->ops;
+        if (ops->damaged != NULL && ops->damaged(c->tiers[t], s) && ops->kind == INGOT_TIER_DISK) {
+            from = INGOT_TIER_FROM_DISK;
+        }
+    }
+    return from;
+}
+
 void ingot_tier_chain_fill(ingot_tier_chain_t *c, const ingot_tier_step_t *step,
                            const ingot_shard_rows_t *rows, const void *stored, int packed)
 {

@@ -59,6 +59,11 @@ ingot_source_t *ingot_tier_chain_source(ingot_tier_chain_t *c, uint32_t tier);
 void ingot_tier_chain_corrupt(ingot_tier_chain_t *c, uint32_t tier, const ingot_sample_info_t *s,
                               int32_t group);
 
+/** Sample @p s, read through the chain's sources, failed the hash: every tier lets go of the
+ *  bytes of it that it holds. Where the bad bytes came from, as far as the tiers know:
+ *  INGOT_TIER_FROM_DISK when a disk tier held some, else INGOT_TIER_FROM_STORAGE. */
+int ingot_tier_chain_damaged(ingot_tier_chain_t *c, const ingot_sample_info_t *s);
+
 /** Fill every tier of @p step that fills with a verified sample (tier.h: fill). */
 void ingot_tier_chain_fill(ingot_tier_chain_t *c, const ingot_tier_step_t *step,
                            const ingot_shard_rows_t *rows, const void *stored, int packed);

@@ -119,6 +119,7 @@ enum {
     M_DISK_EVICTIONS,
     M_DISK_PREFETCH,
     M_DISK_BAD,
+    M_DISK_DAMAGED,    /* pieces from below that did not verify: never written */
     M_GETS,            /* object store (zero when the manifest is local): GETs completed */
     M_GET_FAILED,      /* of which failed */
     M_GET_BYTES,       /* bytes received */
@@ -131,6 +132,10 @@ enum {
     M_GET_P99,
     M_GETS_PER_SAMPLE, /* GETs / samples read */
     M_PART_HITS,       /* reads served by parts already fetched */
+    M_REREAD_STORAGE,  /* samples that failed their hash, read again from the source: storage */
+    M_REREAD_PEER,     /* from the peer cache */
+    M_REREAD_DISK,     /* from a node's disk */
+    M_REREAD_AT_REST,  /* of all, damaged at rest (the same wrong bytes again) */
     M_RSS,             /* resident memory at the end, bytes */
     M_COUNT
 };

@@ -35,6 +35,7 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "disk_evictions",
                                                  "disk_prefetch_bytes",
                                                  "disk_bad_entries",
+                                                 "disk_damaged_fills",
                                                  "store_requests",
                                                  "store_failed",
                                                  "store_bytes",
@@ -47,6 +48,10 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "store_get_p99_ms",
                                                  "store_gets_per_sample",
                                                  "store_part_hits",
+                                                 "reread_storage",
+                                                 "reread_peer",
+                                                 "reread_disk",
+                                                 "reread_at_rest",
                                                  "rss_bytes"};
 
 static double ms(uint64_t ns)
@@ -85,6 +90,7 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_DISK_EVICTIONS] = (double)r->st.disk_evictions;
     m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
     m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
+    m[M_DISK_DAMAGED] = (double)r->st.disk_damaged_fills;
     m[M_GETS] = (double)r->st.store_requests;
     m[M_GET_FAILED] = (double)r->st.store_failed;
     m[M_GET_BYTES] = (double)r->st.store_bytes;
@@ -97,6 +103,10 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_GET_P99] = ms(r->st.store_get_p99_ns);
     m[M_GETS_PER_SAMPLE] = r->st.store_gets_per_sample;
     m[M_PART_HITS] = (double)r->st.store_part_hits;
+    m[M_REREAD_STORAGE] = (double)r->st.reread_storage;
+    m[M_REREAD_PEER] = (double)r->st.reread_peer;
+    m[M_REREAD_DISK] = (double)r->st.reread_disk;
+    m[M_REREAD_AT_REST] = (double)r->st.reread_at_rest;
     m[M_RSS] = (double)r->rss_bytes;
 }
 

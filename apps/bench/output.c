@@ -71,6 +71,12 @@ void bench_print(const bench_output_t *o)
     printf("# AU min over ranks %.4f; rates summed, times and AU averaged over ranks\n",
            bench_au_min(o->all, o->world));
     print_store(o);
+    if (o->agg[M_REREAD_STORAGE] + o->agg[M_REREAD_PEER] + o->agg[M_REREAD_DISK] > 0) {
+        printf("# samples that failed their hash, read again from the source (all ranks): from "
+               "storage %.0f, the peer cache %.0f, a node's disk %.0f; damaged at rest %.0f\n",
+               o->agg[M_REREAD_STORAGE], o->agg[M_REREAD_PEER], o->agg[M_REREAD_DISK],
+               o->agg[M_REREAD_AT_REST]);
+    }
     print_epochs(o);
 }
 

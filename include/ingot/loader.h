@@ -187,7 +187,8 @@ enum ingot_loader_stats_field {
     INGOT_LOADER_STATS_FIELD_MEMORY  = INGOT_BIT(4), /**< memory_host .. minor_faults. */
     INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5), /**< readers, workers, depth. */
     INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6), /**< store_requests .. store_part_hits. */
-    INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7)  /**< disk_hits .. disk_fill_errors. */
+    INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7), /**< disk_hits .. disk_damaged_fills. */
+    INGOT_LOADER_STATS_FIELD_REREAD  = INGOT_BIT(8)  /**< reread_storage .. reread_at_rest. */
 };
 
 /**
@@ -251,6 +252,16 @@ typedef struct ingot_loader_stats {
     uint64_t disk_prefetch_bytes; /**< Their bytes. */
     uint64_t disk_bad_entries;    /**< Entries found damaged, removed and read again. */
     uint64_t disk_fill_errors;    /**< Fills that failed (disk full, I/O): left uncached. */
+    uint64_t disk_damaged_fills;  /**< Pieces read from storage that did not verify: damaged
+                                       on their way in, never written. */
+    /* INGOT_LOADER_STATS_FIELD_REREAD: samples whose bytes failed their hash after a read that
+     * could have damaged them (anything but a local shard file), read again from the source
+     * itself, around every cache; by where the bad bytes came from. */
+    uint64_t reread_storage; /**< Storage: the object store, HTTP, the emulated store. */
+    uint64_t reread_peer;    /**< The peer cache: a peer's memory or this rank's own. */
+    uint64_t reread_disk;    /**< A node's disk tier (the entries they span removed). */
+    uint64_t reread_at_rest; /**< Of all, re-read to the same wrong bytes: damaged at rest,
+                                  decided by INGOT_VERIFY and named. */
 } ingot_loader_stats_t;
 
 /**
@@ -410,7 +421,8 @@ INGOT_API ingot_status_t ingot_loader_cache_paths(ingot_loader_h loader, char *b
 /**
  * @brief The disk tier's report: its folder, budget and homes, then its counters ("disk tier
  *        counters: hits H (R from other nodes), misses M, bytes from disk ..., admitted A,
- *        refused F, evictions E, prefetched P (B bytes), bad entries X, failed fills Y").
+ *        refused F, evictions E, prefetched P (B bytes), bad entries X, failed fills Y,
+ *        damaged fills Z").
  * @return INGOT_OK; INGOT_ERR_NOT_FOUND when the loader has no disk tier
  *         (INGOT_DISK_CACHE_BYTES=0).
  */

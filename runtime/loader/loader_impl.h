@@ -50,7 +50,11 @@ typedef struct loader_run {
                                 run's bytes are their records back to back (offset unused, length
                                 their sum) */
     ingot_tier_loc_t loc;    /* located: the tier, group, where from, into GPU memory */
-    int verified;            /* the reader verified every sample (located runs) */
+    int verified;            /* the reader verified every sample (runs from a tier or through
+                                a source that is not local) */
+    int direct;              /* read from the source itself, around every cache (a re-read) */
+    int transit;             /* out: its bytes came through a source that is not local (a
+                                network, a link, a cache): a bad sample is read again */
     size_t room;             /* bytes of the staging target (slack = room - length) */
 } loader_run_t;
 
@@ -190,6 +194,11 @@ struct ingot_loader {
     uint64_t t_first, t_last, stall_ns, stall_first_ns, samples, bytes;
     double read_q_sum, ready_sum;
     _Atomic uint64_t bytes_read, read_requests;
+    /* samples that failed their hash after a read that could damage them, read again from the
+     * source itself, by where the bad bytes came from (INGOT_TIER_FROM_*); of them, those whose
+     * re-read returned the same wrong bytes (damage at rest) */
+    _Atomic uint64_t rereads[INGOT_TIER_FROM_COUNT], rereads_at_rest;
+    _Atomic int said_reread;
     _Atomic uint64_t paced; /* storage requests delayed by INGOT_INGEST_PACING */
     ingot_hist_t h_stall, h_read, h_verify, h_decode, h_transform, h_h2d;
     long faults_at_create;

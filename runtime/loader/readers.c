@@ -112,6 +112,7 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .epoch = run->slot->epoch,
                                 .step = l->start_step + run->slot->step, /* global, as advance */
                                 .records = run_record_bytes(run),
+                                .direct = run->direct,
                                 .cb = ingot_loader_req_done,
                                 .arg = lr,
                                 .done_ev = &rd->done};
@@ -123,6 +124,7 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
         }
         st = ingot_source_wait(srcs[i], req, &rd->done, &l->abort, quarantined_p);
         if (*quarantined_p || !req->retry) {
+            run->transit = run->located || !srcs[i]->ops->local;
             return st;
         }
     }
@@ -152,10 +154,11 @@ static ingot_status_t read_sources(ingot_loader_h l, loader_reader_ctx_t *rd, lo
     return st;
 }
 
-/* Read sample @p k of a located run from the sources below, into its place in the run's target
- * (@p at: where its record starts in the run's bytes). */
+/* Read sample @p k of a run from the sources below (@p direct: from the source itself, around
+ * every cache), into its place in the run's target (@p at: where its record starts in the run's
+ * bytes). */
 static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t *rd,
-                                          loader_run_t *run, uint32_t k, uint64_t at,
+                                          loader_run_t *run, uint32_t k, uint64_t at, int direct,
                                           loader_req_t *lr, int *quarantined_p)
 {
     const ingot_sample_info_t *s = &run->slot->info[run->slot->sorted[run->first + k]];
@@ -173,8 +176,11 @@ static ingot_status_t read_sample_storage(ingot_loader_h l, loader_reader_ctx_t 
                         .count = 1,
                         .scatter = run->scatter,
                         .staging = run->scatter ? NULL : (char *)run->staging + run->shift + at,
-                        .room = (size_t)s->length};
-    return read_sources(l, rd, &one, lr, quarantined_p);
+                        .room = (size_t)s->length,
+                        .direct = direct};
+    st = read_sources(l, rd, &one, lr, quarantined_p);
+    run->transit |= one.transit;
+    return st;
 }
 
 /* A located run its tier could not serve: its samples one by one from the sources below. */
@@ -184,7 +190,7 @@ static ingot_status_t read_located_below(ingot_loader_h l, loader_reader_ctx_t *
     uint64_t at = 0;
     run->shift = 0;
     for (uint32_t k = 0; k < run->count; k++) {
-        ingot_status_t st = read_sample_storage(l, rd, run, k, at, lr, quarantined_p);
+        ingot_status_t st = read_sample_storage(l, rd, run, k, at, 0, lr, quarantined_p);
         if (st != INGOT_OK || *quarantined_p) {
             return st;
         }
@@ -307,11 +313,101 @@ void ingot_loader_req_done(ingot_source_req_t *req, int late)
     ingot_event_notify(&rd->done);
 }
 
-/* Verify a located run's samples where they landed. A sample whose bytes from the tier fail the
- * hash is said by the tier (its key and group), counted, and read again from the sources below
- * (its record bytes are added to *refetched_p), then verified under the loader's policy. */
-static ingot_status_t located_verify_run(ingot_loader_h l, loader_reader_ctx_t *rd,
-                                         loader_run_t *run, uint64_t *refetched_p)
+/* Re-reads of one sample that keep returning different wrong bytes (damage in transit each
+ * time) before the loader gives up on it, within the request's deadline. */
+#define LOADER_REREADS_MAX 8
+
+/* Where sample @p k of @p run lies in the run's bytes (@p at: its record among a located run's,
+ * back to back) and where its stored bytes are. */
+static uint64_t run_sample_at(const loader_run_t *run, const ingot_sample_info_t *s, uint64_t at)
+{
+    return run->located ? at : s->offset - run->offset;
+}
+
+static const char *run_sample_stored(const loader_run_t *run, uint32_t pos, uint64_t at)
+{
+    return run->scatter ? (const char *)run->slot->host.ptr + run->slot->offsets[pos]
+                        : (const char *)run->staging + run->shift + at;
+}
+
+/* Said once per loader: the first sample read again, and where from. */
+static void reread_say(ingot_loader_h l, const ingot_shard_rows_t *rows, int from)
+{
+    static const char *const names[INGOT_TIER_FROM_COUNT] = {"storage", "a peer's cache",
+                                                             "this rank's cache", "a node's disk"};
+    if (atomic_exchange(&l->said_reread, 1) == 0) {
+        char d[INGOT_SOURCE_DESCRIBE_MAX];
+        ingot_warn("loader: sample '%s' (index %" PRIu64 ") from %s failed its hash: read again "
+                   "from the source itself, %s (bytes damaged on their way are read again, those "
+                   "damaged at rest are named; further re-reads are counted in the loader's "
+                   "stats, not said)",
+                   rows->sample->key, rows->sample->index, names[from],
+                   ingot_tier_chain_describe(l->tiers, rows->sample->shard, d, sizeof(d)));
+    }
+}
+
+/* Sample @p k of @p run failed its hash (@p bad: the field and what its bytes hash to) after a
+ * read that could have damaged it: read again from the source itself, around every cache, until
+ * its bytes verify. Two reads that return the same wrong bytes are damage at rest: the loader's
+ * INGOT_VERIFY decides, named as ever. Different wrong bytes each time are damage in transit,
+ * read again up to LOADER_REREADS_MAX times within the request's deadline (each read also under
+ * the sources' own retries). @p at: where its record is in the run's bytes. */
+static ingot_status_t reread_sample(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                    uint32_t k, uint64_t at, const ingot_shard_rows_t *rows,
+                                    ingot_shard_damage_t bad, int from)
+{
+    const char *stored = run_sample_stored(run, run->slot->sorted[run->first + k], at);
+    ingot_shard_layout_t layout = run->scatter ? INGOT_SHARD_LAYOUT_PACKED
+                                               : INGOT_SHARD_LAYOUT_STORED;
+    uint64_t deadline = ingot_deadline_after(l->timeout_ns);
+    reread_say(l, rows, from);
+    for (uint32_t n = 1;; n++) {
+        loader_req_t *lr;
+        int quarantined = 0;
+        ingot_status_t st = reader_req(l, rd, &lr);
+        if (st != INGOT_OK) {
+            return st;
+        }
+        atomic_fetch_add_explicit(&l->rereads[from], 1, memory_order_relaxed);
+        st = read_sample_storage(l, rd, run, k, at, 1, lr, &quarantined);
+        if (quarantined) {
+            req_quarantine(lr, run);
+        }
+        if (st != INGOT_OK) {
+            return st;
+        }
+        ingot_shard_damage_t again;
+        st = ingot_shard_codec_verify(l->manifest, rows, (const uint8_t *)stored, layout,
+                                      INGOT_SHARD_VERIFY_QUIET, &again);
+        if (st == INGOT_OK) {
+            return INGOT_OK;
+        }
+        if (again.field == bad.field && again.hash == bad.hash) {
+            atomic_fetch_add_explicit(&l->rereads_at_rest, 1, memory_order_relaxed);
+            return ingot_loader_verify_sample(l, rows, stored, run->scatter); /* named */
+        }
+        if (n >= LOADER_REREADS_MAX || ingot_time_ns() >= deadline) {
+            char d[INGOT_SOURCE_DESCRIBE_MAX];
+            return ingot_fail(INGOT_ERR_CORRUPT,
+                              "sample '%s' (index %" PRIu64 ") field '%s': read %u times from %s, "
+                              "different wrong bytes each time (damaged in transit); gave up",
+                              rows->sample->key, rows->sample->index,
+                              rows->fields[again.field].name, n + 1,
+                              ingot_tier_chain_describe(l->tiers, rows->sample->shard, d,
+                                                        sizeof(d)));
+        }
+        bad = again;
+        from = INGOT_TIER_FROM_STORAGE; /* the source itself, from here on */
+    }
+}
+
+/* Verify a run's samples where they landed, in the reader: a run from a tier (the peer cache) or
+ * through a source that is not local (the object store, the emulated store, the node's disk). A
+ * sample that fails its hash is said to the tier that held it (its key and group; the disk tier
+ * removes the entries it spans), counted, and read again from the source itself (its record
+ * bytes added to *refetched_p), then verified under the loader's policy. */
+static ingot_status_t verify_run_here(ingot_loader_h l, loader_reader_ctx_t *rd, loader_run_t *run,
+                                      uint64_t *refetched_p)
 {
     loader_slot_t *slot = run->slot;
     uint64_t at = 0;
@@ -319,27 +415,22 @@ static ingot_status_t located_verify_run(ingot_loader_h l, loader_reader_ctx_t *
     for (uint32_t k = 0; k < run->count && l->params.verify != INGOT_VERIFY_OFF; k++) {
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
-        const char *stored = run->scatter ? (const char *)slot->host.ptr + slot->offsets[pos]
-                                          : (const char *)run->staging + at;
-        ingot_status_t st = ingot_shard_codec_verify(l->manifest, &rows, (const uint8_t *)stored,
-                                                     run->scatter ? INGOT_SHARD_LAYOUT_PACKED
-                                                                  : INGOT_SHARD_LAYOUT_STORED,
-                                                     INGOT_SHARD_VERIFY_QUIET, NULL);
+        uint64_t where = run_sample_at(run, rows.sample, at);
+        ingot_shard_damage_t bad;
+        ingot_status_t st = ingot_shard_codec_verify(
+            l->manifest, &rows, (const uint8_t *)run_sample_stored(run, pos, where),
+            run->scatter ? INGOT_SHARD_LAYOUT_PACKED : INGOT_SHARD_LAYOUT_STORED,
+            INGOT_SHARD_VERIFY_QUIET, &bad);
         if (st == INGOT_ERR_CORRUPT) {
-            ingot_tier_chain_corrupt(l->tiers, run->loc.tier, rows.sample, run->loc.group);
-            loader_req_t *lr;
-            int quarantined = 0;
-            if ((st = reader_req(l, rd, &lr)) != INGOT_OK) {
-                return st;
+            int from = INGOT_TIER_FROM_STORAGE;
+            if (run->located) {
+                ingot_tier_chain_corrupt(l->tiers, run->loc.tier, rows.sample, run->loc.group);
+                from = run->loc.from;
+            } else {
+                from = ingot_tier_chain_damaged(l->tiers, rows.sample);
             }
-            st = read_sample_storage(l, rd, run, k, at, lr, &quarantined);
-            if (quarantined) {
-                req_quarantine(lr, run);
-            }
+            st = reread_sample(l, rd, run, k, where, &rows, bad, from);
             *refetched_p += rows.sample->length;
-            if (st == INGOT_OK) {
-                st = ingot_loader_verify_sample(l, &rows, stored, run->scatter);
-            }
             if (st == INGOT_ERR_CORRUPT && l->params.verify == INGOT_VERIFY_SKIP) {
                 slot->skipped[pos] = 1;
                 atomic_fetch_add(&slot->skipped_count, 1);
@@ -405,8 +496,8 @@ static void reader_one(void *arg, void *item)
     int from = INGOT_TIER_FROM_STORAGE;
     rd->disk = 0;
     ingot_status_t st = read_run(l, rd, run, &from);
-    if (st == INGOT_OK && from != INGOT_TIER_FROM_STORAGE) {
-        st = located_verify_run(l, rd, run, &refetched);
+    if (st == INGOT_OK && run->transit) {
+        st = verify_run_here(l, rd, run, &refetched);
     }
     read_account(l, run, t0, from, refetched, rd->disk);
     if (st == INGOT_OK && run->scatter) {

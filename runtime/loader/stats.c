@@ -24,7 +24,9 @@ static const ingot_field_span_t stats_spans[] = {
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_STORE, ingot_loader_stats_t, store_requests,
                      store_part_hits),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
-                     disk_fill_errors)};
+                     disk_damaged_fills),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_REREAD, ingot_loader_stats_t, reread_storage,
+                     reread_at_rest)};
 
 /* The members each ingot_loader_store_stats_field bit covers. */
 static const ingot_field_span_t store_spans[] = {
@@ -81,6 +83,11 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
     s->workers = l->nworkers;
     s->depth = l->depth;
     ingot_tier_chain_stats(l->tiers, s);
+    s->reread_storage = atomic_load(&l->rereads[INGOT_TIER_FROM_STORAGE]);
+    s->reread_peer = atomic_load(&l->rereads[INGOT_TIER_FROM_PEER]) +
+                     atomic_load(&l->rereads[INGOT_TIER_FROM_LOCAL]);
+    s->reread_disk = atomic_load(&l->rereads[INGOT_TIER_FROM_DISK]);
+    s->reread_at_rest = atomic_load(&l->rereads_at_rest);
     uint64_t samples = stats_samples_read(l);
     s->store_gets_per_sample = samples ? (double)s->store_requests / (double)samples : 0;
 }

@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "shard/manifest.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +85,15 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
      * pushes its writers hold, too */
     d->nrx = DISK_RX_BUFS + (d->p.node->local_rank == 0 ? DISK_FILL_QUEUE + DISK_WRITERS : 0);
     uint32_t all = d->nbufs + d->nrx;
+    ingot_manifest_maxima_t max;
+    ingot_status_t st = ingot_manifest_maxima_get(d->p.manifest, &max);
+    d->fields_max = st == INGOT_OK && max.fields > 0 ? max.fields : 1;
     d->bufs = ingot_calloc(all, sizeof(*d->bufs), "disk buffers");
-    ingot_status_t st = d->bufs ? ingot_mpmc_init(&d->free_bufs, d->nbufs) : INGOT_ERR_NO_MEMORY;
+    d->buf_rows = ingot_calloc((size_t)all * d->fields_max, sizeof(*d->buf_rows),
+                               "disk buffers' field rows");
+    st = st != INGOT_OK                      ? st
+         : d->bufs == NULL || !d->buf_rows ? INGOT_ERR_NO_MEMORY
+                                           : ingot_mpmc_init(&d->free_bufs, d->nbufs);
     if (st == INGOT_OK) {
         st = ingot_mpmc_init(&d->free_rx, d->nrx); /* both cleaned up by disk_free */
     }
@@ -95,7 +103,10 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
     }
     for (uint32_t i = 0; st == INGOT_OK && i < all; i++) {
         d->bufs[i] = (disk_buf_t){
-            .mem = (uint8_t *)d->buf_mem.ptr + i * each, .rx = i >= d->nbufs, .d = d};
+            .mem = (uint8_t *)d->buf_mem.ptr + i * each,
+            .rx = i >= d->nbufs,
+            .d = d,
+            .rows = d->buf_rows + (size_t)i * d->fields_max};
         ingot_disk_buf_put(d, &d->bufs[i]);
     }
     return st;
@@ -103,11 +114,10 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
 
 /* ---- this node's entries */
 
-void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
+/* Remove piece @p p's entry of this node's folder (the ledger told): its bytes, or 0. */
+static uint64_t disk_remove(ingot_disk_t *d, uint64_t p)
 {
-    char name[INGOT_DISK_NAME_MAX];
     ingot_disk_key_t key = ingot_disk_key(d, p);
-    ingot_disk_entry_name(&key, 0, name, sizeof(name));
     ingot_disk_fd_drop(d, p);
     uint64_t gone = 0;
     if (ingot_disk_ledger_lock(&d->folder) == INGOT_OK) {
@@ -115,6 +125,15 @@ void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
         ingot_disk_ledger_add(&d->folder, -(int64_t)gone);
         ingot_disk_ledger_unlock(&d->folder);
     }
+    return gone;
+}
+
+/* Count a bad entry of piece @p p (@p gone: this rank removed it), say the first one. */
+static void disk_said_bad(ingot_disk_t *d, uint64_t p, uint64_t gone, const char *why)
+{
+    char name[INGOT_DISK_NAME_MAX];
+    ingot_disk_key_t key = ingot_disk_key(d, p);
+    ingot_disk_entry_name(&key, 0, name, sizeof(name));
     atomic_fetch_add(&d->bad_entries, 1);
     /* said by the rank that removed it (another may have found it too), once per process */
     if (gone != 0 && atomic_exchange(&d->said_bad, 1) == 0) {
@@ -124,6 +143,28 @@ void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
     } else {
         ingot_info("disk tier: entry %s/%s is bad (%s): removed", d->dir, name, why);
     }
+}
+
+void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why)
+{
+    disk_said_bad(d, p, disk_remove(d, p), why);
+}
+
+int ingot_disk_damaged(ingot_disk_t *d, const ingot_sample_info_t *s)
+{
+    if (s->shard >= d->pieces.nshards || s->length == 0 || d->serving_nodes == 0) {
+        return 0;
+    }
+    int held = 0;
+    uint64_t k0 = s->offset >> d->piece_log2, k1 = (s->offset + s->length - 1) >> d->piece_log2;
+    for (uint64_t k = k0; k <= k1 && d->piece0[s->shard] + k < d->piece0[s->shard + 1]; k++) {
+        uint64_t p = d->piece0[s->shard] + k, gone;
+        if (d->home[p] == d->node && (gone = disk_remove(d, p)) != 0) {
+            disk_said_bad(d, p, gone, "a sample read from it failed its hash");
+            held = 1;
+        }
+    }
+    return held;
 }
 
 ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
@@ -223,6 +264,7 @@ static void disk_free(ingot_disk_t *d)
     }
     ingot_order_destroy(d->order);
     free(d->bufs);
+    free(d->buf_rows);
     free(d->piece0);
     free(d->shard_hash);
     free(d->shard_size);
@@ -353,7 +395,8 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .prefetched = atomic_load(&d->prefetched),
                               .prefetch_bytes = atomic_load(&d->prefetch_bytes),
                               .bad_entries = atomic_load(&d->bad_entries),
-                              .fill_errors = atomic_load(&d->fill_errors)};
+                              .fill_errors = atomic_load(&d->fill_errors),
+                              .damaged_fills = atomic_load(&d->damaged_fills)};
 }
 
 const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
@@ -371,11 +414,12 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
              "disk tier counters: hits %" PRIu64 " (%" PRIu64 " from other nodes), misses %" PRIu64
              ", bytes from disk %" PRIu64 ", bytes from below %" PRIu64 ", admitted %" PRIu64
              ", refused %" PRIu64 ", evictions %" PRIu64 ", prefetched %" PRIu64 " (%" PRIu64
-             " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 "\n",
+             " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 ", damaged fills %" PRIu64
+             "\n",
              d->dir, d->usable ? "serving" : "not usable", d->budget, d->piece_bytes, homed,
              d->npieces, d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
              d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits, s.misses,
              s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions, s.prefetched,
-             s.prefetch_bytes, s.bad_entries, s.fill_errors);
+             s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills);
     return buf;
 }

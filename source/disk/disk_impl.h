@@ -51,6 +51,8 @@ typedef struct disk_buf {
     ingot_source_req_t sub; /* its read from the source below */
     ingot_event_t ev;
     struct iovec iov;
+    ingot_field_info_t *rows; /* room for the manifest's widest sample's field rows: the
+                                 checks of a piece read from below (disk_source.c) */
 } disk_buf_t;
 
 /* An open entry kept for the next reads of its piece (fdcache.c). */
@@ -101,6 +103,7 @@ typedef struct ingot_disk_stats {
     uint64_t prefetch_bytes; /* their bytes */
     uint64_t bad_entries;    /* entries found bad, removed and read again from below */
     uint64_t fill_errors;    /* fills that failed (ENOSPC, I/O), the piece left uncached */
+    uint64_t damaged_fills;  /* pieces from below that did not verify: never written */
 } ingot_disk_stats_t;
 
 struct ingot_disk {
@@ -133,6 +136,8 @@ struct ingot_disk {
     ingot_mem_t buf_mem;
     disk_buf_t *bufs;
     uint32_t nbufs, nrx; /* the rank's own, then the peers' (the last nrx of bufs) */
+    ingot_field_info_t *buf_rows; /* every buffer's rows (fields_max each) */
+    uint32_t fields_max;          /* the manifest's widest sample */
     ingot_mpmc_t free_bufs, free_rx;
     disk_fd_slot_t *fds; /* entries kept open (fdcache.c) */
     pthread_mutex_t fds_lock;
@@ -150,11 +155,11 @@ struct ingot_disk {
     ingot_abort_t abort;
     /* counters */
     _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
-        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors;
+        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills;
     _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
     _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
     _Atomic uint64_t replies_out; /* the server's replies not yet sent */
-    _Atomic int said_bad, said_fill, said_push;
+    _Atomic int said_bad, said_fill, said_push, said_damaged;
 };
 
 #define disk_of_source(_src) ((ingot_disk_t *)((char *)(_src)-offsetof(ingot_disk_t, source)))
@@ -188,6 +193,9 @@ disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d);
 void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b);
 /* Remove the bad entry of piece @p p (the ledger told), count it, say the first one. */
 void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why);
+/* Sample @p s, read through this tier, failed its hash: this node's entries of the pieces it
+ * spans are removed (counted and said as bad entries). 1 when there was one. */
+int ingot_disk_damaged(ingot_disk_t *d, const ingot_sample_info_t *s);
 /* Read piece @p p's bytes [off, off + len) from this node's folder into @p window (@p room bytes;
  * aligned for O_DIRECT): INGOT_OK with *shift_p where @p off's byte landed; INGOT_ERR_NO_RESOURCE
  * (its blocks do not fit @p room: nothing read); INGOT_ERR_NOT_FOUND (a miss, a bad entry
@@ -221,6 +229,11 @@ extern const ingot_source_ops_t ingot_disk_source_ops;
  * object store); the deadline as the request's. */
 ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
                                      uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns);
+/* Whether whole piece @p p, read from below into @p b, may be written: every sample it holds
+ * whole verifies against the manifest (those cut by its edges are checked by the loader, which
+ * removes the entry when they fail). One that does not was damaged on its way in: counted, said
+ * once, never written. */
+int ingot_disk_piece_sound(ingot_disk_t *d, uint64_t p, disk_buf_t *b);
 
 /* keeper.c */
 ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d);

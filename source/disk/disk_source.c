@@ -6,6 +6,7 @@
 #include "source/disk/disk_impl.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "shard/codec.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,44 @@ ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, 
     return st;
 }
 
+int ingot_disk_piece_sound(ingot_disk_t *d, uint64_t p, disk_buf_t *b)
+{
+    uint32_t shard = ingot_disk_shard_of(d, p);
+    uint64_t start = (p - d->piece0[shard]) << d->piece_log2, end = start + b->len;
+    const uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
+    ingot_shard_info_t si;
+    int sound = ingot_manifest_shard_get(d->p.manifest, shard, &si) == INGOT_OK;
+    ingot_sample_info_t s;
+    uint64_t i = si.first_sample, bad = UINT64_MAX;
+    for (; sound && i < si.first_sample + si.sample_count; i++) {
+        /* a shard's rows need not be in offset order: every one is looked at */
+        if (ingot_manifest_sample_get(d->p.manifest, i, &s) != INGOT_OK) {
+            sound = 0;
+        } else if (s.offset >= start && s.offset + s.length <= end) {
+            ingot_shard_rows_t rows = {&s, b->rows};
+            sound = ingot_shard_rows_fields(d->p.manifest, &s, b->rows, d->fields_max) ==
+                        INGOT_OK &&
+                    ingot_shard_codec_verify(d->p.manifest, &rows, payload + (s.offset - start),
+                                             INGOT_SHARD_LAYOUT_STORED, INGOT_SHARD_VERIFY_QUIET,
+                                             NULL) == INGOT_OK;
+            bad = i;
+        }
+    }
+    if (!sound) {
+        atomic_fetch_add(&d->damaged_fills, 1);
+        char name[INGOT_DISK_NAME_MAX];
+        ingot_disk_key_t key = ingot_disk_key(d, p);
+        ingot_disk_entry_name(&key, 0, name, sizeof(name));
+        if (atomic_exchange(&d->said_damaged, 1) == 0) {
+            ingot_warn("disk tier: piece %s of shard %u read from storage does not verify (sample "
+                       "index %" PRIu64 "): damaged on its way in, not written (further ones are "
+                       "counted in the report, not said)",
+                       name, shard, bad);
+        }
+    }
+    return sound;
+}
+
 /* From the disk: this node's folder or the piece's home. INGOT_ERR_NOT_FOUND: a miss. */
 static ingot_status_t piece_from_disk(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
                                       disk_buf_t *b, disk_dst_t *dst, uint64_t deadline_ns)
@@ -147,6 +186,10 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
         return st;
     }
     dst_copy(dst, b->mem + INGOT_DISK_HEADER_BYTES + (whole ? off : 0), len);
+    if (whole && !ingot_disk_piece_sound(d, p, b)) {
+        ingot_disk_release_claim(d, p, ingot_deadline_after(INGOT_NSEC_PER_SEC));
+        whole = 0; /* served as read (the loader reads a bad sample again), never written */
+    }
     if (!whole) {
         ingot_disk_buf_put(d, b);
         return INGOT_OK;
@@ -193,8 +236,8 @@ static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
 {
     ingot_disk_t *d = disk_of_source(src);
     uint32_t shard = req->shard;
-    if (req->extents != NULL || disk_device_iov(req) || shard >= d->pieces.nshards ||
-        req->length == 0 || d->serving_nodes == 0) {
+    if (req->extents != NULL || req->direct || disk_device_iov(req) ||
+        shard >= d->pieces.nshards || req->length == 0 || d->serving_nodes == 0) {
         return d->below->ops->submit(d->below, req); /* not the tier's: below decides */
     }
     uint64_t end = req->offset + req->length, cached = 0, k0 = req->offset >> d->piece_log2;

@@ -270,6 +270,7 @@ static void *keeper_prefetch_main(void *arg)
             atomic_fetch_add(&d->prefetch_bytes, b->len);
             b->kind = DISK_FILL_PREFETCH;
             b->need = need;
+            st = ingot_disk_piece_sound(d, p, b) ? INGOT_OK : INGOT_ERR_CORRUPT;
         }
         if (st != INGOT_OK) {
             ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);

@@ -29,6 +29,11 @@ static void tier_advance(ingot_tier_t *t, uint64_t step)
     ingot_disk_advance(disk_of(t), step);
 }
 
+static int tier_damaged(ingot_tier_t *t, const ingot_sample_info_t *s)
+{
+    return ingot_disk_damaged(disk_of(t), s);
+}
+
 static void tier_stats(const ingot_tier_t *t, ingot_loader_stats_t *s)
 {
     ingot_disk_stats_t d;
@@ -45,6 +50,7 @@ static void tier_stats(const ingot_tier_t *t, ingot_loader_stats_t *s)
     s->disk_prefetch_bytes = d.prefetch_bytes;
     s->disk_bad_entries = d.bad_entries;
     s->disk_fill_errors = d.fill_errors;
+    s->disk_damaged_fills = d.damaged_fills;
 }
 
 static const char *tier_report(ingot_tier_t *t, char *buf, size_t len)
@@ -62,6 +68,7 @@ const ingot_tier_ops_t ingot_disk_tier_ops = {.name = "disk",
                                               .wanted = tier_wanted,
                                               .create = tier_create,
                                               .advance = tier_advance,
+                                              .damaged = tier_damaged,
                                               .stats = tier_stats,
                                               .report = tier_report,
                                               .destroy = tier_destroy};

@@ -209,8 +209,8 @@ static ingot_status_t os_submit(ingot_source_t *src, ingot_source_req_t *req)
     }
     uint64_t deadline = req->deadline_ns;
     req->deadline_ns = deadline + OS_VERDICT_GRACE_NS;
-    if (ingot_objsrc_node_submit(s, r, deadline) != 0 &&
-        ingot_objsrc_parts_submit(s, r, deadline) != 0) {
+    if (req->direct || (ingot_objsrc_node_submit(s, r, deadline) != 0 &&
+                        ingot_objsrc_parts_submit(s, r, deadline) != 0)) {
         direct_submit(s, r, deadline);
     }
     return INGOT_OK;

@@ -11,6 +11,11 @@ keep-alive upstream connection per client connection, unless the current fault p
   truncate  forward the headers and half the body, then close (a connection cut mid-body)
   short     answer a complete response of half the body (Content-Length rewritten): a server
             that sends fewer bytes than the range
+  flip      flip one byte at a random place in the body: damage in transit (a read again gets
+            good bytes)
+  rot       flip the object's byte at offset `at` (a query parameter) in every answer whose
+            range holds it: damage at rest, as a read again sees it (the same wrong bytes)
+  slow      trickle the body at --slow-kib-per-ms (a transfer that never stalls, but crawls)
 
 The fault is set with GET /__fault__?mode=M&percent=P&count=N[&ranged=1] (P: share of requests
 hit, N: only the first N hit, ranged=1: only requests with a Range header, so a manifest's whole
@@ -18,6 +23,7 @@ GET passes; mode=pass clears it) and read back from GET /__fault__/stats. Every
 request is logged (JSON lines: path, Range, the fault applied) for the driver's checks.
 
 Usage: fault_proxy.py --port-file F --upstream HOST:PORT --log F [--stall-s S]
+                      [--slow-kib-per-ms K]
 """
 import argparse
 import json
@@ -31,7 +37,8 @@ from urllib.parse import parse_qs
 
 import harness  # noqa: E402  (beside this script: the port file's form)
 
-STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0, "ranged": 0}
+STATE = {"mode": "pass", "percent": 100, "count": -1, "hits": 0, "requests": 0, "ranged": 0,
+         "at": 0}
 LOCK = threading.Lock()
 CFG = None
 
@@ -81,17 +88,41 @@ def simple_answer(wfile, status, reason, body):
     wfile.flush()
 
 
-def relay_body(up, wfile, length, cut=None):
-    """Relay @length body bytes (or up to @cut of them). Returns bytes relayed."""
+def relay_body(up, wfile, length, cut=None, slow=False):
+    """Relay @length body bytes (or up to @cut of them), at --slow-kib-per-ms when @slow.
+    Returns bytes relayed."""
     done, limit = 0, length if cut is None else cut
+    piece = int(CFG.slow_kib_per_ms * 1024) if slow else 65536
     while done < limit:
-        chunk = up.read(min(65536, limit - done))
+        chunk = up.read(min(piece, limit - done))
         if not chunk:
             break
         wfile.write(chunk)
         done += len(chunk)
+        if slow:
+            wfile.flush()
+            time.sleep(0.001)
     wfile.flush()
     return done
+
+
+def range_start(head):
+    """The first byte of a request's Range (bytes=A-B), or 0."""
+    r = header(head, b"range") or ""
+    try:
+        return int(r.partition("=")[2].partition("-")[0])
+    except ValueError:
+        return 0
+
+
+def damage(body, fault, first):
+    """@body (the object's bytes from @first on) with the fault's flipped byte."""
+    body = bytearray(body)
+    if fault == "flip" and body:
+        body[random.randrange(len(body))] ^= 0x5A
+    elif fault == "rot" and first <= STATE["at"] < first + len(body):
+        body[STATE["at"] - first] ^= 0x5A
+    return bytes(body)
 
 
 def relay_chunked(up, wfile):
@@ -112,7 +143,7 @@ class Handler(socketserver.StreamRequestHandler):
             if "mode" in q:
                 STATE.update(mode=q["mode"], percent=float(q.get("percent", 100)),
                              count=int(q.get("count", -1)), hits=0, requests=0,
-                             ranged=int(q.get("ranged", 0)))
+                             ranged=int(q.get("ranged", 0)), at=int(q.get("at", 0)))
             body = json.dumps(STATE).encode()
         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -147,6 +178,11 @@ class Handler(socketserver.StreamRequestHandler):
             raise ConnectionError("upstream closed")
         length = header(rhead, b"content-length")
         chunked = (header(rhead, b"transfer-encoding") or "").lower() == "chunked"
+        if fault in ("flip", "rot") and length is not None:
+            body = up.read(int(length))
+            self.wfile.write(rhead + damage(body, fault, range_start(head)))
+            self.wfile.flush()
+            return True
         if fault == "short" and length is not None and int(length) > 1:
             half = int(length) // 2
             body = up.read(int(length))
@@ -166,7 +202,7 @@ class Handler(socketserver.StreamRequestHandler):
                     time.sleep(CFG.stall_s)
                 self.drop_upstream()
                 return False  # close the client's connection
-            relay_body(up, self.wfile, n)
+            relay_body(up, self.wfile, n, slow=fault == "slow")
         return True
 
     def handle(self):
@@ -215,6 +251,7 @@ def main():
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--log", help="JSON lines of every request (default: none)")
     ap.add_argument("--stall-s", type=float, default=30)
+    ap.add_argument("--slow-kib-per-ms", type=float, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-log", action="store_true", help="log nothing (benchmarks)")
     CFG = ap.parse_args()
