@@ -2,7 +2,7 @@
  * The client and its I/O thread. One thread owns the curl_multi handle (libcurl's handles are
  * not thread-safe); callers hand it requests through a locked queue and wake it with
  * curl_multi_wakeup. Each turn of its loop: take the queue, end cancelled, expired and stalled
- * requests (a transfer with no byte for INGOT_S3_STALL_TIMEOUT),
+ * requests (a transfer with no byte for INGOT_S3_STALL_TIMEOUT), hedge the slow ones (hedge.h),
  * start what may start (a free transfer slot, the bucket's AIMD window and rate cap, the
  * request's backoff), let curl move bytes, judge the transfers that ended (response.c), and
  * sleep in curl_multi_poll until a socket is ready, a wake-up comes, or the next timer (a
@@ -82,6 +82,74 @@ static void slot_release(ingot_objstore_t *c, ingot_objstore_slot_t *s)
     c->free_slots[c->nfree++] = s;
 }
 
+/* Take @p s off its transfer (its connection closed) and give it back; the request's count of
+ * attempts on slots drops. */
+static void slot_stop(ingot_objstore_t *c, ingot_objstore_slot_t *s)
+{
+    ingot_objstore_req_t *r = s->req;
+    curl_multi_remove_handle(c->multi, s->easy);
+    INGOT_OBJSTORE_TALLY(c, r, bytes, s->got);
+    if (!s->hedge) ingot_objstore_throttle_finished(&c->buckets[r->object->bucket].throttle, 0);
+    r->priv.active--;
+    slot_release(c, s);
+}
+
+void ingot_objstore_twins_stop(ingot_objstore_t *c, ingot_objstore_slot_t *keep)
+{
+    for (size_t i = 0; i < c->nslots && keep->req->priv.active > 0; i++) {
+        ingot_objstore_slot_t *s = &c->slots[i];
+        if (s != keep && s->req == keep->req) slot_stop(c, s);
+    }
+}
+
+/* The bytes of @p r in place from its first on: the most any of its attempts has written. */
+static uint64_t req_in_place(const ingot_objstore_t *c, const ingot_objstore_req_t *r)
+{
+    uint64_t in = r->priv.done;
+    for (size_t i = 0; i < c->nslots; i++) {
+        const ingot_objstore_slot_t *s = &c->slots[i];
+        if (s->req == r && s->first - r->offset + s->got > in) in = s->first - r->offset + s->got;
+    }
+    return in;
+}
+
+/* Whether attempt @p s of a ranged GET has run long enough to be hedged; the time it will
+ * have (*due_p) otherwise, UINT64_MAX when it never will. */
+static int hedge_due(const ingot_objstore_t *c, const ingot_objstore_slot_t *s, uint64_t now,
+                     uint64_t *due_p)
+{
+    const ingot_objstore_req_t *r = s->req;
+    *due_p = UINT64_MAX;
+    if (r->priv.whole || r->priv.active > INGOT_OBJSTORE_HEDGE_PER_MAX) return 0;
+    uint64_t after = ingot_objstore_hedge_after_ns(&c->hedge, s->last - s->first + 1);
+    if (after == UINT64_MAX) return 0;
+    *due_p = r->priv.newest_ns + after;
+    return now >= *due_p;
+}
+
+/* A second GET for the bytes @p s's request still lacks, on a slot and connection of its own,
+ * outside the bucket's AIMD window (it must not wait behind the transfer it hedges). */
+static void io_hedge(ingot_objstore_t *c, ingot_objstore_slot_t *s, uint64_t now)
+{
+    ingot_objstore_req_t *r = s->req;
+    uint64_t in = req_in_place(c, r);
+    if (in >= r->length || c->nfree == 0 || !ingot_objstore_hedge_take(&c->hedge)) return;
+    ingot_objstore_slot_t *h = c->free_slots[--c->nfree];
+    r->priv.done = in; /* validated bytes in place: the hedge asks for the rest */
+    if (ingot_objstore_attempt_start(c, h, r, now) != INGOT_OK) {
+        slot_release(c, h);
+        return;
+    }
+    h->hedge = 1;
+    r->priv.active++;
+    r->priv.newest_ns = now;
+    INGOT_OBJSTORE_TALLY(c, r, attempts, 1);
+    INGOT_OBJSTORE_TALLY(c, r, hedges, 1);
+    ingot_debug("objstore: hedged %s after %" PRIu64 " ms, %" PRIu64 " of %" PRIu64 " bytes in",
+                r->object->request_url, (uint64_t)((now - s->start_ns) / INGOT_NSEC_PER_MSEC), in,
+                r->length);
+}
+
 /* End pending requests that were cancelled or reached their deadline, and cancelled transfers. */
 static void io_sweep(ingot_objstore_t *c, uint64_t now)
 {
@@ -99,20 +167,21 @@ static void io_sweep(ingot_objstore_t *c, uint64_t now)
                                     last);
         }
     }
+    uint64_t due;
     for (size_t i = 0; i < c->nslots; i++) {
         ingot_objstore_slot_t *s = &c->slots[i];
         if (s->req == NULL) continue;
         ingot_objstore_req_t *r = s->req;
         if (atomic_load(&r->priv.cancel)) {
-            curl_multi_remove_handle(c->multi, s->easy);
-            ingot_objstore_throttle_finished(&c->buckets[r->object->bucket].throttle, 0);
-            slot_release(c, s);
-            ingot_objstore_req_complete(c, r, INGOT_ERR_CANCELED);
+            slot_stop(c, s);
+            if (r->priv.active == 0) ingot_objstore_req_complete(c, r, INGOT_ERR_CANCELED);
         } else if (now > s->last_byte_ns && now - s->last_byte_ns >= c->cfg.stall_timeout_ns) {
             curl_multi_remove_handle(c->multi, s->easy); /* its connection is closed */
             s->stalled = 1;
             ingot_objstore_attempt_done(c, s, CURLE_OPERATION_TIMEDOUT, now);
             slot_release(c, s);
+        } else if (hedge_due(c, s, now, &due)) {
+            io_hedge(c, s, now);
         }
     }
 }
@@ -125,6 +194,9 @@ static void io_start_one(ingot_objstore_t *c, ingot_objstore_req_t *r, uint64_t 
 
     ingot_objstore_reqlist_remove(&c->pending, r);
     r->priv.where = INGOT_OBJSTORE_REQ_ACTIVE;
+    s->hedge = 0;
+    r->priv.active = 1;
+    r->priv.newest_ns = now;
     ingot_status_t status = ingot_objstore_attempt_start(c, s, r, now);
     if (status != INGOT_OK) {
         slot_release(c, s);
@@ -140,7 +212,9 @@ static void io_start_one(ingot_objstore_t *c, ingot_objstore_req_t *r, uint64_t 
 static uint64_t io_start_ready(ingot_objstore_t *c, uint64_t now)
 {
     uint64_t wake = UINT64_MAX;
-    for (ingot_objstore_req_t *r = c->pending.head, *next; r != NULL && c->nfree > 0; r = next) {
+    /* the last hedge_slots free slots are the hedges' */
+    for (ingot_objstore_req_t *r = c->pending.head, *next; r != NULL && c->nfree > c->hedge_slots;
+         r = next) {
         int rate_held = 0;
         next = r->priv.next;
         if (r->priv.not_before_ns > now) {
@@ -158,9 +232,11 @@ static uint64_t io_start_ready(ingot_objstore_t *c, uint64_t now)
     for (ingot_objstore_req_t *r = c->pending.head; r != NULL; r = r->priv.next) {
         if (r->deadline_ns < wake) wake = r->deadline_ns;
     }
-    for (size_t i = 0; i < c->nslots; i++) { /* the next stall check */
-        uint64_t stall = c->slots[i].last_byte_ns + c->cfg.stall_timeout_ns;
-        if (c->slots[i].req != NULL && stall < wake) wake = stall;
+    for (size_t i = 0; i < c->nslots; i++) { /* the next stall check, the next hedge */
+        uint64_t stall = c->slots[i].last_byte_ns + c->cfg.stall_timeout_ns, due;
+        if (c->slots[i].req == NULL) continue;
+        if (stall < wake) wake = stall;
+        if (!hedge_due(c, &c->slots[i], now, &due) && due < wake) wake = due;
     }
     return wake;
 }

@@ -49,7 +49,11 @@ static ingot_status_t client_transfers(ingot_objstore_t *c)
 {
     long conns = (long)c->cfg.connections;
     c->multi = curl_multi_init();
-    c->nslots = (size_t)conns;
+    /* hedges get slots and connections of their own: one must not wait behind the transfer it
+     * hedges, nor for the bucket's AIMD window */
+    c->hedge_slots = c->cfg.hedge > 0 ? (size_t)conns / 4 + 1 : 0;
+    c->nslots = (size_t)conns + c->hedge_slots;
+    conns = (long)c->nslots;
     c->slots = calloc(c->nslots, sizeof(*c->slots));
     c->free_slots = calloc(c->nslots, sizeof(ingot_objstore_slot_t *));
     if (c->multi == NULL || c->slots == NULL || c->free_slots == NULL) {
@@ -87,6 +91,8 @@ static ingot_status_t client_start(ingot_objstore_t *c, const ingot_objstore_par
     INGOT_CHECK(client_settings(c, params));
     INGOT_CHECK(client_transfers(c));
     ingot_objstore_budget_init(&c->budget, c->cfg.retry_budget);
+    ingot_objstore_hedge_init(&c->hedge, (uint32_t)c->cfg.hedge, c->cfg.hedge_floor_ns,
+                              c->cfg.hedge_ceiling_ns);
     c->rng = ingot_time_ns() ^ ((uint64_t)getpid() << 32);
     int rc = pthread_create(&c->thread, NULL, ingot_objstore_io_main, c);
     if (rc != 0) {

@@ -174,6 +174,8 @@ typedef struct ingot_objstore_req_private {
     uint64_t buf_max;
     const char *query; /* LIST: the sorted, encoded query */
     int whole;         /* 1: a whole-object GET (no Range, 200 expected), or a PUT */
+    uint32_t active;   /* io: its attempts on slots (more than one: hedged) */
+    uint64_t newest_ns; /* io: when its newest attempt started */
     const void *put;   /* PUT: the body (whole is 1), else NULL */
     size_t put_size;
 } ingot_objstore_req_private_t;
@@ -301,6 +303,8 @@ typedef struct ingot_objstore_stats {
     uint64_t latency_p50_ns;  /**< successful GET attempts, first byte asked to last received */
     uint64_t latency_p99_ns;
     uint64_t latency_count;
+    uint64_t hedges;     /**< hedge attempts started (INGOT_S3_HEDGE) */
+    uint64_t hedge_wins; /**< requests a hedge finished first */
 } ingot_objstore_stats_t;
 
 /** A snapshot of @p client's counters (any thread; the counters are not reset). */

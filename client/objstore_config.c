@@ -68,6 +68,20 @@ static const ingot_config_field_t objstore_fields[] = {
      "libcurl's receive buffer per transfer (CURLOPT_BUFFERSIZE): the bytes read from the socket "
      "per call, copied from it once into the caller's memory.",
      RANK, INGOT_CONFIG_SIZE, F(recv_buffer), 16 * 1024, 10 * 1024 * 1024, NULL, NULL, NULL, NULL},
+    {"S3_HEDGE", "3",
+     "Hedged GETs: a ranged GET still running after this many times the p95 of the client's "
+     "recent GETs of its size (within INGOT_S3_HEDGE_FLOOR and INGOT_S3_HEDGE_CEILING) gets a "
+     "second GET for the bytes it still lacks, on another connection; the first to finish wins, "
+     "the other is stopped. Covers the stalled GET before INGOT_S3_STALL_TIMEOUT and the one that "
+     "trickles, which the stall timeout never catches. Hedges draw on tokens that one request in "
+     "ten earns. 0: never hedge.",
+     JOB, INGOT_CONFIG_INT, F(hedge), 0, 1000, NULL, NULL, NULL, NULL},
+    {"S3_HEDGE_FLOOR", "100ms", "The earliest a GET is hedged (see INGOT_S3_HEDGE).",
+     JOB, INGOT_CONFIG_DURATION, F(hedge_floor_ns), 1 * MS, 3600 * SEC, NULL, NULL, NULL, NULL},
+    {"S3_HEDGE_CEILING", "2s",
+     "The latest a GET is hedged, and when it is hedged while the client has not yet seen "
+     "enough GETs of its size (see INGOT_S3_HEDGE).",
+     JOB, INGOT_CONFIG_DURATION, F(hedge_ceiling_ns), 1 * MS, 3600 * SEC, NULL, NULL, NULL, NULL},
 };
 /* clang-format on */
 

@@ -1,7 +1,7 @@
 /*
  * The object store's INGOT_S3_* variables (objstore_config.c): part size, connections, retries
  * and their budget, backoff, the request-rate cap, stall and connect timeouts, the metadata
- * service's deadline, curl's receive buffer.
+ * service's deadline, curl's receive buffer, hedged GETs.
  */
 #ifndef INGOT_CLIENT_OBJSTORE_CONFIG_H
 #define INGOT_CLIENT_OBJSTORE_CONFIG_H
@@ -21,6 +21,9 @@ typedef struct ingot_objstore_config {
     uint64_t connect_timeout_ns;
     uint64_t imds_timeout_ns; /* the whole IMDSv2 exchange */
     uint64_t recv_buffer;     /* CURLOPT_BUFFERSIZE */
+    int64_t hedge;            /* hedge after this many times the p95 (0: never) */
+    uint64_t hedge_floor_ns;  /* ... but not before this */
+    uint64_t hedge_ceiling_ns; /* ... nor later than this */
 } ingot_objstore_config_t;
 
 extern ingot_config_table_t ingot_objstore_config_table;

@@ -11,6 +11,7 @@
 
 #include "client/objstore.h"
 #include "client/credentials.h"
+#include "client/hedge.h"
 #include "client/retry.h"
 #include "client/stats.h"
 #include "client/url.h"
@@ -64,6 +65,7 @@ typedef struct ingot_objstore_slot {
     uint64_t start_ns;
     uint64_t last_byte_ns; /* when the answer last made progress (stall detection) */
     int stalled;           /* ended by the I/O thread: no byte for INGOT_S3_STALL_TIMEOUT */
+    int hedge;             /* a hedge: outside the bucket's AIMD window */
     uint64_t first, last;  /* the range asked for by this attempt (ranged GETs) */
     /* request headers: nodes of a curl_slist we own (no allocation per request) */
     struct curl_slist hdr[INGOT_OBJSTORE_MAX_HEADERS];
@@ -111,6 +113,8 @@ struct ingot_objstore {
     ingot_objstore_slot_t **free_slots;
     size_t nslots, nfree;
     ingot_objstore_budget_t budget; /* io */
+    ingot_objstore_hedge_t hedge;   /* io */
+    size_t hedge_slots;             /* slots beyond INGOT_S3_CONNECTIONS, for hedges only */
     uint64_t rng;                   /* io: jitter */
 
     pthread_mutex_t buckets_lock; /* guards adding buckets */
@@ -127,6 +131,8 @@ void *ingot_objstore_io_main(void *arg);
 ingot_status_t ingot_objstore_req_check(const ingot_objstore_t *c, const ingot_objstore_req_t *r);
 /** Queue @p req as it is (checked, priv.whole and priv.query set by the caller). */
 ingot_status_t ingot_objstore_submit_internal(ingot_objstore_t *c, ingot_objstore_req_t *req);
+/** Stop every attempt of @p keep's request but @p keep (one of them finished it). */
+void ingot_objstore_twins_stop(ingot_objstore_t *c, ingot_objstore_slot_t *keep);
 /** Complete @p req: set its status, count it, run its callback (io thread or destroy). */
 void ingot_objstore_req_complete(ingot_objstore_t *c, ingot_objstore_req_t *req,
                                  ingot_status_t status);

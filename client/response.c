@@ -270,14 +270,29 @@ void ingot_objstore_attempt_done(ingot_objstore_t *c, ingot_objstore_slot_t *s, 
 
     judge(c, s, rc, now, &v);
     INGOT_OBJSTORE_TALLY(c, req, bytes, s->got);
-    if (!req->priv.whole) req->priv.done += s->got; /* validated bytes stay: a retry resumes */
+    if (!req->priv.whole && s->first - req->offset + s->got > req->priv.done) {
+        req->priv.done = s->first - req->offset + s->got; /* validated bytes stay: a retry
+                                                             resumes after them */
+    }
     if (req->priv.etag_seen[0] == '\0' && s->to_caller && s->etag[0] != '\0') {
         memcpy(req->priv.etag_seen, s->etag, sizeof(req->priv.etag_seen));
     }
-    ingot_objstore_throttle_finished(t, !v.retry && v.status == INGOT_OK);
+    int ok = !v.retry && v.status == INGOT_OK;
+    if (!s->hedge) ingot_objstore_throttle_finished(t, ok);
     if (v.retry && v.cls == INGOT_OBJSTORE_RETRY_THROTTLE &&
         ingot_objstore_throttle_slowdown(t, s->start_ns, now)) {
         INGOT_OBJSTORE_TALLY(c, req, throttle_events, 1);
+    }
+    req->priv.active--;
+    if (ok) {
+        ingot_objstore_twins_stop(c, s); /* the first to finish wins */
+        if (s->hedge) INGOT_OBJSTORE_TALLY(c, req, hedge_wins, 1);
+        if (!req->priv.whole) {
+            ingot_objstore_hedge_record(&c->hedge, s->last - s->first + 1, now - s->start_ns);
+        }
+        ingot_objstore_hedge_earn(&c->hedge);
+    } else if (req->priv.active > 0) {
+        return; /* another attempt still runs: it finishes the request (or fails it) */
     }
     if (v.retry) {
         retry_or_fail(c, req, &v, now);

@@ -48,6 +48,8 @@ void ingot_objstore_counters_snapshot(const ingot_objstore_counters_t *c, ingot_
     s->bytes = atomic_load(&c->bytes);
     s->throttle_events = atomic_load(&c->throttle_events);
     s->rate_waits = atomic_load(&c->rate_waits);
+    s->hedges = atomic_load(&c->hedges);
+    s->hedge_wins = atomic_load(&c->hedge_wins);
     for (unsigned i = 0; i < INGOT_OBJSTORE_RETRY_CLASSES; i++) {
         s->retries[i] = atomic_load(&c->retries[i]);
     }

@@ -14,6 +14,7 @@
 
 typedef struct ingot_objstore_counters {
     _Atomic uint64_t requests, failed, attempts, bytes, throttle_events, rate_waits;
+    _Atomic uint64_t hedges, hedge_wins; /* hedge attempts started; requests a hedge finished */
     _Atomic uint64_t retries[INGOT_OBJSTORE_RETRY_CLASSES];
     _Atomic uint64_t latency[INGOT_OBJSTORE_HIST_BUCKETS];
 } ingot_objstore_counters_t;

@@ -75,6 +75,8 @@ static const struct {
     STATS_U64(reread_peer),
     STATS_U64(reread_disk),
     STATS_U64(reread_at_rest),
+    STATS_U64(store_hedges),
+    STATS_U64(store_hedge_wins),
 };
 
 #define STORE_U64(s) \
@@ -182,7 +184,7 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
                       INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS |
                       INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK |
-                      INGOT_LOADER_STATS_FIELD_REREAD};
+                      INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE};
     ingot_status_t st = ingot_loader_stats(l->h, &s);
     if (st != INGOT_OK) {
         return pyingot_raise(st, NULL);

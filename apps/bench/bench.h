@@ -136,6 +136,8 @@ enum {
     M_REREAD_PEER,     /* from the peer cache */
     M_REREAD_DISK,     /* from a node's disk */
     M_REREAD_AT_REST,  /* of all, damaged at rest (the same wrong bytes again) */
+    M_HEDGES,          /* hedge GETs started (INGOT_S3_HEDGE) */
+    M_HEDGE_WINS,      /* requests a hedge finished first */
     M_RSS,             /* resident memory at the end, bytes */
     M_COUNT
 };

@@ -52,6 +52,8 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "reread_peer",
                                                  "reread_disk",
                                                  "reread_at_rest",
+                                                 "store_hedges",
+                                                 "store_hedge_wins",
                                                  "rss_bytes"};
 
 static double ms(uint64_t ns)
@@ -107,6 +109,8 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_REREAD_PEER] = (double)r->st.reread_peer;
     m[M_REREAD_DISK] = (double)r->st.reread_disk;
     m[M_REREAD_AT_REST] = (double)r->st.reread_at_rest;
+    m[M_HEDGES] = (double)r->st.store_hedges;
+    m[M_HEDGE_WINS] = (double)r->st.store_hedge_wins;
     m[M_RSS] = (double)r->rss_bytes;
 }
 

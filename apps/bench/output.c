@@ -84,7 +84,8 @@ static const report_column_t store_columns[] = {
     {"GETs", "", 9, 0},           {"received", "MiB", 10, 1},   {"GET/", "sample", 8, 4},
     {"failed", "", 7, 0},         {"retries", "503/429", 8, 0}, {"retries", "5xx", 8, 0},
     {"retries", "network", 8, 0}, {"retries", "stall", 8, 0},   {"throttle", "events", 8, 0},
-    {"GET", "p50 ms", 8, 2},      {"GET", "p99 ms", 8, 2},      {"part", "hits", 9, 0}};
+    {"GET", "p50 ms", 8, 2},      {"GET", "p99 ms", 8, 2},      {"part", "hits", 9, 0},
+    {"hedges", "", 7, 0},         {"hedge", "wins", 6, 0}};
 
 static void store_row(const char *who, const double *m)
 {
@@ -99,7 +100,9 @@ static void store_row(const char *who, const double *m)
                                                      m[M_THROTTLE_EVENTS],
                                                      m[M_GET_P50],
                                                      m[M_GET_P99],
-                                                     m[M_PART_HITS]};
+                                                     m[M_PART_HITS],
+                                                     m[M_HEDGES],
+                                                     m[M_HEDGE_WINS]};
     report_table_row(stdout, who, OUT_WHO_WIDTH, store_columns, OUT_ARRAY_SIZE(store_columns), v);
 }
 

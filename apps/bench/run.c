@@ -210,7 +210,7 @@ ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *man
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY |
                        INGOT_LOADER_STATS_FIELD_DISK | INGOT_LOADER_STATS_FIELD_STORE |
-                       INGOT_LOADER_STATS_FIELD_REREAD;
+                       INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE;
     ingot_loader_stats(l, &r->st);
     run_sources(l, r);
     r->rss_bytes = bench_rss();

@@ -188,7 +188,8 @@ enum ingot_loader_stats_field {
     INGOT_LOADER_STATS_FIELD_THREADS = INGOT_BIT(5), /**< readers, workers, depth. */
     INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6), /**< store_requests .. store_part_hits. */
     INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7), /**< disk_hits .. disk_damaged_fills. */
-    INGOT_LOADER_STATS_FIELD_REREAD  = INGOT_BIT(8)  /**< reread_storage .. reread_at_rest. */
+    INGOT_LOADER_STATS_FIELD_REREAD  = INGOT_BIT(8), /**< reread_storage .. reread_at_rest. */
+    INGOT_LOADER_STATS_FIELD_HEDGE   = INGOT_BIT(9)  /**< store_hedges, store_hedge_wins. */
 };
 
 /**
@@ -262,6 +263,9 @@ typedef struct ingot_loader_stats {
     uint64_t reread_disk;    /**< A node's disk tier (the entries they span removed). */
     uint64_t reread_at_rest; /**< Of all, re-read to the same wrong bytes: damaged at rest,
                                   decided by INGOT_VERIFY and named. */
+    /* INGOT_LOADER_STATS_FIELD_HEDGE: the object store's hedged GETs (INGOT_S3_HEDGE). */
+    uint64_t store_hedges;     /**< Hedge GETs started (also in store_attempts). */
+    uint64_t store_hedge_wins; /**< Requests a hedge finished first. */
 } ingot_loader_stats_t;
 
 /**

@@ -26,7 +26,9 @@ static const ingot_field_span_t stats_spans[] = {
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_DISK, ingot_loader_stats_t, disk_hits,
                      disk_damaged_fills),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_REREAD, ingot_loader_stats_t, reread_storage,
-                     reread_at_rest)};
+                     reread_at_rest),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_HEDGE, ingot_loader_stats_t, store_hedges,
+                     store_hedge_wins)};
 
 /* The members each ingot_loader_store_stats_field bit covers. */
 static const ingot_field_span_t store_spans[] = {

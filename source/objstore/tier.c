@@ -154,6 +154,8 @@ static void store_stats(const ingot_tier_t *t, ingot_loader_stats_t *s)
     s->store_retries_server = o.retries[INGOT_OBJSTORE_RETRY_SERVER];
     s->store_retries_network = o.retries[INGOT_OBJSTORE_RETRY_NETWORK];
     s->store_retries_stall = o.retries[INGOT_OBJSTORE_RETRY_STALL];
+    s->store_hedges = o.hedges;
+    s->store_hedge_wins = o.hedge_wins;
     s->store_retries_auth = o.retries[INGOT_OBJSTORE_RETRY_AUTH];
     s->store_throttle_events = o.throttle_events;
     s->store_get_p50_ns = o.latency_p50_ns;

@@ -106,18 +106,8 @@ def main():
                         "--samples", str(a.samples), "--sample-size", a.sample_size,
                         "--shard-size", a.shard_size, "--steps", "1", "--no-progress"],
                        check=True, capture_output=True)
-        s3 = harness.s3_client(sw.endpoint, KEY, SECRET)
-        s3.create_bucket(Bucket=BUCKET)
-        dataset = 0
-        for n in sorted(os.listdir(data)):
-            if n.endswith(".tar"):
-                dataset += os.path.getsize(os.path.join(data, n))
-                with open(os.path.join(data, n), "rb") as f:
-                    s3.put_object(Bucket=BUCKET, Key=f"ds/{n}", Body=f)
-        subprocess.run([os.path.join(build, "apps", "ingot-manifest"), "build",
-                        f"s3://{BUCKET}/ds/"], check=True, capture_output=True,
-                       env=dict(os.environ, **store_env))
-        manifest = f"s3://{BUCKET}/ds/manifest.ingot"
+        manifest, dataset = harness.bucket_dataset(build, sw.endpoint, KEY, SECRET, BUCKET, data,
+                                                   store_env)
         shutil.rmtree(data)
         layouts = a.layouts.split(",")
         got = {lay: [] for lay in layouts}

@@ -58,16 +58,8 @@ class Store:
         self.env = {"AWS_ENDPOINT_URL": self.sw.endpoint, "AWS_ACCESS_KEY_ID": KEY,
                     "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_REGION": "us-east-1",
                     "HOME": os.path.join(work, "home")}
-        s3 = harness.s3_client(self.sw.endpoint, KEY, SECRET)
-        s3.create_bucket(Bucket=BUCKET)
-        for n in sorted(os.listdir(data)):
-            if n.endswith(".tar"):
-                with open(os.path.join(data, n), "rb") as f:
-                    s3.put_object(Bucket=BUCKET, Key=f"ds/{n}", Body=f)
-        subprocess.run([os.path.join(build, "apps", "ingot-manifest"), "build",
-                        f"s3://{BUCKET}/ds/"], check=True, capture_output=True,
-                       env=dict(os.environ, **self.env))
-        self.manifest = f"s3://{BUCKET}/ds/manifest.ingot"
+        self.manifest, _ = harness.bucket_dataset(build, self.sw.endpoint, KEY, SECRET, BUCKET,
+                                                  data, self.env)
 
     def stop(self):
         self.sw.stop()

@@ -190,6 +190,23 @@ def s3_client(endpoint, ak, sk, region="us-east-1"):
                                           retries={"max_attempts": 3}))
 
 
+def bucket_dataset(build, endpoint, key, secret, bucket, data, env, prefix="ds/"):
+    """Upload @data's *.tar into a new @bucket under @prefix and build its manifest there with
+    ingot-manifest (under @env); returns the manifest's s3:// URL and the dataset's bytes."""
+    s3 = s3_client(endpoint, key, secret)
+    s3.create_bucket(Bucket=bucket)
+    size = 0
+    for n in sorted(os.listdir(data)):
+        if n.endswith(".tar"):
+            size += os.path.getsize(os.path.join(data, n))
+            with open(os.path.join(data, n), "rb") as f:
+                s3.put_object(Bucket=bucket, Key=prefix + n, Body=f)
+    subprocess.run([os.path.join(build, "apps", "ingot-manifest"), "build",
+                    f"s3://{bucket}/{prefix}"], check=True, capture_output=True,
+                   env=dict(os.environ, **dict(env, AWS_ENDPOINT_URL=endpoint)))
+    return f"s3://{bucket}/{prefix}manifest.ingot", size
+
+
 def isolated_env(home):
     """The environment of a test process: HOME in the test folder, no AWS_*, no proxies."""
     env = {k: v for k, v in os.environ.items()

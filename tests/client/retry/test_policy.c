@@ -1,9 +1,10 @@
 /*
  * The pieces with no I/O: S3 XML answers, backoff with full jitter, the retry budget, the
- * per-bucket AIMD window and rate cap, the latency histogram's percentiles, and the INGOT_S3_*
- * table's strict parsing.
+ * per-bucket AIMD window and rate cap, when a GET is hedged and the hedges' tokens, the latency
+ * histogram's percentiles, and the INGOT_S3_* table's strict parsing.
  */
 #include "test.h"
+#include "client/hedge.h"
 #include "client/objstore_config.h"
 #include "client/retry.h"
 #include "client/stats.h"
@@ -184,6 +185,44 @@ static void test_config(void)
     CHECK(table == &ingot_objstore_config_table);
 }
 
+/* Hedge after factor x p95 of the size class's recent durations, within the floor and ceiling;
+ * the ceiling until a class has seen enough; never with factor 0; tokens: 10 to start, one per
+ * ten successes, none taken when there is none. */
+static void test_hedge(void)
+{
+    const uint64_t ms = 1000000;
+    ingot_objstore_hedge_t h;
+    ingot_objstore_hedge_init(&h, 3, 100 * ms, 2000 * ms);
+    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == 2000 * ms); /* nothing seen: ceiling */
+    for (int i = 0; i < 20; i++) { /* 8 MiB GETs of 50 ms, two of 90 ms in twenty (10%) */
+        ingot_objstore_hedge_record(&h, 8 << 20, (i == 7 || i == 13 ? 90 : 50) * ms);
+    }
+    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == 270 * ms);           /* 3 x p95 */
+    CHECK(ingot_objstore_hedge_after_ns(&h, (8 << 20) + 4096) == 270 * ms); /* same class */
+    CHECK(ingot_objstore_hedge_after_ns(&h, 1 << 20) == 2000 * ms);         /* another class */
+    for (int i = 0; i < 32; i++) { /* fast small GETs: the floor */
+        ingot_objstore_hedge_record(&h, 110 << 10, 2 * ms);
+    }
+    CHECK(ingot_objstore_hedge_after_ns(&h, 110 << 10) == 100 * ms);
+    for (int i = 0; i < 32; i++) { /* a slow store: the ceiling */
+        ingot_objstore_hedge_record(&h, 8 << 20, 1500 * ms);
+    }
+    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == 2000 * ms);
+    int taken = 0;
+    while (ingot_objstore_hedge_take(&h)) {
+        taken++;
+    }
+    CHECK(taken == INGOT_OBJSTORE_HEDGE_TOKENS);
+    for (int i = 0; i < 9; i++) {
+        ingot_objstore_hedge_earn(&h);
+    }
+    CHECK(!ingot_objstore_hedge_take(&h)); /* nine successes: not yet */
+    ingot_objstore_hedge_earn(&h);
+    CHECK(ingot_objstore_hedge_take(&h) && !ingot_objstore_hedge_take(&h));
+    ingot_objstore_hedge_init(&h, 0, 100 * ms, 2000 * ms);
+    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == UINT64_MAX); /* off */
+}
+
 int main(void)
 {
     test_xml();
@@ -191,6 +230,7 @@ int main(void)
     test_budget();
     test_aimd();
     test_rate_cap();
+    test_hedge();
     test_histogram();
     test_config();
     printf("objstore policy: ok\n");
