@@ -19,6 +19,9 @@ if(INGOT_HAVE_PYTHON)
   ingot_add_test(NAME python.binding.single LABELS python TIMEOUT 180 ENV ${_py_env}
                  COMMAND ${_py} ${_py_dir}/test_single.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-single)
+  # The launch check under torchrun's variables (two singletons refused; WORLD_SIZE=1 not).
+  ingot_add_test(NAME python.binding.launch LABELS python TIMEOUT 120 ENV ${_py_env}
+                 COMMAND ${_py} ${_py_dir}/test_launch.py)
   ingot_add_test(NAME python.binding.mpi LABELS mpi python TIMEOUT 300 ENV ${_py_env}
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${_py} $<TARGET_FILE:ingot-manifest>
