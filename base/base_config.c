@@ -1,4 +1,5 @@
-/* base's INGOT_* variables: logging, deadlines, waits, memory, the config check, faults. */
+/* base's INGOT_* variables: logging, deadlines, waits, memory, the config and launch checks,
+ * faults. */
 #include "base/base_config.h"
 #include "base/fault.h"
 #include "base/log.h"
@@ -69,6 +70,13 @@ static const ingot_config_field_t base_fields[] = {
     {"CHECK_CONFIG", "y",
      "Check at init that job-wide variables have the same value on every rank.",
      JOB, INGOT_CONFIG_BOOL, F(check_job_config), 0, 0, NULL, NULL, NULL, NULL},
+    /* Per rank: it acts only where MPI's world is the process alone, a job of one rank. */
+    {"CHECK_LAUNCH", "y",
+     "Refuse init when MPI's world is this process alone but a launcher's variables say the job "
+     "has more processes (WORLD_SIZE from torchrun, SLURM_STEP_NUM_TASKS or SLURM_NTASKS, "
+     "OMPI_COMM_WORLD_SIZE, PMI_SIZE above 1): started without MPI's wire-up, each process "
+     "would read the whole dataset. 'n' lets each run alone.",
+     RANK, INGOT_CONFIG_BOOL, F(check_launch), 0, 0, NULL, NULL, NULL, NULL},
     {"WARN_UNKNOWN", "y", "Warn about INGOT_* variables that ingot does not know.",
      RANK, INGOT_CONFIG_BOOL, F(warn_unknown), 0, 0, NULL, NULL, NULL, NULL},
     {"FAULT", "none",

@@ -1,6 +1,7 @@
 /*
  * base's INGOT_* variables (base_config.c): logging, the deadline of every wait, spinning,
- * memory (huge pages, pinning), the job-wide check, unknown-variable warnings, fault injection.
+ * memory (huge pages, pinning), the job-wide and launch checks, unknown-variable warnings, fault
+ * injection.
  */
 #ifndef INGOT_BASE_BASE_CONFIG_H
 #define INGOT_BASE_BASE_CONFIG_H
@@ -22,6 +23,7 @@ typedef struct ingot_base_config {
     bool hugepages;
     ingot_mem_pin_mode_t pin;
     bool check_job_config; /* compare job-wide variables at init */
+    bool check_launch;     /* refuse a singleton world a launcher says is one of several */
     bool warn_unknown;     /* warn about unknown INGOT_* variables */
     char *fault;           /* fault-injection spec (test builds) */
 } ingot_base_config_t;

@@ -227,20 +227,25 @@ out:
     return rc;
 }
 
-/* Give back every done batch at the ring's head. The caller holds waiter.call. */
-static void drain_locked(pyingot_loader_t *l)
+/* Give back the batches at the ring's head to @p h: the done ones, or (@p all) every batch
+ * handed over. The caller holds waiter.call. */
+static void give_back_locked(pyingot_loader_t *l, ingot_loader_h h, int all)
 {
-    while (l->retired < l->handed && l->held[l->retired % l->depth].done) {
+    while (l->retired < l->handed && (all || l->held[l->retired % l->depth].done)) {
         pyingot_held_t *e = &l->held[l->retired % l->depth];
         /* In order: cannot fail, but for a CUDA error recording the event on the consumer's
          * stream (logged), after which that stream is unusable anyway: release it plainly. */
-        if (e->stream == NULL ||
-            ingot_loader_release_after(l->h, &e->batch, e->stream) != INGOT_OK) {
-            (void)ingot_loader_release(l->h, &e->batch);
+        if (e->stream == NULL || ingot_loader_release_after(h, &e->batch, e->stream) != INGOT_OK) {
+            (void)ingot_loader_release(h, &e->batch);
         }
         *e = (pyingot_held_t){0};
         l->retired++;
     }
+}
+
+static void drain_locked(pyingot_loader_t *l)
+{
+    give_back_locked(l, l->h, 0);
 }
 
 /* Drain unless ingot_loader_next() runs on the wait thread right now (after an interrupted
@@ -342,7 +347,14 @@ static PyObject *loader_iter(pyingot_loader_t *l)
     return (PyObject *)l;
 }
 
-/* Destroy the C loader (collective). Refused while tensors from its batches are alive. */
+/* Destroy the C loader (collective). Refused while tensors from its batches are alive, unless
+ * @p force (interpreter exit, the loader's deallocation): their memory goes with it then.
+ *
+ * Batches the script still holds are given back first, so ingot_loader_destroy() has none to
+ * warn about: `with Loader(...) as l: for batch in l:` and a script that ends in its loop keep
+ * the last batch bound, which is no mistake, and their objects stay harmless (each array raises
+ * "its loader was closed": pyingot_batch_check_live). So is the batch that a call interrupted
+ * by Ctrl-C delivered after the interruption, which nobody took. */
 static int loader_close_impl(pyingot_loader_t *l, int force)
 {
     if (l->h == NULL) {
@@ -356,12 +368,19 @@ static int loader_close_impl(pyingot_loader_t *l, int force)
         return -1;
     }
     ingot_loader_h h = l->h;
-    l->h = NULL;
+    l->h = NULL; /* other threads see it closed while the wait thread stops without the GIL */
     live_unlink(l);
     if (pyingot_in_child()) {
         return 0; /* the parent's loader: not ours to destroy */
     }
-    pyingot_waiter_stop(&l->waiter);
+    ingot_batch_t parked;
+    int has_parked = pyingot_waiter_stop(&l->waiter, &parked);
+    pthread_mutex_lock(&l->waiter.call);
+    give_back_locked(l, h, 1);
+    if (has_parked) {
+        (void)ingot_loader_release(h, &parked); /* fetched after every batch handed over */
+    }
+    pthread_mutex_unlock(&l->waiter.call);
     Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(h);
     Py_END_ALLOW_THREADS return 0;
 }

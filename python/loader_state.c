@@ -167,7 +167,7 @@ PyObject *pyingot_loader_load_state_dict(pyingot_loader_t *l, PyObject *d)
     if (rc != 0) {
         return NULL;
     }
-    pyingot_waiter_stop(&l->waiter);
+    (void)pyingot_waiter_stop(&l->waiter, NULL); /* nothing parked: checked above */
     ingot_loader_h old = l->h;
     Py_BEGIN_ALLOW_THREADS ingot_loader_destroy(old);
     Py_END_ALLOW_THREADS pyingot_loader_adopt(l, h, first_epoch);

@@ -71,7 +71,10 @@ void pyingot_waiter_init(pyingot_waiter_t *w);
 int pyingot_waiter_next(pyingot_waiter_t *w, ingot_loader_h loader, ingot_batch_t *b,
                         ingot_status_t *st, char *msg, size_t len);
 int pyingot_waiter_parked(pyingot_waiter_t *w); /* a request in flight or a result not taken */
-void pyingot_waiter_stop(pyingot_waiter_t *w);  /* waits for an in-flight call, joins */
+/* Wait for an in-flight call, join the thread; 1 with *parked_p (when not NULL) when that call
+ * (or an earlier one, interrupted) delivered a batch nobody took, which the caller must give
+ * back; else 0. */
+int pyingot_waiter_stop(pyingot_waiter_t *w, ingot_batch_t *parked_p);
 
 /* ---- transform.c */
 #define PYINGOT_SAMPLE_NDIM_MAX 6                             /* dimensions of a sample's output */

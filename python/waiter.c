@@ -126,10 +126,10 @@ int pyingot_waiter_parked(pyingot_waiter_t *w)
     return parked;
 }
 
-void pyingot_waiter_stop(pyingot_waiter_t *w)
+int pyingot_waiter_stop(pyingot_waiter_t *w, ingot_batch_t *parked_p)
 {
     if (!w->started) {
-        return;
+        return 0;
     }
     Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&w->mu);
     while (w->requested) { /* an in-flight call ends within INGOT_TIMEOUT */
@@ -141,5 +141,10 @@ void pyingot_waiter_stop(pyingot_waiter_t *w)
     pthread_join(w->thread, NULL);
     Py_END_ALLOW_THREADS w->started = 0;
     w->stop = 0;
+    int parked = w->done && w->status == INGOT_OK; /* a batch nobody took: the caller's now */
+    if (parked && parked_p != NULL) {
+        *parked_p = w->batch;
+    }
     w->done = 0;
+    return parked;
 }

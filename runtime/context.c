@@ -1,10 +1,11 @@
 /*
  * ingot_init / ingot_finalize: MPI (initialised here if the trainer has not), the configuration
- * (parsed once, agreed on by every rank), the duplicated communicator. Every step that can fail
- * on one rank only is followed by an agreement, so a failure returns on every rank instead of
- * leaving the others blocked in the next collective.
+ * (parsed once, agreed on by every rank), the launch check (launch.c), the duplicated
+ * communicator. Every step that can fail on one rank only is followed by an agreement, so a
+ * failure returns on every rank instead of leaving the others blocked in the next collective.
  */
 #include "runtime/context_impl.h"
+#include "runtime/launch.h"
 #include "runtime/liveness.h"
 #include "transport/transport.h"
 #include "base/param.h"
@@ -101,6 +102,9 @@ static ingot_status_t ctx_create(MPI_Comm user, int level, ingot_ctx_h *ctx_p)
         ingot_collectives_config(&cfg.collectives);
         ingot_tier_config(&cfg.tiers);
         ingot_loader_config(&cfg.loader);
+        /* A singleton world that a launcher says is one of several: refused before anything
+         * is planned for it (every rank of a world of one is this process). */
+        st = ingot_launch_check(cfg.base->check_launch);
     }
     ingot_ctx_h ctx = (st == INGOT_OK) ? ingot_calloc(1, sizeof(*ctx), "ingot context") : NULL;
     if (st == INGOT_OK && ctx == NULL) {

@@ -79,10 +79,16 @@ typedef struct ingot_ctx_attr {
  * Collective over the communicator. Parses every INGOT_* variable (an invalid value fails with
  * INGOT_ERR_CONFIG naming the variable, value and syntax) and checks that job-wide variables are
  * equal on every rank (a mismatch fails on every rank, naming the variable and the ranks).
+ * Refuses a process alone in MPI_COMM_WORLD whose environment a launcher says is one of several
+ * (torchrun's WORLD_SIZE, Slurm's SLURM_STEP_NUM_TASKS or SLURM_NTASKS outside a step,
+ * OMPI_COMM_WORLD_SIZE, PMI_SIZE above 1, unless an MPI launcher's own count says 1): started
+ * without MPI's wire-up, it would read the whole dataset (INGOT_CHECK_LAUNCH=n allows it).
  *
  * @param params  may be NULL for all defaults.
  * @param ctx_p   out: the new context, written only on success.
- * @return INGOT_OK, INGOT_ERR_CONFIG, INGOT_ERR_MPI, INGOT_ERR_NO_MEMORY, INGOT_ERR_INVALID_PARAM.
+ * @return INGOT_OK, INGOT_ERR_CONFIG, INGOT_ERR_MPI, INGOT_ERR_NO_MEMORY, INGOT_ERR_INVALID_PARAM,
+ *         INGOT_ERR_MISMATCH (the launch check: logged naming each variable, its value and how to
+ *         launch).
  */
 INGOT_API ingot_status_t ingot_init(const ingot_init_params_t *params, ingot_ctx_h *ctx_p);
 

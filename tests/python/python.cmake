@@ -19,6 +19,14 @@ if(INGOT_HAVE_PYTHON)
   ingot_add_test(NAME python.binding.single LABELS python TIMEOUT 180 ENV ${_py_env}
                  COMMAND ${_py} ${_py_dir}/test_single.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-single)
+  # The launch check under torchrun's variables (two singletons refused; WORLD_SIZE=1 not).
+  ingot_add_test(NAME python.binding.launch LABELS python TIMEOUT 120 ENV ${_py_env}
+                 COMMAND ${_py} ${_py_dir}/test_launch.py)
+  # Scripts that end holding a batch (a loop's last, a tensor of it, Ctrl-C in next()) print
+  # nothing; an explicit close while holding one: the batch given back, or BUSY under a tensor.
+  ingot_add_test(NAME python.binding.exit LABELS python TIMEOUT 180 ENV ${_py_env}
+                 COMMAND ${_py} ${_py_dir}/test_exit.py
+                         $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-exit)
   ingot_add_test(NAME python.binding.mpi LABELS mpi python TIMEOUT 300 ENV ${_py_env}
                  COMMAND ${_py_dir}/run_mpi.sh ${INGOT_MPIRUN} ${MPIEXEC_EXECUTABLE}
                          ${_py} $<TARGET_FILE:ingot-manifest>

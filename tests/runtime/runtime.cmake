@@ -1,7 +1,7 @@
 # runtime (tests/runtime/<module>/): the context (init over 4 ranks, with MPI started by the
-# caller, job-wide config mismatches, PyTorch in the same process on a GPU), the loader (MPI runs
-# on a dataset packed at test time; faults and deadlines in-process; a rank stopped before
-# destroy; GPU delivery), the node-shared manifest across uneven emulated nodes, the built-in
+# caller, job-wide config mismatches, the launch check, PyTorch in the same process on a GPU),
+# the loader (MPI runs on a dataset packed at test time; faults and deadlines in-process; a rank
+# stopped before destroy; GPU delivery), the node-shared manifest across uneven emulated nodes, the built-in
 # transform, the run-time info's peer paths, and the vision pipeline (tests/runtime/vision/).
 set(_r ${INGOT_TESTS}/runtime)
 ingot_test_exe(test_init ${_r}/context/test_init.c)
@@ -10,6 +10,15 @@ ingot_add_mpi_test(NAME runtime.context.init_self_mpi NP 4 COMMAND $<TARGET_FILE
 ingot_add_test(NAME runtime.config_check.mismatch LABELS mpi
                COMMAND ${_r}/config_check/config_mismatch.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:test_init>)
+# The launch check: singletons whose launcher (torchrun, Slurm, Open MPI, PMI) says the job has
+# more processes are refused (unit: no launcher; singleton MPI's allocations are not leaks); the
+# same variables with a consistent world are not (mpi).
+set(_lc ${_r}/context/launch_check.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_init>)
+foreach(launcher torchrun slurm ompi pmi)
+  ingot_add_test(NAME runtime.context.launch_${launcher} LABELS unit COMMAND ${_lc} ${launcher}
+                 ENV ASAN_OPTIONS=detect_leaks=0)
+endforeach()
+ingot_add_test(NAME runtime.context.launch_consistent LABELS mpi COMMAND ${_lc} consistent)
 # PyTorch and ingot in one process (INGOT_TEST_PYTHON; skipped without PyTorch with CUDA).
 ingot_add_test(NAME runtime.context.torch_coexist LABELS gpu python
                COMMAND ${INGOT_TEST_PYTHON} ${_r}/context/torch_coexist.py

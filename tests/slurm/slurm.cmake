@@ -17,3 +17,10 @@ ingot_add_test(NAME slurm.job.cache_kill LABELS mpi TIMEOUT 180
                COMMAND ${INGOT_TESTS}/slurm/cluster.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-cache-kill --
                        ${INGOT_TESTS}/slurm/cache_kill.sh $<TARGET_FILE:test_cache>)
 set_tests_properties(slurm.job.cache_kill PROPERTIES RESOURCE_LOCK slurm)
+# ingot_init's launch check on the real cluster: a program run by a 2-task batch script is
+# refused naming SLURM_NTASKS; `srun --mpi=none -n 2` goes on as no singleton; `srun --mpi=pmix`
+# with 2 tasks and with 1 task in the 2-task allocation is accepted.
+ingot_add_test(NAME slurm.job.launch_check LABELS mpi TIMEOUT 180
+               COMMAND ${INGOT_TESTS}/slurm/cluster.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-launch --
+                       ${INGOT_TESTS}/slurm/launch.sh $<TARGET_FILE:test_init>)
+set_tests_properties(slurm.job.launch_check PROPERTIES RESOURCE_LOCK slurm)

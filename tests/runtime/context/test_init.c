@@ -5,6 +5,10 @@
  *   test_init expect-config-error
  *                         some rank has a bad or different INGOT_* value: every rank must get
  *                         INGOT_ERR_CONFIG (none may hang in a collective)
+ *   test_init expect-launch-refused
+ *                         a singleton whose environment a launcher filled (launch_check.sh): init
+ *                         must refuse with INGOT_ERR_MISMATCH, leave MPI finalised as it found
+ *                         it, and print its message on stdout for the script to read
  */
 #include "common/test.h"
 #include <ingot/ingot.h>
@@ -146,6 +150,17 @@ static void run_expect_config_error(void)
     MPI_Finalize();
 }
 
+static void run_expect_launch_refused(void)
+{
+    ingot_ctx_h ctx = (ingot_ctx_h)0x1;
+    CHECK_STATUS(ingot_init(NULL, &ctx), INGOT_ERR_MISMATCH);
+    CHECK(ctx == (ingot_ctx_h)0x1);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    CHECK(finalized); /* ingot initialised MPI for the attempt, and finalised it again */
+    printf("refused: %s\n", ingot_last_error());
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = (argc > 1) ? argv[1] : "ok";
@@ -155,6 +170,8 @@ int main(int argc, char **argv)
         run_self_mpi();
     } else if (strcmp(mode, "expect-config-error") == 0) {
         run_expect_config_error();
+    } else if (strcmp(mode, "expect-launch-refused") == 0) {
+        run_expect_launch_refused();
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
