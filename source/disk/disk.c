@@ -356,6 +356,17 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .fill_errors = atomic_load(&d->fill_errors)};
 }
 
+/* The keeper's ", in effect N bytes[, fills off]" into @p buf; "" on other ranks. */
+static const char *disk_effect_text(const ingot_disk_t *d, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (d->keeper != NULL) {
+        snprintf(buf, len, ", in effect %" PRIu64 " bytes%s", atomic_load(&d->keeper->budget),
+                 atomic_load(&d->keeper->fills_off) ? ", fills off" : "");
+    }
+    return buf;
+}
+
 const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
 {
     ingot_disk_stats_t s;
@@ -364,16 +375,18 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
     for (uint64_t p = 0; p < d->npieces; p++) {
         homed += d->homed[p];
     }
+    char effect[64];
     snprintf(buf, len,
-             "disk tier: folder %s (%s), budget %" PRIu64 " bytes per node, pieces of %" PRIu64
+             "disk tier: folder %s (%s), budget %" PRIu64 " bytes per node%s, pieces of %" PRIu64
              " bytes, %" PRIu64 " of the %" PRIu64 " pieces homed on this node (%d nodes), policy "
              "%s, prefetch %d%%%s\n"
              "disk tier counters: hits %" PRIu64 " (%" PRIu64 " from other nodes), misses %" PRIu64
              ", bytes from disk %" PRIu64 ", bytes from below %" PRIu64 ", admitted %" PRIu64
              ", refused %" PRIu64 ", evictions %" PRIu64 ", prefetched %" PRIu64 " (%" PRIu64
              " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 "\n",
-             d->dir, d->usable ? "serving" : "not usable", d->budget, d->piece_bytes, homed,
-             d->npieces, d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
+             d->dir, d->usable ? "serving" : "not usable", d->budget,
+             disk_effect_text(d, effect, sizeof(effect)), d->piece_bytes, homed, d->npieces,
+             d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
              d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits, s.misses,
              s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions, s.prefetched,
              s.prefetch_bytes, s.bad_entries, s.fill_errors);

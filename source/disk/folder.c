@@ -126,7 +126,8 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
                            "tier needs a node-local one",
                            shared);
     }
-    if ((err = folder_probe(f->fd)) != 0) {
+    /* a full folder still serves what it holds: its room decides what it takes (room.c) */
+    if ((err = folder_probe(f->fd)) != 0 && err != ENOSPC && err != EDQUOT) {
         return folder_fail(f, INGOT_ERR_PERMISSION, why, whylen, "folder '%s' takes no file: %s",
                            strerror(err));
     }
@@ -135,6 +136,17 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
         return folder_fail(f, ingot_status_from_errno(errno), why, whylen,
                            "folder '%s': its ledger cannot be opened: %s", strerror(errno));
     }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_folder_fs(const ingot_disk_folder_t *f, ingot_disk_fs_t *fs_p)
+{
+    struct statfs sf;
+    if (fstatfs(f->fd, &sf) != 0) {
+        return ingot_status_from_errno(errno);
+    }
+    *fs_p = (ingot_disk_fs_t){.size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize,
+                              .avail = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize};
     return INGOT_OK;
 }
 

@@ -35,7 +35,8 @@ typedef struct ingot_disk_folder {
 /**
  * Open the folder at @p path for the tier (@p create): made (mode 0700: a user's own) when
  * missing, checked to hold entries: writable (a probe file is written and removed; fault site
- * "disk_folder"), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
+ * "disk_folder"; a full one, ENOSPC or EDQUOT, is writable: its budget in effect says what it
+ * takes), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
  * AFS, PanFS are shared between nodes; fault site "disk_statfs"); its ledger opened. Without
  * @p create (the tools): opened as it is, its ledger if there (ledger_fd -1 otherwise).
  * @return INGOT_OK; INGOT_ERR_PERMISSION (read-only, or not writable by this user);
@@ -44,6 +45,15 @@ typedef struct ingot_disk_folder {
  */
 ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t lock_timeout_ns,
                                       ingot_disk_folder_t *f, char *why, size_t whylen);
+/** The folder's filesystem as statfs sees it now. */
+typedef struct ingot_disk_fs {
+    uint64_t size;  /**< f_blocks x f_bsize */
+    uint64_t avail; /**< f_bavail x f_bsize: what this user may still write */
+} ingot_disk_fs_t;
+
+/** Measure the filesystem of an open folder: INGOT_OK, or the errno's status (nothing logged). */
+ingot_status_t ingot_disk_folder_fs(const ingot_disk_folder_t *f, ingot_disk_fs_t *fs_p);
+
 /** Close (the ledger's lock let go). Accepts a folder that failed to open. */
 void ingot_disk_folder_close(ingot_disk_folder_t *f);
 
