@@ -114,9 +114,7 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
                            why, whylen, "folder '%s' cannot be used: %s", strerror(err));
     }
     if (!create) { /* a tool's look at a folder as it is: its ledger if it can be had */
-        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDWR | O_CLOEXEC);
-        f->ledger_fd = f->ledger_fd >= 0 ? f->ledger_fd
-                                         : openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
+        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
         return INGOT_OK;
     }
     const char *shared = folder_shared_fs(f->fd);
@@ -131,7 +129,8 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
         return folder_fail(f, INGOT_ERR_PERMISSION, why, whylen, "folder '%s' takes no file: %s",
                            strerror(err));
     }
-    f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    /* read-only: held for its lock and reads; written through a descriptor of its own */
+    f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
     if (f->ledger_fd < 0) {
         return folder_fail(f, ingot_status_from_errno(errno), why, whylen,
                            "folder '%s': its ledger cannot be opened: %s", strerror(errno));
@@ -222,8 +221,15 @@ void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage)
     ledger_t l = {.usage = usage};
     memcpy(l.magic, ledger_magic, sizeof(l.magic));
     l.checksum = ingot_hash64(&l, offsetof(ledger_t, checksum));
-    if (pwrite(f->ledger_fd, &l, sizeof(l), 0) != (ssize_t)sizeof(l)) {
+    /* Opened for this write alone: between fills no file of the folder is open for writing, so
+     * its filesystem can be remounted read-only while a job runs (the kernel refuses that as
+     * busy while a file on it is open for writing); the job then sees EROFS (room.c). */
+    int fd = openat(f->fd, LEDGER_NAME, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || pwrite(fd, &l, sizeof(l), 0) != (ssize_t)sizeof(l)) {
         ingot_debug("disk tier: the ledger of '%s' was not written: %s", f->path, strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
     }
 }
 

@@ -23,7 +23,7 @@
 
 typedef struct ingot_disk_folder {
     int fd;                /**< the folder, or -1 */
-    int ledger_fd;         /**< its ledger, or -1 */
+    int ledger_fd;         /**< its ledger (read-only: its lock and reads), or -1 */
     int locked;            /**< this process holds the ledger's lock */
     int ready;             /**< mutex initialised (close undoes it once) */
     pthread_mutex_t mutex; /**< the ledger's lock between this process's threads (flock is per

@@ -42,7 +42,7 @@ ingot_unit_test(NAME source.disk.entries SRC ${_s}/disk/test_entry.c)
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
-    "kill" "two_jobs" "budgets")
+    "kill" "two_jobs" "budgets" "erofs_mount")
 if(INGOT_FAULT_INJECTION)
   list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs")
 endif()
