@@ -35,6 +35,7 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "disk_evictions",
                                                  "disk_prefetch_bytes",
                                                  "disk_bad_entries",
+                                                 "disk_fill_errors",
                                                  "store_requests",
                                                  "store_failed",
                                                  "store_bytes",
@@ -85,6 +86,7 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_DISK_EVICTIONS] = (double)r->st.disk_evictions;
     m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
     m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
+    m[M_DISK_FILL_ERRORS] = (double)r->st.disk_fill_errors;
     m[M_GETS] = (double)r->st.store_requests;
     m[M_GET_FAILED] = (double)r->st.store_failed;
     m[M_GET_BYTES] = (double)r->st.store_bytes;
