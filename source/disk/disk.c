@@ -134,6 +134,9 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
     ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
     if (st == INGOT_OK) {
         st = ingot_disk_entry_blocks(ref.o, off, len, window, room, shift_p, &bad);
+        if (st == INGOT_ERR_CORRUPT && !ingot_disk_fd_linked(&ref)) {
+            st = INGOT_ERR_NOT_FOUND; /* evicted, and emptied, while it was read: a miss */
+        }
         ingot_disk_fd_put(d, &ref);
     }
     if (st == INGOT_ERR_CORRUPT || st == INGOT_ERR_FORMAT) {

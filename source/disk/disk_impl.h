@@ -205,6 +205,8 @@ void ingot_disk_fds_fini(ingot_disk_t *d);
 ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref,
                                  ingot_disk_bad_t *bad);
 void ingot_disk_fd_put(ingot_disk_t *d, disk_fd_ref_t *ref);
+/* Whether the entry held still has its name (not removed since it was opened). */
+int ingot_disk_fd_linked(const disk_fd_ref_t *ref);
 /* Piece @p p's entry was removed or found bad: not to be read through its kept descriptor. */
 void ingot_disk_fd_drop(ingot_disk_t *d, uint64_t p);
 

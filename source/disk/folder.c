@@ -331,8 +331,16 @@ uint64_t ingot_disk_folder_remove(ingot_disk_folder_t *f, const ingot_disk_key_t
     char name[INGOT_DISK_NAME_MAX];
     struct stat sb;
     ingot_disk_entry_name(key, 0, name, sizeof(name));
-    if (fstatat(f->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || unlinkat(f->fd, name, 0) != 0) {
-        return 0;
+    int fd = openat(f->fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    uint64_t gone = 0;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && unlinkat(f->fd, name, 0) == 0) {
+        /* Emptied once unlinked: other processes keep entries open (fdcache.c) and would hold
+         * its blocks until they let go; the disk is full sooner than the ledger says. */
+        gone = (uint64_t)sb.st_size;
+        (void)!ftruncate(fd, 0);
     }
-    return (uint64_t)sb.st_size;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return gone;
 }

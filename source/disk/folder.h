@@ -93,8 +93,10 @@ typedef void (*ingot_disk_found_fn_t)(void *arg, const ingot_disk_found_t *e);
 ingot_status_t ingot_disk_folder_scan(ingot_disk_folder_t *f, int clean, ingot_disk_found_fn_t fn,
                                       void *arg, ingot_disk_scan_t *scan_p);
 
-/** Remove the entry of @p key: its bytes when this call removed it, 0 when it was not there. The
- *  caller subtracts them from the ledger (under its lock). */
+/** Remove the entry of @p key: unlinked, then emptied (its blocks freed at once, though a reader
+ *  may hold it open: that reader's next read of it falls short, and its piece is a miss). Its
+ *  bytes when this call removed it, 0 when it was not there. The caller subtracts them from the
+ *  ledger (under its lock). */
 uint64_t ingot_disk_folder_remove(ingot_disk_folder_t *f, const ingot_disk_key_t *key);
 
 
