@@ -260,7 +260,9 @@ static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
     uint64_t before = atomic_load(&k->now);
     pthread_mutex_lock(&k->lock);
     (void)ingot_disk_policy_advance(k->pol, before);
-    int got = !atomic_load(&k->fills_off) &&
+    /* none while fills are off or a whole piece exceeds the budget in effect: its fill would be
+     * refused after its read from below */
+    int got = ingot_disk_room_fits(d, INGOT_DISK_HEADER_BYTES + d->piece_bytes) &&
               ingot_disk_policy_prefetch(k->pol, ingot_disk_keeper_has_room(d), p_p, need_p);
     if (got) {
         ingot_disk_keeper_claim_locked(d, *p_p);

@@ -15,7 +15,8 @@
 #                twice its size: the budget in effect is the filesystem's room, said once; the
 #                second job fails at most 10 fills, and hits no less than two jobs with
 #                INGOT_DISK_CACHE_BYTES=60MiB (the filesystem's size); then another file takes
-#                the rest of it: the next job finds the folder full, serves what it holds
+#                the rest of it: the next job finds the folder full, serves what it holds; and
+#                with the folder emptied and the disk full, a job tries no fill at all
 #   enospc_mid   the 20th write of an entry fails with ENOSPC: said once, the budget in effect
 #                shrinks to what the folder holds, later fills evict to stay within it
 #   edquot       the same with EDQUOT (a quota reached)
@@ -175,6 +176,13 @@ room)
     c=$(hits full)
     echo "on a full disk: hits $c, failed fills $(counter full failed)"
     awk -v c="$c" -v b="$b" 'BEGIN {exit !(c >= b - 0.05)}' || fail "the job on a full disk hit $c of its bytes"
+    # the folder emptied and its room taken too: no piece fits, none is read whole or written
+    rm -rf "$cache"
+    dd if=/dev/zero of="$fs/ballast2" bs=64k 2> /dev/null
+    INGOT_DISK_CACHE_BYTES=1GiB ok none 4 any "${shape[@]}"
+    said none "warn .*the budget in effect is 0 bytes; no piece fits: this node's folder serves what it holds and takes no fill"
+    [ "$(counter none admitted)" = 0 ] && [ "$(counter none failed)" = 0 ] && [ "$(counter none prefetched)" = 0 ] ||
+        fail "fills tried where none fits: $(grep "disk counters" "$work/none.out")"
     ;;
 enospc_mid | edquot)
     err=ENOSPC text="No space left on device"
