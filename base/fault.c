@@ -36,9 +36,9 @@ static const struct {
     const char *name;
     int err;
 } errno_names[] = {
-    {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EAGAIN", EAGAIN},
-    {"EPERM", EPERM},   {"ENOSPC", ENOSPC}, {"EINVAL", EINVAL},
-    {"ENOENT", ENOENT}, {"EACCES", EACCES}, {"EROFS", EROFS},
+    {"ENOMEM", ENOMEM}, {"EIO", EIO},       {"EAGAIN", EAGAIN}, {"EPERM", EPERM},
+    {"ENOSPC", ENOSPC}, {"EINVAL", EINVAL}, {"ENOENT", ENOENT}, {"EACCES", EACCES},
+    {"EROFS", EROFS},   {"EDQUOT", EDQUOT},
 };
 
 static fault_rule_t armed_rules[FAULT_RULES_MAX];
@@ -94,10 +94,13 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
         }
     }
     if (rule->err == 0) {
-        snprintf(err, errlen,
-                 "unknown action '%s' (fail, ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, "
-                 "EINVAL, ENOENT, EACCES, EROFS)",
-                 action);
+        int o = snprintf(err, errlen, "unknown action '%s' (fail", action);
+        for (size_t i = 0; i < INGOT_ARRAY_SIZE(errno_names) && o > 0 && (size_t)o < errlen; i++) {
+            o += snprintf(err + o, errlen - (size_t)o, ", %s", errno_names[i].name);
+        }
+        if (o > 0 && (size_t)o < errlen) {
+            snprintf(err + o, errlen - (size_t)o, ")");
+        }
         return -1;
     }
     return 0;

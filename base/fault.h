@@ -8,13 +8,14 @@
  * peer_read (the nth read from a peer skips the requester's bounds check and asks past the
  * window's end, so the owner must refuse it; under INGOT_PEER_PROTOCOL=put the nth put asks the
  * owner to write past the requester's registered buffer). The disk tier's: disk_write (each
- * write of an entry: ENOSPC, EIO), disk_folder (the folder's writability probe: EROFS, EACCES)
+ * write of an entry: ENOSPC, EDQUOT, EROFS, EIO), disk_folder (the folder's writability probe: EROFS, EACCES)
  * and disk_statfs (the nth statfs of a folder reports a filesystem shared between nodes, NFS).
  * arrival: the nth arrival of this process at a barrier that names who never came (arrival.h)
  * stops it (SIGSTOP) once it has arrived, as a rank a debugger or a freezer stops there.
  * part_fetch: the nth part this process fetches for its node's part cache stops it (SIGSTOP)
  * with the part's GET out: the node's other ranks that need the part wait on a silent fetcher.
- * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS) or
+ * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS,
+ * EDQUOT) or
  * "fail" (the site's natural errno).
  */
 #ifndef INGOT_BASE_FAULT_H

@@ -119,16 +119,17 @@ enum {
     M_DISK_EVICTIONS,
     M_DISK_PREFETCH,
     M_DISK_BAD,
-    M_DISK_DAMAGED,    /* pieces from below that did not verify: never written */
-    M_GETS,            /* object store (zero when the manifest is local): GETs completed */
-    M_GET_FAILED,      /* of which failed */
-    M_GET_BYTES,       /* bytes received */
-    M_RETRY_THROTTLE,  /* retries after 503 SlowDown / 429 */
-    M_RETRY_SERVER,    /* after 500, 502, 504 */
-    M_RETRY_NETWORK,   /* after refused, reset, cut connections */
-    M_RETRY_STALL,     /* after INGOT_S3_STALL_TIMEOUT */
-    M_THROTTLE_EVENTS, /* concurrency halvings */
-    M_GET_P50,         /* GET latency, ms */
+    M_DISK_DAMAGED,     /* pieces from below that did not verify: never written */
+    M_DISK_FILL_ERRORS, /* fills the disk refused (ENOSPC, EDQUOT, EROFS, I/O) */
+    M_GETS,             /* object store (zero when the manifest is local): GETs completed */
+    M_GET_FAILED,       /* of which failed */
+    M_GET_BYTES,        /* bytes received */
+    M_RETRY_THROTTLE,   /* retries after 503 SlowDown / 429 */
+    M_RETRY_SERVER,     /* after 500, 502, 504 */
+    M_RETRY_NETWORK,    /* after refused, reset, cut connections */
+    M_RETRY_STALL,      /* after INGOT_S3_STALL_TIMEOUT */
+    M_THROTTLE_EVENTS,  /* concurrency halvings */
+    M_GET_P50,          /* GET latency, ms */
     M_GET_P99,
     M_GETS_PER_SAMPLE, /* GETs / samples read */
     M_PART_HITS,       /* reads served by parts already fetched */

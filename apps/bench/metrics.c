@@ -36,6 +36,7 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "disk_prefetch_bytes",
                                                  "disk_bad_entries",
                                                  "disk_damaged_fills",
+                                                 "disk_fill_errors",
                                                  "store_requests",
                                                  "store_failed",
                                                  "store_bytes",
@@ -93,6 +94,7 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_DISK_PREFETCH] = (double)r->st.disk_prefetch_bytes;
     m[M_DISK_BAD] = (double)r->st.disk_bad_entries;
     m[M_DISK_DAMAGED] = (double)r->st.disk_damaged_fills;
+    m[M_DISK_FILL_ERRORS] = (double)r->st.disk_fill_errors;
     m[M_GETS] = (double)r->st.store_requests;
     m[M_GET_FAILED] = (double)r->st.store_failed;
     m[M_GET_BYTES] = (double)r->st.store_bytes;

@@ -35,7 +35,7 @@ int ingot_disk_keeper_has_room(const ingot_disk_t *d)
 {
     const disk_keeper_t *k = d->keeper;
     uint64_t used = atomic_load(&k->usage) + atomic_load(&k->claimed);
-    return used + INGOT_DISK_HEADER_BYTES + d->piece_bytes <= k->budget;
+    return ingot_disk_room_fits(d, used + INGOT_DISK_HEADER_BYTES + d->piece_bytes);
 }
 
 void ingot_disk_keeper_claim_locked(ingot_disk_t *d, uint64_t p)
@@ -69,8 +69,10 @@ int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance)
         (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));
     }
     if (claim_state(d, p, &lapsed) == INGOT_DISK_ABSENT) {
-        want = ingot_disk_keeper_has_room(d) ||
-                       ingot_disk_policy_admissible(k->pol, ingot_disk_policy_need(k->pol, p))
+        /* none that could never fit (fills off, a budget in effect below the piece) */
+        want = ingot_disk_room_fits(d, claim_size(d, p)) &&
+                       (ingot_disk_keeper_has_room(d) ||
+                        ingot_disk_policy_admissible(k->pol, ingot_disk_policy_need(k->pol, p)))
                    ? DISK_WANT_FILL
                    : DISK_WANT_NO;
     }

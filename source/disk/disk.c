@@ -91,7 +91,7 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
     d->bufs = ingot_calloc(all, sizeof(*d->bufs), "disk buffers");
     d->buf_rows = ingot_calloc((size_t)all * d->fields_max, sizeof(*d->buf_rows),
                                "disk buffers' field rows");
-    st = st != INGOT_OK                      ? st
+    st = st != INGOT_OK                    ? st
          : d->bufs == NULL || !d->buf_rows ? INGOT_ERR_NO_MEMORY
                                            : ingot_mpmc_init(&d->free_bufs, d->nbufs);
     if (st == INGOT_OK) {
@@ -102,11 +102,10 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
                              &d->buf_mem);
     }
     for (uint32_t i = 0; st == INGOT_OK && i < all; i++) {
-        d->bufs[i] = (disk_buf_t){
-            .mem = (uint8_t *)d->buf_mem.ptr + i * each,
-            .rx = i >= d->nbufs,
-            .d = d,
-            .rows = d->buf_rows + (size_t)i * d->fields_max};
+        d->bufs[i] = (disk_buf_t){.mem = (uint8_t *)d->buf_mem.ptr + i * each,
+                                  .rx = i >= d->nbufs,
+                                  .d = d,
+                                  .rows = d->buf_rows + (size_t)i * d->fields_max};
         ingot_disk_buf_put(d, &d->bufs[i]);
     }
     return st;
@@ -175,6 +174,9 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
     ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
     if (st == INGOT_OK) {
         st = ingot_disk_entry_blocks(ref.o, off, len, window, room, shift_p, &bad);
+        if (st == INGOT_ERR_CORRUPT && !ingot_disk_fd_linked(&ref)) {
+            st = INGOT_ERR_NOT_FOUND; /* evicted, and emptied, while it was read: a miss */
+        }
         ingot_disk_fd_put(d, &ref);
     }
     if (st == INGOT_ERR_CORRUPT || st == INGOT_ERR_FORMAT) {
@@ -399,6 +401,17 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .damaged_fills = atomic_load(&d->damaged_fills)};
 }
 
+/* The keeper's ", in effect N bytes[, fills off]" into @p buf; "" on other ranks. */
+static const char *disk_effect_text(const ingot_disk_t *d, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (d->keeper != NULL) {
+        snprintf(buf, len, ", in effect %" PRIu64 " bytes%s", atomic_load(&d->keeper->budget),
+                 atomic_load(&d->keeper->fills_off) ? ", fills off" : "");
+    }
+    return buf;
+}
+
 const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
 {
     ingot_disk_stats_t s;
@@ -407,8 +420,9 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
     for (uint64_t p = 0; p < d->npieces; p++) {
         homed += d->homed[p];
     }
+    char effect[64];
     snprintf(buf, len,
-             "disk tier: folder %s (%s), budget %" PRIu64 " bytes per node, pieces of %" PRIu64
+             "disk tier: folder %s (%s), budget %" PRIu64 " bytes per node%s, pieces of %" PRIu64
              " bytes, %" PRIu64 " of the %" PRIu64 " pieces homed on this node (%d nodes), policy "
              "%s, prefetch %d%%%s\n"
              "disk tier counters: hits %" PRIu64 " (%" PRIu64 " from other nodes), misses %" PRIu64
@@ -416,8 +430,9 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
              ", refused %" PRIu64 ", evictions %" PRIu64 ", prefetched %" PRIu64 " (%" PRIu64
              " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 ", damaged fills %" PRIu64
              "\n",
-             d->dir, d->usable ? "serving" : "not usable", d->budget, d->piece_bytes, homed,
-             d->npieces, d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
+             d->dir, d->usable ? "serving" : "not usable", d->budget,
+             disk_effect_text(d, effect, sizeof(effect)), d->piece_bytes, homed, d->npieces,
+             d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
              d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits, s.misses,
              s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions, s.prefetched,
              s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills);

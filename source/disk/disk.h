@@ -6,8 +6,8 @@
  *
  * A request's byte range is cut into pieces (aligned slices of INGOT_DISK_CACHE_PIECE bytes of a
  * shard, named by the shard's content hash: entry.h). Each piece has a home node, chosen by
- * rendezvous hashing of its key over the job's node names, so the job's disks together hold up to
- * the sum of their budgets and a later job on the same nodes finds each piece at its home whatever
+ * rendezvous hashing of its key over the job's node names (not weighted by the nodes' budgets:
+ * docs/tiers.md says why), so a later job on the same nodes finds each piece at its home whatever
  * its ranks per node. For each piece:
  *   - homed here: read from this node's folder (any rank reads it directly), checked (entry.h);
  *   - homed elsewhere: asked of a rank of its home over the transport (a service read);
@@ -17,8 +17,9 @@
  * A bad entry (torn, truncated, damaged, older format) is removed and read from below; the first
  * one is said once (a warning naming the file and why), the rest counted.
  *
- * One rank per node (the node's lowest) is its keeper: it owns the node's budget for this job
- * (policy.h: clairvoyant admission and eviction over the known order), writes every fill, and runs
+ * One rank per node (the node's lowest) is its keeper: it owns the node's budget for this job (the
+ * budget in effect: INGOT_DISK_CACHE_BYTES or the folder's filesystem's room, whichever is smaller;
+ * policy.h: clairvoyant admission and eviction over the known order), writes every fill, and runs
  * the prefetcher that fills the disk ahead of the loader within its bandwidth share. Every rank
  * serves reads of its node's folder to other nodes.
  *

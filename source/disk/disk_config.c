@@ -65,7 +65,9 @@ static const ingot_config_field_t disk_fields[] = {
      "later jobs. Every rank of a node must give the same value (ranks that differ are refused, "
      "named); nodes may differ. Jobs sharing a folder count one usage (its ledger): each keeps "
      "it within its own budget when it fills, so a job with a smaller budget evicts down to it "
-     "as it fills and one with a larger budget fills up to its own.",
+     "as it fills and one with a larger budget fills up to its own. The budget in effect is at "
+     "most what the folder's filesystem can hold (its free bytes and the folder's, less 5% of it, "
+     "at most 64MiB), said once when smaller, and shrinks when the disk still says it is full.",
      RANK, INGOT_CONFIG_SIZE, F(bytes), 0, INT64_MAX, NULL, NULL, NULL, NULL},
     {"DISK_CACHE_PIECE", "1MiB",
      "Bytes of shard per disk-tier entry: aligned slices of a shard, named by the shard's "

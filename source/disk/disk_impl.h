@@ -80,7 +80,9 @@ typedef struct disk_keeper {
     _Atomic uint64_t pending; /* fills queued or being written */
     pthread_t writers[DISK_WRITERS], prefetcher;
     int writers_started, prefetcher_started;
-    uint64_t budget;
+    _Atomic uint64_t budget;  /* the budget in effect (room.c): INGOT_DISK_CACHE_BYTES or less */
+    _Atomic int fills_off;    /* the folder refused a fill for good (read-only): no more fills */
+    _Atomic int said_full;    /* the first shrink was said */
     _Atomic uint64_t usage;   /* the folder's usage when the writer last looked (the ledger) */
     _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */
     _Atomic uint64_t writing; /* bytes of the fills the writers are writing (not in the ledger) */
@@ -211,6 +213,8 @@ void ingot_disk_fds_fini(ingot_disk_t *d);
 ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref,
                                  ingot_disk_bad_t *bad);
 void ingot_disk_fd_put(ingot_disk_t *d, disk_fd_ref_t *ref);
+/* Whether the entry held still has its name (not removed since it was opened). */
+int ingot_disk_fd_linked(const disk_fd_ref_t *ref);
 /* Piece @p p's entry was removed or found bad: not to be read through its kept descriptor. */
 void ingot_disk_fd_drop(ingot_disk_t *d, uint64_t p);
 
@@ -261,6 +265,20 @@ void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state);
 void ingot_disk_keeper_claim_locked(ingot_disk_t *d, uint64_t p);
 /* Whether the budget has room for another whole piece, counting the claims in flight. */
 int ingot_disk_keeper_has_room(const ingot_disk_t *d);
+
+/* room.c: the keeper's budget in effect */
+/* Decide it at start (the ledger locked, the folder holding @p held bytes): the smaller of
+ * INGOT_DISK_CACHE_BYTES and the filesystem's room; said once (a warning when it is smaller). */
+void ingot_disk_room_start(ingot_disk_t *d, uint64_t held);
+/* The filesystem refused a fill (ENOSPC, EDQUOT; @p why names it) while the folder holds, or is
+ * being written, @p held bytes (the ledger locked): the budget in effect shrinks to @p held, or
+ * to the room measured again when that is less; said once. Returns the new budget, which the
+ * caller evicts down to. */
+uint64_t ingot_disk_room_shrink(ingot_disk_t *d, uint64_t held, const char *why);
+/* The folder refused a fill for good (@p why: read-only, permission): fills off, said once. */
+void ingot_disk_room_off(ingot_disk_t *d, const char *why);
+/* Whether a fill of @p bytes could ever be taken: fills on and within the budget in effect. */
+int ingot_disk_room_fits(const ingot_disk_t *d, uint64_t bytes);
 
 /* serve.c */
 ingot_status_t ingot_disk_serve_start(ingot_disk_t *d);

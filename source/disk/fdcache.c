@@ -48,6 +48,11 @@ static int fds_linked(const ingot_disk_open_t *o)
     return fstat(o->fd, &sb) == 0 && sb.st_nlink > 0;
 }
 
+int ingot_disk_fd_linked(const disk_fd_ref_t *ref)
+{
+    return fds_linked(ref->o);
+}
+
 /* Keep @p o (just opened) in @p p's slot when it is free; 1 when kept. Lock held. */
 static int fds_keep(disk_fd_slot_t *s, uint64_t p, const ingot_disk_open_t *o)
 {

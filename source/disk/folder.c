@@ -114,9 +114,7 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
                            why, whylen, "folder '%s' cannot be used: %s", strerror(err));
     }
     if (!create) { /* a tool's look at a folder as it is: its ledger if it can be had */
-        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDWR | O_CLOEXEC);
-        f->ledger_fd = f->ledger_fd >= 0 ? f->ledger_fd
-                                         : openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
+        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
         return INGOT_OK;
     }
     const char *shared = folder_shared_fs(f->fd);
@@ -126,15 +124,28 @@ ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t loc
                            "tier needs a node-local one",
                            shared);
     }
-    if ((err = folder_probe(f->fd)) != 0) {
+    /* a full folder still serves what it holds: its room decides what it takes (room.c) */
+    if ((err = folder_probe(f->fd)) != 0 && err != ENOSPC && err != EDQUOT) {
         return folder_fail(f, INGOT_ERR_PERMISSION, why, whylen, "folder '%s' takes no file: %s",
                            strerror(err));
     }
-    f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    /* read-only: held for its lock and reads; written through a descriptor of its own */
+    f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
     if (f->ledger_fd < 0) {
         return folder_fail(f, ingot_status_from_errno(errno), why, whylen,
                            "folder '%s': its ledger cannot be opened: %s", strerror(errno));
     }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_folder_fs(const ingot_disk_folder_t *f, ingot_disk_fs_t *fs_p)
+{
+    struct statfs sf;
+    if (fstatfs(f->fd, &sf) != 0) {
+        return ingot_status_from_errno(errno);
+    }
+    *fs_p = (ingot_disk_fs_t){.size = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize,
+                              .avail = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize};
     return INGOT_OK;
 }
 
@@ -210,8 +221,15 @@ void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage)
     ledger_t l = {.usage = usage};
     memcpy(l.magic, ledger_magic, sizeof(l.magic));
     l.checksum = ingot_hash64(&l, offsetof(ledger_t, checksum));
-    if (pwrite(f->ledger_fd, &l, sizeof(l), 0) != (ssize_t)sizeof(l)) {
+    /* Opened for this write alone: between fills no file of the folder is open for writing, so
+     * its filesystem can be remounted read-only while a job runs (the kernel refuses that as
+     * busy while a file on it is open for writing); the job then sees EROFS (room.c). */
+    int fd = openat(f->fd, LEDGER_NAME, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || pwrite(fd, &l, sizeof(l), 0) != (ssize_t)sizeof(l)) {
         ingot_debug("disk tier: the ledger of '%s' was not written: %s", f->path, strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
     }
 }
 
@@ -313,8 +331,16 @@ uint64_t ingot_disk_folder_remove(ingot_disk_folder_t *f, const ingot_disk_key_t
     char name[INGOT_DISK_NAME_MAX];
     struct stat sb;
     ingot_disk_entry_name(key, 0, name, sizeof(name));
-    if (fstatat(f->fd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || unlinkat(f->fd, name, 0) != 0) {
-        return 0;
+    int fd = openat(f->fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    uint64_t gone = 0;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && unlinkat(f->fd, name, 0) == 0) {
+        /* Emptied once unlinked: other processes keep entries open (fdcache.c) and would hold
+         * its blocks until they let go; the disk is full sooner than the ledger says. */
+        gone = (uint64_t)sb.st_size;
+        (void)!ftruncate(fd, 0);
     }
-    return (uint64_t)sb.st_size;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return gone;
 }

@@ -23,7 +23,7 @@
 
 typedef struct ingot_disk_folder {
     int fd;                /**< the folder, or -1 */
-    int ledger_fd;         /**< its ledger, or -1 */
+    int ledger_fd;         /**< its ledger (read-only: its lock and reads), or -1 */
     int locked;            /**< this process holds the ledger's lock */
     int ready;             /**< mutex initialised (close undoes it once) */
     pthread_mutex_t mutex; /**< the ledger's lock between this process's threads (flock is per
@@ -35,7 +35,8 @@ typedef struct ingot_disk_folder {
 /**
  * Open the folder at @p path for the tier (@p create): made (mode 0700: a user's own) when
  * missing, checked to hold entries: writable (a probe file is written and removed; fault site
- * "disk_folder"), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
+ * "disk_folder"; a full one, ENOSPC or EDQUOT, is writable: its budget in effect says what it
+ * takes), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
  * AFS, PanFS are shared between nodes; fault site "disk_statfs"); its ledger opened. Without
  * @p create (the tools): opened as it is, its ledger if there (ledger_fd -1 otherwise).
  * @return INGOT_OK; INGOT_ERR_PERMISSION (read-only, or not writable by this user);
@@ -44,6 +45,15 @@ typedef struct ingot_disk_folder {
  */
 ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t lock_timeout_ns,
                                       ingot_disk_folder_t *f, char *why, size_t whylen);
+/** The folder's filesystem as statfs sees it now. */
+typedef struct ingot_disk_fs {
+    uint64_t size;  /**< f_blocks x f_bsize */
+    uint64_t avail; /**< f_bavail x f_bsize: what this user may still write */
+} ingot_disk_fs_t;
+
+/** Measure the filesystem of an open folder: INGOT_OK, or the errno's status (nothing logged). */
+ingot_status_t ingot_disk_folder_fs(const ingot_disk_folder_t *f, ingot_disk_fs_t *fs_p);
+
 /** Close (the ledger's lock let go). Accepts a folder that failed to open. */
 void ingot_disk_folder_close(ingot_disk_folder_t *f);
 
@@ -83,8 +93,10 @@ typedef void (*ingot_disk_found_fn_t)(void *arg, const ingot_disk_found_t *e);
 ingot_status_t ingot_disk_folder_scan(ingot_disk_folder_t *f, int clean, ingot_disk_found_fn_t fn,
                                       void *arg, ingot_disk_scan_t *scan_p);
 
-/** Remove the entry of @p key: its bytes when this call removed it, 0 when it was not there. The
- *  caller subtracts them from the ledger (under its lock). */
+/** Remove the entry of @p key: unlinked, then emptied (its blocks freed at once, though a reader
+ *  may hold it open: that reader's next read of it falls short, and its piece is a miss). Its
+ *  bytes when this call removed it, 0 when it was not there. The caller subtracts them from the
+ *  ledger (under its lock). */
 uint64_t ingot_disk_folder_remove(ingot_disk_folder_t *f, const ingot_disk_key_t *key);
 
 

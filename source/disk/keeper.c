@@ -48,6 +48,7 @@ static ingot_status_t keeper_scan(ingot_disk_t *d)
     if (st == INGOT_OK) {
         ingot_disk_ledger_set(&d->folder, scan.bytes);
         atomic_store(&d->keeper->usage, scan.bytes);
+        ingot_disk_room_start(d, scan.bytes); /* the filesystem measured with the folder's usage */
     }
     ingot_disk_ledger_unlock(&d->folder);
     ingot_disk_policy_foreign_done(d->keeper->pol);
@@ -61,24 +62,13 @@ static ingot_status_t keeper_scan(ingot_disk_t *d)
     return st;
 }
 
-/* Say a failed fill once, count every one. */
-static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why)
-{
-    atomic_fetch_add(&d->fill_errors, 1);
-    if (atomic_exchange(&d->said_fill, 1) == 0) {
-        ingot_warn("disk tier: a piece was not cached in '%s' (%s%s); the job goes on from "
-                   "storage (further failed fills are counted in the report, not said)",
-                   d->dir, why, st == INGOT_ERR_NO_RESOURCE ? ": the disk is full" : "");
-    }
-}
-
-/* Make room for @p size bytes for a piece needed at @p need (ledger and policy locked): 1 when
- * there is, 0 when the policy bypasses the newcomer. */
+/* Make room for @p size bytes for a piece needed at @p need (ledger and policy locked; 0: any
+ * victim will do): 1 when there is, 0 when the policy bypasses the newcomer. */
 static int keeper_room(ingot_disk_t *d, uint64_t size, uint64_t need)
 {
     disk_keeper_t *k = d->keeper;
     uint64_t usage = ingot_disk_ledger_usage(&d->folder);
-    while (usage + size > k->budget) {
+    while (usage + size > atomic_load(&k->budget)) {
         ingot_disk_victim_t v;
         if (!ingot_disk_policy_victim(k->pol, need, &v)) {
             return 0;
@@ -114,6 +104,40 @@ static void keeper_count(ingot_disk_t *d, uint64_t bytes)
     ingot_disk_ledger_unlock(&d->folder);
 }
 
+/* The filesystem refused a fill for want of room: the budget in effect shrinks to what the folder
+ * holds and this keeper's other writers are writing (room.c), and entries are evicted down to it
+ * (any victim, the one needed latest first). */
+static void keeper_shrink(ingot_disk_t *d, const char *why)
+{
+    disk_keeper_t *k = d->keeper;
+    if (ingot_disk_ledger_lock(&d->folder) != INGOT_OK) {
+        return; /* said by the lock; the next refused fill shrinks it */
+    }
+    uint64_t writing = atomic_load(&k->writing);
+    (void)ingot_disk_room_shrink(d, ingot_disk_ledger_usage(&d->folder) + writing, why);
+    pthread_mutex_lock(&k->lock);
+    (void)keeper_room(d, writing, 0);
+    pthread_mutex_unlock(&k->lock);
+    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
+    ingot_disk_ledger_unlock(&d->folder);
+}
+
+/* Count every failed fill. A full disk shrinks the budget in effect, a folder that takes no file
+ * turns fills off (each said once there); any other failure is said once here. */
+static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why)
+{
+    atomic_fetch_add(&d->fill_errors, 1);
+    if (st == INGOT_ERR_NO_RESOURCE) {
+        keeper_shrink(d, why);
+    } else if (st == INGOT_ERR_PERMISSION) {
+        ingot_disk_room_off(d, why);
+    } else if (atomic_exchange(&d->said_fill, 1) == 0) {
+        ingot_warn("disk tier: a piece was not cached in '%s' (%s); the job goes on from storage "
+                   "(further failed fills are counted in the report, not said)",
+                   d->dir, why);
+    }
+}
+
 /* Admit and write one fill (a writer thread). */
 static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
 {
@@ -135,7 +159,8 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     uint64_t bytes = INGOT_DISK_HEADER_BYTES + b->len;
     pthread_mutex_lock(&k->lock);
     /* room for it beside the fills this keeper's writers are writing (not in the ledger yet) */
-    int admit = keeper_room(d, bytes + atomic_load(&k->writing), need);
+    uint64_t size = bytes + atomic_load(&k->writing);
+    int admit = ingot_disk_room_fits(d, size) && keeper_room(d, size, need);
     if (admit) {
         atomic_fetch_add(&k->writing, bytes);
     }
@@ -235,7 +260,10 @@ static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
     uint64_t before = atomic_load(&k->now);
     pthread_mutex_lock(&k->lock);
     (void)ingot_disk_policy_advance(k->pol, before);
-    int got = ingot_disk_policy_prefetch(k->pol, ingot_disk_keeper_has_room(d), p_p, need_p);
+    /* none while fills are off or a whole piece exceeds the budget in effect: its fill would be
+     * refused after its read from below */
+    int got = ingot_disk_room_fits(d, INGOT_DISK_HEADER_BYTES + d->piece_bytes) &&
+              ingot_disk_policy_prefetch(k->pol, ingot_disk_keeper_has_room(d), p_p, need_p);
     if (got) {
         ingot_disk_keeper_claim_locked(d, *p_p);
     }
@@ -310,7 +338,7 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
     d->keeper = k;
     pthread_mutex_init(&k->lock, NULL); /* first: destroy cleans up after any failure below */
     ingot_event_init(&k->idle);
-    k->budget = d->budget;
+    atomic_store(&k->budget, d->budget); /* until the scan measures the filesystem */
     k->t0 = ingot_time_ns();
     k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
     if (k->claimed_at == NULL) {

@@ -25,9 +25,14 @@
 #   scan     tests/disk_scan: the start-up scan of 100,000 entries warm (goal < 1 s) and cold
 #            (the page cache dropped: root)
 #   objstore twice over SeaweedFS (disk_objstore.py): job 2 reads 0 bytes and makes 0 GETs
+#   room     (root) a 60 MiB tmpfs, the dataset twice its size: a fresh folder, then job 1 and
+#            job 2 (2 epochs each) under INGOT_DISK_CACHE_BYTES=1GiB and, interleaved, under
+#            60MiB (the filesystem's size): job 2's failed fills (goal <= 10) and hit rate
+#            (bytes_disk / bytes read; goal: no lower than under 60MiB), the budget in effect;
+#            ROOM_BASE=BUILD_DIR adds the same runs of another tree (the one before the change)
 # usage: tests/perf/disk_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3), SAMPLES
 # (1024 of 110 KiB), SCAN_N (100000), POLICY_PIECE (32KiB), POLICY_NP (4), OBJSTORE_WEED (the weed binary when
-# BUILD_DIR has no objstore-venv). BUILD_DIR: a Release tree (no fault injection).
+# BUILD_DIR has no objstore-venv), ROOM_BASE. BUILD_DIR: a Release tree (no fault injection).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/var/tmp}/ingot-diskperf.XXXXXX")}
@@ -159,6 +164,45 @@ scan)
     ;;
 objstore)
     "$py" "$here/disk_objstore.py" --build "$build" --reps "$REPS" --samples "$SAMPLES"
+    ;;
+room)
+    [ "$(id -u)" = 0 ] || { echo "## room: skipped (mounting a tmpfs needs root)"; continue; }
+    fs=$work/room-fs
+    mkdir -p "$fs"
+    mount -t tmpfs -o size=60m tmpfs "$fs"
+    trees=("new=$bench")
+    [ -z "${ROOM_BASE:-}" ] || trees+=("base=$(realpath "$ROOM_BASE")/apps/ingot-bench")
+    for r in $(seq "$REPS"); do
+        for tree in "${trees[@]}"; do
+            for budget in 1GiB 60MiB; do
+                rm -rf "$fs/cache"
+                for j in 1 2; do
+                    bench=${tree#*=} BENCH_ARGS="--epochs 2" bench "room-${tree%%=*}-$budget-$j-$r" 4 \
+                        -x INGOT_DISK_CACHE_DIR="$fs/cache" -x INGOT_DISK_CACHE_BYTES=$budget \
+                        "${remote_store[@]}"
+                done
+            done
+        done
+    done
+    umount "$fs"
+    echo "## a 60 MiB tmpfs, dataset $dataset bytes, 4 ranks, 2 epochs per job, load $(cut -d' ' -f1 /proc/loadavg)"
+    $py - "$work" "$REPS" "${trees[@]%%=*}" << 'PY'
+import json, re, statistics as s, sys
+work, reps, trees = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def cell(v, f):
+    v = sorted(v)
+    return f"{f % s.median(v)} [{f % v[0]}-{f % v[-1]}]"
+for tree in trees:
+    for budget in ("1GiB", "60MiB"):
+        for j in (1, 2):
+            runs = [json.load(open(f"{work}/room-{tree}-{budget}-{j}-{r}.json")) for r in range(1, reps + 1)]
+            # fills fail at the keeper alone: its report's count is the node's (the JSON's sum
+            # where the tree has it)
+            failed = [x["aggregate"].get("disk_fill_errors", int(re.search(r"failed fills (\d+)", x["disk_tier_rank0"]).group(1))) for x in runs]
+            hit = [sum(e["bytes_disk"] for e in x["epochs"]) / max(1, sum(e["bytes_disk"] + e["bytes_storage"] for e in x["epochs"])) for x in runs]
+            eff = [int(m.group(1)) if (m := re.search(r"in effect (\d+)", x["disk_tier_rank0"])) else 0 for x in runs]
+            print(f"{tree:4s} budget {budget:5s} job {j}: failed fills {cell(failed, '%d')}, hit rate {cell(hit, '%.3f')}, budget in effect {cell(eff, '%d')}")
+PY
     ;;
 *) echo "unknown section $section"; exit 2 ;;
 esac; done

@@ -42,9 +42,9 @@ ingot_unit_test(NAME source.disk.entries SRC ${_s}/disk/test_entry.c)
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
-    "kill" "two_jobs" "budgets")
+    "kill" "two_jobs" "budgets" "erofs_mount")
 if(INGOT_FAULT_INJECTION)
-  list(APPEND _disk_cases "enospc" "nfs")
+  list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs")
 endif()
 foreach(c ${_disk_cases})
   separate_arguments(_args UNIX_COMMAND "${c}")
@@ -54,6 +54,10 @@ foreach(c ${_disk_cases})
                  COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
                          ${CMAKE_CURRENT_BINARY_DIR} ${_args})
 endforeach()
+# four jobs of 4 ranks over 125 MB on a 60 MiB tmpfs (root; skipped otherwise)
+ingot_add_test(NAME source.disk.room LABELS mpi TIMEOUT 300
+               COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
+                       ${CMAKE_CURRENT_BINARY_DIR} room)
 ingot_add_test(NAME source.disk.two_nodes LABELS mpi TIMEOUT 180
                COMMAND ${_s}/disk/disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_disk>
                        ${CMAKE_CURRENT_BINARY_DIR} nodes)

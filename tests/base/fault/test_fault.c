@@ -18,6 +18,7 @@ int main(void)
     bad("mlock:-1:fail", "bad call number");
     bad("mlock:x:fail", "bad call number 'x'");
     bad("mlock:1:EWHAT", "unknown action 'EWHAT'");
+    bad("mlock:1:EWHAT", "EROFS, EDQUOT)"); /* the accepted actions are named, the last too */
     bad("mlock:1", "not site:nth:action");
     bad("mlock:1:fail:extra", "not site:nth:action");
     bad(",", "no rule");
@@ -26,7 +27,8 @@ int main(void)
     if (!INGOT_FAULT_ENABLED) {
         SKIP("fault sites not compiled in (configure with -DINGOT_FAULT_INJECTION=ON)");
     }
-    CHECK_OK(ingot_fault_arm("mlock:2:EIO,pread:3+:fail,thread:*:EAGAIN", err, sizeof(err)));
+    CHECK_OK(ingot_fault_arm("mlock:2:EIO,pread:3+:fail,thread:*:EAGAIN,disk_write:2:EDQUOT", err,
+                             sizeof(err)));
     CHECK(ingot_fault_check(INGOT_FAULT_MLOCK) == 0);
     CHECK(ingot_fault_check(INGOT_FAULT_MLOCK) == EIO);
     CHECK(ingot_fault_check(INGOT_FAULT_MLOCK) == 0);
@@ -36,6 +38,9 @@ int main(void)
     CHECK(ingot_fault_check(INGOT_FAULT_PREAD) == EIO);
     CHECK(ingot_fault_check(INGOT_FAULT_THREAD) == EAGAIN);
     CHECK(ingot_fault_check(INGOT_FAULT_MALLOC) == 0);
+    CHECK(ingot_fault_check(INGOT_FAULT_DISK_WRITE) == 0);
+    CHECK(ingot_fault_check(INGOT_FAULT_DISK_WRITE) == EDQUOT);
+    CHECK(ingot_fault_check(INGOT_FAULT_DISK_WRITE) == 0);
     CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
     CHECK(ingot_fault_check(INGOT_FAULT_THREAD) == 0);
     return 0;

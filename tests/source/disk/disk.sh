@@ -9,7 +9,20 @@
 #                tcp,self read nothing from storage (pieces read from their home node)
 #   small        a budget of half the dataset, 4 epochs: evictions, no failure, usage in budget
 #   enospc       every write of an entry after the second fails with ENOSPC: said once, the job
-#                goes on from storage
+#                goes on from storage, the budget in effect shrinks (to nothing, the disk taking
+#                back what each eviction frees): a few failed fills, not one per miss
+#   room         (root: a 60 MiB tmpfs) a 1 GiB budget on it, two jobs in a row over a dataset
+#                twice its size: the budget in effect is the filesystem's room, said once; the
+#                second job fails at most 10 fills, and hits no less than two jobs with
+#                INGOT_DISK_CACHE_BYTES=60MiB (the filesystem's size); then another file takes
+#                the rest of it: the next job finds the folder full, serves what it holds; and
+#                with the folder emptied and the disk full, a job tries no fill at all
+#   enospc_mid   the 20th write of an entry fails with ENOSPC: said once, the budget in effect
+#                shrinks to what the folder holds, later fills evict to stay within it
+#   edquot       the same with EDQUOT (a quota reached)
+#   erofs        every write of an entry from the 20th fails with EROFS (a folder remounted
+#                read-only): fills off, said once; the entries there go on serving reads
+#   erofs_mount  (root) the same with a real read-only bind remount of the folder mid-job
 #   readonly     a read-only folder (a read-only bind mount, or the fault site where mounts are
 #                not allowed): said once naming it, storage read as without the tier
 #   nfs          a folder on NFS (fault site of statfs): said once naming it, as readonly
@@ -66,6 +79,28 @@ said() {
     [ "$n" -ge "${3:-1}" ] && [ "$n" -le "${4:-${3:-1}}" ] || fail "$1: '$2' said $n times"
 }
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
+held() { find "$cache" -type f -name '*-14-*' ! -name '*.fill' -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+skip() { echo "skipped: $*"; exit 77; }
+# effect JOB: the keeper's budget in effect, from the report
+effect() { grep -o "bytes per node, in effect [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
+# hits JOB: the share of the job's record bytes read from the disk tier
+hits() { awk '/^disk epoch/ {d += $7; t += $5 + $7 + $9 + $11} END {printf "%.4f\n", t ? d / t : 0}' "$work/$1.out"; }
+# after_failed_writes JOB FAILED_MAX: the failed fills bounded, every entry admitted and not
+# evicted still there (the counters are read before the fills still queued are written, at
+# destroy: those may add a few), no temporary left, the folder within the budget in effect, and
+# a next job finds no entry bad
+after_failed_writes() {
+    local admitted evicted
+    admitted=$(counter "$1" admitted) evicted=$(counter "$1" evictions)
+    [ "$(counter "$1" failed)" -ge 1 ] && [ "$(counter "$1" failed)" -le "$2" ] ||
+        fail "$1: $(counter "$1" failed) failed fills, not 1 to $2"
+    [ "$(entries)" -ge $((admitted - evicted)) ] ||
+        fail "$1: $(entries) entries left, fewer than $admitted admitted less $evicted evicted"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "$1: temporaries left"
+    [ "$(held)" -le "$(effect "$1")" ] || fail "$1: the folder holds $(held) bytes, over its budget in effect $(effect "$1")"
+    ok "$1-after" 4 any
+    grep -q "bad 0 failed 0" "$work/$1-after.out" || fail "the job after $1 found bad entries or failed fills"
+}
 
 case "$case_" in
 jobs)
@@ -95,7 +130,103 @@ enospc)
     said full "a piece was not cached.*the disk is full"
     [ "$(counter full admitted)" = 2 ] && [ "$(counter full failed)" -gt 0 ] ||
         fail "expected 2 pieces admitted, then failed fills"
-    [ "$(entries)" = 2 ] || fail "$(entries) entries left, not 2"
+    # the disk refuses every write: each eviction for a newcomer is taken back by a refusal,
+    # until the budget in effect holds nothing (the pieces in flight, at most DISK_WRITERS, and
+    # the two admitted ones give a few failed fills, not one per miss)
+    after_failed_writes full 10
+    [ "$(effect full)" -lt $((64 << 20)) ] || fail "the budget in effect did not shrink"
+    ;;
+room)
+    [ "$(id -u)" = 0 ] || skip "mounting a 60 MiB tmpfs needs root"
+    fs=$work/fs
+    mkdir -p "$fs"
+    mount -t tmpfs -o size=60m tmpfs "$fs" 2> "$work/mount.err" || skip "no tmpfs here: $(cat "$work/mount.err")"
+    trap 'umount "$fs"; rm -rf "$work"' EXIT
+    cache=$fs/cache
+    # about 125 MB of shards, 2 epochs, 4 ranks: fills, evictions and (before) failed writes
+    export INGOT_DISK_CACHE_DIR=$cache TEST_DISK_SAMPLES=36000 TEST_DISK_BATCH=400 TEST_DISK_EPOCHS=2
+    shape=(-x TEST_DISK_SAMPLES -x TEST_DISK_BATCH -x TEST_DISK_EPOCHS)
+    for budget in 1GiB 60MiB; do
+        rm -rf "$cache"
+        for j in first second; do
+            INGOT_DISK_CACHE_BYTES=$budget ok "$j-$budget" 4 any "${shape[@]}"
+            said "$j-$budget" "the budget in effect shrinks" 0 1
+            [ "$(effect "$j-$budget")" -le $((60 << 20)) ] || fail "$j-$budget: budget in effect $(effect "$j-$budget")"
+        done
+    done
+    # said once per job, with both numbers: room = free + held - margin (5% of 60 MiB), and the
+    # budget in effect the smaller of it and INGOT_DISK_CACHE_BYTES
+    for j in first-1GiB second-1GiB first-60MiB second-60MiB; do
+        line="warn .*folder '$cache': INGOT_DISK_CACHE_BYTES is [0-9]* bytes, its filesystem has room for [0-9]* ([0-9]* bytes free and [0-9]* held by the folder, less a margin of 3145728 of its 62914560): the budget in effect is [0-9]* bytes$"
+        said "$j" "$line"
+        grep "$line" "$work/$j.out" | sed 's/.*INGOT_DISK_CACHE_BYTES is //' | tr -c '0-9\n' ' ' |
+            awk '{exit !($2 == $3 + $4 - $5 && $7 == ($1 < $2 ? $1 : $2))}' ||
+            fail "$j: the room or the budget in effect does not add up: $(grep "$line" "$work/$j.out")"
+    done
+    [ "$(counter second-1GiB failed)" -le 10 ] || fail "the second job failed $(counter second-1GiB failed) fills"
+    a=$(hits second-1GiB) b=$(hits second-60MiB)
+    echo "second job's hits: $a with INGOT_DISK_CACHE_BYTES=1GiB, $b with 60MiB; failed fills $(counter second-1GiB failed) and $(counter second-60MiB failed)"
+    awk -v a="$a" -v b="$b" 'BEGIN {exit !(a > 0.2 && a >= b - 0.03)}' || fail "the second job hit $a of its bytes, against $b under a budget of the disk's size"
+    # another file takes the rest of the filesystem: a job finds its folder full at start, serves
+    # what it holds and fills within what is left of it
+    dd if=/dev/zero of="$fs/ballast" bs=64k 2> /dev/null
+    INGOT_DISK_CACHE_BYTES=1GiB ok full 4 any "${shape[@]}"
+    said full "warn .*its filesystem has room for [0-9]* (0 bytes free and [0-9]* held by the folder"
+    [ "$(counter full failed)" -le 10 ] || fail "the job on a full disk failed $(counter full failed) fills"
+    c=$(hits full)
+    echo "on a full disk: hits $c, failed fills $(counter full failed)"
+    awk -v c="$c" -v b="$b" 'BEGIN {exit !(c >= b - 0.05)}' || fail "the job on a full disk hit $c of its bytes"
+    # the folder emptied and its room taken too: no piece fits, none is read whole or written
+    rm -rf "$cache"
+    dd if=/dev/zero of="$fs/ballast2" bs=64k 2> /dev/null
+    INGOT_DISK_CACHE_BYTES=1GiB ok none 4 any "${shape[@]}"
+    said none "warn .*the budget in effect is 0 bytes; no piece fits: this node's folder serves what it holds and takes no fill"
+    [ "$(counter none admitted)" = 0 ] && [ "$(counter none failed)" = 0 ] && [ "$(counter none prefetched)" = 0 ] ||
+        fail "fills tried where none fits: $(grep "disk counters" "$work/none.out")"
+    ;;
+enospc_mid | edquot)
+    err=ENOSPC text="No space left on device"
+    [ "$case_" = edquot ] && err=EDQUOT text="Disk quota exceeded"
+    ok full 4 any -x INGOT_FAULT=disk_write:20:$err
+    said full "warn .*a piece was not cached in '$cache' (.*: write failed: $text: the disk is full or the folder's quota reached): the budget in effect shrinks from 67108864 to [0-9]* bytes"
+    after_failed_writes full 1
+    [ "$(effect full)" -gt 0 ] && [ "$(effect full)" -lt $((64 << 20)) ] || fail "budget in effect $(effect full)"
+    [ "$(counter full evictions)" -gt 0 ] || fail "no eviction under the shrunk budget"
+    ;;
+erofs | erofs_mount)
+    if [ "$case_" = erofs ]; then
+        ok ro 4 any -x INGOT_FAULT=disk_write:20+:EROFS
+    else
+        [ "$(id -u)" = 0 ] || skip "a read-only bind remount needs root"
+        mkdir -p "$cache"
+        mount --bind "$cache" "$cache" 2> "$work/mount.err" || skip "no bind mount here: $(cat "$work/mount.err")"
+        trap 'umount "$cache" 2> /dev/null; rm -rf "$work"' EXIT
+        # paced, no prefetcher, three times the samples (780 pieces): pieces are filled as they
+        # are read, most after the remount
+        export TEST_DISK_STEP_MS=10 INGOT_DISK_PREFETCH=0 TEST_DISK_SAMPLES=3600
+        job ro 4 any -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH -x TEST_DISK_SAMPLES &
+        runner=$!
+        for _ in $(seq 200); do
+            grep -q "rank 0 pid [0-9]* step 0$" "$work/ro.out" 2> /dev/null && break
+            sleep 0.05
+        done
+        # a fill's temporary open for writing makes the remount busy for a moment: try again
+        for try in $(seq 100); do
+            mount -o remount,bind,ro "$cache" 2> "$work/mount.err" && break
+            sleep 0.02
+        done
+        echo "(remounted read-only after $try tries, at $(grep -c "rank 0 pid" "$work/ro.out") of rank 0's steps)"
+        wait $runner || fail "the job failed"
+        touch "$cache/x" 2> /dev/null && skip "the folder could not be remounted read-only mid-job: $(cat "$work/mount.err")"
+        unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH TEST_DISK_SAMPLES
+    fi
+    said ro "warn .*folder '$cache' takes no more fills (.*Read-only file system): this node's fills are off"
+    grep -q "in effect [0-9]* bytes, fills off" "$work/ro.out" || fail "the report does not say fills are off"
+    # the fills in flight when it turned (one per writer thread) fail; the rest are never tried
+    [ "$(counter ro failed)" -ge 1 ] && [ "$(counter ro failed)" -le 4 ] || fail "$(counter ro failed) failed fills"
+    [ "$(entries)" -gt 0 ] && [ "$(entries)" = "$(counter ro admitted)" ] || fail "$(entries) entries, $(counter ro admitted) admitted"
+    [ "$case_" = erofs_mount ] || [ "$(entries)" = 19 ] || fail "$(entries) entries, not the 19 written before"
+    grep -q "disk epoch 2 storage [0-9]* disk [1-9]" "$work/ro.out" || fail "the entries there served no read in the last epoch"
     ;;
 readonly | nfs)
     mkdir -p "$cache"

@@ -2,8 +2,9 @@
  * The disk tier's entries and folder, without MPI: names, the sealed header, writes (atomic,
  * exclusive, one writer per piece), reads checked block by block, every kind of damage caught
  * (truncated, extended, a flipped byte, a damaged header, an older format, a renamed entry),
- * temporaries of dead writers removed but never a live one's, the ledger, the scan, and the
- * folder refused when read-only (fault site) or on a filesystem shared between nodes (statfs).
+ * temporaries of dead writers removed but never a live one's, the ledger, the scan, an entry
+ * removed under its reader (emptied), and the folder refused when read-only (fault site) or on a
+ * filesystem shared between nodes (statfs), but not when full (its filesystem measured).
  */
 #include "common/test.h"
 #include "source/disk/folder.h"
@@ -188,6 +189,24 @@ static void test_ledger(ingot_disk_folder_t *f)
     ingot_disk_ledger_unlock(f);
 }
 
+/* An entry removed while a reader holds it open: emptied, so its blocks are free at once (not when
+ * the reader lets go), and the reader's next read of it falls short, its name gone. */
+static void test_remove_open(ingot_disk_folder_t *f)
+{
+    ingot_disk_key_t k = key_of(21);
+    ingot_disk_open_t o;
+    ingot_disk_bad_t bad;
+    struct stat sb;
+    size_t shift;
+    put(f, 21, PIECE);
+    CHECK_OK(ingot_disk_entry_open(f->fd, &k, PIECE, 0, &o, &bad));
+    CHECK(ingot_disk_folder_remove(f, &k) == INGOT_DISK_HEADER_BYTES + PIECE);
+    CHECK(fstat(o.fd, &sb) == 0 && sb.st_nlink == 0 && sb.st_size == 0 && sb.st_blocks == 0);
+    CHECK_STATUS(ingot_disk_entry_blocks(&o, 0, 100, bounce, PIECE, &shift, &bad),
+                 INGOT_ERR_CORRUPT);
+    ingot_disk_entry_close(&o);
+}
+
 static void test_folders(const char *root)
 {
     char path[1024];
@@ -206,6 +225,13 @@ static void test_folders(const char *root)
     CHECK_OK(ingot_fault_arm("disk_folder:1:EROFS", err, sizeof(err)));
     CHECK_STATUS(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)), INGOT_ERR_PERMISSION);
     CHECK_CONTAINS(why, "Read-only file system");
+    /* a full folder is usable: it serves what it holds, its room says what it takes */
+    CHECK_OK(ingot_fault_arm("disk_folder:1:ENOSPC", err, sizeof(err)));
+    CHECK_OK(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)));
+    ingot_disk_fs_t fs;
+    CHECK_OK(ingot_disk_folder_fs(&f, &fs));
+    CHECK(fs.size > 0 && fs.avail <= fs.size);
+    ingot_disk_folder_close(&f);
     CHECK_OK(ingot_fault_arm("disk_statfs:1:fail", err, sizeof(err)));
     CHECK_STATUS(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)), INGOT_ERR_UNSUPPORTED);
     CHECK_CONTAINS(why, "NFS");
@@ -236,6 +262,7 @@ int main(void)
     test_damage(&f);
     test_writers(&f);
     test_ledger(&f);
+    test_remove_open(&f);
     ingot_disk_folder_close(&f);
     test_folders(root);
     free(bounce);
