@@ -172,11 +172,11 @@ typedef struct ingot_objstore_req_private {
     void *buf;                                   /* whole-object GET: the growing buffer */
     size_t buf_cap;
     uint64_t buf_max;
-    const char *query; /* LIST: the sorted, encoded query */
-    int whole;         /* 1: a whole-object GET (no Range, 200 expected), or a PUT */
-    uint32_t active;   /* io: its attempts on slots (more than one: hedged) */
+    const char *query;  /* LIST: the sorted, encoded query */
+    int whole;          /* 1: a whole-object GET (no Range, 200 expected), or a PUT */
+    uint32_t active;    /* io: its attempts on slots (more than one: hedged) */
     uint64_t newest_ns; /* io: when its newest attempt started */
-    const void *put;   /* PUT: the body (whole is 1), else NULL */
+    const void *put;    /* PUT: the body (whole is 1), else NULL */
     size_t put_size;
 } ingot_objstore_req_private_t;
 

@@ -19,10 +19,10 @@ typedef struct ingot_objstore_config {
     int64_t rate_limit;        /* requests started per second per bucket (0: no cap) */
     uint64_t stall_timeout_ns; /* no byte for this long: the attempt is retried */
     uint64_t connect_timeout_ns;
-    uint64_t imds_timeout_ns; /* the whole IMDSv2 exchange */
-    uint64_t recv_buffer;     /* CURLOPT_BUFFERSIZE */
-    int64_t hedge;            /* hedge after this many times the p95 (0: never) */
-    uint64_t hedge_floor_ns;  /* ... but not before this */
+    uint64_t imds_timeout_ns;  /* the whole IMDSv2 exchange */
+    uint64_t recv_buffer;      /* CURLOPT_BUFFERSIZE */
+    int64_t hedge;             /* hedge after this many times the p95 (0: never) */
+    uint64_t hedge_floor_ns;   /* ... but not before this */
     uint64_t hedge_ceiling_ns; /* ... nor later than this */
 } ingot_objstore_config_t;
 

@@ -85,7 +85,8 @@ typedef struct ingot_shard_damage {
  */
 ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_rows_t *rows,
                                         const uint8_t *bytes, ingot_shard_layout_t layout,
-                                        ingot_shard_verify_mode_t mode, ingot_shard_damage_t *bad_p);
+                                        ingot_shard_verify_mode_t mode,
+                                        ingot_shard_damage_t *bad_p);
 
 /**
  * Decode (or copy) field @p i of a sample whose stored bytes lie at @p stored (STORED layout)

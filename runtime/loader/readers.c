@@ -388,13 +388,12 @@ static ingot_status_t reread_sample(ingot_loader_h l, loader_reader_ctx_t *rd, l
         }
         if (n >= LOADER_REREADS_MAX || ingot_time_ns() >= deadline) {
             char d[INGOT_SOURCE_DESCRIBE_MAX];
-            return ingot_fail(INGOT_ERR_CORRUPT,
-                              "sample '%s' (index %" PRIu64 ") field '%s': read %u times from %s, "
-                              "different wrong bytes each time (damaged in transit); gave up",
-                              rows->sample->key, rows->sample->index,
-                              rows->fields[again.field].name, n + 1,
-                              ingot_tier_chain_describe(l->tiers, rows->sample->shard, d,
-                                                        sizeof(d)));
+            return ingot_fail(
+                INGOT_ERR_CORRUPT,
+                "sample '%s' (index %" PRIu64 ") field '%s': read %u times from %s, "
+                "different wrong bytes each time (damaged in transit); gave up",
+                rows->sample->key, rows->sample->index, rows->fields[again.field].name, n + 1,
+                ingot_tier_chain_describe(l->tiers, rows->sample->shard, d, sizeof(d)));
         }
         bad = again;
         from = INGOT_TIER_FROM_STORAGE; /* the source itself, from here on */

@@ -137,7 +137,7 @@ struct ingot_disk {
     /* buffers */
     ingot_mem_t buf_mem;
     disk_buf_t *bufs;
-    uint32_t nbufs, nrx; /* the rank's own, then the peers' (the last nrx of bufs) */
+    uint32_t nbufs, nrx;          /* the rank's own, then the peers' (the last nrx of bufs) */
     ingot_field_info_t *buf_rows; /* every buffer's rows (fields_max each) */
     uint32_t fields_max;          /* the manifest's widest sample */
     ingot_mpmc_t free_bufs, free_rx;

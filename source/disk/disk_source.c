@@ -236,8 +236,8 @@ static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
 {
     ingot_disk_t *d = disk_of_source(src);
     uint32_t shard = req->shard;
-    if (req->extents != NULL || req->direct || disk_device_iov(req) ||
-        shard >= d->pieces.nshards || req->length == 0 || d->serving_nodes == 0) {
+    if (req->extents != NULL || req->direct || disk_device_iov(req) || shard >= d->pieces.nshards ||
+        req->length == 0 || d->serving_nodes == 0) {
         return d->below->ops->submit(d->below, req); /* not the tier's: below decides */
     }
     uint64_t end = req->offset + req->length, cached = 0, k0 = req->offset >> d->piece_log2;

@@ -60,8 +60,8 @@ static void test_source_destroy(ingot_source_t *src)
     (void)src;
 }
 
-static const ingot_source_ops_t test_source_ops = {test_source_submit, test_source_progress,
-                                                   test_source_cancel, test_source_describe,
+static const ingot_source_ops_t test_source_ops = {test_source_submit,  test_source_progress,
+                                                   test_source_cancel,  test_source_describe,
                                                    test_source_destroy, 1 /* local */};
 
 #endif

@@ -197,7 +197,7 @@ static void test_hedge(void)
     for (int i = 0; i < 20; i++) { /* 8 MiB GETs of 50 ms, two of 90 ms in twenty (10%) */
         ingot_objstore_hedge_record(&h, 8 << 20, (i == 7 || i == 13 ? 90 : 50) * ms);
     }
-    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == 270 * ms);           /* 3 x p95 */
+    CHECK(ingot_objstore_hedge_after_ns(&h, 8 << 20) == 270 * ms);          /* 3 x p95 */
     CHECK(ingot_objstore_hedge_after_ns(&h, (8 << 20) + 4096) == 270 * ms); /* same class */
     CHECK(ingot_objstore_hedge_after_ns(&h, 1 << 20) == 2000 * ms);         /* another class */
     for (int i = 0; i < 32; i++) { /* fast small GETs: the floor */
