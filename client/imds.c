@@ -18,6 +18,7 @@
 #define IMDS_TOKEN_TTL  "21600" /* seconds: the longest IMDS grants */
 #define IMDS_TOKEN_PATH "/latest/api/token"
 #define IMDS_ROLE_PATH  "/latest/meta-data/iam/security-credentials/"
+#define IMDS_ROLE_MAX   256 /* bytes of a role's name at most (IAM allows 64) */
 
 typedef struct {
     char buf[IMDS_BODY_MAX + 1];
@@ -127,17 +128,18 @@ static int64_t parse_expiration(const char *iso)
     return (int64_t)timegm(&tm);
 }
 
-static ingot_status_t parse_credentials(const imds_t *m, ingot_objstore_creds_t *creds)
+ingot_status_t ingot_objstore_imds_credentials(const char *body, ingot_objstore_creds_t *creds,
+                                               char *why, size_t whylen)
 {
-    char *code = json_string(m->body->buf, "Code");
-    char *exp = json_string(m->body->buf, "Expiration");
+    char *code = json_string(body, "Code");
+    char *exp = json_string(body, "Expiration");
     int ok = code != NULL && strcmp(code, "Success") == 0;
 
     memset(creds, 0, sizeof(*creds));
     if (ok) {
-        creds->access_key = json_string(m->body->buf, "AccessKeyId");
-        creds->secret_key = json_string(m->body->buf, "SecretAccessKey");
-        creds->token = json_string(m->body->buf, "Token");
+        creds->access_key = json_string(body, "AccessKeyId");
+        creds->secret_key = json_string(body, "SecretAccessKey");
+        creds->token = json_string(body, "Token");
         creds->expires_unix = parse_expiration(exp);
         ok = creds->access_key != NULL && creds->secret_key != NULL;
     }
@@ -145,9 +147,16 @@ static ingot_status_t parse_credentials(const imds_t *m, ingot_objstore_creds_t 
     free(exp);
     if (ok) return INGOT_OK;
     ingot_objstore_creds_release(creds);
-    return imds_fail(m, INGOT_ERR_FORMAT,
-                     "the role's answer holds no credentials (no \"Code\": \"Success\" with "
-                     "AccessKeyId and SecretAccessKey)");
+    snprintf(why, whylen,
+             "the role's answer holds no credentials (no \"Code\": \"Success\" with "
+             "AccessKeyId and SecretAccessKey)");
+    return INGOT_ERR_FORMAT;
+}
+
+const char *ingot_objstore_imds_role(char *body)
+{
+    body[strcspn(body, "\r\n")] = '\0';
+    return body[0] != '\0' && strlen(body) <= IMDS_ROLE_MAX ? body : NULL;
 }
 
 static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
@@ -165,8 +174,7 @@ static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
              m->body->buf);
     status = imds_call(m, "role name (GET " IMDS_ROLE_PATH ")", IMDS_ROLE_PATH, 0, header);
     if (status == INGOT_OK) {
-        m->body->buf[strcspn(m->body->buf, "\r\n")] = '\0';
-        if (m->body->buf[0] == '\0' || strlen(m->body->buf) > 256) {
+        if (ingot_objstore_imds_role(m->body->buf) == NULL) {
             status = imds_fail(m, INGOT_ERR_NOT_FOUND, "no IAM role attached");
         }
     }
@@ -174,7 +182,9 @@ static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
         snprintf(path, sizeof(path), "%s%.256s", IMDS_ROLE_PATH, m->body->buf);
         status = imds_call(m, "role credentials (GET " IMDS_ROLE_PATH "ROLE)", path, 0, header);
     }
-    if (status == INGOT_OK) status = parse_credentials(m, creds);
+    if (status == INGOT_OK) {
+        status = ingot_objstore_imds_credentials(m->body->buf, creds, m->why, m->whylen);
+    }
     explicit_bzero(header, sizeof(header));
     return status;
 }

@@ -28,10 +28,11 @@ foreach(_t "url requests test_url" "credentials resolve test_credentials" "retry
                  ENV ${INGOT_OBJSTORE_TEST_ENV})
 endforeach()
 
-# A fuzz target of the XML reading (what a server answers), replayed over its corpus in every
-# build (client.xml.fuzz_replay), fuzzed in the fuzz tier (client.xml.fuzz). The URL parser's is
-# base's (base.location).
+# Fuzz targets of what a server answers or a user's files say, each replayed over its corpus in
+# every build (client.<name>.fuzz_replay) and fuzzed in the fuzz tier (client.<name>.fuzz): the
+# XML reading, the metadata service's answers. The URL parser's is base's (base.location).
 ingot_fuzz_target(NAME client.xml SRC ${_cl}/xml/fuzz_xml.c CORPUS ${_cl}/xml/corpus)
+ingot_fuzz_target(NAME client.imds SRC ${_cl}/imds/fuzz_imds.c CORPUS ${_cl}/imds/corpus)
 
 # The client against real servers: integration.py runs it_seaweed / it_recorder scenarios.
 foreach(_g seaweed recorder)
