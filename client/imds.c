@@ -96,25 +96,47 @@ static ingot_status_t imds_call(imds_t *m, const char *step, const char *path, i
                      step, http, http == 404 ? " (no IAM role attached to this instance?)" : "");
 }
 
-/* The JSON string value of "key" in @p json, unescaped, malloc'd; NULL when absent. */
+static const char *json_space(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* The end of the JSON string whose text begins at @p p (after its '"'): its closing '"', or
+ * NULL when it is not closed. */
+static const char *json_string_end(const char *p)
+{
+    while (*p != '\0' && *p != '"') p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
+    return *p == '"' ? p : NULL;
+}
+
+/* Where the value of member "key" of @p json begins: a string that is a member's name (outside
+ * every other string, followed by ':') and reads "key". NULL when absent. */
+static const char *json_member(const char *json, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = strchr(json, '"'); p != NULL; p = strchr(p + 1, '"')) {
+        const char *close = json_string_end(p + 1);
+        if (close == NULL) return NULL;
+        const char *after = json_space(close + 1);
+        if (*after == ':' && (size_t)(close - p - 1) == n && memcmp(p + 1, key, n) == 0) {
+            return json_space(after + 1);
+        }
+        p = close; /* a value that reads "key" is not its name */
+    }
+    return NULL;
+}
+
+/* The JSON string value of member "key" of @p json, unescaped, malloc'd; NULL when absent. */
 static char *json_string(const char *json, const char *key)
 {
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\"", key);
-    const char *p = strstr(json, pat);
-    if (p == NULL) return NULL;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ':') p++;
-    if (*p++ != '"') return NULL;
-    char *out = malloc(strlen(p) + 1);
+    const char *p = json_member(json, key);
+    const char *close = p != NULL && *p == '"' ? json_string_end(++p) : NULL;
+    char *out = close != NULL ? malloc((size_t)(close - p) + 1) : NULL;
     size_t n = 0;
-    for (; out != NULL && *p != '\0' && *p != '"'; p++) {
-        if (*p == '\\' && p[1] != '\0') p++;
+    for (; out != NULL && p < close; p++) {
+        if (*p == '\\') p++; /* json_string_end() saw its escaped character before close */
         out[n++] = *p;
-    }
-    if (out != NULL && *p != '"') {
-        free(out);
-        return NULL;
     }
     if (out != NULL) out[n] = '\0';
     return out;
