@@ -114,12 +114,27 @@ static ingot_status_t parse_line(ingot_objstore_profile_t *p, parse_state_t *st,
     return parse_assignment(p, st, s, nested && st->parent[0] != '\0');
 }
 
-ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
-                                           ingot_objstore_profile_t *profile)
+ingot_status_t ingot_objstore_profile_parse(FILE *f, int config_style, const char *name,
+                                            ingot_objstore_profile_t *profile)
 {
     parse_state_t st = {0};
     ingot_status_t status = INGOT_OK;
-    char *line = NULL;
+    char *line = malloc(LINE_MAX_BYTES);
+
+    if (line == NULL) status = ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
+    while (status == INGOT_OK && fgets(line, LINE_MAX_BYTES, f) != NULL) {
+        st.line++;
+        status = parse_line(profile, &st, line, config_style, name);
+    }
+    if (line != NULL) explicit_bzero(line, LINE_MAX_BYTES);
+    free(line);
+    return status;
+}
+
+ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
+                                           ingot_objstore_profile_t *profile)
+{
+    ingot_status_t status;
     FILE *f;
 
     memset(profile, 0, sizeof(*profile));
@@ -131,14 +146,7 @@ ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, c
         return ingot_fail(INGOT_ERR_IO, "objstore: cannot read %s: %s", path, strerror(errno));
     }
     profile->exists = 1;
-    line = malloc(LINE_MAX_BYTES);
-    if (line == NULL) status = ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
-    while (status == INGOT_OK && fgets(line, LINE_MAX_BYTES, f) != NULL) {
-        st.line++;
-        status = parse_line(profile, &st, line, config_style, name);
-    }
-    if (line != NULL) explicit_bzero(line, LINE_MAX_BYTES);
-    free(line);
+    status = ingot_objstore_profile_parse(f, config_style, name, profile);
     fclose(f);
     return status;
 }

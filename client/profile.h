@@ -9,6 +9,7 @@
 
 #include <ingot/status.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct ingot_objstore_kv {
     char *key, *value;
@@ -32,6 +33,15 @@ typedef struct ingot_objstore_profile {
  */
 ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
                                            ingot_objstore_profile_t *profile);
+
+/**
+ * Read profile @p name's section from the open file @p f into @p profile (zeroed, its path set
+ * by the caller: it names the file in messages). The body of ingot_objstore_profile_load(), and
+ * the fuzz target's entry point.
+ * @return as ingot_objstore_profile_load(), less INGOT_ERR_IO.
+ */
+ingot_status_t ingot_objstore_profile_parse(FILE *f, int config_style, const char *name,
+                                            ingot_objstore_profile_t *profile);
 
 /** The value of @p key in @p profile, or NULL. */
 const char *ingot_objstore_profile_get(const ingot_objstore_profile_t *profile, const char *key);
