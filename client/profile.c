@@ -63,8 +63,9 @@ static ingot_status_t add_kv(ingot_objstore_profile_t *p, const char *parent, co
 }
 
 typedef struct {
-    int in_section;  /* inside the wanted profile's section */
-    char parent[64]; /* "s3" while reading its indented sub-keys, else "" */
+    int in_section;              /* inside the wanted profile's section */
+    char parent[LINE_MAX_BYTES]; /* "s3" while reading its indented sub-keys, else "" (a key:
+                                     it fits, as its line did) */
     unsigned line;
 } parse_state_t;
 

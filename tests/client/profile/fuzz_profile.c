@@ -38,13 +38,13 @@ static void check_entries(const ingot_objstore_profile_t *p)
     }
 }
 
-/* Where an indented sub-key's entry "PARENT.KEY" splits: a '.' with a trimmed parent of 1 to 63
- * bytes before it (as the reader keeps it) and a trimmed key after it; NULL when none does. */
+/* Where an indented sub-key's entry "PARENT.KEY" splits: a '.' with a trimmed parent before it
+ * and after it a trimmed key that opens no section or comment; NULL when none does. */
 static const char *sub_key_dot(const char *k)
 {
-    for (const char *dot = strchr(k + 1, '.'); dot != NULL && dot - k < 64;
-         dot = strchr(dot + 1, '.')) {
-        if (!isspace((unsigned char)dot[-1]) && dot[1] != '\0' && !isspace((unsigned char)dot[1])) {
+    for (const char *dot = strchr(k + 1, '.'); dot != NULL; dot = strchr(dot + 1, '.')) {
+        if (!isspace((unsigned char)dot[-1]) && dot[1] != '\0' && !isspace((unsigned char)dot[1]) &&
+            strchr("[#;", dot[1]) == NULL) {
             return dot;
         }
     }
