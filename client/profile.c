@@ -46,9 +46,14 @@ static int section_matches(const char *h, int config_style, const char *name)
 static ingot_status_t add_kv(ingot_objstore_profile_t *p, const char *parent, const char *key,
                              const char *value)
 {
-    ingot_objstore_kv_t *kv = realloc(p->kv, (p->count + 1) * sizeof(*kv));
-    if (kv == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
-    p->kv = kv;
+    ingot_objstore_kv_t *kv = p->kv;
+    if (p->count == p->room) { /* doubled: a section of n entries costs O(n), not O(n^2) */
+        size_t room = p->room ? 2 * p->room : 8;
+        kv = realloc(p->kv, room * sizeof(*kv));
+        if (kv == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
+        p->kv = kv;
+        p->room = room;
+    }
     char *k = NULL;
     if (parent != NULL ? asprintf(&k, "%s.%s", parent, key) < 0 : (k = strdup(key)) == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");

@@ -21,6 +21,7 @@ typedef struct ingot_objstore_profile {
     int exists;   /**< the file exists */
     int found;    /**< the profile's section exists in it */
     size_t count; /**< entries of the section */
+    size_t room;  /**< entries kv has room for */
     ingot_objstore_kv_t *kv;
 } ingot_objstore_profile_t;
 
