@@ -120,6 +120,17 @@ static ingot_status_t parse_line(ingot_objstore_profile_t *p, parse_state_t *st,
     return parse_assignment(p, st, s, nested && st->parent[0] != '\0');
 }
 
+/* Did fgets() stop at the end of the buffer, the line going on? (Its tail would otherwise be read
+ * as a line of its own.) */
+static int line_cut(FILE *f, const char *line)
+{
+    if (line[LINE_MAX_BYTES - 2] == '\n') return 0;
+    int c = getc(f);
+    if (c == EOF) return 0;
+    ungetc(c, f);
+    return 1;
+}
+
 ingot_status_t ingot_objstore_profile_parse(FILE *f, int config_style, const char *name,
                                             ingot_objstore_profile_t *profile)
 {
@@ -128,9 +139,16 @@ ingot_status_t ingot_objstore_profile_parse(FILE *f, int config_style, const cha
     char *line = malloc(LINE_MAX_BYTES);
 
     if (line == NULL) status = ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
-    while (status == INGOT_OK && fgets(line, LINE_MAX_BYTES, f) != NULL) {
+    while (status == INGOT_OK) {
+        line[LINE_MAX_BYTES - 2] = '\n'; /* overwritten only by a line that fills the buffer */
+        if (fgets(line, LINE_MAX_BYTES, f) == NULL) break;
         st.line++;
-        status = parse_line(profile, &st, line, config_style, name);
+        if (line_cut(f, line)) {
+            status = ingot_fail(INGOT_ERR_CONFIG, "objstore: %s:%u: a line longer than %d bytes",
+                                profile->path, st.line, LINE_MAX_BYTES - 2);
+        } else {
+            status = parse_line(profile, &st, line, config_style, name);
+        }
     }
     if (line != NULL) explicit_bzero(line, LINE_MAX_BYTES);
     free(line);

@@ -29,7 +29,8 @@ typedef struct ingot_objstore_profile {
  * Read profile @p name's section of @p path (a credentials file, or a config file when
  * @p config_style). A missing file is not an error (exists = 0).
  * @return INGOT_OK; INGOT_ERR_IO (unreadable, naming the file and errno text); INGOT_ERR_CONFIG
- *         (a line that is neither a section, a "key = value" nor a comment: file:line named);
+ *         (a line that is neither a section, a "key = value" nor a comment, or one longer than
+ *         8 KiB: file:line named);
  *         INGOT_ERR_NO_MEMORY.
  */
 ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
