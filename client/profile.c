@@ -54,16 +54,15 @@ static ingot_status_t add_kv(ingot_objstore_profile_t *p, const char *parent, co
         p->kv = kv;
         p->room = room;
     }
-    char *k = NULL;
+    char *k = NULL, *v = NULL;
     if (parent != NULL ? asprintf(&k, "%s.%s", parent, key) < 0 : (k = strdup(key)) == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
     }
-    kv[p->count].key = k;
-    kv[p->count].value = strdup(value);
-    p->count++;
-    if (kv[p->count - 1].value == NULL) {
+    if ((v = strdup(value)) == NULL) {
+        free(k);
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
     }
+    kv[p->count++] = (ingot_objstore_kv_t){k, v};
     return INGOT_OK;
 }
 
