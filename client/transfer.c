@@ -67,13 +67,11 @@ static void reset_answer(ingot_objstore_slot_t *s)
     s->etag[0] = s->bucket_region[0] = '\0';
 }
 
-static size_t on_header(char *h, size_t size, size_t nitems, void *arg)
+void ingot_objstore_slot_header(ingot_objstore_slot_t *s, const char *h, size_t len)
 {
-    ingot_objstore_slot_t *s = arg;
-    size_t len = size * nitems, n = 0;
+    size_t n = 0;
     const char *v;
 
-    s->last_byte_ns = ingot_time_ns();
     if (len > 5 && memcmp(h, "HTTP/", 5) == 0) { /* a new answer (after 100 Continue) */
         const char *sp = memchr(h, ' ', len);
         reset_answer(s);
@@ -89,6 +87,15 @@ static size_t on_header(char *h, size_t size, size_t nitems, void *arg)
     } else if ((v = header_value(h, len, "x-amz-bucket-region", &n)) != NULL) {
         copy_value(s->bucket_region, sizeof(s->bucket_region), v, n);
     }
+}
+
+static size_t on_header(char *h, size_t size, size_t nitems, void *arg)
+{
+    ingot_objstore_slot_t *s = arg;
+    size_t len = size * nitems;
+
+    s->last_byte_ns = ingot_time_ns();
+    ingot_objstore_slot_header(s, h, len);
     return len;
 }
 
