@@ -74,7 +74,7 @@ typedef struct ingot_objstore_slot {
     long http;     /* from the status line */
     int has_range; /* a Content-Range was received */
     uint64_t cr_first, cr_last, cr_total;
-    int64_t content_length; /* -1: none */
+    int64_t content_length; /* -1: none, or not a number */
     char etag[INGOT_OBJSTORE_ETAG_MAX + 1];
     char bucket_region[64]; /* x-amz-bucket-region */
     int checked;            /* the status and headers were judged before the first byte */
