@@ -275,6 +275,19 @@ static ingot_status_t entry_head_check(const uint8_t *hdr, const ingot_disk_key_
     return INGOT_OK;
 }
 
+ingot_status_t ingot_disk_entry_head_check(const uint8_t *hdr, const ingot_disk_key_t *key,
+                                           uint64_t expect_len, uint64_t *length_p,
+                                           uint32_t *block_bytes_p, ingot_disk_bad_t *bad)
+{
+    entry_head_t h;
+    ingot_status_t st = entry_head_check(hdr, key, expect_len, &h, bad);
+    if (st == INGOT_OK) {
+        *length_p = h.length;
+        *block_bytes_p = h.block_bytes;
+    }
+    return st;
+}
+
 /* Read exactly @p n bytes at @p at; the errno, or EOVERFLOW for an end of file before them. */
 static int entry_pread(int fd, uint8_t *p, size_t n, uint64_t at, size_t need)
 {

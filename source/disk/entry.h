@@ -85,6 +85,17 @@ ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uin
                                      uint64_t off, uint64_t len, void *bounce, int direct,
                                      const uint8_t **data_p, ingot_disk_bad_t *bad);
 
+/**
+ * Check the header @p hdr (INGOT_DISK_HEADER_BYTES) of the entry of @p key as a read does:
+ * magic, version, checksum, then what it holds (key, length @p expect_len unless UINT64_MAX,
+ * block size and count); *@p length_p and *@p block_bytes_p: its payload's length and check-block
+ * size. The check of ingot_disk_entry_open(), and the fuzz target's entry point.
+ * @return INGOT_OK; INGOT_ERR_FORMAT or INGOT_ERR_CORRUPT (@p bad says why).
+ */
+ingot_status_t ingot_disk_entry_head_check(const uint8_t *hdr, const ingot_disk_key_t *key,
+                                           uint64_t expect_len, uint64_t *length_p,
+                                           uint32_t *block_bytes_p, ingot_disk_bad_t *bad);
+
 /** An entry opened and its header checked: the descriptor, the header (block hashes). */
 typedef struct ingot_disk_open {
     uint8_t hdr[INGOT_DISK_HEADER_BYTES];
