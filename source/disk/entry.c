@@ -68,7 +68,7 @@ int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *
     char hex[17];
     if (strlen(name) < 20 ||
         sscanf(name, "%16[0-9a-f]-%u-%" SCNx64 "%n", hex, &log2, &key_p->piece, &used) != 3 ||
-        strlen(hex) != 16 || log2 > 40) {
+        strlen(hex) != 16 || log2 > INGOT_DISK_PIECE_LOG2_MAX) {
         return -1;
     }
     key_p->shard_hash = strtoull(hex, NULL, 16);

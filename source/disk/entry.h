@@ -30,6 +30,9 @@
 #define INGOT_DISK_NAME_MAX      64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
 #define INGOT_DISK_FILL_SUFFIX   ".fill"
 
+/* The largest piece an entry describes: its check blocks (piece / 256) are sized in 32 bits. */
+#define INGOT_DISK_PIECE_LOG2_MAX 39
+
 /** What an entry holds: piece @ref piece (of 1 << @ref piece_log2 bytes) of the shard whose
  *  whole-shard XXH3 is @ref shard_hash. */
 typedef struct ingot_disk_key {
