@@ -53,7 +53,7 @@ ingot_status_t ingot_disk_ledger_lock(ingot_disk_folder_t *f);
 void ingot_disk_ledger_unlock(ingot_disk_folder_t *f);
 /** The folder's usage as the ledger says (lock held); 0 for a missing or damaged ledger. */
 uint64_t ingot_disk_ledger_usage(ingot_disk_folder_t *f);
-/** Add @p delta bytes to the usage (lock held; saturates at 0). */
+/** Add @p delta bytes to the usage (lock held; saturates at 0 and at UINT64_MAX). */
 void ingot_disk_ledger_add(ingot_disk_folder_t *f, int64_t delta);
 /** Write the usage found by a scan (lock held). */
 void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage);
