@@ -5,7 +5,7 @@
  * ledger: one small file holding the folder's usage, changed only under its flock, so that jobs
  * sharing the folder (any size, any manifest) count the same bytes against their budgets.
  *
- *   DIR/ledger                    "INGOTDL1", usage bytes, entries, checksum
+ *   DIR/ledger                    "INGOTDL1", usage bytes, checksum (24 bytes)
  *   DIR/ab/<hash>-<log2>-<index>  entries (entry.h), fanned out by the shard hash's top byte
  *   DIR/ab/...fill                temporaries, each flock'ed by its live writer
  *
