@@ -2,8 +2,9 @@
  * What the libFuzzer targets share: the input copied into memory of exactly its size (a read past
  * it is AddressSanitizer's to report, which libFuzzer's own buffer would hide behind its
  * capacity) or into a NUL-terminated string for an API that takes one, the input taken apart
- * field by field (a field past the end reads as zeros, so every input means something), and the
- * library's log kept quiet (the errors are expected).
+ * field by field (a field past the end reads as zeros, so every input means something), a file
+ * for an API that reads one (a memfd: nothing on disk, nothing shared with another target), and
+ * the library's log kept quiet (the errors are expected).
  */
 #ifndef INGOT_TESTS_COMMON_FUZZ_H
 #define INGOT_TESTS_COMMON_FUZZ_H
@@ -12,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,6 +72,16 @@ static inline const uint8_t *fuzz_line(fuzz_in_t *in, size_t *len_p)
     in->left -= n;
     *len_p = n;
     return at;
+}
+
+/** The descriptor of this process's file for the target (a memfd made on first use), holding
+ *  exactly the @p n bytes at @p p. */
+static inline int fuzz_file(const void *p, size_t n)
+{
+    static int fd = -1;
+    if (fd < 0 && (fd = memfd_create("fuzz", MFD_CLOEXEC)) < 0) abort();
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, p, n, 0) != (ssize_t)n) abort();
+    return fd;
 }
 
 #endif

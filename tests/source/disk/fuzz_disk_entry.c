@@ -12,13 +12,9 @@
 #include "source/disk/entry.h"
 #include "common/fuzz.h"
 #include <stdio.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define FUZZ_PAYLOAD_MAX (64u << 10)
 #define FUZZ_ROOM        (64u << 10) /* the read's bounce buffer */
-
-static int entry_fd = -1; /* the entry's file: one per process, rewritten per input */
 
 /* The name line: parsed, it must be the name its key writes. 1 with *key_p for a parsed one. */
 static int check_name(const char *line, ingot_disk_key_t *key_p)
@@ -37,13 +33,13 @@ static int check_name(const char *line, ingot_disk_key_t *key_p)
     return 1;
 }
 
-/* Read [off, off + len) of the entry (header @p hdr, file entry_fd): the status, and the bytes
+/* Read [off, off + len) of the entry (header @p hdr, file @p fd): the status, and the bytes
  * compared with @p want when it is INGOT_OK. */
-static ingot_status_t read_range(const uint8_t *hdr, uint64_t length, uint32_t block, uint64_t off,
-                                 uint64_t len, const uint8_t *want)
+static ingot_status_t read_range(int fd, const uint8_t *hdr, uint64_t length, uint32_t block,
+                                 uint64_t off, uint64_t len, const uint8_t *want)
 {
     static uint8_t bounce[FUZZ_ROOM];
-    ingot_disk_open_t o = {.fd = entry_fd, .direct = 0, .length = length, .block_bytes = block};
+    ingot_disk_open_t o = {.fd = fd, .direct = 0, .length = length, .block_bytes = block};
     ingot_disk_bad_t bad;
     size_t shift = 0;
     memcpy(o.hdr, hdr, sizeof(o.hdr));
@@ -53,11 +49,6 @@ static ingot_status_t read_range(const uint8_t *hdr, uint64_t length, uint32_t b
         abort(); /* checked, and not the bytes written */
     }
     return st;
-}
-
-static void put_file(const uint8_t *p, size_t n)
-{
-    if (ftruncate(entry_fd, 0) != 0 || pwrite(entry_fd, p, n, 0) != (ssize_t)n) abort();
 }
 
 /* What a read of [off, off + n) should say when byte @p at of the entry was changed (@p x != 0):
@@ -82,7 +73,7 @@ static void check_changed(uint8_t *e, uint64_t len, const ingot_disk_key_t *key,
     ingot_disk_bad_t bad;
     if (orig == NULL) return;
     e[at] ^= x;
-    put_file(e, INGOT_DISK_HEADER_BYTES + (size_t)len);
+    int fd = fuzz_file(e, INGOT_DISK_HEADER_BYTES + (size_t)len);
     ingot_status_t st = ingot_disk_entry_head_check(e, key, len, &length, &block, &bad);
     if (st != INGOT_OK && (x == 0 || at >= INGOT_DISK_HEADER_BYTES)) {
         abort(); /* a header refused that is whole */
@@ -92,7 +83,7 @@ static void check_changed(uint8_t *e, uint64_t len, const ingot_disk_key_t *key,
     }
     if (st == INGOT_OK && n > 0 && off < len) {
         n = n > len - off ? len - off : n;
-        if (read_range(e, length, block, off, n, orig + off) !=
+        if (read_range(fd, e, length, block, off, n, orig + off) !=
             read_verdict(at, x, off, n, block)) {
             abort();
         }
@@ -137,7 +128,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t linelen = 0;
     const uint8_t *line = fuzz_line(&in, &linelen);
     if (line == NULL || in.left > FUZZ_PAYLOAD_MAX + 16) return 0;
-    if (entry_fd < 0 && (entry_fd = memfd_create("fuzz_disk_entry", MFD_CLOEXEC)) < 0) abort();
     char *text = fuzz_cstr(line, linelen - (line[linelen - 1] == '\n'));
     ingot_disk_key_t key;
     int named = text != NULL && check_name(text, &key);

@@ -8,26 +8,18 @@
  */
 #include "source/disk/folder.h"
 #include "common/fuzz.h"
-#include <sys/mman.h>
-#include <unistd.h>
 
 #define FUZZ_LEDGER_MAX 4096
 #define LEDGER_BYTES    24 /* "INGOTDL1", usage, checksum: folder.h */
 
 static ingot_disk_folder_t folder = {.fd = -1, .ledger_fd = -1, .path = "fuzz"};
 
-static void put_file(const uint8_t *p, size_t n)
-{
-    if (ftruncate(folder.ledger_fd, 0) != 0 || pwrite(folder.ledger_fd, p, n, 0) != (ssize_t)n) {
-        abort();
-    }
-}
-
-/* The ledger file as found: a usage read from it is what writing that usage gives. */
+/* The ledger file as found (the folder's ledger from now on): a usage read from it is what
+ * writing that usage gives. */
 static void check_found(const uint8_t *file, size_t n)
 {
     uint8_t again[LEDGER_BYTES];
-    put_file(file, n);
+    folder.ledger_fd = fuzz_file(file, n);
     uint64_t u = ingot_disk_ledger_usage(&folder);
     if (u == 0) return;
     ingot_disk_ledger_set(&folder, u);
@@ -47,9 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_quiet();
     if (size > FUZZ_LEDGER_MAX) return 0;
-    if (folder.ledger_fd < 0 && (folder.ledger_fd = memfd_create("fuzz_ledger", MFD_CLOEXEC)) < 0) {
-        abort();
-    }
     fuzz_in_t in = {data, size};
     uint64_t usage = fuzz_take(&in, 8);
     int64_t delta = (int64_t)fuzz_take(&in, 8);
