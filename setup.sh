@@ -169,8 +169,10 @@ fuzz_tier() {
   CC=clang configure build-fuzz -DINGOT_FUZZ=ON -DINGOT_SANITIZE=address,undefined \
     -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF || return
   build build-fuzz || return
-  # This tree is also the host-only build (CUDA off): its unit tests run here too.
-  (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L 'fuzz|unit' -LE install --output-on-failure)
+  # This tree is also the host-only build (CUDA off): its unit tests run here too. Two at a time:
+  # a libFuzzer target is one single-threaded process that stops after FUZZ_SECONDS, and each
+  # writes only into folders of its own (tests/CMakeLists.txt, ingot_fuzz_target).
+  (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L 'fuzz|unit' -LE install --output-on-failure -j 2)
 }
 
 case "$mode" in

@@ -101,4 +101,25 @@ void ingot_objstore_creds_release(ingot_objstore_creds_t *creds);
 ingot_status_t ingot_objstore_imds_fetch(const char *endpoint, uint64_t timeout_ns,
                                          ingot_objstore_creds_t *creds, char *why, size_t whylen);
 
+/*
+ * The metadata service's two answers, read (imds.c; its fetch's steps, and the fuzz target's
+ * entry points). Bodies are NUL-terminated; nothing is logged.
+ */
+
+/**
+ * The role's name in the listing @p body: its first line, cut there in place.
+ * @return @p body, or NULL when it holds no name or one longer than 256 bytes.
+ */
+const char *ingot_objstore_imds_role(char *body);
+
+/**
+ * The credentials document @p body ({"Code": "Success", "AccessKeyId", "SecretAccessKey",
+ * "Token", "Expiration": "YYYY-MM-DDTHH:MM:SSZ"}) into @p creds (zeroed first; release with
+ * ingot_objstore_creds_release()).
+ * @return INGOT_OK; INGOT_ERR_FORMAT (no "Code": "Success" or no key pair: @p why, room
+ *         @p whylen, says so), @p creds then empty.
+ */
+ingot_status_t ingot_objstore_imds_credentials(const char *body, ingot_objstore_creds_t *creds,
+                                               char *why, size_t whylen);
+
 #endif

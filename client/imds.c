@@ -18,6 +18,7 @@
 #define IMDS_TOKEN_TTL  "21600" /* seconds: the longest IMDS grants */
 #define IMDS_TOKEN_PATH "/latest/api/token"
 #define IMDS_ROLE_PATH  "/latest/meta-data/iam/security-credentials/"
+#define IMDS_ROLE_MAX   256 /* bytes of a role's name at most (IAM allows 64) */
 
 typedef struct {
     char buf[IMDS_BODY_MAX + 1];
@@ -95,25 +96,47 @@ static ingot_status_t imds_call(imds_t *m, const char *step, const char *path, i
                      step, http, http == 404 ? " (no IAM role attached to this instance?)" : "");
 }
 
-/* The JSON string value of "key" in @p json, unescaped, malloc'd; NULL when absent. */
+static const char *json_space(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* The end of the JSON string whose text begins at @p p (after its '"'): its closing '"', or
+ * NULL when it is not closed. */
+static const char *json_string_end(const char *p)
+{
+    while (*p != '\0' && *p != '"') p += (*p == '\\' && p[1] != '\0') ? 2 : 1;
+    return *p == '"' ? p : NULL;
+}
+
+/* Where the value of member "key" of @p json begins: a string that is a member's name (outside
+ * every other string, followed by ':') and reads "key". NULL when absent. */
+static const char *json_member(const char *json, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = strchr(json, '"'); p != NULL; p = strchr(p + 1, '"')) {
+        const char *close = json_string_end(p + 1);
+        if (close == NULL) return NULL;
+        const char *after = json_space(close + 1);
+        if (*after == ':' && (size_t)(close - p - 1) == n && memcmp(p + 1, key, n) == 0) {
+            return json_space(after + 1);
+        }
+        p = close; /* a value that reads "key" is not its name */
+    }
+    return NULL;
+}
+
+/* The JSON string value of member "key" of @p json, unescaped, malloc'd; NULL when absent. */
 static char *json_string(const char *json, const char *key)
 {
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\"", key);
-    const char *p = strstr(json, pat);
-    if (p == NULL) return NULL;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ':') p++;
-    if (*p++ != '"') return NULL;
-    char *out = malloc(strlen(p) + 1);
+    const char *p = json_member(json, key);
+    const char *close = p != NULL && *p == '"' ? json_string_end(++p) : NULL;
+    char *out = close != NULL ? malloc((size_t)(close - p) + 1) : NULL;
     size_t n = 0;
-    for (; out != NULL && *p != '\0' && *p != '"'; p++) {
-        if (*p == '\\' && p[1] != '\0') p++;
+    for (; out != NULL && p < close; p++) {
+        if (*p == '\\') p++; /* json_string_end() saw its escaped character before close */
         out[n++] = *p;
-    }
-    if (out != NULL && *p != '"') {
-        free(out);
-        return NULL;
     }
     if (out != NULL) out[n] = '\0';
     return out;
@@ -127,17 +150,18 @@ static int64_t parse_expiration(const char *iso)
     return (int64_t)timegm(&tm);
 }
 
-static ingot_status_t parse_credentials(const imds_t *m, ingot_objstore_creds_t *creds)
+ingot_status_t ingot_objstore_imds_credentials(const char *body, ingot_objstore_creds_t *creds,
+                                               char *why, size_t whylen)
 {
-    char *code = json_string(m->body->buf, "Code");
-    char *exp = json_string(m->body->buf, "Expiration");
+    char *code = json_string(body, "Code");
+    char *exp = json_string(body, "Expiration");
     int ok = code != NULL && strcmp(code, "Success") == 0;
 
     memset(creds, 0, sizeof(*creds));
     if (ok) {
-        creds->access_key = json_string(m->body->buf, "AccessKeyId");
-        creds->secret_key = json_string(m->body->buf, "SecretAccessKey");
-        creds->token = json_string(m->body->buf, "Token");
+        creds->access_key = json_string(body, "AccessKeyId");
+        creds->secret_key = json_string(body, "SecretAccessKey");
+        creds->token = json_string(body, "Token");
         creds->expires_unix = parse_expiration(exp);
         ok = creds->access_key != NULL && creds->secret_key != NULL;
     }
@@ -145,9 +169,16 @@ static ingot_status_t parse_credentials(const imds_t *m, ingot_objstore_creds_t 
     free(exp);
     if (ok) return INGOT_OK;
     ingot_objstore_creds_release(creds);
-    return imds_fail(m, INGOT_ERR_FORMAT,
-                     "the role's answer holds no credentials (no \"Code\": \"Success\" with "
-                     "AccessKeyId and SecretAccessKey)");
+    snprintf(why, whylen,
+             "the role's answer holds no credentials (no \"Code\": \"Success\" with "
+             "AccessKeyId and SecretAccessKey)");
+    return INGOT_ERR_FORMAT;
+}
+
+const char *ingot_objstore_imds_role(char *body)
+{
+    body[strcspn(body, "\r\n")] = '\0';
+    return body[0] != '\0' && strlen(body) <= IMDS_ROLE_MAX ? body : NULL;
 }
 
 static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
@@ -165,8 +196,7 @@ static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
              m->body->buf);
     status = imds_call(m, "role name (GET " IMDS_ROLE_PATH ")", IMDS_ROLE_PATH, 0, header);
     if (status == INGOT_OK) {
-        m->body->buf[strcspn(m->body->buf, "\r\n")] = '\0';
-        if (m->body->buf[0] == '\0' || strlen(m->body->buf) > 256) {
+        if (ingot_objstore_imds_role(m->body->buf) == NULL) {
             status = imds_fail(m, INGOT_ERR_NOT_FOUND, "no IAM role attached");
         }
     }
@@ -174,7 +204,9 @@ static ingot_status_t imds_exchange(imds_t *m, ingot_objstore_creds_t *creds)
         snprintf(path, sizeof(path), "%s%.256s", IMDS_ROLE_PATH, m->body->buf);
         status = imds_call(m, "role credentials (GET " IMDS_ROLE_PATH "ROLE)", path, 0, header);
     }
-    if (status == INGOT_OK) status = parse_credentials(m, creds);
+    if (status == INGOT_OK) {
+        status = ingot_objstore_imds_credentials(m->body->buf, creds, m->why, m->whylen);
+    }
     explicit_bzero(header, sizeof(header));
     return status;
 }

@@ -76,7 +76,7 @@ typedef struct ingot_objstore_slot {
     long http;     /* from the status line */
     int has_range; /* a Content-Range was received */
     uint64_t cr_first, cr_last, cr_total;
-    int64_t content_length; /* -1: none */
+    int64_t content_length; /* -1: none, or not a number */
     char etag[INGOT_OBJSTORE_ETAG_MAX + 1];
     char bucket_region[64]; /* x-amz-bucket-region */
     int checked;            /* the status and headers were judged before the first byte */
@@ -165,6 +165,13 @@ void ingot_objstore_slot_fini(ingot_objstore_slot_t *s);
 /** Set up and add @p req's next attempt on @p s. INGOT_OK or an error to fail it with. */
 ingot_status_t ingot_objstore_attempt_start(ingot_objstore_t *c, ingot_objstore_slot_t *s,
                                             ingot_objstore_req_t *req, uint64_t now);
+/**
+ * Read one header line of an answer into @p s (@p len bytes, not NUL-terminated, its CRLF
+ * included, as libcurl hands it over): a status line starts a new answer; Content-Range
+ * ("bytes FIRST-LAST/TOTAL"), Content-Length, ETag and x-amz-bucket-region are kept; the rest is
+ * ignored. The header callback's body, and the fuzz target's entry point.
+ */
+void ingot_objstore_slot_header(ingot_objstore_slot_t *s, const char *h, size_t len);
 /** Judge the answer before its first byte (also called at the end of a body-less answer). */
 void ingot_objstore_slot_check(ingot_objstore_slot_t *s);
 

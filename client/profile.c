@@ -46,25 +46,30 @@ static int section_matches(const char *h, int config_style, const char *name)
 static ingot_status_t add_kv(ingot_objstore_profile_t *p, const char *parent, const char *key,
                              const char *value)
 {
-    ingot_objstore_kv_t *kv = realloc(p->kv, (p->count + 1) * sizeof(*kv));
-    if (kv == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
-    p->kv = kv;
-    char *k = NULL;
+    ingot_objstore_kv_t *kv = p->kv;
+    if (p->count == p->room) { /* doubled: a section of n entries costs O(n), not O(n^2) */
+        size_t room = p->room ? 2 * p->room : 8;
+        kv = realloc(p->kv, room * sizeof(*kv));
+        if (kv == NULL) return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
+        p->kv = kv;
+        p->room = room;
+    }
+    char *k = NULL, *v = NULL;
     if (parent != NULL ? asprintf(&k, "%s.%s", parent, key) < 0 : (k = strdup(key)) == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
     }
-    kv[p->count].key = k;
-    kv[p->count].value = strdup(value);
-    p->count++;
-    if (kv[p->count - 1].value == NULL) {
+    if ((v = strdup(value)) == NULL) {
+        free(k);
         return ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
     }
+    kv[p->count++] = (ingot_objstore_kv_t){k, v};
     return INGOT_OK;
 }
 
 typedef struct {
-    int in_section;  /* inside the wanted profile's section */
-    char parent[64]; /* "s3" while reading its indented sub-keys, else "" */
+    int in_section;              /* inside the wanted profile's section */
+    char parent[LINE_MAX_BYTES]; /* "s3" while reading its indented sub-keys, else "" (a key:
+                                     it fits, as its line did) */
     unsigned line;
 } parse_state_t;
 
@@ -114,12 +119,45 @@ static ingot_status_t parse_line(ingot_objstore_profile_t *p, parse_state_t *st,
     return parse_assignment(p, st, s, nested && st->parent[0] != '\0');
 }
 
-ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
-                                           ingot_objstore_profile_t *profile)
+/* Did fgets() stop at the end of the buffer, the line going on? (Its tail would otherwise be read
+ * as a line of its own.) */
+static int line_cut(FILE *f, const char *line)
+{
+    if (line[LINE_MAX_BYTES - 2] == '\n') return 0;
+    int c = getc(f);
+    if (c == EOF) return 0;
+    ungetc(c, f);
+    return 1;
+}
+
+ingot_status_t ingot_objstore_profile_parse(FILE *f, int config_style, const char *name,
+                                            ingot_objstore_profile_t *profile)
 {
     parse_state_t st = {0};
     ingot_status_t status = INGOT_OK;
-    char *line = NULL;
+    char *line = malloc(LINE_MAX_BYTES);
+
+    if (line == NULL) status = ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
+    while (status == INGOT_OK) {
+        line[LINE_MAX_BYTES - 2] = '\n'; /* overwritten only by a line that fills the buffer */
+        if (fgets(line, LINE_MAX_BYTES, f) == NULL) break;
+        st.line++;
+        if (line_cut(f, line)) {
+            status = ingot_fail(INGOT_ERR_CONFIG, "objstore: %s:%u: a line longer than %d bytes",
+                                profile->path, st.line, LINE_MAX_BYTES - 2);
+        } else {
+            status = parse_line(profile, &st, line, config_style, name);
+        }
+    }
+    if (line != NULL) explicit_bzero(line, LINE_MAX_BYTES);
+    free(line);
+    return status;
+}
+
+ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, const char *name,
+                                           ingot_objstore_profile_t *profile)
+{
+    ingot_status_t status;
     FILE *f;
 
     memset(profile, 0, sizeof(*profile));
@@ -131,14 +169,7 @@ ingot_status_t ingot_objstore_profile_load(const char *path, int config_style, c
         return ingot_fail(INGOT_ERR_IO, "objstore: cannot read %s: %s", path, strerror(errno));
     }
     profile->exists = 1;
-    line = malloc(LINE_MAX_BYTES);
-    if (line == NULL) status = ingot_fail(INGOT_ERR_NO_MEMORY, "objstore: out of memory");
-    while (status == INGOT_OK && fgets(line, LINE_MAX_BYTES, f) != NULL) {
-        st.line++;
-        status = parse_line(profile, &st, line, config_style, name);
-    }
-    if (line != NULL) explicit_bzero(line, LINE_MAX_BYTES);
-    free(line);
+    status = ingot_objstore_profile_parse(f, config_style, name, profile);
     fclose(f);
     return status;
 }

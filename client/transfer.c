@@ -43,20 +43,49 @@ static void copy_value(char *dst, size_t cap, const char *v, size_t n)
     dst[n] = '\0';
 }
 
+/* The decimal number that is exactly [p, end): digits only, at least one, no overflow. */
+static int read_number(const char *p, const char *end, uint64_t *v_p)
+{
+    uint64_t v = 0;
+    if (p >= end) return 0;
+    for (; p < end; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9 || v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *v_p = v;
+    return 1;
+}
+
 /* "bytes FIRST-LAST/TOTAL" ("*" totals are not accepted: we need the size). */
 static int parse_content_range(ingot_objstore_slot_t *s, const char *v, size_t n)
 {
-    char buf[128];
-    unsigned long long a, b, t;
-    char tail;
-    copy_value(buf, sizeof(buf), v, n);
-    if (sscanf(buf, "bytes %llu-%llu/%llu%c", &a, &b, &t, &tail) != 3 || b < a || b >= t) {
+    const char *end = v + n, *dash, *slash = NULL;
+    uint64_t a, b, t;
+    if (n < 6 || memcmp(v, "bytes ", 6) != 0) return 0;
+    v += 6;
+    dash = memchr(v, '-', (size_t)(end - v));
+    if (dash != NULL) slash = memchr(dash, '/', (size_t)(end - dash));
+    if (slash == NULL || !read_number(v, dash, &a) || !read_number(dash + 1, slash, &b) ||
+        !read_number(slash + 1, end, &t) || b < a || b >= t) {
         return 0;
     }
     s->cr_first = a;
     s->cr_last = b;
     s->cr_total = t;
     return 1;
+}
+
+/* The status of a status line "HTTP/VERSION CODE [REASON]": three digits, 100 to 999; else 0. */
+static long status_code(const char *h, size_t len)
+{
+    const char *sp = memchr(h, ' ', len), *end = h + len;
+    uint64_t code;
+    if (sp == NULL || end - sp < 4 || !read_number(sp + 1, sp + 4, &code) || code < 100 ||
+        (end - sp > 4 && sp[4] >= '0' && sp[4] <= '9')) {
+        return 0;
+    }
+    return (long)code;
 }
 
 static void reset_answer(ingot_objstore_slot_t *s)
@@ -67,28 +96,33 @@ static void reset_answer(ingot_objstore_slot_t *s)
     s->etag[0] = s->bucket_region[0] = '\0';
 }
 
-static size_t on_header(char *h, size_t size, size_t nitems, void *arg)
+void ingot_objstore_slot_header(ingot_objstore_slot_t *s, const char *h, size_t len)
 {
-    ingot_objstore_slot_t *s = arg;
-    size_t len = size * nitems, n = 0;
+    size_t n = 0;
     const char *v;
 
-    s->last_byte_ns = ingot_time_ns();
     if (len > 5 && memcmp(h, "HTTP/", 5) == 0) { /* a new answer (after 100 Continue) */
-        const char *sp = memchr(h, ' ', len);
         reset_answer(s);
-        s->http = sp ? strtol(sp + 1, NULL, 10) : 0;
+        s->http = status_code(h, len);
     } else if ((v = header_value(h, len, "content-range", &n)) != NULL) {
         s->has_range = parse_content_range(s, v, n) ? 1 : -1;
     } else if ((v = header_value(h, len, "content-length", &n)) != NULL) {
-        char buf[32];
-        copy_value(buf, sizeof(buf), v, n);
-        s->content_length = strtoll(buf, NULL, 10);
+        uint64_t cl;
+        s->content_length = read_number(v, v + n, &cl) && cl <= INT64_MAX ? (int64_t)cl : -1;
     } else if ((v = header_value(h, len, "etag", &n)) != NULL) {
         copy_value(s->etag, sizeof(s->etag), v, n);
     } else if ((v = header_value(h, len, "x-amz-bucket-region", &n)) != NULL) {
         copy_value(s->bucket_region, sizeof(s->bucket_region), v, n);
     }
+}
+
+static size_t on_header(char *h, size_t size, size_t nitems, void *arg)
+{
+    ingot_objstore_slot_t *s = arg;
+    size_t len = size * nitems;
+
+    s->last_byte_ns = ingot_time_ns();
+    ingot_objstore_slot_header(s, h, len);
     return len;
 }
 

@@ -3,7 +3,7 @@
  * file, fsync, rename, fsync of the directory). Reading checks magic, version, size, checksum,
  * then the fields against the resuming job, naming the field that does not fit.
  */
-#include <ingot/order.h>
+#include "shard/cursor.h"
 #include "shard/replace.h"
 #include "shard/manifest.h"
 #include "base/hash.h"
@@ -46,8 +46,7 @@ static size_t cursor_head_bytes(uint32_t version)
     return sizeof(cursor_disk_t) + (version >= 3 ? sizeof(cursor_ext_t) : 0);
 }
 
-/* Serialise a cursor into a malloc'd buffer. */
-static ingot_status_t cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
+ingot_status_t ingot_cursor_encode(const ingot_cursor_t *c, uint8_t **buf_p, size_t *len_p)
 {
     cursor_disk_t d = {.version = INGOT_CURSOR_VERSION,
                        .order_window = c->order_window,
@@ -99,7 +98,7 @@ ingot_status_t ingot_cursor_write(const char *path, const ingot_cursor_t *c)
     }
     uint8_t *buf = NULL;
     size_t len = 0;
-    INGOT_CHECK(cursor_encode(c, &buf, &len));
+    INGOT_CHECK(ingot_cursor_encode(c, &buf, &len));
     cursor_buf_t arg = {buf, len};
     ingot_status_t st = ingot_shard_replace_file(path, cursor_fill, &arg);
     free(buf);
@@ -186,17 +185,11 @@ static ingot_status_t cursor_check_expect(const char *path, const cursor_disk_t 
     return INGOT_OK;
 }
 
-ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *expect,
-                                 ingot_cursor_t *cursor_p)
+ingot_status_t ingot_cursor_decode(const char *path, const uint8_t *buf, size_t len,
+                                   const ingot_cursor_expect_t *expect, ingot_cursor_t *cursor_p)
 {
     cursor_disk_t d;
     cursor_ext_t x;
-    if (path == NULL || cursor_p == NULL) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
-    }
-    uint8_t *buf;
-    size_t len;
-    INGOT_CHECK(ingot_file_read_whole(path, &buf, &len));
     ingot_status_t st = cursor_check_bytes(path, buf, len, &d, &x);
     if (st == INGOT_OK && expect != NULL) {
         st = cursor_check_expect(path, &d, expect);
@@ -221,6 +214,19 @@ ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *
                                      .skipped = skipped,
                                      .order_nodes = x.order_nodes};
     }
+    return st;
+}
+
+ingot_status_t ingot_cursor_read(const char *path, const ingot_cursor_expect_t *expect,
+                                 ingot_cursor_t *cursor_p)
+{
+    if (path == NULL || cursor_p == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_cursor_read: NULL argument");
+    }
+    uint8_t *buf;
+    size_t len;
+    INGOT_CHECK(ingot_file_read_whole(path, &buf, &len));
+    ingot_status_t st = ingot_cursor_decode(path, buf, len, expect, cursor_p);
     free(buf);
     return st;
 }

@@ -65,23 +65,23 @@ int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *
 {
     unsigned log2 = 0;
     int used = 0;
-    char hex[17];
+    char hex[17], written[INGOT_DISK_NAME_MAX], found[INGOT_DISK_NAME_MAX];
     if (strlen(name) < 20 ||
         sscanf(name, "%16[0-9a-f]-%u-%" SCNx64 "%n", hex, &log2, &key_p->piece, &used) != 3 ||
-        strlen(hex) != 16 || log2 > 40) {
+        strlen(hex) != 16 || log2 > INGOT_DISK_PIECE_LOG2_MAX) {
         return -1;
     }
     key_p->shard_hash = strtoull(hex, NULL, 16);
     key_p->piece_log2 = log2;
-    char fan[3];
-    snprintf(fan, sizeof(fan), "%02x", (unsigned)(key_p->shard_hash >> 56));
-    if (strcmp(dir, fan) != 0) {
-        return -1; /* not where its name would put it */
+    int kind = name[used] == '\0' ? 0 : strcmp(name + used, INGOT_DISK_FILL_SUFFIX) == 0 ? 1 : -1;
+    /* Only the name its key writes, in the folder it goes to: sscanf() also takes blanks, signs,
+     * "0x", upper case and leading zeros, names no removal by key would ever find. */
+    ingot_disk_entry_name(key_p, kind == 1, written, sizeof(written));
+    if (kind < 0 || snprintf(found, sizeof(found), "%s/%s", dir, name) >= (int)sizeof(found) ||
+        strcmp(written, found) != 0) {
+        return -1;
     }
-    if (name[used] == '\0') {
-        return 0;
-    }
-    return strcmp(name + used, INGOT_DISK_FILL_SUFFIX) == 0 ? 1 : -1;
+    return kind;
 }
 
 static uint32_t entry_blocks(uint64_t len, uint32_t block)
@@ -273,6 +273,19 @@ static ingot_status_t entry_head_check(const uint8_t *hdr, const ingot_disk_key_
         return INGOT_ERR_CORRUPT;
     }
     return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_entry_head_check(const uint8_t *hdr, const ingot_disk_key_t *key,
+                                           uint64_t expect_len, uint64_t *length_p,
+                                           uint32_t *block_bytes_p, ingot_disk_bad_t *bad)
+{
+    entry_head_t h;
+    ingot_status_t st = entry_head_check(hdr, key, expect_len, &h, bad);
+    if (st == INGOT_OK) {
+        *length_p = h.length;
+        *block_bytes_p = h.block_bytes;
+    }
+    return st;
 }
 
 /* Read exactly @p n bytes at @p at; the errno, or EOVERFLOW for an end of file before them. */

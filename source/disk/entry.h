@@ -30,6 +30,9 @@
 #define INGOT_DISK_NAME_MAX      64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
 #define INGOT_DISK_FILL_SUFFIX   ".fill"
 
+/* The largest piece an entry describes: its check blocks (piece / 256) are sized in 32 bits. */
+#define INGOT_DISK_PIECE_LOG2_MAX 39
+
 /** What an entry holds: piece @ref piece (of 1 << @ref piece_log2 bytes) of the shard whose
  *  whole-shard XXH3 is @ref shard_hash. */
 typedef struct ingot_disk_key {
@@ -84,6 +87,17 @@ ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, co
 ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,
                                      uint64_t off, uint64_t len, void *bounce, int direct,
                                      const uint8_t **data_p, ingot_disk_bad_t *bad);
+
+/**
+ * Check the header @p hdr (INGOT_DISK_HEADER_BYTES) of the entry of @p key as a read does:
+ * magic, version, checksum, then what it holds (key, length @p expect_len unless UINT64_MAX,
+ * block size and count); *@p length_p and *@p block_bytes_p: its payload's length and check-block
+ * size. The check of ingot_disk_entry_open(), and the fuzz target's entry point.
+ * @return INGOT_OK; INGOT_ERR_FORMAT or INGOT_ERR_CORRUPT (@p bad says why).
+ */
+ingot_status_t ingot_disk_entry_head_check(const uint8_t *hdr, const ingot_disk_key_t *key,
+                                           uint64_t expect_len, uint64_t *length_p,
+                                           uint32_t *block_bytes_p, ingot_disk_bad_t *bad);
 
 /** An entry opened and its header checked: the descriptor, the header (block hashes). */
 typedef struct ingot_disk_open {

@@ -236,10 +236,11 @@ void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage)
 void ingot_disk_ledger_add(ingot_disk_folder_t *f, int64_t delta)
 {
     uint64_t u = ingot_disk_ledger_usage(f);
-    if (delta < 0 && (uint64_t)-delta > u) {
-        u = 0;
+    uint64_t d = delta < 0 ? 0 - (uint64_t)delta : (uint64_t)delta; /* -INT64_MIN is no int64 */
+    if (delta < 0) {
+        u = d > u ? 0 : u - d;
     } else {
-        u += (uint64_t)delta;
+        u = d > UINT64_MAX - u ? UINT64_MAX : u + d;
     }
     ingot_disk_ledger_set(f, u);
 }

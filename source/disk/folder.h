@@ -5,7 +5,7 @@
  * ledger: one small file holding the folder's usage, changed only under its flock, so that jobs
  * sharing the folder (any size, any manifest) count the same bytes against their budgets.
  *
- *   DIR/ledger                    "INGOTDL1", usage bytes, entries, checksum
+ *   DIR/ledger                    "INGOTDL1", usage bytes, checksum (24 bytes)
  *   DIR/ab/<hash>-<log2>-<index>  entries (entry.h), fanned out by the shard hash's top byte
  *   DIR/ab/...fill                temporaries, each flock'ed by its live writer
  *
@@ -63,7 +63,7 @@ ingot_status_t ingot_disk_ledger_lock(ingot_disk_folder_t *f);
 void ingot_disk_ledger_unlock(ingot_disk_folder_t *f);
 /** The folder's usage as the ledger says (lock held); 0 for a missing or damaged ledger. */
 uint64_t ingot_disk_ledger_usage(ingot_disk_folder_t *f);
-/** Add @p delta bytes to the usage (lock held; saturates at 0). */
+/** Add @p delta bytes to the usage (lock held; saturates at 0 and at UINT64_MAX). */
 void ingot_disk_ledger_add(ingot_disk_folder_t *f, int64_t delta);
 /** Write the usage found by a scan (lock held). */
 void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage);

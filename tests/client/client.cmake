@@ -28,10 +28,17 @@ foreach(_t "url requests test_url" "credentials resolve test_credentials" "retry
                  ENV ${INGOT_OBJSTORE_TEST_ENV})
 endforeach()
 
-# A fuzz target of the XML reading (what a server answers), replayed over its corpus in every
-# build (client.xml.fuzz_replay), fuzzed in the fuzz tier (client.xml.fuzz). The URL parser's is
+# Fuzz targets of what a server answers or a user's files say, each replayed over its corpus in
+# every build (client.<name>.fuzz_replay) and fuzzed in the fuzz tier (client.<name>.fuzz): the
+# XML reading, the metadata service's answers, the AWS shared files, the request URLs, an answer's
+# header lines (client.transfer: Content-Range, Content-Length, the status). The URL parser's is
 # base's (base.location).
 ingot_fuzz_target(NAME client.xml SRC ${_cl}/xml/fuzz_xml.c CORPUS ${_cl}/xml/corpus)
+ingot_fuzz_target(NAME client.imds SRC ${_cl}/imds/fuzz_imds.c CORPUS ${_cl}/imds/corpus)
+ingot_fuzz_target(NAME client.profile SRC ${_cl}/profile/fuzz_profile.c CORPUS ${_cl}/profile/corpus)
+ingot_fuzz_target(NAME client.url SRC ${_cl}/url/fuzz_url.c CORPUS ${_cl}/url/corpus)
+ingot_fuzz_target(NAME client.transfer SRC ${_cl}/transfer/fuzz_content_range.c
+                  CORPUS ${_cl}/transfer/corpus)
 
 # The client against real servers: integration.py runs it_seaweed / it_recorder scenarios.
 foreach(_g seaweed recorder)

@@ -1,11 +1,13 @@
 # shard (tests/shard/<module>/): the manifest (open, lookups, every bad input; fuzzed), the order,
-# the tar reader (fuzzed; against GNU tar), zstd frames, and ingot-manifest's packing and
-# importing (directories, tars, Fashion-MNIST, torchvision's ImageFolder).
+# the resume cursor's reader (fuzzed), the tar reader (fuzzed; against GNU tar), zstd frames, and
+# ingot-manifest's packing and importing (directories, tars, Fashion-MNIST, torchvision's
+# ImageFolder).
 set(_s ${INGOT_TESTS}/shard)
 ingot_unit_test(NAME shard.manifest.open SRC ${_s}/manifest/test_shard_manifest.c)
 ingot_fuzz_target(NAME shard.manifest SRC ${_s}/manifest/fuzz_manifest.c CORPUS ${_s}/manifest/corpus)
 ingot_unit_test(NAME shard.order.permutation SRC ${_s}/order/test_shard_order.c)
 ingot_unit_test(NAME shard.order.dealt SRC ${_s}/order/test_dealt.c)
+ingot_fuzz_target(NAME shard.cursor SRC ${_s}/cursor/fuzz_cursor.c CORPUS ${_s}/cursor/corpus)
 ingot_unit_test(NAME shard.tar.parse SRC ${_s}/tar/test_shard_tar.c)
 ingot_fuzz_target(NAME shard.tar SRC ${_s}/tar/fuzz_tar.c CORPUS ${_s}/tar/corpus)
 ingot_add_test(NAME shard.tar.gnu_tar LABELS cli TIMEOUT 60

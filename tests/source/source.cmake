@@ -39,6 +39,11 @@ endif()
 # The node's disk tier (tests/source/disk/): entries, folder and policy (unit), and through the
 # loader on 1 to 4 ranks (disk.sh: one job after another, world sizes, faults, two nodes).
 ingot_unit_test(NAME source.disk.entries SRC ${_s}/disk/test_entry.c)
+# Fuzzed: the entries' names and headers as a scan and a read find them, the folder's ledger.
+ingot_fuzz_target(NAME source.disk.entry SRC ${_s}/disk/fuzz_disk_entry.c
+                  CORPUS ${_s}/disk/entry_corpus)
+ingot_fuzz_target(NAME source.disk.ledger SRC ${_s}/disk/fuzz_ledger.c
+                  CORPUS ${_s}/disk/ledger_corpus)
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"

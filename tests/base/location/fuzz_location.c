@@ -5,14 +5,12 @@
  * copy must not crash, overflow or leak on anything.
  */
 #include "base/location.h"
-#include "base/log.h"
+#include "common/fuzz.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FUZZ_TEXT_MAX 2048
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The folder of @p loc and a name under it: parsed again, the same scheme and key. */
 static void check_join(const ingot_location_t *loc)
@@ -35,7 +33,7 @@ static void check_join(const ingot_location_t *loc)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    atomic_store(&ingot_log_level_current, -1);
+    fuzz_quiet();
     if (size < 1 || size > FUZZ_TEXT_MAX) return 0;
     char text[FUZZ_TEXT_MAX + 1];
     memcpy(text, data + 1, size - 1);

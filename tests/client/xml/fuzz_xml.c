@@ -5,13 +5,12 @@
  * is NUL-terminated within its buffer.
  */
 #include "client/xml.h"
+#include "common/fuzz.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FUZZ_BODY_MAX (64u << 10)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void read_elements(const char *begin, const char *end)
 {
@@ -32,10 +31,8 @@ static void read_elements(const char *begin, const char *end)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_BODY_MAX) return 0;
-    char *body = malloc(size + 1); /* the client's bodies are NUL-terminated */
+    char *body = fuzz_cstr(data, size); /* the client's bodies are NUL-terminated */
     if (body == NULL) return 0;
-    memcpy(body, data, size);
-    body[size] = '\0';
     const char *end = body + size, *p = body, *after, *text;
     size_t len;
     read_elements(body, end);

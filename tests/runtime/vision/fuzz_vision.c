@@ -6,7 +6,7 @@
  * (corpus/) are small images of every format and coding the transform reads.
  */
 #include <ingot/vision.h>
-#include "base/log.h"
+#include "common/fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,8 +14,6 @@
 /** Small outputs and a pixel limit of 4 megapixels keep each run short and its memory small. */
 #define FUZZ_VISION_SIDE       16
 #define FUZZ_VISION_MAX_PIXELS (4u << 20)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static ingot_vision_h fuzz_vision(uint32_t channels, ingot_image_crop_t crop)
 {
@@ -38,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static ingot_vision_h colour, gray; /* kept across inputs, as a loader keeps its transform */
     static float out[3 * FUZZ_VISION_SIDE * FUZZ_VISION_SIDE];
-    atomic_store(&ingot_log_level_current, -1); /* errors are expected: keep the output quiet */
+    fuzz_quiet();
     if (colour == NULL) {
         colour = fuzz_vision(3, INGOT_IMAGE_CROP_RANDOM);
         gray = fuzz_vision(1, INGOT_IMAGE_CROP_CENTER);

@@ -6,7 +6,7 @@
 #include <ingot/shard.h>
 #include "shard/manifest.h"
 #include "shard/manifest_format.h"
-#include "base/log.h"
+#include "common/fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,8 +14,6 @@
 
 /** Rows visited per input at most. */
 #define FUZZ_MANIFEST_ROWS_MAX 4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void walk(ingot_manifest_h m)
 {
@@ -55,7 +53,7 @@ static void try_open(const uint64_t *buf, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    atomic_store(&ingot_log_level_current, -1);
+    fuzz_quiet();
     uint64_t *buf = malloc(size + sizeof(uint64_t)); /* 8-byte aligned copy */
     if (buf == NULL) {
         return 0;

@@ -4,7 +4,7 @@
  * out of bounds; errors are expected.
  */
 #include "shard/tar.h"
-#include "base/log.h"
+#include "common/fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,11 +13,9 @@
 #define FUZZ_TAR_MEMBERS_MAX 4096
 #define FUZZ_TAR_PEEK        64
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    atomic_store(&ingot_log_level_current, -1); /* errors are expected: keep the output quiet */
+    fuzz_quiet();
     ingot_file_t src = {.fd = -1, .mem = data, .size = size, .name = "fuzz.tar"};
     tar_reader_t r;
     tar_member_t *m = malloc(sizeof(*m));
