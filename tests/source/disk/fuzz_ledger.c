@@ -1,6 +1,7 @@
 /*
  * Fuzz target: the disk tier's ledger (source/disk/folder.c), the one file jobs sharing a folder
- * count its usage in, on a memfd. Input: a usage (8 bytes), a change to add to it (8, signed), a
+ * count its usage in, as a file "ledger" in a folder of the target's own (the tier writes the
+ * ledger through a descriptor it opens for each write, beside the folder's). Input: a usage (8 bytes), a change to add to it (8, signed), a
  * byte of the ledger to damage (1: which, 1: what it is XORed with), then a ledger file as found.
  * Checked: a file read as a usage is the ledger that usage writes (its first 24 bytes; anything
  * else reads as 0, "damaged: the next scan writes it anew"); a usage written reads back; a change
@@ -8,18 +9,40 @@
  */
 #include "source/disk/folder.h"
 #include "common/fuzz.h"
+#include <fcntl.h>
+#include <stdlib.h>
 
 #define FUZZ_LEDGER_MAX 4096
 #define LEDGER_BYTES    24 /* "INGOTDL1", usage, checksum: folder.h */
 
 static ingot_disk_folder_t folder = {.fd = -1, .ledger_fd = -1, .path = "fuzz"};
+static char dir[] = "/tmp/ingot-fuzz-ledger.XXXXXX";
+
+static void folder_remove(void)
+{
+    unlinkat(folder.fd, "ledger", 0);
+    rmdir(dir);
+}
+
+/* The target's folder, made once (removed at exit), and the ledger in it holding @p file. */
+static int ledger_file(const uint8_t *file, size_t n)
+{
+    if (folder.fd < 0) {
+        if (mkdtemp(dir) == NULL || (folder.fd = open(dir, O_DIRECTORY | O_CLOEXEC)) < 0) abort();
+        atexit(folder_remove);
+    }
+    if (folder.ledger_fd >= 0) close(folder.ledger_fd);
+    int fd = openat(folder.fd, "ledger", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || pwrite(fd, file, n, 0) != (ssize_t)n) abort();
+    return fd;
+}
 
 /* The ledger file as found (the folder's ledger from now on): a usage read from it is what
  * writing that usage gives. */
 static void check_found(const uint8_t *file, size_t n)
 {
     uint8_t again[LEDGER_BYTES];
-    folder.ledger_fd = fuzz_file(file, n);
+    folder.ledger_fd = ledger_file(file, n);
     uint64_t u = ingot_disk_ledger_usage(&folder);
     if (u == 0) return;
     ingot_disk_ledger_set(&folder, u);
