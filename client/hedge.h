@@ -3,7 +3,10 @@
  * what the client's recent attempts of its size took (INGOT_S3_HEDGE times the p95 of their
  * durations, within INGOT_S3_HEDGE_FLOOR and INGOT_S3_HEDGE_CEILING), a second attempt asks for
  * the bytes it still lacks on another connection; the first to finish wins, the other is
- * stopped (io.c, response.c). Hedges draw on tokens that successes earn (one per ten requests,
+ * stopped (io.c, response.c). A body that, once begun, goes quiet for INGOT_S3_HEDGE times its
+ * longest gap so far (at least the floor) is hedged too (io.c): a stall is caught before its
+ * size class has durations. A class with too few durations borrows the client's rate: its
+ * bytes over the median rate of the client's recent GETs of any size, as its expected time. Hedges draw on tokens that successes earn (one per ten requests,
  * plus a start of INGOT_OBJSTORE_HEDGE_TOKENS), so a store where one request in ten misbehaves
  * is hedged throughout, and one that misbehaves everywhere is not flooded.
  */
@@ -14,7 +17,7 @@
 
 #define INGOT_OBJSTORE_HEDGE_CLASSES 24 /* size classes: attempts of [2^k, 2^(k+1)) KiB */
 #define INGOT_OBJSTORE_HEDGE_RING    32 /* the durations each class remembers */
-#define INGOT_OBJSTORE_HEDGE_MIN_N   8  /* durations a class needs before its p95 is used */
+#define INGOT_OBJSTORE_HEDGE_MIN_N   4  /* durations a class needs before its p95 is used */
 #define INGOT_OBJSTORE_HEDGE_TOKENS  10 /* hedges allowed before any success earned one */
 #define INGOT_OBJSTORE_HEDGE_PER_MAX 2  /* hedges of one request at once (a hedge is hedged) */
 
@@ -25,7 +28,10 @@ typedef struct ingot_objstore_hedge_class {
 } ingot_objstore_hedge_class_t;
 
 typedef struct ingot_objstore_hedge {
-    uint32_t factor;               /* INGOT_S3_HEDGE; 0: no hedging */
+    uint32_t factor;                        /* INGOT_S3_HEDGE; 0: no hedging */
+    double rate[INGOT_OBJSTORE_HEDGE_RING]; /* bytes per ns of recent GETs of 64 KiB or more */
+    uint32_t nrate, next_rate;
+    double rate_median;
     uint64_t floor_ns, ceiling_ns; /* bounds of the threshold */
     int64_t tokens_tenths;         /* hedge tokens, in tenths (a success earns one tenth) */
     ingot_objstore_hedge_class_t cls[INGOT_OBJSTORE_HEDGE_CLASSES];

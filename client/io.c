@@ -113,17 +113,28 @@ static uint64_t req_in_place(const ingot_objstore_t *c, const ingot_objstore_req
     return in;
 }
 
-/* Whether attempt @p s of a ranged GET has run long enough to be hedged; the time it will
- * have (*due_p) otherwise, UINT64_MAX when it never will. */
+/* Whether the newest attempt @p s of a ranged GET is to be hedged: it has run past what recent
+ * GETs of its size took, or its body, once begun, has gone quiet for INGOT_S3_HEDGE times its
+ * longest gap so far (at least the floor: a stall is caught long before the stall timeout,
+ * also while a class has no durations yet). Otherwise *due_p: when it will be (UINT64_MAX:
+ * never). */
 static int hedge_due(const ingot_objstore_t *c, const ingot_objstore_slot_t *s, uint64_t now,
                      uint64_t *due_p)
 {
     const ingot_objstore_req_t *r = s->req;
     *due_p = UINT64_MAX;
-    if (r->priv.whole || r->priv.active > INGOT_OBJSTORE_HEDGE_PER_MAX) return 0;
+    if (r->priv.whole || r->priv.active > INGOT_OBJSTORE_HEDGE_PER_MAX ||
+        s->start_ns != r->priv.newest_ns) {
+        return 0;
+    }
     uint64_t after = ingot_objstore_hedge_after_ns(&c->hedge, s->last - s->first + 1);
     if (after == UINT64_MAX) return 0;
     *due_p = r->priv.newest_ns + after;
+    if (s->got > 0) {
+        uint64_t quiet = s->max_gap_ns * c->hedge.factor;
+        quiet = quiet > c->hedge.floor_ns ? quiet : c->hedge.floor_ns;
+        if (s->last_byte_ns + quiet < *due_p) *due_p = s->last_byte_ns + quiet;
+    }
     return now >= *due_p;
 }
 

@@ -64,6 +64,7 @@ typedef struct ingot_objstore_slot {
     ingot_objstore_req_t *req; /* NULL when free */
     uint64_t start_ns;
     uint64_t last_byte_ns; /* when the answer last made progress (stall detection) */
+    uint64_t max_gap_ns;   /* the longest wait between two pieces of its body so far */
     int stalled;           /* ended by the I/O thread: no byte for INGOT_S3_STALL_TIMEOUT */
     int hedge;             /* a hedge: outside the bucket's AIMD window */
     uint64_t first, last;  /* the range asked for by this attempt (ranged GETs) */

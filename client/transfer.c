@@ -263,8 +263,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     ingot_objstore_slot_t *s = arg;
     size_t len = size * nmemb;
+    uint64_t now = ingot_time_ns();
 
-    s->last_byte_ns = ingot_time_ns();
+    if (s->got > 0 && now - s->last_byte_ns > s->max_gap_ns) s->max_gap_ns = now - s->last_byte_ns;
+    s->last_byte_ns = now;
     ingot_objstore_slot_check(s);
     if (s->fatal != INGOT_OK) return CURL_WRITEFUNC_ERROR;
     if (!s->to_caller) {
@@ -342,6 +344,7 @@ static void reset_attempt(ingot_objstore_slot_t *s, ingot_objstore_req_t *req, u
 {
     s->req = req;
     s->start_ns = s->last_byte_ns = now;
+    s->max_gap_ns = 0;
     s->stalled = 0;
     reset_answer(s);
     s->checked = s->to_caller = 0;

@@ -6,8 +6,9 @@ of the run), its ratio to the clean run of the same order, the GETs, hedges, sta
 re-reads, medians of --reps interleaved runs. Every run must deliver every sample.
 
   faults    none, stall (half the body, --stall-s of silence, the rest dropped), reset (a TCP
-            reset mid-answer), short (Content-Length larger than the body sent), flip (one byte
-            flipped), slow (the body at 4 KiB per ms)
+            reset before the answer), short (Content-Length larger than the body sent: half of
+            it, then the connection closed; the proxy's 'truncate'), flip (one byte flipped),
+            slow (the body at 4 KiB per ms)
   orders    global (INGOT_ORDER=full) and window:2
   configs   hedged (the defaults: INGOT_S3_HEDGE=3), and for stall and slow the baseline without
             hedging (INGOT_S3_HEDGE=0) at the default INGOT_S3_STALL_TIMEOUT (5 s) and tuned by
@@ -32,6 +33,7 @@ import harness  # noqa: E402  (servers started and stopped by pid)
 
 KEY, SECRET, BUCKET = "faultsperf", "faultsperf-secret", "faults"
 ORDERS = {"global": "full", "window:2": "window:2"}
+PROXY_MODE = {"none": "pass", "short": "truncate"}  # the others by their own names
 
 
 def fault(port, mode, percent):
@@ -113,7 +115,7 @@ def main():
               f"ranged GETs spoilt, stall {a.stall_s} s, reps {a.reps}", flush=True)
         for r in range(a.reps):
             for f, o, name, extra in cases:
-                fault(port, "pass" if f == "none" else f, a.percent)
+                fault(port, PROXY_MODE.get(f, f), a.percent)
                 env = dict(store_env, INGOT_ORDER=ORDERS[o], **extra)
                 res = run(build, manifest, env, os.path.join(work, "b.json"), a.ranks)
                 print(f"#   {f} {o} {name}: {res['wall_s']:.2f} s", file=sys.stderr, flush=True)
