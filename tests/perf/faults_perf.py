@@ -74,6 +74,9 @@ def main():
     ap.add_argument("--faults", default="none,stall,reset,short,flip,slow")
     ap.add_argument("--orders", default="global,window:2")
     ap.add_argument("--json")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="more environment for every run (e.g. INGOT_S3_HEDGE_FLOOR=25ms)")
+    ap.add_argument("--no-baselines", action="store_true", help="the hedged runs alone")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     if os.getuid() == 0:
@@ -91,6 +94,7 @@ def main():
         store_env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": KEY,
                      "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_REGION": "us-east-1", "HOME": home,
                      "INGOT_WARN_UNKNOWN": "n", "INGOT_LOG_LEVEL": "error"}
+        store_env.update(kv.split("=", 1) for kv in a.env)
         data = os.path.join(work, "data")
         subprocess.run([os.path.join(build, "apps", "ingot-bench"), "--generate", data,
                         "--samples", str(a.samples), "--sample-size", "110KiB", "--shard-size",
@@ -107,7 +111,8 @@ def main():
         cases = []
         for f in a.faults.split(","):
             for o in a.orders.split(","):
-                for name, extra in configs + (baselines if f in ("stall", "slow") else []):
+                more = baselines if f in ("stall", "slow") and not a.no_baselines else []
+                for name, extra in configs + more:
                     cases.append((f, o, name, extra))
         got = {c[:3]: [] for c in cases}
         print(f"# faults_perf {time.strftime('%Y-%m-%d')} on {os.uname().nodename}, "
