@@ -29,7 +29,7 @@ static const ingot_config_field_t objstore_fields[] = {
     {"S3_CONNECTIONS", "16",
      "Transfers in flight at once per client, and the cap on connections per host "
      "(CURLMOPT_MAX_HOST_CONNECTIONS). Each is a keep-alive HTTP/1.1 connection: S3 does not "
-     "multiplex.",
+     "multiplex. Hedged GETs (INGOT_S3_HEDGE) have a quarter more, plus one, of their own.",
      RANK, INGOT_CONFIG_INT, F(connections), 1, 512, NULL, NULL, NULL, NULL},
     {"S3_MAX_RETRIES", "0",
      "Retries of one request (503 SlowDown, 500, 502, 504, 429, resets, refused connections, "
