@@ -134,7 +134,7 @@ static void client_cancel_all(ingot_objstore_t *c)
         if (r == NULL) continue;
         curl_multi_remove_handle(c->multi, c->slots[i].easy);
         c->slots[i].req = NULL;
-        cancel_one(c, r);
+        if (--r->priv.active == 0) cancel_one(c, r); /* a hedged one holds several slots */
     }
     ingot_objstore_reqlist_t *lists[] = {&c->pending, &c->queue};
     for (size_t k = 0; k < 2; k++) {

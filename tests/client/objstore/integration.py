@@ -232,7 +232,7 @@ class Run:
     def seaweed_scenarios(self):
         names = ["basic", "errors", "refused", "wrong-secret", "no-credentials", "server-down",
                  "slowdown-20", "slowdown-100", "max-retries", "retry-budget", "error500", "reset",
-                 "truncate", "stall-once", "http_proxy", "NO_PROXY", "HTTP_PROXY-ignored",
+                 "truncate", "stall-once", "stall-hedged", "http_proxy", "NO_PROXY", "HTTP_PROXY-ignored",
                  "stall-always", "short"]
         if self.sw is None:
             for n in names:
@@ -256,8 +256,12 @@ class Run:
                   ("error500", ("error500", 100, 2), {}, None),
                   ("reset", ("reset", 100, 2), {}, None),
                   ("truncate", ("truncate", 100, 1), {}, self.check_resumed),
-                  ("stall-once", ("stall", 100, 1), {"INGOT_S3_STALL_TIMEOUT": "1s"}, None),
-                  ("stall-always", ("stall", 100, -1), {"INGOT_S3_STALL_TIMEOUT": "1s"}, None),
+                  # the stall timeout as the last resort (hedging off), then the hedge
+                  ("stall-once", ("stall", 100, 1),
+                   {"INGOT_S3_STALL_TIMEOUT": "1s", "INGOT_S3_HEDGE": "0"}, None),
+                  ("stall-hedged", ("stall", 100, 1), {"INGOT_S3_STALL_TIMEOUT": "30s"}, None),
+                  ("stall-always", ("stall", 100, -1),
+                   {"INGOT_S3_STALL_TIMEOUT": "1s", "INGOT_S3_HEDGE": "0"}, None),
                   ("short", ("short", 100, 1), {}, None)]
         for name, (mode, pct, count), extra, check in faults:
             if self.args.scenarios and name not in self.args.scenarios:

@@ -461,6 +461,22 @@ static void stall_once(void)
 {
     scenario_retried("stall-once", INGOT_OBJSTORE_RETRY_STALL, 1);
 }
+/* The same stall with hedging on and the stall timeout far off (30 s): a hedge asks for the
+ * missing bytes once the body has gone quiet, wins, and the reads end long before the timeout. */
+static void stall_hedged(void)
+{
+    ingot_objstore_t *c = s3_client();
+    ingot_objstore_stats_t s;
+    uint64_t t0 = ingot_time_ns();
+    read_all_ok(c, 40);
+    double took = it_seconds_since(t0);
+    print_stats("stall-hedged", c, &s);
+    printf("  hedges %llu, won %llu, %.2f s\n", (unsigned long long)s.hedges,
+           (unsigned long long)s.hedge_wins, took);
+    CHECK(s.failed == 0 && s.hedges >= 1 && s.hedge_wins >= 1);
+    CHECK(s.retries[INGOT_OBJSTORE_RETRY_STALL] == 0 && took < 15);
+    ingot_objstore_destroy(c);
+}
 static void slowdown_100(void)
 {
     scenario_always(INGOT_ERR_TIMED_OUT,
@@ -497,6 +513,7 @@ static const struct {
     {"reset", reset},
     {"truncate", truncate_once},
     {"stall-once", stall_once},
+    {"stall-hedged", stall_hedged},
     {"slowdown-100", slowdown_100},
     {"stall-always", stall_always},
     {"max-retries", max_retries},
