@@ -118,6 +118,10 @@ class E2E:
                f"&ranged={ranged}&at={at}")
         return json.load(urllib.request.urlopen(url, timeout=5))
 
+    def fault_stats(self):
+        url = f"http://127.0.0.1:{self.proxy_port}/__fault__/stats"
+        return json.load(urllib.request.urlopen(url, timeout=5))
+
     def env(self, via_proxy=False, **extra):
         env = harness.isolated_env(self.home)
         endpoint = f"http://127.0.0.1:{self.proxy_port}" if via_proxy else self.sw.endpoint
@@ -325,28 +329,36 @@ def case_faults(t):
                      args=["--batch", 8, "--epochs", 1])
     check(name in out and "hash" in out and "412" not in out,
           "a changed object under a manifest without ETags: hash mismatch not named", out)
-    # a byte flipped in transit in 10% of the GETs: every sample delivered, the bad ones read
+    # a byte flipped in transit in 10% of the GETs (30% of the disk tier's): every sample delivered, the bad ones read
     # again from the bucket (counted, said once); under the node's disk tier too, where a piece
-    # damaged on its way in is never written (a second job reads no bad entry)
-    t.fault("flip", 10)
+    # damaged on its way in is never written. Jobs 2 and 3 run without flips and read what job 1
+    # kept: job 2 may still find an entry damaged in a sample cut by a piece's edge (which a
+    # piece alone cannot check: removed when its sample fails), job 3 finds none
     disk = os.path.join(t.work, "flipdisk")
     for what, extra in [("", {}), (" under the disk tier", dict(
             INGOT_DISK_CACHE_BYTES="64MiB", INGOT_DISK_CACHE_DIR=disk))]:
-        for run in (1, 2) if extra else (1,):
+        for run in (1, 2, 3) if extra else (1,):
+            # 30% under the disk tier: its GETs are whole pieces, a few per job
+            t.fault("flip" if run == 1 else "pass", 30 if extra else 10)
             out, j = t.bench(url, env=t.env(True, **extra), args=["--batch", 8, "--epochs", 2])
             a = j["aggregate"]
-            rereads = a["reread_storage"] + a["reread_disk"]
+            hits = t.fault_stats()["hits"]
+            rereads = a["reread_storage"] + a["reread_disk"] + a.get("disk_damaged_fills", 0)
             check(a["samples"] == 2 * 256 and a["reread_at_rest"] == 0,
                   f"bytes flipped in transit{what} (job {run}): {a['samples']} samples, "
                   f"{a['reread_at_rest']} at rest", out)
-            if run == 1:
-                check(rereads > 0 and out.count("read again from the source itself") == 1,
-                      f"bytes flipped in transit{what}: {rereads} re-read, not said once", out)
-            else:  # the second job reads what the first kept: nothing bad was kept
+            if run == 1:  # each flip is read again or kept out of the disk (one in a tar
+                # header or padding is harmless: no hash covers it, nothing reads it)
+                check(hits == 0 or (rereads > 0 and
+                                    out.count("read again from the source itself") <= 1),
+                      f"bytes flipped in transit{what}: {hits} answers flipped, {rereads} "
+                      "re-read or damaged fills, the re-read said more than once", out)
+            elif run == 3:  # what job 2 found bad is gone: nothing bad is kept
                 check(a["disk_bad_entries"] == 0 and a["reread_disk"] == 0,
-                      f"a second job under the disk tier found {a['disk_bad_entries']} bad "
+                      f"a third job under the disk tier found {a['disk_bad_entries']} bad "
                       f"entries, {a['reread_disk']} bad samples from the disk: a piece damaged "
                       "on its way in was kept", out)
+    t.fault("pass")
     # the same byte wrong in every answer (damage at rest, as a read again sees it): named by the
     # hash check, never delivered, the re-read counted as at rest
     name = sorted(n for n in os.listdir(src) if n.endswith(".tar"))[0]
@@ -368,9 +380,13 @@ def case_faults(t):
     env = t.env(True, INGOT_TIMEOUT="4s", INGOT_ORDER="full")
     cmd = [t.app("ingot-bench"), "--manifest", url, "--no-progress", "--batch", 8,
            "--epochs", 3, "--compute-ms", 40]
+    before = len(t.proxy_requests())
     p = subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.5)
+    # mid-run: once the loader has made a few GETs of the data (a fixed pause could stop the
+    # proxy before the manifest's GET on a busy machine)
+    harness.wait_for("8 GETs of the data through the proxy",
+                     lambda: sum("/data/" in r for r in t.proxy_requests()[before:]) >= 8, 60)
     t.servers[-1].stop()  # the proxy: its port now refuses
     t0 = time.monotonic()
     out = p.communicate(timeout=120)[0]
