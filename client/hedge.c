@@ -23,12 +23,23 @@ static unsigned hedge_class(uint64_t bytes)
     return k;
 }
 
-/* The p95 of a class's durations (a copy sorted: 32 values, once per success). */
-static uint64_t hedge_p95(const ingot_objstore_hedge_class_t *c)
+#define HEDGE_PACE_MIN_BYTES (64 * 1024) /* smaller GETs say more of latency than of pace */
+#define HEDGE_MIB            (1024.0 * 1024.0)
+
+static void ring_add(ingot_objstore_hedge_ring_t *r, uint64_t v)
+{
+    r->v[r->next] = v;
+    r->next = (r->next + 1) % INGOT_OBJSTORE_HEDGE_RING;
+    r->n += r->n < INGOT_OBJSTORE_HEDGE_RING;
+}
+
+/* The value at quantile @p pct (nearest rank) of @p r's values (a sorted copy: 32 values, once
+ * per success). */
+static uint64_t ring_quantile(const ingot_objstore_hedge_ring_t *r, unsigned pct)
 {
     uint64_t v[INGOT_OBJSTORE_HEDGE_RING];
-    uint32_t n = c->n;
-    memcpy(v, c->ns, n * sizeof(v[0]));
+    uint32_t n = r->n;
+    memcpy(v, r->v, n * sizeof(v[0]));
     for (uint32_t i = 1; i < n; i++) { /* insertion sort */
         uint64_t x = v[i];
         uint32_t j = i;
@@ -37,39 +48,14 @@ static uint64_t hedge_p95(const ingot_objstore_hedge_class_t *c)
         }
         v[j] = x;
     }
-    return v[(n * 95 + 99) / 100 - 1];
+    uint32_t rank = (n * pct + 99) / 100;
+    return v[rank > 0 ? rank - 1 : 0];
 }
 
-#define HEDGE_RATE_MIN_BYTES (64 * 1024) /* smaller GETs say more of latency than of rate */
-
-static double hedge_median(const double *ring, uint32_t n)
+/* @p factor times @p expected_ns, within the floor and the ceiling. */
+static uint64_t hedge_clamp(const ingot_objstore_hedge_t *h, double expected_ns)
 {
-    double v[INGOT_OBJSTORE_HEDGE_RING];
-    memcpy(v, ring, n * sizeof(v[0]));
-    for (uint32_t i = 1; i < n; i++) { /* insertion sort */
-        double x = v[i];
-        uint32_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--) {
-            v[j] = v[j - 1];
-        }
-        v[j] = x;
-    }
-    return v[n / 2];
-}
-
-static void hedge_record_rate(ingot_objstore_hedge_t *h, uint64_t bytes, uint64_t ns)
-{
-    if (bytes < HEDGE_RATE_MIN_BYTES || ns == 0) {
-        return;
-    }
-    h->rate[h->next_rate] = (double)bytes / (double)ns;
-    h->next_rate = (h->next_rate + 1) % INGOT_OBJSTORE_HEDGE_RING;
-    h->nrate += h->nrate < INGOT_OBJSTORE_HEDGE_RING;
-    h->rate_median = hedge_median(h->rate, h->nrate);
-}
-
-static uint64_t hedge_clamp(const ingot_objstore_hedge_t *h, double ns)
-{
+    double ns = (double)h->factor * expected_ns;
     return ns >= (double)h->ceiling_ns ? h->ceiling_ns
            : ns <= (double)h->floor_ns ? h->floor_ns
                                        : (uint64_t)ns;
@@ -77,15 +63,14 @@ static uint64_t hedge_clamp(const ingot_objstore_hedge_t *h, double ns)
 
 void ingot_objstore_hedge_record(ingot_objstore_hedge_t *h, uint64_t bytes, uint64_t ns)
 {
-    hedge_record_rate(h, bytes, ns);
+    if (bytes >= HEDGE_PACE_MIN_BYTES) {
+        ring_add(&h->paces, (uint64_t)((double)ns * HEDGE_MIB / (double)bytes));
+        h->pace_median = ring_quantile(&h->paces, 50);
+    }
     ingot_objstore_hedge_class_t *c = &h->cls[hedge_class(bytes)];
-    c->ns[c->next] = ns;
-    c->next = (c->next + 1) % INGOT_OBJSTORE_HEDGE_RING;
-    c->n += c->n < INGOT_OBJSTORE_HEDGE_RING;
-    if (c->n >= INGOT_OBJSTORE_HEDGE_MIN_N) {
-        uint64_t p95 = hedge_p95(c), after = p95 * h->factor;
-        after = after / h->factor != p95 || after > h->ceiling_ns ? h->ceiling_ns : after;
-        c->after_ns = after < h->floor_ns ? h->floor_ns : after;
+    ring_add(&c->ns, ns);
+    if (c->ns.n >= INGOT_OBJSTORE_HEDGE_MIN_N) {
+        c->after_ns = hedge_clamp(h, (double)ring_quantile(&c->ns, 95));
     }
 }
 
@@ -95,12 +80,12 @@ uint64_t ingot_objstore_hedge_after_ns(const ingot_objstore_hedge_t *h, uint64_t
         return UINT64_MAX;
     }
     const ingot_objstore_hedge_class_t *c = &h->cls[hedge_class(bytes)];
-    if (c->n >= INGOT_OBJSTORE_HEDGE_MIN_N) {
+    if (c->ns.n >= INGOT_OBJSTORE_HEDGE_MIN_N) {
         return c->after_ns;
     }
-    /* not known yet: the client's rate, or the ceiling */
-    return h->nrate > 0 ? hedge_clamp(h, (double)h->factor * (double)bytes / h->rate_median)
-                        : h->ceiling_ns;
+    /* not known yet: the client's pace, or the ceiling */
+    return h->paces.n > 0 ? hedge_clamp(h, (double)h->pace_median * (double)bytes / HEDGE_MIB)
+                          : h->ceiling_ns;
 }
 
 void ingot_objstore_hedge_earn(ingot_objstore_hedge_t *h)

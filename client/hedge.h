@@ -5,8 +5,8 @@
  * the bytes it still lacks on another connection; the first to finish wins, the other is
  * stopped (io.c, response.c). A body that, once begun, goes quiet for INGOT_S3_HEDGE times its
  * longest gap so far (at least the floor) is hedged too (io.c): a stall is caught before its
- * size class has durations. A class with too few durations borrows the client's rate: its
- * bytes over the median rate of the client's recent GETs of any size, as its expected time. Hedges draw on tokens that successes earn (one per ten requests,
+ * size class has durations. A class with too few durations borrows the client's pace: its
+ * bytes at the median time per MiB of the client's recent GETs of any size, as its expected time. Hedges draw on tokens that successes earn (one per ten requests,
  * plus a start of INGOT_OBJSTORE_HEDGE_TOKENS), so a store where one request in ten misbehaves
  * is hedged throughout, and one that misbehaves everywhere is not flooded.
  */
@@ -21,19 +21,23 @@
 #define INGOT_OBJSTORE_HEDGE_TOKENS  10 /* hedges allowed before any success earned one */
 #define INGOT_OBJSTORE_HEDGE_PER_MAX 2  /* hedges of one request at once (a hedge is hedged) */
 
-typedef struct ingot_objstore_hedge_class {
-    uint64_t ns[INGOT_OBJSTORE_HEDGE_RING];
+/** The last INGOT_OBJSTORE_HEDGE_RING values of a measure. */
+typedef struct ingot_objstore_hedge_ring {
+    uint64_t v[INGOT_OBJSTORE_HEDGE_RING];
     uint32_t n, next;
-    uint64_t after_ns; /* the threshold, computed when a duration is added */
+} ingot_objstore_hedge_ring_t;
+
+typedef struct ingot_objstore_hedge_class {
+    ingot_objstore_hedge_ring_t ns; /* durations of its GETs */
+    uint64_t after_ns;              /* the threshold, computed when a duration is added */
 } ingot_objstore_hedge_class_t;
 
 typedef struct ingot_objstore_hedge {
-    uint32_t factor;                        /* INGOT_S3_HEDGE; 0: no hedging */
-    double rate[INGOT_OBJSTORE_HEDGE_RING]; /* bytes per ns of recent GETs of 64 KiB or more */
-    uint32_t nrate, next_rate;
-    double rate_median;
-    uint64_t floor_ns, ceiling_ns; /* bounds of the threshold */
-    int64_t tokens_tenths;         /* hedge tokens, in tenths (a success earns one tenth) */
+    uint32_t factor;                   /* INGOT_S3_HEDGE; 0: no hedging */
+    ingot_objstore_hedge_ring_t paces; /* ns per MiB of recent GETs of 64 KiB or more */
+    uint64_t pace_median;              /* their median, computed when one is added */
+    uint64_t floor_ns, ceiling_ns;     /* bounds of the threshold */
+    int64_t tokens_tenths;             /* hedge tokens, in tenths (a success earns one tenth) */
     ingot_objstore_hedge_class_t cls[INGOT_OBJSTORE_HEDGE_CLASSES];
 } ingot_objstore_hedge_t;
 
