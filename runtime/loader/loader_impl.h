@@ -234,6 +234,12 @@ ingot_status_t ingot_loader_tiers(ingot_loader_h l, ingot_source_t *const *front
 void ingot_loader_thread_setup(ingot_loader_h l);
 /* The manifest rows of sample @p pos of @p slot's step. */
 ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos);
+/* Where sample @p s of @p run lies in the run's bytes: @p at (its record among a located run's,
+ * back to back), else its offset from the run's. */
+uint64_t ingot_loader_run_at(const loader_run_t *run, const ingot_sample_info_t *s, uint64_t at);
+/* Where the stored bytes of the sample at slot position @p pos are, lying at @p at in the run's
+ * bytes: the slot (scatter), else its place in the staging buffer. */
+const char *ingot_loader_run_stored(const loader_run_t *run, uint32_t pos, uint64_t at);
 /* A run's failure noted in its slot (the first cause is kept). */
 void ingot_loader_slot_note_error(loader_slot_t *slot, ingot_status_t st);
 /* A slot failed at once, its waiter woken (once per step, after every note of the step). */

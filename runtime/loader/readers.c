@@ -317,19 +317,6 @@ void ingot_loader_req_done(ingot_source_req_t *req, int late)
  * time) before the loader gives up on it, within the request's deadline. */
 #define LOADER_REREADS_MAX 8
 
-/* Where sample @p k of @p run lies in the run's bytes (@p at: its record among a located run's,
- * back to back) and where its stored bytes are. */
-static uint64_t run_sample_at(const loader_run_t *run, const ingot_sample_info_t *s, uint64_t at)
-{
-    return run->located ? at : s->offset - run->offset;
-}
-
-static const char *run_sample_stored(const loader_run_t *run, uint32_t pos, uint64_t at)
-{
-    return run->scatter ? (const char *)run->slot->host.ptr + run->slot->offsets[pos]
-                        : (const char *)run->staging + run->shift + at;
-}
-
 /* Said once per loader: the first sample read again, and where from. */
 static void reread_say(ingot_loader_h l, const ingot_shard_rows_t *rows, int from)
 {
@@ -356,7 +343,7 @@ static ingot_status_t reread_sample(ingot_loader_h l, loader_reader_ctx_t *rd, l
                                     uint32_t k, uint64_t at, const ingot_shard_rows_t *rows,
                                     ingot_shard_damage_t bad, int from)
 {
-    const char *stored = run_sample_stored(run, run->slot->sorted[run->first + k], at);
+    const char *stored = ingot_loader_run_stored(run, run->slot->sorted[run->first + k], at);
     ingot_shard_layout_t layout = run->scatter ? INGOT_SHARD_LAYOUT_PACKED
                                                : INGOT_SHARD_LAYOUT_STORED;
     uint64_t deadline = ingot_deadline_after(l->timeout_ns);
@@ -414,10 +401,10 @@ static ingot_status_t verify_run_here(ingot_loader_h l, loader_reader_ctx_t *rd,
     for (uint32_t k = 0; k < run->count && l->params.verify != INGOT_VERIFY_OFF; k++) {
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
-        uint64_t where = run_sample_at(run, rows.sample, at);
+        uint64_t where = ingot_loader_run_at(run, rows.sample, at);
         ingot_shard_damage_t bad;
         ingot_status_t st = ingot_shard_codec_verify(
-            l->manifest, &rows, (const uint8_t *)run_sample_stored(run, pos, where),
+            l->manifest, &rows, (const uint8_t *)ingot_loader_run_stored(run, pos, where),
             run->scatter ? INGOT_SHARD_LAYOUT_PACKED : INGOT_SHARD_LAYOUT_STORED,
             INGOT_SHARD_VERIFY_QUIET, &bad);
         if (st == INGOT_ERR_CORRUPT) {

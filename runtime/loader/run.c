@@ -24,6 +24,17 @@ void ingot_loader_thread_setup(ingot_loader_h l)
 }
 
 /* The rows of the sample at slice position @p pos, as the planner read them. */
+uint64_t ingot_loader_run_at(const loader_run_t *run, const ingot_sample_info_t *s, uint64_t at)
+{
+    return run->located ? at : s->offset - run->offset;
+}
+
+const char *ingot_loader_run_stored(const loader_run_t *run, uint32_t pos, uint64_t at)
+{
+    return run->scatter ? (const char *)run->slot->host.ptr + run->slot->offsets[pos]
+                        : (const char *)run->staging + run->shift + at;
+}
+
 ingot_shard_rows_t ingot_loader_run_rows(ingot_loader_h l, const loader_slot_t *slot, uint32_t pos)
 {
     return (ingot_shard_rows_t){.sample = &slot->info[pos],

@@ -118,12 +118,8 @@ ingot_status_t ingot_loader_process_run(ingot_loader_h l, loader_worker_ctx_t *w
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
         ingot_shard_rows_t rows = ingot_loader_run_rows(l, slot, pos);
-        /* where its stored bytes are: the slot (scatter), else its place in the staging buffer
-         * (located runs: records back to back) */
-        const char *stored = run->scatter
-                                 ? (const char *)slot->host.ptr + slot->offsets[pos]
-                                 : (const char *)run->staging + run->shift +
-                                       (run->located ? at : rows.sample->offset - run->offset);
+        const char *stored = ingot_loader_run_stored(run, pos,
+                                                     ingot_loader_run_at(run, rows.sample, at));
         at += rows.sample->length;
         if (slot->skipped[pos]) {
             continue; /* corrupt in its tier and below (VERIFY=skip) */
