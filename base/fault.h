@@ -14,6 +14,10 @@
  * stops it (SIGSTOP) once it has arrived, as a rank a debugger or a freezer stops there.
  * part_fetch: the nth part this process fetches for its node's part cache stops it (SIGSTOP)
  * with the part's GET out: the node's other ranks that need the part wait on a silent fetcher.
+ * disk_publish: the nth disk-tier entry written stops its process (SIGSTOP) once the fill is
+ * written and synced, before its rename: a keeper stopped, or then killed, mid-fill.
+ * disk_hold: the nth fill the node's keeper admits holds the keeper's lock for 3 s, as a long
+ * eviction or an epoch's trace rebuild would.
  * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS,
  * EDQUOT) or
  * "fail" (the site's natural errno).
@@ -40,6 +44,8 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_DISK_STATFS,
     INGOT_FAULT_ARRIVAL,
     INGOT_FAULT_PART_FETCH,
+    INGOT_FAULT_DISK_PUBLISH,
+    INGOT_FAULT_DISK_HOLD,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

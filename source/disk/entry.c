@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,9 @@ ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, co
     if (err == 0) {
         /* clean now: the fill's pages leave the page cache rather than the loader's */
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        if (ingot_fault_check(INGOT_FAULT_DISK_PUBLISH) != 0) { /* tests: a writer stopped */
+            raise(SIGSTOP);
+        }
         what = "rename";
         err = entry_publish(dirfd, fill, name);
     }

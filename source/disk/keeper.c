@@ -8,6 +8,7 @@
  * written before it ends.
  */
 #include "source/disk/disk_impl.h"
+#include "base/fault.h"
 #include "base/stage.h"
 #include "base/thread.h"
 #include "base/log.h"
@@ -161,6 +162,10 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     /* room for it beside the fills this keeper's writers are writing (not in the ledger yet) */
     uint64_t size = bytes + atomic_load(&k->writing);
     int admit = ingot_disk_room_fits(d, size) && keeper_room(d, size, need);
+    if (ingot_fault_check(INGOT_FAULT_DISK_HOLD) != 0) { /* tests: a long hold of the lock */
+        struct timespec hold = {3, 0};
+        nanosleep(&hold, NULL);
+    }
     if (admit) {
         atomic_fetch_add(&k->writing, bytes);
     }
