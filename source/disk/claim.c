@@ -60,12 +60,31 @@ static int claim_state(ingot_disk_t *d, uint64_t p, int *lapsed_p)
     return state;
 }
 
-int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance)
+/* The keeper's lock: waited for (@p how DISK_WAIT), or taken only if free (DISK_TRY: the
+ * transport's progress thread, which must not wait behind an eviction or an epoch's trace);
+ * 0 when busy, counted. */
+static int claim_lock(ingot_disk_t *d, int how)
+{
+    disk_keeper_t *k = d->keeper;
+    if (how == DISK_WAIT) {
+        pthread_mutex_lock(&k->lock);
+        return 1;
+    }
+    if (pthread_mutex_trylock(&k->lock) == 0) {
+        return 1;
+    }
+    atomic_fetch_add(&d->keeper_busy, 1);
+    return 0;
+}
+
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int how)
 {
     disk_keeper_t *k = d->keeper;
     int lapsed, want = DISK_WANT_THERE;
-    pthread_mutex_lock(&k->lock);
-    if (advance) {
+    if (!claim_lock(d, how)) {
+        return DISK_WANT_NO; /* the asker reads only its own bytes from below */
+    }
+    if (how == DISK_WAIT) {
         (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));
     }
     if (claim_state(d, p, &lapsed) == INGOT_DISK_ABSENT) {
@@ -90,19 +109,29 @@ int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance)
 int ingot_disk_keeper_claimed(ingot_disk_t *d, uint64_t p)
 {
     disk_keeper_t *k = d->keeper;
-    pthread_mutex_lock(&k->lock);
+    if (!claim_lock(d, DISK_TRY)) {
+        return -1;
+    }
     int claimed = ingot_disk_policy_state(k->pol, p) == INGOT_DISK_FILLING;
     pthread_mutex_unlock(&k->lock);
     return claimed;
 }
 
-void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state)
+int ingot_disk_keeper_settle_how(ingot_disk_t *d, uint64_t p, int state, int how)
 {
     disk_keeper_t *k = d->keeper;
-    pthread_mutex_lock(&k->lock);
+    if (!claim_lock(d, how)) {
+        return 0;
+    }
     if (ingot_disk_policy_state(k->pol, p) == INGOT_DISK_FILLING) {
         atomic_fetch_sub(&k->claimed, claim_size(d, p));
     }
     ingot_disk_policy_set(k->pol, p, state);
     pthread_mutex_unlock(&k->lock);
+    return 1;
+}
+
+void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state)
+{
+    (void)ingot_disk_keeper_settle_how(d, p, state, DISK_WAIT);
 }

@@ -398,7 +398,8 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .prefetch_bytes = atomic_load(&d->prefetch_bytes),
                               .bad_entries = atomic_load(&d->bad_entries),
                               .fill_errors = atomic_load(&d->fill_errors),
-                              .damaged_fills = atomic_load(&d->damaged_fills)};
+                              .damaged_fills = atomic_load(&d->damaged_fills),
+                              .keeper_busy = atomic_load(&d->keeper_busy)};
 }
 
 /* The keeper's ", in effect N bytes[, fills off]" into @p buf; "" on other ranks. */
@@ -429,12 +430,12 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
              ", bytes from disk %" PRIu64 ", bytes from below %" PRIu64 ", admitted %" PRIu64
              ", refused %" PRIu64 ", evictions %" PRIu64 ", prefetched %" PRIu64 " (%" PRIu64
              " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 ", damaged fills %" PRIu64
-             "\n",
+             ", keeper busy %" PRIu64 "\n",
              d->dir, d->usable ? "serving" : "not usable", d->budget,
              disk_effect_text(d, effect, sizeof(effect)), d->piece_bytes, homed, d->npieces,
              d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
              d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits, s.misses,
              s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions, s.prefetched,
-             s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills);
+             s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills, s.keeper_busy);
     return buf;
 }

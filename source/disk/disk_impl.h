@@ -106,6 +106,8 @@ typedef struct ingot_disk_stats {
     uint64_t bad_entries;    /* entries found bad, removed and read again from below */
     uint64_t fill_errors;    /* fills that failed (ENOSPC, I/O), the piece left uncached */
     uint64_t damaged_fills;  /* pieces from below that did not verify: never written */
+    uint64_t keeper_busy;    /* peers' wants, pushes and releases that found the keeper's lock
+                                held and were answered "busy" rather than waiting (keeper) */
 } ingot_disk_stats_t;
 
 struct ingot_disk {
@@ -157,7 +159,7 @@ struct ingot_disk {
     ingot_abort_t abort;
     /* counters */
     _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
-        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills;
+        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills, keeper_busy;
     _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
     _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
     _Atomic uint64_t replies_out; /* the server's replies not yet sent */
@@ -253,14 +255,22 @@ int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns
 
 /* claim.c: the keeper's answers to "shall I read piece p whole and hand it to you?" */
 enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO };
+/* How a caller takes the keeper's lock: waiting (a reader, a writer, the prefetcher), or only if
+ * it is free (the transport's progress thread, which holds the transport's lock and must never
+ * wait behind an eviction's unlinks or an epoch's trace; a busy answer is counted). */
+enum { DISK_WAIT, DISK_TRY };
 /* DISK_WANT_FILL (the piece is claimed for the asker's fill), DISK_WANT_THERE (resident, or on
- * its way), DISK_WANT_NO (the policy would not admit it). @p advance: move the policy's clock
- * first (not from the transport's progress thread: an epoch's roll builds a trace). */
-int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int advance);
-/* Whether piece @p p is claimed for a fill (a push of it is welcome). */
+ * its way), DISK_WANT_NO (the policy would not admit it, or DISK_TRY found the keeper busy).
+ * DISK_WAIT also moves the policy's clock first (an epoch's roll builds a trace). */
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int how);
+/* Whether piece @p p is claimed for a fill (a push of it is welcome): 1 or 0, or -1 when the
+ * keeper was busy (DISK_TRY; the pusher keeps its claim and tries again). */
 int ingot_disk_keeper_claimed(ingot_disk_t *d, uint64_t p);
 /* Leave the claim of @p p for @p state (its bytes no longer counted as claimed). */
 void ingot_disk_keeper_settle(ingot_disk_t *d, uint64_t p, int state);
+/* The same taken as @p how: 0 when DISK_TRY found the keeper busy and nothing changed (a
+ * release dropped: the claim lapses after INGOT_TIMEOUT, as a lost one does). */
+int ingot_disk_keeper_settle_how(ingot_disk_t *d, uint64_t p, int state, int how);
 /* A piece the prefetcher picked (FILLING by the policy): counted as claimed. Lock held. */
 void ingot_disk_keeper_claim_locked(ingot_disk_t *d, uint64_t p);
 /* Whether the budget has room for another whole piece, counting the claims in flight. */

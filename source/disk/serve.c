@@ -47,11 +47,11 @@ static ingot_status_t serve_call(void *arg, const ingot_transport_call_t *call)
         if (d->keeper == NULL || p == UINT64_MAX || !d->homed[p]) {
             return serve_want_status[DISK_WANT_NO];
         }
-        if (call->key[1] & SERVE_RELEASE) {
-            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
+        if (call->key[1] & SERVE_RELEASE) { /* dropped when busy: the claim lapses */
+            (void)ingot_disk_keeper_settle_how(d, p, INGOT_DISK_ABSENT, DISK_TRY);
             return INGOT_ERR_CANCELED; /* a status alone: the asker does not wait for it */
         }
-        return serve_want_status[ingot_disk_keeper_want(d, p, 0)];
+        return serve_want_status[ingot_disk_keeper_want(d, p, DISK_TRY)];
     }
     if (!d->usable) {
         return INGOT_ERR_NOT_FOUND;
@@ -82,7 +82,11 @@ static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], con
     if (len != ingot_disk_piece_len(d, p)) {
         return INGOT_ERR_FORMAT;
     }
-    if (!ingot_disk_keeper_claimed(d, p)) {
+    int claimed = ingot_disk_keeper_claimed(d, p);
+    if (claimed < 0) {
+        return INGOT_ERR_NO_RESOURCE; /* the keeper busy: the pusher tries again */
+    }
+    if (claimed == 0) {
         return INGOT_OK; /* not claimed for a fill (lapsed, or written): not wanted */
     }
     disk_buf_t *b = ingot_disk_buf_rx(d);
@@ -214,7 +218,7 @@ int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
 {
     int home = d->home[p], keeper = home >= 0 ? d->node_keeper[home] : -1;
     if (keeper == d->rank) {
-        return ingot_disk_keeper_want(d, p, 1);
+        return ingot_disk_keeper_want(d, p, DISK_WAIT);
     }
     if (keeper < 0 || d->svc == NULL || atomic_load(&d->node_failed[home])) {
         return DISK_WANT_NO;

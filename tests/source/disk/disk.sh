@@ -38,6 +38,10 @@
 #   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
 #                third job reads nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
+#   busy_keeper  the keeper's lock held 3 s by one admission (fault site disk_hold), past the
+#                peers' INGOT_PEER_TIMEOUT of 2 s: the progress thread answers its peers "busy"
+#                rather than waiting, no rank gives the keeper up, nothing fails; and the same
+#                with the peer cache on under INGOT_PEER_FAILURE=abort: the job ends well
 # Every job checks every byte and label it delivers (test_disk.c); fault cases run with
 # INGOT_TIMEOUT=5s.
 set -u
@@ -333,6 +337,18 @@ budgets)
     [ $rc != 0 ] || fail "differing budgets were accepted"
     grep -q "ranks of node 0 (host .*) give different values: rank 0 (1048576 bytes), rank 1 (2097152 bytes)" \
         "$work/b.out" || fail "the ranks and their budgets are not named"
+    ;;
+busy_keeper)
+    export TEST_DISK_STEP_MS=10 INGOT_PEER_TIMEOUT=2s
+    hold=(-x TEST_DISK_STEP_MS -x INGOT_PEER_TIMEOUT -x INGOT_FAULT=disk_hold:10:fail)
+    ok busy 4 cold "${hold[@]}"
+    ! grep "failed a disk-tier request\|did not answer" "$work/busy.out" || fail "a rank gave its keeper up while it held its lock"
+    grep -q "bad 0 failed 0" "$work/busy.out" || fail "bad entries or failed fills"
+    busy=$(grep -o "keeper busy [0-9]*" "$work/busy.out" | awk '{print $NF}')
+    [ "${busy:-0}" -gt 0 ] || fail "no peer found the keeper busy: the hold missed the pushes"
+    rm -rf "$cache"
+    ok busy_abort 4 cold "${hold[@]}" -x INGOT_CACHE_BYTES=64MiB -x INGOT_PEER_FAILURE=abort
+    ! grep "failed a disk-tier request\|did not answer" "$work/busy_abort.out" || fail "a rank gave its keeper up"
     ;;
 *) fail "unknown case $case_" ;;
 esac
