@@ -160,10 +160,11 @@ struct ingot_loader {
     loader_reader_ctx_t *rctx;
     ingot_mem_t staging_mem;
     ingot_trace_t *trace;
-    void *gap_scratch; /* sink for tar headers between scattered fields */
+    void *gap_scratch; /* sinks for tar headers between scattered fields: one of gap_scratch_size
+                          per request (loader_gap), as tiers write them from several threads */
     size_t gap_scratch_size;
     int fetch_device;                  /* a tier fetches bytes into this GPU, or -1 */
-    void *gap_device;                  /* gap_scratch in that GPU's memory */
+    void *gap_device;                  /* the gap sinks in that GPU's memory */
     const ingot_source_mem_t *mem_dev; /* iov_cap of INGOT_SOURCE_MEM_DEVICE */
     uint64_t timeout_ns;
     uint64_t pacing_ns;    /* INGOT_INGEST_PACING: pause before a read while reductions run */
@@ -279,6 +280,11 @@ ingot_status_t ingot_loader_maxima(ingot_loader_h l);
 ingot_status_t ingot_loader_size(ingot_loader_h l, const struct ingot_ctx_config *cfg);
 ingot_status_t ingot_loader_alloc(ingot_loader_h l, const struct ingot_ctx_config *cfg);
 void ingot_loader_free_memory(ingot_loader_h l);
+/* The bytes of every request's gap sink together (what gap_scratch and gap_device hold). */
+static inline size_t ingot_loader_gap_bytes(const struct ingot_loader *l)
+{
+    return (size_t)l->nreaders * LOADER_REQS_PER_READER * l->gap_scratch_size;
+}
 /* create.c: minor page faults of this process so far (getrusage). */
 long ingot_loader_minor_faults(void);
 /* workers.c: verify a sample's stored bytes against the manifest (located runs are checked by

@@ -56,7 +56,7 @@ static uint64_t loader_memory_need(ingot_loader_h l)
     meta += (uint64_t)l->slice * l->fields_max * sizeof(ingot_field_info_t);
     uint64_t worker = l->sample_bytes_max + (uint64_t)l->fields_max * sizeof(ingot_field_view_t);
     return (uint64_t)l->depth * (l->slot_bytes + meta) + (uint64_t)l->nstaging * l->staging_bytes +
-           (uint64_t)l->nworkers * worker + l->gap_scratch_size;
+           (uint64_t)l->nworkers * worker + ingot_loader_gap_bytes(l);
 }
 
 ingot_status_t ingot_loader_size(ingot_loader_h l, const ingot_ctx_config_t *cfg)
@@ -194,7 +194,7 @@ ingot_status_t ingot_loader_alloc(ingot_loader_h l, const ingot_ctx_config_t *cf
     l->wctx = ingot_calloc(l->nworkers, sizeof(*l->wctx), "loader workers");
     l->rctx = ingot_calloc(l->nreaders, sizeof(*l->rctx), "loader readers");
     l->threads = ingot_calloc(l->nreaders + l->nworkers, sizeof(pthread_t), "loader threads");
-    l->gap_scratch = ingot_malloc(l->gap_scratch_size, "loader gap scratch");
+    l->gap_scratch = ingot_malloc(ingot_loader_gap_bytes(l), "loader gap scratch");
     l->plan_loc = ingot_calloc(l->slice, sizeof(*l->plan_loc), "loader plan locations");
     l->plan_located = ingot_calloc(l->slice, 1, "loader plan locations");
     l->first_epoch = l->start_step / l->steps_per_epoch;

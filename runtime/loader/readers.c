@@ -20,14 +20,17 @@ static int run_to_device(ingot_loader_h l, const loader_run_t *run)
 }
 
 /* iovecs scattering a run's stored bytes: fields into their slot positions (in the device slot
- * when @p device), gaps to scratch. */
-static int build_scatter(ingot_loader_h l, loader_run_t *run, struct iovec *iov, int max,
-                         int device)
+ * when @p device), gaps to request @p lr's own sink (a tier may write two requests' gaps from two
+ * threads at once: the disk tier's readers, a transport's progress thread). */
+static int build_scatter(ingot_loader_h l, const loader_req_t *lr, loader_run_t *run,
+                         struct iovec *iov, int max, int device)
 {
     loader_slot_t *slot = run->slot;
     uint64_t cursor = run->offset;
     char *base = device ? (char *)slot->device : (char *)slot->host.ptr;
-    void *gap = device ? l->gap_device : l->gap_scratch;
+    const loader_reader_ctx_t *rd = lr->reader;
+    size_t sink = (size_t)(rd - l->rctx) * LOADER_REQS_PER_READER + (size_t)(lr - rd->reqs);
+    char *gap = (char *)(device ? l->gap_device : l->gap_scratch) + sink * l->gap_scratch_size;
     int n = 0;
     for (uint32_t k = 0; k < run->count; k++) {
         uint32_t pos = slot->sorted[run->first + k];
@@ -63,7 +66,7 @@ static ingot_status_t req_target(ingot_loader_h l, loader_reader_ctx_t *rd, load
     ingot_source_req_t *req = &lr->req;
     if (run->scatter) {
         int device = run_to_device(l, run);
-        int n = build_scatter(l, run, rd->iov, (int)l->iov_cap, device);
+        int n = build_scatter(l, lr, run, rd->iov, (int)l->iov_cap, device);
         if (n < 0) {
             ingot_error("internal: run of %u samples needs more than %u iovecs", run->count,
                         l->iov_cap);

@@ -40,7 +40,7 @@ static ingot_tier_dest_t *tiers_dests(ingot_loader_h l, uint32_t *n_p)
     if (dests != NULL) {
         dests[n++] = (ingot_tier_dest_t){l->staging_mem.ptr,
                                          (size_t)l->nstaging * l->staging_bytes};
-        dests[n++] = (ingot_tier_dest_t){l->gap_scratch, l->gap_scratch_size};
+        dests[n++] = (ingot_tier_dest_t){l->gap_scratch, ingot_loader_gap_bytes(l)};
         for (uint32_t i = 0; i < l->depth; i++) {
             dests[n++] = (ingot_tier_dest_t){l->slots[i].host.ptr, l->slot_bytes};
         }
@@ -55,7 +55,8 @@ static ingot_tier_dest_t *tiers_dests(ingot_loader_h l, uint32_t *n_p)
 static void tiers_fetch_device(ingot_loader_h l)
 {
     ingot_source_mem_t *mem = ingot_calloc(l->iov_cap, sizeof(*mem), "device iovec kinds");
-    ingot_status_t st = mem ? ingot_cuda_malloc_on(l->device, &l->gap_device, l->gap_scratch_size,
+    ingot_status_t st = mem ? ingot_cuda_malloc_on(l->device, &l->gap_device,
+                                                   ingot_loader_gap_bytes(l),
                                                    "loader device gap scratch")
                             : INGOT_ERR_NO_MEMORY;
     if (st != INGOT_OK) {

@@ -17,9 +17,8 @@
 #define LOADER_READERS_LOCAL 2 /* page cache / local NVMe: a couple of threads saturate it */
 /* A remote store hides its per-request latency only behind many requests in flight (32 x 5 ms
  * requests per 10 ms step need 16+; measured: 8 readers AU 0.48, 32 readers AU 0.998). */
-#define LOADER_READERS_REMOTE  32
-#define LOADER_TRACE_EVENTS    (1u << 20)
-#define LOADER_GAP_SCRATCH_MIN (64u << 10)
+#define LOADER_READERS_REMOTE 32
+#define LOADER_TRACE_EVENTS   (1u << 20)
 
 typedef struct slot_wait {
     loader_slot_t *slot;

@@ -106,6 +106,7 @@ static ingot_status_t disk_bufs(ingot_disk_t *d)
                                   .rx = i >= d->nbufs,
                                   .d = d,
                                   .rows = d->buf_rows + (size_t)i * d->fields_max};
+        ingot_event_init(&d->bufs[i].ev); /* once: a late completion may still notify it */
         ingot_disk_buf_put(d, &d->bufs[i]);
     }
     return st;

@@ -34,11 +34,12 @@ static void dst_copy(disk_dst_t *t, const uint8_t *src, uint64_t len)
     }
 }
 
-/* A read from below completed after its waiter gave up: its buffer comes back now. */
+/* A read from below completed after its waiter gave up: its buffer comes back now. Nothing of
+ * the request is touched otherwise: its waiter may be rewriting it for the next read already. */
 static void disk_sub_late(ingot_source_req_t *sub, int late)
 {
-    disk_buf_t *b = sub->arg;
     if (late) {
+        disk_buf_t *b = sub->arg;
         ingot_disk_buf_put(b->d, b);
     }
 }
@@ -51,7 +52,6 @@ ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, 
     uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
     b->len = len < plen - off ? len : plen - off;
     b->iov = (struct iovec){.iov_base = payload, .iov_len = (size_t)b->len};
-    ingot_event_init(&b->ev);
     b->sub = (ingot_source_req_t){.shard = shard,
                                   .shard_id = d->shard_hash[shard],
                                   .offset = ((p - first) << d->piece_log2) + off,

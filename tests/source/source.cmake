@@ -45,6 +45,9 @@ ingot_fuzz_target(NAME source.disk.entry SRC ${_s}/disk/fuzz_disk_entry.c
 ingot_fuzz_target(NAME source.disk.ledger SRC ${_s}/disk/fuzz_ledger.c
                   CORPUS ${_s}/disk/ledger_corpus)
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
+# Several readers through the tier in one process (MPI singleton): the tsan tier's race check.
+ingot_unit_test(NAME source.disk.threads SRC ${_s}/disk/test_disk_threads.c
+                ENV ASAN_OPTIONS=detect_leaks=0)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
     "kill" "two_jobs" "budgets" "erofs_mount")
