@@ -373,15 +373,37 @@ static void disk_flush_hits(ingot_disk_t *d)
     }
 }
 
+uint64_t ingot_disk_deadline(const ingot_disk_t *d, int share)
+{
+    uint64_t deadline = ingot_deadline_after(d->p.timeout_ns), end = atomic_load(&d->end_ns);
+    if (end != 0) {
+        uint64_t cut = end - d->p.timeout_ns + d->p.timeout_ns / 100 * (uint64_t)share;
+        deadline = cut < deadline ? cut : deadline;
+    }
+    return deadline;
+}
+
 void ingot_disk_destroy(ingot_disk_t *d)
 {
-    /* every rank's pieces handed to their keepers (each push answered) before a keeper stops */
+    /* One INGOT_TIMEOUT for all of it, however long the queues: what is not handed over or
+     * written by then is dropped (counted as refused; the ledger counts published entries only,
+     * and a dropped fill never made a temporary). */
+    atomic_store(&d->end_ns, ingot_deadline_after(d->p.timeout_ns));
+    /* every rank's pieces handed to their keepers (each push answered) before a keeper stops:
+     * within the first half, so that the barrier's watchdog fires only for a rank really gone */
     ingot_disk_pusher_drain(d);
     (void)INGOT_MPI_CALL("disk tier: destroy", MPI_Barrier, d->p.comm);
     ingot_abort_raise(&d->abort);
     ingot_disk_serve_stop(d);
-    ingot_disk_keeper_destroy(d); /* pending fills written */
+    ingot_disk_keeper_destroy(d); /* pending fills written, or dropped at the end */
     disk_flush_hits(d);
+    if (atomic_load(&d->replies_out) > 0) {
+        /* a reply the transport still holds will call serve_sent on its buffer: both kept */
+        ingot_warn("disk tier: %" PRIu64 " replies to peers still unsent after INGOT_TIMEOUT; "
+                   "their buffers are left allocated",
+                   atomic_load(&d->replies_out));
+        return;
+    }
     disk_free(d);
 }
 

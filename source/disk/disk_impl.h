@@ -23,6 +23,7 @@ extern const char *const ingot_disk_policy_names[];
  * several overlap (the filesystem commits their syncs together); one writer held 4 ranks' fills
  * of 32 KiB pieces to about 2,000 a second on this VM's disk. */
 #define DISK_WRITERS     4
+#define DISK_PUSH_SHARE  50  /* percent of destroy's INGOT_TIMEOUT the pushes may take */
 #define DISK_SERVE_QUEUE 64  /* peers' reads waiting for this rank's server */
 #define DISK_OUTBOX      8   /* buffers for pieces waiting to be handed to their keeper */
 #define DISK_FD_SLOTS    256 /* entries kept open per process (fdcache.c) */
@@ -78,6 +79,8 @@ typedef struct disk_keeper {
     ingot_event_t clock;      /* now moved */
     ingot_event_t idle;       /* the writer finished one */
     _Atomic uint64_t pending; /* fills queued or being written */
+    _Atomic int dropping;     /* destroy's INGOT_TIMEOUT is up: queued fills are dropped */
+    _Atomic uint64_t dropped; /* fills dropped so */
     pthread_t writers[DISK_WRITERS], prefetcher;
     int writers_started, prefetcher_started;
     _Atomic uint64_t budget;  /* the budget in effect (room.c): INGOT_DISK_CACHE_BYTES or less */
@@ -163,6 +166,8 @@ struct ingot_disk {
     _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
     _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
     _Atomic uint64_t replies_out; /* the server's replies not yet sent */
+    _Atomic uint64_t end_ns; /* set by destroy: when all of it must be done (now + INGOT_TIMEOUT);
+                                     0 until then (disk_deadline) */
     _Atomic int said_bad, said_fill, said_push, said_damaged;
 };
 
@@ -172,6 +177,10 @@ struct ingot_disk {
 /* Create the tier over @p below (the chain's: not destroyed with the tier), see disk.h. */
 ingot_status_t ingot_disk_create(const ingot_tier_plan_t *plan, ingot_source_t *below,
                                  ingot_disk_t **d_p);
+/* A wait's deadline: INGOT_TIMEOUT from now, but during destroy never past the first @p share
+ * percent of destroy's one INGOT_TIMEOUT (pushes take the first half, so that every rank reaches
+ * destroy's barrier in time; the keeper's writers and the replies the rest). May be past. */
+uint64_t ingot_disk_deadline(const ingot_disk_t *d, int share);
 /* This rank's counters. */
 void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *stats_p);
 /* A report for people: the folder, the budget and usage, the homes, the counters. */

@@ -167,8 +167,12 @@ void ingot_disk_folder_close(ingot_disk_folder_t *f)
 
 ingot_status_t ingot_disk_ledger_lock(ingot_disk_folder_t *f)
 {
+    return ingot_disk_ledger_lock_until(f, ingot_deadline_after(f->lock_timeout_ns));
+}
+
+ingot_status_t ingot_disk_ledger_lock_until(ingot_disk_folder_t *f, uint64_t deadline)
+{
     static _Atomic int said;
-    uint64_t deadline = ingot_deadline_after(f->lock_timeout_ns);
     if (f->ledger_fd < 0) {
         return ingot_fail(INGOT_ERR_PERMISSION, "disk tier: the ledger of '%s' cannot be opened",
                           f->path);

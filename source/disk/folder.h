@@ -60,6 +60,8 @@ void ingot_disk_folder_close(ingot_disk_folder_t *f);
 /** Take the ledger's lock, retrying until the lock timeout (another job may hold it a moment):
  *  INGOT_OK, or INGOT_ERR_TIMED_OUT (logged once per process, naming the folder). */
 ingot_status_t ingot_disk_ledger_lock(ingot_disk_folder_t *f);
+/** The same, retrying until @p deadline (a monotonic time in ns) rather than the lock timeout. */
+ingot_status_t ingot_disk_ledger_lock_until(ingot_disk_folder_t *f, uint64_t deadline);
 void ingot_disk_ledger_unlock(ingot_disk_folder_t *f);
 /** The folder's usage as the ledger says (lock held); 0 for a missing or damaged ledger. */
 uint64_t ingot_disk_ledger_usage(ingot_disk_folder_t *f);

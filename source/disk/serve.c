@@ -168,16 +168,12 @@ void ingot_disk_serve_stop(ingot_disk_t *d)
         pthread_join(d->server, NULL);
         d->server_started = 0;
     }
-    uint64_t deadline = ingot_deadline_after(d->p.timeout_ns);
+    uint64_t deadline = ingot_disk_deadline(d, 100);
     while (atomic_load(&d->replies_out) > 0 && ingot_time_ns() < deadline) {
         if (ingot_transport_progress(d->transport) == 0) {
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
-    }
-    if (atomic_load(&d->replies_out) > 0) {
-        ingot_warn("disk tier: %" PRIu64 " replies to peers still unsent after INGOT_TIMEOUT",
-                   atomic_load(&d->replies_out));
     }
     ingot_transport_service_destroy(d->svc);
     d->svc = NULL;
@@ -279,11 +275,12 @@ static void pusher_one(void *arg, void *item)
         ingot_disk_keeper_offer(d, b); /* the buffer is the keeper's now */
         return;
     }
-    uint64_t deadline = ingot_deadline_after(d->p.timeout_ns), key[2];
+    uint64_t deadline = ingot_disk_deadline(d, DISK_PUSH_SHARE), key[2];
     serve_key(&b->key, key);
-    ingot_status_t st = INGOT_ERR_NOT_FOUND;
+    ingot_status_t st = INGOT_ERR_CANCELED; /* past destroy's share: dropped, its claim lapses */
     long pause_ns = SERVE_BUSY_MIN_NS;
-    while (keeper >= 0 && d->svc != NULL && !atomic_load(&d->node_failed[home])) {
+    while (keeper >= 0 && d->svc != NULL && !atomic_load(&d->node_failed[home]) &&
+           ingot_time_ns() < deadline) {
         st = serve_op(d, keeper, key, 0, NULL, b->mem + INGOT_DISK_HEADER_BYTES, b->len, deadline);
         if (st != INGOT_ERR_NO_RESOURCE || ingot_time_ns() >= deadline) {
             break;
@@ -295,6 +292,8 @@ static void pusher_one(void *arg, void *item)
     }
     if (st == INGOT_ERR_TIMED_OUT || st == INGOT_ERR_UCX) {
         serve_node_failed(d, home, keeper, st);
+    } else if (st == INGOT_ERR_CANCELED) {
+        atomic_fetch_add(&d->refused, 1);
     } else if (st != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
         ingot_disk_release_claim(d, b->piece, deadline);

@@ -45,6 +45,9 @@ ingot_fuzz_target(NAME source.disk.entry SRC ${_s}/disk/fuzz_disk_entry.c
 ingot_fuzz_target(NAME source.disk.ledger SRC ${_s}/disk/fuzz_ledger.c
                   CORPUS ${_s}/disk/ledger_corpus)
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
+# A destroy with a long queue of fills, the ledger held by another process: one INGOT_TIMEOUT.
+ingot_unit_test(NAME source.disk.destroy_bound SRC ${_s}/disk/test_destroy.c
+                ENV ASAN_OPTIONS=detect_leaks=0)
 # Several readers through the tier in one process (MPI singleton): the tsan tier's race check.
 ingot_unit_test(NAME source.disk.threads SRC ${_s}/disk/test_disk_threads.c
                 ENV ASAN_OPTIONS=detect_leaks=0)

@@ -6,12 +6,8 @@
  * (misses, fills written by the keeper's writers) and a warm one (hits), every sample checked.
  * Run by the tsan tier, where a sink shared by the readers is a data race that fails the test.
  */
-#include "common/test.h"
-#include "common/loader_data.h"
+#include "disk_single.h"
 #include <ingot/ingot.h>
-#include <ingot/loader.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #define N       480
 #define BATCH   8
@@ -21,10 +17,7 @@
 int main(void)
 {
     char dir[1024];
-    snprintf(dir, sizeof(dir), "%s/cache", test_tmpdir());
-    setenv("INGOT_DISK_CACHE_DIR", dir, 1);
-    setenv("INGOT_DISK_CACHE_BYTES", "64MiB", 1);
-    setenv("INGOT_DISK_CACHE_PIECE", "16KiB", 1);
+    disk_single_env(dir, sizeof(dir));
     const char *m = data_set(test_tmpdir(), "data", N, 64 << 10, 0);
     CHECK(m != NULL);
     ingot_ctx_h ctx;
@@ -34,18 +27,7 @@ int main(void)
     p.epochs = EPOCHS;
     ingot_loader_h l;
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
-    ingot_batch_t b;
-    ingot_status_t st;
-    uint64_t samples = 0;
-    while ((st = ingot_loader_next(l, &b)) == INGOT_OK) {
-        for (uint32_t i = 0; i < b.count; i++) {
-            CHECK(data_check(b.indices[i], (const uint8_t *)b.data + b.offsets[i], b.lengths[i],
-                             b.labels[i]) == 0);
-        }
-        samples += b.count;
-        CHECK_OK(ingot_loader_release(l, &b));
-    }
-    CHECK(st == INGOT_END_OF_DATA);
+    uint64_t samples = disk_single_drain(l);
     CHECK(samples == (uint64_t)N * EPOCHS);
     ingot_loader_stats_t s = {.field_mask = INGOT_LOADER_STATS_FIELD_DISK};
     CHECK_OK(ingot_loader_stats(l, &s));
