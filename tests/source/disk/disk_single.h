@@ -21,13 +21,18 @@ static inline void disk_single_env(char *dir, size_t len)
     setenv("INGOT_DISK_CACHE_PIECE", "16KiB", 1);
 }
 
-/* Deliver every batch of the loader's epochs, each sample checked; the samples delivered. */
-static inline uint64_t disk_single_drain(ingot_loader_h l)
+/* Deliver every batch of the loader's epochs before @p stop (UINT64_MAX: all of them), each sample
+ * checked; the samples delivered. */
+static inline uint64_t disk_single_drain(ingot_loader_h l, uint64_t stop)
 {
     ingot_batch_t b;
     ingot_status_t st;
     uint64_t samples = 0;
     while ((st = ingot_loader_next(l, &b)) == INGOT_OK) {
+        if (b.epoch >= stop) {
+            CHECK_OK(ingot_loader_release(l, &b));
+            return samples;
+        }
         for (uint32_t i = 0; i < b.count; i++) {
             CHECK(data_check(b.indices[i], (const uint8_t *)b.data + b.offsets[i], b.lengths[i],
                              b.labels[i]) == 0);

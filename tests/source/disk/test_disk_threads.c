@@ -27,7 +27,7 @@ int main(void)
     p.epochs = EPOCHS;
     ingot_loader_h l;
     CHECK_OK(ingot_loader_create(ctx, &p, &l));
-    uint64_t samples = disk_single_drain(l);
+    uint64_t samples = disk_single_drain(l, UINT64_MAX);
     CHECK(samples == (uint64_t)N * EPOCHS);
     ingot_loader_stats_t s = {.field_mask = INGOT_LOADER_STATS_FIELD_DISK};
     CHECK_OK(ingot_loader_stats(l, &s));
