@@ -77,7 +77,7 @@ static int claim_lock(ingot_disk_t *d, int how)
     return 0;
 }
 
-int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int how)
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how)
 {
     disk_keeper_t *k = d->keeper;
     int lapsed, want = DISK_WANT_THERE;
@@ -88,10 +88,12 @@ int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int how)
         (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));
     }
     if (claim_state(d, p, &lapsed) == INGOT_DISK_ABSENT) {
-        /* none that could never fit (fills off, a budget in effect below the piece) */
+        /* none that could never fit (fills off, a budget in effect below the piece), nor one
+         * that reads below more than it saves: the bytes of the piece the miss does not need */
+        uint64_t plen = ingot_disk_piece_len(d, p), extra = plen - (len < plen ? len : plen);
         want = ingot_disk_room_fits(d, claim_size(d, p)) &&
-                       (ingot_disk_keeper_has_room(d) ||
-                        ingot_disk_policy_admissible(k->pol, ingot_disk_policy_need(k->pol, p)))
+                       ingot_disk_policy_pays(k->pol, p, ingot_disk_keeper_has_room(d),
+                                              ingot_disk_policy_need(k->pol, p), extra)
                    ? DISK_WANT_FILL
                    : DISK_WANT_NO;
     }

@@ -269,9 +269,11 @@ enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO };
  * wait behind an eviction's unlinks or an epoch's trace; a busy answer is counted). */
 enum { DISK_WAIT, DISK_TRY };
 /* DISK_WANT_FILL (the piece is claimed for the asker's fill), DISK_WANT_THERE (resident, or on
- * its way), DISK_WANT_NO (the policy would not admit it, or DISK_TRY found the keeper busy).
+ * its way), DISK_WANT_NO (the policy would not admit it: no room, or a fill that would read
+ * below more than it saves, the miss needing @p len of the piece's bytes; or DISK_TRY found the
+ * keeper busy).
  * DISK_WAIT also moves the policy's clock first (an epoch's roll builds a trace). */
-int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, int how);
+int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how);
 /* Whether piece @p p is claimed for a fill (a push of it is welcome): 1 or 0, or -1 when the
  * keeper was busy (DISK_TRY; the pusher keeps its claim and tries again). */
 int ingot_disk_keeper_claimed(ingot_disk_t *d, uint64_t p);
@@ -317,10 +319,10 @@ void ingot_disk_release_claim(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
  * barrier that lets keepers stop). */
 ingot_status_t ingot_disk_pusher_start(ingot_disk_t *d);
 void ingot_disk_pusher_drain(ingot_disk_t *d);
-/* Whether this rank should read missed piece @p p whole and write it through: its keeper's
- * answer (DISK_WANT_*), asked over the transport when the keeper is another process;
- * DISK_WANT_NO when it cannot be asked. */
-int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns);
+/* Whether this rank should read missed piece @p p whole and write it through, the miss needing
+ * @p len of its bytes: its keeper's answer (DISK_WANT_*), asked over the transport when the keeper
+ * is another process; DISK_WANT_NO when it cannot be asked. */
+int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t len, uint64_t deadline_ns);
 /* Read [off, off + len) of piece @p p from its home node @p home (another node) into @p dst:
  * INGOT_OK, INGOT_ERR_NOT_FOUND (not there), another status (that home failed: said once). */
 ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,

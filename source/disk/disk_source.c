@@ -172,7 +172,7 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
     }
     atomic_fetch_add(&d->misses, 1);
     /* the whole piece when its keeper wants it written through, else only these bytes */
-    int whole = ingot_disk_want(d, p, req->deadline_ns) == DISK_WANT_FILL;
+    int whole = ingot_disk_want(d, p, len, req->deadline_ns) == DISK_WANT_FILL;
     st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
                                req->deadline_ns);
     if (st != INGOT_OK) {

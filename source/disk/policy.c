@@ -213,6 +213,40 @@ int ingot_disk_policy_admissible(const ingot_disk_policy_t *pol, uint64_t need)
     return pol_victim_kind(pol, need, &top) != 0;
 }
 
+/* The bytes of piece @p p's uses at global steps [@p from, @p until) that the two traces hold,
+ * counted up to @p enough. */
+static uint64_t pol_bytes_between(const ingot_disk_policy_t *pol, uint32_t p, uint64_t from,
+                                  uint64_t until, uint64_t enough)
+{
+    uint64_t sum = 0;
+    for (int k = 0; k < 2 && sum < enough; k++) {
+        const ingot_disk_trace_t *t = &pol->tr[k];
+        if (t->epoch == UINT64_MAX) {
+            break;
+        }
+        uint64_t base = pol_epoch_start(pol, t->epoch);
+        for (uint32_t i = k == 0 ? pol->cur[p] : t->first[p];
+             i != INGOT_DISK_NONE && base + t->step[i] < until && sum < enough; i = t->next[i]) {
+            sum += base + t->step[i] >= from ? t->bytes[i] : 0;
+        }
+    }
+    return sum;
+}
+
+int ingot_disk_policy_pays(const ingot_disk_policy_t *pol, uint64_t p, int room, uint64_t from,
+                           uint64_t cost)
+{
+    uint32_t top;
+    int kind = room ? 1 : pol_victim_kind(pol, from, &top);
+    if (kind == 0 || pol->p.lru) {
+        return kind != 0; /* LRU knows no future: a victim is enough */
+    }
+    /* kept until the victim would be needed: the piece needed latest now, unless a piece never
+     * read again or another job's entry makes the room (then as long as the traces reach) */
+    uint64_t until = kind == 3 ? pol->nu[top] : INGOT_DISK_NEVER;
+    return pol_bytes_between(pol, (uint32_t)p, from, until, cost) >= cost;
+}
+
 int ingot_disk_policy_victim(ingot_disk_policy_t *pol, uint64_t need, ingot_disk_victim_t *v)
 {
     uint32_t top;
@@ -263,7 +297,7 @@ int ingot_disk_policy_prefetch(ingot_disk_policy_t *pol, int room, uint64_t *p_p
             pol->pf_item++;
             continue;
         }
-        if (!room && !ingot_disk_policy_admissible(pol, need)) {
+        if (!ingot_disk_policy_pays(pol, p, room, need, 1ull << pol->p.pieces.piece_log2)) {
             return 0; /* the budget holds pieces needed sooner: wait for the clock */
         }
         pol->pf_item++;

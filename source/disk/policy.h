@@ -88,6 +88,17 @@ void ingot_disk_policy_foreign_done(ingot_disk_policy_t *pol);
 
 /** Whether a newcomer needed at @p need could take the place of a victim (nothing changed). */
 int ingot_disk_policy_admissible(const ingot_disk_policy_t *pol, uint64_t need);
+/**
+ * Whether a fill of piece @p p pays for itself in bytes from below: it costs @p cost bytes read
+ * below that no miss needed (a miss's fill: the piece less the bytes the miss reads anyway; a
+ * prefetch: the whole piece), and saves the bytes of the piece's uses from step @p from on that it
+ * serves before it would be evicted (Belady with bypass, in bytes). With @p room (the budget has
+ * room) or a victim never read again or of another job, it stays as long as the traces reach (this
+ * epoch and the next); else until the resident piece needed latest would be. 0 when nothing could
+ * make room. LRU: whether a victim exists (no future known).
+ */
+int ingot_disk_policy_pays(const ingot_disk_policy_t *pol, uint64_t p, int room, uint64_t from,
+                           uint64_t cost);
 /** Choose and take out the next victim for a newcomer needed at @p need: 1 (in *@p v), 0 none
  *  (bypass). A piece of this job leaves the heap and becomes ABSENT. */
 int ingot_disk_policy_victim(ingot_disk_policy_t *pol, uint64_t need, ingot_disk_victim_t *v);

@@ -51,7 +51,7 @@ static ingot_status_t serve_call(void *arg, const ingot_transport_call_t *call)
             (void)ingot_disk_keeper_settle_how(d, p, INGOT_DISK_ABSENT, DISK_TRY);
             return INGOT_ERR_CANCELED; /* a status alone: the asker does not wait for it */
         }
-        return serve_want_status[ingot_disk_keeper_want(d, p, DISK_TRY)];
+        return serve_want_status[ingot_disk_keeper_want(d, p, call->off, DISK_TRY)];
     }
     if (!d->usable) {
         return INGOT_ERR_NOT_FOUND;
@@ -210,11 +210,11 @@ static ingot_status_t serve_op(ingot_disk_t *d, int rank, const uint64_t key[2],
     return st != INGOT_OK ? st : atomic_load(&op.status);
 }
 
-int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
+int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t len, uint64_t deadline_ns)
 {
     int home = d->home[p], keeper = home >= 0 ? d->node_keeper[home] : -1;
     if (keeper == d->rank) {
-        return ingot_disk_keeper_want(d, p, DISK_WAIT);
+        return ingot_disk_keeper_want(d, p, len, DISK_WAIT);
     }
     if (keeper < 0 || d->svc == NULL || atomic_load(&d->node_failed[home])) {
         return DISK_WANT_NO;
@@ -223,7 +223,7 @@ int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t deadline_ns)
     uint64_t key[2], word;
     serve_key(&k, key);
     key[1] |= SERVE_WANT;
-    ingot_status_t st = serve_op(d, keeper, key, 0, &word, NULL, 0, deadline_ns);
+    ingot_status_t st = serve_op(d, keeper, key, len, &word, NULL, 0, deadline_ns); /* len: off */
     for (int w = DISK_WANT_FILL; w <= DISK_WANT_NO; w++) {
         if (st == serve_want_status[w]) {
             return w;

@@ -30,7 +30,9 @@ static ingot_status_t trace_reserve(ingot_disk_trace_t *t, uint64_t n)
     t->step = step ? step : t->step;
     uint32_t *next = step ? realloc(t->next, cap * sizeof(uint32_t)) : NULL;
     t->next = next ? next : t->next;
-    if (next == NULL) {
+    uint32_t *bytes = next ? realloc(t->bytes, cap * sizeof(uint32_t)) : NULL;
+    t->bytes = bytes ? bytes : t->bytes;
+    if (bytes == NULL) {
         return ingot_fail(INGOT_ERR_NO_MEMORY,
                           "disk tier: no memory for a trace of %" PRIu64 " items", cap);
     }
@@ -58,8 +60,12 @@ static ingot_status_t trace_sample(ingot_disk_trace_t *t, ingot_manifest_h manif
         if ((st = trace_reserve(t, t->n + 1)) != INGOT_OK) {
             return st;
         }
+        uint64_t at = (p - base) << pieces->piece_log2, end = at + (1ull << pieces->piece_log2);
+        uint64_t lo = si.offset > at ? si.offset : at;
+        uint64_t hi = si.offset + si.length < end ? si.offset + si.length : end;
         t->piece[t->n] = (uint32_t)p;
         t->step[t->n] = step;
+        t->bytes[t->n] = (uint32_t)(hi - lo);
         t->n++;
     }
     return INGOT_OK;
@@ -118,6 +124,7 @@ void ingot_disk_trace_free(ingot_disk_trace_t *t)
     free(t->piece);
     free(t->step);
     free(t->next);
+    free(t->bytes);
     free(t->first);
     memset(t, 0, sizeof(*t));
 }

@@ -17,6 +17,7 @@ typedef struct ingot_disk_trace {
     uint64_t n;                    /* items */
     uint32_t *piece, *step, *next; /* per item: the piece, its step in the epoch, the next item of
                                       the same piece (INGOT_DISK_NONE) */
+    uint32_t *bytes;               /* per item: the sample's bytes within the piece */
     uint32_t *first;               /* per piece: its first item, or INGOT_DISK_NONE */
     uint64_t cap;
 } ingot_disk_trace_t;
