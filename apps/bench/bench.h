@@ -36,6 +36,8 @@ enum {
     E_PEER,
     E_LOCAL,
     E_DISK,        /* bytes the nodes' disk tier served */
+    E_BELOW,       /* bytes the disk tier read below it during the epoch (misses, whole pieces for
+                      fills, prefetches): what left the store with the tier on */
     E_GETS,        /* object-store GETs made for the epoch's reads */
     E_GET_BYTES,   /* their bytes */
     E_RETRIES,     /* their retries, every class */

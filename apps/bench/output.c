@@ -118,11 +118,11 @@ static void print_store(const bench_output_t *o)
 }
 
 static const report_column_t epoch_columns[] = {
-    {"steps", "", 7, 0},       {"AU", "", 7, 4},       {"stall", "%", 7, 2},
-    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1}, {"local", "MiB", 10, 1},
-    {"disk", "MiB", 10, 1},    {"GETs", "", 8, 0},     {"GET/", "sample", 8, 4},
-    {"retries", "", 8, 0},     {"RSS", "MiB", 8, 1},   {"store", "MiB", 10, 1},
-    {"amplif.", "x", 8, 3}};
+    {"steps", "", 7, 0},       {"AU", "", 7, 4},        {"stall", "%", 7, 2},
+    {"storage", "MiB", 10, 1}, {"peer", "MiB", 10, 1},  {"local", "MiB", 10, 1},
+    {"disk", "MiB", 10, 1},    {"below", "MiB", 10, 1}, {"GETs", "", 8, 0},
+    {"GET/", "sample", 8, 4},  {"retries", "", 8, 0},   {"RSS", "MiB", 8, 1},
+    {"store", "MiB", 10, 1},   {"amplif.", "x", 8, 3}};
 
 static const report_column_t node_columns[] = {
     {"store", "MiB", 10, 1}, {"needed", "MiB", 10, 1}, {"amplif.", "x", 8, 3}, {"GETs", "", 8, 0}};
@@ -219,7 +219,8 @@ static void print_epochs(const bench_output_t *o)
 {
     const double mib = 1024.0 * 1024.0;
     printf("# per epoch: record bytes by source over all ranks (storage below every cache, peers' "
-           "cache windows, own window, the nodes' disk tier), object-store GETs for the epoch's "
+           "cache windows, own window, the nodes' disk tier), the disk tier's own reads below it "
+           "(what left the store with the tier on), object-store GETs for the epoch's "
            "reads and their retries, resident memory summed over ranks; AU and stall averaged over "
            "ranks (first step of the run left out)\n");
     report_table_head(stdout, "epoch", OUT_WHO_WIDTH, epoch_columns, OUT_ARRAY_SIZE(epoch_columns));
@@ -234,6 +235,7 @@ static void print_epochs(const bench_output_t *o)
             x[E_PEER] / mib,
             x[E_LOCAL] / mib,
             x[E_DISK] / mib,
+            x[E_BELOW] / mib,
             x[E_GETS],
             x[E_READS] > 0 ? x[E_GETS] / x[E_READS] : 0,
             x[E_RETRIES],
@@ -261,6 +263,7 @@ static void json_epoch_fields(report_json_t *j, const double *x)
     report_json_u64(j, "bytes_peer", (uint64_t)x[E_PEER]);
     report_json_u64(j, "bytes_local", (uint64_t)x[E_LOCAL]);
     report_json_u64(j, "bytes_disk", (uint64_t)x[E_DISK]);
+    report_json_u64(j, "disk_bytes_below", (uint64_t)x[E_BELOW]);
     report_json_num(j, "au", epoch_au(x));
     report_json_num(j, "wall_s", x[E_WALL]);
     report_json_num(j, "stall_s", x[E_STALL]);

@@ -55,7 +55,15 @@ static int run_device(ingot_ctx_h ctx, const bench_args_t *a)
 
 /* The epochs table's row of @p b's epoch (started at @p t when it is new); NULL only when memory
  * for a new epoch's row ran out (said once; the totals stay whole). */
-static double *run_epoch(bench_result_t *r, const ingot_batch_t *b, double t, double *t_epoch_p)
+/* The disk tier's bytes read below so far (0 without the tier). */
+static double run_below(ingot_loader_h l)
+{
+    ingot_loader_stats_t s = {.field_mask = INGOT_LOADER_STATS_FIELD_DISK};
+    return ingot_loader_stats(l, &s) == INGOT_OK ? (double)s.disk_bytes_below : 0;
+}
+
+static double *run_epoch(ingot_loader_h l, bench_result_t *r, const ingot_batch_t *b, double t,
+                         double *t_epoch_p)
 {
     if (r->epochs_seen == 0 || r->epoch_last != b->epoch) {
         r->epochs_seen++;
@@ -81,6 +89,9 @@ static double *run_epoch(bench_result_t *r, const ingot_batch_t *b, double t, do
             r->epochs_cap = cap;
         }
         r->epochs[r->nepochs][E_EPOCH] = (double)b->epoch;
+        /* so far (the run's first reads, before its first batch, the first epoch's): made the
+         * epoch's at the end */
+        r->epochs[r->nepochs][E_BELOW] = r->nepochs == 0 ? 0 : run_below(l);
         r->nepochs++;
         *t_epoch_p = t;
     }
@@ -97,7 +108,7 @@ static ingot_status_t run_steps(ingot_loader_h l, const bench_args_t *a, int bar
     while ((a->steps == 0 || r->steps < a->steps) && (st = ingot_loader_next(l, &b)) == INGOT_OK) {
         double t_got = report_now();
         double c = bench_compute(a, &b);
-        double *e = run_epoch(r, &b, t_prev, &t_epoch);
+        double *e = run_epoch(l, r, &b, t_prev, &t_epoch);
         if (e != NULL && r->steps > 0) { /* the pipeline's fill stays out, as in the totals */
             e[E_STEPS] += 1;
             e[E_COMPUTE] += c;
@@ -163,6 +174,12 @@ static void run_store(ingot_loader_h l, bench_result_t *r, uint64_t i)
 /* Where each epoch's bytes came from, and the cache's paths. */
 static void run_sources(ingot_loader_h l, bench_result_t *r)
 {
+    double below = run_below(l); /* each epoch's: from its start to the next one's */
+    for (uint64_t i = r->nepochs; i-- > 0;) {
+        double at = r->epochs[i][E_BELOW];
+        r->epochs[i][E_BELOW] = below - at;
+        below = at;
+    }
     for (uint64_t i = 0; i < r->nepochs; i++) {
         ingot_loader_epoch_bytes_t eb;
         if (ingot_loader_epoch_bytes(l, (uint64_t)r->epochs[i][E_EPOCH], &eb) == INGOT_OK) {

@@ -7,7 +7,11 @@ local files removed (only the bucket has the data). Then, 4 ranks, one node, a f
 job 1 fills it from the bucket; then --reps times job 2 (same node, manifest and world): its GETs
 and bytes from the bucket (goal 0 and 0) and its rate beside job 1's.
 
-usage: tests/perf/disk_objstore.py [--build build] [--reps 3] [--samples 1024]
+--budgets (issue 33): instead, on 1 and 4 ranks, 3 epochs, no tier against budgets of 25, 50,
+75 and 100% of the shards (a fresh folder each run), --reps runs interleaved: per epoch the wall
+time and the bytes from the bucket (medians) and their ratios to no tier's.
+
+usage: tests/perf/disk_objstore.py [--build build] [--reps 3] [--samples 1024] [--budgets]
 """
 import argparse
 import json
@@ -68,11 +72,47 @@ def job(args, sw, work, manifest, name):
             "disk": sum(x["bytes_disk"] for x in j["epochs"]), "mib_s": a["mib_per_s"]}
 
 
+def bench_epochs(args, sw, work, manifest, name, np, budget):
+    """One run of 3 epochs: per epoch (wall s, bytes from the bucket)."""
+    path = os.path.join(work, f"{name}.json")
+    shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)
+    cmd = ["mpiexec", "--oversubscribe", "-np", str(np), os.path.join(args.build, "apps",
+           "ingot-bench"), "--manifest", manifest, "--batch", "64", "--epochs", "3",
+           "--no-progress", f"--json={path}"]
+    e = env_for(sw, work, INGOT_DISK_CACHE_DIR=os.path.join(work, "cache"),
+                INGOT_DISK_CACHE_BYTES=str(budget))
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{p.stdout}{p.stderr}")
+    j = json.load(open(path))
+    return [(x["wall_s"], x["store_bytes"]) for x in j["epochs"]]
+
+
+def budgets(args, sw, work, manifest, stored):
+    for np in (1, 4):
+        runs = {}
+        for r in range(args.reps):
+            for pct in (0, 25, 50, 75, 100):
+                budget = stored * (1048576 + 4096) // 1048576 * pct // 100
+                runs.setdefault(pct, []).append(
+                    bench_epochs(args, sw, work, manifest, f"b{np}-{pct}-{r}", np, budget))
+        med = {pct: [(statistics.median(x[e][0] for x in rs),
+                      statistics.median(x[e][1] for x in rs) / 2**20) for e in range(3)]
+               for pct, rs in runs.items()}
+        print(f"| {np} rank(s), object store | " + " | ".join(
+            f"epoch {e} s (x) | MiB from the bucket (x)" for e in range(3)) + " |")
+        for pct, eps in med.items():
+            cells = [f"{w:.2f} ({w / med[0][e][0]:.2f}) | {b:.0f} ({b / med[0][e][1]:.2f})"
+                     for e, (w, b) in enumerate(eps)]
+            print(f"| {'no tier' if pct == 0 else f'{pct}%'} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--samples", type=int, default=1024)
+    ap.add_argument("--budgets", action="store_true")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix="ingot-disk-objstore.", dir="/var/tmp")
@@ -81,6 +121,11 @@ def main():
         s3 = harness.s3_client(sw.endpoint, KEY, SECRET)
         s3.create_bucket(Bucket=BUCKET)
         manifest = dataset(args, sw, s3, work)
+        if args.budgets:
+            stored = sum(o["Size"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="ds/")
+                         .get("Contents", []) if o["Key"].endswith(".tar"))
+            budgets(args, sw, work, manifest, stored)
+            return
         j1 = job(args, sw, work, manifest, "job1")
         print(f"## object store, job 1 (cold): {j1['gets']} GETs, {j1['store_bytes']} bytes from "
               f"the bucket, {j1['mib_s']:.1f} MiB/s")

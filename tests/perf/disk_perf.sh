@@ -13,6 +13,14 @@
 # B the disk tier's own reads below (whole pieces for fills, prefetches: disk_bytes_below).
 #   nodes    two emulated nodes (tests/netns, a folder per node): job 1 on 2 x 2, then job 2 on
 #            2 x 1 and 2 x 2: bytes from the remote (goal 0)
+#   budget   (issue 33) a budget smaller than the dataset against no tier: BUDGET_NP (1 and 4)
+#            ranks over the emulated remote (INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms per rank),
+#            3 epochs, global order, budgets of 25/50/75/100% of the shards (with the entries'
+#            headers), the clairvoyant policy and LRU, a fresh folder per run, REPS runs
+#            interleaved: per epoch the wall time and the bytes read from below (no tier: the
+#            loader's from storage; the tier: its own reads below, disk_bytes_below) as medians,
+#            and their ratios to no tier's (goals: every epoch <= 1.05 in time, <= 1 in bytes;
+#            from epoch 2 at 50%, time <= 0.6)
 #   policy   a budget of half the dataset, 4 epochs (a fresh shuffle each), no prefetch, a fresh
 #            folder per run, pieces of POLICY_PIECE (32 KiB: most pieces within one sample, read
 #            once an epoch, the issue's simulated trace; with 1 MiB pieces of ~9 samples each a
@@ -38,7 +46,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/var/tmp}/ingot-diskperf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"twice ranks nodes policy prefetch scan objstore"}
 REPS=${REPS:-3} SAMPLES=${SAMPLES:-1024} SCAN_N=${SCAN_N:-100000}
-POLICY_PIECE=${POLICY_PIECE:-32KiB} POLICY_NP=${POLICY_NP:-4}
+POLICY_PIECE=${POLICY_PIECE:-32KiB} POLICY_NP=${POLICY_NP:-4} BUDGET_NP=${BUDGET_NP:-"1 4"}
 bench=$build/apps/ingot-bench
 emulate=bw=50MiB/s,lat=5ms
 # shellcheck source=tests/perf/perf_lib.sh
@@ -109,6 +117,43 @@ nodes)
     BENCH_ARGS="--epochs 1" bench nodes21 2 -npernode 1 "${nd[@]}" "${remote_store[@]}"
     BENCH_ARGS="--epochs 1" bench nodes22b 4 "${nd[@]}" "${remote_store[@]}"
     echo "## two nodes: job 1 on 2 x 2 $(remote nodes22) bytes from the remote; job 2 on 2 x 1 $(remote nodes21), on 2 x 2 $(remote nodes22b) (goal 0)"
+    ;;
+budget)
+    for np in $BUDGET_NP; do
+        for r in $(seq "$REPS"); do
+            BENCH_ARGS="--epochs 3 --batch 64" bench "budget-$np-none-$r" "$np" \
+                -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+            for pct in 25 50 75 100; do
+                for pol in clairvoyant lru; do
+                    rm -rf "$work/cache"
+                    BENCH_ARGS="--epochs 3 --batch 64" bench "budget-$np-$pct-$pol-$r" "$np" \
+                        -x INGOT_DISK_CACHE_DIR="$work/cache" \
+                        -x INGOT_DISK_CACHE_BYTES=$((dataset * (1048576 + 4096) / 1048576 * pct / 100)) \
+                        -x INGOT_DISK_CACHE_POLICY=$pol -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+                done
+            done
+        done
+    done
+    echo "## budgets against no tier: 3 epochs, medians of $REPS (time s, MiB from below; ratio to no tier), load $(cut -d' ' -f1 /proc/loadavg)"
+    $py - "$work" "$REPS" "$BUDGET_NP" << 'PY'
+import json, statistics as st, sys
+work, reps, nps = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+def load(name):
+    runs = [json.load(open(f"{work}/budget-{name}-{r}.json")) for r in range(1, reps + 1)]
+    epochs = len(runs[0]["epochs"])
+    wall = [st.median(x["epochs"][e]["wall_s"] for x in runs) for e in range(epochs)]
+    tier = "none" not in name
+    below = [st.median((x["epochs"][e]["disk_bytes_below"] if tier else x["epochs"][e]["bytes_storage"]) / 2**20 for x in runs) for e in range(epochs)]
+    return wall, below
+for np in nps:
+    w0, b0 = load(f"{np}-none")
+    print(f"| {np} rank(s) | budget | policy | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(w0))) + " |")
+    print("| " + " | ".join(["no tier", "-", "-"] + [f"{w:.2f} | {b:.0f}" for w, b in zip(w0, b0)]) + " |")
+    for pct in (25, 50, 75, 100):
+        for pol in ("clairvoyant", "lru"):
+            w, b = load(f"{np}-{pct}-{pol}")
+            print("| " + " | ".join([f"{np}", f"{pct}%", pol] + [f"{x:.2f} ({x / y:.2f}) | {c:.0f} ({c / d:.2f})" for x, y, c, d in zip(w, w0, b, b0)]) + " |")
+PY
     ;;
 policy)
     # half the dataset as stored: its pieces with their 4 KiB headers
