@@ -22,7 +22,8 @@
 #   edquot       the same with EDQUOT (a quota reached)
 #   erofs        every write of an entry from the 20th fails with EROFS (a folder remounted
 #                read-only): fills off, said once; the entries there go on serving reads
-#   erofs_mount  (root) the same with a real read-only bind remount of the folder mid-job
+#   erofs_mount  (root) the same with a real read-only bind remount of the folder mid-job; then,
+#                writable again, a next job
 #   readonly     a read-only folder (a read-only bind mount, or the fault site where mounts are
 #                not allowed): said once naming it, storage read as without the tier
 #   nfs          a folder on NFS (fault site of statfs): said once naming it, as readonly
@@ -38,8 +39,9 @@
 #   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
 #                third job reads nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
-# Every job checks every byte and label it delivers (test_disk.c); fault cases run with
-# INGOT_TIMEOUT=5s.
+# Every job checks every byte and label it delivers (test_disk.c); after every job that ran alone
+# and ended, each folder's ledger counts exactly its entries' bytes (ledger_exact); fault cases
+# run with INGOT_TIMEOUT=5s.
 set -u
 mpiexec=$1; exe=$2; case_=$4; arg=${5:-}
 work=$3/disk-$case_${arg:+-$arg}
@@ -71,7 +73,46 @@ job() {
     sed "s/^/[$name] /" "$work/$name.out" | grep -v "^\[$name\] rank [0-9]* pid" | tail -12
     return $rc
 }
-ok() { job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"; }
+# ledger_exact WHAT [FOLDER...] (default $cache): each folder's ledger ("INGOTDL1", then its usage
+# as a host-endian u64: source/disk/folder.c) counts exactly the bytes of its published entries
+# (the files of its fan-out folders, temporaries aside), as a start-up scan would count them. An
+# empty ledger is a new one, 0 bytes to the tier (a folder made on a full disk has one). Only
+# where no job runs on the folder: a job between a rename and its count, or killed there, is
+# behind until the next scan.
+ledger() { od -An -t u8 -j 8 -N 8 "$1/ledger" | tr -d ' '; }
+held_all() {
+    find "$1" -mindepth 2 -maxdepth 2 -type f -path "$1/??/*" ! -name '*.fill' ! -name '.*' \
+        -printf '%s\n' | awk '{s += $1} END {print s + 0}'
+}
+ledger_exact() {
+    local what=$1 f; shift
+    [ $# -gt 0 ] || set -- "$cache"
+    for f in "$@"; do
+        [ -f "$f/ledger" ] || fail "$what: $f has no ledger"
+        if [ ! -s "$f/ledger" ]; then
+            [ "$(held_all "$f")" = 0 ] || fail "$what: the ledger of $f is empty, its entries hold $(held_all "$f")"
+            continue
+        fi
+        [ "$(head -c 8 "$f/ledger")" = INGOTDL1 ] || fail "$what: the ledger of $f is damaged"
+        [ "$(ledger "$f")" = "$(held_all "$f")" ] ||
+            fail "$what: the ledger of $f says $(ledger "$f") bytes, its entries hold $(held_all "$f")"
+    done
+}
+# the folders a job's tier writes in: none where it takes no file (cases readonly, nfs, missing)
+tier_folders() {
+    case "$case_" in
+    readonly | nfs | missing) ;;
+    nodes) ls -d "$cache"-* ;;
+    *) echo "$cache" ;;
+    esac
+}
+# ok JOB NP EXPECT [mpirun args...]: job, which must succeed; then (no other job running) the
+# ledger of every folder it used is exact
+ok() {
+    job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"
+    local folders; mapfile -t folders < <(tier_folders)
+    [ ${#folders[@]} = 0 ] || ledger_exact "$1" "${folders[@]}"
+}
 counter() { grep -o "disk counters.* $2 [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
 # said JOB PATTERN [MIN [MAX]]: the job's output has the line MIN to MAX times (default 1)
 said() {
@@ -112,6 +153,7 @@ jobs)
     ;;
 nodes)
     ok fill 4 cold
+    [ "$(tier_folders | wc -l)" = 2 ] || fail "not a folder per node: $(tier_folders)"
     [ "$(counter fill remote)" -gt 0 ] || fail "no piece read from its home node"
     ok half 2 warm -npernode 1
     ok again 4 warm -x UCX_TLS=tcp,self
@@ -227,6 +269,12 @@ erofs | erofs_mount)
     [ "$(entries)" -gt 0 ] && [ "$(entries)" = "$(counter ro admitted)" ] || fail "$(entries) entries, $(counter ro admitted) admitted"
     [ "$case_" = erofs_mount ] || [ "$(entries)" = 19 ] || fail "$(entries) entries, not the 19 written before"
     grep -q "disk epoch 2 storage [0-9]* disk [1-9]" "$work/ro.out" || fail "the entries there served no read in the last epoch"
+    if [ "$case_" = erofs_mount ]; then
+        # the folder writable again: a next job counts what it finds and fills (its ledger
+        # checked by ok; the read-only job's own counts after the remount were refused)
+        umount "$cache" || fail "the read-only bind mount could not be undone"
+        TEST_DISK_SAMPLES=3600 ok after 4 any -x TEST_DISK_SAMPLES
+    fi
     ;;
 readonly | nfs)
     mkdir -p "$cache"
@@ -320,6 +368,7 @@ two_jobs)
     job second 2 any & b=$!
     wait $a || fail "the first of two jobs failed"
     wait $b || fail "the second of two jobs failed"
+    ledger_exact "first and second"
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
     ok third 2 warm
     ;;
