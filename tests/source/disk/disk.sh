@@ -36,8 +36,9 @@
 #                the next job serves nothing corrupt, removes the orphan, keeps the live one;
 #                then every rank of a job killed -9 mid-fill: the next job serves nothing corrupt
 #                and leaves no temporary
-#   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
-#                third job reads nothing from storage
+#   two_jobs     two jobs filling the same pieces at once (met at a gate, their reads overlapping):
+#                both right, each entry published once, no temporary left, a third job reads
+#                nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
 # Every job checks every byte and label it delivers (test_disk.c); after every job that ran alone
 # and ended, each folder's ledger counts exactly its entries' bytes (ledger_exact); fault cases
@@ -364,10 +365,29 @@ kill)
     ;;
 two_jobs)
     "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
-    job first 2 any & a=$!
-    job second 2 any & b=$!
+    # the jobs meet before their loaders (test_disk.c's gate), then read for about 1.8 s each,
+    # paced, with no prefetcher: each fills as it reads, the two at once
+    export TEST_DISK_GATE=$work/gate TEST_DISK_PARTIES=2 TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0
+    mkdir -p "$TEST_DISK_GATE"
+    gated=(-x TEST_DISK_GATE -x TEST_DISK_PARTIES -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH)
+    job first 2 any "${gated[@]}" & a=$!
+    job second 2 any "${gated[@]}" & b=$!
     wait $a || fail "the first of two jobs failed"
     wait $b || fail "the second of two jobs failed"
+    unset TEST_DISK_GATE TEST_DISK_PARTIES TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    at() { grep -o "rank 0 $2 step at [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
+    for j in first second; do
+        [ -n "$(at $j first)" ] && [ -n "$(at $j last)" ] || fail "$j: no time of its first or last step"
+    done
+    [ "$(at first first)" -lt "$(at second last)" ] && [ "$(at second first)" -lt "$(at first last)" ] ||
+        fail "the jobs' reads did not overlap: first $(at first first) to $(at first last), second $(at second first) to $(at second last)"
+    for j in first second; do
+        grep -q "disk epoch 0 storage [1-9]" "$work/$j.out" || fail "$j read nothing from storage: the other had filled it all"
+    done
+    # each entry published by one keeper alone (the other's fill of it found it there); the
+    # counters are read before the last queued fills are written, at destroy
+    [ "$(entries)" -ge $(($(counter first admitted) + $(counter second admitted))) ] ||
+        fail "$(entries) entries, fewer than $(counter first admitted) + $(counter second admitted) admitted"
     ledger_exact "first and second"
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
     ok third 2 warm
