@@ -49,7 +49,7 @@ ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
     "kill" "two_jobs" "budgets" "erofs_mount")
 if(INGOT_FAULT_INJECTION)
-  list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs")
+  list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs" "kill_keeper")
 endif()
 foreach(c ${_disk_cases})
   separate_arguments(_args UNIX_COMMAND "${c}")

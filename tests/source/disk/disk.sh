@@ -36,6 +36,10 @@
 #                the next job serves nothing corrupt, removes the orphan, keeps the live one;
 #                then every rank of a job killed -9 mid-fill: the next job serves nothing corrupt
 #                and leaves no temporary
+#   kill_keeper  the keeper stopped at its 5th entry, before its rename (fault site), then killed
+#                -9: the job ends; its temporaries, locked while it was stopped, unlocked once it
+#                is dead; the next job's scan removes them, finds its published entries to serve,
+#                no lock waited on, nothing bad, no temporary left
 #   two_jobs     two jobs filling the same pieces at once (met at a gate, their reads overlapping):
 #                both right, each entry published once, no temporary left, a third job reads
 #                nothing from storage
@@ -258,7 +262,7 @@ erofs | erofs_mount)
             mount -o remount,bind,ro "$cache" 2> "$work/mount.err" && break
             sleep 0.02
         done
-        echo "(remounted read-only after $try tries, at $(grep -c "rank 0 pid" "$work/ro.out") of rank 0's steps)"
+        echo "(remounted read-only after $try tries, at $(grep -c "rank 0 pid [0-9]* step" "$work/ro.out") of rank 0's steps)"
         wait $runner || fail "the job failed"
         touch "$cache/x" 2> /dev/null && skip "the folder could not be remounted read-only mid-job: $(cat "$work/mount.err")"
         unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH TEST_DISK_SAMPLES
@@ -362,6 +366,52 @@ kill)
     grep -q "bad 0 failed 0" "$work/after_whole.out" || fail "the job after a killed one found bad entries"
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries of the killed job left"
     export INGOT_DISK_CACHE_PIECE=16KiB
+    ;;
+kill_keeper)
+    # the keeper (rank 0, the node's lowest: the one writer of its entries) stopped by the fault
+    # site at its 5th entry, written and synced, before its rename, holding its lock; then killed
+    # -9. Its other writers stop where they are: any of their temporaries is there too, locked or
+    # (made, not yet locked) not.
+    export TEST_DISK_STEP_MS=20
+    job kk 4 any -x TEST_DISK_STEP_MS -x INGOT_FAULT=disk_publish:5:fail &
+    runner=$!
+    await_line "$work/kk.out" "^rank 0 pid [0-9]+$" 60 $runner || fail "rank 0 never said its pid"
+    pid=$(grep -m1 -E "^rank 0 pid [0-9]+$" "$work/kk.out" | awk '{print $4}')
+    # a failed check leaves no stopped rank behind (its death ends the job)
+    trap 'kill -9 "$pid" 2> /dev/null; [ -n "${DISK_KEEP:-}" ] || rm -rf "$work"' EXIT
+    # stopped PID: every thread of it is (one in a system call stops when the call returns)
+    stopped() {
+        [ -d "/proc/$1" ] && ! sed 's/.*) //' /proc/"$1"/task/*/stat 2> /dev/null |
+            cut -d' ' -f1 | grep -qv '^T$'
+    }
+    for _ in $(seq 1200); do
+        stopped "$pid" || ! kill -0 $runner 2> /dev/null && break
+        sleep 0.05
+    done
+    stopped "$pid" || fail "the keeper (pid $pid) never stopped at its 5th entry"
+    mapfile -t fills < <(find "$cache" -name '*.fill')
+    held_fills=0
+    for f in "${fills[@]}"; do locked "$f" && held_fills=$((held_fills + 1)); done
+    [ $held_fills -ge 1 ] || fail "no temporary locked by the stopped keeper, of ${#fills[@]}"
+    before=$(entries)
+    [ "$before" -ge 4 ] || fail "$before entries published before the 5th, not 4"
+    kill -9 "$pid"
+    t0=$(now)
+    for _ in $(seq 600); do kill -0 $runner 2> /dev/null || break; sleep 0.05; done
+    ! kill -0 $runner 2> /dev/null || fail "the job without its keeper still runs 30 s after its death"
+    rc=0; wait $runner || rc=$?
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "the job without its keeper: exit $rc (124: it hung)"
+    echo "(the job ended $(seconds_since "$t0") s after its keeper's death, exit $rc)"
+    for f in "${fills[@]}"; do
+        [ -e "$f" ] && ! locked "$f" || fail "$f is not an unlocked orphan"
+    done
+    unset TEST_DISK_STEP_MS
+    INGOT_LOG_LEVEL=info ok after_kk 4 any
+    # its scan removed the orphans and found the entries published, each this job's to serve
+    said after_kk "disk tier: $cache holds $before entries ([0-9]* bytes; $before of this job's [0-9]* pieces homed here), ${#fills[@]} orphans removed, 0 fills of live writers"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
+    grep -q "bad 0 failed 0" "$work/after_kk.out" || fail "the job after the keeper's death found bad entries or failed fills"
+    said after_kk "stayed locked" 0 0
     ;;
 two_jobs)
     "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"

@@ -14,8 +14,8 @@
  *          still delivered right
  *   any    (default) nothing more
  * TEST_DISK_EPOCHS (3), TEST_DISK_SAMPLES (1200), TEST_DISK_BATCH (40), TEST_DISK_SEED (7) shape
- * the job; TEST_DISK_STEP_MS sleeps per step and every rank prints "rank R pid P step S" (a
- * script's cue to kill it).
+ * the job; TEST_DISK_STEP_MS sleeps per step and every rank prints "rank R pid P" at start and
+ * "rank R pid P step S" after each step (a script's cue to stop or kill it).
  * TEST_DISK_GATE=DIR and TEST_DISK_PARTIES=N make jobs started together overlap: rank 0 makes
  * DIR/<pid> before its loader, then waits (60 s at most) until DIR holds N files, N jobs having
  * come; and prints "rank 0 first step at T" and "rank 0 last step at T" (CLOCK_REALTIME, in ns)
@@ -153,6 +153,10 @@ int main(int argc, char **argv)
     if (argc == 4) {
         ingot_finalize(ctx);
         return 0;
+    }
+    if (env_u64("TEST_DISK_STEP_MS", 0) > 0) {
+        printf("rank %d pid %d\n", rank, (int)getpid());
+        fflush(stdout);
     }
     int gated = gate();
     ingot_loader_params_t p = data_params(manifest, batch, env_u64("TEST_DISK_SEED", 7), 4, 0, 0);
