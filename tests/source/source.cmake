@@ -47,7 +47,7 @@ ingot_fuzz_target(NAME source.disk.ledger SRC ${_s}/disk/fuzz_ledger.c
 ingot_unit_test(NAME source.disk.policy SRC ${_s}/disk/test_policy.c)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
-    "kill" "two_jobs" "budgets" "erofs_mount")
+    "kill" "scan_mid_fill" "two_jobs" "budgets" "erofs_mount")
 if(INGOT_FAULT_INJECTION)
   list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs" "kill_keeper")
 endif()

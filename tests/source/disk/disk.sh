@@ -40,6 +40,9 @@
 #                -9: the job ends; its temporaries, locked while it was stopped, unlocked once it
 #                is dead; the next job's scan removes them, finds its published entries to serve,
 #                no lock waited on, nothing bad, no temporary left
+#   scan_mid_fill  a job's start-up scan while another job's written fills wait on the ledger (its
+#                lock held by the script, that job's keeper stopped meanwhile): each entry counted
+#                once
 #   two_jobs     two jobs filling the same pieces at once (met at a gate, their reads overlapping):
 #                both right, each entry published once, no temporary left, a third job reads
 #                nothing from storage
@@ -127,6 +130,18 @@ said() {
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
 held() { find "$cache" -type f -name '*-14-*' ! -name '*.fill' -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 skip() { echo "skipped: $*"; exit 77; }
+# locked_fills: how many temporaries a live writer holds locked
+locked_fills() {
+    local f n=0
+    while read -r f; do locked "$f" && n=$((n + 1)); done < <(find "$cache" -name '*.fill')
+    echo $n
+}
+# stopped PID: every thread of process PID is stopped (one in a system call stops when the call
+# returns)
+stopped() {
+    [ -d "/proc/$1" ] && ! sed 's/.*) //' /proc/"$1"/task/*/stat 2> /dev/null |
+        cut -d' ' -f1 | grep -qv '^T$'
+}
 # effect JOB: the keeper's budget in effect, from the report
 effect() { grep -o "bytes per node, in effect [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
 # hits JOB: the share of the job's record bytes read from the disk tier
@@ -379,20 +394,13 @@ kill_keeper)
     pid=$(grep -m1 -E "^rank 0 pid [0-9]+$" "$work/kk.out" | awk '{print $4}')
     # a failed check leaves no stopped rank behind (its death ends the job)
     trap 'kill -9 "$pid" 2> /dev/null; [ -n "${DISK_KEEP:-}" ] || rm -rf "$work"' EXIT
-    # stopped PID: every thread of it is (one in a system call stops when the call returns)
-    stopped() {
-        [ -d "/proc/$1" ] && ! sed 's/.*) //' /proc/"$1"/task/*/stat 2> /dev/null |
-            cut -d' ' -f1 | grep -qv '^T$'
-    }
     for _ in $(seq 1200); do
         stopped "$pid" || ! kill -0 $runner 2> /dev/null && break
         sleep 0.05
     done
     stopped "$pid" || fail "the keeper (pid $pid) never stopped at its 5th entry"
     mapfile -t fills < <(find "$cache" -name '*.fill')
-    held_fills=0
-    for f in "${fills[@]}"; do locked "$f" && held_fills=$((held_fills + 1)); done
-    [ $held_fills -ge 1 ] || fail "no temporary locked by the stopped keeper, of ${#fills[@]}"
+    [ "$(locked_fills)" -ge 1 ] || fail "no temporary locked by the stopped keeper, of ${#fills[@]}"
     before=$(entries)
     [ "$before" -ge 4 ] || fail "$before entries published before the 5th, not 4"
     kill -9 "$pid"
@@ -412,6 +420,44 @@ kill_keeper)
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
     grep -q "bad 0 failed 0" "$work/after_kk.out" || fail "the job after the keeper's death found bad entries or failed fills"
     said after_kk "stayed locked" 0 0
+    ;;
+scan_mid_fill)
+    # another job's start-up scan while this job's written fills wait on the ledger: the script
+    # holds the ledger's lock while the first job fills, stops that job's keeper, lets a second
+    # job's scan have the lock, then continues the first; each entry counted once
+    "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
+    export TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0
+    job filler 2 any -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH & a=$!
+    await_line "$work/filler.out" "^rank 0 pid [0-9]+ step 0$" 60 $a || fail "the first job never took a step"
+    pid=$(grep -m1 -E "^rank 0 pid [0-9]+$" "$work/filler.out" | awk '{print $4}')
+    (exec 9< "$cache/ledger" && flock 9 && : > "$work/held" && exec sleep 60) > /dev/null 2>&1 &
+    holder=$!
+    trap 'kill -CONT "$pid" 2> /dev/null; kill "$holder" 2> /dev/null; [ -n "${DISK_KEEP:-}" ] || rm -rf "$work"' EXIT
+    for _ in $(seq 200); do [ -e "$work/held" ] && break; sleep 0.05; done
+    [ -e "$work/held" ] || fail "the script never held the ledger's lock"
+    # a fill of the first job waiting on the ledger: published and not counted, or its temporary
+    # written (locked) and not published; then a moment for the writes under way to end
+    waiting() {
+        [ "$(held_all "$cache")" -gt "$(ledger "$cache")" ] && return 0
+        [ "$(locked_fills)" -gt 0 ]
+    }
+    for _ in $(seq 200); do waiting && break; sleep 0.05; done
+    waiting || fail "no fill of the first job waited on the ledger"
+    sleep 1
+    kill -STOP "$pid"
+    for _ in $(seq 200); do stopped "$pid" && break; sleep 0.05; done
+    stopped "$pid" || fail "the first job's keeper (pid $pid) did not stop"
+    echo "(the first job stopped with $(($(held_all "$cache") - $(ledger "$cache"))) bytes published and not counted, $(find "$cache" -name '*.fill' | wc -l) temporaries)"
+    INGOT_LOG_LEVEL=info job scanner 2 any & b=$!
+    kill "$holder"
+    await_line "$work/scanner.out" "disk tier: $cache holds" 60 $b || fail "the second job never scanned"
+    kill -CONT "$pid"
+    wait $a || fail "the first job failed"
+    wait $b || fail "the second job failed"
+    unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    said filler "stayed locked" 0 0
+    grep -o "holds .* fills of live writers" "$work/scanner.out"
+    ledger_exact "filler and scanner"
     ;;
 two_jobs)
     "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
