@@ -206,45 +206,63 @@ static int entry_publish(int dirfd, const char *fill, const char *name)
     return 0;
 }
 
-ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
-                                      uint64_t len, char *why, size_t whylen)
+ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, const void *buf,
+                                     uint64_t len, ingot_disk_fill_t *fill_p, char *why,
+                                     size_t whylen)
 {
-    char name[INGOT_DISK_NAME_MAX], fill[INGOT_DISK_NAME_MAX];
-    ingot_disk_entry_name(key, 0, name, sizeof(name));
-    ingot_disk_entry_name(key, 1, fill, sizeof(fill));
-    if (faccessat(dirfd, name, F_OK, 0) == 0) {
+    ingot_disk_fill_t *f = fill_p;
+    ingot_disk_entry_name(key, 0, f->name, sizeof(f->name));
+    ingot_disk_entry_name(key, 1, f->fill, sizeof(f->fill));
+    if (faccessat(dirfd, f->name, F_OK, 0) == 0) {
         return INGOT_ERR_EXISTS;
     }
-    int fd = entry_create_fill(dirfd, fill);
-    if (fd < 0) {
+    f->fd = entry_create_fill(dirfd, f->fill);
+    if (f->fd < 0) {
         int err = errno;
-        snprintf(why, whylen, "%s: create failed: %s", fill, strerror(err));
+        snprintf(why, whylen, "%s: create failed: %s", f->fill, strerror(err));
         return err == EEXIST ? INGOT_ERR_EXISTS : entry_errno(err);
     }
-    int err = entry_write_all(fd, buf, INGOT_DISK_HEADER_BYTES + (size_t)len);
+    int err = entry_write_all(f->fd, buf, INGOT_DISK_HEADER_BYTES + (size_t)len);
     const char *what = "write";
-    if (err == 0 && fdatasync(fd) != 0) {
+    if (err == 0 && fdatasync(f->fd) != 0) {
         err = errno;
         what = "fdatasync";
     }
-    if (err == 0) {
-        /* clean now: the fill's pages leave the page cache rather than the loader's */
-        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        if (ingot_fault_check(INGOT_FAULT_DISK_PUBLISH) != 0) { /* tests: a writer stopped */
-            raise(SIGSTOP);
-        }
-        what = "rename";
-        err = entry_publish(dirfd, fill, name);
-    }
     if (err != 0) {
-        snprintf(why, whylen, "%s: %s failed: %s", fill, what, strerror(err));
-        unlinkat(dirfd, fill, 0); /* still under our lock: no other writer has it */
+        snprintf(why, whylen, "%s: %s failed: %s", f->fill, what, strerror(err));
+        unlinkat(dirfd, f->fill, 0); /* still under our lock: no other writer has it */
+        close(f->fd);
+        return entry_errno(err);
     }
-    close(fd);
+    /* clean now: the fill's pages leave the page cache rather than the loader's */
+    (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (ingot_fault_check(INGOT_FAULT_DISK_PUBLISH) != 0) { /* tests: a writer stopped */
+        raise(SIGSTOP);
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_entry_publish(int dirfd, ingot_disk_fill_t *fill, char *why,
+                                        size_t whylen)
+{
+    int err = entry_publish(dirfd, fill->fill, fill->name);
+    if (err != 0) {
+        snprintf(why, whylen, "%s: rename failed: %s", fill->fill, strerror(err));
+        unlinkat(dirfd, fill->fill, 0); /* still under our lock: no other writer has it */
+    }
+    close(fill->fd);
     if (err == EEXIST) {
         return INGOT_ERR_EXISTS;
     }
     return err == 0 ? INGOT_OK : entry_errno(err);
+}
+
+ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
+                                      uint64_t len, char *why, size_t whylen)
+{
+    ingot_disk_fill_t fill;
+    ingot_status_t st = ingot_disk_entry_fill(dirfd, key, buf, len, &fill, why, whylen);
+    return st == INGOT_OK ? ingot_disk_entry_publish(dirfd, &fill, why, whylen) : st;
 }
 
 /* Check the header in @p hdr against @p key and @p expect_len (UINT64_MAX: any). */

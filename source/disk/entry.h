@@ -62,14 +62,38 @@ int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *
  */
 void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len);
 
+/** An entry written and not yet published (ingot_disk_entry_fill()): its temporary, open and
+ *  locked, and both its names (relative to the folder). */
+typedef struct ingot_disk_fill {
+    int fd;
+    char fill[INGOT_DISK_NAME_MAX];
+    char name[INGOT_DISK_NAME_MAX];
+} ingot_disk_fill_t;
+
 /**
- * Write a sealed entry (header and payload, @p len payload bytes) into the folder @p dirfd:
- * temporary created exclusively and locked, written, fdatasync'ed, its pages dropped from the page
- * cache, renamed without replacing. Fault site "disk_write" on each write.
+ * Write a sealed entry (header and payload, @p len payload bytes) into a temporary of the folder
+ * @p dirfd: created exclusively and locked, written, fdatasync'ed, its pages dropped from the page
+ * cache; left open and locked in *@p fill_p for ingot_disk_entry_publish(). Fault sites
+ * "disk_write" on each write, "disk_publish" once it is written.
  * @return INGOT_OK; INGOT_ERR_EXISTS (the entry is there, or another live writer is filling it:
  *         nothing written); INGOT_ERR_NO_RESOURCE (ENOSPC or EDQUOT); INGOT_ERR_PERMISSION;
- *         INGOT_ERR_IO. Nothing is logged: @p why says what failed, naming the file.
+ *         INGOT_ERR_IO (no temporary left). Nothing is logged: @p why says what failed, naming
+ *         the file.
  */
+ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, const void *buf,
+                                     uint64_t len, ingot_disk_fill_t *fill_p, char *why,
+                                     size_t whylen);
+
+/**
+ * Publish @p fill (from ingot_disk_entry_fill()): renamed to its entry's name without replacing
+ * one there, then closed; its temporary removed when it is not renamed.
+ * @return INGOT_OK; INGOT_ERR_EXISTS (another writer published the entry first); as
+ *         ingot_disk_entry_fill() otherwise (@p why says what failed).
+ */
+ingot_status_t ingot_disk_entry_publish(int dirfd, ingot_disk_fill_t *fill, char *why,
+                                        size_t whylen);
+
+/** ingot_disk_entry_fill(), then ingot_disk_entry_publish(): an entry written and published. */
 ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
                                       uint64_t len, char *why, size_t whylen);
 

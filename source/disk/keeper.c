@@ -2,10 +2,10 @@
  * The keeper of a node (one rank per node, for this job): its start-up scan (orphans removed, the
  * ledger written anew, what the folder holds sorted into this job's pieces and other jobs'
  * entries), the writer threads (DISK_WRITERS) that admit each fill by the policy under the
- * folder's ledger (victims evicted first; room kept for the fills being written) and write it
- * outside that lock, the ledger counting it once published, and the prefetcher that reads the
- * pieces needed next from the source below within its share of the time. Pending fills are
- * written before it ends.
+ * folder's ledger (victims evicted first; room kept for the fills being written), write it outside
+ * that lock, then publish it and count it in the ledger under it again, and the prefetcher that
+ * reads the pieces needed next from the source below within its share of the time. Pending fills
+ * are written before it ends.
  */
 #include "source/disk/disk_impl.h"
 #include "base/fault.h"
@@ -92,23 +92,30 @@ static ingot_status_t keeper_ledger_lock(ingot_disk_t *d)
     return ingot_disk_ledger_lock_until(&d->folder, ingot_disk_deadline(d, 100));
 }
 
-/* Count a published entry of @p bytes in the ledger. Should its lock stay taken (another
- * process holding it past INGOT_TIMEOUT), the entry goes uncounted until the next start-up scan:
- * said once. */
-static void keeper_count(ingot_disk_t *d, uint64_t bytes)
+/* Publish a written fill of @p bytes and count it in the ledger, the two under the ledger's lock:
+ * a start-up scan (which holds it) or an eviction by another job sees the entry and its count
+ * together, never one without the other (a scan between them counted the entry twice). Should
+ * the lock stay taken (another process holding it past INGOT_TIMEOUT), the entry is published
+ * uncounted until the next start-up scan: said once. */
+static ingot_status_t keeper_publish(ingot_disk_t *d, ingot_disk_fill_t *fill, uint64_t bytes,
+                                     char *why, size_t whylen)
 {
     static _Atomic int said;
-    if (keeper_ledger_lock(d) != INGOT_OK) {
-        if (atomic_exchange(&said, 1) == 0) {
-            ingot_warn("disk tier: the ledger of '%s' stayed locked: an entry of %" PRIu64
-                       " bytes goes uncounted until the next job's scan (said once)",
-                       d->dir, bytes);
-        }
-        return;
+    int locked = keeper_ledger_lock(d) == INGOT_OK;
+    if (!locked && atomic_exchange(&said, 1) == 0) {
+        ingot_warn("disk tier: the ledger of '%s' stayed locked: an entry of %" PRIu64
+                   " bytes goes uncounted until the next job's scan (said once)",
+                   d->dir, bytes);
     }
-    ingot_disk_ledger_add(&d->folder, (int64_t)bytes);
-    atomic_store(&d->keeper->usage, ingot_disk_ledger_usage(&d->folder));
-    ingot_disk_ledger_unlock(&d->folder);
+    ingot_status_t st = ingot_disk_entry_publish(d->folder.fd, fill, why, whylen);
+    if (locked) {
+        if (st == INGOT_OK) { /* the ledger counts published entries only, as a scan does */
+            ingot_disk_ledger_add(&d->folder, (int64_t)bytes);
+            atomic_store(&d->keeper->usage, ingot_disk_ledger_usage(&d->folder));
+        }
+        ingot_disk_ledger_unlock(&d->folder);
+    }
+    return st;
 }
 
 /* The filesystem refused a fill for want of room: the budget in effect shrinks to what the folder
@@ -180,13 +187,14 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     ingot_disk_ledger_unlock(&d->folder);
     char why[PATH_MAX + 256] = "";
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
-    if (admit) { /* outside the ledger's lock: the writers' syncs overlap */
+    if (admit) { /* written outside the ledger's lock: the writers' syncs overlap */
+        ingot_disk_fill_t fill;
         ingot_disk_entry_seal(b->mem, &b->key, b->len);
-        st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, why, sizeof(why));
+        st = ingot_disk_entry_fill(d->folder.fd, &b->key, b->mem, b->len, &fill, why, sizeof(why));
+        st = st == INGOT_OK ? keeper_publish(d, &fill, bytes, why, sizeof(why)) : st;
     }
-    if (st == INGOT_OK) { /* the ledger counts published entries only, as a scan does */
+    if (st == INGOT_OK) {
         atomic_fetch_add(&d->admitted, 1);
-        keeper_count(d, bytes);
     }
     if (admit) {
         atomic_fetch_sub(&k->writing, bytes);

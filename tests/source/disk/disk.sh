@@ -22,7 +22,8 @@
 #   edquot       the same with EDQUOT (a quota reached)
 #   erofs        every write of an entry from the 20th fails with EROFS (a folder remounted
 #                read-only): fills off, said once; the entries there go on serving reads
-#   erofs_mount  (root) the same with a real read-only bind remount of the folder mid-job
+#   erofs_mount  (root) the same with a real read-only bind remount of the folder mid-job; then,
+#                writable again, a next job
 #   readonly     a read-only folder (a read-only bind mount, or the fault site where mounts are
 #                not allowed): said once naming it, storage read as without the tier
 #   nfs          a folder on NFS (fault site of statfs): said once naming it, as readonly
@@ -35,15 +36,24 @@
 #                the next job serves nothing corrupt, removes the orphan, keeps the live one;
 #                then every rank of a job killed -9 mid-fill: the next job serves nothing corrupt
 #                and leaves no temporary
-#   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
-#                third job reads nothing from storage
+#   kill_keeper  the keeper stopped at its 5th entry, before its rename (fault site), then killed
+#                -9: the job ends; its temporaries, locked while it was stopped, unlocked once it
+#                is dead; the next job's scan removes them, finds its published entries to serve,
+#                no lock waited on, nothing bad, no temporary left
+#   scan_mid_fill  a job's start-up scan while another job's written fills wait on the ledger (its
+#                lock held by the script, that job's keeper stopped meanwhile): each entry counted
+#                once
+#   two_jobs     two jobs filling the same pieces at once (met at a gate, their reads overlapping):
+#                both right, each entry published once, no temporary left, a third job reads
+#                nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
 #   busy_keeper  the keeper's lock held 3 s by one admission (fault site disk_hold), past the
 #                peers' INGOT_PEER_TIMEOUT of 2 s: the progress thread answers its peers "busy"
 #                rather than waiting, no rank gives the keeper up, nothing fails; and the same
 #                with the peer cache on under INGOT_PEER_FAILURE=abort: the job ends well
-# Every job checks every byte and label it delivers (test_disk.c); fault cases run with
-# INGOT_TIMEOUT=5s.
+# Every job checks every byte and label it delivers (test_disk.c); after every job that ran alone
+# and ended, each folder's ledger counts exactly its entries' bytes (ledger_exact); fault cases
+# run with INGOT_TIMEOUT=5s.
 set -u
 mpiexec=$1; exe=$2; case_=$4; arg=${5:-}
 work=$3/disk-$case_${arg:+-$arg}
@@ -75,7 +85,46 @@ job() {
     sed "s/^/[$name] /" "$work/$name.out" | grep -v "^\[$name\] rank [0-9]* pid" | tail -12
     return $rc
 }
-ok() { job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"; }
+# ledger_exact WHAT [FOLDER...] (default $cache): each folder's ledger ("INGOTDL1", then its usage
+# as a host-endian u64: source/disk/folder.c) counts exactly the bytes of its published entries
+# (the files of its fan-out folders, temporaries aside), as a start-up scan would count them. An
+# empty ledger is a new one, 0 bytes to the tier (a folder made on a full disk has one). Only
+# where no job runs on the folder: a job between a rename and its count, or killed there, is
+# behind until the next scan.
+ledger() { od -An -t u8 -j 8 -N 8 "$1/ledger" | tr -d ' '; }
+held_all() {
+    find "$1" -mindepth 2 -maxdepth 2 -type f -path "$1/??/*" ! -name '*.fill' ! -name '.*' \
+        -printf '%s\n' | awk '{s += $1} END {print s + 0}'
+}
+ledger_exact() {
+    local what=$1 f; shift
+    [ $# -gt 0 ] || set -- "$cache"
+    for f in "$@"; do
+        [ -f "$f/ledger" ] || fail "$what: $f has no ledger"
+        if [ ! -s "$f/ledger" ]; then
+            [ "$(held_all "$f")" = 0 ] || fail "$what: the ledger of $f is empty, its entries hold $(held_all "$f")"
+            continue
+        fi
+        [ "$(head -c 8 "$f/ledger")" = INGOTDL1 ] || fail "$what: the ledger of $f is damaged"
+        [ "$(ledger "$f")" = "$(held_all "$f")" ] ||
+            fail "$what: the ledger of $f says $(ledger "$f") bytes, its entries hold $(held_all "$f")"
+    done
+}
+# the folders a job's tier writes in: none where it takes no file (cases readonly, nfs, missing)
+tier_folders() {
+    case "$case_" in
+    readonly | nfs | missing) ;;
+    nodes) ls -d "$cache"-* ;;
+    *) echo "$cache" ;;
+    esac
+}
+# ok JOB NP EXPECT [mpirun args...]: job, which must succeed; then (no other job running) the
+# ledger of every folder it used is exact
+ok() {
+    job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"
+    local folders; mapfile -t folders < <(tier_folders)
+    [ ${#folders[@]} = 0 ] || ledger_exact "$1" "${folders[@]}"
+}
 counter() { grep -o "disk counters.* $2 [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
 # said JOB PATTERN [MIN [MAX]]: the job's output has the line MIN to MAX times (default 1)
 said() {
@@ -85,6 +134,18 @@ said() {
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' 2> /dev/null | wc -l; }
 held() { find "$cache" -type f -name '*-14-*' ! -name '*.fill' -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 skip() { echo "skipped: $*"; exit 77; }
+# locked_fills: how many temporaries a live writer holds locked
+locked_fills() {
+    local f n=0
+    while read -r f; do locked "$f" && n=$((n + 1)); done < <(find "$cache" -name '*.fill')
+    echo $n
+}
+# stopped PID: every thread of process PID is stopped (one in a system call stops when the call
+# returns)
+stopped() {
+    [ -d "/proc/$1" ] && ! sed 's/.*) //' /proc/"$1"/task/*/stat 2> /dev/null |
+        cut -d' ' -f1 | grep -qv '^T$'
+}
 # effect JOB: the keeper's budget in effect, from the report
 effect() { grep -o "bytes per node, in effect [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
 # hits JOB: the share of the job's record bytes read from the disk tier
@@ -116,6 +177,7 @@ jobs)
     ;;
 nodes)
     ok fill 4 cold
+    [ "$(tier_folders | wc -l)" = 2 ] || fail "not a folder per node: $(tier_folders)"
     [ "$(counter fill remote)" -gt 0 ] || fail "no piece read from its home node"
     ok half 2 warm -npernode 1
     ok again 4 warm -x UCX_TLS=tcp,self
@@ -219,7 +281,7 @@ erofs | erofs_mount)
             mount -o remount,bind,ro "$cache" 2> "$work/mount.err" && break
             sleep 0.02
         done
-        echo "(remounted read-only after $try tries, at $(grep -c "rank 0 pid" "$work/ro.out") of rank 0's steps)"
+        echo "(remounted read-only after $try tries, at $(grep -c "rank 0 pid [0-9]* step" "$work/ro.out") of rank 0's steps)"
         wait $runner || fail "the job failed"
         touch "$cache/x" 2> /dev/null && skip "the folder could not be remounted read-only mid-job: $(cat "$work/mount.err")"
         unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH TEST_DISK_SAMPLES
@@ -231,6 +293,12 @@ erofs | erofs_mount)
     [ "$(entries)" -gt 0 ] && [ "$(entries)" = "$(counter ro admitted)" ] || fail "$(entries) entries, $(counter ro admitted) admitted"
     [ "$case_" = erofs_mount ] || [ "$(entries)" = 19 ] || fail "$(entries) entries, not the 19 written before"
     grep -q "disk epoch 2 storage [0-9]* disk [1-9]" "$work/ro.out" || fail "the entries there served no read in the last epoch"
+    if [ "$case_" = erofs_mount ]; then
+        # the folder writable again: a next job counts what it finds and fills (its ledger
+        # checked by ok; the read-only job's own counts after the remount were refused)
+        umount "$cache" || fail "the read-only bind mount could not be undone"
+        TEST_DISK_SAMPLES=3600 ok after 4 any -x TEST_DISK_SAMPLES
+    fi
     ;;
 readonly | nfs)
     mkdir -p "$cache"
@@ -318,12 +386,109 @@ kill)
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries of the killed job left"
     export INGOT_DISK_CACHE_PIECE=16KiB
     ;;
+kill_keeper)
+    # the keeper (rank 0, the node's lowest: the one writer of its entries) stopped by the fault
+    # site at its 5th entry, written and synced, before its rename, holding its lock; then killed
+    # -9. Its other writers stop where they are: any of their temporaries is there too, locked or
+    # (made, not yet locked) not.
+    export TEST_DISK_STEP_MS=20
+    job kk 4 any -x TEST_DISK_STEP_MS -x INGOT_FAULT=disk_publish:5:fail &
+    runner=$!
+    await_line "$work/kk.out" "^rank 0 pid [0-9]+$" 60 $runner || fail "rank 0 never said its pid"
+    pid=$(grep -m1 -E "^rank 0 pid [0-9]+$" "$work/kk.out" | awk '{print $4}')
+    # a failed check leaves no stopped rank behind (its death ends the job)
+    trap 'kill -9 "$pid" 2> /dev/null; [ -n "${DISK_KEEP:-}" ] || rm -rf "$work"' EXIT
+    for _ in $(seq 1200); do
+        stopped "$pid" || ! kill -0 $runner 2> /dev/null && break
+        sleep 0.05
+    done
+    stopped "$pid" || fail "the keeper (pid $pid) never stopped at its 5th entry"
+    mapfile -t fills < <(find "$cache" -name '*.fill')
+    [ "$(locked_fills)" -ge 1 ] || fail "no temporary locked by the stopped keeper, of ${#fills[@]}"
+    before=$(entries)
+    [ "$before" -ge 4 ] || fail "$before entries published before the 5th, not 4"
+    kill -9 "$pid"
+    t0=$(now)
+    for _ in $(seq 600); do kill -0 $runner 2> /dev/null || break; sleep 0.05; done
+    ! kill -0 $runner 2> /dev/null || fail "the job without its keeper still runs 30 s after its death"
+    rc=0; wait $runner || rc=$?
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "the job without its keeper: exit $rc (124: it hung)"
+    echo "(the job ended $(seconds_since "$t0") s after its keeper's death, exit $rc)"
+    for f in "${fills[@]}"; do
+        [ -e "$f" ] && ! locked "$f" || fail "$f is not an unlocked orphan"
+    done
+    unset TEST_DISK_STEP_MS
+    INGOT_LOG_LEVEL=info ok after_kk 4 any
+    # its scan removed the orphans and found the entries published, each this job's to serve
+    said after_kk "disk tier: $cache holds $before entries ([0-9]* bytes; $before of this job's [0-9]* pieces homed here), ${#fills[@]} orphans removed, 0 fills of live writers"
+    [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
+    grep -q "bad 0 failed 0" "$work/after_kk.out" || fail "the job after the keeper's death found bad entries or failed fills"
+    said after_kk "stayed locked" 0 0
+    ;;
+scan_mid_fill)
+    # another job's start-up scan while this job's written fills wait on the ledger: the script
+    # holds the ledger's lock while the first job fills, stops that job's keeper, lets a second
+    # job's scan have the lock, then continues the first; each entry counted once
+    "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
+    export TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0
+    job filler 2 any -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH & a=$!
+    await_line "$work/filler.out" "^rank 0 pid [0-9]+ step 0$" 60 $a || fail "the first job never took a step"
+    pid=$(grep -m1 -E "^rank 0 pid [0-9]+$" "$work/filler.out" | awk '{print $4}')
+    (exec 9< "$cache/ledger" && flock 9 && : > "$work/held" && exec sleep 60) > /dev/null 2>&1 &
+    holder=$!
+    trap 'kill -CONT "$pid" 2> /dev/null; kill "$holder" 2> /dev/null; [ -n "${DISK_KEEP:-}" ] || rm -rf "$work"' EXIT
+    for _ in $(seq 200); do [ -e "$work/held" ] && break; sleep 0.05; done
+    [ -e "$work/held" ] || fail "the script never held the ledger's lock"
+    # a fill of the first job waiting on the ledger: published and not counted, or its temporary
+    # written (locked) and not published; then a moment for the writes under way to end
+    waiting() {
+        [ "$(held_all "$cache")" -gt "$(ledger "$cache")" ] && return 0
+        [ "$(locked_fills)" -gt 0 ]
+    }
+    for _ in $(seq 200); do waiting && break; sleep 0.05; done
+    waiting || fail "no fill of the first job waited on the ledger"
+    sleep 1
+    kill -STOP "$pid"
+    for _ in $(seq 200); do stopped "$pid" && break; sleep 0.05; done
+    stopped "$pid" || fail "the first job's keeper (pid $pid) did not stop"
+    echo "(the first job stopped with $(($(held_all "$cache") - $(ledger "$cache"))) bytes published and not counted, $(find "$cache" -name '*.fill' | wc -l) temporaries)"
+    INGOT_LOG_LEVEL=info job scanner 2 any & b=$!
+    kill "$holder"
+    await_line "$work/scanner.out" "disk tier: $cache holds" 60 $b || fail "the second job never scanned"
+    kill -CONT "$pid"
+    wait $a || fail "the first job failed"
+    wait $b || fail "the second job failed"
+    unset TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    said filler "stayed locked" 0 0
+    grep -o "holds .* fills of live writers" "$work/scanner.out"
+    ledger_exact "filler and scanner"
+    ;;
 two_jobs)
     "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack || fail "packing the dataset"
-    job first 2 any & a=$!
-    job second 2 any & b=$!
+    # the jobs meet before their loaders (test_disk.c's gate), then read for about 1.8 s each,
+    # paced, with no prefetcher: each fills as it reads, the two at once
+    export TEST_DISK_GATE=$work/gate TEST_DISK_PARTIES=2 TEST_DISK_STEP_MS=20 INGOT_DISK_PREFETCH=0
+    mkdir -p "$TEST_DISK_GATE"
+    gated=(-x TEST_DISK_GATE -x TEST_DISK_PARTIES -x TEST_DISK_STEP_MS -x INGOT_DISK_PREFETCH)
+    job first 2 any "${gated[@]}" & a=$!
+    job second 2 any "${gated[@]}" & b=$!
     wait $a || fail "the first of two jobs failed"
     wait $b || fail "the second of two jobs failed"
+    unset TEST_DISK_GATE TEST_DISK_PARTIES TEST_DISK_STEP_MS INGOT_DISK_PREFETCH
+    at() { grep -o "rank 0 $2 step at [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
+    for j in first second; do
+        [ -n "$(at $j first)" ] && [ -n "$(at $j last)" ] || fail "$j: no time of its first or last step"
+    done
+    [ "$(at first first)" -lt "$(at second last)" ] && [ "$(at second first)" -lt "$(at first last)" ] ||
+        fail "the jobs' reads did not overlap: first $(at first first) to $(at first last), second $(at second first) to $(at second last)"
+    for j in first second; do
+        grep -q "disk epoch 0 storage [1-9]" "$work/$j.out" || fail "$j read nothing from storage: the other had filled it all"
+    done
+    # each entry published by one keeper alone (the other's fill of it found it there); the
+    # counters are read before the last queued fills are written, at destroy
+    [ "$(entries)" -ge $(($(counter first admitted) + $(counter second admitted))) ] ||
+        fail "$(entries) entries, fewer than $(counter first admitted) + $(counter second admitted) admitted"
+    ledger_exact "first and second"
     [ -z "$(find "$cache" -name '*.fill')" ] || fail "temporaries left"
     ok third 2 warm
     ;;

@@ -14,8 +14,12 @@
  *          still delivered right
  *   any    (default) nothing more
  * TEST_DISK_EPOCHS (3), TEST_DISK_SAMPLES (1200), TEST_DISK_BATCH (40), TEST_DISK_SEED (7) shape
- * the job; TEST_DISK_STEP_MS sleeps per step and every rank prints "rank R pid P step S" (a
- * script's cue to kill it).
+ * the job; TEST_DISK_STEP_MS sleeps per step and every rank prints "rank R pid P" at start and
+ * "rank R pid P step S" after each step (a script's cue to stop or kill it).
+ * TEST_DISK_GATE=DIR and TEST_DISK_PARTIES=N make jobs started together overlap: rank 0 makes
+ * DIR/<pid> before its loader, then waits (60 s at most) until DIR holds N files, N jobs having
+ * come; and prints "rank 0 first step at T" and "rank 0 last step at T" (CLOCK_REALTIME, in ns)
+ * before its first step and after its last, for the script to check the jobs' reads intersect.
  */
 #include "common/test.h"
 #include "common/loader_data.h"
@@ -24,12 +28,16 @@
 #include <ingot/loader.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
-#define EPOCHS_MAX 16
-#define TIERS      4 /* storage, disk, peer, local */
-#define COUNTERS   12
+#define EPOCHS_MAX   16
+#define TIERS        4 /* storage, disk, peer, local */
+#define COUNTERS     12
+#define GATE_POLL_MS 10
+#define GATE_WAIT_S  60 /* the other jobs' launch, on a loaded machine */
 
 static int rank, world;
 
@@ -39,13 +47,66 @@ static uint64_t env_u64(const char *name, uint64_t dfl)
     return v != NULL && *v != '\0' ? strtoull(v, NULL, 10) : dfl;
 }
 
-/* Run the epochs, checking every batch; the record bytes of each epoch into @p records. */
+/* The files in @p dir (its dot entries aside). */
+static uint64_t gate_count(const char *dir)
+{
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    uint64_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        n += de->d_name[0] != '.';
+    }
+    closedir(d);
+    return n;
+}
+
+/* TEST_DISK_GATE: this job's arrival made known, then every job's awaited (rank 0), before the
+ * loader reads anything; 1 when gated. */
+static int gate(void)
+{
+    const char *dir = getenv("TEST_DISK_GATE");
+    if (dir == NULL || *dir == '\0') {
+        return 0;
+    }
+    if (rank == 0) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL && fclose(f) == 0);
+        uint64_t parties = env_u64("TEST_DISK_PARTIES", 2);
+        struct timespec poll = {0, GATE_POLL_MS * 1000000L}, t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (gate_count(dir) < parties) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            CHECK(t.tv_sec - t0.tv_sec < GATE_WAIT_S); /* the other jobs never came */
+            nanosleep(&poll, NULL);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return 1;
+}
+
+/* "rank 0 WHAT at T", T the wall clock in ns (comparable between processes). */
+static void gate_say(const char *what)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    printf("rank 0 %s at %llu\n", what,
+           (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    fflush(stdout);
+}
+
+/* Run the epochs, checking every batch; the record bytes of each epoch into @p records; rank 0
+ * of a gated job says when its first step starts and its last ends. */
 static void run_epochs(ingot_loader_h l, ingot_manifest_h m, uint64_t epochs, uint64_t n,
-                       uint64_t slice, uint64_t *records)
+                       uint64_t slice, int gated, uint64_t *records)
 {
     uint64_t steps = n / (slice * (uint64_t)world);
     uint64_t *ids = calloc(steps * slice, sizeof(uint64_t));
     struct timespec pause = {0, (long)env_u64("TEST_DISK_STEP_MS", 0) * 1000000L};
+    if (gated && rank == 0) {
+        gate_say("first step");
+    }
     for (uint64_t e = 0; e < epochs; e++) {
         for (uint64_t s = 0; s < steps; s++) {
             check_mpi_step(l, m, e, slice, ids + s * slice, &records[e]);
@@ -57,6 +118,9 @@ static void run_epochs(ingot_loader_h l, ingot_manifest_h m, uint64_t epochs, ui
             }
         }
         check_mpi_exactly_once(ids, (int)(steps * slice), steps * slice * (uint64_t)world);
+    }
+    if (gated && rank == 0) {
+        gate_say("last step");
     }
     free(ids);
 }
@@ -90,6 +154,11 @@ int main(int argc, char **argv)
         ingot_finalize(ctx);
         return 0;
     }
+    if (env_u64("TEST_DISK_STEP_MS", 0) > 0) {
+        printf("rank %d pid %d\n", rank, (int)getpid());
+        fflush(stdout);
+    }
+    int gated = gate();
     ingot_loader_params_t p = data_params(manifest, batch, env_u64("TEST_DISK_SEED", 7), 4, 0, 0);
     p.field_mask |= INGOT_LOADER_PARAM_FIELD_EPOCHS;
     p.epochs = epochs;
@@ -98,7 +167,7 @@ int main(int argc, char **argv)
     ingot_manifest_h m;
     CHECK_OK(ingot_manifest_open(manifest, INGOT_MANIFEST_OPEN_LAZY, &m));
     uint64_t records[EPOCHS_MAX] = {0}, all_records[EPOCHS_MAX];
-    run_epochs(l, m, epochs, n, batch / (uint64_t)world, records);
+    run_epochs(l, m, epochs, n, batch / (uint64_t)world, gated, records);
     uint64_t mine[EPOCHS_MAX][TIERS], sum[EPOCHS_MAX][TIERS], c[COUNTERS], cs[COUNTERS];
     for (uint64_t e = 0; e < epochs; e++) {
         ingot_loader_epoch_bytes_t eb;

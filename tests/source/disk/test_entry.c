@@ -1,10 +1,11 @@
 /*
  * The disk tier's entries and folder, without MPI: names, the sealed header, writes (atomic,
- * exclusive, one writer per piece), reads checked block by block, every kind of damage caught
- * (truncated, extended, a flipped byte, a damaged header, an older format, a renamed entry),
- * temporaries of dead writers removed but never a live one's, the ledger, the scan, an entry
- * removed under its reader (emptied), and the folder refused when read-only (fault site) or on a
- * filesystem shared between nodes (statfs), but not when full (its filesystem measured).
+ * exclusive, one writer per piece; a fill written, then published), reads checked block by block,
+ * every kind of damage caught (truncated, extended, a flipped byte, a damaged header, an older
+ * format, a renamed entry), temporaries of dead writers removed but never a live one's, the
+ * ledger, the scan, an entry removed under its reader (emptied), and the folder refused when
+ * read-only (fault site) or on a filesystem shared between nodes (statfs), but not when full (its
+ * filesystem measured).
  */
 #include "common/test.h"
 #include "source/disk/folder.h"
@@ -174,6 +175,26 @@ static void test_writers(ingot_disk_folder_t *f)
     CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, why, sizeof(why)), INGOT_ERR_EXISTS);
 }
 
+/* A fill written and not yet published is a live writer's temporary to a scan, no entry and no
+ * orphan (the keeper publishes it, and counts it, under the ledger's lock); published, an entry. */
+static void test_fill_publish(ingot_disk_folder_t *f)
+{
+    ingot_disk_key_t k = key_of(22);
+    ingot_disk_fill_t fill;
+    ingot_disk_scan_t before, scan;
+    CHECK_OK(ingot_disk_folder_scan(f, 0, NULL, NULL, &before));
+    ingot_disk_entry_seal(entry, &k, 100);
+    CHECK_OK(ingot_disk_entry_fill(f->fd, &k, entry, 100, &fill, why, sizeof(why)));
+    CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
+    CHECK(scan.entries == before.entries && scan.fills_live == before.fills_live + 1 &&
+          scan.orphans == 0);
+    CHECK_OK(ingot_disk_entry_publish(f->fd, &fill, why, sizeof(why)));
+    CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
+    CHECK(scan.entries == before.entries + 1 && scan.fills_live == before.fills_live &&
+          scan.bytes == before.bytes + INGOT_DISK_HEADER_BYTES + 100);
+    CHECK(ingot_disk_folder_remove(f, &k) == INGOT_DISK_HEADER_BYTES + 100);
+}
+
 static void test_ledger(ingot_disk_folder_t *f)
 {
     ingot_disk_scan_t scan;
@@ -261,6 +282,7 @@ int main(void)
     CHECK_OK(ingot_disk_folder_open(path, 1, 1000000000ull, &f, why, sizeof(why)));
     test_damage(&f);
     test_writers(&f);
+    test_fill_publish(&f);
     test_ledger(&f);
     test_remove_open(&f);
     ingot_disk_folder_close(&f);
