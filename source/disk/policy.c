@@ -237,7 +237,10 @@ int ingot_disk_policy_pays(const ingot_disk_policy_t *pol, uint64_t p, int room,
                            uint64_t cost)
 {
     uint32_t top;
-    int kind = room ? 1 : pol_victim_kind(pol, from, &top);
+    if (room) {
+        return 1; /* what this job does not read again may serve the next job */
+    }
+    int kind = pol_victim_kind(pol, from, &top);
     if (kind == 0 || pol->p.lru) {
         return kind != 0; /* LRU knows no future: a victim is enough */
     }

@@ -92,10 +92,11 @@ int ingot_disk_policy_admissible(const ingot_disk_policy_t *pol, uint64_t need);
  * Whether a fill of piece @p p pays for itself in bytes from below: it costs @p cost bytes read
  * below that no miss needed (a miss's fill: the piece less the bytes the miss reads anyway; a
  * prefetch: the whole piece), and saves the bytes of the piece's uses from step @p from on that it
- * serves before it would be evicted (Belady with bypass, in bytes). With @p room (the budget has
- * room) or a victim never read again or of another job, it stays as long as the traces reach (this
- * epoch and the next); else until the resident piece needed latest would be. 0 when nothing could
- * make room. LRU: whether a victim exists (no future known).
+ * serves before it would be evicted (Belady with bypass, in bytes): with a victim never read
+ * again or of another job, as long as the traces reach (this epoch and the next); else until the
+ * resident piece needed latest would be. 0 when nothing could make room. With @p room (the budget
+ * has room): 1, as what this job does not read again may serve the next job (and with room a
+ * piece stays until its other samples are read, which then hit). LRU: whether a victim exists.
  */
 int ingot_disk_policy_pays(const ingot_disk_policy_t *pol, uint64_t p, int room, uint64_t from,
                            uint64_t cost);

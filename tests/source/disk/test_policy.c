@@ -177,6 +177,10 @@ static void test_next_use(sim_t *s)
     CHECK(ingot_disk_policy_need(pol, p) == first_use(s, p, steps)); /* read at the last step */
     CHECK_OK(ingot_disk_policy_advance(pol, steps)); /* past the job: nothing needed again */
     CHECK(ingot_disk_policy_need(pol, p) == INGOT_DISK_NEVER);
+    /* never read again by this job: a fill pays only while the budget has room (for the next
+     * job), not by pushing anything out */
+    CHECK(ingot_disk_policy_pays(pol, p, 1, INGOT_DISK_NEVER, 1u << LOG2) == 1);
+    CHECK(ingot_disk_policy_pays(pol, p, 0, INGOT_DISK_NEVER, 1u << LOG2) == 0);
     ingot_disk_policy_set(pol, p, INGOT_DISK_RESIDENT);
     ingot_disk_victim_t v; /* never read again: the first victim, whoever asks */
     CHECK(ingot_disk_policy_victim(pol, INGOT_DISK_NEVER, &v) == 1 && v.piece == p);
