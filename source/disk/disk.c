@@ -246,8 +246,9 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
         (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;
     }
-    char why[PATH_MAX + 256];
-    st = ingot_disk_folder_open(d->dir, 1, d->p.timeout_ns, &d->folder, why, sizeof(why));
+    char why[PATH_MAX + 512];
+    int flags = INGOT_DISK_FOLDER_CREATE | (cfg->shared ? INGOT_DISK_FOLDER_SHARED : 0);
+    st = ingot_disk_folder_open(d->dir, flags, d->p.timeout_ns, &d->folder, why, sizeof(why));
     *usable_p = (st == INGOT_OK);
     if (st != INGOT_OK && d->p.node->local_rank == 0) {
         ingot_warn("disk tier: %s; node %s reads storage as without the tier", why,

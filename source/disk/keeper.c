@@ -182,7 +182,8 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
     if (admit) { /* outside the ledger's lock: the writers' syncs overlap */
         ingot_disk_entry_seal(b->mem, &b->key, b->len);
-        st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, why, sizeof(why));
+        st = ingot_disk_entry_write(d->folder.fd, &b->key, b->mem, b->len, d->folder.shared, why,
+                                    sizeof(why));
     }
     if (st == INGOT_OK) { /* the ledger counts published entries only, as a scan does */
         atomic_fetch_add(&d->admitted, 1);
