@@ -242,6 +242,14 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
     d->piece_log2 = cfg->piece_log2;
     d->piece_bytes = 1ull << d->piece_log2;
     ingot_log_expand_path(cfg->dir, d->dir, sizeof(d->dir));
+    if (d->budget < INGOT_DISK_HEADER_BYTES + d->piece_bytes) { /* not 0: the tier is wanted */
+        return ingot_fail(INGOT_ERR_CONFIG,
+                          "INGOT_DISK_CACHE_BYTES=%" PRIu64 " is smaller than one entry: a piece "
+                          "(INGOT_DISK_CACHE_PIECE=%" PRIu64 ") and its header (%d bytes) take "
+                          "%" PRIu64 " bytes; give at least that, or 0 for no disk tier",
+                          d->budget, d->piece_bytes, INGOT_DISK_HEADER_BYTES,
+                          INGOT_DISK_HEADER_BYTES + d->piece_bytes);
+    }
     if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK ||
         (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;

@@ -70,9 +70,10 @@ static const ingot_config_field_t disk_fields[] = {
      "trust each other. n: the folder must be this user's alone.",
      JOB, INGOT_CONFIG_BOOL, F(shared), 0, 0, NULL, NULL, NULL, NULL},
     {"DISK_CACHE_BYTES", "0",
-     "The disk tier's budget on each node (0: no disk tier). Each piece read from storage is "
-     "written through to the node's disk (INGOT_DISK_CACHE_DIR) and read from there by this and "
-     "later jobs. Every rank of a node must give the same value (ranks that differ are refused, "
+     "The disk tier's budget on each node (0: no disk tier; else at least one entry, "
+     "INGOT_DISK_CACHE_PIECE and its 4KiB header, refused at create otherwise). Each piece read "
+     "from storage is written through to the node's disk (INGOT_DISK_CACHE_DIR) and read from "
+     "there by this and later jobs. Every rank of a node must give the same value (ranks that differ are refused, "
      "named); nodes may differ. Jobs sharing a folder count one usage (its ledger): each keeps "
      "it within its own budget when it fills, so a job with a smaller budget evicts down to it "
      "as it fills and one with a larger budget fills up to its own. The budget in effect is at "

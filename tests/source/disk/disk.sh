@@ -38,6 +38,9 @@
 #   two_jobs     two jobs filling the same pieces at once: both right, no temporary left, a
 #                third job reads nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
+#   budget_piece a budget smaller than one entry (a piece and its header): refused at create,
+#                naming INGOT_DISK_CACHE_BYTES, its value and the piece's size; one of exactly
+#                that size is taken
 #   modes        a folder made under umask 000: its missing parent, itself and its fan-out
 #                folders 0700, its entries and ledger 0600; a next job takes it
 #   folder_group, folder_world, folder_link_own, folder_link_else, folder_fanout, folder_foreign:
@@ -380,6 +383,13 @@ budgets)
     [ $rc != 0 ] || fail "differing budgets were accepted"
     grep -q "ranks of node 0 (host .*) give different values: rank 0 (1048576 bytes), rank 1 (2097152 bytes)" \
         "$work/b.out" || fail "the ranks and their budgets are not named"
+    ;;
+budget_piece)
+    # a piece of 16 KiB and its header of 4 KiB: 20 KiB is one entry, a byte less none
+    rc=0; INGOT_DISK_CACHE_BYTES=20479 job small 2 any || rc=$?
+    [ $rc != 0 ] || fail "a budget smaller than one entry was taken"
+    said small "INGOT_DISK_CACHE_BYTES=20479 is smaller than one entry: a piece (INGOT_DISK_CACHE_PIECE=16384) and its header (4096 bytes) take 20480 bytes"
+    INGOT_DISK_CACHE_BYTES=20480 ok one 2 any
     ;;
 modes)
     # a fresh folder and its missing parent, made under umask 000: the modes asked for, not the
