@@ -242,12 +242,21 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
     d->piece_log2 = cfg->piece_log2;
     d->piece_bytes = 1ull << d->piece_log2;
     ingot_log_expand_path(cfg->dir, d->dir, sizeof(d->dir));
+    if (d->budget < INGOT_DISK_HEADER_BYTES + d->piece_bytes) { /* not 0: the tier is wanted */
+        return ingot_fail(INGOT_ERR_CONFIG,
+                          "INGOT_DISK_CACHE_BYTES=%" PRIu64 " is smaller than one entry: a piece "
+                          "(INGOT_DISK_CACHE_PIECE=%" PRIu64 ") and its header (%d bytes) take "
+                          "%" PRIu64 " bytes; give at least that, or 0 for no disk tier",
+                          d->budget, d->piece_bytes, INGOT_DISK_HEADER_BYTES,
+                          INGOT_DISK_HEADER_BYTES + d->piece_bytes);
+    }
     if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK ||
         (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;
     }
-    char why[PATH_MAX + 256];
-    st = ingot_disk_folder_open(d->dir, 1, d->p.timeout_ns, &d->folder, why, sizeof(why));
+    char why[PATH_MAX + 512];
+    int flags = INGOT_DISK_FOLDER_CREATE | (cfg->shared ? INGOT_DISK_FOLDER_SHARED : 0);
+    st = ingot_disk_folder_open(d->dir, flags, d->p.timeout_ns, &d->folder, why, sizeof(why));
     *usable_p = (st == INGOT_OK);
     if (st != INGOT_OK && d->p.node->local_rank == 0) {
         ingot_warn("disk tier: %s; node %s reads storage as without the tier", why,

@@ -31,6 +31,7 @@
 
 #include "source/tier.h"
 #include "base/config.h"
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct ingot_disk ingot_disk_t;
@@ -44,6 +45,7 @@ typedef enum ingot_disk_policy_kind {
 /** The disk tier's INGOT_* table, parsed once (disk_config.c). */
 typedef struct ingot_disk_config {
     char *dir;           /**< INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
+    bool shared;         /**< INGOT_DISK_CACHE_SHARED: a group's folder accepted */
     uint64_t bytes;      /**< INGOT_DISK_CACHE_BYTES: per node */
     uint32_t piece_log2; /**< INGOT_DISK_CACHE_PIECE: a power of two, 4KiB to 64MiB */
     ingot_disk_policy_kind_t policy;

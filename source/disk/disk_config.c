@@ -50,19 +50,30 @@ static const ingot_config_codec_t piece_codec = {
 
 static const ingot_config_field_t disk_fields[] = {
     {"DISK_CACHE_DIR", "/var/tmp/ingot-cache-%u",
-     "The node-local folder of the disk tier (%u: the user, %h: the host); made (mode 0700) "
-     "when missing. Entries outlive the job: a later job on the node reads what an earlier one "
-     "wrote, whatever its manifest or size, since entries are named by content. The default is "
-     "per user on /var/tmp, node-local on clusters and kept across reboots (unlike /tmp; not "
-     "$XDG_CACHE_HOME, usually in a home folder on a filesystem shared between nodes). A folder "
-     "shared between users trusts every writer: XXH3 finds damage, not forgery. A folder on NFS "
-     "or another filesystem shared between nodes, read-only or missing is refused with one "
+     "The node-local folder of the disk tier (%u: the user, %h: the host); made (mode 0700, "
+     "its fan-out folders too, entries 0600) when missing. Entries outlive the job: a later job "
+     "on the node reads what an earlier one wrote, whatever its manifest or size, since entries "
+     "are named by content. The default is per user on /var/tmp, node-local on clusters and kept "
+     "across reboots (unlike /tmp; not $XDG_CACHE_HOME, usually in a home folder on a filesystem "
+     "shared between nodes). An existing folder is used only when it is a real folder (not a "
+     "symbolic link) owned by the user and writable by no one else, its fan-out folders too "
+     "(INGOT_DISK_CACHE_SHARED relaxes this for a group). A folder failing that, on NFS or "
+     "another filesystem shared between nodes, read-only or missing is refused with one "
      "warning, and storage is read as without the tier.",
      JOB, INGOT_CONFIG_STRING, F(dir), 0, 0, NULL, NULL, NULL, NULL},
+    {"DISK_CACHE_SHARED", "n",
+     "Share the disk tier's folder with a group (y): a folder owned by another user is used when "
+     "it is set-group-ID, writable by its group and that group is one of this user's (never a "
+     "symbolic link, never writable by others); what the tier makes is its group's (folders "
+     "2770, entries 0660). Everyone in the group can then read every entry, plant or replace "
+     "entries (XXH3 finds damage, not forgery) and remove them: share only between users who "
+     "trust each other. n: the folder must be this user's alone.",
+     JOB, INGOT_CONFIG_BOOL, F(shared), 0, 0, NULL, NULL, NULL, NULL},
     {"DISK_CACHE_BYTES", "0",
-     "The disk tier's budget on each node (0: no disk tier). Each piece read from storage is "
-     "written through to the node's disk (INGOT_DISK_CACHE_DIR) and read from there by this and "
-     "later jobs. Every rank of a node must give the same value (ranks that differ are refused, "
+     "The disk tier's budget on each node (0: no disk tier; else at least one entry, "
+     "INGOT_DISK_CACHE_PIECE and its 4KiB header, refused at create otherwise). Each piece read "
+     "from storage is written through to the node's disk (INGOT_DISK_CACHE_DIR) and read from "
+     "there by this and later jobs. Every rank of a node must give the same value (ranks that differ are refused, "
      "named); nodes may differ. Jobs sharing a folder count one usage (its ledger): each keeps "
      "it within its own budget when it fills, so a job with a smaller budget evicts down to it "
      "as it fills and one with a larger budget fills up to its own. The budget in effect is at "

@@ -154,17 +154,34 @@ static ingot_status_t entry_errno(int err)
     return (err == EACCES || err == EPERM || err == EROFS) ? INGOT_ERR_PERMISSION : INGOT_ERR_IO;
 }
 
-/* Create the temporary of @p name exclusively and lock it (an orphan found in the way is removed
- * once); -1 with errno (EEXIST: a live writer holds it). */
-static int entry_create_fill(int dirfd, const char *fill)
+/* Make fan-out folder @p fan with mode @p mode exactly (the umask would take the group's bits of
+ * a shared one); 0, or -1 with errno (EEXIST: another writer made it). */
+static int entry_make_fan(int dirfd, const char *fan, mode_t mode)
+{
+    if (mkdirat(dirfd, fan, mode) != 0) {
+        return -1;
+    }
+    int fd = openat(dirfd, fan, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = fd < 0 || fchmod(fd, mode) != 0 ? errno : 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    errno = err;
+    return err ? -1 : 0;
+}
+
+/* Create the temporary of @p name exclusively (INGOT_DISK_FILE_MODE exactly) and lock it (an
+ * orphan found in the way is removed once); -1 with errno (EEXIST: a live writer holds it). */
+static int entry_create_fill(int dirfd, const char *fill, int shared)
 {
     char fan[3] = {fill[0], fill[1], '\0'};
+    mode_t mode = INGOT_DISK_FILE_MODE(shared);
     for (int tries = 0; tries < 2; tries++) {
-        int fd = openat(dirfd, fill, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0 && errno == ENOENT && mkdirat(dirfd, fan, 0755) != 0 && errno != EEXIST) {
-            return -1;
-        }
+        int fd = openat(dirfd, fill, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0 && errno == ENOENT) {
+            if (entry_make_fan(dirfd, fan, INGOT_DISK_DIR_MODE(shared)) != 0 && errno != EEXIST) {
+                return -1;
+            }
             continue; /* the fan-out folder was just made */
         }
         if (fd < 0 && errno == EEXIST) {
@@ -181,6 +198,13 @@ static int entry_create_fill(int dirfd, const char *fill)
         if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &sb) != 0 || sb.st_nlink == 0) {
             close(fd); /* a cleaner took it in the moment before the lock: someone else's now */
             errno = EEXIST;
+            return -1;
+        }
+        if (fchmod(fd, mode) != 0) { /* the umask would take the group's bits of a shared one */
+            int err = errno;
+            unlinkat(dirfd, fill, 0);
+            close(fd);
+            errno = err;
             return -1;
         }
         return fd;
@@ -207,7 +231,7 @@ static int entry_publish(int dirfd, const char *fill, const char *name)
 }
 
 ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, const void *buf,
-                                     uint64_t len, ingot_disk_fill_t *fill_p, char *why,
+                                     uint64_t len, int shared, ingot_disk_fill_t *fill_p, char *why,
                                      size_t whylen)
 {
     ingot_disk_fill_t *f = fill_p;
@@ -216,7 +240,7 @@ ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, con
     if (faccessat(dirfd, f->name, F_OK, 0) == 0) {
         return INGOT_ERR_EXISTS;
     }
-    f->fd = entry_create_fill(dirfd, f->fill);
+    f->fd = entry_create_fill(dirfd, f->fill, shared);
     if (f->fd < 0) {
         int err = errno;
         snprintf(why, whylen, "%s: create failed: %s", f->fill, strerror(err));
@@ -258,10 +282,10 @@ ingot_status_t ingot_disk_entry_publish(int dirfd, ingot_disk_fill_t *fill, char
 }
 
 ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
-                                      uint64_t len, char *why, size_t whylen)
+                                      uint64_t len, int shared, char *why, size_t whylen)
 {
     ingot_disk_fill_t fill;
-    ingot_status_t st = ingot_disk_entry_fill(dirfd, key, buf, len, &fill, why, whylen);
+    ingot_status_t st = ingot_disk_entry_fill(dirfd, key, buf, len, shared, &fill, why, whylen);
     return st == INGOT_OK ? ingot_disk_entry_publish(dirfd, &fill, why, whylen) : st;
 }
 

@@ -30,6 +30,12 @@
 #define INGOT_DISK_NAME_MAX      64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
 #define INGOT_DISK_FILL_SUFFIX   ".fill"
 
+/* The modes of what the tier makes, set exactly (fchmod) whatever the umask: a user's own, or,
+ * when the folder is shared (INGOT_DISK_CACHE_SHARED), its group's too; set-group-ID folders, so
+ * that what is made in them takes the folder's group. */
+#define INGOT_DISK_DIR_MODE(shared)  ((shared) ? 02770u : 0700u)
+#define INGOT_DISK_FILE_MODE(shared) ((shared) ? 0660u : 0600u)
+
 /* The largest piece an entry describes: its check blocks (piece / 256) are sized in 32 bits. */
 #define INGOT_DISK_PIECE_LOG2_MAX 39
 
@@ -73,15 +79,17 @@ typedef struct ingot_disk_fill {
 /**
  * Write a sealed entry (header and payload, @p len payload bytes) into a temporary of the folder
  * @p dirfd: created exclusively and locked, written, fdatasync'ed, its pages dropped from the page
- * cache; left open and locked in *@p fill_p for ingot_disk_entry_publish(). Fault sites
- * "disk_write" on each write, "disk_publish" once it is written.
+ * cache; left open and locked in *@p fill_p for ingot_disk_entry_publish(). Its fan-out folder,
+ * when missing, and the temporary are made with the modes of a user's own folder, or of a group's
+ * when @p shared (INGOT_DISK_DIR_MODE, INGOT_DISK_FILE_MODE). Fault sites "disk_write" on each
+ * write, "disk_publish" once it is written.
  * @return INGOT_OK; INGOT_ERR_EXISTS (the entry is there, or another live writer is filling it:
  *         nothing written); INGOT_ERR_NO_RESOURCE (ENOSPC or EDQUOT); INGOT_ERR_PERMISSION;
  *         INGOT_ERR_IO (no temporary left). Nothing is logged: @p why says what failed, naming
  *         the file.
  */
 ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, const void *buf,
-                                     uint64_t len, ingot_disk_fill_t *fill_p, char *why,
+                                     uint64_t len, int shared, ingot_disk_fill_t *fill_p, char *why,
                                      size_t whylen);
 
 /**
@@ -95,7 +103,7 @@ ingot_status_t ingot_disk_entry_publish(int dirfd, ingot_disk_fill_t *fill, char
 
 /** ingot_disk_entry_fill(), then ingot_disk_entry_publish(): an entry written and published. */
 ingot_status_t ingot_disk_entry_write(int dirfd, const ingot_disk_key_t *key, const void *buf,
-                                      uint64_t len, char *why, size_t whylen);
+                                      uint64_t len, int shared, char *why, size_t whylen);
 
 /**
  * Read payload bytes [@p off, @p off + @p len) of the entry of @p key, whose payload must be

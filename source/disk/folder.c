@@ -16,8 +16,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#define LEDGER_NAME  "ledger"
-#define LOCK_POLL_NS (2 * INGOT_NSEC_PER_MSEC)
+#define LEDGER_NAME "ledger"
+/* Missing parents of the folder made here: a user's own, or passed through by a group sharing
+ * the folder (listed by no one else). */
+#define FOLDER_PARENT_MODE(shared) ((shared) ? 0711u : 0700u)
+#define LOCK_POLL_NS               (2 * INGOT_NSEC_PER_MSEC)
 
 static const char ledger_magic[8] = {'I', 'N', 'G', 'O', 'T', 'D', 'L', '1'};
 
@@ -55,21 +58,64 @@ static const char *folder_shared_fs(int fd)
     return NULL;
 }
 
-/* mkdir -p of @p path (mode 0700 for what it makes); 0 or the errno. */
-static int folder_mkdirs(const char *path)
+/* mkdir -p of @p path: its missing parents FOLDER_PARENT_MODE, the folder INGOT_DISK_DIR_MODE (the
+ * umask applies: the caller sets the folder's mode when *made_p); 0 or the errno. */
+static int folder_mkdirs(const char *path, int shared, int *made_p)
 {
     char p[PATH_MAX];
     snprintf(p, sizeof(p), "%s", path);
+    *made_p = 0;
     for (char *s = p + 1; *s != '\0'; s++) {
         if (*s == '/') {
             *s = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            if (mkdir(p, FOLDER_PARENT_MODE(shared)) != 0 && errno != EEXIST) {
                 return errno;
             }
             *s = '/';
         }
     }
-    return mkdir(p, 0700) != 0 && errno != EEXIST ? errno : 0;
+    if (mkdir(p, INGOT_DISK_DIR_MODE(shared)) == 0) {
+        *made_p = 1;
+        return 0;
+    }
+    return errno == EEXIST ? 0 : errno;
+}
+
+/* Open the folder at f->path, never through a symbolic link, made when @p flags say so, and check
+ * that it is to be trusted: INGOT_OK, or the status with @p why written. */
+static ingot_status_t folder_open_dir(ingot_disk_folder_t *f, int flags, char *why, size_t whylen)
+{
+    int made = 0, shared = (flags & INGOT_DISK_FOLDER_SHARED) != 0;
+    int err = flags & INGOT_DISK_FOLDER_CREATE ? folder_mkdirs(f->path, shared, &made) : 0;
+    f->fd = err ? -1 : open(f->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    err = f->fd >= 0 ? 0 : err ? err : errno;
+    if ((err == ELOOP || err == ENOTDIR) && ingot_disk_folder_link(f->path, why, whylen)) {
+        return INGOT_ERR_PERMISSION;
+    }
+    if (err == 0 && made && fchmod(f->fd, INGOT_DISK_DIR_MODE(shared)) != 0) {
+        err = errno; /* the umask took bits of the mode asked for */
+    }
+    if (err != 0) {
+        snprintf(why, whylen, "folder '%s' cannot be used: %s", f->path, strerror(err));
+        return err == ENOENT ? INGOT_ERR_NOT_FOUND : ingot_status_from_errno(err);
+    }
+    return ingot_disk_folder_trust(f->fd, f->path, shared, why, whylen);
+}
+
+/* The folder's ledger (INGOT_DISK_FILE_MODE exactly when made here), read-only; -1 with errno. */
+static int folder_ledger(const ingot_disk_folder_t *f)
+{
+    mode_t mode = INGOT_DISK_FILE_MODE(f->shared);
+    int fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0 && fchmod(fd, mode) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd >= 0 || errno != EEXIST
+               ? fd
+               : openat(f->fd, LEDGER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* Whether the folder takes a file: a probe written and removed; 0 or the errno. */
@@ -99,38 +145,40 @@ static ingot_status_t folder_fail(ingot_disk_folder_t *f, ingot_status_t st, cha
     return st;
 }
 
-ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t lock_timeout_ns,
+ingot_status_t ingot_disk_folder_open(const char *path, int flags, uint64_t lock_timeout_ns,
                                       ingot_disk_folder_t *f, char *why, size_t whylen)
 {
-    *f = (ingot_disk_folder_t){.fd = -1, .ledger_fd = -1, .lock_timeout_ns = lock_timeout_ns};
+    *f = (ingot_disk_folder_t){.fd = -1,
+                               .ledger_fd = -1,
+                               .lock_timeout_ns = lock_timeout_ns,
+                               .shared = (flags & INGOT_DISK_FOLDER_SHARED) != 0};
     pthread_mutex_init(&f->mutex, NULL);
     f->ready = 1;
     snprintf(f->path, sizeof(f->path), "%s", path);
-    int err = create ? folder_mkdirs(path) : 0;
-    f->fd = err ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (f->fd < 0) {
-        err = err ? err : errno;
-        return folder_fail(f, err == ENOENT ? INGOT_ERR_NOT_FOUND : ingot_status_from_errno(err),
-                           why, whylen, "folder '%s' cannot be used: %s", strerror(err));
+    ingot_status_t st = folder_open_dir(f, flags, why, whylen);
+    if (st != INGOT_OK) {
+        ingot_disk_folder_close(f);
+        return st;
     }
-    if (!create) { /* a tool's look at a folder as it is: its ledger if it can be had */
-        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CLOEXEC);
+    if (!(flags & INGOT_DISK_FOLDER_CREATE)) { /* a tool's look at a folder as it is */
+        f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         return INGOT_OK;
     }
-    const char *shared = folder_shared_fs(f->fd);
-    if (shared != NULL) {
+    const char *fs = folder_shared_fs(f->fd);
+    if (fs != NULL) {
         return folder_fail(f, INGOT_ERR_UNSUPPORTED, why, whylen,
                            "folder '%s' is on %s, a filesystem shared between nodes: the disk "
                            "tier needs a node-local one",
-                           shared);
+                           fs);
     }
     /* a full folder still serves what it holds: its room decides what it takes (room.c) */
-    if ((err = folder_probe(f->fd)) != 0 && err != ENOSPC && err != EDQUOT) {
+    int err = folder_probe(f->fd);
+    if (err != 0 && err != ENOSPC && err != EDQUOT) {
         return folder_fail(f, INGOT_ERR_PERMISSION, why, whylen, "folder '%s' takes no file: %s",
                            strerror(err));
     }
     /* read-only: held for its lock and reads; written through a descriptor of its own */
-    f->ledger_fd = openat(f->fd, LEDGER_NAME, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    f->ledger_fd = folder_ledger(f);
     if (f->ledger_fd < 0) {
         return folder_fail(f, ingot_status_from_errno(errno), why, whylen,
                            "folder '%s': its ledger cannot be opened: %s", strerror(errno));
@@ -228,7 +276,7 @@ void ingot_disk_ledger_set(ingot_disk_folder_t *f, uint64_t usage)
     /* Opened for this write alone: between fills no file of the folder is open for writing, so
      * its filesystem can be remounted read-only while a job runs (the kernel refuses that as
      * busy while a file on it is open for writing); the job then sees EROFS (room.c). */
-    int fd = openat(f->fd, LEDGER_NAME, O_WRONLY | O_CLOEXEC);
+    int fd = openat(f->fd, LEDGER_NAME, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || pwrite(fd, &l, sizeof(l), 0) != (ssize_t)sizeof(l)) {
         ingot_debug("disk tier: the ledger of '%s' was not written: %s", f->path, strerror(errno));
     }

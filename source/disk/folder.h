@@ -26,25 +26,54 @@ typedef struct ingot_disk_folder {
     int ledger_fd;         /**< its ledger (read-only: its lock and reads), or -1 */
     int locked;            /**< this process holds the ledger's lock */
     int ready;             /**< mutex initialised (close undoes it once) */
+    int shared;            /**< a group's folder (INGOT_DISK_FOLDER_SHARED): its modes */
     pthread_mutex_t mutex; /**< the ledger's lock between this process's threads (flock is per
                                 open file, so it excludes other processes only) */
     uint64_t lock_timeout_ns;
     char path[PATH_MAX];
 } ingot_disk_folder_t;
 
+/** How a folder is opened (ingot_disk_folder_open()'s @p flags). */
+enum {
+    INGOT_DISK_FOLDER_CREATE = 1, /**< the tier's: made when missing, checked to take entries */
+    INGOT_DISK_FOLDER_SHARED = 2  /**< INGOT_DISK_CACHE_SHARED: a group's folder is trusted */
+};
+
 /**
- * Open the folder at @p path for the tier (@p create): made (mode 0700: a user's own) when
- * missing, checked to hold entries: writable (a probe file is written and removed; fault site
- * "disk_folder"; a full one, ENOSPC or EDQUOT, is writable: its budget in effect says what it
- * takes), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS,
- * AFS, PanFS are shared between nodes; fault site "disk_statfs"); its ledger opened. Without
- * @p create (the tools): opened as it is, its ledger if there (ledger_fd -1 otherwise).
- * @return INGOT_OK; INGOT_ERR_PERMISSION (read-only, or not writable by this user);
- *         INGOT_ERR_NOT_FOUND (missing and not made); INGOT_ERR_UNSUPPORTED (a filesystem shared
- *         between nodes); INGOT_ERR_IO. Nothing logged: @p why says what, naming the folder.
+ * Open the folder at @p path (its last component never followed when a symbolic link) and check
+ * that it is this user's to trust (ingot_disk_folder_trust(): also a group's when @p flags has
+ * INGOT_DISK_FOLDER_SHARED). With INGOT_DISK_FOLDER_CREATE (the tier): made when missing
+ * (INGOT_DISK_DIR_MODE exactly; missing parents 0700, or 0711 when shared: a group passes
+ * through them), checked to hold entries: writable (a probe file is written and removed; fault
+ * site "disk_folder"; a full one, ENOSPC or EDQUOT, is writable: its budget in effect says what
+ * it takes), on a filesystem of this node (statfs: NFS, SMB, Lustre, GPFS, BeeGFS, CephFS, AFS,
+ * PanFS are shared between nodes; fault site "disk_statfs"); its ledger opened (made with
+ * INGOT_DISK_FILE_MODE). Without it (the tools): opened as it is, its ledger if there (ledger_fd
+ * -1 otherwise).
+ * @return INGOT_OK; INGOT_ERR_PERMISSION (not this user's to trust, read-only, or not writable by
+ *         this user); INGOT_ERR_NOT_FOUND (missing and not made); INGOT_ERR_UNSUPPORTED (a
+ *         filesystem shared between nodes); INGOT_ERR_IO. Nothing logged: @p why says what,
+ *         naming the folder.
  */
-ingot_status_t ingot_disk_folder_open(const char *path, int create, uint64_t lock_timeout_ns,
+ingot_status_t ingot_disk_folder_open(const char *path, int flags, uint64_t lock_timeout_ns,
                                       ingot_disk_folder_t *f, char *why, size_t whylen);
+
+/**
+ * Whether the folder open as @p fd (at @p path) is this user's to trust: a real folder, writable
+ * by no one but its owner, who is this process's effective user; and so is each of its fan-out
+ * folders there (a folder one of them would let another user write into is refused whole: its
+ * user is to see to it). When @p shared, also a folder of another user's that is set-group-ID,
+ * writable by its group and that group one of this user's, never writable by others; its fan-out
+ * folders then of its group. ACLs that grant writing show in the group's bits (their mask).
+ * @return INGOT_OK, or INGOT_ERR_PERMISSION with @p why naming the folder (or fan-out folder),
+ *         what is wrong, its owner (uid, and name when known) and its mode in octal.
+ */
+ingot_status_t ingot_disk_folder_trust(int fd, const char *path, int shared, char *why,
+                                       size_t whylen);
+
+/** When @p path is a symbolic link (its open refused: ELOOP, ENOTDIR), say so in @p why as
+ *  ingot_disk_folder_trust() would, naming its target and owner: 1; 0 when it is not one. */
+int ingot_disk_folder_link(const char *path, char *why, size_t whylen);
 /** The folder's filesystem as statfs sees it now. */
 typedef struct ingot_disk_fs {
     uint64_t size;  /**< f_blocks x f_bsize */

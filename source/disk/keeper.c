@@ -190,7 +190,8 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     if (admit) { /* written outside the ledger's lock: the writers' syncs overlap */
         ingot_disk_fill_t fill;
         ingot_disk_entry_seal(b->mem, &b->key, b->len);
-        st = ingot_disk_entry_fill(d->folder.fd, &b->key, b->mem, b->len, &fill, why, sizeof(why));
+        st = ingot_disk_entry_fill(d->folder.fd, &b->key, b->mem, b->len, d->folder.shared, &fill,
+                                   why, sizeof(why));
         st = st == INGOT_OK ? keeper_publish(d, &fill, bytes, why, sizeof(why)) : st;
     }
     if (st == INGOT_OK) {

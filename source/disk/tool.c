@@ -64,13 +64,16 @@ static void tool_found(void *arg, const ingot_disk_found_t *f)
     l->e[l->n++] = (tool_entry_t){f->key, f->bytes, f->mtime_ns};
 }
 
-/* Open @p dir as it is (nothing made), or fail naming it. */
+/* Open @p dir as it is (nothing made), checked as the tier checks it, or fail naming it. */
 static ingot_status_t tool_open(const char *dir, ingot_disk_folder_t *f)
 {
     const ingot_base_config_t *cfg;
-    char why[PATH_MAX + 256];
+    const ingot_disk_config_t *disk;
+    char why[PATH_MAX + 512];
     uint64_t timeout = ingot_base_config(&cfg) == INGOT_OK ? cfg->timeout_ns : 0;
-    ingot_status_t st = ingot_disk_folder_open(dir, 0, timeout, f, why, sizeof(why));
+    int shared = ingot_disk_config(&disk) == INGOT_OK && disk->shared;
+    ingot_status_t st = ingot_disk_folder_open(dir, shared ? INGOT_DISK_FOLDER_SHARED : 0, timeout,
+                                               f, why, sizeof(why));
     return st == INGOT_OK ? st : ingot_fail(st, "disk cache: %s", why);
 }
 

@@ -98,8 +98,8 @@ ingot_add_test(NAME apps.setup.demo LABELS mpi slow TIMEOUT 600
                        ${CMAKE_CURRENT_BINARY_DIR})
 # ingot-cache on a folder a job of tests/source/disk/test_disk filled: list, verify (a damaged
 # entry named and removed), evict to a size, clean (a dead writer's temporary, never a live one's),
-# bad command lines.
-foreach(case list verify evict clean usage)
+# bad command lines, folders the tier would not trust.
+foreach(case list verify evict clean usage trust)
   ingot_add_test(NAME apps.cache.${case} LABELS cli TIMEOUT 60
                  COMMAND ${_a}/cache/cache_cli.sh $<TARGET_FILE:ingot-cache>
                          $<TARGET_FILE:test_disk> ${CMAKE_CURRENT_BINARY_DIR} ${case})

@@ -9,6 +9,10 @@
 #   clean   a dead writer's temporary removed, a live writer's kept
 #   usage   bad command lines (exit 2, the message naming the command, option, value or folder)
 #           and a missing folder (exit 1, named)
+#   trust   a folder the tier would not trust (writable by its group, a symbolic link, a fan-out
+#           folder writable by others; root: another user's) refused by every command, exit 1,
+#           in the tier's words, nothing changed in it; with INGOT_DISK_CACHE_SHARED=y, a
+#           set-group-ID folder of the user's group listed and cleaned
 set -u
 tool=$1; exe=$2; work=$3/cache-cli-$4; case_=$4
 rm -rf "$work"; mkdir -p "$work"
@@ -16,6 +20,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/out" 2> /dev/null; exit 1; }
 # shellcheck source=tests/common/wait.sh
 . "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
+# shellcheck source=tests/common/folder.sh
+. "$(dirname "$0")/../../common/folder.sh" # whose, as_nobody
 cache=$work/cache m=$work/data/manifest.ingot
 fill() {
     INGOT_DISK_CACHE_DIR=$cache INGOT_DISK_CACHE_PIECE=16KiB INGOT_DISK_CACHE_BYTES=64MiB \
@@ -23,6 +29,17 @@ fill() {
         { cat "$work/fill"; fail "the job that fills the folder"; }
 }
 entries() { find "$cache" -name '*-14-*' ! -name '*.fill' | wc -l; }
+# refuses DIR WHAT [SEEN]: every command refuses DIR (exit 1), saying WHAT is wrong with it and
+# whose it is (SEEN: the path whose owner and mode, DIR by default), and leaves it as it was
+refuses() {
+    local line before; line="disk cache: folder '$1' is not this user's to trust: $2 ($(whose "${3:-$1}"))"
+    before=$(find "$1/" -printf '%p %m %s\n' | sort)
+    for cmd in list clean "evict --to 0" "verify --manifest $m"; do
+        rc=0; "$tool" $cmd "$1" > "$work/out" 2>&1 || rc=$?
+        [ $rc = 1 ] && grep -qF "$line" "$work/out" || fail "ingot-cache $cmd: exit $rc, or not '$line'"
+    done
+    [ "$(find "$1/" -printf '%p %m %s\n' | sort)" = "$before" ] || fail "'$1' changed"
+}
 case "$case_" in
 list)
     fill
@@ -100,6 +117,35 @@ usage)
         [ $rc = 1 ] && grep -qF "${var%%=*}='${var#*=}': $want" "$work/out" ||
             fail "$var: exit $rc, or not named ($(tail -1 "$work/out"))"
     done
+    ;;
+trust)
+    fill
+    chmod 0770 "$cache"
+    refuses "$cache" "it is writable by its group"
+    chmod 0700 "$cache" && ln -s "$cache" "$work/link"
+    refuses "$work/link" "it is a symbolic link to '$cache'"
+    fan=$(find "$cache" -mindepth 1 -type d | sort | head -1)
+    chmod 0703 "$fan"
+    refuses "$cache" "its fan-out folder '${fan##*/}' is writable by others" "$fan"
+    chmod 0700 "$fan"
+    "$tool" list "$cache" > "$work/out" || fail "the folder, set right, is not listed"
+    if [ "$(id -u)" = 0 ] && id -u nobody > /dev/null 2>&1; then
+        chown -R nobody "$cache"
+        refuses "$cache" "it is owned by another user"
+        # shared with a group of root's: listed and cleaned when asked for
+        chown -R nobody:0 "$cache" && chmod 2770 "$cache"
+        refuses "$cache" "it is owned by another user, writable by its group"
+        INGOT_DISK_CACHE_SHARED=y "$tool" list "$cache" > "$work/out" || fail "a shared folder, not listed"
+        grep -q "^# folder $cache: $(entries) entries" "$work/out" || fail "the shared folder's line"
+        INGOT_DISK_CACHE_SHARED=y "$tool" clean "$cache" > "$work/out" || fail "a shared folder, not cleaned"
+        chmod 2777 "$cache" # never writable by others, even shared
+        INGOT_DISK_CACHE_SHARED=y refuses "$cache" "it is writable by others"
+        # to nobody, its own folder, but one a group it is not in writes
+        chmod 2770 "$cache"
+        rc=0; as_nobody env INGOT_DISK_CACHE_SHARED=y "$tool" list "$cache" > "$work/out" 2>&1 || rc=$?
+        [ $rc = 1 ] && grep -qF "folder '$cache' is not this user's to trust: it is writable by a group this user is not in" "$work/out" ||
+            fail "nobody's tool on a folder of a group it is not in: exit $rc"
+    fi
     ;;
 *) fail "unknown case $case_" ;;
 esac

@@ -47,6 +47,24 @@
 #                both right, each entry published once, no temporary left, a third job reads
 #                nothing from storage
 #   budgets      ranks of one node giving different budgets: refused, naming them
+#   budget_piece a budget smaller than one entry (a piece and its header): refused at create,
+#                naming INGOT_DISK_CACHE_BYTES, its value and the piece's size; one of exactly
+#                that size is taken
+#   modes        a folder made under umask 000: its missing parent, itself and its fan-out
+#                folders 0700, its entries and ledger 0600; a next job takes it
+#   folder_group, folder_world, folder_link_own, folder_link_else, folder_fanout, folder_foreign:
+#                a folder that is not the user's to trust (writable by its group, by others; a
+#                symbolic link to a folder of the user's, to one elsewhere; a fan-out folder
+#                writable by its group, a symbolic link, another user's; root: another user's
+#                folder, both ways, as setpriv runs the job as nobody, and the issue's own case:
+#                nobody made the default-named folder 0777 under a sticky world-writable parent):
+#                one warning in the whole job, naming the folder, what is wrong, its owner and
+#                mode; every epoch read from storage alone, nothing admitted, nothing written
+#                into the folder (nor where a link points)
+#   shared       (root) INGOT_DISK_CACHE_SHARED: another user's set-group-ID folder refused
+#                without it; with it, filled under umask 022 with folders 2770 and entries 0660 of
+#                its group, then read whole by nobody (in that group) without storage; still
+#                refused writable by others, as a symbolic link, and to a user not in its group
 #   busy_keeper  the keeper's lock held 3 s by one admission (fault site disk_hold), past the
 #                peers' INGOT_PEER_TIMEOUT of 2 s: the progress thread answers its peers "busy"
 #                rather than waiting, no rank gives the keeper up, nothing fails; and the same
@@ -64,6 +82,8 @@ fi
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 # shellcheck source=tests/common/wait.sh
 . "$(dirname "$0")/../../common/wait.sh" # locked, hold_lock
+# shellcheck source=tests/common/folder.sh
+. "$(dirname "$0")/../../common/folder.sh" # whose, need_nobody, as_nobody
 mkdir -p "$work"
 rm -rf "$work/cache"
 [ "$case_" = nodes ] || [ -n "${DISK_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -74,11 +94,13 @@ export INGOT_DISK_CACHE_DIR=$cache INGOT_DISK_CACHE_PIECE=16KiB INGOT_DISK_CACHE
 export INGOT_TIMEOUT=${INGOT_TIMEOUT:-30s} INGOT_LOG_LEVEL=warn
 launch=(--oversubscribe)
 [ "$case_" = nodes ] && launch=($NODES_MPIRUN_ARGS)
-# job NAME NP EXPECT [mpirun args...]: run test_disk, its output in $work/NAME.out
+# job NAME NP EXPECT [mpirun args...]: run test_disk (as the user "${as[@]}" makes it), its
+# output in $work/NAME.out
+as=()
 job() {
     local name=$1 np=$2 expect=$3; shift 3
     local rc=0
-    TEST_DISK_EXPECT=$expect timeout 120 "$mpiexec" "${launch[@]}" -np "$np" \
+    TEST_DISK_EXPECT=$expect "${as[@]}" timeout 120 "$mpiexec" "${launch[@]}" -np "$np" \
         -x TEST_DISK_EXPECT -x INGOT_DISK_CACHE_DIR -x INGOT_DISK_CACHE_PIECE \
         -x INGOT_DISK_CACHE_BYTES -x INGOT_TIMEOUT -x INGOT_LOG_LEVEL "$@" \
         "$exe" "$work" 0 > "$work/$name.out" 2>&1 || rc=$?
@@ -115,13 +137,14 @@ tier_folders() {
     case "$case_" in
     readonly | nfs | missing) ;;
     nodes) ls -d "$cache"-* ;;
-    *) echo "$cache" ;;
+    *) echo "$INGOT_DISK_CACHE_DIR" ;; # the job's (a case may give another)
     esac
 }
 # ok JOB NP EXPECT [mpirun args...]: job, which must succeed; then (no other job running) the
-# ledger of every folder it used is exact
+# ledger of every folder it used is exact (none when it refused its folder as not the user's)
 ok() {
     job "$@" || fail "job $1 ($2 ranks, expect $3): exit $?"
+    grep -q "is not this user's to trust" "$work/$1.out" && return
     local folders; mapfile -t folders < <(tier_folders)
     [ ${#folders[@]} = 0 ] || ledger_exact "$1" "${folders[@]}"
 }
@@ -145,6 +168,30 @@ locked_fills() {
 stopped() {
     [ -d "/proc/$1" ] && ! sed 's/.*) //' /proc/"$1"/task/*/stat 2> /dev/null |
         cut -d' ' -f1 | grep -qv '^T$'
+}
+# jobs_as_nobody [GROUPS]: the next jobs run as user nobody (group nogroup, supplementary GROUPS
+# or none); jobs_as_root: as root again
+jobs_as_nobody() {
+    as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    [ -z "${1:-}" ] || as[3]=--groups=$1
+}
+jobs_as_root() { as=(); }
+# refused JOB FOLDER WHAT [SEEN]: the job's one warning (its only one) that FOLDER is not the
+# user's to trust, saying WHAT is wrong and whose it is (SEEN: the path whose owner and mode,
+# the folder by default); every epoch read from storage alone and nothing admitted
+refused() {
+    local line; line="folder '$2' is not this user's to trust: $3 ($(whose "${4:-$2}"))"
+    [ "$(grep -cF "$line" "$work/$1.out")" = 1 ] || fail "$1: not said once: $line"
+    [ "$(grep -c "INGOT warn .*disk tier" "$work/$1.out")" = 1 ] ||
+        fail "$1: $(grep -c "INGOT warn .*disk tier" "$work/$1.out") warnings of the disk tier, not one"
+    [ "$(grep -c "^disk epoch [0-9]* storage [1-9][0-9]* disk 0 " "$work/$1.out")" = 3 ] ||
+        fail "$1: not every epoch read from storage alone: $(grep "^disk epoch" "$work/$1.out")"
+    [ "$(counter "$1" admitted)" = 0 ] || fail "$1: $(counter "$1" admitted) pieces admitted"
+}
+# untouched DIR [N]: DIR holds N files and folders (0 by default): the tier wrote nothing there
+untouched() {
+    local n; n=$(find "$1" -mindepth 1 | wc -l)
+    [ "$n" = "${2:-0}" ] || fail "'$1' holds $n files and folders, not ${2:-0}: $(find "$1" -mindepth 1 | head -5)"
 }
 # effect JOB: the keeper's budget in effect, from the report
 effect() { grep -o "bytes per node, in effect [0-9]*" "$work/$1.out" | awk '{print $NF}'; }
@@ -502,6 +549,115 @@ budgets)
     [ $rc != 0 ] || fail "differing budgets were accepted"
     grep -q "ranks of node 0 (host .*) give different values: rank 0 (1048576 bytes), rank 1 (2097152 bytes)" \
         "$work/b.out" || fail "the ranks and their budgets are not named"
+    ;;
+budget_piece)
+    # a piece of 16 KiB and its header of 4 KiB: 20 KiB is one entry, a byte less none
+    rc=0; INGOT_DISK_CACHE_BYTES=20479 job small 2 any || rc=$?
+    [ $rc != 0 ] || fail "a budget smaller than one entry was taken"
+    said small "INGOT_DISK_CACHE_BYTES=20479 is smaller than one entry: a piece (INGOT_DISK_CACHE_PIECE=16384) and its header (4096 bytes) take 20480 bytes"
+    INGOT_DISK_CACHE_BYTES=20480 ok one 2 any
+    ;;
+modes)
+    # a fresh folder and its missing parent, made under umask 000: the modes asked for, not the
+    # umask's
+    cache=$work/made/cache
+    (umask 000 && INGOT_DISK_CACHE_DIR=$cache job fill 2 cold) || fail "the job that fills it"
+    [ "$(find "$cache" -mindepth 1 -type d | wc -l)" -gt 1 ] && [ "$(entries)" -gt 1 ] && [ -f "$cache/ledger" ] ||
+        fail "no fan-out folders, entries or ledger made"
+    other=$(find "$work/made" \( -type d ! -perm 0700 \) -o \( -type f ! -perm 0600 \) -printf '%m %p\n')
+    [ -z "$other" ] || fail "made with other modes: $(echo "$other" | head -5)"
+    INGOT_DISK_CACHE_DIR=$cache ok again 2 warm
+    ;;
+folder_group | folder_world)
+    mkdir -p "$cache"
+    mode=0770 what="writable by its group"
+    [ "$case_" = folder_world ] && mode=0777 what="writable by its group, writable by others"
+    chmod $mode "$cache"
+    ok pass 2 any
+    refused pass "$cache" "it is $what"
+    untouched "$cache"
+    ;;
+folder_link_own | folder_link_else)
+    # a folder of this user's, 0700 (the tier would take it by its own name), or one elsewhere
+    # (world-writable, sticky: a /tmp)
+    there=$work/mine mode=0700
+    [ "$case_" = folder_link_else ] && there=$work/elsewhere mode=1777
+    mkdir -p "$there" && chmod $mode "$there"
+    ln -s "$there" "$cache"
+    ok pass 2 any
+    refused pass "$cache" "it is a symbolic link to '$there'" "$cache"
+    untouched "$there"
+    # the user's folder itself, by its own name, is taken
+    [ "$case_" = folder_link_else ] || INGOT_DISK_CACHE_DIR=$there ok own 2 cold
+    ;;
+folder_fanout)
+    # fan-out folders another user could write into, or that lead elsewhere: the folder refused
+    mkdir -p "$cache/ab" "$work/elsewhere" && chmod 0700 "$cache" && chmod 0770 "$cache/ab"
+    ok grp 2 any
+    refused grp "$cache" "its fan-out folder 'ab' is writable by its group" "$cache/ab"
+    untouched "$cache" 1
+    rmdir "$cache/ab" && ln -s "$work/elsewhere" "$cache/cd"
+    ok link 2 any
+    refused link "$cache" "its fan-out folder 'cd' is a symbolic link" "$cache/cd"
+    untouched "$cache" 1
+    untouched "$work/elsewhere"
+    if [ "$(id -u)" = 0 ] && id -u nobody > /dev/null 2>&1; then
+        rm "$cache/cd" && mkdir -m 0700 "$cache/ef" && chown nobody "$cache/ef"
+        ok foreign 2 any
+        refused foreign "$cache" "its fan-out folder 'ef' is owned by another user" "$cache/ef"
+        untouched "$cache" 1
+    fi
+    ;;
+folder_foreign)
+    need_nobody
+    chmod 1777 "$work" # a /var/tmp: anyone makes folders in it, the dataset read by anyone
+    "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack > "$work/pack.out" 2>&1 || fail "packing the dataset"
+    # nobody's folder, refused by root's job
+    as_nobody mkdir -m 0700 "$cache" || fail "nobody's mkdir"
+    ok theirs 2 any
+    refused theirs "$cache" "it is owned by another user"
+    untouched "$cache"
+    # root's folder (0755: nobody reads it), refused by nobody's job
+    mine=$work/root-cache
+    mkdir -m 0755 "$mine"
+    jobs_as_nobody
+    INGOT_DISK_CACHE_DIR=$mine ok root 2 any
+    refused root "$mine" "it is owned by another user"
+    untouched "$mine"
+    jobs_as_root
+    # the issue's case: the default's name (/var/tmp/ingot-cache-%u) made beforehand by another
+    # user with mode 0777
+    as_nobody mkdir -m 0777 "$work/ingot-cache-root" ||
+        fail "nobody's mkdir of root's default-named folder"
+    INGOT_DISK_CACHE_DIR=$work/ingot-cache-%u ok default 2 any
+    refused default "$work/ingot-cache-root" "it is owned by another user, writable by its group, writable by others"
+    untouched "$work/ingot-cache-root"
+    ;;
+shared)
+    need_nobody
+    "$mpiexec" --oversubscribe -np 1 "$exe" "$work" 0 pack > "$work/pack.out" 2>&1 || fail "packing the dataset"
+    # a team's folder: nobody's, of root's group, set-group-ID and writable by the group
+    mkdir "$cache" && chown nobody:0 "$cache" && chmod 2770 "$cache"
+    ok alone 2 any
+    refused alone "$cache" "it is owned by another user, writable by its group"
+    untouched "$cache"
+    share=(-x INGOT_DISK_CACHE_SHARED=y)
+    (umask 022 && job fill 2 cold "${share[@]}") || fail "root's job filling the shared folder"
+    [ "$(entries)" -gt 1 ] && [ "$(find "$cache" -mindepth 1 -type d | wc -l)" -gt 1 ] || fail "nothing made in it"
+    other=$(find "$cache" -mindepth 1 \( \( -type d ! -perm 2770 \) -o \( -type f ! -perm 0660 \) -o ! -group 0 \) -printf '%m %g %p\n')
+    [ -z "$other" ] || fail "made with other modes or groups: $(echo "$other" | head -5)"
+    jobs_as_nobody 0 # nobody, in root's group, reads what root wrote
+    ok reader 2 warm "${share[@]}"
+    jobs_as_root
+    chmod 2777 "$cache"
+    ok world 2 any "${share[@]}"
+    refused world "$cache" "it is writable by others"
+    chmod 2770 "$cache" && ln -s "$cache" "$work/team"
+    INGOT_DISK_CACHE_DIR=$work/team ok link 2 any "${share[@]}"
+    refused link "$work/team" "it is a symbolic link to '$cache'"
+    jobs_as_nobody # nobody's own folder, but writable by a group nobody is not in
+    ok stranger 2 any "${share[@]}"
+    refused stranger "$cache" "it is writable by a group this user is not in"
     ;;
 busy_keeper)
     export TEST_DISK_STEP_MS=10 INGOT_PEER_TIMEOUT=2s

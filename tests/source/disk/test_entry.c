@@ -5,7 +5,9 @@
  * format, a renamed entry), temporaries of dead writers removed but never a live one's, the
  * ledger, the scan, an entry removed under its reader (emptied), and the folder refused when
  * read-only (fault site) or on a filesystem shared between nodes (statfs), but not when full (its
- * filesystem measured).
+ * filesystem measured); what it makes has its modes whatever the umask, and folders not to be
+ * trusted (writable by a group or others, a symbolic link, a fan-out folder that is a file or a
+ * link) are refused, saying why.
  */
 #include "common/test.h"
 #include "source/disk/folder.h"
@@ -38,7 +40,7 @@ static void put(ingot_disk_folder_t *f, uint64_t piece, uint64_t len)
         entry[INGOT_DISK_HEADER_BYTES + i] = (uint8_t)(i * 7 + piece);
     }
     ingot_disk_entry_seal(entry, &k, len);
-    CHECK_OK(ingot_disk_entry_write(f->fd, &k, entry, len, why, sizeof(why)));
+    CHECK_OK(ingot_disk_entry_write(f->fd, &k, entry, len, f->shared, why, sizeof(why)));
 }
 
 static ingot_status_t get(ingot_disk_folder_t *f, uint64_t piece, uint64_t len, uint64_t off,
@@ -157,7 +159,8 @@ static void test_writers(ingot_disk_folder_t *f)
     char p[PATH_MAX + 64];
     ingot_disk_entry_seal(entry, &k, 100);
     pid_t live = hold_fill(f, 20); /* another job fills piece 20 right now */
-    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, why, sizeof(why)), INGOT_ERR_EXISTS);
+    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, 0, why, sizeof(why)),
+                 INGOT_ERR_EXISTS);
     pid_t dead = hold_fill(f, 21);
     kill(dead, SIGKILL); /* kill -9 during a fill: its temporary is an orphan */
     waitpid(dead, NULL, 0);
@@ -172,7 +175,8 @@ static void test_writers(ingot_disk_folder_t *f)
     waitpid(live, NULL, 0);
     put(f, 20, PIECE); /* its orphan in the way is removed by the next writer */
     CHECK(access(p, F_OK) != 0);
-    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, why, sizeof(why)), INGOT_ERR_EXISTS);
+    CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, 0, why, sizeof(why)),
+                 INGOT_ERR_EXISTS);
 }
 
 /* A fill written and not yet published is a live writer's temporary to a scan, no entry and no
@@ -184,7 +188,7 @@ static void test_fill_publish(ingot_disk_folder_t *f)
     ingot_disk_scan_t before, scan;
     CHECK_OK(ingot_disk_folder_scan(f, 0, NULL, NULL, &before));
     ingot_disk_entry_seal(entry, &k, 100);
-    CHECK_OK(ingot_disk_entry_fill(f->fd, &k, entry, 100, &fill, why, sizeof(why)));
+    CHECK_OK(ingot_disk_entry_fill(f->fd, &k, entry, 100, 0, &fill, why, sizeof(why)));
     CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
     CHECK(scan.entries == before.entries && scan.fills_live == before.fills_live + 1 &&
           scan.orphans == 0);
@@ -260,13 +264,80 @@ static void test_folders(const char *root)
     CHECK_OK(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)));
     ingot_disk_key_t k = key_of(30);
     ingot_disk_entry_seal(entry, &k, 100);
-    CHECK_STATUS(ingot_disk_entry_write(f.fd, &k, entry, 100, why, sizeof(why)),
+    CHECK_STATUS(ingot_disk_entry_write(f.fd, &k, entry, 100, 0, why, sizeof(why)),
                  INGOT_ERR_NO_RESOURCE);
     ingot_disk_scan_t scan; /* nothing left behind */
     CHECK_OK(ingot_disk_folder_scan(&f, 0, NULL, NULL, &scan));
     CHECK(scan.entries == 0 && scan.fills_live == 0);
     ingot_disk_folder_close(&f);
     CHECK_OK(ingot_fault_arm("none", err, sizeof(err)));
+}
+
+/* @p path's mode bits (07777). */
+static unsigned mode_of(const char *path)
+{
+    struct stat sb;
+    CHECK(lstat(path, &sb) == 0);
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+/* What the tier makes, whatever the umask (0 adds nothing, 022 takes no bit a shared folder
+ * needs): a user's own 0700 and 0600, a group's 2770 and 0660. */
+static void test_modes(const char *root, int shared)
+{
+    char path[1024], file[1100];
+    ingot_disk_folder_t f;
+    mode_t old = umask(shared ? 022 : 0);
+    snprintf(path, sizeof(path), "%s/modes%d/cache", root, shared);
+    int flags = INGOT_DISK_FOLDER_CREATE | (shared ? INGOT_DISK_FOLDER_SHARED : 0);
+    CHECK_OK(ingot_disk_folder_open(path, flags, 1000000000ull, &f, why, sizeof(why)));
+    put(&f, 40, 100);
+    CHECK(mode_of(path) == INGOT_DISK_DIR_MODE(shared));
+    snprintf(file, sizeof(file), "%s/ledger", path);
+    CHECK(mode_of(file) == INGOT_DISK_FILE_MODE(shared));
+    path_of(&f, 40, 0, file, sizeof(file));
+    CHECK(mode_of(file) == INGOT_DISK_FILE_MODE(shared));
+    *strrchr(file, '/') = '\0';
+    CHECK(mode_of(file) == INGOT_DISK_DIR_MODE(shared));
+    *strrchr(path, '/') = '\0'; /* the missing parent made */
+    CHECK(mode_of(path) == (shared ? 0711u : 0700u));
+    ingot_disk_folder_close(&f);
+    umask(old);
+}
+
+/* Folders not to be trusted: refused, saying what is wrong, the owner and the mode. */
+static void test_trust(const char *root)
+{
+    char path[1024], fan[1100];
+    ingot_disk_folder_t f;
+    snprintf(path, sizeof(path), "%s/trust", root);
+    CHECK_OK(ingot_disk_folder_open(path, INGOT_DISK_FOLDER_CREATE, 0, &f, why, sizeof(why)));
+    ingot_disk_folder_close(&f);
+    CHECK(chmod(path, 0770) == 0);
+    CHECK_STATUS(ingot_disk_folder_open(path, 0, 0, &f, why, sizeof(why)), INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "it is writable by its group (owner uid");
+    CHECK_CONTAINS(why, "mode 0770)");
+    /* shared: a folder of this user's that a group of its own writes */
+    CHECK_OK(ingot_disk_folder_open(path, INGOT_DISK_FOLDER_SHARED, 0, &f, why, sizeof(why)));
+    ingot_disk_folder_close(&f);
+    CHECK(chmod(path, 0757) == 0); /* but never writable by others */
+    CHECK_STATUS(ingot_disk_folder_open(path, INGOT_DISK_FOLDER_SHARED, 0, &f, why, sizeof(why)),
+                 INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "it is writable by others");
+    CHECK(chmod(path, 0700) == 0);
+    snprintf(fan, sizeof(fan), "%s/7f", path); /* a fan-out folder's name, a file's */
+    close(open(fan, O_WRONLY | O_CREAT, 0600));
+    CHECK_STATUS(ingot_disk_folder_open(path, 0, 0, &f, why, sizeof(why)), INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "its fan-out folder '7f' is not a folder");
+    CHECK(unlink(fan) == 0 && symlink(path, fan) == 0);
+    CHECK_STATUS(ingot_disk_folder_open(path, 0, 0, &f, why, sizeof(why)), INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "its fan-out folder '7f' is a symbolic link");
+    CHECK(unlink(fan) == 0);
+    snprintf(fan, sizeof(fan), "%s/link", root); /* a link to it, never followed */
+    CHECK(symlink(path, fan) == 0);
+    CHECK_STATUS(ingot_disk_folder_open(fan, INGOT_DISK_FOLDER_CREATE, 0, &f, why, sizeof(why)),
+                 INGOT_ERR_PERMISSION);
+    CHECK_CONTAINS(why, "it is a symbolic link to '");
 }
 
 int main(void)
@@ -287,6 +358,9 @@ int main(void)
     test_remove_open(&f);
     ingot_disk_folder_close(&f);
     test_folders(root);
+    test_modes(root, 0);
+    test_modes(root, 1);
+    test_trust(root);
     free(bounce);
     free(entry);
     printf("disk entries: ok\n");
