@@ -139,6 +139,20 @@ def weed_binary(build_dir):
     return None
 
 
+def seaweed_ports():
+    """Free ports for weed mini's services, none of them another's port + 10000 (its gRPC port,
+    which weed reserves: 'Port allocation failed ... reserved for gRPC calculation')."""
+    names = ("s3.port", "master.port", "volume.port", "filer.port", "admin.port")
+    for _ in range(100):
+        ports = [free_port(True) for _ in names]
+        taken = set(ports) | {p + 10000 for p in ports}
+        if len(set(ports)) == len(ports) and len(taken) == 2 * len(ports):
+            webdav = free_port()
+            if webdav not in taken:
+                return dict(zip(names, ports), **{"webdav.port": webdav})
+    raise RuntimeError("no set of free loopback ports for weed mini")
+
+
 class Seaweed:
     """`weed mini` on loopback ports of its own (or on @p ip: a benchmark's emulated nodes reach it
     on their bridge), in a temporary folder, stopped by pid."""
@@ -155,10 +169,8 @@ class Seaweed:
                             "actions": [f"Read:{b}" for b in anonymous_read]})
         with open(ids, "w") as f:
             json.dump({"identities": entries}, f)
-        self.port = free_port(True)
-        ports = {"s3.port": self.port, "master.port": free_port(True),
-                 "volume.port": free_port(True), "filer.port": free_port(True),
-                 "admin.port": free_port(True), "webdav.port": free_port()}
+        ports = seaweed_ports()
+        self.port = ports["s3.port"]
         argv = [weed, "mini", f"-dir={self.dir}/data", f"-ip={ip}", f"-ip.bind={ip}",
                 "-master.telemetry=false", "-admin.ui=false", "-webdav=false",
                 f"-s3.config={ids}", "-s3.port.iceberg=0", "-s3.port.lance=0",

@@ -152,7 +152,11 @@ static void scenario_basic(void)
     check_whole_gets(c);
     check_async_ranges(c, 300);
     ingot_objstore_stats(c, &s);
-    CHECK(s.failed == 0 && s.requests == s.attempts && s.latency_count == s.attempts);
+    /* no retry: one attempt per request, besides the hedges a busy machine may start (a GET
+     * behind the client's recent pace); a hedge that lost was cancelled, so its latency is not
+     * counted */
+    CHECK(s.failed == 0 && s.requests + s.hedges == s.attempts);
+    CHECK(s.latency_count >= s.requests && s.latency_count <= s.attempts);
     CHECK(s.latency_p50_ns > 0 && s.latency_p50_ns <= s.latency_p99_ns);
     printf("basic: %llu requests, %llu bytes, p50 %.2f ms, p99 %.2f ms\n",
            (unsigned long long)s.requests, (unsigned long long)s.bytes, s.latency_p50_ns / 1e6,
