@@ -10,12 +10,16 @@ now() { date +%s.%N; }
 # seconds_since T0 [T1]: T1 (default now) minus T0, two decimals
 seconds_since() { awk -v a="${2:-$(now)}" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 
+# in_seconds S: the time S seconds from now; before T: now is before time T
+in_seconds() { awk -v t="$(now)" -v s="$1" 'BEGIN { printf "%.2f", t + s }'; }
+before() { awk -v t="$(now)" -v e="$1" 'BEGIN { exit !(t < e) }'; }
+
 # await_line FILE ERE SECONDS [PID]: wait until FILE has a line matching ERE (grep -E), looking
 # every 0.05 s, for at most SECONDS, or until process PID has ended without the line. Sets
 # seen_at to the time the line was first seen; returns 1 when it never came.
 await_line() {
     local file=$1 ere=$2 end pid=${4:-}
-    end=$(awk -v t="$(now)" -v s="$3" 'BEGIN { printf "%.2f", t + s }')
+    end=$(in_seconds "$3")
     seen_at=
     while :; do
         if grep -Eq -- "$ere" "$file" 2> /dev/null; then seen_at=$(now); return 0; fi
@@ -23,7 +27,28 @@ await_line() {
             grep -Eq -- "$ere" "$file" 2> /dev/null && { seen_at=$(now); return 0; }
             return 1
         fi
-        awk -v t="$(now)" -v e="$end" 'BEGIN { exit !(t < e) }' || return 1
+        before "$end" || return 1
+        sleep 0.05
+    done
+}
+
+# stopped PID: process PID is stopped by a signal (state T in /proc/PID/stat)
+stopped() {
+    local stat
+    stat=$(sed 's/.*) //' "/proc/$1/stat" 2> /dev/null) && [ "${stat%% *}" = T ]
+}
+
+# await_stopped PID SECONDS: wait until process PID is stopped (a test program that stops itself
+# at a point of its own, so the script times from a point it is sure of), looking every 0.05 s,
+# for at most SECONDS. Sets seen_at to the time it was first seen stopped; returns 1 when it ended
+# or never stopped.
+await_stopped() {
+    local end
+    end=$(in_seconds "$2")
+    seen_at=
+    while :; do
+        if stopped "$1"; then seen_at=$(now); return 0; fi
+        kill -0 "$1" 2> /dev/null && before "$end" || return 1
         sleep 0.05
     done
 }
