@@ -53,6 +53,26 @@ await_stopped() {
     done
 }
 
+# Stalls of the whole machine: on a shared VM every process at times stops at once, for seconds
+# (seen: a process sleeping 0.1 s woke 22 s later), which no bound on a product's timing absorbs.
+# stall_watch FILE starts a watcher (its pid in stall_watcher) that notes the time every 0.1 s;
+# stalled T0 T1 says for how long within [T0, T1] it was kept from running (its gaps over 0.5 s,
+# less the 0.1 s it slept). A bound allows for that much more: nothing was timed while nothing ran.
+stall_watch() {
+    stall_file=$1
+    (while :; do echo "$EPOCHREALTIME"; sleep 0.1; done) > "$stall_file" 2> /dev/null &
+    stall_watcher=$!
+}
+stalled() {
+    awk -v a="$1" -v b="$2" '
+        p != "" { lo = p > a ? p : a; hi = $1 < b ? $1 : b
+                  if ($1 - p > 0.5 && hi > lo) s += hi - lo - 0.1 }
+        { p = $1 }
+        END { printf "%.2f", (s > 0 ? s : 0) }' "$stall_file"
+}
+# allowing T0 T1 BOUND: BOUND plus how long the machine stalled within [T0, T1]
+allowing() { awk -v b="$3" -v s="$(stalled "$1" "$2")" 'BEGIN { print b + s }'; }
+
 # locked FILE: FILE exists and a process holds its flock (flock -n fails)
 locked() { [ -e "$1" ] && ! flock -n "$1" true; }
 
