@@ -130,7 +130,7 @@ stop-storage)
             fail "a healthy rank named as silent"
         grep -q "homes given up 1" "$out" || fail "rank 0 did not count rank 2 as given up"
         echo "every survivor named rank 2 within $e s of the stop (INGOT_PEER_TIMEOUT=${peer}s;" \
-            "bound $bound s: INGOT_PEER_TIMEOUT + 4 s and the machine's stalls)"
+            "bound $bound s: INGOT_PEER_TIMEOUT + 4 s, plus what the machine stalled)"
         below "$e" "$bound" || fail "named after $e s"
     else
         ! grep -q "did not answer" "$out" || fail "a stopped owner stalled a shared-memory read"
@@ -220,8 +220,8 @@ kill)
     [ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: the launcher should end the job"
     grep -q "process rank 2 with PID .* exited on signal 9" "$out" ||
         fail "the launcher did not name rank 2's death"
-    echo "the launcher ended the job $e s after the kill (bound $bound s: 10 s and the" \
-        "machine's stalls; the job ended $(elapsed "$t0") s after it)"
+    echo "the launcher ended the job $e s after the kill (bound $bound s: 10 s, plus what the" \
+        "machine stalled; the job ended $(elapsed "$t0") s after it)"
     below "$e" "$bound" || fail "the launcher took $e s" ;;
 corrupt)
     mode=fallback; env+=(-x INGOT_FAULT=cache_fill:1:EIO)
