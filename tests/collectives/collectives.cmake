@@ -13,14 +13,12 @@ ingot_add_mpi_test(NAME collectives.engine.exact_serialized NP 2
 ingot_add_mpi_test(NAME collectives.buckets.reduce NP 4 COMMAND $<TARGET_FILE:test_allreduce> buckets)
 ingot_add_mpi_test(NAME collectives.buckets.reduce_np3 NP 3 COMMAND $<TARGET_FILE:test_allreduce> buckets)
 ingot_add_mpi_test(NAME collectives.engine.bad NP 4 COMMAND $<TARGET_FILE:test_allreduce> bad)
+# (engine/coll_fault.sh: each time taken from the line the faulty rank prints before it stops
+# or dies, bounded by INGOT_TIMEOUT plus slack; the job's end only by a hang timeout)
 set(_cf ${_c}/engine/coll_fault.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:test_allreduce>)
-ingot_add_test(NAME collectives.engine.fault_stop LABELS mpi COMMAND ${_cf} stop 12
-  "all-reduce \\(8388608 x float32 sum, request 0, mpi backend, 4 ranks\\) not complete after 5.0 s"
-  "ending the job")
-ingot_add_test(NAME collectives.engine.fault_stop_watchdog LABELS mpi COMMAND ${_cf} stop-finalize 20
-  "not complete after 5.0 s"
-  "watchdog: MPI_Finalize \\(ingot_finalize\\) on rank [0-2] .* has not returned after 5.[0-9] s")
-ingot_add_test(NAME collectives.engine.fault_kill LABELS mpi COMMAND ${_cf} kill 10 "killing myself")
+ingot_add_test(NAME collectives.engine.fault_stop LABELS mpi COMMAND ${_cf} stop)
+ingot_add_test(NAME collectives.engine.fault_stop_watchdog LABELS mpi COMMAND ${_cf} stop-finalize)
+ingot_add_test(NAME collectives.engine.fault_kill LABELS mpi COMMAND ${_cf} kill)
 ingot_add_test(NAME collectives.engine.two_nodes LABELS mpi slow TIMEOUT 240
                COMMAND ${_c}/engine/coll_nodes.sh ${MPIEXEC_EXECUTABLE}
                        $<TARGET_FILE:test_allreduce> ${CMAKE_CURRENT_BINARY_DIR})

@@ -20,7 +20,8 @@ keep-alive upstream connection per client connection, unless the current fault p
 The fault is set with GET /__fault__?mode=M&percent=P&count=N[&ranged=1] (P: share of requests
 hit, N: only the first N hit, ranged=1: only requests with a Range header, so a manifest's whole
 GET passes; mode=pass clears it) and read back from GET /__fault__/stats. Every
-request is logged (JSON lines: path, Range, the fault applied) for the driver's checks.
+request is logged (JSON lines: path, Range, the fault applied, and t, the time.monotonic() it came
+at, which a driver on this machine compares with its own) for the driver's checks.
 
 Usage: fault_proxy.py --port-file F --upstream HOST:PORT --log F [--stall-s S]
                       [--slow-kib-per-ms K]
@@ -166,7 +167,7 @@ class Handler(socketserver.StreamRequestHandler):
         if CFG.no_log or CFG.log is None:
             return
         entry = {"request": line, "range": header(head, b"range"), "fault": fault,
-                 "if_match": header(head, b"if-match")}
+                 "if_match": header(head, b"if-match"), "t": time.monotonic()}
         with LOCK, open(CFG.log, "a") as f:
             f.write(json.dumps(entry) + "\n")
 

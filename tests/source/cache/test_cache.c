@@ -18,7 +18,9 @@
  * TEST_CACHE_STEP_MS=N sleeps N ms per step (fault scripts stop a rank mid-epoch); every rank
  * prints "rank R pid P epoch 1 step 3" when it gets there, and "... create" / "... destroy"
  * before those calls, so a script knows whom to stop; TEST_CACHE_PAUSE_RANK=R makes rank R sleep
- * 2 s after each of the last two lines, so a stop lands before the call.
+ * 2 s after each of the last two lines, so a stop lands before the call; TEST_CACHE_STOP_RANK=R
+ * makes rank R stop itself (SIGSTOP) right after its "epoch 1 step 3" line, so a script finds it
+ * stopped mid-epoch however busy the machine (a stop sent on seeing the line may come late).
  * Every mode: every sample exactly once per epoch over all ranks, each byte and label equal to
  * what was packed; the counters printed as "epoch E storage S peer P local L" by rank 0.
  * ZSTD > 0 packs compressed members (the staging path), 0 stored ones (scatter into the slot).
@@ -30,6 +32,7 @@
 #include <ingot/loader.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -77,6 +80,17 @@ static uint64_t predicted_cached(ingot_manifest_h m, ingot_order_h order, uint64
         total += used;
     }
     return total;
+}
+
+/* "rank R pid P epoch 1 step 3" for a fault script; the stop rank then stops itself there. */
+static void mark_mid_epoch(void)
+{
+    const char *who = getenv("TEST_CACHE_STOP_RANK");
+    printf("rank %d pid %d epoch 1 step 3\n", rank, (int)getpid());
+    fflush(stdout);
+    if (who != NULL && atoi(who) == rank) {
+        raise(SIGSTOP);
+    }
 }
 
 /* "rank R pid P WHAT" for a fault script; the pause rank then waits for its stop. */
@@ -136,8 +150,7 @@ int main(int argc, char **argv)
             /* records per epoch: a padded tail differs per epoch */
             check_mpi_step(l, m, epoch, slice, ids + s * slice, &records[epoch]);
             if (epoch == 1 && s == 3) {
-                printf("rank %d pid %d epoch 1 step 3\n", rank, (int)getpid());
-                fflush(stdout);
+                mark_mid_epoch();
             }
             if (pause.tv_nsec > 0) {
                 nanosleep(&pause, NULL);
