@@ -5,7 +5,7 @@
  * folder's ledger (victims evicted first; room kept for the fills being written), write it outside
  * that lock, then publish it and count it in the ledger under it again, and the prefetcher that
  * reads the pieces needed next from the source below within its share of the time. Pending fills
- * are written before it ends.
+ * are written before it ends, or dropped when destroy's one INGOT_TIMEOUT is up.
  */
 #include "source/disk/disk_impl.h"
 #include "base/fault.h"
