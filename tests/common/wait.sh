@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Waiting on events rather than for fixed times, for the test scripts (sourced by bash scripts;
-# it sets seen_at and holder for them):
-# a timing is measured from the event it is about (a line a job prints, a lock a writer holds),
-# and a wait ends when the event comes, bounded only against a hang. On a loaded machine a fixed
-# sleep is too short and a measurement that includes a launcher's start or teardown too long.
+# it sets seen_at, holder and stall_watcher for them):
+# a timing is measured from the event it is about (a line a job prints, a process that stopped
+# itself, a lock a writer holds), and a wait ends when the event comes, bounded only against a
+# hang; a timing's bound allows for the time the whole machine stalled. On a loaded machine a
+# fixed sleep is too short and a measurement that includes a launcher's start or teardown too long.
 
 now() { date +%s.%N; }
 
