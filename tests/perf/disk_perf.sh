@@ -21,6 +21,8 @@
 #            loader's from storage; the tier: its own reads below, disk_bytes_below) as medians,
 #            and their ratios to no tier's (goals: every epoch <= 1.05 in time, <= 1 in bytes;
 #            from epoch 2 at 50%, time <= 0.6)
+#   budget_nodes  the same on two emulated nodes of 2 ranks (tests/netns), no tier against
+#            cluster budgets of 50% and 100% (each node's folder half of it), clairvoyant
 #   policy   a budget of half the dataset, 4 epochs (a fresh shuffle each), no prefetch, a fresh
 #            folder per run, pieces of POLICY_PIECE (32 KiB: most pieces within one sample, read
 #            once an epoch, the issue's simulated trace; with 1 MiB pieces of ~9 samples each a
@@ -153,6 +155,44 @@ for np in nps:
         for pol in ("clairvoyant", "lru"):
             w, b = load(f"{np}-{pct}-{pol}")
             print("| " + " | ".join([f"{np}", f"{pct}%", pol] + [f"{x:.2f} ({x / y:.2f}) | {c:.0f} ({c / d:.2f})" for x, y, c, d in zip(w, w0, b, b0)]) + " |")
+PY
+    ;;
+budget_nodes)
+    # budget on two emulated nodes of 2 ranks (tests/netns, a folder per node): each node homes
+    # half the pieces, so a node's budget of 25% (50%) of the shards is a cluster's 50% (100%)
+    if [ -z "${NODES_HOSTS:-}" ]; then
+        "$here/../netns/nodes.sh" "$work/netns" 2,2 -- "$0" "$build" "$work" budget_nodes ||
+            echo "## budget_nodes: skipped (no network namespaces)"
+        continue
+    fi
+    # shellcheck disable=SC2206 # NODES_MPIRUN_ARGS is a list of options
+    launch=($NODES_MPIRUN_ARGS)
+    for r in $(seq "$REPS"); do
+        BENCH_ARGS="--epochs 3 --batch 64" bench "budget-nodes-none-$r" 4 \
+            -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+        for pct in 50 100; do
+            rm -rf "$work"/cache-node-*
+            BENCH_ARGS="--epochs 3 --batch 64" bench "budget-nodes-$pct-clairvoyant-$r" 4 \
+                -x INGOT_DISK_CACHE_DIR="$work/cache-node-%h" \
+                -x INGOT_DISK_CACHE_BYTES=$((dataset * (1048576 + 4096) / 1048576 * pct / 200)) \
+                -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+        done
+    done
+    echo "## two nodes of 2 ranks, cluster budgets of 50% and 100% (each node half), 3 epochs, medians of $REPS, load $(cut -d' ' -f1 /proc/loadavg)"
+    $py - "$work" "$REPS" << 'PY'
+import json, statistics as st, sys
+work, reps = sys.argv[1], int(sys.argv[2])
+def load(name):
+    runs = [json.load(open(f"{work}/budget-nodes-{name}-{r}.json")) for r in range(1, reps + 1)]
+    tier = name != "none"
+    return [(st.median(x["epochs"][e]["wall_s"] for x in runs),
+             st.median((x["epochs"][e]["disk_bytes_below"] if tier else x["epochs"][e]["bytes_storage"]) / 2**20 for x in runs))
+            for e in range(len(runs[0]["epochs"]))]
+base = load("none")
+print("| 2 x 2 ranks | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(base))) + " |")
+print("| no tier | " + " | ".join(f"{w:.2f} | {b:.0f}" for w, b in base) + " |")
+for pct in (50, 100):
+    print(f"| {pct}% | " + " | ".join(f"{w:.2f} ({w / w0:.2f}) | {b:.0f} ({b / b0:.2f})" for (w, b), (w0, b0) in zip(load(f"{pct}-clairvoyant"), base)) + " |")
 PY
     ;;
 policy)
