@@ -26,7 +26,7 @@ if [ -f "$state" ] || [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then
     echo "rank $rank: resuming from step $step (SLURM_RESTART_COUNT=${SLURM_RESTART_COUNT:-0})"
 else
     echo 0 > "$state"
-    echo "rank $rank: starting at step 0 of $steps"
+    echo "rank $rank: starting at step 0 of $steps (TMPDIR=${TMPDIR:-})"
 fi
 
 # The signal only sets a flag: the step in flight completes first, as a real trainer's would

@@ -85,7 +85,10 @@ steps=40
 note "(b) sbatch: fake_trainer.sh on 2 tasks, $steps steps of 0.2 s"
 out=$dir/trainer.out
 state=$dir/trainer-state
-jid=$(timeout 30 sbatch --parsable --overcommit --nodes=1 -n 2 --cpus-per-task=1 \
+# The job's TMPDIR is this test's own: what the batch script leaves there is this job's alone.
+jobtmp=$dir/jobtmp
+rm -rf "$jobtmp" && mkdir -p "$jobtmp"
+jid=$(TMPDIR=$jobtmp timeout 30 sbatch --parsable --overcommit --nodes=1 -n 2 --cpus-per-task=1 \
     --output="$out" "$script" "$here/fake_trainer.sh" "$state" $steps)
 jid=${jid%%;*}
 [ -n "$jid" ] || { fail "(b) sbatch failed"; exit 1; }
@@ -147,8 +150,10 @@ for r in 0 1; do
         { fail "(b) rank $r did not do all $steps steps"; ok=; }
     summary+=" rank $r at step ${ck:-?},"
 done
-[ -z "$(ls -d "${TMPDIR:-/tmp}/ingot-job.$jid."* 2> /dev/null)" ] ||
-    { fail "(b) the batch script left ${TMPDIR:-/tmp}/ingot-job.$jid.*"; ok=; }
+grep -q "^rank 0: starting at step 0 of $steps (TMPDIR=$jobtmp)\$" "$out" ||
+    { fail "(b) the job did not run with TMPDIR=$jobtmp: its leftovers cannot be told"; ok=; }
+[ -z "$(ls -A "$jobtmp" 2> /dev/null)" ] ||
+    { fail "(b) the batch script left $(ls -A "$jobtmp" | tr '\n' ' ')in $jobtmp"; ok=; }
 if [ -n "$ok" ]; then
     note "(b) ok: checkpoint of${summary} requeued, SLURM_RESTART_COUNT=1, resumed, completed"
 else
@@ -186,7 +191,8 @@ if [ $# -ge 4 ]; then
     note "(c) job ${jid%%;*} ended: status $rc, final test accuracy ${acc1:-none}"
     [ $rc = 0 ] && [ -n "$acc1" ] || { fail "(c) uninterrupted ingot-train"; show_job "${jid%%;*}" "$out1"; }
     out2=$dir/train2.out
-    jid=$(TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 -n 4 \
+    rm -rf "$jobtmp" && mkdir -p "$jobtmp"
+    jid=$(TMPDIR=$jobtmp TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 -n 4 \
         --cpus-per-task=1 --output="$out2" "$tscript" "${targs[@]}")
     jid=${jid%%;*}
     past=
@@ -207,6 +213,8 @@ if [ $# -ge 4 ]; then
     grep -q 'checkpointed on request at epoch' "$out2" || { fail "(c) no checkpoint on request"; ok=; }
     grep -q 'ingot-train.sbatch: resuming from' "$out2" && grep -q '# resumed from' "$out2" ||
         { fail "(c) the restarted job did not resume"; ok=; }
+    [ -z "$(ls -A "$jobtmp" 2> /dev/null)" ] ||
+        { fail "(c) the batch script left $(ls -A "$jobtmp" | tr '\n' ' ')in $jobtmp"; ok=; }
     [ -n "$acc2" ] && [ "$acc2" = "$acc1" ] ||
         { fail "(c) resumed run's accuracy '${acc2}' differs from the uninterrupted '${acc1}'"; ok=; }
     [ -n "$ok" ] && note "(c) ok: checkpointed, requeued, resumed, same accuracy ($acc2)" ||
