@@ -2,7 +2,7 @@
 zero-copy DLPack exports (legacy and versioned capsules), the slot life cycle (exports pin a
 batch, out-of-order drops, release() refused while exports live, the depth error), errors
 (bad manifest path, bad arguments, a cursor of another manifest, a bad INGOT_* value), the
-fork guard, stats(), exactly-once over two epochs, the transforms (ImageTransform's values and
+fork guard, stats(), exactly-once over two epochs, the disk tier's counters in stats(), the transforms (ImageTransform's values and
 an image of the wrong size named; a Python Transform's outputs, one that raises (its exception,
 noted with the sample key), one of the wrong size, bad arguments) and the device argument.
 
@@ -203,6 +203,41 @@ def check_epochs(ingot, torch, manifest):
         assert s["wall_ns"] > 0 and s["stall_ns"] <= s["wall_ns"], s  # the AU inputs
 
 
+def check_disk_tier(manifest, work):
+    """stats() with the node's disk tier (a fresh interpreter: the tier's INGOT_* are read at
+    init): job 1 fills the folder, its reads below the tier in disk_bytes_below; job 2 (the same
+    folder, after job 1 has ended) reads every record byte from the disk and nothing below."""
+    code = ("import ingot, json\n"
+            "ingot.init()\n"
+            "out = []\n"
+            "for job in range(2):\n"
+            "    with ingot.Loader(%r, %d, device='cpu', epochs=1, seed=3) as l:\n"
+            "        n = sum(b.count for b in l)\n"
+            "        s = l.stats()\n"
+            "    out.append({'n': n, 'below': s['disk_bytes_below'], 'epochs': s['epochs'],\n"
+            "                'hits': s['disk_hits'], 'misses': s['disk_misses']})\n"
+            "ingot.finalize()\n"
+            "print(json.dumps(out))\n") % (manifest, BATCH)
+    folder = os.path.join(work, "disk")
+    env = dict(os.environ, INGOT_DISK_CACHE_DIR=folder, INGOT_DISK_CACHE_BYTES="64MiB",
+               INGOT_DISK_PREFETCH="0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    import json
+    job1, job2 = json.loads(out.stdout.strip().splitlines()[-1])
+    record = sum(16 + i % 61 + 1 for i in range(SAMPLES))
+    assert job1["n"] == SAMPLES and job2["n"] == SAMPLES, (job1, job2)
+    e1, e2 = job1["epochs"][0], job2["epochs"][0]
+    # job 1: a cold folder; every miss read below the tier (whole pieces, headers and all)
+    assert job1["misses"] > 0 and job1["below"] >= record, (job1, record)
+    assert e1["bytes_storage"] + e1["bytes_disk"] >= record, e1
+    # job 2: every record byte from the disk, nothing read below
+    assert job2["below"] == 0 and job2["misses"] == 0 and job2["hits"] > 0, job2
+    assert e2["bytes_storage"] == 0 and e2["bytes_disk"] >= record, e2
+    assert os.path.isdir(folder), folder
+
+
 def make_images(tool, root, n, h, w, bad=None):
     """n samples: a P5 w x h image whose pixel k is (i * 7 + k) % 256, and a label; sample `bad`
     gets an image one row short."""
@@ -397,6 +432,7 @@ def main():
     check_fork(ingot)
     check_interrupt(ingot, manifest, work)
     check_epochs(ingot, torch, manifest)
+    check_disk_tier(manifest, work)
     check_image_transform(ingot, torch, tool, work)
     check_py_transform(ingot, torch, manifest)
     check_deferred_release(ingot, torch, manifest)
