@@ -200,6 +200,8 @@ policy)
     pb=$($py -c "import sys; s=sys.argv[1].upper().replace('IB',''); print(int(s[:-1]) << {'K':10,'M':20}[s[-1]])" "$POLICY_PIECE")
     half=$((dataset * (pb + 4096) / pb / 2))
     for r in $(seq "$REPS"); do
+        BENCH_ARGS="--epochs 4 --compute-ms 5 --batch 16" bench "policy-none-$r" "$POLICY_NP" \
+            "${remote_store[@]}"
         for pol in clairvoyant lru; do
             rm -rf "$work/cache"
             BENCH_ARGS="--epochs 4 --compute-ms 5 --batch 16" bench "policy-$pol-$r" "$POLICY_NP" \
@@ -212,33 +214,53 @@ policy)
     $py - "$work" "$REPS" << 'PY'
 import json, statistics as s, sys
 work, reps = sys.argv[1], int(sys.argv[2])
+load = lambda name: [json.load(open(f"{work}/policy-{name}-{r}.json")) for r in range(1, reps + 1)]
+none = load("none")
+epochs = len(none[0]["epochs"])
+# against no tier: each epoch's wall time, and the bytes from below (no tier: the loader's from
+# storage; the tier: its own reads below)
+w0 = [s.median(x["epochs"][e]["wall_s"] for x in none) for e in range(epochs)]
+b0 = [s.median(x["epochs"][e]["bytes_storage"] for x in none) for e in range(epochs)]
+au = sorted(x["aggregate"]["au"] for x in none)
+print(f"{'no tier':12s} " + "; ".join(f"e{e} {w0[e]:.2f} s {b0[e] / 2**20:.0f} MiB" for e in range(epochs)) + f"; run AU {s.median(au):.3f}")
 for pol in ("clairvoyant", "lru"):
-    runs = [json.load(open(f"{work}/policy-{pol}-{r}.json")) for r in range(1, reps + 1)]
+    runs = load(pol)
     cells = []
-    for e in range(len(runs[0]["epochs"])):
+    for e in range(epochs):
         hit = sorted(x["epochs"][e]["bytes_disk"] / max(1, x["epochs"][e]["bytes_disk"] + x["epochs"][e]["bytes_storage"]) for x in runs)
         au = sorted(x["epochs"][e]["au"] for x in runs)
-        cells.append(f"e{e} hit {s.median(hit):.3f} [{hit[0]:.3f}-{hit[-1]:.3f}] AU {s.median(au):.3f}")
+        w = s.median(x["epochs"][e]["wall_s"] for x in runs)
+        b = s.median(x["epochs"][e]["disk_bytes_below"] for x in runs)
+        cells.append(f"e{e} hit {s.median(hit):.3f} [{hit[0]:.3f}-{hit[-1]:.3f}] AU {s.median(au):.3f} time x{w / w0[e]:.2f} below x{b / b0[e]:.2f}")
     au = sorted(x["aggregate"]["au"] for x in runs)
     print(f"{pol:12s} " + "; ".join(cells) + f"; run AU {s.median(au):.3f} [{au[0]:.3f}-{au[-1]:.3f}]")
 PY
     ;;
 prefetch)
     for r in $(seq "$REPS"); do
+        BENCH_ARGS="--epochs 1 --compute-ms 20" bench "prefetch-none-$r" 4 "${remote_store[@]}"
         for pf in 25 0; do
             rm -rf "$work/cache"
             BENCH_ARGS="--epochs 1 --compute-ms 20" bench "prefetch-$pf-$r" 4 "${disk[@]}" \
                 -x INGOT_DISK_PREFETCH=$pf "${remote_store[@]}"
         done
     done
-    a=() b=()
+    a=() b=() c=() ta=() tb=() tc=()
     for r in $(seq "$REPS"); do
         a+=("$(json "$work/prefetch-25-$r.json" "['aggregate']['au']")")
         b+=("$(json "$work/prefetch-0-$r.json" "['aggregate']['au']")")
+        c+=("$(json "$work/prefetch-none-$r.json" "['aggregate']['au']")")
+        ta+=("$(json "$work/prefetch-25-$r.json" "['epochs'][0]['wall_s']")")
+        tb+=("$(json "$work/prefetch-0-$r.json" "['epochs'][0]['wall_s']")")
+        tc+=("$(json "$work/prefetch-none-$r.json" "['epochs'][0]['wall_s']")")
     done
     echo "## first epoch, 20 ms of compute per step, load $(cut -d' ' -f1 /proc/loadavg)"
     row "AU with the prefetcher (INGOT_DISK_PREFETCH=25)" AU "${a[@]}"
     row "AU without (0)" AU "${b[@]}"
+    row "AU with no tier" AU "${c[@]}"
+    row "epoch s with the prefetcher" s "${ta[@]}"
+    row "epoch s without" s "${tb[@]}"
+    row "epoch s with no tier" s "${tc[@]}"
     printf "ratio of medians: %.3f\n" "$(ratio "$(stats "${a[@]}" | cut -d' ' -f1)" "$(stats "${b[@]}" | cut -d' ' -f1)")"
     ;;
 scan)
