@@ -2,9 +2,10 @@
 zero-copy DLPack exports (legacy and versioned capsules), the slot life cycle (exports pin a
 batch, out-of-order drops, release() refused while exports live, the depth error), errors
 (bad manifest path, bad arguments, a cursor of another manifest, a bad INGOT_* value), the
-fork guard, stats(), exactly-once over two epochs, the disk tier's counters in stats(), the transforms (ImageTransform's values and
-an image of the wrong size named; a Python Transform's outputs, one that raises (its exception,
-noted with the sample key), one of the wrong size, bad arguments) and the device argument.
+fork guard, stats(), exactly-once over two epochs, the disk tier's counters in stats(), the
+transforms (ImageTransform's values and an image of the wrong size named; a Python Transform's
+outputs, one that raises (its exception, noted with the sample key), one of the wrong size, bad
+arguments) and the device argument.
 
 usage: test_single.py INGOT_MANIFEST_TOOL WORKDIR
 """

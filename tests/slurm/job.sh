@@ -192,8 +192,8 @@ if [ $# -ge 4 ]; then
     [ $rc = 0 ] && [ -n "$acc1" ] || { fail "(c) uninterrupted ingot-train"; show_job "${jid%%;*}" "$out1"; }
     out2=$dir/train2.out
     rm -rf "$jobtmp" && mkdir -p "$jobtmp"
-    jid=$(TMPDIR=$jobtmp TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 -n 4 \
-        --cpus-per-task=1 --output="$out2" "$tscript" "${targs[@]}")
+    jid=$(TMPDIR=$jobtmp TRAIN_CKPT=$dir/ck2 timeout 30 sbatch --parsable --overcommit --nodes=1 \
+        -n 4 --cpus-per-task=1 --output="$out2" "$tscript" "${targs[@]}")
     jid=${jid%%;*}
     past=
     for ((i = 0; i < 600; i++)); do # 120 s: running, first epoch reported
