@@ -134,6 +134,47 @@ ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_ro
     return INGOT_OK;
 }
 
+ingot_status_t ingot_shard_stream_init(ingot_shard_stream_t *s)
+{
+    s->fed = 0;
+    s->xxh = XXH3_createState();
+    return s->xxh != NULL ? INGOT_OK
+                          : ingot_fail(INGOT_ERR_NO_MEMORY, "out of memory for a hash state");
+}
+
+void ingot_shard_stream_release(ingot_shard_stream_t *s)
+{
+    XXH3_freeState(s->xxh);
+    s->xxh = NULL;
+}
+
+int ingot_shard_stream_feed(ingot_shard_stream_t *s, const ingot_field_info_t *fi,
+                            const uint8_t *field, uint64_t upto, uint64_t *hash_p)
+{
+    uint64_t h;
+    if (s->fed == 0 && upto == fi->stored_len) {
+        h = ingot_hash64(field, fi->stored_len); /* landed whole: one-shot */
+    } else {
+        if (upto <= s->fed) {
+            return 0;
+        }
+        if (s->fed == 0) {
+            XXH3_64bits_reset(s->xxh);
+        }
+        ingot_hash64_update(s->xxh, field + s->fed, (size_t)(upto - s->fed));
+        s->fed = upto;
+        if (upto < fi->stored_len) {
+            return 0;
+        }
+        h = XXH3_64bits_digest(s->xxh);
+    }
+    s->fed = 0;
+    if (hash_p != NULL) {
+        *hash_p = h;
+    }
+    return h == fi->hash ? 1 : -1;
+}
+
 ingot_status_t ingot_shard_codec_decode(ingot_shard_codec_t *c, ingot_manifest_h m,
                                         const ingot_shard_rows_t *rows, uint32_t i,
                                         const uint8_t *stored, void *dst, size_t cap, size_t *len_p)

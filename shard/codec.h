@@ -89,6 +89,38 @@ ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_ro
                                         ingot_shard_damage_t *bad_p);
 
 /**
+ * A field's content hash fed as its bytes land, in pieces of any size, in order: the streaming
+ * entry of the same check as ingot_shard_codec_verify() (streaming and one-shot XXH3-64 give the
+ * same value), for readers that hash each piece of a read while it is still in the core's cache.
+ * One stream per request (XXH3's state is 576 bytes, made once); a field that lands whole in one
+ * piece is hashed one-shot.
+ */
+typedef struct ingot_shard_stream {
+    void *xxh;   /* XXH3_state_t, made at init */
+    uint64_t fed; /* bytes of the field in progress fed so far (0: none) */
+} ingot_shard_stream_t;
+
+/** Make @p s's hash state. @return INGOT_OK; INGOT_ERR_NO_MEMORY. */
+ingot_status_t ingot_shard_stream_init(ingot_shard_stream_t *s);
+/** Free @p s's state. Accepts a zeroed stream. */
+void ingot_shard_stream_release(ingot_shard_stream_t *s);
+/** Drop the field in progress (its bytes are about to be written again). */
+static inline void ingot_shard_stream_restart(ingot_shard_stream_t *s)
+{
+    s->fed = 0;
+}
+
+/**
+ * Feed field @p fi, whose stored bytes begin at @p field and whose first @p upto bytes are in
+ * place (@p upto at least what was fed before, at most fi->stored_len).
+ * @return 0: the field is not complete yet; 1: complete, its hash is the manifest's; -1:
+ *         complete, its hash differs (*hash_p, may be NULL, is what its bytes hash to; nothing
+ *         is logged: the caller verifies the sample again where it names it).
+ */
+int ingot_shard_stream_feed(ingot_shard_stream_t *s, const ingot_field_info_t *fi,
+                            const uint8_t *field, uint64_t upto, uint64_t *hash_p);
+
+/**
  * Decode (or copy) field @p i of a sample whose stored bytes lie at @p stored (STORED layout)
  * into @p dst of @p cap bytes; *len_p = the field's raw length. No allocation.
  * @return INGOT_OK; INGOT_ERR_NO_RESOURCE when @p cap < raw length; INGOT_ERR_ZSTD (corrupt,

@@ -36,6 +36,50 @@ static ingot_status_t posix_check(const posix_source_t *p, const ingot_source_re
     return INGOT_OK;
 }
 
+/* The caller's iovecs read @p piece bytes at a time, each piece reported landed before the next
+ * read (its bytes are hashed while they are still in this core's cache). */
+static ingot_status_t posix_read_pieces(ingot_source_req_t *req, const ingot_file_t *f,
+                                        ingot_io_fail_t *fail_p)
+{
+    struct iovec *iov = req->iov;
+    int cnt = req->iovcnt;
+    uint64_t done = 0;
+    while (done < req->length) {
+        /* the iovecs of the next piece; the last one cut to fit and restored after */
+        uint64_t want = req->length - done < req->piece ? req->length - done : req->piece;
+        uint64_t sum = 0;
+        int n = 0;
+        while (n < cnt && sum + iov[n].iov_len <= want) {
+            sum += iov[n++].iov_len;
+        }
+        size_t cut = 0;
+        struct iovec last = {0};
+        if (sum < want && n < cnt) {
+            last = iov[n];
+            cut = (size_t)(want - sum);
+            iov[n++].iov_len = cut;
+            sum = want;
+        }
+        if (sum == 0) {
+            return ingot_fail(INGOT_ERR_INTERNAL, "internal: read of shard '%s' has iovecs of %" PRIu64
+                              " bytes for %" PRIu64, f->name, done, req->length);
+        }
+        ingot_status_t st = ingot_io_preadv_full(f->fd, iov, n, req->offset + done, sum, fail_p);
+        if (st != INGOT_OK) {
+            return st;
+        }
+        iov += cut ? n - 1 : n;
+        cnt -= cut ? n - 1 : n;
+        if (cut) {
+            *iov = (struct iovec){.iov_base = (char *)last.iov_base + cut,
+                                  .iov_len = last.iov_len - cut};
+        }
+        done += sum;
+        ingot_source_landed(req, done);
+    }
+    return INGOT_OK;
+}
+
 /* The read itself: the caller's iovecs, or the enclosing aligned window under O_DIRECT. */
 static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *req,
                                  const ingot_file_t *f)
@@ -53,7 +97,9 @@ static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *re
         need += (size_t)(req->offset - start);
     }
     ingot_io_fail_t fail;
-    ingot_status_t st = ingot_io_preadv_full(f->fd, iov, req->iovcnt, start, need, &fail);
+    ingot_status_t st = (req->landed != NULL && req->piece > 0 && !p->direct)
+                            ? posix_read_pieces(req, f, &fail)
+                            : ingot_io_preadv_full(f->fd, iov, req->iovcnt, start, need, &fail);
     if (st != INGOT_OK) {
         return ingot_fail(st, "read of shard '%s' at offset %" PRIu64 " failed: %s", f->name,
                           fail.offset,

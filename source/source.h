@@ -65,6 +65,14 @@ typedef struct ingot_source_extent {
  */
 typedef void (*ingot_source_cb_t)(ingot_source_req_t *req, int late);
 
+/**
+ * Landing callback: the first @p upto bytes of the request's range are in place and final (a
+ * prefix: sources report in order). A source that writes bytes it reported again (a retried
+ * range) first reports the lower prefix that stays. Called by the thread that wrote the bytes,
+ * while they are still in its cache; must not block. The owner of the request hashes there.
+ */
+typedef void (*ingot_source_landed_cb_t)(ingot_source_req_t *req, uint64_t upto);
+
 struct ingot_source_req {
     /* in: set by the caller before submit */
     uint32_t shard;    /**< manifest shard row */
@@ -92,6 +100,9 @@ struct ingot_source_req {
                                the object store's part caches pass it below, neither looking nor
                                filling): the read again of bytes that failed their hash */
     ingot_source_cb_t cb; /**< may be NULL */
+    ingot_source_landed_cb_t landed; /**< may be NULL: the owner checks the bytes at completion */
+    uint64_t piece;       /**< with @ref landed: a source that can choose reads this many bytes
+                               at a time and reports each (POSIX); 0: as it likes */
     void *arg;            /**< the owner's */
     /* out */
     ingot_status_t status; /**< INGOT_OK, or what failed */
@@ -156,6 +167,14 @@ struct ingot_source {
 
 /** Submit @p req to @p src (state PENDING, out fields reset); see ingot_source_ops_t.submit. */
 ingot_status_t ingot_source_submit(ingot_source_t *src, ingot_source_req_t *req);
+
+/** Backends: the first @p upto bytes of @p req are in place (see ingot_source_landed_cb_t). */
+static inline void ingot_source_landed(ingot_source_req_t *req, uint64_t upto)
+{
+    if (req->landed != NULL) {
+        req->landed(req, upto);
+    }
+}
 
 /** Backends: complete @p req with @p status (wakes its waiter, runs its callback). */
 void ingot_source_complete(ingot_source_req_t *req, ingot_status_t status);

@@ -113,6 +113,7 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
     l->slice = (uint32_t)(q->global_batch / (uint64_t)l->world);
     l->timeout_ns = cfg->base->timeout_ns;
     l->pacing_ns = cfg->loader->ingest_pacing;
+    l->hash_piece = cfg->loader->hash_piece;
     l->coalesce_gap = cfg->loader->coalesce_gap;
     l->direct_io = cfg->loader->direct_io;
     return INGOT_OK;

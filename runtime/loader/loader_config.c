@@ -118,6 +118,13 @@ static const ingot_config_field_t loader_fields[] = {
      "While a gradient reduction is in flight, each loader storage request first pauses this "
      "long, leaving memory bandwidth and cores to the reduction; '0' disables pacing.",
      RANK, INGOT_CONFIG_DURATION, F(ingest_pacing), 0, 1000000000LL, NULL, NULL, NULL, NULL},
+    {"HASH_PIECE", "256KiB",
+     "With VERIFY on, shard reads of a run are made this many bytes at a time, and the fields "
+     "of each piece are hashed right after it lands, while its bytes are still in the core's "
+     "cache (a whole run read at once has left it: the hash would read it again from memory); "
+     "sources that deliver at their own pace (object store, peer cache, disk tier) are hashed "
+     "as they report bytes in place. '0': one read per run, hashed after it.",
+     RANK, INGOT_CONFIG_SIZE, F(hash_piece), 0, 1LL << 30, NULL, NULL, NULL, NULL},
 };
 
 INGOT_CONFIG_MODULE(ingot_loader, "loader", INGOT_CONFIG_ORDER_RUNTIME, loader_fields,

@@ -28,6 +28,7 @@ typedef struct ingot_loader_config {
     uint64_t coalesce_gap;      /* largest gap between samples read in one request */
     ingot_loader_order_t order; /* INGOT_ORDER */
     uint64_t ingest_pacing;     /* pause before each storage request while reductions run */
+    uint64_t hash_piece;        /* bytes per read of a run hashed as it lands (0: one read) */
 } ingot_loader_config_t;
 
 _Static_assert(sizeof(ingot_verify_policy_t) == sizeof(int), "enum variables are stored as int");

@@ -93,12 +93,26 @@ typedef struct loader_slot {
 
 struct loader_reader_ctx;
 
+/* The hash of a run's fields as its request's bytes land (landed.c): a walk over the run's
+ * fields in the order of the request's bytes, fed each prefix the source reports. */
+typedef struct loader_landed {
+    ingot_shard_stream_t stream;
+    loader_run_t *want; /* the run whose reads are to be hashed (set by its reader) */
+    loader_run_t *run;  /* the run being hashed, or NULL: none (the reader verifies after) */
+    uint32_t k, f;     /* the sample (of the run) and field in progress */
+    uint64_t rec;      /* where sample k's record starts in a located run's bytes */
+    uint64_t packed;   /* where field f starts in sample k's delivered bytes (scatter runs) */
+    uint64_t upto;     /* the longest prefix reported */
+    uint64_t bad_end;  /* end of the first field whose hash differed, or 0 */
+} loader_landed_t;
+
 /* A byte-source request of one reader, and what it must take back when it completes late. */
 typedef struct loader_req {
     ingot_source_req_t req;
     struct loader_reader_ctx *reader;
     void *staging;    /* staging buffer held in quarantine, or NULL */
     _Atomic int busy; /* 1: quarantined, 2: being released; 0: reusable */
+    loader_landed_t landed;
 } loader_req_t;
 
 typedef struct loader_reader_ctx {
@@ -168,6 +182,7 @@ struct ingot_loader {
     const ingot_source_mem_t *mem_dev; /* iov_cap of INGOT_SOURCE_MEM_DEVICE */
     uint64_t timeout_ns;
     uint64_t pacing_ns;    /* INGOT_INGEST_PACING: pause before a read while reductions run */
+    uint64_t hash_piece;   /* INGOT_HASH_PIECE: bytes per read of a hashed run, 0: one read */
     uint64_t coalesce_gap; /* INGOT_COALESCE_GAP */
     int direct_io;         /* INGOT_DIRECT_IO */
     uint32_t iov_cap;      /* iovecs a scatter read may need */
@@ -252,6 +267,16 @@ void ingot_loader_run_done(ingot_loader_h l, loader_run_t *run, ingot_status_t s
 void *ingot_loader_planner_main(void *arg);
 void *ingot_loader_reader_main(void *arg);
 void *ingot_loader_worker_main(void *arg);
+/* landed.c: a run's fields hashed as its request's bytes land, in pieces still in the reader's
+ * cache (INGOT_HASH_PIECE). The reader sets lr->landed.want to the run; arm: before each submit
+ * of a request (hashes when it reads the wanted run whole, verify on, into host memory; else
+ * off); finish: after its completion, hashing what no landing reported; 1 when every field of
+ * the run has the manifest's hash (the run is verified), 0 otherwise (the reader verifies it
+ * again, naming what differs); disarm: after a read that failed. */
+void ingot_loader_landed_arm(ingot_loader_h l, loader_req_t *lr, loader_run_t *run);
+int ingot_loader_landed_finish(loader_req_t *lr);
+void ingot_loader_landed_disarm(loader_req_t *lr);
+
 /* readers.c: completion callback of the loader's byte-source requests: when a quarantined
  * request completes late, takes its staging buffer and the request itself back into service. */
 void ingot_loader_req_done(ingot_source_req_t *req, int late);

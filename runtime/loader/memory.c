@@ -143,7 +143,7 @@ static void slot_free(loader_slot_t *slot)
     free(slot->runs);
 }
 
-/* Per reader: its completion event, iovecs and requests. */
+/* Per reader: its completion event, iovecs and requests (with their hash states). */
 static ingot_status_t loader_alloc_readers(ingot_loader_h l)
 {
     for (uint32_t r = 0; r < l->nreaders; r++) {
@@ -152,6 +152,10 @@ static ingot_status_t loader_alloc_readers(ingot_loader_h l)
         ingot_event_init(&rd->done);
         for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
             rd->reqs[i].reader = rd;
+            if (l->params.verify != INGOT_VERIFY_OFF &&
+                ingot_shard_stream_init(&rd->reqs[i].landed.stream) != INGOT_OK) {
+                return INGOT_ERR_NO_MEMORY;
+            }
         }
         rd->iov = ingot_calloc(l->iov_cap, sizeof(*rd->iov), "reader iovecs");
         rd->extents = ingot_calloc(LOADER_RUN_SAMPLES_MAX, sizeof(*rd->extents), "reader extents");
@@ -246,6 +250,9 @@ static void loader_free_stages(ingot_loader_h l)
     for (uint32_t r = 0; l->rctx != NULL && r < l->nreaders; r++) {
         free(l->rctx[r].iov);
         free(l->rctx[r].extents);
+        for (uint32_t i = 0; i < LOADER_REQS_PER_READER; i++) {
+            ingot_shard_stream_release(&l->rctx[r].reqs[i].landed.stream);
+        }
     }
     ingot_shard_dict_destroy(l->dict);
     free(l->rctx);

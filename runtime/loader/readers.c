@@ -121,6 +121,8 @@ static ingot_status_t read_chain(ingot_loader_h l, loader_reader_ctx_t *rd, load
                                 .done_ev = &rd->done};
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     for (uint32_t i = 0; i < nsrcs; i++) {
+        ingot_loader_landed_arm(l, lr, run); /* afresh: a source that said "retry" may have
+                                                reported bytes it then left */
         if ((st = req_target(l, rd, run, lr)) != INGOT_OK ||
             (st = ingot_source_submit(srcs[i], req)) != INGOT_OK) {
             return st;
@@ -286,6 +288,7 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
     int quarantined = 0;
     run->room = l->staging_bytes;
     *from_p = INGOT_TIER_FROM_STORAGE;
+    lr->landed.want = run;
     st = run->located ? read_located(l, rd, run, lr, &quarantined, from_p)
                       : read_sources(l, rd, run, lr, &quarantined);
     if (quarantined) {
@@ -293,6 +296,10 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
         return st;
     }
     run->shift = run->located ? 0 : lr->req.shift;
+    if (st == INGOT_OK) {
+        run->verified = ingot_loader_landed_finish(lr);
+    }
+    ingot_loader_landed_disarm(lr);
     return st;
 }
 
@@ -485,7 +492,7 @@ static void reader_one(void *arg, void *item)
     int from = INGOT_TIER_FROM_STORAGE;
     rd->disk = 0;
     ingot_status_t st = read_run(l, rd, run, &from);
-    if (st == INGOT_OK && run->transit) {
+    if (st == INGOT_OK && run->transit && !run->verified) {
         st = verify_run_here(l, rd, run, &refetched);
     }
     read_account(l, run, t0, from, refetched, rd->disk);

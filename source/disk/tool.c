@@ -274,7 +274,7 @@ static void tool_verify_one(tool_verify_t *v, const tool_entry_t *e, int last_of
         v->next = UINT64_MAX; /* a piece missing: the shard is not held whole */
         return;
     }
-    XXH3_64bits_update(v->hash, v->bounce + INGOT_DISK_HEADER_BYTES, (size_t)len);
+    ingot_hash64_update(v->hash, v->bounce + INGOT_DISK_HEADER_BYTES, (size_t)len);
     v->next++;
     if (last_of_shard && at + len == size) {
         v->out->shards_whole++;

@@ -41,6 +41,14 @@ ingot_unit_test(NAME runtime.loader.faults SRC ${_r}/loader/test_loader_faults.c
 # The same fault and content tests with O_DIRECT reads (aligned staging windows, no scatter).
 ingot_unit_test(NAME runtime.loader.faults_direct SRC ${_r}/loader/test_loader_faults.c
                 ENV INGOT_DIRECT_IO=y ASAN_OPTIONS=detect_leaks=0)
+# Fields hashed as their bytes land: reads cut across fields (1000 bytes), one read per run (0),
+# the default pieces.
+ingot_unit_test(NAME runtime.loader.landed SRC ${_r}/loader/test_loader_landed.c
+                ENV INGOT_HASH_PIECE=1000 ASAN_OPTIONS=detect_leaks=0)
+ingot_unit_test(NAME runtime.loader.landed_whole SRC ${_r}/loader/test_loader_landed.c
+                ENV INGOT_HASH_PIECE=0 ASAN_OPTIONS=detect_leaks=0)
+ingot_unit_test(NAME runtime.loader.landed_default SRC ${_r}/loader/test_loader_landed.c
+                ENV ASAN_OPTIONS=detect_leaks=0)
 ingot_unit_test(NAME runtime.loader.deadline SRC ${_r}/loader/test_loader_deadline.c
                 ENV ASAN_OPTIONS=detect_leaks=0)
 # A rank stopped mid-epoch: the others wait for it at loader destroy, which names it past

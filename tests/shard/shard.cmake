@@ -25,3 +25,5 @@ ingot_add_test(NAME shard.import.image_folder LABELS cli TIMEOUT 60
                        ${CMAKE_CURRENT_BINARY_DIR})
 # Benchmark helper run by hand (tests/perf/shard_bench.sh); built, never registered as a test.
 ingot_test_exe(perf_shard ${INGOT_TESTS}/perf/perf_shard.c)
+# The content hash's speed, Debian's baseline build against xxHash's dispatcher (by hand).
+ingot_test_exe(hash_speed ${INGOT_TESTS}/perf/hash_speed.c)
