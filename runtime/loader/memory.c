@@ -18,13 +18,6 @@
 #define LOADER_TRACE_EVENTS    (1u << 20)
 #define LOADER_GAP_SCRATCH_MIN (64u << 10)
 
-/* Readers when neither the parameters nor INGOT_READERS say: what storage wants in flight. */
-static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
-{
-    return ingot_storage_readers(&cfg->tiers, ingot_manifest_location(l->manifest),
-                                 l->params.order_mode);
-}
-
 static uint32_t cpuset_cores(void)
 {
     cpu_set_t set;
@@ -33,6 +26,31 @@ static uint32_t cpuset_cores(void)
     }
     int n = CPU_COUNT(&set);
     return n > 0 ? (uint32_t)n : 1;
+}
+
+/* The cores a rank's loader threads that compute (workers, local readers) get when nothing says
+ * otherwise: the process's cpuset, but no more than its share of the node's CPUs (the node's
+ * allowed PUs over its ranks), at least 1. Threads are counted per node, not per rank: 22 ranks
+ * on 2 cores, unbound, each seeing both, would otherwise run 2 + 2 each. */
+static uint32_t loader_core_share(ingot_loader_h l)
+{
+    uint32_t mine = cpuset_cores();
+    const ingot_topo_setup_t *t = l->ctx->topo;
+    int ranks = t != NULL ? t->node.local_size : 1;
+    int pus = t != NULL && t->topo != NULL ? t->topo->npus : 0;
+    if (ranks <= 1 || pus <= 0) {
+        return mine;
+    }
+    uint32_t share = (uint32_t)(pus / ranks);
+    share = share < mine ? share : mine;
+    return share > 0 ? share : 1;
+}
+
+/* Readers when neither the parameters nor INGOT_READERS say: what storage wants in flight. */
+static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
+{
+    return ingot_storage_readers(&cfg->tiers, ingot_manifest_location(l->manifest),
+                                 l->params.order_mode, loader_core_share(l));
 }
 
 /* Largest sample (delivered and stored bytes) and widest sample, which size every buffer: from
@@ -74,7 +92,7 @@ ingot_status_t ingot_loader_size(ingot_loader_h l, const ingot_ctx_config_t *cfg
                                          : loader_readers_default(l, cfg);
     l->nworkers = l->params.workers      ? l->params.workers
                   : cfg->loader->workers ? (uint32_t)cfg->loader->workers
-                                         : cpuset_cores();
+                                         : loader_core_share(l);
     l->nstaging = l->nreaders + l->nworkers + 1;
     l->gap_scratch_size = l->coalesce_gap > LOADER_GAP_SCRATCH_MIN ? l->coalesce_gap
                                                                    : LOADER_GAP_SCRATCH_MIN;
