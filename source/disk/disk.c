@@ -168,13 +168,13 @@ int ingot_disk_damaged(ingot_disk_t *d, const ingot_sample_info_t *s)
 }
 
 ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                     void *window, size_t room, size_t *shift_p)
+                                     void *window, size_t room, int check, size_t *shift_p)
 {
     ingot_disk_bad_t bad;
     disk_fd_ref_t ref;
     ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
     if (st == INGOT_OK) {
-        st = ingot_disk_entry_blocks(ref.o, off, len, window, room, shift_p, &bad);
+        st = ingot_disk_entry_blocks_read(ref.o, off, len, window, room, shift_p, check, &bad);
         if (st == INGOT_ERR_CORRUPT && !ingot_disk_fd_linked(&ref)) {
             st = INGOT_ERR_NOT_FOUND; /* evicted, and emptied, while it was read: a miss */
         }

@@ -210,11 +210,12 @@ void ingot_disk_bad_entry(ingot_disk_t *d, uint64_t p, const char *why);
  * spans are removed (counted and said as bad entries). 1 when there was one. */
 int ingot_disk_damaged(ingot_disk_t *d, const ingot_sample_info_t *s);
 /* Read piece @p p's bytes [off, off + len) from this node's folder into @p window (@p room bytes;
- * aligned for O_DIRECT): INGOT_OK with *shift_p where @p off's byte landed; INGOT_ERR_NO_RESOURCE
- * (its blocks do not fit @p room: nothing read); INGOT_ERR_NOT_FOUND (a miss, a bad entry
- * removed, or a read error said). */
+ * aligned for O_DIRECT), the blocks' hashes checked unless @p check is 0 (the reader's caller
+ * checks every sample it takes from them): INGOT_OK with *shift_p where @p off's byte landed;
+ * INGOT_ERR_NO_RESOURCE (its blocks do not fit @p room: nothing read); INGOT_ERR_NOT_FOUND (a
+ * miss, a bad entry removed, or a read error said). */
 ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                     void *window, size_t room, size_t *shift_p);
+                                     void *window, size_t room, int check, size_t *shift_p);
 
 /* fdcache.c: entries kept open per process */
 ingot_status_t ingot_disk_fds_init(ingot_disk_t *d);

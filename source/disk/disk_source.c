@@ -123,16 +123,27 @@ int ingot_disk_piece_sound(ingot_disk_t *d, uint64_t p, disk_buf_t *b)
     return sound;
 }
 
+/* Whether @p req's owner checks every sample it reads against the manifest (it hashes them as
+ * they land, source.h): this node's entries are then read without their block hashes, so the
+ * bytes are hashed once; a sample that fails names its entries (ingot_disk_damaged()). */
+static int owner_checks(const ingot_source_req_t *req)
+{
+    return req->landed != NULL;
+}
+
 /* From the disk: this node's folder or the piece's home. INGOT_ERR_NOT_FOUND: a miss. */
 static ingot_status_t piece_from_disk(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                      disk_buf_t *b, disk_dst_t *dst, uint64_t deadline_ns)
+                                      disk_buf_t *b, disk_dst_t *dst,
+                                      const ingot_source_req_t *req)
 {
     int home = d->home[p];
     ingot_status_t st;
+    uint64_t deadline_ns = req->deadline_ns;
     if (home == d->node) {
         uint8_t *blocks = b->mem + INGOT_DISK_HEADER_BYTES;
         size_t shift;
-        st = ingot_disk_read_local(d, p, off, len, blocks, d->piece_bytes, &shift);
+        st = ingot_disk_read_local(d, p, off, len, blocks, d->piece_bytes, !owner_checks(req),
+                                   &shift);
         if (st == INGOT_OK) {
             dst_copy(dst, blocks + shift, len);
             atomic_fetch_add_explicit(&d->piece_hits[p], 1, memory_order_relaxed);
@@ -164,7 +175,7 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
                           "deadline (%u buffers)",
                           d->nbufs);
     }
-    ingot_status_t st = piece_from_disk(d, p, off, len, b, dst, req->deadline_ns);
+    ingot_status_t st = piece_from_disk(d, p, off, len, b, dst, req);
     if (st == INGOT_OK) {
         *cached_p += len;
         ingot_disk_buf_put(d, b);
@@ -210,7 +221,8 @@ static int disk_window(ingot_disk_t *d, ingot_source_req_t *req, uint64_t p, uin
     }
     size_t shift;
     if (ingot_disk_read_local(d, p, off, req->length, req->iov[0].iov_base,
-                              req->iov[0].iov_len + req->slack, &shift) != INGOT_OK) {
+                              req->iov[0].iov_len + req->slack, !owner_checks(req),
+                              &shift) != INGOT_OK) {
         return 0;
     }
     atomic_fetch_add_explicit(&d->piece_hits[p], 1, memory_order_relaxed);
@@ -258,6 +270,9 @@ static ingot_status_t disk_submit(ingot_source_t *src, ingot_source_req_t *req)
         }
         st = disk_piece(d, req, p, at - (k << d->piece_log2), stop - at, &dst, &cached);
         at = stop;
+        if (st == INGOT_OK) {
+            ingot_source_landed(req, at - req->offset); /* hashed while in this core's cache */
+        }
     }
     req->cached = cached;
     ingot_source_complete(req, st);

@@ -391,9 +391,10 @@ static int entry_open(int dirfd, const ingot_disk_key_t *key, uint64_t expect_le
     return fd;
 }
 
-/* Read blocks [b0, b1) into @p blocks (where block b0 lands) and check their hashes. */
+/* Read blocks [b0, b1) into @p blocks (where block b0 lands) and, with @p check, check their
+ * hashes. */
 static ingot_status_t entry_blocks_check(const ingot_disk_open_t *o, uint32_t b0, uint32_t b1,
-                                         uint8_t *blocks, ingot_disk_bad_t *bad)
+                                         uint8_t *blocks, int check, ingot_disk_bad_t *bad)
 {
     uint64_t bb = o->block_bytes, at = (uint64_t)b0 * bb;
     uint64_t end = (uint64_t)b1 * bb < o->length ? (uint64_t)b1 * bb : o->length;
@@ -405,7 +406,7 @@ static ingot_status_t entry_blocks_check(const ingot_disk_open_t *o, uint32_t b0
                  INGOT_DISK_HEADER_BYTES + at, err == EOVERFLOW ? "end of file" : strerror(err));
         return err == EOVERFLOW ? INGOT_ERR_CORRUPT : INGOT_ERR_IO;
     }
-    for (uint32_t b = b0; b < b1; b++) {
+    for (uint32_t b = b0; check && b < b1; b++) {
         uint64_t off = (uint64_t)b * bb;
         uint64_t n = o->length - off < bb ? o->length - off : bb;
         uint64_t want_hash;
@@ -444,6 +445,13 @@ ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off,
                                        void *blocks, size_t room, size_t *shift_p,
                                        ingot_disk_bad_t *bad)
 {
+    return ingot_disk_entry_blocks_read(o, off, len, blocks, room, shift_p, 1, bad);
+}
+
+ingot_status_t ingot_disk_entry_blocks_read(const ingot_disk_open_t *o, uint64_t off,
+                                            uint64_t len, void *blocks, size_t room,
+                                            size_t *shift_p, int check, ingot_disk_bad_t *bad)
+{
     uint64_t bb = o->block_bytes;
     if (len == 0 || off > o->length || len > o->length - off) {
         snprintf(bad->why, sizeof(bad->why),
@@ -456,7 +464,7 @@ ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off,
         return INGOT_ERR_NO_RESOURCE; /* nothing read */
     }
     *shift_p = (size_t)(off - b0 * bb);
-    return entry_blocks_check(o, b0, b1, blocks, bad);
+    return entry_blocks_check(o, b0, b1, blocks, check, bad);
 }
 
 ingot_status_t ingot_disk_entry_read(int dirfd, const ingot_disk_key_t *key, uint64_t expect_len,

@@ -123,7 +123,7 @@ static void serve_one(void *arg, void *item)
     ingot_status_t st = INGOT_ERR_NOT_FOUND;
     if (p != UINT64_MAX && !ingot_abort_is_raised(&d->abort)) {
         st = ingot_disk_read_local(d, p, b->call.off, b->call.len, b->mem + INGOT_DISK_HEADER_BYTES,
-                                   d->piece_bytes, &shift);
+                                   d->piece_bytes, 1, &shift); /* a peer's: checked here */
         data = b->mem + INGOT_DISK_HEADER_BYTES + shift;
     }
     if (st == INGOT_OK) {
