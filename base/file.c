@@ -135,11 +135,7 @@ ingot_status_t ingot_file_open(const char *path, ingot_file_t *src)
         close(fd);
         return ingot_fail(INGOT_ERR_FORMAT, "%s: not a regular file", path);
     }
-    src->fd = fd;
-    src->mem = NULL;
-    src->size = (uint64_t)st.st_size;
-    src->name = path;
-    src->win = NULL;
+    *src = (ingot_file_t){.fd = fd, .size = (uint64_t)st.st_size, .name = path};
     return INGOT_OK;
 }
 
@@ -153,10 +149,8 @@ void ingot_file_close(ingot_file_t *src)
 
 ingot_status_t ingot_file_read_whole(const char *path, uint8_t **buf_p, size_t *len_p)
 {
-    ingot_file_t src;
+    ingot_file_t src = {0}; /* filled by a successful open */
     INGOT_CHECK(ingot_file_open(path, &src));
-    /* src is filled: a failed open returns its errno status, never INGOT_OK (errno != 0 then).
-     * NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) */
     uint8_t *buf = ingot_malloc((size_t)src.size + 1, path);
     ingot_status_t st = buf ? ingot_file_read(&src, 0, buf, (size_t)src.size) : INGOT_ERR_NO_MEMORY;
     ingot_file_close(&src);

@@ -32,6 +32,8 @@ typedef struct ingot_file {
     uint64_t size;            /**< bytes of the archive */
     const char *name;         /**< archive name in messages */
     ingot_file_window_t *win; /**< sequential window, or NULL for plain preads */
+    const uint8_t *map;       /**< the file mapped read-only (copied out with ingot_mapped_copy),
+                                   or NULL */
 } ingot_file_t;
 
 /** Allocate a window; attach it with ingot_file_window_attach(). */

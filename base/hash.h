@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <xxhash.h>
 #if defined(__x86_64__)
-#include <xxh_x86dispatch.h>
-#define INGOT_XXH3_64(data, len)           XXH3_64bits_dispatch((data), (len))
-#define INGOT_XXH3_64_UPDATE(st, data, len) XXH3_64bits_update_dispatch((st), (data), (len))
+#    include <xxh_x86dispatch.h>
+#    define INGOT_XXH3_64(data, len)            XXH3_64bits_dispatch((data), (len))
+#    define INGOT_XXH3_64_UPDATE(st, data, len) XXH3_64bits_update_dispatch((st), (data), (len))
 #else
-#define INGOT_XXH3_64(data, len)           XXH3_64bits((data), (len))
-#define INGOT_XXH3_64_UPDATE(st, data, len) XXH3_64bits_update((st), (data), (len))
+#    define INGOT_XXH3_64(data, len)            XXH3_64bits((data), (len))
+#    define INGOT_XXH3_64_UPDATE(st, data, len) XXH3_64bits_update((st), (data), (len))
 #endif
 
 /** XXH3-64 of @p len bytes at @p data (seed 0). */

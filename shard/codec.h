@@ -96,7 +96,7 @@ ingot_status_t ingot_shard_codec_verify(ingot_manifest_h m, const ingot_shard_ro
  * piece is hashed one-shot.
  */
 typedef struct ingot_shard_stream {
-    void *xxh;   /* XXH3_state_t, made at init */
+    void *xxh;    /* XXH3_state_t, made at init */
     uint64_t fed; /* bytes of the field in progress fed so far (0: none) */
 } ingot_shard_stream_t;
 

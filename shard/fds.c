@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ struct ingot_shard_fds {
     unsigned flags;
     uint64_t count;
     pthread_mutex_t lock; /* serialises opening */
+    int said_map;         /* (lock) a failed mmap said once */
     fds_entry_t *entries;
 };
 
@@ -118,6 +120,15 @@ static ingot_status_t fds_open(ingot_shard_fds_t *f, fds_entry_t *e, uint32_t sh
         return INGOT_ERR_NO_MEMORY;
     }
     e->src = (ingot_file_t){.fd = fd, .size = expect_size, .name = e->path};
+    if ((f->flags & INGOT_SHARD_FDS_MAP) && !(f->flags & INGOT_SHARD_FDS_DIRECT) && expect_size) {
+        void *map = mmap(NULL, (size_t)expect_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (map != MAP_FAILED) {
+            e->src.map = map;
+        } else if (!f->said_map) {
+            f->said_map = 1;
+            ingot_info("shard '%s' cannot be mapped (%s): read with pread", path, strerror(errno));
+        }
+    }
     atomic_store_explicit(&e->open, 1, memory_order_release);
     return INGOT_OK;
 }
@@ -150,10 +161,20 @@ ingot_status_t ingot_shard_fds_get(ingot_shard_fds_t *f, uint32_t shard, ingot_f
     return st;
 }
 
+/* Close entry @p e's descriptor and its mapping. */
+static void fds_close(fds_entry_t *e)
+{
+    if (e->src.map != NULL) {
+        munmap((void *)e->src.map, (size_t)e->src.size);
+        e->src.map = NULL;
+    }
+    close(e->src.fd);
+}
+
 void ingot_shard_fds_release(ingot_shard_fds_t *f, uint32_t shard)
 {
     if (f != NULL && shard < f->count && atomic_load(&f->entries[shard].open)) {
-        close(f->entries[shard].src.fd);
+        fds_close(&f->entries[shard]);
         atomic_store(&f->entries[shard].open, 0);
     }
 }
@@ -165,7 +186,7 @@ void ingot_shard_fds_destroy(ingot_shard_fds_t *f)
     }
     for (uint64_t i = 0; i < f->count; i++) {
         if (atomic_load(&f->entries[i].open)) {
-            close(f->entries[i].src.fd);
+            fds_close(&f->entries[i]);
         }
         free(f->entries[i].path);
     }

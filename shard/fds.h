@@ -20,10 +20,13 @@ typedef struct ingot_shard_fds ingot_shard_fds_t;
 
 /** Open shards with O_DIRECT (the caller's offsets, lengths and buffers must be aligned). */
 #define INGOT_SHARD_FDS_DIRECT 1u
+/** Also map each shard read-only as it is opened (ingot_file_t.map; NULL where mmap fails or the
+ *  shard is empty): reads that copy out of the page cache themselves (no read(2) per request). */
+#define INGOT_SHARD_FDS_MAP 2u
 
 /**
  * A cache over the shards of @p manifest (which must outlive it); nothing is opened yet.
- * @param flags 0 or INGOT_SHARD_FDS_DIRECT.
+ * @param flags 0, INGOT_SHARD_FDS_DIRECT or INGOT_SHARD_FDS_MAP.
  * @return INGOT_OK; INGOT_ERR_NO_MEMORY; INGOT_ERR_INVALID_PARAM for a NULL argument.
  */
 ingot_status_t ingot_shard_fds_create(ingot_manifest_h manifest, unsigned flags,

@@ -4,9 +4,13 @@
  */
 #include "source/posix.h"
 #include "shard/fds.h"
+#include "base/fault.h"
 #include "base/io.h"
+#include "base/mapped.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/status.h"
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +64,9 @@ static ingot_status_t posix_read_pieces(ingot_source_req_t *req, const ingot_fil
             iov[n++].iov_len = cut;
             sum = want;
         }
-        if (sum == 0) {
-            return ingot_fail(INGOT_ERR_INTERNAL, "internal: read of shard '%s' has iovecs of %" PRIu64
-                              " bytes for %" PRIu64, f->name, done, req->length);
+        if (sum == 0) { /* iovecs shorter than the request's length: a caller's bug */
+            *fail_p = (ingot_io_fail_t){.offset = req->offset + done, .err = EINVAL};
+            return INGOT_ERR_INTERNAL;
         }
         ingot_status_t st = ingot_io_preadv_full(f->fd, iov, n, req->offset + done, sum, fail_p);
         if (st != INGOT_OK) {
@@ -76,6 +80,43 @@ static ingot_status_t posix_read_pieces(ingot_source_req_t *req, const ingot_fil
         }
         done += sum;
         ingot_source_landed(req, done);
+    }
+    return INGOT_OK;
+}
+
+/* The request's bytes copied out of the shard's mapping into the caller's iovecs, @p piece bytes
+ * at a time when the request hashes as its bytes land (each piece reported before the next). A
+ * piece is one read for the fault site "pread", as a preadv is. */
+static ingot_status_t posix_copy_mapped(ingot_source_req_t *req, const ingot_file_t *f)
+{
+    const uint8_t *from = f->map + req->offset;
+    uint64_t done = 0, piece = req->landed != NULL && req->piece > 0 ? req->piece : UINT64_MAX;
+    uint64_t next = 0;
+    for (int i = 0; i < req->iovcnt; i++) {
+        for (size_t at = 0; at < req->iov[i].iov_len;) {
+            if (done == next) { /* a piece begins */
+                next = req->length - done < piece ? req->length : done + piece;
+                int err = ingot_fault_check(INGOT_FAULT_PREAD);
+                if (err != 0) {
+                    return ingot_fail(ingot_status_from_errno(err),
+                                      "read of shard '%s' at offset %" PRIu64 " failed: %s",
+                                      f->name, req->offset + done, strerror(err));
+                }
+            }
+            size_t n = req->iov[i].iov_len - at;
+            n = (uint64_t)n < next - done ? n : (size_t)(next - done);
+            if (ingot_mapped_copy((uint8_t *)req->iov[i].iov_base + at, from + done, n) != 0) {
+                return ingot_fail(INGOT_ERR_MISMATCH,
+                                  "read of shard '%s' at offset %" PRIu64 " failed: a page past "
+                                  "its end (the shard shrank after it was opened)",
+                                  f->name, req->offset + done);
+            }
+            at += n;
+            done += n;
+            if (done == next) {
+                ingot_source_landed(req, done);
+            }
+        }
     }
     return INGOT_OK;
 }
@@ -96,7 +137,7 @@ static ingot_status_t posix_read(const posix_source_t *p, ingot_source_req_t *re
         iov = &window;
         need += (size_t)(req->offset - start);
     }
-    ingot_io_fail_t fail;
+    ingot_io_fail_t fail = {0};
     ingot_status_t st = (req->landed != NULL && req->piece > 0 && !p->direct)
                             ? posix_read_pieces(req, f, &fail)
                             : ingot_io_preadv_full(f->fd, iov, req->iovcnt, start, need, &fail);
@@ -125,7 +166,7 @@ static ingot_status_t posix_submit(ingot_source_t *src, ingot_source_req_t *req)
         st = posix_check(p, req, f);
     }
     if (st == INGOT_OK) {
-        st = posix_read(p, req, f);
+        st = f->map != NULL ? posix_copy_mapped(req, f) : posix_read(p, req, f);
     }
     ingot_source_complete(req, st);
     return INGOT_OK;
@@ -172,14 +213,19 @@ static const ingot_source_ops_t posix_ops = {.submit = posix_submit,
                                              .destroy = posix_destroy,
                                              .local = 1};
 
-ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int direct,
+ingot_status_t ingot_source_posix_create(ingot_manifest_h manifest, int mode,
                                          ingot_source_t **src_p)
 {
     posix_source_t *p = ingot_calloc(1, sizeof(*p), "posix source");
     if (p == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    ingot_status_t st = ingot_shard_fds_create(manifest, direct ? INGOT_SHARD_FDS_DIRECT : 0,
+    int direct = mode == INGOT_SOURCE_POSIX_DIRECT;
+    ingot_status_t st = ingot_shard_fds_create(manifest,
+                                               direct ? INGOT_SHARD_FDS_DIRECT
+                                               : mode == INGOT_SOURCE_POSIX_MAP
+                                                   ? INGOT_SHARD_FDS_MAP
+                                                   : 0,
                                                &p->fds);
     if (st != INGOT_OK) {
         free(p);

@@ -101,9 +101,9 @@ struct ingot_source_req {
                                filling): the read again of bytes that failed their hash */
     ingot_source_cb_t cb; /**< may be NULL */
     ingot_source_landed_cb_t landed; /**< may be NULL: the owner checks the bytes at completion */
-    uint64_t piece;       /**< with @ref landed: a source that can choose reads this many bytes
+    uint64_t piece; /**< with @ref landed: a source that can choose reads this many bytes
                                at a time and reports each (POSIX); 0: as it likes */
-    void *arg;            /**< the owner's */
+    void *arg;      /**< the owner's */
     /* out */
     ingot_status_t status; /**< INGOT_OK, or what failed */
     int retry;             /**< 1: "retry elsewhere", status says why */

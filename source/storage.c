@@ -25,6 +25,12 @@ static const ingot_config_field_t storage_fields[] = {
      "out; 'none' reads the files directly.",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_TYPED, F(emulate), 0, 0, NULL, NULL,
      &ingot_source_emulation_codec, NULL},
+    {"MAP_SHARDS", "y",
+     "Read shard files by copying out of a read-only mapping of each (no system call per "
+     "request: a third less time per sample than preadv out of the page cache here); a shard "
+     "that cannot be mapped is read with preadv, one that shrinks while mapped fails its reads "
+     "with an error naming it. Not with DIRECT_IO. 'n': preadv.",
+     INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, F(map_shards), 0, 0, NULL, NULL, NULL, NULL},
 };
 
 INGOT_CONFIG_MODULE(ingot_storage, "storage", INGOT_CONFIG_ORDER_RUNTIME - 3, storage_fields,
@@ -51,7 +57,10 @@ static int storage_wanted(const ingot_tier_plan_t *plan)
 static ingot_status_t storage_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
 {
     const ingot_source_emulation_t *emu = &plan->cfg->storage->emulate;
-    ingot_status_t st = ingot_source_posix_create(plan->manifest, plan->direct_io, src_p);
+    int mode = plan->direct_io                  ? INGOT_SOURCE_POSIX_DIRECT
+               : plan->cfg->storage->map_shards ? INGOT_SOURCE_POSIX_MAP
+                                                : INGOT_SOURCE_POSIX_PREAD;
+    ingot_status_t st = ingot_source_posix_create(plan->manifest, mode, src_p);
     if (st == INGOT_OK && ingot_source_emulation_active(emu)) {
         st = ingot_source_emulate_create(emu, *src_p, plan->nreqs, src_p);
     }

@@ -9,10 +9,12 @@
 
 #include "source/emulate.h"
 #include "source/tier.h"
+#include <stdbool.h>
 
-/** The storage table's values (INGOT_STORAGE_EMULATE). */
+/** The storage table's values (INGOT_STORAGE_EMULATE, INGOT_MAP_SHARDS). */
 typedef struct ingot_storage_config {
     ingot_source_emulation_t emulate;
+    bool map_shards; /* INGOT_MAP_SHARDS: copy out of mapped shards */
 } ingot_storage_config_t;
 
 extern ingot_config_table_t ingot_storage_config_table;

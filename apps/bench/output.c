@@ -18,7 +18,9 @@ static const char *const out_vars[] = {
     "INGOT_STORAGE_EMULATE", "INGOT_VERIFY",       "INGOT_DIRECT_IO",
     "INGOT_COALESCE_GAP",    "INGOT_BIND",         "INGOT_CACHE_BYTES",
     "INGOT_PEER_PROTOCOL",   "INGOT_PEER_FAILURE", "INGOT_ORDER",
-    "INGOT_S3_PART_SIZE",    "INGOT_S3_CACHE",     "INGOT_S3_CONNECTIONS"};
+    "INGOT_S3_PART_SIZE",    "INGOT_S3_CACHE",     "INGOT_S3_CONNECTIONS",
+    "INGOT_MAP_SHARDS",      "INGOT_HASH_PIECE",   "INGOT_READERS",
+    "INGOT_WORKERS"};
 static const char *const out_env_prefixes[] = {"INGOT_", "UCX_"};
 
 static const report_column_t out_columns[] = {{"samples", "/s", 9, 0},   {"rate", "MiB/s", 9, 1},

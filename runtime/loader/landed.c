@@ -41,9 +41,9 @@ static void landed_walk(ingot_loader_h l, loader_landed_t *h, uint64_t upto, uin
                 return;
             }
             uint64_t have = upto - start < fi->stored_len ? upto - start : fi->stored_len;
-            const uint8_t *bytes =
-                run->scatter ? (const uint8_t *)slot->host.ptr + slot->offsets[pos] + h->packed
-                             : (const uint8_t *)run->staging + start;
+            const uint8_t *bytes = run->scatter ? (const uint8_t *)slot->host.ptr +
+                                                      slot->offsets[pos] + h->packed
+                                                : (const uint8_t *)run->staging + start;
             int r = ingot_shard_stream_feed(&h->stream, fi, bytes, have, NULL);
             if (r == 0) {
                 return;

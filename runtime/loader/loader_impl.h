@@ -99,11 +99,11 @@ typedef struct loader_landed {
     ingot_shard_stream_t stream;
     loader_run_t *want; /* the run whose reads are to be hashed (set by its reader) */
     loader_run_t *run;  /* the run being hashed, or NULL: none (the reader verifies after) */
-    uint32_t k, f;     /* the sample (of the run) and field in progress */
-    uint64_t rec;      /* where sample k's record starts in a located run's bytes */
-    uint64_t packed;   /* where field f starts in sample k's delivered bytes (scatter runs) */
-    uint64_t upto;     /* the longest prefix reported */
-    uint64_t bad_end;  /* end of the first field whose hash differed, or 0 */
+    uint32_t k, f;      /* the sample (of the run) and field in progress */
+    uint64_t rec;       /* where sample k's record starts in a located run's bytes */
+    uint64_t packed;    /* where field f starts in sample k's delivered bytes (scatter runs) */
+    uint64_t upto;      /* the longest prefix reported */
+    uint64_t bad_end;   /* end of the first field whose hash differed, or 0 */
 } loader_landed_t;
 
 /* A byte-source request of one reader, and what it must take back when it completes late. */

@@ -133,8 +133,7 @@ static int owner_checks(const ingot_source_req_t *req)
 
 /* From the disk: this node's folder or the piece's home. INGOT_ERR_NOT_FOUND: a miss. */
 static ingot_status_t piece_from_disk(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                      disk_buf_t *b, disk_dst_t *dst,
-                                      const ingot_source_req_t *req)
+                                      disk_buf_t *b, disk_dst_t *dst, const ingot_source_req_t *req)
 {
     int home = d->home[p];
     ingot_status_t st;

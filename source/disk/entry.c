@@ -448,9 +448,9 @@ ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off,
     return ingot_disk_entry_blocks_read(o, off, len, blocks, room, shift_p, 1, bad);
 }
 
-ingot_status_t ingot_disk_entry_blocks_read(const ingot_disk_open_t *o, uint64_t off,
-                                            uint64_t len, void *blocks, size_t room,
-                                            size_t *shift_p, int check, ingot_disk_bad_t *bad)
+ingot_status_t ingot_disk_entry_blocks_read(const ingot_disk_open_t *o, uint64_t off, uint64_t len,
+                                            void *blocks, size_t room, size_t *shift_p, int check,
+                                            ingot_disk_bad_t *bad)
 {
     uint64_t bb = o->block_bytes;
     if (len == 0 || off > o->length || len > o->length - off) {

@@ -162,9 +162,9 @@ ingot_status_t ingot_disk_entry_blocks(const ingot_disk_open_t *o, uint64_t off,
 /** ingot_disk_entry_blocks(), the blocks' hashes checked only with @p check: a reader whose
  *  caller checks every sample it takes from them against the manifest leaves the check to it
  *  (the bytes are hashed once; a sample that fails names the entry, ingot_disk_damaged()). */
-ingot_status_t ingot_disk_entry_blocks_read(const ingot_disk_open_t *o, uint64_t off,
-                                            uint64_t len, void *blocks, size_t room,
-                                            size_t *shift_p, int check, ingot_disk_bad_t *bad);
+ingot_status_t ingot_disk_entry_blocks_read(const ingot_disk_open_t *o, uint64_t off, uint64_t len,
+                                            void *blocks, size_t room, size_t *shift_p, int check,
+                                            ingot_disk_bad_t *bad);
 
 /**
  * Check a whole entry as found (the tool's verify): header, size and every block, reading it

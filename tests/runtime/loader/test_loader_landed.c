@@ -117,8 +117,8 @@ static ingot_status_t landing_cancel(ingot_source_t *src, ingot_source_req_t *re
     return INGOT_ERR_BUSY; /* completed inside submit: never pending */
 }
 
-static const ingot_source_ops_t landing_ops = {landing_submit,   test_source_progress,
-                                               landing_cancel,   landing_describe,
+static const ingot_source_ops_t landing_ops = {landing_submit,  test_source_progress,
+                                               landing_cancel,  landing_describe,
                                                landing_destroy, 0 /* transit */};
 
 /* Deliver every batch, checking each sample's bytes; marks the indices seen in @p seen. */
@@ -200,7 +200,7 @@ static ingot_source_t *landing_new(const char *m, int mode)
     landing_source_t *t = &srcs[used++];
     *t = (landing_source_t){.base = {.ops = &landing_ops}, .mode = mode};
     CHECK_OK(ingot_manifest_open(m, 0, &t->manifest));
-    CHECK_OK(ingot_source_posix_create(t->manifest, 0, &t->posix));
+    CHECK_OK(ingot_source_posix_create(t->manifest, INGOT_SOURCE_POSIX_PREAD, &t->posix));
     return &t->base;
 }
 
@@ -257,8 +257,9 @@ static void test_rewrites(void)
         for (int i = 0; i < INGOT_TIER_FROM_COUNT; i++) {
             rereads += l->rereads[i];
         }
-        fprintf(stderr, "  %llu requests, %llu rewritten, %llu re-read\n", (unsigned long long)st.read_requests,
-                (unsigned long long)atomic_load(&t->rewrites), (unsigned long long)rereads);
+        fprintf(stderr, "  %llu requests, %llu rewritten, %llu re-read\n",
+                (unsigned long long)st.read_requests, (unsigned long long)atomic_load(&t->rewrites),
+                (unsigned long long)rereads);
         CHECK(atomic_load(&t->rewrites) == st.read_requests);
         if (mode == LAND_REWRITE_BAD) {
             CHECK(rereads == st.read_requests); /* every request's first sample read again */

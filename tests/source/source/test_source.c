@@ -11,6 +11,7 @@
 #include "common/source_test_util.h"
 #include "base/config.h"
 #include "base/fault.h"
+#include "base/log.h"
 #include "base/time.h"
 #include "source/emulate.h"
 #include "source/posix.h"
@@ -141,6 +142,35 @@ static void test_posix_errors(void)
         CHECK_CONTAINS(ingot_last_error(), want);
         CHECK(retry == 0);
     }
+    ingot_source_destroy(src);
+}
+
+/* A shard mapped and read by copies out of its mapping, then shrunk under it: the bytes before
+ * the new end still read, a range past it fails naming the shard and offset (SIGBUS caught), and
+ * a read through the pread source of the same shard is refused as before. */
+static void test_posix_mapped_shrink(void)
+{
+    ingot_source_t *src;
+    unsigned char buf[64], want_bytes[64];
+    int retry;
+    char want[PATH_MAX + 200];
+    CHECK_OK(ingot_source_posix_create(man, INGOT_SOURCE_POSIX_MAP, &src));
+    CHECK_OK(read_one(src, 0, size0 - sizeof(buf), buf, sizeof(buf), &retry)); /* mapped now */
+    int fd = open(shard0, O_RDONLY);
+    CHECK(fd >= 0 && pread(fd, want_bytes, sizeof(want_bytes), 100) == (ssize_t)sizeof(want_bytes));
+    close(fd);
+    CHECK(truncate(shard0, 8192) == 0);
+    CHECK_OK(read_one(src, 0, 100, buf, sizeof(buf), &retry));
+    CHECK(memcmp(buf, want_bytes, sizeof(buf)) == 0);
+    ingot_last_error_clear();
+    CHECK_STATUS(read_one(src, 0, size0 - sizeof(buf), buf, sizeof(buf), &retry),
+                 INGOT_ERR_MISMATCH);
+    snprintf(want, sizeof(want),
+             "read of shard '%s' at offset %llu failed: a page past its end (the shard shrank "
+             "after it was opened)",
+             shard0, (unsigned long long)(size0 - sizeof(buf)));
+    CHECK_CONTAINS(ingot_last_error(), want);
+    CHECK(retry == 0);
     ingot_source_destroy(src);
 }
 
@@ -288,14 +318,18 @@ int main(void)
     CHECK_OK(ingot_manifest_shard_path(man, 0, shard0, sizeof(shard0)));
     CHECK_OK(ingot_manifest_shard_path(man, 1, shard1, sizeof(shard1)));
     ingot_source_t *posix;
-    CHECK_OK(ingot_source_posix_create(man, 0, &posix));
+    CHECK_OK(ingot_source_posix_create(man, INGOT_SOURCE_POSIX_PREAD, &posix));
     test_posix_scatter(posix);
+    ingot_source_destroy(posix);
+    CHECK_OK(ingot_source_posix_create(man, INGOT_SOURCE_POSIX_MAP, &posix));
+    test_posix_scatter(posix); /* the same bytes copied out of the mapping */
     ingot_source_destroy(posix);
     test_emulated();
     test_deadline_quarantine();
     test_describe();
     test_emulation_spec();
-    test_posix_errors(); /* last: it truncates shard 1 */
+    test_posix_errors();        /* it truncates shard 1 */
+    test_posix_mapped_shrink(); /* last: it truncates shard 0 */
     ingot_manifest_close(man);
     return 0;
 }
