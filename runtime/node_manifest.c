@@ -49,8 +49,8 @@ static ingot_status_t node_window_create(MPI_Comm node, int leader, uint64_t *si
 
 /* The leader copies the file into the window, the others look up its address; the node then
  * agrees on both, so that no rank opens a window the leader failed to fill (they would report
- * its garbage), and opens it: the leader validates everything once, the others trust it and
- * open in O(1). Collective over the node whatever fails. */
+ * its garbage), and opens it: the leader validates everything once, the others trust it, open
+ * in O(1) and look rows up unchecked. Collective over the node whatever fails. */
 static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_file_t *file,
                                        const ingot_location_t *loc, MPI_Win win, void *base,
                                        uint64_t size, ingot_manifest_h *manifest_p)
@@ -68,8 +68,9 @@ static ingot_status_t node_window_open(MPI_Comm node, int leader, const ingot_fi
     }
     ingot_location_t dir;
     INGOT_CHECK(ingot_location_dir(loc, &dir));
+    /* the leader checks every row; the others look them up unchecked, once the node agreed */
     st = ingot_store_manifest_open(base, size, loc->text, &dir,
-                                   leader ? 0 : INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
+                                   leader ? 0 : INGOT_MANIFEST_OPEN_CHECKED, 0, manifest_p);
     ingot_location_release(&dir);
     return st;
 }

@@ -50,8 +50,9 @@ static ingot_status_t mf_init(struct ingot_manifest *m, const ingot_manifest_ori
     /* The name table is tiny (at most MANIFEST_NAMES_MAX rows) and every field lookup indexes
      * it: check it even when opening lazily (found by fuzz_manifest). */
     INGOT_CHECK(ingot_manifest_check_names(m));
-    m->lazy = (flags & INGOT_MANIFEST_OPEN_LAZY) != 0;
-    return m->lazy ? INGOT_OK : ingot_manifest_check_all(m);
+    m->lazy = (flags & INGOT_MANIFEST_OPEN_LAZY) != 0 && !(flags & INGOT_MANIFEST_OPEN_CHECKED);
+    return m->lazy || (flags & INGOT_MANIFEST_OPEN_CHECKED) ? INGOT_OK
+                                                            : ingot_manifest_check_all(m);
 }
 
 ingot_status_t ingot_manifest_open_named(const void *buf, size_t len,
@@ -183,6 +184,10 @@ ingot_status_t ingot_manifest_sample_get(ingot_manifest_h m, uint64_t index,
 {
     if (m == NULL || info_p == NULL || index >= m->hdr->sample_count) {
         return INGOT_ERR_OUT_OF_RANGE;
+    }
+    if (!m->lazy) {
+        ingot_manifest_sample_fill(m, index, info_p); /* every row was checked at open */
+        return INGOT_OK;
     }
     return ingot_manifest_check_sample(m, index, info_p, NULL);
 }

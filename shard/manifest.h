@@ -91,6 +91,11 @@ uint64_t ingot_manifest_header_hash(const manifest_header_t *hdr);
  */
 ingot_status_t ingot_manifest_maxima_get(ingot_manifest_h manifest, ingot_manifest_maxima_t *max_p);
 
+/* Internal open flag (the public entry points take INGOT_MANIFEST_OPEN_LAZY alone): every row of
+ * these very bytes was checked by a full open elsewhere (the node leader's, of the node's shared
+ * copy, agreed over the node before any lookup): opened in O(1), rows looked up unchecked. */
+#define INGOT_MANIFEST_OPEN_CHECKED (1u << 16)
+
 /* manifest_check.c: the header (at every open); every row (a full open); one shard or sample
  * row (a lazy open's lookups; @p raw_p, the sample's raw bytes, may be NULL); whether a string
  * reference lies in the string table (0) or not (-1). */
@@ -100,6 +105,10 @@ ingot_status_t ingot_manifest_check_shard(const struct ingot_manifest *m, uint64
 ingot_status_t ingot_manifest_check_sample(const struct ingot_manifest *m, uint64_t index,
                                            ingot_sample_info_t *info, uint64_t *raw_p);
 int ingot_manifest_strref_ok(const struct ingot_manifest *m, uint64_t ref, int allow_empty);
+/* Sample row @p index as ingot_manifest_check_sample() fills it, unchecked: for a row checked
+ * already (a full open checked every row). */
+void ingot_manifest_sample_fill(const struct ingot_manifest *m, uint64_t index,
+                                ingot_sample_info_t *info);
 /* manifest_check.c: the name table (checked at every open: every field lookup indexes it); the
  * largest sample and field over the sample table (a version-1 manifest's maxima). */
 ingot_status_t ingot_manifest_check_names(const struct ingot_manifest *m);

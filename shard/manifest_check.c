@@ -279,15 +279,24 @@ ingot_status_t ingot_manifest_check_sample(const struct ingot_manifest *m, uint6
     if (raw_p != NULL) {
         *raw_p = raw;
     }
+    ingot_manifest_sample_fill(m, index, info);
+    return INGOT_OK;
+}
+
+void ingot_manifest_sample_fill(const struct ingot_manifest *m, uint64_t index,
+                                ingot_sample_info_t *info)
+{
+    const manifest_sample_t *s = &m->samples[index];
+    uint64_t ff = s->first_field, fe = mf_field_end(m, index);
+    const manifest_field_t *last = &m->fields[fe - 1]; /* fields in offset order: it ends last */
     *info = (ingot_sample_info_t){.index = index,
                                   .shard = s->shard,
                                   .offset = s->offset,
-                                  .length = end,
-                                  .key = key,
+                                  .length = (uint64_t)last->offset + last->stored_len,
+                                  .key = manifest_str(m, s->key),
                                   .label = s->label,
                                   .first_field = ff,
                                   .field_count = (uint32_t)(fe - ff)};
-    return INGOT_OK;
 }
 
 ingot_status_t ingot_manifest_check_names(const struct ingot_manifest *m)

@@ -60,7 +60,7 @@ ingot_status_t ingot_manifest_open(const char *path, unsigned flags, ingot_manif
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_manifest_open: NULL argument");
     }
     INGOT_CHECK(ingot_location_parse(path, INGOT_LOCATION_OBJECT, &loc));
-    ingot_status_t st = ingot_store_open(&loc, flags, manifest_p);
+    ingot_status_t st = ingot_store_open(&loc, flags & INGOT_MANIFEST_OPEN_LAZY, manifest_p);
     ingot_location_release(&loc);
     return st;
 }
@@ -70,8 +70,8 @@ ingot_status_t ingot_manifest_open_buffer(const void *buf, size_t len, const cha
 {
     ingot_location_t dir;
     INGOT_CHECK(ingot_location_parse(base_dir ? base_dir : ".", 0, &dir));
-    ingot_status_t st = ingot_store_manifest_open(buf, len, "<manifest buffer>", &dir, flags, 0,
-                                                  manifest_p);
+    ingot_status_t st = ingot_store_manifest_open(buf, len, "<manifest buffer>", &dir,
+                                                  flags & INGOT_MANIFEST_OPEN_LAZY, 0, manifest_p);
     ingot_location_release(&dir);
     return st;
 }
