@@ -37,15 +37,13 @@ INGOT_CONFIG_MODULE(ingot_storage, "storage", INGOT_CONFIG_ORDER_RUNTIME - 3, st
                     ingot_storage_config_t, NULL)
 
 uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const ingot_location_t *location,
-                               ingot_order_mode_t mode, uint32_t cores)
+                               ingot_order_mode_t mode)
 {
     if (ingot_location_is_remote(location)) {
         return mode == INGOT_ORDER_LOCALITY ? STORAGE_READERS_PARTS : STORAGE_READERS_REMOTE;
     }
-    if (ingot_source_emulation_active(&cfg->storage->emulate)) {
-        return STORAGE_READERS_REMOTE;
-    }
-    return cores < STORAGE_READERS_LOCAL ? (cores > 0 ? cores : 1) : STORAGE_READERS_LOCAL;
+    return ingot_source_emulation_active(&cfg->storage->emulate) ? STORAGE_READERS_REMOTE
+                                                                 : STORAGE_READERS_LOCAL;
 }
 
 static int storage_wanted(const ingot_tier_plan_t *plan)

@@ -25,14 +25,14 @@ extern const ingot_tier_ops_t ingot_storage_tier_ops;
 
 /**
  * Reader threads that keep storage busy for a manifest at @p location (a folder or a URL) read in
- * @p mode: a couple for local files (the page cache or an NVMe answers at once; each reader
- * copies and hashes, so no more than the rank's share of the node's cores, @p cores), many for
- * a remote store (the emulated one, or an object store under the global order: each read is its
- * own request, and only many in flight hide the latency; they wait, they do not compute), a few
- * for an object store under the locality order (most reads are copies out of parts fetched
- * whole).
+ * @p mode: a couple for local files (the page cache or an NVMe answers at once; two, not one,
+ * even where a rank's share of the cores is one: a reader also waits on the tiers above storage,
+ * a peer that stopped answering for one, and the other keeps the step going), many for a remote
+ * store (the emulated one, or an object store under the global order: each read is its own
+ * request, and only many in flight hide the latency), a few for an object store under the
+ * locality order (most reads are copies out of parts fetched whole).
  */
 uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const ingot_location_t *location,
-                               ingot_order_mode_t mode, uint32_t cores);
+                               ingot_order_mode_t mode);
 
 #endif

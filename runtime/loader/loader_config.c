@@ -77,8 +77,7 @@ static const ingot_config_field_t loader_fields[] = {
      "(%h host, %p pid, %r rank) when the loader is destroyed; 'none' disables it.",
      RANK, INGOT_CONFIG_STRING, F(trace), 0, 0, NULL, NULL, NULL, NULL},
     {"READERS", "0",
-     "Storage reader threads per loader (0: 2, or 1 when the rank's share of the node's CPUs "
-     "is 1 (the node's allowed CPUs over its ranks); 32 under STORAGE_EMULATE and for a manifest at "
+     "Storage reader threads per loader (0: 2; 32 under STORAGE_EMULATE and for a manifest at "
      "an s3:// or http(s):// URL under the full order, whose latency only many requests in "
      "flight can hide; 8 for such a manifest under the locality order, whose reads are mostly "
      "copies out of parts fetched whole).",

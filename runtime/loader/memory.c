@@ -28,10 +28,11 @@ static uint32_t cpuset_cores(void)
     return n > 0 ? (uint32_t)n : 1;
 }
 
-/* The cores a rank's loader threads that compute (workers, local readers) get when nothing says
- * otherwise: the process's cpuset, but no more than its share of the node's CPUs (the node's
- * allowed PUs over its ranks), at least 1. Threads are counted per node, not per rank: 22 ranks
- * on 2 cores, unbound, each seeing both, would otherwise run 2 + 2 each. */
+/* The workers a rank's loader runs when nothing says otherwise: the process's cpuset, but no
+ * more than its share of the node's CPUs (the node's allowed PUs over its ranks), at least 1.
+ * Threads are counted per node, not per rank: 22 ranks on 2 cores, unbound, each seeing both,
+ * would otherwise run 2 workers each. (Readers keep storage's default: they wait as well as
+ * copy, storage.h.) */
 static uint32_t loader_core_share(ingot_loader_h l)
 {
     uint32_t mine = cpuset_cores();
@@ -50,7 +51,7 @@ static uint32_t loader_core_share(ingot_loader_h l)
 static uint32_t loader_readers_default(ingot_loader_h l, const struct ingot_ctx_config *cfg)
 {
     return ingot_storage_readers(&cfg->tiers, ingot_manifest_location(l->manifest),
-                                 l->params.order_mode, loader_core_share(l));
+                                 l->params.order_mode);
 }
 
 /* Largest sample (delivered and stored bytes) and widest sample, which size every buffer: from

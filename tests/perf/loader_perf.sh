@@ -17,7 +17,12 @@
 #           decompression on the same data                                   goal >= 0.85
 #   stall   emulated store at 2x the consumer's demand, depth 4: AU after the first step
 #                                                                            goal >= 0.99
-# usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]   env: REPS (3), READERS (2)
+#   verify  16 KiB and 110 KiB samples (1 GiB and 1.8 GiB of shards: beyond the L3), 8 epochs,
+#           verify on against off, on RANKS ranks: the cost 1 - on/off       goal <= 0.12
+#   dali    the same shards, verify on, against DALI's CPU webdataset reader (dali_peer.py in
+#           DALI_VENV, made with pip when missing): ingot / DALI             goal >= 2
+# usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]
+#   env: REPS (3), READERS (2), RANKS (1; verify), DALI_VENV (WORK_DIR/dali-venv)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
@@ -175,6 +180,59 @@ sec_stall() {
     au+=("$(json "$work/s.json" "['aggregate']['au']")")
   done
   row "AU, store at 2x demand, depth 4 (goal >= 0.99)" AU "${au[@]}"
+}
+
+big_data() { # big_data SIZE: 1 GiB of 16 KiB or 1.8 GiB of 110 KiB samples, page cache hot
+  local size=$1 n=65536; [ "$size" = 110KiB ] && n=16384
+  "$bench" --no-progress --generate "$work/b$size" --samples $n --sample-size "$size" \
+      --shard-size 64MiB --steps 1 --batch 1 >/dev/null
+  cat "$work/b$size"/shard-*.tar >/dev/null
+}
+ranks() { # ranks N ARGS...: ingot-bench on N ranks of this node (a singleton for 1)
+  local n=$1; shift
+  if [ "$n" = 1 ]; then ingot "$@"; return; fi
+  local out=$1; shift
+  mpiexec --oversubscribe --bind-to none -np "$n" "$bench" --no-progress "$@" --json="$out" >/dev/null
+}
+
+sec_verify() {
+  local np=${RANKS:-1}
+  for size in 16KiB 110KiB; do
+    local d=$work/b$size on=() off=() cost=()
+    big_data "$size"
+    for i in $(seq "$REPS"); do
+      ranks "$np" "$work/v.json" --manifest "$d/manifest.ingot" --batch 256 --epochs 8 --verify fail
+      local a; a=$(json "$work/v.json" "['aggregate']['samples_per_s']")
+      ranks "$np" "$work/v.json" --manifest "$d/manifest.ingot" --batch 256 --epochs 8 --verify off
+      local b; b=$(json "$work/v.json" "['aggregate']['samples_per_s']")
+      on+=("$a"); off+=("$b"); cost+=("$($py -c "print(1 - $a / $b)")")
+    done
+    row "ingot $size, $np rank(s), verify on" samples/s "${on[@]}"
+    row "ingot $size, $np rank(s), verify off" samples/s "${off[@]}"
+    row "verify cost 1 - on/off, $size (goal <= 0.12)" x "${cost[@]}"
+  done
+}
+
+sec_dali() {
+  local venv=${DALI_VENV:-$work/dali-venv}
+  if [ ! -x "$venv/bin/python" ]; then
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q nvidia-dali-cuda120 || { echo "note: DALI could not be installed"; return; }
+  fi
+  for size in 16KiB 110KiB; do
+    local d=$work/b$size ing=() dl=() r=()
+    big_data "$size"
+    for i in $(seq "$REPS"); do
+      ingot "$work/d.json" --manifest "$d/manifest.ingot" --batch 256 --epochs 4 --verify fail
+      local a; a=$(json "$work/d.json" "['aggregate']['samples_per_s']")
+      local b; b=$("$venv/bin/python" "$here/dali_peer.py" "$d"/shard-*.tar --batch 256 --epochs 4 \
+          | tail -1 | samples_per_s)
+      ing+=("$a"); dl+=("$b"); r+=("$($py -c "print($a / $b)")")
+    done
+    row "ingot $size samples, verify on (1 rank)" samples/s "${ing[@]}"
+    row "DALI webdataset reader, $size, a thread per core" samples/s "${dl[@]}"
+    row "ratio ingot / DALI, $size (goal >= 2)" x "${r[@]}"
+  done
 }
 
 header
