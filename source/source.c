@@ -80,14 +80,25 @@ static ingot_status_t source_expire(ingot_source_t *src, ingot_source_req_t *req
     return why;
 }
 
+/* A wait back this much later than it asked means this process did not run meanwhile. */
+#define SOURCE_LATE_NS (500ull * 1000 * 1000)
+
 ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, ingot_event_t *ev,
                                  const ingot_abort_t *abort, int *quarantined_p)
 {
     *quarantined_p = 0;
+    uint64_t asked = UINT64_MAX; /* the latest a progress or a wait was to return */
     while (!source_req_done(req)) {
-        if (ingot_time_ns() >= req->deadline_ns) {
+        uint64_t now = ingot_time_ns();
+        if (now > asked && now - asked > SOURCE_LATE_NS) {
+            /* back far later than asked: this process did not run meanwhile (stopped, or
+             * starved that long), which is no fault of the source: it gets the time back */
+            req->deadline_ns += now - asked;
+        }
+        if (now >= req->deadline_ns) {
             return source_expire(src, req, INGOT_ERR_TIMED_OUT, quarantined_p);
         }
+        asked = req->deadline_ns;
         if (src->ops->progress(src, req->deadline_ns) > 0 || source_req_done(req)) {
             continue;
         }

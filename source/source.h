@@ -185,7 +185,9 @@ void ingot_source_retry(ingot_source_req_t *req, ingot_status_t why);
 /**
  * Wait for @p req (submitted to @p src) to complete, driving @p src's progress, sleeping on
  * @p ev between completions. At its deadline, or when @p abort is raised, the request is
- * cancelled or else quarantined (*quarantined_p = 1: the callback will report it late).
+ * cancelled or else quarantined (*quarantined_p = 1: the callback will report it late). A wait
+ * that comes back more than half a second later than it asked (the process was stopped, or not
+ * run for that long) moves the deadline by that much: time this process lost is no source's.
  * @return the request's status when it completed (check req->retry); INGOT_ERR_TIMED_OUT at
  *         the deadline (logged, naming the source, shard, offset and length); INGOT_ERR_CANCELED.
  */

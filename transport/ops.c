@@ -155,6 +155,15 @@ uint64_t ingot_transport_ops_expire(ingot_transport_t *t, uint64_t now)
     return next;
 }
 
+void ingot_transport_ops_postpone(ingot_transport_t *t, uint64_t by_ns)
+{
+    for (ingot_transport_op_t *op = t->ops; op != NULL; op = op->next) {
+        if (op->deadline_ns != UINT64_MAX) {
+            op->deadline_ns += by_ns;
+        }
+    }
+}
+
 void ingot_transport_op_wait(ingot_transport_t *t, ingot_transport_op_t *op)
 {
     /* progress here; the progress thread expires the op at its deadline */

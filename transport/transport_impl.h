@@ -163,6 +163,9 @@ void ingot_transport_op_put(ingot_transport_t *t, ingot_transport_op_t *op, ingo
 /* Expire the ops past their deadline (lock held); returns the earliest deadline still ahead
  * (UINT64_MAX: none). */
 uint64_t ingot_transport_ops_expire(ingot_transport_t *t, uint64_t now);
+/* Move every pending op's deadline @p by_ns later: time this process did not run (stopped, or
+ * descheduled that long) is no peer's silence. Lock held. */
+void ingot_transport_ops_postpone(ingot_transport_t *t, uint64_t by_ns);
 /* endpoint.c */
 ingot_status_t ingot_transport_ep_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);
 ingot_status_t ingot_transport_peer_ready_locked(ingot_transport_t *t, int peer, ucp_ep_h *ep_p);

@@ -52,14 +52,26 @@ unsigned ingot_transport_progress(ingot_transport_t *t)
     return n;
 }
 
+/* A wake this much later than the poll asked means this process did not run meanwhile. */
+#define PROGRESS_LATE_NS (500ull * 1000 * 1000)
+
 static void *progress_main(void *arg)
 {
     ingot_transport_t *t = arg;
+    uint64_t late = 0; /* how much later than asked the last poll returned */
     while (!atomic_load(&t->stop)) {
         pthread_mutex_lock(&t->lock);
         while (ucp_worker_progress(t->worker) > 0) {
         }
         ingot_transport_puts_serve(t);
+        if (late > PROGRESS_LATE_NS) {
+            /* stopped (SIGSTOP, a debugger) or starved: the peers' answers may be waiting to be
+             * progressed, or their requests to be sent; their deadlines move by the lost time */
+            ingot_transport_ops_postpone(t, late);
+            late = 0;
+            pthread_mutex_unlock(&t->lock);
+            continue;
+        }
         uint64_t next = ingot_transport_ops_expire(t, ingot_time_ns());
         ucs_status_t s = ucp_worker_arm(t->worker);
         atomic_store(&t->sleeping, s == UCS_OK);
@@ -77,6 +89,8 @@ static void *progress_main(void *arg)
         struct pollfd pfd = {.fd = t->efd, .events = POLLIN};
         poll(&pfd, 1, ms);
         atomic_store(&t->sleeping, 0);
+        uint64_t woke = ingot_time_ns(), asked = now + (uint64_t)ms * 1000000;
+        late = woke > asked ? woke - asked : 0;
     }
     return NULL;
 }
