@@ -149,7 +149,7 @@ void ingot_shard_stream_release(ingot_shard_stream_t *s)
 }
 
 int ingot_shard_stream_feed(ingot_shard_stream_t *s, const ingot_field_info_t *fi,
-                            const uint8_t *field, uint64_t upto, uint64_t *hash_p)
+                            const uint8_t *field, uint64_t upto)
 {
     uint64_t h;
     if (s->fed == 0 && upto == fi->stored_len) {
@@ -169,9 +169,6 @@ int ingot_shard_stream_feed(ingot_shard_stream_t *s, const ingot_field_info_t *f
         h = XXH3_64bits_digest(s->xxh);
     }
     s->fed = 0;
-    if (hash_p != NULL) {
-        *hash_p = h;
-    }
     return h == fi->hash ? 1 : -1;
 }
 

@@ -114,11 +114,11 @@ static inline void ingot_shard_stream_restart(ingot_shard_stream_t *s)
  * Feed field @p fi, whose stored bytes begin at @p field and whose first @p upto bytes are in
  * place (@p upto at least what was fed before, at most fi->stored_len).
  * @return 0: the field is not complete yet; 1: complete, its hash is the manifest's; -1:
- *         complete, its hash differs (*hash_p, may be NULL, is what its bytes hash to; nothing
- *         is logged: the caller verifies the sample again where it names it).
+ *         complete, its hash differs (nothing is logged: the caller verifies the sample again
+ *         with ingot_shard_codec_verify(), which names it).
  */
 int ingot_shard_stream_feed(ingot_shard_stream_t *s, const ingot_field_info_t *fi,
-                            const uint8_t *field, uint64_t upto, uint64_t *hash_p);
+                            const uint8_t *field, uint64_t upto);
 
 /**
  * Decode (or copy) field @p i of a sample whose stored bytes lie at @p stored (STORED layout)

@@ -82,6 +82,10 @@ static ingot_status_t source_expire(ingot_source_t *src, ingot_source_req_t *req
 
 /* A wait back this much later than it asked means this process did not run meanwhile. */
 #define SOURCE_LATE_NS (500ull * 1000 * 1000)
+/* The longest a progress or a wait may take before the loop looks at the clock again: what
+ * bounds the error of the lost-time measure (a wait asked to end at a deadline seconds away
+ * could not tell a stop from the time it was meant to sleep). */
+#define SOURCE_TICK_NS (100ull * 1000 * 1000)
 
 ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, ingot_event_t *ev,
                                  const ingot_abort_t *abort, int *quarantined_p)
@@ -90,7 +94,8 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
     uint64_t asked = UINT64_MAX; /* the latest a progress or a wait was to return */
     while (!source_req_done(req)) {
         uint64_t now = ingot_time_ns();
-        if (now > asked && now - asked > SOURCE_LATE_NS) {
+        if (now > asked && now - asked > SOURCE_LATE_NS &&
+            req->deadline_ns < UINT64_MAX - (now - asked)) {
             /* back far later than asked: this process did not run meanwhile (stopped, or
              * starved that long), which is no fault of the source: it gets the time back */
             req->deadline_ns += now - asked;
@@ -98,12 +103,11 @@ ingot_status_t ingot_source_wait(ingot_source_t *src, ingot_source_req_t *req, i
         if (now >= req->deadline_ns) {
             return source_expire(src, req, INGOT_ERR_TIMED_OUT, quarantined_p);
         }
-        asked = req->deadline_ns;
-        if (src->ops->progress(src, req->deadline_ns) > 0 || source_req_done(req)) {
+        asked = req->deadline_ns - now < SOURCE_TICK_NS ? req->deadline_ns : now + SOURCE_TICK_NS;
+        if (src->ops->progress(src, asked) > 0 || source_req_done(req)) {
             continue;
         }
-        ingot_status_t st = ingot_event_wait_until(ev, source_req_done, req, req->deadline_ns,
-                                                   abort);
+        ingot_status_t st = ingot_event_wait_until(ev, source_req_done, req, asked, abort);
         if (st == INGOT_ERR_CANCELED) {
             return source_expire(src, req, st, quarantined_p);
         }

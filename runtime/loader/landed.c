@@ -44,7 +44,7 @@ static void landed_walk(ingot_loader_h l, loader_landed_t *h, uint64_t upto, uin
             const uint8_t *bytes = run->scatter ? (const uint8_t *)slot->host.ptr +
                                                       slot->offsets[pos] + h->packed
                                                 : (const uint8_t *)run->staging + start;
-            int r = ingot_shard_stream_feed(&h->stream, fi, bytes, have, NULL);
+            int r = ingot_shard_stream_feed(&h->stream, fi, bytes, have);
             if (r == 0) {
                 return;
             }

@@ -16,6 +16,8 @@
 #include "source/emulate.h"
 #include "source/posix.h"
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sys/uio.h>
@@ -253,6 +255,82 @@ static void test_deadline_quarantine(void)
     CHECK(seen.calls == 1 && seen.late == 1);
 }
 
+/* A source that answers its one request at a set time, from its progress. */
+typedef struct timed_source {
+    ingot_source_t base;
+    ingot_source_req_t *req;
+    uint64_t ready_at;
+} timed_source_t;
+
+static ingot_status_t timed_submit(ingot_source_t *src, ingot_source_req_t *req)
+{
+    ((timed_source_t *)src)->req = req;
+    return INGOT_OK;
+}
+
+static unsigned timed_progress(ingot_source_t *src, uint64_t until_ns)
+{
+    timed_source_t *t = (timed_source_t *)src;
+    (void)until_ns;
+    if (t->req == NULL || ingot_time_ns() < t->ready_at) {
+        return 0;
+    }
+    ingot_source_req_t *req = t->req;
+    t->req = NULL;
+    ingot_source_complete(req, INGOT_OK);
+    return 1;
+}
+
+static ingot_status_t timed_cancel(ingot_source_t *src, ingot_source_req_t *req)
+{
+    (void)src;
+    (void)req;
+    return INGOT_ERR_BUSY;
+}
+
+static const char *timed_describe(const ingot_source_t *src, uint32_t shard, char *buf, size_t len)
+{
+    (void)src;
+    snprintf(buf, len, "timed:shard-%u", shard);
+    return buf;
+}
+
+static const ingot_source_ops_t timed_ops = {timed_submit,   timed_progress,      timed_cancel,
+                                             timed_describe, test_source_destroy, 1};
+
+/* The waiting process stopped (SIGSTOP by a child) past its request's deadline, then continued:
+ * the time it lost is given back, and the answer that comes after is taken, not timed out. */
+static void test_wait_stopped(void)
+{
+    const uint64_t ms = INGOT_NSEC_PER_MSEC;
+    uint8_t buf[64];
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    ingot_source_req_t req;
+    seen_t seen = {0};
+    ingot_event_t ev;
+    ingot_event_init(&ev);
+    req_init(&req, 0, 0, &iov, 1, &seen);
+    uint64_t t0 = ingot_time_ns();
+    req.deadline_ns = t0 + 2000 * ms;
+    timed_source_t src = {.base = {.ops = &timed_ops}, .ready_at = t0 + 3800 * ms};
+    CHECK_OK(ingot_source_submit(&src.base, &req));
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) { /* stopped from 0.2 s to 3.2 s: past the deadline, not past the answer */
+        struct timespec a = {0, 200 * 1000 * 1000}, b = {3, 0};
+        nanosleep(&a, NULL);
+        kill(getppid(), SIGSTOP);
+        nanosleep(&b, NULL);
+        kill(getppid(), SIGCONT);
+        _exit(0);
+    }
+    int q = 0;
+    CHECK_OK(ingot_source_wait(&src.base, &req, &ev, NULL, &q));
+    CHECK(q == 0 && seen.calls == 1 && ingot_time_ns() - t0 >= 3800 * ms);
+    int status;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status));
+}
+
 static void test_describe(void)
 {
     ingot_source_t *posix, *emu, *direct;
@@ -326,6 +404,7 @@ int main(void)
     ingot_source_destroy(posix);
     test_emulated();
     test_deadline_quarantine();
+    test_wait_stopped();
     test_describe();
     test_emulation_spec();
     test_posix_errors();        /* it truncates shard 1 */
