@@ -29,7 +29,9 @@ static const ingot_config_field_t storage_fields[] = {
      "Read shard files by copying out of a read-only mapping of each (no system call per "
      "request: a third less time per sample than preadv out of the page cache here); a shard "
      "that cannot be mapped is read with preadv, one that shrinks while mapped fails its reads "
-     "with an error naming it. Not with DIRECT_IO. 'n': preadv.",
+     "with an error naming it. A process faults in each page it maps on its first read (about 2 "
+     "faults per 110 KiB): with many ranks per core each reading a sample once, 'n' is faster "
+     "(docs/loader.md). Not with DIRECT_IO. 'n': preadv.",
      INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, F(map_shards), 0, 0, NULL, NULL, NULL, NULL},
 };
 

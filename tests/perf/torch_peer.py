@@ -3,9 +3,9 @@
 
 Reads the same samples ingot reads, either as individual files (a map-style Dataset) or from
 the same tar shards (an IterableDataset split over workers, as WebDataset does), with
-num_workers = cores and pin_memory when CUDA is available. Prints samples/s of one epoch, the
-first batch excluded, as JSON.
-usage: torch_peer.py files DIR BATCH | tar SHARD... --batch BATCH
+num_workers = cores and pin_memory when CUDA is available. Prints samples/s of --epochs epochs
+(default 1; the workers persist between them), the first batch excluded, as JSON.
+usage: torch_peer.py files DIR --batch BATCH [--epochs E] | tar SHARD... --batch BATCH [--epochs E]
 """
 import json, os, sys, tarfile, time
 import torch
@@ -42,18 +42,21 @@ class Tars(IterableDataset):
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     batch = int(args[args.index("--batch") + 1])
+    epochs = int(args[args.index("--epochs") + 1]) if "--epochs" in args else 1
     data = Files(args[0]) if mode == "files" else Tars([a for a in args if a.endswith(".tar")])
     workers = os.cpu_count()
     loader = DataLoader(data, batch_size=batch, num_workers=workers, shuffle=(mode == "files"),
-                        pin_memory=torch.cuda.is_available(), drop_last=True)
+                        pin_memory=torch.cuda.is_available(), drop_last=True,
+                        persistent_workers=True)
     n, t0 = 0, None
-    for b in loader:
-        if t0 is None:
-            t0 = time.perf_counter()  # the first batch (worker start-up) is excluded
-            continue
-        n += b.shape[0]
+    for _ in range(epochs):
+        for b in loader:
+            if t0 is None:
+                t0 = time.perf_counter()  # the first batch (worker start-up) is excluded
+                continue
+            n += b.shape[0]
     dt = time.perf_counter() - t0
-    print(json.dumps({"mode": mode, "samples": n, "seconds": dt, "samples_per_s": n / dt,
+    print(json.dumps({"mode": mode, "epochs": epochs, "samples": n, "seconds": dt, "samples_per_s": n / dt,
                       "workers": workers, "torch": torch.__version__}))
 
 
