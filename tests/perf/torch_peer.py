@@ -56,8 +56,8 @@ def main():
                 continue
             n += b.shape[0]
     dt = time.perf_counter() - t0
-    print(json.dumps({"mode": mode, "epochs": epochs, "samples": n, "seconds": dt, "samples_per_s": n / dt,
-                      "workers": workers, "torch": torch.__version__}))
+    print(json.dumps({"mode": mode, "epochs": epochs, "samples": n, "seconds": dt,
+                      "samples_per_s": n / dt, "workers": workers, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":
