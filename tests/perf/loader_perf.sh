@@ -29,7 +29,7 @@
 #                                                                            goal >= 64
 # usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]
 #   env: REPS (3), READERS (2), RANKS (1; verify), DALI_VENV (WORK_DIR/dali-venv), TORCH_EPOCHS (4),
-#        DLIO_LO (16), DLIO_HI (80), DLIO_STEP (4), DLIO_DEPTH (2)
+#        DLIO_LO (16), DLIO_HI (64), DLIO_STEP (4), DLIO_DEPTH (4, the loader's default)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
@@ -250,7 +250,7 @@ dlio_point() {
   local n=$1 au=() low=()
   for i in $(seq "$REPS"); do
     if ranks "$n" "$work/dlio.json" --manifest "$work/dlio/manifest.ingot" --batch $((400 * n)) \
-        --compute-ms 224 --epochs 5 --depth "${DLIO_DEPTH:-2}" --verify fail; then
+        --compute-ms 224 --epochs 5 --depth "${DLIO_DEPTH:-4}" --verify fail; then
       au+=("$(json "$work/dlio.json" "['aggregate']['au']")")
       low+=("$(json "$work/dlio.json" "['aggregate']['au_min']")")
     else
@@ -264,9 +264,9 @@ dlio_point() {
 
 sec_dlio() {
   # (row() reads into lo and hi: the bounds are named apart)
-  local good=${DLIO_LO:-16} bad=${DLIO_HI:-80} step=${DLIO_STEP:-4}
-  # Two steps per epoch at the top of the range: 6.9 GiB of samples for 80 accelerators, in the
-  # page cache, beside 2 x 44 MiB of batch slots per rank at DLIO_DEPTH=2 (7 GiB at 80 ranks).
+  local good=${DLIO_LO:-16} bad=${DLIO_HI:-64} step=${DLIO_STEP:-4}
+  # Two steps per epoch at the top of the range: 5.5 GiB of samples for 64 accelerators, in the
+  # page cache, beside 4 x 44 MiB of batch slots per rank (11 GiB at 64 ranks).
   "$bench" --no-progress --generate "$work/dlio" --samples $((bad * 400 * 2)) --sample-size 114660 \
       --shard-size 256MiB --steps 1 --batch 1 >/dev/null
   cat "$work/dlio"/shard-*.tar >/dev/null
