@@ -37,6 +37,7 @@ typedef struct transport_peer {
     _Atomic int failed;
     _Atomic uint64_t silent_since; /* when a read of it missed its deadline; 0: it answers */
     int closed;
+    int replies_failed;          /* replies to it that failed to send (the first is logged) */
     ingot_peer_protocol_t proto; /* AUTO until the endpoint exists */
     char lanes[256];             /* its endpoint's transports and roles */
     char host[INGOT_TOPO_HOST_MAX];

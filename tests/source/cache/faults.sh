@@ -6,7 +6,7 @@
 # requesters' registered buffers, so a stopped owner's late write must be fenced off)
 #   stop-storage TLS   rank 2 stopped (SIGSTOP) in epoch 1, then continued, under
 #                      INGOT_PEER_FAILURE=storage: the job completes, every sample once,
-#                      byte-identical; over tcp (INGOT_PEER_TIMEOUT=4s, INGOT_TIMEOUT=10s: a
+#                      byte-identical; over tcp (INGOT_PEER_TIMEOUT=4s, INGOT_TIMEOUT=16s: a
 #                      healthy rank's progress thread may miss 2 s on busy cores) each survivor
 #                      names rank 2 within INGOT_PEER_TIMEOUT + 4 s of the stop, and no other
 #                      rank, and reads its samples from storage (logged, counted); rank 2 is
@@ -99,12 +99,14 @@ stop-storage)
     mode=fallback; [ "$tls" = tcp,self ] || mode=full
     env+=(-x INGOT_PEER_FAILURE=storage -x TEST_CACHE_STEP_MS=30)
     peer=2
-    if [ "$tls" = tcp,self ]; then # INGOT_TIMEOUT kept 2.5 times INGOT_PEER_TIMEOUT, as elsewhere:
+    if [ "$tls" = tcp,self ]; then
         # continued, rank 2 finds that the homes which gave it up (put: and fenced it off) no
-        # longer answer it, and a step of its may wait a peer timeout or two before storage
+        # longer answer it: each costs it one INGOT_PEER_TIMEOUT before storage, and one step
+        # may wait on all three in turn (CI saw a step wait on two, then time out at
+        # INGOT_TIMEOUT=10s): INGOT_TIMEOUT is three peer timeouts and 4 s
         peer=4
         env=("${env[@]/#INGOT_PEER_TIMEOUT=2s/INGOT_PEER_TIMEOUT=${peer}s}")
-        env=("${env[@]/#INGOT_TIMEOUT=5s/INGOT_TIMEOUT=10s}")
+        env=("${env[@]/#INGOT_TIMEOUT=5s/INGOT_TIMEOUT=$((3 * peer + 4))s}")
     fi
     start_stopped
     if [ "$tls" = tcp,self ]; then
