@@ -194,6 +194,13 @@ struct ingot_objstore_req {
     uint64_t deadline_ns;   /**< absolute CLOCK_MONOTONIC deadline, retries included */
     ingot_objstore_cb_t cb; /**< may be NULL */
     void *arg;              /**< the caller's */
+    /** A ranged GET's bytes landing, or NULL: called on the I/O thread after each part of the
+     *  body is copied in, while those bytes are still in its cache, with @p upto the bytes of the
+     *  range in place from its start, which no attempt will write again. Called only while one
+     *  attempt runs: a hedge's twin writes the bytes past where it started a second time, so
+     *  nothing is reported from its start until one of the two is left (what is never reported
+     *  is the caller's to check at completion). Never for a whole-object GET. Must not block. */
+    void (*landed)(ingot_objstore_req_t *req, uint64_t upto);
     /** Counters this request's attempts, bytes, retries and latencies are also added to (the
      *  caller's, e.g. one set per epoch: stats.h), or NULL. */
     struct ingot_objstore_counters *tally;

@@ -276,8 +276,15 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
         s->errbody[s->errlen] = '\0';
         return len;
     }
-    if (s->req->priv.put != NULL) return len;
-    return s->req->priv.whole ? deliver_whole(s, data, len) : deliver_ranged(s, data, len);
+    ingot_objstore_req_t *req = s->req;
+    if (req->priv.put != NULL) return len;
+    if (req->priv.whole) return deliver_whole(s, data, len);
+    size_t n = deliver_ranged(s, data, len);
+    /* one attempt only: a retry resumes past every byte written, a twin may write them again */
+    if (n == len && req->landed != NULL && req->priv.active == 1) {
+        req->landed(req, s->first - req->offset + s->got);
+    }
+    return n;
 }
 
 /* A PUT's body, from the caller's buffer (sent again from its start by each attempt). */

@@ -77,6 +77,7 @@ static const struct {
     STATS_U64(reread_at_rest),
     STATS_U64(store_hedges),
     STATS_U64(store_hedge_wins),
+    STATS_U64(bytes_hashed_landing), /* where the bytes were hashed (verify on) */
 };
 
 #define STORE_U64(s) \
@@ -184,7 +185,8 @@ PyObject *pyingot_loader_stats(pyingot_loader_t *l, PyObject *noargs)
                       INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_QUEUES |
                       INGOT_LOADER_STATS_FIELD_MEMORY | INGOT_LOADER_STATS_FIELD_THREADS |
                       INGOT_LOADER_STATS_FIELD_STORE | INGOT_LOADER_STATS_FIELD_DISK |
-                      INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE};
+                      INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE |
+                      INGOT_LOADER_STATS_FIELD_VERIFY};
     ingot_status_t st = ingot_loader_stats(l->h, &s);
     if (st != INGOT_OK) {
         return pyingot_raise(st, NULL);

@@ -141,6 +141,7 @@ enum {
     M_REREAD_AT_REST,  /* of all, damaged at rest (the same wrong bytes again) */
     M_HEDGES,          /* hedge GETs started (INGOT_S3_HEDGE) */
     M_HEDGE_WINS,      /* requests a hedge finished first */
+    M_HASHED_LANDING,  /* bytes of reads hashed as their source reported them landing */
     M_RSS,             /* resident memory at the end, bytes */
     M_COUNT
 };

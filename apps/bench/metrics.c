@@ -55,6 +55,7 @@ const char *const bench_metric_names[M_COUNT] = {"wall_s",
                                                  "reread_at_rest",
                                                  "store_hedges",
                                                  "store_hedge_wins",
+                                                 "bytes_hashed_landing",
                                                  "rss_bytes"};
 
 static double ms(uint64_t ns)
@@ -113,6 +114,7 @@ void bench_metrics(const bench_result_t *r, double *m)
     m[M_REREAD_AT_REST] = (double)r->st.reread_at_rest;
     m[M_HEDGES] = (double)r->st.store_hedges;
     m[M_HEDGE_WINS] = (double)r->st.store_hedge_wins;
+    m[M_HASHED_LANDING] = (double)r->st.bytes_hashed_landing;
     m[M_RSS] = (double)r->rss_bytes;
 }
 

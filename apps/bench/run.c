@@ -227,7 +227,8 @@ ingot_status_t bench_run(ingot_ctx_h ctx, const bench_args_t *a, const char *man
     r->st.field_mask = INGOT_LOADER_STATS_FIELD_COUNTS | INGOT_LOADER_STATS_FIELD_STALL |
                        INGOT_LOADER_STATS_FIELD_STAGES | INGOT_LOADER_STATS_FIELD_MEMORY |
                        INGOT_LOADER_STATS_FIELD_DISK | INGOT_LOADER_STATS_FIELD_STORE |
-                       INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE;
+                       INGOT_LOADER_STATS_FIELD_REREAD | INGOT_LOADER_STATS_FIELD_HEDGE |
+                       INGOT_LOADER_STATS_FIELD_VERIFY;
     ingot_loader_stats(l, &r->st);
     run_sources(l, r);
     r->rss_bytes = bench_rss();

@@ -189,7 +189,8 @@ enum ingot_loader_stats_field {
     INGOT_LOADER_STATS_FIELD_STORE   = INGOT_BIT(6), /**< store_requests .. store_part_hits. */
     INGOT_LOADER_STATS_FIELD_DISK    = INGOT_BIT(7), /**< disk_hits .. disk_damaged_fills. */
     INGOT_LOADER_STATS_FIELD_REREAD  = INGOT_BIT(8), /**< reread_storage .. reread_at_rest. */
-    INGOT_LOADER_STATS_FIELD_HEDGE   = INGOT_BIT(9)  /**< store_hedges, store_hedge_wins. */
+    INGOT_LOADER_STATS_FIELD_HEDGE   = INGOT_BIT(9), /**< store_hedges, store_hedge_wins. */
+    INGOT_LOADER_STATS_FIELD_VERIFY  = INGOT_BIT(10) /**< bytes_hashed_landing. */
 };
 
 /**
@@ -266,6 +267,13 @@ typedef struct ingot_loader_stats {
     /* INGOT_LOADER_STATS_FIELD_HEDGE: the object store's hedged GETs (INGOT_S3_HEDGE). */
     uint64_t store_hedges;     /**< Hedge GETs started (also in store_attempts). */
     uint64_t store_hedge_wins; /**< Requests a hedge finished first. */
+    /* INGOT_LOADER_STATS_FIELD_VERIFY: where the stored bytes were hashed (verify on). */
+    uint64_t bytes_hashed_landing; /**< Bytes of reads (storage, disk tier) whose fields were
+                                        hashed as their source reported them landing, by the
+                                        thread that wrote them, in pieces of INGOT_HASH_PIECE
+                                        still in its cache, and passed there; the rest of what
+                                        is read (not reported, or a run with a field that did
+                                        not pass) is hashed after its read completes. */
 } ingot_loader_stats_t;
 
 /**

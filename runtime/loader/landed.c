@@ -10,6 +10,7 @@
  * field it falls in; what no report covered is hashed at completion.
  */
 #include "runtime/loader/loader_impl.h"
+#include <sched.h>
 
 /* Where the run's request bytes of @p fi of sample @p s start. */
 static uint64_t landed_start(const loader_landed_t *h, const ingot_sample_info_t *s,
@@ -68,9 +69,14 @@ static void landed_rewind(loader_landed_t *h)
 /* The source's report (its thread, while the bytes are hot). */
 static void landed_cb(ingot_source_req_t *req, uint64_t upto)
 {
-    loader_req_t *lr = req->arg;
+    loader_req_t *lr = ingot_loader_req_of(req);
     loader_landed_t *h = &lr->landed;
+    /* Raised before the state is read (both sequentially consistent), as the quarantine moves
+     * the state before it reads this: either the report sees the request past its deadline, or
+     * the quarantine waits for the walk to end (ingot_loader_landed_settle). */
+    atomic_store(&h->walking, 1);
     if (h->run == NULL || atomic_load(&req->state) != INGOT_SOURCE_REQ_PENDING) {
+        atomic_store(&h->walking, 0);
         return; /* not hashed, or past its deadline: the run fails anyway */
     }
     ingot_loader_h l = lr->reader->loader;
@@ -80,10 +86,18 @@ static void landed_cb(ingot_source_req_t *req, uint64_t upto)
         h->bad_end = bad > upto ? 0 : bad;
         h->upto = upto;
         landed_walk(l, h, upto, upto);
-        return;
+    } else {
+        h->upto = upto;
+        landed_walk(l, h, upto, 0);
     }
-    h->upto = upto;
-    landed_walk(l, h, upto, 0);
+    atomic_store(&h->walking, 0);
+}
+
+void ingot_loader_landed_settle(loader_req_t *lr)
+{
+    while (atomic_load(&lr->landed.walking)) {
+        sched_yield(); /* a report hashes one piece of a few hundred KiB at most */
+    }
 }
 
 void ingot_loader_landed_arm(ingot_loader_h l, loader_req_t *lr, loader_run_t *run)
@@ -117,8 +131,12 @@ int ingot_loader_landed_finish(loader_req_t *lr)
         h->run = NULL;
         return 0;
     }
-    landed_walk(lr->reader->loader, h, h->run->length, 0);
+    ingot_loader_h l = lr->reader->loader;
+    landed_walk(l, h, h->run->length, 0);
     int ok = h->k == h->run->count && h->bad_end == 0;
+    if (ok) { /* otherwise hashed again after, sample by sample: counted there */
+        atomic_fetch_add_explicit(&l->bytes_landed, h->upto, memory_order_relaxed);
+    }
     h->run = NULL;
     return ok;
 }

@@ -123,8 +123,9 @@ static const ingot_config_field_t loader_fields[] = {
      "With VERIFY on, shard reads of a run are made this many bytes at a time, and the fields "
      "of each piece are hashed right after it lands, while its bytes are still in the core's "
      "cache (a whole run read at once has left it: the hash would read it again from memory); "
-     "sources that deliver at their own pace (object store, peer cache, disk tier) are hashed "
-     "as they report bytes in place. '0': one read per run, hashed after it.",
+     "sources that deliver at their own pace are hashed as they report bytes in place (the "
+     "object store's ranged GETs: every this many bytes, on its I/O thread; the disk tier: by "
+     "its pieces). '0': one read per run, hashed after it.",
      RANK, INGOT_CONFIG_SIZE, F(hash_piece), 0, 1LL << 30, NULL, NULL, NULL, NULL},
 };
 

@@ -21,6 +21,7 @@
 #include "runtime/telemetry.h"
 #include "shard/codec.h"
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/uio.h>
 
 #define LOADER_RUN_SAMPLES_MAX 256        /* samples per coalesced request (iovec bound) */
@@ -97,13 +98,15 @@ struct loader_reader_ctx;
  * fields in the order of the request's bytes, fed each prefix the source reports. */
 typedef struct loader_landed {
     ingot_shard_stream_t stream;
-    loader_run_t *want; /* the run whose reads are to be hashed (set by its reader) */
-    loader_run_t *run;  /* the run being hashed, or NULL: none (the reader verifies after) */
-    uint32_t k, f;      /* the sample (of the run) and field in progress */
-    uint64_t rec;       /* where sample k's record starts in a located run's bytes */
-    uint64_t packed;    /* where field f starts in sample k's delivered bytes (scatter runs) */
-    uint64_t upto;      /* the longest prefix reported */
-    uint64_t bad_end;   /* end of the first field whose hash differed, or 0 */
+    loader_run_t *want;  /* the run whose reads are to be hashed (set by its reader) */
+    loader_run_t *run;   /* the run being hashed, or NULL: none (the reader verifies after) */
+    uint32_t k, f;       /* the sample (of the run) and field in progress */
+    uint64_t rec;        /* where sample k's record starts in a located run's bytes */
+    uint64_t packed;     /* where field f starts in sample k's delivered bytes (scatter runs) */
+    uint64_t upto;       /* the longest prefix reported */
+    uint64_t bad_end;    /* end of the first field whose hash differed, or 0 */
+    _Atomic int walking; /* 1 while a report walks the run: a source's own thread may report
+                            while the reader quarantines the request and gives the run up */
 } loader_landed_t;
 
 /* A byte-source request of one reader, and what it must take back when it completes late. */
@@ -114,6 +117,12 @@ typedef struct loader_req {
     _Atomic int busy; /* 1: quarantined, 2: being released; 0: reusable */
     loader_landed_t landed;
 } loader_req_t;
+
+/* The loader request @p req is the first member of (no read of the request). */
+static inline loader_req_t *ingot_loader_req_of(ingot_source_req_t *req)
+{
+    return (loader_req_t *)((char *)req - offsetof(loader_req_t, req));
+}
 
 typedef struct loader_reader_ctx {
     struct ingot_loader *loader;
@@ -215,7 +224,8 @@ struct ingot_loader {
      * re-read returned the same wrong bytes (damage at rest) */
     _Atomic uint64_t rereads[INGOT_TIER_FROM_COUNT], rereads_at_rest;
     _Atomic int said_reread;
-    _Atomic uint64_t paced; /* storage requests delayed by INGOT_INGEST_PACING */
+    _Atomic uint64_t paced;        /* storage requests delayed by INGOT_INGEST_PACING */
+    _Atomic uint64_t bytes_landed; /* of reads hashed as their source reported them landing */
     ingot_hist_t h_stall, h_read, h_verify, h_decode, h_transform, h_h2d;
     long faults_at_create;
 };
@@ -276,6 +286,8 @@ void *ingot_loader_worker_main(void *arg);
 void ingot_loader_landed_arm(ingot_loader_h l, loader_req_t *lr, loader_run_t *run);
 int ingot_loader_landed_finish(loader_req_t *lr);
 void ingot_loader_landed_disarm(loader_req_t *lr);
+/* Wait until no report walks @p lr's run (its request is no longer pending: none starts). */
+void ingot_loader_landed_settle(loader_req_t *lr);
 
 /* readers.c: completion callback of the loader's byte-source requests: when a quarantined
  * request completes late, takes its staging buffer and the request itself back into service. */

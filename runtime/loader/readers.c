@@ -265,7 +265,8 @@ static ingot_status_t reader_req(ingot_loader_h l, loader_reader_ctx_t *rd, load
  * ends the sources before the slots. */
 static void req_quarantine(loader_req_t *lr, loader_run_t *run)
 {
-    lr->staging = run->staging; /* the source still writes there: out of service */
+    ingot_loader_landed_settle(lr); /* a report from the source's thread still reads the run */
+    lr->staging = run->staging;     /* the source still writes there: out of service */
     run->staging = NULL;
     atomic_store_explicit(&lr->busy, 1, memory_order_release);
     if (atomic_load(&lr->req.state) == INGOT_SOURCE_REQ_DONE) {
@@ -305,7 +306,9 @@ static ingot_status_t read_run(ingot_loader_h l, loader_reader_ctx_t *rd, loader
 
 void ingot_loader_req_done(ingot_source_req_t *req, int late)
 {
-    loader_req_t *lr = req->arg;
+    /* Not req->arg: once DONE is published the reader may rewrite the request at once (a late
+     * completion that loses to the quarantining reader's own call below still got here). */
+    loader_req_t *lr = ingot_loader_req_of(req);
     int held = 1;
     /* Late completions only, once (the source's thread and the quarantining reader may both
      * get here); 2 = being released, still not to be reused. */

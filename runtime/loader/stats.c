@@ -28,7 +28,9 @@ static const ingot_field_span_t stats_spans[] = {
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_REREAD, ingot_loader_stats_t, reread_storage,
                      reread_at_rest),
     INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_HEDGE, ingot_loader_stats_t, store_hedges,
-                     store_hedge_wins)};
+                     store_hedge_wins),
+    INGOT_FIELD_SPAN(INGOT_LOADER_STATS_FIELD_VERIFY, ingot_loader_stats_t, bytes_hashed_landing,
+                     bytes_hashed_landing)};
 
 /* The members each ingot_loader_store_stats_field bit covers. */
 static const ingot_field_span_t store_spans[] = {
@@ -90,6 +92,7 @@ static void stats_collect(ingot_loader_h l, ingot_loader_stats_t *s)
                      atomic_load(&l->rereads[INGOT_TIER_FROM_LOCAL]);
     s->reread_disk = atomic_load(&l->rereads[INGOT_TIER_FROM_DISK]);
     s->reread_at_rest = atomic_load(&l->rereads_at_rest);
+    s->bytes_hashed_landing = atomic_load(&l->bytes_landed);
     uint64_t samples = stats_samples_read(l);
     s->store_gets_per_sample = samples ? (double)s->store_requests / (double)samples : 0;
 }

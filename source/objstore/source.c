@@ -83,6 +83,33 @@ static void piece_done(ingot_objstore_req_t *get)
     }
 }
 
+/* A direct GET's bytes landing (I/O thread, which runs every piece of a request): the pieces
+ * land at once and in any order, so the request's prefix is the pieces whole from the first on
+ * and the next one's own prefix; reported to the caller at least req->piece bytes apart (0: once
+ * every byte landed), and once the request is whole. */
+static void piece_landed(ingot_objstore_req_t *get, uint64_t upto)
+{
+    os_piece_t *p = get->arg;
+    os_req_t *r = p->owner;
+    const ingot_source_req_t *req = r->req;
+    p->landed = upto;
+    while (r->whole < r->npieces) { /* lengths from the cut, not the GETs still being set up */
+        uint64_t at = r->whole * r->piece_len;
+        if (r->pieces[r->whole].landed <
+            (req->length - at < r->piece_len ? req->length - at : r->piece_len)) {
+            break;
+        }
+        r->whole++;
+    }
+    uint64_t prefix = r->whole == r->npieces ? req->length
+                                             : r->whole * r->piece_len + r->pieces[r->whole].landed;
+    uint64_t every = req->piece > 0 ? req->piece : req->length; /* 0: once, when all landed */
+    if (prefix > r->reported && (prefix - r->reported >= every || prefix == req->length)) {
+        r->reported = prefix;
+        ingot_source_landed(r->req, prefix);
+    }
+}
+
 /* Cut @p r's iovecs at request byte @p from for @p len bytes into @p out; returns the count. */
 static int pieces_iov(const ingot_source_req_t *req, uint64_t from, uint64_t len, struct iovec *out)
 {
@@ -117,6 +144,7 @@ static void piece_setup(os_source_t *s, os_req_t *r, uint32_t k, uint64_t at, ui
                                     .deadline_ns = deadline_ns,
                                     .cb = piece_done,
                                     .arg = p,
+                                    .landed = req->landed != NULL ? piece_landed : NULL,
                                     .tally = ingot_objsrc_tally(s, req->epoch)};
 }
 
@@ -130,6 +158,12 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
     r->direct = 1;
     r->npieces = (uint32_t)((req->length + piece - 1) / piece);
     r->left = r->npieces + 1; /* + 1 while submitting: no piece ends the request early */
+    r->piece_len = piece;
+    r->whole = 0;
+    r->reported = 0;
+    for (uint32_t k = 0; k < r->npieces; k++) { /* before any GET starts: a report reads them */
+        r->pieces[k].landed = 0;
+    }
     for (uint32_t k = 0; k < r->npieces; k++) {
         uint64_t at = k * piece, len = req->length - at < piece ? req->length - at : piece;
         piece_setup(s, r, k, at, len, iov, deadline_ns);

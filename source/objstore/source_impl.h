@@ -40,6 +40,7 @@ typedef struct os_wait {
 typedef struct os_piece {
     ingot_objstore_req_t get;
     os_req_t *owner;
+    uint64_t landed; /* (I/O thread) its bytes in place from its start, as the client reported */
 } os_piece_t;
 
 /** A source request's state, from the pool made at create. Fields marked (lock) are the
@@ -55,6 +56,9 @@ struct os_req {
     int cancelled;           /* (lock) */
     ingot_status_t status;   /* (lock) the first failure */
     uint32_t npieces, nwaits;
+    uint64_t piece_len; /* direct: bytes of each piece but the last */
+    uint32_t whole;     /* (I/O thread) direct: pieces in place from the first on */
+    uint64_t reported;  /* (I/O thread) direct: the prefix last reported to the caller */
     os_piece_t pieces[OS_PIECES_MAX];
     os_wait_t waits[OS_WAITS_MAX];
     struct iovec *iov; /* the pieces' iovecs: iov_max + OS_PIECES_MAX entries */

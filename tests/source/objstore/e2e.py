@@ -17,6 +17,9 @@ and write, scans every output for the secret key, and stops every server by pid.
   faults    an object replaced, and one truncated, after the manifest was built (412 named);
             100% SlowDown (the step fails at INGOT_TIMEOUT naming the endpoint and the retries);
             the server gone mid-run (refused, retried until the deadline, named)
+  landing   the bytes of ranged GETs hashed as they land, in two GETs per sample: clean (every
+            byte), a byte flipped in transit (caught, read again), answers cut (the retry resumes)
+            and stalled (the hedge), every sample delivered
   source    the byte source itself (it_source.c): direct and part-cache reads equal the files,
             one GET per part, device iovecs retried elsewhere, a read cancelled in flight
             quarantined, a replaced object's 412 in the read's message
@@ -448,6 +451,53 @@ def case_faults(t):
           f"({took:.1f} s after it), each with the endpoint")
 
 
+def case_landing(t):
+    """The bytes of ranged GETs hashed as curl hands them over (issue 34), under the global order:
+    each read of a 100 KiB sample is cut into two GETs of at least a part (64 KiB) that land at
+    once and in any order, and reported to the loader every 16 KiB (INGOT_HASH_PIECE) once the
+    bytes before are in place. Clean, every byte read is hashed as it lands; a byte flipped in
+    transit is caught in a piece hashed as it landed; a cut answer's retry resumes past what was
+    reported; a stalled GET's hedge writes again what the stalled one may still write, so nothing
+    is reported from there on and the rest is hashed at completion: every sample delivered."""
+    t.start(proxy=True)
+    src, url = small_dataset(t, samples=96, size="100KiB", shard="2MiB")
+    base = dict(INGOT_ORDER="full", INGOT_S3_PART_SIZE="64KiB", INGOT_HASH_PIECE="16KiB")
+    # the first 6 GETs stall: hedged after 200 ms (the client starts with 10 hedge tokens); a
+    # hedge that stalls too is retried after 3 s
+    hedge = dict(INGOT_S3_STALL_TIMEOUT="3s", INGOT_S3_HEDGE_FLOOR="50ms",
+                 INGOT_S3_HEDGE_CEILING="200ms")
+    said = []
+    # clean: no hedge either (on busy cores the default starts a few), so every byte is reported
+    for name, fault, extra in [("clean", ("pass",), {"INGOT_S3_HEDGE": 0}), ("flip", ("flip", 20), {}),
+                               ("cut", ("truncate", 20), {}), ("hedged", ("stall", 100, 1, 0, 6), hedge)]:
+        t.fault(*fault)
+        out, j = t.bench(url, env=t.env(True, **base, **extra), args=["--batch", 8, "--epochs", 1])
+        a, hits = j["aggregate"], t.fault_stats()["hits"]
+        landing, read = a["bytes_hashed_landing"], a["bytes_read"]
+        check(a["samples"] == 96 and a["reread_at_rest"] == 0 and a["store_failed"] == 0,
+              f"{name}: {a['samples']} samples of 96, {a['reread_at_rest']} at rest", out)
+        check(0 < landing <= read, f"{name}: {landing} bytes hashed as they landed, of {read}", out)
+        # a prefix reported before its bytes were in place, or written again after, would fail
+        # its hash: read again, where no byte was damaged
+        check(name == "flip" or a["reread_storage"] == 0,
+              f"{name}: {a['reread_storage']} samples read again with no byte damaged", out)
+        if name == "clean":
+            check(landing == read, f"clean: {landing} of {read} bytes hashed as they landed", out)
+        elif name == "flip":
+            check(hits > 0 and a["reread_storage"] > 0,
+                  f"flip: {hits} answers flipped, {a['reread_storage']} samples read again", out)
+        elif name == "cut":
+            check(hits > 0 and a["store_retries_network"] > 0,
+                  f"cut: {hits} answers cut, {a['store_retries_network']} retries", out)
+        else:
+            check(hits > 0 and a["store_hedges"] > 0,
+                  f"hedged: {hits} answers stalled, {a['store_hedges']} hedges", out)
+        said.append(f"{name} {landing / read:.2f}")
+    t.fault("pass")
+    print("landing: samples of 100 KiB in GETs of 64 KiB, all delivered; of the bytes read, hashed "
+          "as they landed: " + ", ".join(said))
+
+
 def case_source(t):
     """The byte source itself (it_source.c): reads, cancel, a replaced object."""
     t.start(proxy=True)
@@ -758,7 +808,8 @@ def case_python(t):
 CASES = {"manifest": case_manifest, "loader": case_loader, "faults": case_faults,
          "source": case_source,
          "ranks": case_ranks, "cache": case_cache, "train": case_train, "python": case_python,
-         "nodeparts": case_nodeparts, "dealt_resume": case_dealt_resume}
+         "nodeparts": case_nodeparts, "dealt_resume": case_dealt_resume,
+         "landing": case_landing}
 
 
 def main():

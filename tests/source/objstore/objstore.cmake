@@ -11,7 +11,7 @@ target_include_directories(it_source PRIVATE ${INGOT_TESTS}/common)
 
 set(_os_e2e ${INGOT_TEST_PYTHON} ${_os_dir}/e2e.py --build ${PROJECT_BINARY_DIR}
             --mpiexec ${MPIEXEC_EXECUTABLE} --apps ${PROJECT_BINARY_DIR}/apps)
-set(_os_e2e_slow manifest faults source)
+set(_os_e2e_slow manifest faults source landing)
 set(_os_e2e_mpi loader ranks cache train python nodeparts dealt_resume)
 foreach(_c ${_os_e2e_slow})
   ingot_add_test(NAME source.objstore.${_c} LABELS slow TIMEOUT 240 ENV ${INGOT_OBJSTORE_TEST_ENV}
