@@ -4,6 +4,7 @@
  */
 #include "source/storage.h"
 #include "source/posix.h"
+#include "base/log.h"
 #include <stddef.h>
 #include <string.h>
 
@@ -18,6 +19,11 @@
 
 #define F(_field) offsetof(ingot_storage_config_t, _field)
 
+static const char *const map_shards_names[] = {[INGOT_MAP_SHARDS_NO] = "n",
+                                               [INGOT_MAP_SHARDS_YES] = "y",
+                                               [INGOT_MAP_SHARDS_AUTO] = "auto",
+                                               [INGOT_MAP_SHARDS_AUTO + 1] = NULL};
+
 static const ingot_config_field_t storage_fields[] = {
     {"STORAGE_EMULATE", "none",
      "Emulate a remote store in front of the shard files: 'bw=200MiB/s,lat=5ms' caps the "
@@ -25,14 +31,16 @@ static const ingot_config_field_t storage_fields[] = {
      "out; 'none' reads the files directly.",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_TYPED, F(emulate), 0, 0, NULL, NULL,
      &ingot_source_emulation_codec, NULL},
-    {"MAP_SHARDS", "y",
-     "Read shard files by copying out of a read-only mapping of each (no system call per "
+    {"MAP_SHARDS", "auto",
+     "'y': read shard files by copying out of a read-only mapping of each (no system call per "
      "request: a third less time per sample than preadv out of the page cache here); a shard "
      "that cannot be mapped is read with preadv, one that shrinks while mapped fails its reads "
      "with an error naming it. A process faults in each page it maps on its first read (about 2 "
-     "faults per 110 KiB): with many ranks per core each reading a sample once, 'n' is faster "
-     "(docs/loader.md). Not with DIRECT_IO. 'n': preadv.",
-     INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_BOOL, F(map_shards), 0, 0, NULL, NULL, NULL, NULL},
+     "faults per 110 KiB), which costs more than the system calls saved once a node's ranks "
+     "outnumber its CPUs (docs/loader.md). 'n': preadv. 'auto': 'y' while the node's ranks are "
+     "no more than its allowed PUs, else 'n'. Not with DIRECT_IO.",
+     INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_ENUM, F(map_shards), 0, 0, map_shards_names, NULL, NULL,
+     NULL},
 };
 
 INGOT_CONFIG_MODULE(ingot_storage, "storage", INGOT_CONFIG_ORDER_RUNTIME - 3, storage_fields,
@@ -48,6 +56,14 @@ uint32_t ingot_storage_readers(const ingot_tier_config_t *cfg, const ingot_locat
                                                                  : STORAGE_READERS_LOCAL;
 }
 
+bool ingot_storage_map_shards(const ingot_storage_config_t *cfg, int node_ranks, int node_pus)
+{
+    if (cfg->map_shards != INGOT_MAP_SHARDS_AUTO) {
+        return cfg->map_shards == INGOT_MAP_SHARDS_YES;
+    }
+    return node_pus <= 0 || node_ranks <= node_pus;
+}
+
 static int storage_wanted(const ingot_tier_plan_t *plan)
 {
     return !ingot_location_is_remote(plan->location);
@@ -57,9 +73,17 @@ static int storage_wanted(const ingot_tier_plan_t *plan)
 static ingot_status_t storage_make(const ingot_tier_plan_t *plan, ingot_source_t **src_p)
 {
     const ingot_source_emulation_t *emu = &plan->cfg->storage->emulate;
-    int mode = plan->direct_io                  ? INGOT_SOURCE_POSIX_DIRECT
-               : plan->cfg->storage->map_shards ? INGOT_SOURCE_POSIX_MAP
-                                                : INGOT_SOURCE_POSIX_PREAD;
+    int ranks = plan->node != NULL ? plan->node->local_size : 1;
+    bool map = ingot_storage_map_shards(plan->cfg->storage, ranks, plan->node_pus);
+    int mode = plan->direct_io ? INGOT_SOURCE_POSIX_DIRECT
+               : map           ? INGOT_SOURCE_POSIX_MAP
+                               : INGOT_SOURCE_POSIX_PREAD;
+    if (plan->cfg->storage->map_shards == INGOT_MAP_SHARDS_AUTO && !plan->direct_io &&
+        (plan->node == NULL || plan->node->local_rank == 0)) {
+        ingot_info("storage: INGOT_MAP_SHARDS=auto: %d ranks on this node's %d PUs: shards are "
+                   "read %s",
+                   ranks, plan->node_pus, map ? "out of mappings" : "with preadv");
+    }
     ingot_status_t st = ingot_source_posix_create(plan->manifest, mode, src_p);
     if (st == INGOT_OK && ingot_source_emulation_active(emu)) {
         st = ingot_source_emulate_create(emu, *src_p, plan->nreqs, src_p);

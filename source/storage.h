@@ -11,11 +11,26 @@
 #include "source/tier.h"
 #include <stdbool.h>
 
+/** INGOT_MAP_SHARDS: copy out of mapped shards, or preadv. */
+typedef enum ingot_map_shards {
+    INGOT_MAP_SHARDS_NO = 0,
+    INGOT_MAP_SHARDS_YES = 1,
+    INGOT_MAP_SHARDS_AUTO = 2 /**< mapped while a node's ranks are no more than its PUs */
+} ingot_map_shards_t;
+
 /** The storage table's values (INGOT_STORAGE_EMULATE, INGOT_MAP_SHARDS). */
 typedef struct ingot_storage_config {
     ingot_source_emulation_t emulate;
-    bool map_shards; /* INGOT_MAP_SHARDS: copy out of mapped shards */
+    int map_shards; /* ingot_map_shards_t */
 } ingot_storage_config_t;
+
+/**
+ * Whether shard files are read out of mappings (INGOT_MAP_SHARDS): 'y', 'n', or under 'auto'
+ * while the node's ranks (@p node_ranks) are no more than its allowed PUs (@p node_pus; 0: not
+ * known, mapped). Each rank faults in the pages it maps on its first read of them; once ranks
+ * outnumber the PUs those faults cost more than the system calls they save (docs/loader.md).
+ */
+bool ingot_storage_map_shards(const ingot_storage_config_t *cfg, int node_ranks, int node_pus);
 
 extern ingot_config_table_t ingot_storage_config_table;
 ingot_status_t ingot_storage_config(const ingot_storage_config_t **cfg_p);

@@ -84,6 +84,7 @@ typedef struct ingot_tier_plan {
     /* the job */
     MPI_Comm comm;                 /**< the job's ranks */
     const ingot_node_info_t *node; /**< this rank's node */
+    int node_pus;                  /**< the node's allowed PUs (0: not known) */
     /** The job's transport, made at its first call (collective over comm, agreed); NULL: a
      *  job without one (tests). */
     ingot_status_t (*transport)(void *arg, ingot_transport_t **t_p);

@@ -77,6 +77,7 @@ static void tiers_plan(ingot_loader_h l, ingot_tier_plan_t *p)
     ingot_ctx_h ctx = l->ctx;
     *p = (ingot_tier_plan_t){.comm = ctx->comm,
                              .node = &ctx->topo->node,
+                             .node_pus = ctx->topo->topo != NULL ? ctx->topo->topo->npus : 0,
                              .transport = tiers_transport,
                              .transport_arg = ctx,
                              .timeout_ns = l->timeout_ns,

@@ -27,9 +27,13 @@
 #           whose AU (mean over ranks, the run's first step left out) is >= 0.90, bisected
 #           between DLIO_LO and DLIO_HI to DLIO_STEP, each point the median of REPS runs
 #                                                                            goal >= 64
+#   maps    shards mapped against preadv (INGOT_MAP_SHARDS) on MAPS_RANKS ranks (1 2 4 8), the
+#           DLIO samples (MAPS_SAMPLES, 64000, made when missing), no compute: the ratio by
+#           ranks per core, which INGOT_MAP_SHARDS=auto's rule follows
 # usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]
 #   env: REPS (3), READERS (2), RANKS (1; verify), DALI_VENV (WORK_DIR/dali-venv), TORCH_EPOCHS (4),
-#        DLIO_LO (16), DLIO_HI (64), DLIO_STEP (4), DLIO_DEPTH (4, the loader's default)
+#        DLIO_LO (16), DLIO_HI (64), DLIO_STEP (4), DLIO_DEPTH (4, the loader's default),
+#        MAPS_RANKS (1 2 4 8), MAPS_SAMPLES (64000)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
@@ -287,6 +291,38 @@ sec_dlio() {
     if [ "$dlio_ok" = 1 ]; then good=$mid; else bad=$mid; fi
   done
   echo "| DLIO ResNet-50 H100: accelerators at AU >= 0.90 (goal >= 64) | $good | | $bad fails | accelerators |"
+}
+
+# Shards mapped against preadv by ranks per core (INGOT_MAP_SHARDS=auto's rule): N ranks read
+# the DLIO samples, every page a first touch in each process, no compute; aggregate samples/s.
+sec_maps() {
+  local d=$work/dlio
+  if [ ! -f "$d/manifest.ingot" ]; then
+    "$bench" --no-progress --generate "$d" --samples "${MAPS_SAMPLES:-64000}" --sample-size 114660 \
+        --shard-size 256MiB --steps 1 --batch 1 >/dev/null
+  fi
+  cat "$d"/shard-*.tar >/dev/null
+  for n in ${MAPS_RANKS:-1 2 4 8}; do
+    local y=() m=() r=()
+    for i in $(seq "$REPS"); do
+      for mode in y n; do
+        local args=(--no-progress --manifest "$d/manifest.ingot" --batch $((400 * n)) --epochs 2
+                    --depth 2 --verify fail --json="$work/maps.json")
+        if [ "$n" = 1 ]; then
+          INGOT_MAP_SHARDS=$mode "$bench" "${args[@]}" >/dev/null
+        else
+          INGOT_MAP_SHARDS=$mode mpiexec -x INGOT_MAP_SHARDS --oversubscribe --bind-to none \
+              -np "$n" "$bench" "${args[@]}" >/dev/null
+        fi
+        local v; v=$(json "$work/maps.json" "['aggregate']['samples_per_s']")
+        if [ $mode = y ]; then y+=("$v"); else m+=("$v"); fi
+      done
+      r+=("$($py -c "print(${y[-1]} / ${m[-1]})")")
+    done
+    row "$n rank(s) on $(nproc) cores, shards mapped" samples/s "${y[@]}"
+    row "$n rank(s) on $(nproc) cores, preadv" samples/s "${m[@]}"
+    row "ratio mapped / preadv, $n rank(s) (auto maps while ranks <= PUs)" x "${r[@]}"
+  done
 }
 
 header

@@ -8,12 +8,15 @@
  *     everything homing every sample the epoch reads;
  *   - homes, 1,024 nodes of 8 ranks: every piece at a node that serves, the keepers the nodes'
  *     lowest ranks, homes spread over the nodes, and a node that stops serving moving its own
- *     pieces only (rendezvous hashing: a later job on the other nodes finds the rest in place).
+ *     pieces only (rendezvous hashing: a later job on the other nodes finds the rest in place);
+ *   - INGOT_MAP_SHARDS: auto maps shards while a node's ranks are no more than its PUs.
  */
 #include "common/test.h"
 #include "common/loader_data.h"
 #include "source/cache/cache.h"
 #include "source/disk/disk.h"
+#include "source/storage.h"
+#include "base/config.h"
 #include "base/mix.h"
 #include "topology/topo.h"
 #include <ingot/order.h>
@@ -171,6 +174,36 @@ static void test_homes(void)
     free(names);
 }
 
+/* INGOT_MAP_SHARDS: y and n as said; auto mapped while a node's ranks are no more than its PUs
+ * (measured: 1 and 2 ranks on 2 cores faster mapped, 4 and more with preadv). */
+static void test_map_shards(void)
+{
+    ingot_storage_config_t cfg = {.map_shards = INGOT_MAP_SHARDS_AUTO};
+    CHECK(ingot_storage_map_shards(&cfg, 1, 2));
+    CHECK(ingot_storage_map_shards(&cfg, 2, 2));
+    CHECK(!ingot_storage_map_shards(&cfg, 3, 2));
+    CHECK(!ingot_storage_map_shards(&cfg, 40, 2));
+    CHECK(ingot_storage_map_shards(&cfg, 8, 0)); /* PUs not known: mapped */
+    cfg.map_shards = INGOT_MAP_SHARDS_YES;
+    CHECK(ingot_storage_map_shards(&cfg, 40, 2));
+    cfg.map_shards = INGOT_MAP_SHARDS_NO;
+    CHECK(!ingot_storage_map_shards(&cfg, 1, 2));
+    /* the table: auto by default, y|n|auto taken, anything else refused naming the values */
+    const ingot_config_field_t *f = ingot_config_find("INGOT_MAP_SHARDS", NULL);
+    CHECK(f != NULL && strcmp(f->dfl, "auto") == 0);
+    const char *taken[] = {"n", "y", "auto"};
+    for (int i = 0; i < 3; i++) {
+        char err[256];
+        int v = -1;
+        CHECK_OK(ingot_config_parse(f, taken[i], &v, err, sizeof(err)));
+        CHECK(v == i);
+    }
+    char err[256] = "";
+    int v = -1;
+    CHECK(ingot_config_parse(f, "maybe", &v, err, sizeof(err)) != INGOT_OK);
+    CHECK(strstr(err, "maybe") != NULL && strstr(err, "auto") != NULL);
+}
+
 int main(void)
 {
     char dir[1024];
@@ -183,8 +216,9 @@ int main(void)
     test_placement(m);
     ingot_manifest_close(m);
     test_homes();
+    test_map_shards();
     printf("tier planning without MPI: placement of %d samples over %d ranks, homes of 100000 "
-           "pieces over 1024 nodes\n",
+           "pieces over 1024 nodes, INGOT_MAP_SHARDS=auto by ranks per PU\n",
            SAMPLES, RANKS);
     return 0;
 }
