@@ -468,8 +468,9 @@ def case_landing(t):
                  INGOT_S3_HEDGE_CEILING="200ms")
     said = []
     # clean: no hedge either (on busy cores the default starts a few), so every byte is reported
-    for name, fault, extra in [("clean", ("pass",), {"INGOT_S3_HEDGE": 0}), ("flip", ("flip", 20), {}),
-                               ("cut", ("truncate", 20), {}), ("hedged", ("stall", 100, 1, 0, 6), hedge)]:
+    runs = [("clean", ("pass",), {"INGOT_S3_HEDGE": 0}), ("flip", ("flip", 20), {}),
+            ("cut", ("truncate", 20), {}), ("hedged", ("stall", 100, 1, 0, 6), hedge)]
+    for name, fault, extra in runs:
         t.fault(*fault)
         out, j = t.bench(url, env=t.env(True, **base, **extra), args=["--batch", 8, "--epochs", 1])
         a, hits = j["aggregate"], t.fault_stats()["hits"]
