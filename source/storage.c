@@ -31,14 +31,15 @@ static const ingot_config_field_t storage_fields[] = {
      "out; 'none' reads the files directly.",
      INGOT_CONFIG_SCOPE_JOB, INGOT_CONFIG_TYPED, F(emulate), 0, 0, NULL, NULL,
      &ingot_source_emulation_codec, NULL},
-    {"MAP_SHARDS", "auto",
+    {"MAP_SHARDS", "y",
      "'y': read shard files by copying out of a read-only mapping of each (no system call per "
      "request: a third less time per sample than preadv out of the page cache here); a shard "
      "that cannot be mapped is read with preadv, one that shrinks while mapped fails its reads "
-     "with an error naming it. A process faults in each page it maps on its first read (about 2 "
-     "faults per 110 KiB), which costs more than the system calls saved once a node's ranks "
-     "outnumber its CPUs (docs/loader.md). 'n': preadv. 'auto': 'y' while the node's ranks are "
-     "no more than its allowed PUs, else 'n'. Not with DIRECT_IO.",
+     "with an error naming it. A process faults in each page it maps on its first read (up to 2 "
+     "faults per 110 KiB). 'n': preadv. 'auto': 'y' while the node's ranks are no more than its "
+     "allowed PUs, else 'n': faster where many ranks per core each read most pages once (the "
+     "DLIO sweep: 40 accelerators against 36), slower where ranks read their pages again (8 "
+     "epochs over 1-2 GiB on 4 ranks: 15-28%); docs/loader.md. Not with DIRECT_IO.",
      INGOT_CONFIG_SCOPE_RANK, INGOT_CONFIG_ENUM, F(map_shards), 0, 0, map_shards_names, NULL, NULL,
      NULL},
 };

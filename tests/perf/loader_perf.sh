@@ -33,7 +33,7 @@
 # usage: tests/perf/loader_perf.sh BUILD_DIR [WORK_DIR] [section...]
 #   env: REPS (3), READERS (2), RANKS (1; verify), DALI_VENV (WORK_DIR/dali-venv), TORCH_EPOCHS (4),
 #        DLIO_LO (16), DLIO_HI (64), DLIO_STEP (4), DLIO_DEPTH (4, the loader's default),
-#        MAPS_RANKS (1 2 4 8), MAPS_SAMPLES (64000)
+#        DLIO_MAP (auto: INGOT_MAP_SHARDS of the sweep), MAPS_RANKS (1 2 4 8), MAPS_SAMPLES (64000)
 set -euo pipefail
 build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/tmp}/ingot-perf.XXXXXX")}
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"fio torch python zstd stall"}
@@ -253,7 +253,7 @@ sec_dali() {
 dlio_point() {
   local n=$1 au=() low=()
   for i in $(seq "$REPS"); do
-    if ranks "$n" "$work/dlio.json" --manifest "$work/dlio/manifest.ingot" --batch $((400 * n)) \
+    if INGOT_MAP_SHARDS=${DLIO_MAP:-auto} ranks "$n" "$work/dlio.json" --manifest "$work/dlio/manifest.ingot" --batch $((400 * n)) \
         --compute-ms 224 --epochs 5 --depth "${DLIO_DEPTH:-4}" --verify fail; then
       au+=("$(json "$work/dlio.json" "['aggregate']['au']")")
       low+=("$(json "$work/dlio.json" "['aggregate']['au_min']")")

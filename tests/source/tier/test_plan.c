@@ -188,9 +188,9 @@ static void test_map_shards(void)
     CHECK(ingot_storage_map_shards(&cfg, 40, 2));
     cfg.map_shards = INGOT_MAP_SHARDS_NO;
     CHECK(!ingot_storage_map_shards(&cfg, 1, 2));
-    /* the table: auto by default, y|n|auto taken, anything else refused naming the values */
+    /* the table: y by default, y|n|auto taken, anything else refused naming the values */
     const ingot_config_field_t *f = ingot_config_find("INGOT_MAP_SHARDS", NULL);
-    CHECK(f != NULL && strcmp(f->dfl, "auto") == 0);
+    CHECK(f != NULL && strcmp(f->dfl, "y") == 0);
     const char *taken[] = {"n", "y", "auto"};
     for (int i = 0; i < 3; i++) {
         char err[256];
