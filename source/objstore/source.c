@@ -83,6 +83,13 @@ static void piece_done(ingot_objstore_req_t *get)
     }
 }
 
+/* Bytes of direct GET @p k of @p r (each piece_len, the last what is left). */
+static uint64_t piece_length(const os_req_t *r, uint32_t k)
+{
+    uint64_t at = k * r->piece_len, left = r->req->length - at;
+    return left < r->piece_len ? left : r->piece_len;
+}
+
 /* A direct GET's bytes landing (I/O thread, which runs every piece of a request): the pieces
  * land at once and in any order, so the request's prefix is the pieces whole from the first on
  * and the next one's own prefix; reported to the caller at least req->piece bytes apart (0: once
@@ -93,12 +100,8 @@ static void piece_landed(ingot_objstore_req_t *get, uint64_t upto)
     os_req_t *r = p->owner;
     const ingot_source_req_t *req = r->req;
     p->landed = upto;
-    while (r->whole < r->npieces) { /* lengths from the cut, not the GETs still being set up */
-        uint64_t at = r->whole * r->piece_len;
-        if (r->pieces[r->whole].landed <
-            (req->length - at < r->piece_len ? req->length - at : r->piece_len)) {
-            break;
-        }
+    /* lengths from the cut, not from the GETs still being set up */
+    while (r->whole < r->npieces && r->pieces[r->whole].landed == piece_length(r, r->whole)) {
         r->whole++;
     }
     uint64_t prefix = r->whole == r->npieces ? req->length
@@ -165,8 +168,7 @@ static void direct_submit(os_source_t *s, os_req_t *r, uint64_t deadline_ns)
         r->pieces[k].landed = 0;
     }
     for (uint32_t k = 0; k < r->npieces; k++) {
-        uint64_t at = k * piece, len = req->length - at < piece ? req->length - at : piece;
-        piece_setup(s, r, k, at, len, iov, deadline_ns);
+        piece_setup(s, r, k, k * piece, piece_length(r, k), iov, deadline_ns);
         iov += r->pieces[k].get.iovcnt;
         ingot_status_t st = ingot_objstore_submit(s->client, &r->pieces[k].get);
         if (st != INGOT_OK) { /* refused: no callback; counts as ended */
