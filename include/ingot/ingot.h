@@ -23,6 +23,7 @@
 #include <ingot/info.h>
 #include <ingot/topology.h>
 #include <ingot/shard.h>
+#include <ingot/sim.h>
 #include <ingot/order.h>
 #include <ingot/loader.h>
 #include <ingot/transform.h>

@@ -120,36 +120,48 @@ static ingot_status_t loader_params(ingot_loader_h l, const ingot_loader_params_
 }
 
 
-static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t *mi)
+ingot_status_t ingot_loader_order_make(ingot_manifest_h manifest, const ingot_manifest_info_t *mi,
+                                       uint64_t global_batch, uint64_t seed,
+                                       ingot_order_tail_t tail, ingot_order_mode_t mode,
+                                       uint32_t window, uint32_t nodes, ingot_order_h *order_p)
 {
     ingot_order_params_t op = {
         .field_mask = INGOT_ORDER_PARAM_FIELD_SAMPLES | INGOT_ORDER_PARAM_FIELD_BATCH |
                       INGOT_ORDER_PARAM_FIELD_SEED | INGOT_ORDER_PARAM_FIELD_TAIL,
         .sample_count = mi->sample_count,
-        .global_batch = l->params.global_batch,
-        .seed = l->params.seed,
-        .tail = l->params.tail};
+        .global_batch = global_batch,
+        .seed = seed,
+        .tail = tail};
     uint64_t *per_shard = NULL;
-    if (l->params.order_mode == INGOT_ORDER_LOCALITY) {
+    if (mode == INGOT_ORDER_LOCALITY) {
         per_shard = ingot_calloc(mi->shard_count, sizeof(*per_shard), "shard sample counts");
         if (per_shard == NULL) {
             return INGOT_ERR_NO_MEMORY;
         }
         for (uint32_t s = 0; s < mi->shard_count; s++) {
             ingot_shard_info_t si;
-            ingot_manifest_shard_get(l->manifest, s, &si);
+            ingot_manifest_shard_get(manifest, s, &si);
             per_shard[s] = si.sample_count;
         }
         op.field_mask |= INGOT_ORDER_PARAM_FIELD_MODE;
         op.mode = INGOT_ORDER_LOCALITY;
         op.shard_samples = per_shard;
         op.shard_count = (uint32_t)mi->shard_count;
-        op.window = l->params.order_window;
+        op.window = window;
         op.field_mask |= INGOT_ORDER_PARAM_FIELD_NODES;
-        op.nodes = l->order_nodes;
+        op.nodes = nodes;
     }
-    ingot_status_t st = ingot_order_create(&op, &l->order);
+    ingot_status_t st = ingot_order_create(&op, order_p);
     free(per_shard);
+    return st;
+}
+
+static ingot_status_t loader_order(ingot_loader_h l, const ingot_manifest_info_t *mi)
+{
+    ingot_status_t st = ingot_loader_order_make(l->manifest, mi, l->params.global_batch,
+                                                l->params.seed, l->params.tail,
+                                                l->params.order_mode, l->params.order_window,
+                                                l->order_nodes, &l->order);
     if (st != INGOT_OK) {
         return st;
     }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The canonical nodes of a locality order: as given, else the resumed cursor's (1 for a cursor
  * older than version 3), else the job's node count; 0 under the full order. */
@@ -93,8 +94,26 @@ static void deal_say_cost(ingot_loader_h l, const uint32_t *first_of, const uint
                (double)pairs / (double)l->order_nodes, l->order_nodes);
 }
 
-/* Every rank's slice index from every rank's node (@p node_of): its node's first slice (the ranks
- * of the nodes before it) plus its rank among the node's ranks. */
+void ingot_loader_deal_number(const int *node_of, int world, int nodes, uint32_t *ranks_of,
+                              uint32_t *first_of, uint32_t *slice_of)
+{
+    memset(ranks_of, 0, (size_t)nodes * sizeof(*ranks_of));
+    for (int r = 0; r < world; r++) {
+        ranks_of[node_of[r]]++;
+    }
+    first_of[0] = 0;
+    for (int n = 1; n < nodes; n++) {
+        first_of[n] = first_of[n - 1] + ranks_of[n - 1];
+    }
+    for (int r = 0; r < world; r++) {
+        slice_of[r] = first_of[node_of[r]]++; /* ranks of a node in rank order */
+    }
+    for (int n = nodes - 1; n >= 0; n--) { /* first_of back to each node's first */
+        first_of[n] -= ranks_of[n];
+    }
+}
+
+/* Every rank's slice index from every rank's node (@p node_of), said when it costs. */
 static ingot_status_t deal_number(ingot_loader_h l, const int *node_of)
 {
     int nodes = l->ctx->topo->node.node_count;
@@ -105,18 +124,7 @@ static ingot_status_t deal_number(ingot_loader_h l, const int *node_of)
         free(first_of);
         return INGOT_ERR_NO_MEMORY;
     }
-    for (int r = 0; r < l->world; r++) {
-        ranks_of[node_of[r]]++;
-    }
-    for (int n = 1; n < nodes; n++) {
-        first_of[n] = first_of[n - 1] + ranks_of[n - 1];
-    }
-    for (int r = 0; r < l->world; r++) {
-        l->slice_of[r] = first_of[node_of[r]]++; /* ranks of a node in rank order */
-    }
-    for (int n = nodes - 1; n >= 0; n--) { /* first_of back to each node's first */
-        first_of[n] -= ranks_of[n];
-    }
+    ingot_loader_deal_number(node_of, l->world, nodes, ranks_of, first_of, l->slice_of);
     deal_say_cost(l, first_of, ranks_of, nodes);
     free(ranks_of);
     free(first_of);

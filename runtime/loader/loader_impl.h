@@ -240,6 +240,12 @@ ingot_status_t ingot_loader_create_with_sources(ingot_ctx_h ctx,
                                                 ingot_source_t *const *front, uint32_t nfront,
                                                 ingot_loader_h *loader_p);
 
+/* create.c: the order a loader runs (the shards' sample counts handed to the locality order). */
+ingot_status_t ingot_loader_order_make(ingot_manifest_h manifest, const ingot_manifest_info_t *mi,
+                                       uint64_t global_batch, uint64_t seed,
+                                       ingot_order_tail_t tail, ingot_order_mode_t mode,
+                                       uint32_t window, uint32_t nodes, ingot_order_h *order_p);
+
 /* order_check.c: warn (rank 0) when the locality order runs over shards packed class by class. */
 void ingot_loader_order_check(ingot_loader_h l);
 
@@ -249,6 +255,11 @@ void ingot_loader_order_check(ingot_loader_h l);
  * as INGOT_ORDER writes it ("full", "window:N", "window:N,nodes:C" for C > 1). */
 ingot_status_t ingot_loader_deal_params(ingot_loader_h l);
 ingot_status_t ingot_loader_deal_slices(ingot_loader_h l);
+/* Slices numbered node by node, from every rank's node (@p node_of, @p world ranks over @p nodes
+ * nodes): @p slice_of per rank; @p ranks_of and @p first_of (nodes + 1 entries each) get every
+ * node's ranks and its first slice. Pure: the loader and ingot-sim number them alike. */
+void ingot_loader_deal_number(const int *node_of, int world, int nodes, uint32_t *ranks_of,
+                              uint32_t *first_of, uint32_t *slice_of);
 const char *ingot_loader_order_text(uint32_t window, uint32_t nodes, char *buf, size_t len);
 
 /* tiers.c: the job plan handed to the tier chain, and the chain made from it (collective,

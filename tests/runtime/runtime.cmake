@@ -75,3 +75,23 @@ ingot_unit_test(NAME runtime.transform.image_norm SRC ${_r}/transform/test_trans
 ingot_add_test(NAME runtime.info.peer_paths LABELS mpi
                COMMAND ${_r}/info/info_paths.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ingot-info>)
 include(${_r}/vision/vision.cmake)
+
+# ingot-sim's library without MPI (tests/runtime/sim/): the described dataset, the bad clusters
+# and cost files, the exact bytes of each tier, the store's limits. One process per case: the
+# INGOT_* variables each case plans under are read once per process.
+ingot_test_exe(test_sim ${_r}/sim/test_sim.c)
+foreach(_case tables costs)
+  ingot_add_test(NAME runtime.sim.${_case} LABELS unit COMMAND test_sim ${_case})
+endforeach()
+ingot_add_test(NAME runtime.sim.inputs LABELS unit COMMAND test_sim inputs
+               ENV INGOT_GPU_SHARING=error)
+ingot_add_test(NAME runtime.sim.exact LABELS unit COMMAND test_sim exact
+               ENV INGOT_CACHE_BYTES=32MiB)
+ingot_add_test(NAME runtime.sim.store LABELS unit COMMAND test_sim store
+               ENV INGOT_ORDER=window:4)
+# ingot-sim against ingot-bench on the same dataset and options, 4 ranks, peer cache on, under
+# the full order and the order dealt over 2 canonical nodes: the bytes of each tier per epoch equal.
+ingot_add_test(NAME runtime.sim.vs_bench LABELS mpi TIMEOUT 240
+               COMMAND ${INGOT_TEST_PYTHON} ${_r}/sim/sim_vs_bench.py ${INGOT_MPIRUN}
+                       ${MPIEXEC_EXECUTABLE} $<TARGET_FILE_DIR:ingot-bench>
+                       ${CMAKE_CURRENT_BINARY_DIR}/sim-vs-bench)

@@ -1,0 +1,36 @@
+/*
+ * ingot-sim's parts (apps/ingot-sim.c): its options (args.c) and its output, a table and
+ * ingot-bench's JSON schema (output.c). The simulator itself is the library's (ingot/sim.h).
+ */
+#ifndef APPS_SIM_H
+#define APPS_SIM_H
+
+#include <ingot/ingot.h>
+#include <ingot/sim.h>
+#include <stdint.h>
+
+typedef struct sim_args {
+    const char *manifest;       /* --manifest, or NULL: described by the sizes below */
+    uint64_t samples, sample_size, shard_size;
+    double jitter;
+    ingot_sim_job_t job;        /* but its manifest */
+    double compute_ms;
+    ingot_sim_cluster_t cluster;
+    uint32_t *node_ranks;       /* --node-ranks (malloc'd), or NULL */
+    ingot_sim_store_t store;
+    int store_given;            /* --store said files or remote */
+    const char *costs;          /* --costs FILE */
+    const char *calibrate;      /* --calibrate FILE */
+    const char *json;           /* --json[=FILE]: "-" stdout */
+    double max_s;               /* --max-s: refuse a simulation estimated longer */
+} sim_args_t;
+
+/* Parse argv; exits APP_EXIT_USAGE naming a bad option. */
+void sim_args_parse(int argc, char **argv, sim_args_t *a);
+void sim_args_free(sim_args_t *a);
+
+/* The table on stdout (unless the JSON goes there), and the JSON when asked. 0, or -1 when the
+ * JSON file cannot be written (said). */
+int sim_output(const sim_args_t *a, const ingot_sim_costs_t *costs, const ingot_sim_result_t *r);
+
+#endif

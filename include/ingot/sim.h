@@ -1,0 +1,167 @@
+/**
+ * @file sim.h
+ * @brief ingot-sim: a cluster of many nodes simulated in one process, driven by the planning code
+ *        a job runs (the order and its dealing over nodes, the per-rank partition, the peer
+ *        cache's placement) and by measured or given stage costs (docs/sim.md).
+ *
+ * What is decided is decided by the job's own code, so the bytes each tier serves are exact where
+ * the planning decides them alone (the order, the partition, the peer cache's homes); only time
+ * is modelled: step by step, every node's ingest of a step is bound by the slowest of its
+ * resources (its cores, its NIC, its disk, the store's bandwidth and request rate, the requests'
+ * latency over the loader's readers), runs up to `depth` steps ahead of the trainer, and every
+ * step of the trainer waits for the slowest node (the all-reduce).
+ *
+ * No MPI: the calls work in a process that never called MPI_Init. Errors are returned as status
+ * codes and logged, naming the field or the file.
+ */
+#ifndef INGOT_SIM_H
+#define INGOT_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <ingot/def.h>
+#include <ingot/shard.h>
+#include <ingot/status.h>
+
+INGOT_BEGIN_DECLS
+
+/** Format version of cost files (ingot_sim_costs_write()); a file of another is refused. */
+#define INGOT_SIM_COSTS_VERSION 1
+
+/** What each stage of the loader costs on one core, or one node's device, measured by
+ *  ingot_sim_calibrate() or given by hand. Times in seconds, rates in bytes per second. */
+typedef struct ingot_sim_costs {
+    double verify_bps;     /**< XXH3 of a sample's stored bytes, one core */
+    double copy_bps;       /**< one copy of a sample into the batch, one core */
+    double decode_bps;     /**< zstd decoding, raw bytes out per second, one core */
+    double sample_s;       /**< the rest of a sample's handling (collate, bookkeeping), one core */
+    double read_bps;       /**< a rank's reads of local shard files (page cache or disk) */
+    double read_s;         /**< one local read's fixed cost */
+    double peer_bps;       /**< a peer fetch within a node (shared memory) */
+    double peer_s;         /**< one peer fetch's fixed cost */
+} ingot_sim_costs_t;
+
+/** The store below the tiers. */
+typedef struct ingot_sim_store {
+    int remote;           /**< 1: an object store (GETs over each node's NIC); 0: files */
+    double bw;            /**< bytes/s the whole store serves (0: no limit) */
+    double latency_s;     /**< a request's time to first byte */
+    double rank_bw;       /**< bytes/s per rank (INGOT_STORAGE_EMULATE bw; 0: none) */
+    double rank_latency_s;/**< per request per rank (INGOT_STORAGE_EMULATE lat) */
+    double rate;          /**< requests/s per prefix before SlowDown (0: no limit) */
+    uint32_t prefixes;    /**< prefixes the shards spread over (>= 1) */
+    double slowdown;      /**< fraction of requests answered SlowDown (503), retried */
+    double fail;          /**< fraction of requests that fail otherwise, retried */
+    double retry_s;       /**< the wait before a retry */
+} ingot_sim_store_t;
+
+/** The nodes. */
+typedef struct ingot_sim_cluster {
+    uint32_t nodes;           /**< >= 1 */
+    const uint32_t *ranks_of; /**< per node: its ranks (NULL: ranks_per_node each) */
+    uint32_t ranks_per_node;
+    uint32_t cores;           /**< per node, >= 1 (ranks may outnumber them: they share) */
+    uint32_t gpus;            /**< per node (0: none); with INGOT_GPU_SHARING=error, at most one
+                                   rank per GPU, as the placement allows */
+    double nic_bps;           /**< per node, each way (0: no limit) */
+    double disk_bps;          /**< per node's local disk (0: no limit) */
+} ingot_sim_cluster_t;
+
+/** The job. */
+typedef struct ingot_sim_job {
+    ingot_manifest_h manifest; /**< the dataset (a file, an object store's or ingot_sim_describe()) */
+    uint64_t global_batch;     /**< 0: 64 per rank */
+    uint64_t epochs;           /**< >= 1 */
+    uint64_t seed;             /**< the order's seed (ingot-bench's default is 1) */
+    double compute_s;          /**< the trainer's step */
+    uint32_t depth;            /**< steps the loader runs ahead (ingot-bench's --depth) */
+    uint32_t readers, workers; /**< per rank (0: the INGOT_READERS / INGOT_WORKERS values) */
+    int verify;                /**< 1: every sample hashed (INGOT_VERIFY other than off) */
+} ingot_sim_job_t;
+
+/** Where a step's bytes came from, as ingot-bench counts them. */
+enum { INGOT_SIM_STORAGE, INGOT_SIM_PEER, INGOT_SIM_LOCAL, INGOT_SIM_DISK, INGOT_SIM_FROM };
+
+/** One epoch, summed over the job (bytes, requests) or over its steps (times). */
+typedef struct ingot_sim_epoch {
+    uint64_t steps;
+    uint64_t samples;
+    uint64_t bytes[INGOT_SIM_FROM];  /**< by tier, record bytes */
+    uint64_t bytes_cross;            /**< of the peer bytes, those that crossed nodes */
+    uint64_t store_requests;         /**< GETs sent to an object store, retries included */
+    uint64_t file_reads;             /**< reads of shard files (a store of files) */
+    uint64_t slowdowns;              /**< of which answered SlowDown */
+    uint64_t node_store_max;         /**< the most bytes one node read from the store */
+    double wall_s, stall_s, compute_s;
+    double au;                       /**< compute over wall */
+    const char *bound;               /**< what bound the slowest node's ingest most often */
+} ingot_sim_epoch_t;
+
+/** What a simulation found. */
+typedef struct ingot_sim_result {
+    uint64_t nepochs;
+    ingot_sim_epoch_t *epochs;       /**< nepochs */
+    uint64_t world;
+    uint64_t dataset_bytes;          /**< every sample's record, summed */
+    uint64_t cache_needed;           /**< the peer cache budget (job-wide) that would hold the
+                                          dataset where the fill epoch reads it */
+    uint64_t cache_cached_bytes;     /**< what the configured budget holds */
+    double sim_s;                    /**< the simulator's own time */
+} ingot_sim_result_t;
+
+/**
+ * @brief A dataset described by its sizes, with no bytes behind it: @p samples samples of
+ *        @p sample_size bytes (each drawn from sample_size * (1 +- @p jitter)) in tar shards of
+ *        about @p shard_size bytes, laid out as ingot-manifest lays out one file per sample.
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM naming the option; INGOT_ERR_NO_MEMORY. Close with
+ *         ingot_manifest_close().
+ */
+INGOT_API ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_size, double jitter,
+                                            uint64_t shard_size, ingot_manifest_h *manifest_p);
+
+/** @brief Costs measured on this machine by a brief run of the real code (a few seconds). */
+INGOT_API ingot_status_t ingot_sim_calibrate(ingot_sim_costs_t *costs_p);
+
+/** @brief Write @p costs to @p path (INGOT_SIM_COSTS_VERSION, one "stage value" per line). */
+INGOT_API ingot_status_t ingot_sim_costs_write(const char *path, const ingot_sim_costs_t *costs);
+
+/**
+ * @brief Read a cost file. @return INGOT_OK; INGOT_ERR_FORMAT for a file of another version, a
+ *        stage missing or unknown, or a value that is not a positive number (logged naming the
+ *        file, its line and the stage); INGOT_ERR_NOT_FOUND / INGOT_ERR_IO.
+ */
+INGOT_API ingot_status_t ingot_sim_costs_read(const char *path, ingot_sim_costs_t *costs_p);
+
+/**
+ * @brief Check a cluster: INGOT_ERR_INVALID_PARAM naming the field that cannot be (0 nodes, a
+ *        node without ranks or cores, more ranks on a node than its GPUs under
+ *        INGOT_GPU_SHARING=error, which the placement refuses), logged.
+ */
+INGOT_API ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *cluster);
+
+/**
+ * @brief Estimate a simulation's own time in seconds on this machine (its samples visited and its
+ *        node-steps), before it runs. @return INGOT_OK, or ingot_sim_run()'s parameter errors.
+ */
+INGOT_API ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job,
+                                            const ingot_sim_cluster_t *cluster, double *seconds_p);
+
+/**
+ * @brief Simulate @p job on @p cluster over @p store with @p costs; the tiers and the order from
+ *        the INGOT_* variables (INGOT_ORDER, INGOT_CACHE_BYTES, INGOT_STORAGE_EMULATE...).
+ * @return INGOT_OK; INGOT_ERR_INVALID_PARAM (a field that cannot be, named); INGOT_ERR_UNSUPPORTED
+ *         (a tier this simulator does not model yet, named); INGOT_ERR_NO_MEMORY; the order's
+ *         and the manifest's errors. Free the result with ingot_sim_result_free().
+ */
+INGOT_API ingot_status_t ingot_sim_run(const ingot_sim_job_t *job,
+                                       const ingot_sim_cluster_t *cluster,
+                                       const ingot_sim_store_t *store,
+                                       const ingot_sim_costs_t *costs,
+                                       ingot_sim_result_t *result_p);
+
+/** @brief Free what ingot_sim_run() allocated. Accepts a zeroed result. */
+INGOT_API void ingot_sim_result_free(ingot_sim_result_t *result);
+
+INGOT_END_DECLS
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * ingot-sim's inputs that are not costs: the cluster's checks, a dataset described by its sizes,
+ * and the estimate of a simulation's own time said before it starts.
+ */
+#include "runtime/sim/sim_impl.h"
+#include "shard/synth.h"
+#include "base/log.h"
+#include "base/status.h"
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <ingot/config.h>
+
+/* The simulator's own time, measured on the build VM (docs/sim.md): per sample of a step visited
+ * (its order position, its tier) and per node-step (its resources and clocks), and per sample
+ * of the dataset planned (its sizes; the peer cache's placement walks the fill epoch once). */
+#define SIM_NS_PER_VISIT    90.0
+#define SIM_NS_PER_NODESTEP 120.0
+#define SIM_NS_PER_SAMPLE   250.0
+
+ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
+{
+    if (c == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "the cluster: NULL");
+    }
+    if (c->nodes == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nodes is 0: a cluster has at least one node");
+    }
+    if (c->cores == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--cores is 0: a node without cores runs nothing");
+    }
+    if (c->nic_bps < 0 || c->disk_bps < 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nic-bw %g or --disk-bw %g is negative",
+                          c->nic_bps, c->disk_bps);
+    }
+    char sharing[16] = "";
+    int sharing_error = ingot_config_get("INGOT_GPU_SHARING", sharing, sizeof(sharing)) ==
+                            INGOT_OK &&
+                        strcmp(sharing, "error") == 0;
+    for (uint32_t n = 0; n < c->nodes; n++) {
+        uint32_t k = c->ranks_of != NULL ? c->ranks_of[n] : c->ranks_per_node;
+        if (k == 0) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: node %u has no ranks",
+                              c->ranks_of != NULL ? "--node-ranks" : "--ranks-per-node", n);
+        }
+        if (c->gpus > 0 && k > c->gpus && sharing_error) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                              "%s: node %u has %u ranks and --gpus %u: the placement allows at "
+                              "most one rank per GPU under INGOT_GPU_SHARING=error",
+                              c->ranks_of != NULL ? "--node-ranks" : "--ranks-per-node", n, k,
+                              c->gpus);
+        }
+        if (c->ranks_of == NULL) {
+            break; /* every node alike */
+        }
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_size, double jitter,
+                                  uint64_t shard_size, ingot_manifest_h *manifest_p)
+{
+    if (!(jitter >= 0 && jitter < 1)) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--jitter %g is not in [0, 1)", jitter);
+    }
+    ingot_manifest_synth_t d = {
+        .samples = samples,
+        .sample_min = (uint64_t)llround((double)sample_size * (1 - jitter)),
+        .sample_max = (uint64_t)llround((double)sample_size * (1 + jitter)),
+        .shard_bytes = shard_size,
+        .seed = 1,
+        .name = "(described dataset)"};
+    return ingot_manifest_synth(&d, manifest_p);
+}
+
+ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c,
+                                  double *seconds_p)
+{
+    INGOT_CHECK(ingot_sim_cluster_check(c));
+    ingot_manifest_info_t mi;
+    INGOT_CHECK(ingot_manifest_query(job->manifest, &mi));
+    uint64_t world = 0;
+    for (uint32_t n = 0; n < c->nodes; n++) {
+        world += c->ranks_of != NULL ? c->ranks_of[n] : c->ranks_per_node;
+    }
+    uint64_t batch = job->global_batch != 0 ? job->global_batch : 64 * world;
+    double steps = floor((double)mi.sample_count / (double)batch) * (double)job->epochs;
+    double visits = steps * (double)batch;
+    *seconds_p = (visits * SIM_NS_PER_VISIT + steps * c->nodes * SIM_NS_PER_NODESTEP +
+                  (double)mi.sample_count * SIM_NS_PER_SAMPLE) /
+                 1e9;
+    return INGOT_OK;
+}

@@ -1,0 +1,385 @@
+/*
+ * The steps of a simulated job (include/ingot/sim.h, docs/sim.md). Each step, every rank takes
+ * its slice of the order (ingot_order_slice, as the loader does) and each sample is served by the
+ * tier the plan says: its peer cache home from the second epoch on (this rank's own window, a
+ * rank of its node, or a rank of another node over both NICs), else storage. The bytes are
+ * counted as ingot-bench counts them. Time, per node and step, is the slowest of the node's
+ * resources for what the step asks of them (a roofline: they run at once), and a node's loader
+ * runs up to depth steps ahead of its trainer, as ingot-bench's ranks do (each on its own clock:
+ * no all-reduce between them). Costs per core come from ingot_sim_costs_t.
+ */
+#include "runtime/sim/sim_impl.h"
+#include "base/time.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "base/mem.h"
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ingot_sim_bound_names[SIM_BOUNDS] = {
+    "cpu", "link", "latency", "nic", "disk", "store-bw", "store-rate", "peer"};
+
+/* One node's step: what it asks of each resource, and its clocks. */
+typedef struct sim_node {
+    double cpu_s;            /* core-seconds of the loader's work */
+    double store_bytes, store_reqs;
+    double nic_in, nic_out;  /* bytes over the NIC besides the store's */
+    double link_s, lat_s, peer_s; /* the slowest rank's */
+    double ready;            /* when the loader had its last step ready */
+    double trainer;          /* when the trainer ended its last step */
+    double t_epoch, t_first; /* ingot-bench's clocks: the epoch's start, the first step's end */
+    double wall, stall, compute;
+    uint64_t steps;
+    uint64_t epoch_store;    /* bytes this node read from the store this epoch */
+} sim_node_t;
+
+/* One rank's step. */
+typedef struct sim_rank_step {
+    double store_bytes, store_reqs, peer_bytes, peer_reqs;
+} sim_rank_step_t;
+
+typedef struct sim_run {
+    const ingot_sim_job_t *job;
+    const ingot_sim_cluster_t *cluster;
+    const ingot_sim_store_t *store;
+    const ingot_sim_costs_t *costs;
+    sim_plan_t plan;
+    sim_node_t *nodes;
+    double *done;     /* per node, a ring of depth + 1 trainer ends (the slots' release) */
+    uint64_t *ids;    /* a slice */
+    int32_t *homes;   /* a slice's peer homes */
+    uint64_t bounds[SIM_BOUNDS];
+    ingot_sim_result_t *res;
+} sim_run_t;
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Requests a rank's peer reads make in a step: one per home it reads from (the loader groups a
+ * step's runs by home). */
+static uint32_t distinct_homes(int32_t *homes, uint32_t n)
+{
+    if (n < 2) {
+        return n;
+    }
+    qsort(homes, n, sizeof(*homes), cmp_i32);
+    uint32_t d = 1;
+    for (uint32_t i = 1; i < n; i++) {
+        d += homes[i] != homes[i - 1];
+    }
+    return d;
+}
+
+/* Rank @p r's slice of step @p s of epoch @p e: each sample to its tier. */
+static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r,
+                                ingot_sim_epoch_t *ep)
+{
+    const sim_plan_t *p = &x->plan;
+    const ingot_sim_costs_t *c = x->costs;
+    uint32_t n = (uint32_t)p->node_of[r];
+    sim_node_t *nd = &x->nodes[n];
+    INGOT_CHECK(ingot_order_slice(p->order, e, s, p->slice_of[r], p->world, x->ids, p->slice));
+    sim_rank_step_t rs = {0};
+    uint32_t nhomes = 0;
+    double stored = 0, raw = 0;
+    for (uint32_t k = 0; k < p->slice; k++) {
+        uint64_t id = x->ids[k];
+        uint32_t len = p->record[id];
+        stored += len;
+        raw += p->raw[id];
+        const ingot_cache_entry_t *ce = p->cache_on ? &p->place.entries[id] : NULL;
+        if (ce != NULL && e > 0 && ce->home >= 0) {
+            if ((uint32_t)ce->home == r) {
+                ep->bytes[INGOT_SIM_LOCAL] += len;
+                continue;
+            }
+            ep->bytes[INGOT_SIM_PEER] += len;
+            rs.peer_bytes += len;
+            x->homes[nhomes++] = ce->home;
+            uint32_t hn = (uint32_t)p->node_of[ce->home];
+            if (hn != n) {
+                ep->bytes_cross += len;
+                nd->nic_in += len;
+                x->nodes[hn].nic_out += len;
+            }
+            continue;
+        }
+        ep->bytes[INGOT_SIM_STORAGE] += len;
+        rs.store_bytes += len;
+        rs.store_reqs += 1;
+    }
+    rs.peer_reqs = distinct_homes(x->homes, nhomes);
+    ep->samples += p->slice;
+    nd->cpu_s += (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
+                 (p->zstd ? raw / c->decode_bps : 0) + p->slice * c->sample_s;
+    nd->store_bytes += rs.store_bytes;
+    nd->store_reqs += rs.store_reqs;
+    /* the rank's own path to storage: its emulated link, or its reads of files */
+    double readers = p->readers > 0 ? p->readers : 1;
+    double link = 0, lat = 0;
+    if (p->emulate) {
+        link = p->emu_bw > 0 ? rs.store_bytes / p->emu_bw : 0;
+        lat = rs.store_reqs * p->emu_lat / readers;
+    } else if (!x->store->remote) {
+        link = rs.store_bytes / c->read_bps;
+        lat = rs.store_reqs * c->read_s / readers;
+    }
+    double peer = rs.peer_bytes / c->peer_bps + rs.peer_reqs * c->peer_s / readers;
+    nd->link_s = link > nd->link_s ? link : nd->link_s;
+    nd->lat_s = lat > nd->lat_s ? lat : nd->lat_s;
+    nd->peer_s = peer > nd->peer_s ? peer : nd->peer_s;
+    return INGOT_OK;
+}
+
+/* The store's share of a step, over the cluster: its bandwidth and its request rate (SlowDown
+ * beyond it, and the SlowDown and failures injected, each a retry after retry_s). */
+typedef struct sim_store_step {
+    double bw_s, rate_s, extra_lat_s;
+} sim_store_step_t;
+
+static sim_store_step_t step_store(sim_run_t *x, double bytes, double reqs, double other_s,
+                                   ingot_sim_epoch_t *ep)
+{
+    const ingot_sim_store_t *st = x->store;
+    sim_store_step_t o = {0};
+    double injected = 0;
+    if (st->slowdown > 0 || st->fail > 0) {
+        double bad = st->slowdown + st->fail;
+        bad = bad < 0.95 ? bad : 0.95;
+        injected = reqs * bad / (1 - bad); /* each answered badly is asked again */
+        ep->slowdowns += (uint64_t)llround(reqs * st->slowdown / (1 - bad));
+    }
+    double all = reqs + injected;
+    o.bw_s = st->bw > 0 ? bytes / st->bw : 0;
+    if (st->rate > 0) {
+        /* the step's requests come within the time it would take without the limit; beyond
+         * the rate they are answered SlowDown and asked again (once each, as a bound below),
+         * and the limit spreads them over all / cap */
+        double cap = st->rate * (st->prefixes > 0 ? st->prefixes : 1);
+        double allowed = cap * other_s;
+        double refused = all > allowed ? all - allowed : 0;
+        ep->slowdowns += (uint64_t)llround(refused);
+        all += refused;
+        o.rate_s = all / cap;
+    }
+    ep->store_requests += (uint64_t)llround(all);
+    o.extra_lat_s = injected > 0 && reqs > 0 ? (injected / reqs) * st->retry_s : 0;
+    return o;
+}
+
+/* Node @p n's ingest of this step: the slowest resource, and which it is. */
+static double node_ingest(sim_run_t *x, uint32_t n, const sim_store_step_t *ss, int *bound_p)
+{
+    const sim_plan_t *p = &x->plan;
+    const ingot_sim_cluster_t *c = x->cluster;
+    sim_node_t *nd = &x->nodes[n];
+    uint32_t ranks = sim_node_ranks(p, n);
+    double threads = (double)ranks * p->workers;
+    double cores = threads < c->cores ? threads : c->cores;
+    double t[SIM_BOUNDS] = {0};
+    t[SIM_BOUND_CPU] = nd->cpu_s / cores;
+    t[SIM_BOUND_LINK] = nd->link_s;
+    t[SIM_BOUND_PEER] = nd->peer_s;
+    double lat = nd->lat_s;
+    double in = nd->nic_in;
+    if (x->store->remote && nd->store_reqs > 0) {
+        in += nd->store_bytes;
+        lat += nd->store_reqs * (x->store->latency_s + ss->extra_lat_s) / ((double)ranks * p->readers);
+        t[SIM_BOUND_STORE_BW] = ss->bw_s;
+        t[SIM_BOUND_STORE_RATE] = ss->rate_s;
+    } else if (!x->store->remote && c->disk_bps > 0 && !p->emulate) {
+        t[SIM_BOUND_DISK] = nd->store_bytes / c->disk_bps; /* shards on the node's disk */
+    }
+    t[SIM_BOUND_LATENCY] = lat;
+    double wire = in > nd->nic_out ? in : nd->nic_out;
+    t[SIM_BOUND_NIC] = c->nic_bps > 0 ? wire / c->nic_bps : 0;
+    int b = 0;
+    for (int k = 1; k < SIM_BOUNDS; k++) {
+        b = t[k] > t[b] ? k : b;
+    }
+    *bound_p = b;
+    return t[b];
+}
+
+/* The node's clocks through one step: its loader may run depth steps ahead of its trainer (a
+ * step's slot is free once the trainer released the step depth before it). */
+static void node_clock(sim_run_t *x, uint32_t n, uint64_t g, uint64_t epoch_step, double ingest)
+{
+    const ingot_sim_job_t *job = x->job;
+    sim_node_t *nd = &x->nodes[n];
+    uint32_t ring = job->depth + 1;
+    double *done = x->done + (size_t)n * ring;
+    double slot = g >= job->depth ? done[(g - job->depth) % ring] : 0;
+    double start = nd->ready > slot ? nd->ready : slot;
+    nd->ready = start + ingest;
+    double got = nd->ready > nd->trainer ? nd->ready : nd->trainer;
+    if (epoch_step == 0 && g > 0) {
+        nd->t_epoch = nd->trainer; /* ingot-bench: the epoch starts at the last release */
+    }
+    if (g > 0) {
+        nd->stall += got - nd->trainer;
+        nd->compute += job->compute_s;
+        nd->steps++;
+    }
+    nd->trainer = got + job->compute_s;
+    done[g % ring] = nd->trainer;
+    if (g == 0) {
+        nd->t_first = nd->trainer;
+    }
+}
+
+/* The epoch's figures, averaged over ranks as ingot-bench averages them (a node's ranks alike). */
+static void epoch_close(sim_run_t *x, uint64_t e, ingot_sim_epoch_t *ep)
+{
+    const sim_plan_t *p = &x->plan;
+    double wall = 0, stall = 0, compute = 0, steps = 0;
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        sim_node_t *nd = &x->nodes[n];
+        double w = nd->trainer - (e == 0 ? nd->t_first : nd->t_epoch);
+        double ranks = sim_node_ranks(p, n);
+        wall += w * ranks;
+        stall += nd->stall * ranks;
+        compute += nd->compute * ranks;
+        steps += (double)nd->steps * ranks;
+        ep->node_store_max = nd->epoch_store > ep->node_store_max ? nd->epoch_store
+                                                                   : ep->node_store_max;
+        nd->stall = nd->compute = 0;
+        nd->steps = nd->epoch_store = 0;
+    }
+    ep->wall_s = wall / p->world;
+    ep->stall_s = stall / p->world;
+    ep->compute_s = compute / p->world;
+    ep->steps = (uint64_t)llround(steps / p->world);
+    ep->au = ep->wall_s > 0 ? ep->compute_s / ep->wall_s : 0;
+    int b = 0;
+    for (int k = 1; k < SIM_BOUNDS; k++) {
+        b = x->bounds[k] > x->bounds[b] ? k : b;
+    }
+    ep->bound = ingot_sim_bound_names[b];
+    memset(x->bounds, 0, sizeof(x->bounds));
+}
+
+/* One step of the whole cluster. */
+static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_epoch_t *ep)
+{
+    const sim_plan_t *p = &x->plan;
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        sim_node_t *nd = &x->nodes[n];
+        nd->cpu_s = nd->store_bytes = nd->store_reqs = nd->nic_in = nd->nic_out = 0;
+        nd->link_s = nd->lat_s = nd->peer_s = 0;
+    }
+    for (uint32_t r = 0; r < p->world; r++) {
+        INGOT_CHECK(step_rank(x, e, s, r, ep));
+    }
+    double bytes = 0, reqs = 0, other = 0;
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        bytes += x->nodes[n].store_bytes;
+        reqs += x->nodes[n].store_reqs;
+        x->nodes[n].epoch_store += (uint64_t)x->nodes[n].store_bytes;
+    }
+    sim_store_step_t none = {0};
+    for (uint32_t n = 0; n < p->nodes && x->store->remote; n++) { /* the step without the rate */
+        int b;
+        double t = node_ingest(x, n, &none, &b);
+        other = t > other ? t : other;
+    }
+    sim_store_step_t ss = x->store->remote ? step_store(x, bytes, reqs, other, ep) : none;
+    if (!x->store->remote) {
+        ep->file_reads += (uint64_t)reqs;
+    }
+    uint64_t g = e * p->steps_per_epoch + s;
+    double slowest = -1;
+    int slowest_bound = 0;
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        int b;
+        double t = node_ingest(x, n, &ss, &b);
+        if (t > slowest) {
+            slowest = t;
+            slowest_bound = b;
+        }
+        node_clock(x, n, g, s, t);
+    }
+    x->bounds[slowest_bound]++;
+    return INGOT_OK;
+}
+
+static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_sim_store_t *st,
+                                       const ingot_sim_costs_t *c)
+{
+    if (job == NULL || st == NULL || c == NULL || job->manifest == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_sim_run: NULL argument");
+    }
+    if (job->epochs == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--epochs is 0");
+    }
+    if (!(job->compute_s >= 0) || job->depth == 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--compute-ms %g or --depth %u cannot be",
+                          job->compute_s * 1e3, job->depth);
+    }
+    if (!(c->verify_bps > 0 && c->copy_bps > 0 && c->decode_bps > 0 && c->read_bps > 0 &&
+          c->peer_bps > 0 && c->sample_s >= 0 && c->read_s >= 0 && c->peer_s >= 0)) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_sim_run: a cost is not a positive number");
+    }
+    if (st->bw < 0 || st->latency_s < 0 || st->rate < 0 || st->slowdown < 0 ||
+        st->slowdown >= 1 || st->fail < 0 || st->fail >= 1 || st->retry_s < 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "the store: bandwidth, latency, rate, retry must be >= 0 and the "
+                          "SlowDown and failure fractions in [0, 1)");
+    }
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster,
+                             const ingot_sim_store_t *store, const ingot_sim_costs_t *costs,
+                             ingot_sim_result_t *res)
+{
+    INGOT_CHECK(sim_check_inputs(job, store, costs));
+    uint64_t t0 = ingot_time_ns();
+    sim_run_t x = {.job = job, .cluster = cluster, .store = store, .costs = costs, .res = res};
+    *res = (ingot_sim_result_t){0};
+    INGOT_CHECK(ingot_sim_plan(job, cluster, store->remote, &x.plan));
+    const sim_plan_t *p = &x.plan;
+    x.nodes = ingot_calloc(p->nodes, sizeof(*x.nodes), "sim nodes");
+    x.done = ingot_calloc((size_t)p->nodes * (job->depth + 1), sizeof(double), "sim clocks");
+    x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
+    x.homes = ingot_calloc(p->slice, sizeof(*x.homes), "sim slice");
+    res->epochs = ingot_calloc(job->epochs, sizeof(*res->epochs), "sim epochs");
+    ingot_status_t st = (x.nodes && x.done && x.ids && x.homes && res->epochs) ? INGOT_OK
+                                                                                : INGOT_ERR_NO_MEMORY;
+    res->nepochs = job->epochs;
+    res->world = p->world;
+    for (uint64_t i = 0; i < p->samples; i++) {
+        res->dataset_bytes += p->record[i];
+    }
+    res->cache_needed = p->cache_on ? p->place.needed : 0;
+    res->cache_cached_bytes = p->cache_on ? p->place.cached_bytes : 0;
+    for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
+        for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
+            st = sim_step(&x, e, s, &res->epochs[e]);
+        }
+        epoch_close(&x, e, &res->epochs[e]);
+    }
+    free(x.nodes);
+    free(x.done);
+    free(x.ids);
+    free(x.homes);
+    ingot_sim_plan_free(&x.plan);
+    res->sim_s = (double)(ingot_time_ns() - t0) / 1e9;
+    if (st != INGOT_OK) {
+        ingot_sim_result_free(res);
+    }
+    return st;
+}
+
+void ingot_sim_result_free(ingot_sim_result_t *res)
+{
+    if (res != NULL) {
+        free(res->epochs);
+        *res = (ingot_sim_result_t){0};
+    }
+}

@@ -1,0 +1,249 @@
+/*
+ * ingot-sim's library (include/ingot/sim.h) without MPI: the described dataset's tables, the
+ * cluster's and the cost file's bad inputs (each refused, naming what), and the exact parts of a
+ * simulation: every sample of every step once, the bytes of each tier as the peer cache's
+ * placement says, the dealt order reading each byte from the store once per node, a SlowDown
+ * rate limit that raises the requests and the time.
+ *
+ * Cases: `test_sim tables|inputs|costs|exact|store` (one process each: the INGOT_* variables
+ * are read once per process).
+ */
+#include "runtime/sim/sim_impl.h"
+#include "shard/synth.h"
+#include "common/test.h"
+#include <ingot/sim.h>
+#include <inttypes.h>
+#include <math.h>
+
+#define KIB 1024u
+
+static const ingot_sim_costs_t costs = {.verify_bps = 20e9,
+                                        .copy_bps = 10e9,
+                                        .decode_bps = 2e9,
+                                        .sample_s = 2e-6,
+                                        .read_bps = 10e9,
+                                        .read_s = 1e-6,
+                                        .peer_bps = 5e9,
+                                        .peer_s = 20e-6};
+
+/* The described dataset: sizes in range, tar layout, every row readable, shards filled. */
+static void case_tables(void)
+{
+    ingot_manifest_synth_t d = {.samples = 1000,
+                                .sample_min = 10 * KIB,
+                                .sample_max = 30 * KIB,
+                                .shard_bytes = 1u << 20,
+                                .seed = 7};
+    ingot_manifest_h m;
+    CHECK_OK(ingot_manifest_synth(&d, &m));
+    ingot_manifest_info_t mi;
+    CHECK_OK(ingot_manifest_query(m, &mi));
+    CHECK(mi.sample_count == 1000);
+    uint64_t total = 0, next = 0;
+    for (uint32_t s = 0; s < mi.shard_count; s++) {
+        ingot_shard_info_t si;
+        CHECK_OK(ingot_manifest_shard_get(m, s, &si));
+        CHECK(si.first_sample == next && si.sample_count >= 1);
+        CHECK(si.size <= (1u << 20) || si.sample_count == 1);
+        uint64_t at = 0;
+        for (uint64_t i = si.first_sample; i < si.first_sample + si.sample_count; i++) {
+            ingot_sample_info_t x;
+            CHECK_OK(ingot_manifest_sample_get(m, i, &x));
+            CHECK(x.shard == s && x.offset == at + 512); /* after its tar header */
+            CHECK(x.length == ingot_manifest_synth_size(&d, i));
+            CHECK(x.length >= 10 * KIB && x.length <= 30 * KIB);
+            at += 512 + (x.length + 511) / 512 * 512;
+            total += x.length;
+        }
+        CHECK(si.size == at + 1024); /* the end blocks */
+        next += si.sample_count;
+    }
+    CHECK(next == 1000 && mi.shard_count > 10);
+    CHECK(total > 1000 * 10 * KIB && total < 1000 * 30 * KIB);
+    ingot_manifest_close(m);
+    /* bad descriptions, each named */
+    d.samples = 0;
+    CHECK_STATUS(ingot_manifest_synth(&d, &m), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--samples is 0");
+    d.samples = 10;
+    d.sample_min = 0;
+    CHECK_STATUS(ingot_manifest_synth(&d, &m), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--sample-size");
+    CHECK_STATUS(ingot_sim_describe(10, 4096, 1.5, 1u << 20, &m), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--jitter");
+    printf("tables: 1000 samples in %" PRIu64 " shards, the bad descriptions refused\n",
+           mi.shard_count);
+}
+
+/* Clusters that cannot be, each refused naming the field; a simulation's estimate. */
+static void case_inputs(void)
+{
+    ingot_sim_cluster_t c = {.nodes = 0, .ranks_per_node = 8, .cores = 32};
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--nodes is 0");
+    c.nodes = 4;
+    c.cores = 0;
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--cores is 0");
+    c.cores = 4; /* 8 ranks on 4 cores: they share them, as a placement lets them */
+    CHECK_OK(ingot_sim_cluster_check(&c));
+    uint32_t uneven[3] = {8, 0, 4};
+    c.nodes = 3;
+    c.ranks_of = uneven;
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--node-ranks: node 1 has no ranks");
+    uneven[1] = 8;
+    c.gpus = 4; /* INGOT_GPU_SHARING=error (set by the test's environment): a rank per GPU */
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "node 0 has 8 ranks and --gpus 4");
+    c.gpus = 8;
+    CHECK_OK(ingot_sim_cluster_check(&c));
+    /* a simulation that would take hours says so before it starts */
+    ingot_manifest_h m;
+    CHECK_OK(ingot_sim_describe(100000, 110 * KIB, 0, 256u << 20, &m));
+    ingot_sim_job_t job = {.manifest = m, .global_batch = 1000, .epochs = 1000000, .depth = 4};
+    ingot_sim_cluster_t big = {.nodes = 100, .ranks_per_node = 8, .cores = 32};
+    double s = 0, s1 = 0;
+    CHECK_OK(ingot_sim_estimate(&job, &big, &s));
+    job.epochs = 1;
+    CHECK_OK(ingot_sim_estimate(&job, &big, &s1));
+    CHECK(s > 3600 && s1 < 1 && s > 1e5 * s1);
+    ingot_manifest_close(m);
+    printf("inputs: refused 0 nodes, 0 cores, a node without ranks, ranks beyond GPUs; estimate "
+           "%.0f s for a million epochs, %.3f s for one\n",
+           s, s1);
+}
+
+/* A cost file: written and read back; another version, a stage missing, one unknown or not a
+ * number, refused naming the file and the stage. */
+static void case_costs(void)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/costs", test_tmpdir());
+    CHECK_OK(ingot_sim_costs_write(path, &costs));
+    ingot_sim_costs_t back;
+    CHECK_OK(ingot_sim_costs_read(path, &back));
+    CHECK(fabs(back.verify_bps - costs.verify_bps) < 1e-3 * costs.verify_bps);
+    CHECK(fabs(back.peer_s - costs.peer_s) < 1e-9);
+    const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"version 2\n", "cost file version 2, this ingot-sim reads version 1"},
+        {"verify_bps 1e9\n", "no 'version' line first"},
+        {"version 1\nverify_bps 1e9\n", "stage 'copy_bps'"},
+        {"version 1\nverify_bps 1e9\nfrobnicate 3\n", "unknown stage 'frobnicate'"},
+        {"version 1\nverify_bps fast\n", "stage 'verify_bps': not a positive number"},
+        {"version 1\nverify_bps 0\n", "stage 'verify_bps': not a positive number"},
+        {"version 1\nverify_bps 1e9\nverify_bps 2e9\n", "given twice"},
+        {"", "(empty)"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fputs(bad[i].text, f);
+        fclose(f);
+        CHECK_STATUS(ingot_sim_costs_read(path, &back), INGOT_ERR_FORMAT);
+        CHECK_CONTAINS(ingot_last_error(), bad[i].says);
+        CHECK_CONTAINS(ingot_last_error(), path);
+    }
+    printf("costs: round trip, %zu bad files refused by name\n", sizeof(bad) / sizeof(bad[0]));
+}
+
+/* The exact parts: every sample of every step once; the peer cache's bytes as its placement. */
+static void case_exact(void)
+{
+    ingot_manifest_h m;
+    CHECK_OK(ingot_sim_describe(4096, 16 * KIB, 0.5, 4u << 20, &m));
+    uint64_t dataset = 0;
+    for (uint64_t i = 0; i < 4096; i++) {
+        ingot_sample_info_t x;
+        CHECK_OK(ingot_manifest_sample_get(m, i, &x));
+        dataset += x.length;
+    }
+    /* INGOT_CACHE_BYTES=32MiB (the environment): a budget that holds about half of it */
+    ingot_sim_job_t job = {.manifest = m, .global_batch = 256, .epochs = 3, .seed = 1, .depth = 4,
+                           .compute_s = 0.001, .verify = 1};
+    ingot_sim_cluster_t c = {.nodes = 2, .ranks_per_node = 4, .cores = 8};
+    ingot_sim_store_t st = {.prefixes = 1};
+    ingot_sim_result_t r;
+    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r));
+    CHECK(r.world == 8 && r.nepochs == 3 && r.dataset_bytes == dataset);
+    uint64_t cached = r.cache_cached_bytes;
+    CHECK(cached > 0 && cached < dataset);
+    CHECK(r.cache_needed >= dataset);
+    for (uint64_t e = 0; e < 3; e++) {
+        const ingot_sim_epoch_t *x = &r.epochs[e];
+        uint64_t all = x->bytes[INGOT_SIM_STORAGE] + x->bytes[INGOT_SIM_PEER] +
+                       x->bytes[INGOT_SIM_LOCAL];
+        CHECK(x->samples == 4096 && all == dataset); /* 16 steps of 256: every sample once */
+        if (e == 0) {                                /* the fill epoch reads everything below */
+            CHECK(x->bytes[INGOT_SIM_STORAGE] == dataset && x->steps == 15);
+        } else { /* then the cache serves what it holds, about half of it from the other node */
+            CHECK(x->bytes[INGOT_SIM_PEER] + x->bytes[INGOT_SIM_LOCAL] == r.cache_cached_bytes);
+            CHECK(x->bytes[INGOT_SIM_STORAGE] == dataset - r.cache_cached_bytes);
+            CHECK(x->bytes_cross > 0 && x->bytes_cross < x->bytes[INGOT_SIM_PEER]);
+            CHECK(x->steps == 16);
+        }
+        CHECK(x->wall_s > 0 && x->au > 0 && x->au <= 1.0 + 1e-9);
+    }
+    ingot_sim_result_free(&r);
+    ingot_manifest_close(m);
+    printf("exact: 3 epochs x 4096 samples once each; the cache serves its %" PRIu64
+           " bytes from epoch 1\n",
+           cached);
+}
+
+/* The store: the dealt order reads each byte from the store once per node of its canonical
+ * nodes; a request-rate limit below the job's demand makes SlowDowns and time. */
+static void case_store(void)
+{
+    ingot_manifest_h m;
+    CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &m));
+    ingot_sim_job_t job = {.manifest = m, .global_batch = 512, .epochs = 2, .seed = 3, .depth = 2,
+                           .compute_s = 0.001, .verify = 1};
+    ingot_sim_cluster_t c = {.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
+    ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
+    ingot_sim_result_t r0, r1;
+    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r0));
+    /* INGOT_ORDER=window:4 (the environment) deals every step over the 4 nodes: each node reads
+     * a quarter of the epoch's bytes */
+    uint64_t per_node = r0.epochs[1].bytes[INGOT_SIM_STORAGE] / 4;
+    CHECK(r0.epochs[1].node_store_max == per_node);
+    CHECK(r0.epochs[1].store_requests == 8192 && r0.epochs[1].slowdowns == 0);
+    st.rate = 1000; /* GET/s per prefix: far below 8 ranks x 16 samples per 1 ms step */
+    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
+    CHECK(r1.epochs[1].slowdowns > 0);
+    CHECK(r1.epochs[1].wall_s > 4 * r0.epochs[1].wall_s);
+    CHECK(strcmp(r1.epochs[1].bound, "store-rate") == 0);
+    st.rate = 0;
+    st.slowdown = 0.2; /* a fifth answered SlowDown: a quarter more requests */
+    ingot_sim_result_free(&r1);
+    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
+    CHECK(r1.epochs[1].store_requests == 10240 && r1.epochs[1].slowdowns == 2048);
+    printf("store: a quarter of the bytes per node under the dealt order; %" PRIu64
+           " SlowDowns at 20%%\n",
+           r1.epochs[1].slowdowns);
+    ingot_sim_result_free(&r0);
+    ingot_sim_result_free(&r1);
+    ingot_manifest_close(m);
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    if (!strcmp(c, "tables")) {
+        case_tables();
+    } else if (!strcmp(c, "inputs")) {
+        case_inputs();
+    } else if (!strcmp(c, "costs")) {
+        case_costs();
+    } else if (!strcmp(c, "exact")) {
+        case_exact();
+    } else if (!strcmp(c, "store")) {
+        case_store();
+    } else {
+        fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store\n");
+        return 2;
+    }
+    return 0;
+}
