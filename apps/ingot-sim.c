@@ -31,10 +31,10 @@ static int sim_costs(const sim_args_t *a, ingot_sim_costs_t *c)
 
 static int sim_dataset(const sim_args_t *a, ingot_manifest_h *m)
 {
-    ingot_status_t st =
-        a->manifest != NULL
-            ? ingot_manifest_open(a->manifest, INGOT_MANIFEST_OPEN_LAZY, m)
-            : ingot_sim_describe(a->samples, a->sample_size, a->jitter, a->shard_size, m);
+    ingot_status_t st = a->manifest != NULL
+                            ? ingot_manifest_open(a->manifest, INGOT_MANIFEST_OPEN_LAZY, m)
+                            : ingot_sim_describe(a->samples, a->sample_size, a->jitter,
+                                                 a->shard_size, m);
     return st == INGOT_OK ? 0 : 1;
 }
 

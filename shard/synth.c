@@ -111,10 +111,11 @@ static void synth_fill(const ingot_manifest_synth_t *p, const uint64_t *first, u
                                                 .key = manifest_strref(str, SYNTH_KEY_LEN),
                                                 .shard = (uint32_t)s,
                                                 .label = (int32_t)(i % 1000)};
-            o->fields[i] = (manifest_field_t){.codec = INGOT_CODEC_NONE,
-                                              .stored_len = (uint32_t)len,
-                                              .raw_len = (uint32_t)len,
-                                              .hash = XXH3_64bits_withSeed(&i, sizeof(i), ~p->seed)};
+            o->fields[i] = (manifest_field_t){
+                .codec = INGOT_CODEC_NONE,
+                .stored_len = (uint32_t)len,
+                .raw_len = (uint32_t)len,
+                .hash = XXH3_64bits_withSeed(&i, sizeof(i), ~p->seed)};
             str += SYNTH_KEY_LEN + 1;
             at += TAR_BLOCK + synth_round(len);
             stored_max = len > stored_max ? len : stored_max;

@@ -9,10 +9,38 @@
 #include <string.h>
 
 enum {
-    O_MANIFEST = 256, O_SAMPLES, O_SIZE, O_JITTER, O_SHARD, O_BATCH, O_EPOCHS, O_SEED, O_DEPTH,
-    O_READERS, O_WORKERS, O_VERIFY, O_COMPUTE, O_NODES, O_RPN, O_NODE_RANKS, O_CORES, O_NIC,
-    O_DISK, O_STORE, O_STORE_BW, O_STORE_LAT, O_STORE_RATE, O_PREFIXES, O_SLOWDOWN, O_FAIL,
-    O_RETRY, O_GPUS, O_COSTS, O_CALIBRATE, O_JSON, O_MAX_S
+    O_MANIFEST = 256,
+    O_SAMPLES,
+    O_SIZE,
+    O_JITTER,
+    O_SHARD,
+    O_BATCH,
+    O_EPOCHS,
+    O_SEED,
+    O_DEPTH,
+    O_READERS,
+    O_WORKERS,
+    O_VERIFY,
+    O_COMPUTE,
+    O_NODES,
+    O_RPN,
+    O_NODE_RANKS,
+    O_CORES,
+    O_NIC,
+    O_DISK,
+    O_STORE,
+    O_STORE_BW,
+    O_STORE_LAT,
+    O_STORE_RATE,
+    O_PREFIXES,
+    O_SLOWDOWN,
+    O_FAIL,
+    O_RETRY,
+    O_GPUS,
+    O_COSTS,
+    O_CALIBRATE,
+    O_JSON,
+    O_MAX_S
 };
 
 /* clang-format off */

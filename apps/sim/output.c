@@ -10,10 +10,10 @@
 #define MIB (1024.0 * 1024.0)
 
 static const report_column_t sim_cols[] = {
-    {"steps", "", 7, 0},        {"wall", "s", 9, 3},        {"AU", "%", 6, 1},
-    {"stall", "s", 9, 3},       {"storage", "MiB", 11, 1},  {"peer", "MiB", 10, 1},
-    {"local", "MiB", 10, 1},    {"x-node", "MiB", 10, 1},   {"GETs|reads", "", 11, 0},
-    {"req/smp", "", 8, 3},      {"slowdown", "", 9, 0},     {"node max", "MiB", 10, 1},
+    {"steps", "", 7, 0},     {"wall", "s", 9, 3},       {"AU", "%", 6, 1},
+    {"stall", "s", 9, 3},    {"storage", "MiB", 11, 1}, {"peer", "MiB", 10, 1},
+    {"local", "MiB", 10, 1}, {"x-node", "MiB", 10, 1},  {"GETs|reads", "", 11, 0},
+    {"req/smp", "", 8, 3},   {"slowdown", "", 9, 0},    {"node max", "MiB", 10, 1},
 };
 #define NCOLS (sizeof(sim_cols) / sizeof(sim_cols[0]))
 
@@ -21,32 +21,33 @@ static const char *const out_env_prefixes[] = {"INGOT_", "UCX_TLS"};
 
 static void print_table(FILE *out, const sim_args_t *a, const ingot_sim_result_t *r)
 {
-    fprintf(out, "# ingot-sim %s: %u node(s), %" PRIu64 " ranks, %u cores per node, "
+    fprintf(out,
+            "# ingot-sim %s: %u node(s), %" PRIu64 " ranks, %u cores per node, "
             "%.1f MiB of records, simulated in %.2f s\n",
             ingot_version_string(), a->cluster.nodes, r->world, a->cluster.cores,
             (double)r->dataset_bytes / MIB, r->sim_s);
     if (r->cache_needed > 0) {
-        fprintf(out, "# peer cache: holds %.1f MiB of the dataset; INGOT_CACHE_BYTES=%" PRIu64
+        fprintf(out,
+                "# peer cache: holds %.1f MiB of the dataset; INGOT_CACHE_BYTES=%" PRIu64
                 " would hold all of it\n",
                 (double)r->cache_cached_bytes / MIB, r->cache_needed);
     }
     report_table_head(out, "epoch", 6, sim_cols, NCOLS);
     for (uint64_t e = 0; e < r->nepochs; e++) {
         const ingot_sim_epoch_t *x = &r->epochs[e];
-        double v[NCOLS] = {(double)x->steps,
-                           x->wall_s,
-                           100 * x->au,
-                           x->stall_s,
-                           (double)x->bytes[INGOT_SIM_STORAGE] / MIB,
-                           (double)x->bytes[INGOT_SIM_PEER] / MIB,
-                           (double)x->bytes[INGOT_SIM_LOCAL] / MIB,
-                           (double)x->bytes_cross / MIB,
-                           (double)(x->store_requests + x->file_reads),
-                           x->samples ? (double)(x->store_requests + x->file_reads) /
-                                            (double)x->samples
-                                      : 0,
-                           (double)x->slowdowns,
-                           (double)x->node_store_max / MIB};
+        double v[NCOLS] = {
+            (double)x->steps,
+            x->wall_s,
+            100 * x->au,
+            x->stall_s,
+            (double)x->bytes[INGOT_SIM_STORAGE] / MIB,
+            (double)x->bytes[INGOT_SIM_PEER] / MIB,
+            (double)x->bytes[INGOT_SIM_LOCAL] / MIB,
+            (double)x->bytes_cross / MIB,
+            (double)(x->store_requests + x->file_reads),
+            x->samples ? (double)(x->store_requests + x->file_reads) / (double)x->samples : 0,
+            (double)x->slowdowns,
+            (double)x->node_store_max / MIB};
         char who[24];
         snprintf(who, sizeof(who), "%" PRIu64, e);
         report_table_row(out, who, 6, sim_cols, NCOLS, v);

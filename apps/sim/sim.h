@@ -10,19 +10,19 @@
 #include <stdint.h>
 
 typedef struct sim_args {
-    const char *manifest;       /* --manifest, or NULL: described by the sizes below */
+    const char *manifest; /* --manifest, or NULL: described by the sizes below */
     uint64_t samples, sample_size, shard_size;
     double jitter;
-    ingot_sim_job_t job;        /* but its manifest */
+    ingot_sim_job_t job; /* but its manifest */
     double compute_ms;
     ingot_sim_cluster_t cluster;
-    uint32_t *node_ranks;       /* --node-ranks (malloc'd), or NULL */
+    uint32_t *node_ranks; /* --node-ranks (malloc'd), or NULL */
     ingot_sim_store_t store;
-    int store_given;            /* --store said files or remote */
-    const char *costs;          /* --costs FILE */
-    const char *calibrate;      /* --calibrate FILE */
-    const char *json;           /* --json[=FILE]: "-" stdout */
-    double max_s;               /* --max-s: refuse a simulation estimated longer */
+    int store_given;       /* --store said files or remote */
+    const char *costs;     /* --costs FILE */
+    const char *calibrate; /* --calibrate FILE */
+    const char *json;      /* --json[=FILE]: "-" stdout */
+    double max_s;          /* --max-s: refuse a simulation estimated longer */
 } sim_args_t;
 
 /* Parse argv; exits APP_EXIT_USAGE naming a bad option. */

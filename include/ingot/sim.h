@@ -31,52 +31,53 @@ INGOT_BEGIN_DECLS
 /** What each stage of the loader costs on one core, or one node's device, measured by
  *  ingot_sim_calibrate() or given by hand. Times in seconds, rates in bytes per second. */
 typedef struct ingot_sim_costs {
-    double verify_bps;     /**< XXH3 of a sample's stored bytes, one core */
-    double copy_bps;       /**< one copy of a sample into the batch, one core */
-    double decode_bps;     /**< zstd decoding, raw bytes out per second, one core */
-    double sample_s;       /**< the rest of a sample's handling (collate, bookkeeping), one core */
-    double read_bps;       /**< a rank's reads of local shard files (page cache or disk) */
-    double read_s;         /**< one local read's fixed cost */
-    double peer_bps;       /**< a peer fetch within a node (shared memory) */
-    double peer_s;         /**< one peer fetch's fixed cost */
+    double verify_bps; /**< XXH3 of a sample's stored bytes, one core */
+    double copy_bps;   /**< one copy of a sample into the batch, one core */
+    double decode_bps; /**< zstd decoding, raw bytes out per second, one core */
+    double sample_s;   /**< the rest of a sample's handling (collate, bookkeeping), one core */
+    double read_bps;   /**< a rank's reads of local shard files (page cache or disk) */
+    double read_s;     /**< one local read's fixed cost */
+    double peer_bps;   /**< a peer fetch within a node (shared memory) */
+    double peer_s;     /**< one peer fetch's fixed cost */
 } ingot_sim_costs_t;
 
 /** The store below the tiers. */
 typedef struct ingot_sim_store {
-    int remote;           /**< 1: an object store (GETs over each node's NIC); 0: files */
-    double bw;            /**< bytes/s the whole store serves (0: no limit) */
-    double latency_s;     /**< a request's time to first byte */
-    double rank_bw;       /**< bytes/s per rank (INGOT_STORAGE_EMULATE bw; 0: none) */
-    double rank_latency_s;/**< per request per rank (INGOT_STORAGE_EMULATE lat) */
-    double rate;          /**< requests/s per prefix before SlowDown (0: no limit) */
-    uint32_t prefixes;    /**< prefixes the shards spread over (>= 1) */
-    double slowdown;      /**< fraction of requests answered SlowDown (503), retried */
-    double fail;          /**< fraction of requests that fail otherwise, retried */
-    double retry_s;       /**< the wait before a retry */
+    int      remote;         /**< 1: an object store (GETs over each node's NIC); 0: files */
+    double   bw;             /**< bytes/s the whole store serves (0: no limit) */
+    double   latency_s;      /**< a request's time to first byte */
+    double   rank_bw;        /**< bytes/s per rank (INGOT_STORAGE_EMULATE bw; 0: none) */
+    double   rank_latency_s; /**< per request per rank (INGOT_STORAGE_EMULATE lat) */
+    double   rate;           /**< requests/s per prefix before SlowDown (0: no limit) */
+    uint32_t prefixes;       /**< prefixes the shards spread over (>= 1) */
+    double   slowdown;       /**< fraction of requests answered SlowDown (503), retried */
+    double   fail;           /**< fraction of requests that fail otherwise, retried */
+    double   retry_s;        /**< the wait before a retry */
 } ingot_sim_store_t;
 
 /** The nodes. */
 typedef struct ingot_sim_cluster {
-    uint32_t nodes;           /**< >= 1 */
+    uint32_t        nodes;    /**< >= 1 */
     const uint32_t *ranks_of; /**< per node: its ranks (NULL: ranks_per_node each) */
-    uint32_t ranks_per_node;
-    uint32_t cores;           /**< per node, >= 1 (ranks may outnumber them: they share) */
-    uint32_t gpus;            /**< per node (0: none); with INGOT_GPU_SHARING=error, at most one
+    uint32_t        ranks_per_node;
+    uint32_t        cores;    /**< per node, >= 1 (ranks may outnumber them: they share) */
+    uint32_t        gpus;     /**< per node (0: none); with INGOT_GPU_SHARING=error, at most one
                                    rank per GPU, as the placement allows */
-    double nic_bps;           /**< per node, each way (0: no limit) */
-    double disk_bps;          /**< per node's local disk (0: no limit) */
+    double          nic_bps;  /**< per node, each way (0: no limit) */
+    double          disk_bps; /**< per node's local disk (0: no limit) */
 } ingot_sim_cluster_t;
 
 /** The job. */
 typedef struct ingot_sim_job {
-    ingot_manifest_h manifest; /**< the dataset (a file, an object store's or ingot_sim_describe()) */
-    uint64_t global_batch;     /**< 0: 64 per rank */
-    uint64_t epochs;           /**< >= 1 */
-    uint64_t seed;             /**< the order's seed (ingot-bench's default is 1) */
-    double compute_s;          /**< the trainer's step */
-    uint32_t depth;            /**< steps the loader runs ahead (ingot-bench's --depth) */
+    ingot_manifest_h
+             manifest;     /**< the dataset (a file, an object store's or ingot_sim_describe()) */
+    uint64_t global_batch; /**< 0: 64 per rank */
+    uint64_t epochs;       /**< >= 1 */
+    uint64_t seed;         /**< the order's seed (ingot-bench's default is 1) */
+    double   compute_s;    /**< the trainer's step */
+    uint32_t depth;        /**< steps the loader runs ahead (ingot-bench's --depth) */
     uint32_t readers, workers; /**< per rank (0: the INGOT_READERS / INGOT_WORKERS values) */
-    int verify;                /**< 1: every sample hashed (INGOT_VERIFY other than off) */
+    int      verify;           /**< 1: every sample hashed (INGOT_VERIFY other than off) */
 } ingot_sim_job_t;
 
 /** Where a step's bytes came from, as ingot-bench counts them. */
@@ -84,29 +85,29 @@ enum { INGOT_SIM_STORAGE, INGOT_SIM_PEER, INGOT_SIM_LOCAL, INGOT_SIM_DISK, INGOT
 
 /** One epoch, summed over the job (bytes, requests) or over its steps (times). */
 typedef struct ingot_sim_epoch {
-    uint64_t steps;
-    uint64_t samples;
-    uint64_t bytes[INGOT_SIM_FROM];  /**< by tier, record bytes */
-    uint64_t bytes_cross;            /**< of the peer bytes, those that crossed nodes */
-    uint64_t store_requests;         /**< GETs sent to an object store, retries included */
-    uint64_t file_reads;             /**< reads of shard files (a store of files) */
-    uint64_t slowdowns;              /**< of which answered SlowDown */
-    uint64_t node_store_max;         /**< the most bytes one node read from the store */
-    double wall_s, stall_s, compute_s;
-    double au;                       /**< compute over wall */
-    const char *bound;               /**< what bound the slowest node's ingest most often */
+    uint64_t    steps;
+    uint64_t    samples;
+    uint64_t    bytes[INGOT_SIM_FROM]; /**< by tier, record bytes */
+    uint64_t    bytes_cross;           /**< of the peer bytes, those that crossed nodes */
+    uint64_t    store_requests;        /**< GETs sent to an object store, retries included */
+    uint64_t    file_reads;            /**< reads of shard files (a store of files) */
+    uint64_t    slowdowns;             /**< of which answered SlowDown */
+    uint64_t    node_store_max;        /**< the most bytes one node read from the store */
+    double      wall_s, stall_s, compute_s;
+    double      au;    /**< compute over wall */
+    const char *bound; /**< what bound the slowest node's ingest most often */
 } ingot_sim_epoch_t;
 
 /** What a simulation found. */
 typedef struct ingot_sim_result {
-    uint64_t nepochs;
-    ingot_sim_epoch_t *epochs;       /**< nepochs */
-    uint64_t world;
-    uint64_t dataset_bytes;          /**< every sample's record, summed */
-    uint64_t cache_needed;           /**< the peer cache budget (job-wide) that would hold the
+    uint64_t           nepochs;
+    ingot_sim_epoch_t *epochs; /**< nepochs */
+    uint64_t           world;
+    uint64_t           dataset_bytes;      /**< every sample's record, summed */
+    uint64_t           cache_needed;       /**< the peer cache budget (job-wide) that would hold the
                                           dataset where the fill epoch reads it */
-    uint64_t cache_cached_bytes;     /**< what the configured budget holds */
-    double sim_s;                    /**< the simulator's own time */
+    uint64_t           cache_cached_bytes; /**< what the configured budget holds */
+    double             sim_s;              /**< the simulator's own time */
 } ingot_sim_result_t;
 
 /**
@@ -143,7 +144,7 @@ INGOT_API ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *clus
  * @brief Estimate a simulation's own time in seconds on this machine (its samples visited and its
  *        node-steps), before it runs. @return INGOT_OK, or ingot_sim_run()'s parameter errors.
  */
-INGOT_API ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job,
+INGOT_API ingot_status_t ingot_sim_estimate(const ingot_sim_job_t     *job,
                                             const ingot_sim_cluster_t *cluster, double *seconds_p);
 
 /**
@@ -153,11 +154,9 @@ INGOT_API ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job,
  *         (a tier this simulator does not model yet, named); INGOT_ERR_NO_MEMORY; the order's
  *         and the manifest's errors. Free the result with ingot_sim_result_free().
  */
-INGOT_API ingot_status_t ingot_sim_run(const ingot_sim_job_t *job,
-                                       const ingot_sim_cluster_t *cluster,
-                                       const ingot_sim_store_t *store,
-                                       const ingot_sim_costs_t *costs,
-                                       ingot_sim_result_t *result_p);
+INGOT_API ingot_status_t ingot_sim_run(
+    const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster, const ingot_sim_store_t *store,
+    const ingot_sim_costs_t *costs, ingot_sim_result_t *result_p);
 
 /** @brief Free what ingot_sim_run() allocated. Accepts a zeroed result. */
 INGOT_API void ingot_sim_result_free(ingot_sim_result_t *result);

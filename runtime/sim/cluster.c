@@ -27,7 +27,8 @@ ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nodes is 0: a cluster has at least one node");
     }
     if (c->cores == 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--cores is 0: a node without cores runs nothing");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "--cores is 0: a node without cores runs nothing");
     }
     if (c->nic_bps < 0 || c->disk_bps < 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nic-bw %g or --disk-bw %g is negative",
@@ -63,13 +64,12 @@ ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_size, double
     if (!(jitter >= 0 && jitter < 1)) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--jitter %g is not in [0, 1)", jitter);
     }
-    ingot_manifest_synth_t d = {
-        .samples = samples,
-        .sample_min = (uint64_t)llround((double)sample_size * (1 - jitter)),
-        .sample_max = (uint64_t)llround((double)sample_size * (1 + jitter)),
-        .shard_bytes = shard_size,
-        .seed = 1,
-        .name = "(described dataset)"};
+    ingot_manifest_synth_t d = {.samples = samples,
+                                .sample_min = (uint64_t)llround((double)sample_size * (1 - jitter)),
+                                .sample_max = (uint64_t)llround((double)sample_size * (1 + jitter)),
+                                .shard_bytes = shard_size,
+                                .seed = 1,
+                                .name = "(described dataset)"};
     return ingot_manifest_synth(&d, manifest_p);
 }
 

@@ -28,7 +28,10 @@ typedef struct cost_field {
     const char *what;
 } cost_field_t;
 
-#define COST(_f, _what) {#_f, offsetof(ingot_sim_costs_t, _f), _what}
+#define COST(_f, _what) \
+    { \
+#        _f, offsetof(ingot_sim_costs_t, _f), _what \
+    }
 static const cost_field_t cost_fields[] = {
     COST(verify_bps, "bytes/s one core hashes (XXH3)"),
     COST(copy_bps, "bytes/s one core copies"),
@@ -81,8 +84,10 @@ static ingot_status_t costs_line(const char *path, unsigned lineno, char *line, 
     }
     if (*version == 0) {
         if (n != 2 || strcmp(key, "version") != 0) {
-            return ingot_fail(INGOT_ERR_FORMAT, "%s:%u: not an ingot-sim cost file (no 'version' "
-                              "line first)", path, lineno);
+            return ingot_fail(INGOT_ERR_FORMAT,
+                              "%s:%u: not an ingot-sim cost file (no 'version' "
+                              "line first)",
+                              path, lineno);
         }
         if (v != INGOT_SIM_COSTS_VERSION) {
             return ingot_fail(INGOT_ERR_FORMAT,
@@ -209,8 +214,8 @@ static void cal_pread(void *arg, uint8_t *a, uint8_t *b, size_t n)
 /* Text-like bytes (what a zstd member holds): words from a small vocabulary. */
 static void cal_text(uint8_t *a, size_t n)
 {
-    static const char *const words[] = {"the ", "loader ", "reads ", "a ", "shard ", "of ",
-                                        "samples ", "and ", "hashes ", "every ", "byte ", "\n"};
+    static const char *const words[] = {"the ",     "loader ", "reads ",  "a ",     "shard ", "of ",
+                                        "samples ", "and ",    "hashes ", "every ", "byte ",  "\n"};
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < n;) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;

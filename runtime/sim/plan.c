@@ -87,8 +87,8 @@ static ingot_status_t plan_order(const ingot_sim_job_t *job, sim_plan_t *p,
     p->steps_per_epoch = ingot_order_steps(p->order);
     if (p->steps_per_epoch == 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "%" PRIu64 " samples make no full global batch of %" PRIu64, mi->sample_count,
-                          p->global_batch);
+                          "%" PRIu64 " samples make no full global batch of %" PRIu64,
+                          mi->sample_count, p->global_batch);
     }
     if (p->order_nodes > 1) {
         uint32_t *ranks_of = ingot_calloc((size_t)p->nodes + 1, sizeof(uint32_t), "sim slices");
@@ -197,7 +197,7 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
         INGOT_CHECK(ingot_location_parse("s3://sim/manifest.ingot", 0, &bucket));
         loc = &bucket;
     }
-    p->readers = job->readers       ? job->readers
+    p->readers = job->readers      ? job->readers
                  : lc->readers > 0 ? (uint32_t)lc->readers
                                    : ingot_storage_readers(&tc, loc, p->mode);
     ingot_location_release(&bucket);
@@ -206,7 +206,7 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
         most = c->ranks_of[n] > most ? c->ranks_of[n] : most;
     }
     uint32_t share = most > 0 ? c->cores / most : c->cores;
-    p->workers = job->workers       ? job->workers
+    p->workers = job->workers      ? job->workers
                  : lc->workers > 0 ? (uint32_t)lc->workers
                                    : (share > 0 ? share : 1);
     const ingot_storage_config_t *sc = tc.storage;
@@ -224,8 +224,8 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
     return INGOT_OK;
 }
 
-ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c,
-                              int remote, sim_plan_t *p)
+ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c, int remote,
+                              sim_plan_t *p)
 {
     *p = (sim_plan_t){0};
     ingot_manifest_info_t mi;

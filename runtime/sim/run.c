@@ -18,21 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ingot_sim_bound_names[SIM_BOUNDS] = {
-    "cpu", "link", "latency", "nic", "disk", "store-bw", "store-rate", "peer"};
+const char *const ingot_sim_bound_names[SIM_BOUNDS] = {"cpu",  "link",     "latency",    "nic",
+                                                       "disk", "store-bw", "store-rate", "peer"};
 
 /* One node's step: what it asks of each resource, and its clocks. */
 typedef struct sim_node {
-    double cpu_s;            /* core-seconds of the loader's work */
+    double cpu_s; /* core-seconds of the loader's work */
     double store_bytes, store_reqs;
-    double nic_in, nic_out;  /* bytes over the NIC besides the store's */
+    double nic_in, nic_out;       /* bytes over the NIC besides the store's */
     double link_s, lat_s, peer_s; /* the slowest rank's */
-    double ready;            /* when the loader had its last step ready */
-    double trainer;          /* when the trainer ended its last step */
+    double ready;                 /* when the loader had its last step ready */
+    double trainer;               /* when the trainer ended its last step */
     double t_epoch, t_first; /* ingot-bench's clocks: the epoch's start, the first step's end */
     double wall, stall, compute;
     uint64_t steps;
-    uint64_t epoch_store;    /* bytes this node read from the store this epoch */
+    uint64_t epoch_store; /* bytes this node read from the store this epoch */
 } sim_node_t;
 
 /* One rank's step. */
@@ -47,9 +47,9 @@ typedef struct sim_run {
     const ingot_sim_costs_t *costs;
     sim_plan_t plan;
     sim_node_t *nodes;
-    double *done;     /* per node, a ring of depth + 1 trainer ends (the slots' release) */
-    uint64_t *ids;    /* a slice */
-    int32_t *homes;   /* a slice's peer homes */
+    double *done;   /* per node, a ring of depth + 1 trainer ends (the slots' release) */
+    uint64_t *ids;  /* a slice */
+    int32_t *homes; /* a slice's peer homes */
     uint64_t bounds[SIM_BOUNDS];
     ingot_sim_result_t *res;
 } sim_run_t;
@@ -189,7 +189,8 @@ static double node_ingest(sim_run_t *x, uint32_t n, const sim_store_step_t *ss, 
     double in = nd->nic_in;
     if (x->store->remote && nd->store_reqs > 0) {
         in += nd->store_bytes;
-        lat += nd->store_reqs * (x->store->latency_s + ss->extra_lat_s) / ((double)ranks * p->readers);
+        lat += nd->store_reqs * (x->store->latency_s + ss->extra_lat_s) /
+               ((double)ranks * p->readers);
         t[SIM_BOUND_STORE_BW] = ss->bw_s;
         t[SIM_BOUND_STORE_RATE] = ss->rate_s;
     } else if (!x->store->remote && c->disk_bps > 0 && !p->emulate) {
@@ -247,7 +248,7 @@ static void epoch_close(sim_run_t *x, uint64_t e, ingot_sim_epoch_t *ep)
         compute += nd->compute * ranks;
         steps += (double)nd->steps * ranks;
         ep->node_store_max = nd->epoch_store > ep->node_store_max ? nd->epoch_store
-                                                                   : ep->node_store_max;
+                                                                  : ep->node_store_max;
         nd->stall = nd->compute = 0;
         nd->steps = nd->epoch_store = 0;
     }
@@ -323,10 +324,11 @@ static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_s
     }
     if (!(c->verify_bps > 0 && c->copy_bps > 0 && c->decode_bps > 0 && c->read_bps > 0 &&
           c->peer_bps > 0 && c->sample_s >= 0 && c->read_s >= 0 && c->peer_s >= 0)) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_sim_run: a cost is not a positive number");
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "ingot_sim_run: a cost is not a positive number");
     }
-    if (st->bw < 0 || st->latency_s < 0 || st->rate < 0 || st->slowdown < 0 ||
-        st->slowdown >= 1 || st->fail < 0 || st->fail >= 1 || st->retry_s < 0) {
+    if (st->bw < 0 || st->latency_s < 0 || st->rate < 0 || st->slowdown < 0 || st->slowdown >= 1 ||
+        st->fail < 0 || st->fail >= 1 || st->retry_s < 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "the store: bandwidth, latency, rate, retry must be >= 0 and the "
                           "SlowDown and failure fractions in [0, 1)");
@@ -349,8 +351,9 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
     x.homes = ingot_calloc(p->slice, sizeof(*x.homes), "sim slice");
     res->epochs = ingot_calloc(job->epochs, sizeof(*res->epochs), "sim epochs");
-    ingot_status_t st = (x.nodes && x.done && x.ids && x.homes && res->epochs) ? INGOT_OK
-                                                                                : INGOT_ERR_NO_MEMORY;
+    ingot_status_t st = (x.nodes && x.done && x.ids && x.homes && res->epochs)
+                            ? INGOT_OK
+                            : INGOT_ERR_NO_MEMORY;
     res->nepochs = job->epochs;
     res->world = p->world;
     for (uint64_t i = 0; i < p->samples; i++) {

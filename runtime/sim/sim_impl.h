@@ -31,10 +31,10 @@ extern const char *const ingot_sim_bound_names[SIM_BOUNDS];
 /* The plan: ranks, nodes, the order, the slices, the peer cache's homes (plan.c). */
 typedef struct sim_plan {
     uint32_t world, nodes;
-    int *node_of;          /* per rank */
-    char *node_names;      /* per node, INGOT_TOPO_HOST_MAX bytes */
-    uint32_t *node_first;  /* per node: its first rank (ranks are numbered node by node) */
-    uint32_t *slice_of;    /* per rank: the slice of every step it takes */
+    int *node_of;         /* per rank */
+    char *node_names;     /* per node, INGOT_TOPO_HOST_MAX bytes */
+    uint32_t *node_first; /* per node: its first rank (ranks are numbered node by node) */
+    uint32_t *slice_of;   /* per rank: the slice of every step it takes */
     ingot_tier_facts_t facts;
     ingot_order_h order;
     ingot_order_mode_t mode;
@@ -43,9 +43,9 @@ typedef struct sim_plan {
     uint32_t slice;
     uint32_t readers, workers;
     uint64_t samples;
-    uint32_t *record;      /* per sample: its record's bytes (offset to the end of its data) */
-    uint8_t zstd;          /* some field is zstd-compressed: decoding costs */
-    uint32_t *raw;         /* per sample: its decoded bytes (NULL: the record's) */
+    uint32_t *record; /* per sample: its record's bytes (offset to the end of its data) */
+    uint8_t zstd;     /* some field is zstd-compressed: decoding costs */
+    uint32_t *raw;    /* per sample: its decoded bytes (NULL: the record's) */
     /* the peer cache */
     int cache_on;
     ingot_cache_placement_t place;

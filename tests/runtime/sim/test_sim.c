@@ -161,8 +161,13 @@ static void case_exact(void)
         dataset += x.length;
     }
     /* INGOT_CACHE_BYTES=32MiB (the environment): a budget that holds about half of it */
-    ingot_sim_job_t job = {.manifest = m, .global_batch = 256, .epochs = 3, .seed = 1, .depth = 4,
-                           .compute_s = 0.001, .verify = 1};
+    ingot_sim_job_t job = {.manifest = m,
+                           .global_batch = 256,
+                           .epochs = 3,
+                           .seed = 1,
+                           .depth = 4,
+                           .compute_s = 0.001,
+                           .verify = 1};
     ingot_sim_cluster_t c = {.nodes = 2, .ranks_per_node = 4, .cores = 8};
     ingot_sim_store_t st = {.prefixes = 1};
     ingot_sim_result_t r;
@@ -199,8 +204,13 @@ static void case_store(void)
 {
     ingot_manifest_h m;
     CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &m));
-    ingot_sim_job_t job = {.manifest = m, .global_batch = 512, .epochs = 2, .seed = 3, .depth = 2,
-                           .compute_s = 0.001, .verify = 1};
+    ingot_sim_job_t job = {.manifest = m,
+                           .global_batch = 512,
+                           .epochs = 2,
+                           .seed = 3,
+                           .depth = 2,
+                           .compute_s = 0.001,
+                           .verify = 1};
     ingot_sim_cluster_t c = {.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
     ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
     ingot_sim_result_t r0, r1;
