@@ -8,25 +8,78 @@
 #include "sim/sim.h"
 #include <ingot/config.h>
 #include <inttypes.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* The costs: read from --costs, or measured here (and written with --calibrate). */
+/* The variables a calibration runs without: it measures the loader over files in the page
+ * cache, with no tier, store or order of the job's. */
+static const char *const cal_unset[] = {"INGOT_CACHE_BYTES",     "INGOT_DISK_CACHE_BYTES",
+                                        "INGOT_STORAGE_EMULATE", "INGOT_ORDER",
+                                        "INGOT_READERS",         "INGOT_WORKERS"};
+#define CAL_CHILD "SIM_CALIBRATE_CHILD" /* set in the calibrating child */
+
+/* Measure the costs in a child of this program (its own MPI singleton, the variables above
+ * unset) into @p path. 0, or 1 (said). */
+static int sim_calibrate_child(const char *path)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("ingot-sim: fork");
+        return 1;
+    }
+    if (pid == 0) {
+        for (size_t i = 0; i < sizeof(cal_unset) / sizeof(cal_unset[0]); i++) {
+            unsetenv(cal_unset[i]);
+        }
+        setenv(CAL_CHILD, "1", 1);
+        setenv("INGOT_LOG_LEVEL", "error", 1); /* its binding to one core is meant */
+        execl("/proc/self/exe", "ingot-sim", "--calibrate", path, (char *)NULL);
+        perror("ingot-sim: exec /proc/self/exe");
+        _exit(1);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+/* The costs: read from --costs, else measured (the calibrating child measures in-process). */
 static int sim_costs(const sim_args_t *a, ingot_sim_costs_t *c)
 {
     if (a->costs != NULL) {
         return ingot_sim_costs_read(a->costs, c) == INGOT_OK ? 0 : 1;
     }
-    if (ingot_sim_calibrate(c) != INGOT_OK) {
-        return 1;
-    }
-    if (a->calibrate != NULL) {
-        if (ingot_sim_costs_write(a->calibrate, c) != INGOT_OK) {
+    if (getenv(CAL_CHILD) != NULL) {
+        if (ingot_sim_calibrate(c) != INGOT_OK || sim_calibrate_loader(c) != 0 ||
+            ingot_sim_costs_write(a->calibrate, c) != INGOT_OK) {
             return 1;
         }
-        printf("# ingot-sim: costs measured here written to %s\n", a->calibrate);
+        return 0;
     }
-    return 0;
+    char tmp[] = "/tmp/ingot-sim-costsXXXXXX";
+    const char *path = a->calibrate;
+    if (path == NULL) {
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            perror("ingot-sim: mkstemp");
+            return 1;
+        }
+        close(fd);
+        path = tmp;
+    }
+    int rc = sim_calibrate_child(path);
+    if (rc == 0) {
+        rc = ingot_sim_costs_read(path, c) == INGOT_OK ? 0 : 1;
+    }
+    if (path == tmp) {
+        unlink(tmp);
+    } else if (rc == 0) {
+        printf("# ingot-sim: costs measured here written to %s\n", path);
+    }
+    return rc;
 }
 
 static int sim_dataset(const sim_args_t *a, ingot_manifest_h *m)

@@ -37,6 +37,7 @@ enum {
     O_FAIL,
     O_RETRY,
     O_GPUS,
+    O_BIND,
     O_COSTS,
     O_CALIBRATE,
     O_JSON,
@@ -50,7 +51,7 @@ static const struct option sim_options[] = {
     {"epochs", 1, 0, O_EPOCHS}, {"seed", 1, 0, O_SEED}, {"depth", 1, 0, O_DEPTH},
     {"readers", 1, 0, O_READERS}, {"workers", 1, 0, O_WORKERS}, {"verify", 1, 0, O_VERIFY},
     {"compute-ms", 1, 0, O_COMPUTE}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
-    {"node-ranks", 1, 0, O_NODE_RANKS}, {"cores", 1, 0, O_CORES}, {"gpus", 1, 0, O_GPUS}, {"nic-bw", 1, 0, O_NIC},
+    {"node-ranks", 1, 0, O_NODE_RANKS}, {"cores", 1, 0, O_CORES}, {"gpus", 1, 0, O_GPUS}, {"bind", 1, 0, O_BIND}, {"nic-bw", 1, 0, O_NIC},
     {"disk-bw", 1, 0, O_DISK}, {"store", 1, 0, O_STORE}, {"store-bw", 1, 0, O_STORE_BW},
     {"store-latency-ms", 1, 0, O_STORE_LAT}, {"store-rate", 1, 0, O_STORE_RATE},
     {"store-prefixes", 1, 0, O_PREFIXES}, {"store-slowdown", 1, 0, O_SLOWDOWN},
@@ -82,6 +83,8 @@ static void usage(FILE *out)
         "  --nodes N (1)  --ranks-per-node R (1)  or --node-ranks R0,R1,...  (uneven nodes)\n"
         "  --cores N            per node (default 32; ranks beyond them share them)\n"
         "  --gpus N             per node (default 0); INGOT_GPU_SHARING=error: a rank each\n"
+        "  --bind N             cores each rank is bound to (mpirun binds 1 rank per core up\n"
+        "                       to 2 ranks; default 0: unbound, a node's ranks share its cores)\n"
         "  --nic-bw RATE        bytes/s per node each way, e.g. 12.5GB (100 Gb/s; default: none)\n"
         "  --disk-bw RATE       bytes/s of a node's disk, for shards on it (default: none)\n"
         "The store:\n"
@@ -166,6 +169,7 @@ static int parse_cluster(int o, sim_args_t *a)
         break;
     case O_CORES: c->cores = (uint32_t)cli_u64("--cores", arg, 0, 1u << 20); break;
     case O_GPUS: c->gpus = (uint32_t)cli_u64("--gpus", arg, 0, 1024); break;
+    case O_BIND: c->bind_cores = (uint32_t)cli_u64("--bind", arg, 0, 1u << 20); break;
     case O_NIC: c->nic_bps = (double)cli_size("--nic-bw", arg); break;
     case O_DISK: c->disk_bps = (double)cli_size("--disk-bw", arg); break;
     case O_STORE:

@@ -105,6 +105,7 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_u64(j, "nodes", a->cluster.nodes);
     report_json_u64(j, "ranks_per_node", a->cluster.ranks_of ? 0 : a->cluster.ranks_per_node);
     report_json_u64(j, "cores", a->cluster.cores);
+    report_json_u64(j, "bind_cores", a->cluster.bind_cores);
     report_json_num(j, "nic_bps", a->cluster.nic_bps);
     report_json_num(j, "disk_bps", a->cluster.disk_bps);
     report_json_close_object(j);
@@ -126,6 +127,7 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_num(j, "read_s", c->read_s);
     report_json_num(j, "peer_bps", c->peer_bps);
     report_json_num(j, "peer_s", c->peer_s);
+    report_json_num(j, "fault_bps", c->fault_bps);
     report_json_close_object(j);
 }
 

@@ -29,6 +29,10 @@ typedef struct sim_args {
 void sim_args_parse(int argc, char **argv, sim_args_t *a);
 void sim_args_free(sim_args_t *a);
 
+/* The loader's own cost per sample and per byte, measured by running it here (calibrate.c):
+ * @p c's sample_s and copy_bps replaced. 0, or -1 (said). Starts and ends MPI. */
+int sim_calibrate_loader(ingot_sim_costs_t *c);
+
 /* The table on stdout (unless the JSON goes there), and the JSON when asked. 0, or -1 when the
  * JSON file cannot be written (said). */
 int sim_output(const sim_args_t *a, const ingot_sim_costs_t *costs, const ingot_sim_result_t *r);

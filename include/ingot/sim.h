@@ -39,6 +39,8 @@ typedef struct ingot_sim_costs {
     double read_s;     /**< one local read's fixed cost */
     double peer_bps;   /**< a peer fetch within a node (shared memory) */
     double peer_s;     /**< one peer fetch's fixed cost */
+    double fault_bps;  /**< bytes/s one core maps in: a rank's first read of a mapped file's
+                            pages (INGOT_MAP_SHARDS) */
 } ingot_sim_costs_t;
 
 /** The store below the tiers. */
@@ -60,11 +62,13 @@ typedef struct ingot_sim_cluster {
     uint32_t        nodes;    /**< >= 1 */
     const uint32_t *ranks_of; /**< per node: its ranks (NULL: ranks_per_node each) */
     uint32_t        ranks_per_node;
-    uint32_t        cores;    /**< per node, >= 1 (ranks may outnumber them: they share) */
-    uint32_t        gpus;     /**< per node (0: none); with INGOT_GPU_SHARING=error, at most one
+    uint32_t        cores; /**< per node, >= 1 (ranks may outnumber them: they share) */
+    uint32_t        gpus;  /**< per node (0: none); with INGOT_GPU_SHARING=error, at most one
                                    rank per GPU, as the placement allows */
-    double          nic_bps;  /**< per node, each way (0: no limit) */
-    double          disk_bps; /**< per node's local disk (0: no limit) */
+    uint32_t bind_cores;   /**< cores each rank is bound to (mpirun --bind-to core: 1); 0: unbound,
+                              the node's ranks share its cores */
+    double   nic_bps;      /**< per node, each way (0: no limit) */
+    double   disk_bps;     /**< per node's local disk (0: no limit) */
 } ingot_sim_cluster_t;
 
 /** The job. */

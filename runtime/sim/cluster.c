@@ -30,6 +30,10 @@ ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "--cores is 0: a node without cores runs nothing");
     }
+    if (c->bind_cores > c->cores) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--bind %u is more than the node's --cores %u",
+                          c->bind_cores, c->cores);
+    }
     if (c->nic_bps < 0 || c->disk_bps < 0) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nic-bw %g or --disk-bw %g is negative",
                           c->nic_bps, c->disk_bps);

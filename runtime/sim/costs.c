@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -41,6 +42,7 @@ static const cost_field_t cost_fields[] = {
     COST(read_s, "s per read of a shard file"),
     COST(peer_bps, "bytes/s one rank fetches from a peer of its node"),
     COST(peer_s, "s per peer fetch"),
+    COST(fault_bps, "bytes/s one core maps in (a first read of mapped pages)"),
 };
 #define NCOSTS (sizeof(cost_fields) / sizeof(cost_fields[0]))
 
@@ -226,6 +228,28 @@ static void cal_text(uint8_t *a, size_t n)
     }
 }
 
+/* A first read of a mapped file's pages: a copy out of a fresh mapping each pass, less the copy. */
+static double cal_mapped(int fd, size_t size, uint8_t *b, double copy_bps)
+{
+    uint64_t t0 = ingot_time_ns(), t;
+    size_t bytes = 0;
+    do {
+        void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            return copy_bps; /* not measured: as a copy */
+        }
+        for (size_t off = 0; off + CAL_BYTES <= size; off += CAL_BYTES) {
+            memcpy(b, (uint8_t *)m + off, CAL_BYTES);
+        }
+        cal_sink += b[0];
+        munmap(m, size);
+        bytes += size;
+        t = ingot_time_ns();
+    } while ((double)(t - t0) / 1e9 < CAL_MIN_S);
+    double per_byte = (double)(t - t0) / 1e9 / (double)bytes - 1 / copy_bps;
+    return per_byte > 0 ? 1 / per_byte : 1e12;
+}
+
 /* Reads of a file this process writes (in the page cache: what a re-read epoch costs), in 1 MiB
  * reads for the rate and 4 KiB reads for the fixed cost. */
 static ingot_status_t cal_files(uint8_t *a, uint8_t *b, ingot_sim_costs_t *c)
@@ -250,6 +274,7 @@ static ingot_status_t cal_files(uint8_t *a, uint8_t *b, ingot_sim_costs_t *c)
         double small_bps = cal_rate(cal_pread, &small, a, b, 64 * 4096, 64 * 4096);
         double per_read = 4096.0 / small_bps - 4096.0 / c->read_bps;
         c->read_s = per_read > 0 ? per_read : 1e-7;
+        c->fault_bps = cal_mapped(fd, 8 * (size_t)CAL_BYTES, b, c->copy_bps);
     }
     close(fd);
     return st;

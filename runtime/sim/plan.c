@@ -210,6 +210,7 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
                  : lc->workers > 0 ? (uint32_t)lc->workers
                                    : (share > 0 ? share : 1);
     const ingot_storage_config_t *sc = tc.storage;
+    p->map_files = !remote && ingot_storage_map_shards(sc, (int)most, (int)c->cores);
     p->emulate = sc->emulate.bandwidth > 0 || sc->emulate.latency_ns > 0;
     p->emu_bw = (double)sc->emulate.bandwidth;
     p->emu_lat = (double)sc->emulate.latency_ns / 1e9;

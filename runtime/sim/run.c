@@ -21,19 +21,25 @@
 const char *const ingot_sim_bound_names[SIM_BOUNDS] = {"cpu",  "link",     "latency",    "nic",
                                                        "disk", "store-bw", "store-rate", "peer"};
 
-/* One node's step: what it asks of each resource, and its clocks. */
+/* One node's step: what it asks of the resources its ranks share. */
 typedef struct sim_node {
     double cpu_s; /* core-seconds of the loader's work */
     double store_bytes, store_reqs;
-    double nic_in, nic_out;       /* bytes over the NIC besides the store's */
-    double link_s, lat_s, peer_s; /* the slowest rank's */
-    double ready;                 /* when the loader had its last step ready */
-    double trainer;               /* when the trainer ended its last step */
-    double t_epoch, t_first; /* ingot-bench's clocks: the epoch's start, the first step's end */
-    double wall, stall, compute;
-    uint64_t steps;
-    uint64_t epoch_store; /* bytes this node read from the store this epoch */
+    double nic_in, nic_out; /* bytes over the NIC besides the store's */
+    uint64_t epoch_store;   /* bytes this node read from the store this epoch */
 } sim_node_t;
+
+/* One rank: its own share of a step (its link to storage, its requests in flight over its
+ * readers, its peer fetches), and its clocks, as ingot-bench's ranks each run on their own. */
+typedef struct sim_rank {
+    double own_s;
+    int own_bound;
+    double ready;            /* when its loader had its last step ready */
+    double trainer;          /* when its trainer released its last step */
+    double t_epoch, t_first; /* ingot-bench's clocks: the epoch's start, the first step's end */
+    double stall, compute;
+    uint64_t steps;
+} sim_rank_t;
 
 /* One rank's step. */
 typedef struct sim_rank_step {
@@ -47,9 +53,12 @@ typedef struct sim_run {
     const ingot_sim_costs_t *costs;
     sim_plan_t plan;
     sim_node_t *nodes;
-    double *done;   /* per node, a ring of depth + 1 trainer ends (the slots' release) */
-    uint64_t *ids;  /* a slice */
-    int32_t *homes; /* a slice's peer homes */
+    sim_rank_t *ranks;
+    double *done;       /* per rank, a ring of depth + 1 trainer ends (the slots' release) */
+    double touched;     /* of a rank's reads of files this epoch, the share its mappings hold */
+    double retry_lat_s; /* a GET's added wait for the retries of the ones answered badly */
+    uint64_t *ids;      /* a slice */
+    int32_t *homes;     /* a slice's peer homes */
     uint64_t bounds[SIM_BOUNDS];
     ingot_sim_result_t *res;
 } sim_run_t;
@@ -115,31 +124,48 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
     }
     rs.peer_reqs = distinct_homes(x->homes, nhomes);
     ep->samples += p->slice;
-    nd->cpu_s += (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
+    double cpu = (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
                  (p->zstd ? raw / c->decode_bps : 0) + p->slice * c->sample_s;
+    if (p->map_files) { /* the pages of files this rank maps in for the first time */
+        cpu += rs.store_bytes * (1 - x->touched) / c->fault_bps;
+    }
+    nd->cpu_s += cpu;
     nd->store_bytes += rs.store_bytes;
     nd->store_reqs += rs.store_reqs;
-    /* the rank's own path to storage: its emulated link, or its reads of files */
+    /* the rank's own path to storage: its emulated link, its reads of files, or its GETs */
     double readers = p->readers > 0 ? p->readers : 1;
-    double link = 0, lat = 0;
+    double t[SIM_BOUNDS] = {0};
     if (p->emulate) {
-        link = p->emu_bw > 0 ? rs.store_bytes / p->emu_bw : 0;
-        lat = rs.store_reqs * p->emu_lat / readers;
+        t[SIM_BOUND_LINK] = p->emu_bw > 0 ? rs.store_bytes / p->emu_bw : 0;
+        t[SIM_BOUND_LATENCY] = rs.store_reqs * p->emu_lat / readers;
     } else if (!x->store->remote) {
-        link = rs.store_bytes / c->read_bps;
-        lat = rs.store_reqs * c->read_s / readers;
+        t[SIM_BOUND_LINK] = rs.store_bytes / c->read_bps;
+        t[SIM_BOUND_LATENCY] = rs.store_reqs * c->read_s / readers;
+    } else {
+        t[SIM_BOUND_LATENCY] = rs.store_reqs * (x->store->latency_s + x->retry_lat_s) / readers;
     }
-    double peer = rs.peer_bytes / c->peer_bps + rs.peer_reqs * c->peer_s / readers;
-    nd->link_s = link > nd->link_s ? link : nd->link_s;
-    nd->lat_s = lat > nd->lat_s ? lat : nd->lat_s;
-    nd->peer_s = peer > nd->peer_s ? peer : nd->peer_s;
+    t[SIM_BOUND_PEER] = rs.peer_bytes / c->peer_bps + rs.peer_reqs * c->peer_s / readers;
+    /* a sample's fixed cost is the rank's own (one thread: it does not shrink with workers, as
+     * calibrated); a rank bound to cores does all its work on those alone */
+    t[SIM_BOUND_CPU] = p->slice * c->sample_s;
+    uint32_t bound = x->cluster->bind_cores;
+    if (bound > 0) {
+        double mine = cpu / (p->workers < bound ? p->workers : bound);
+        t[SIM_BOUND_CPU] = mine > t[SIM_BOUND_CPU] ? mine : t[SIM_BOUND_CPU];
+    }
+    sim_rank_t *rk = &x->ranks[r];
+    rk->own_bound = SIM_BOUND_LINK;
+    for (int k = 0; k < SIM_BOUNDS; k++) {
+        rk->own_bound = t[k] > t[rk->own_bound] ? k : rk->own_bound;
+    }
+    rk->own_s = t[rk->own_bound];
     return INGOT_OK;
 }
 
 /* The store's share of a step, over the cluster: its bandwidth and its request rate (SlowDown
  * beyond it, and the SlowDown and failures injected, each a retry after retry_s). */
 typedef struct sim_store_step {
-    double bw_s, rate_s, extra_lat_s;
+    double bw_s, rate_s;
 } sim_store_step_t;
 
 static sim_store_step_t step_store(sim_run_t *x, double bytes, double reqs, double other_s,
@@ -168,89 +194,84 @@ static sim_store_step_t step_store(sim_run_t *x, double bytes, double reqs, doub
         o.rate_s = all / cap;
     }
     ep->store_requests += (uint64_t)llround(all);
-    o.extra_lat_s = injected > 0 && reqs > 0 ? (injected / reqs) * st->retry_s : 0;
     return o;
 }
 
-/* Node @p n's ingest of this step: the slowest resource, and which it is. */
-static double node_ingest(sim_run_t *x, uint32_t n, const sim_store_step_t *ss, int *bound_p)
+/* What node @p n's shared resources need for this step (its cores, its NIC, its disk, the store),
+ * and which of them is the slowest. */
+static double node_shared(sim_run_t *x, uint32_t n, const sim_store_step_t *ss, int *bound_p)
 {
     const sim_plan_t *p = &x->plan;
     const ingot_sim_cluster_t *c = x->cluster;
     sim_node_t *nd = &x->nodes[n];
-    uint32_t ranks = sim_node_ranks(p, n);
-    double threads = (double)ranks * p->workers;
+    double threads = (double)sim_node_ranks(p, n) * p->workers;
     double cores = threads < c->cores ? threads : c->cores;
     double t[SIM_BOUNDS] = {0};
     t[SIM_BOUND_CPU] = nd->cpu_s / cores;
-    t[SIM_BOUND_LINK] = nd->link_s;
-    t[SIM_BOUND_PEER] = nd->peer_s;
-    double lat = nd->lat_s;
     double in = nd->nic_in;
     if (x->store->remote && nd->store_reqs > 0) {
         in += nd->store_bytes;
-        lat += nd->store_reqs * (x->store->latency_s + ss->extra_lat_s) /
-               ((double)ranks * p->readers);
         t[SIM_BOUND_STORE_BW] = ss->bw_s;
         t[SIM_BOUND_STORE_RATE] = ss->rate_s;
     } else if (!x->store->remote && c->disk_bps > 0 && !p->emulate) {
         t[SIM_BOUND_DISK] = nd->store_bytes / c->disk_bps; /* shards on the node's disk */
     }
-    t[SIM_BOUND_LATENCY] = lat;
     double wire = in > nd->nic_out ? in : nd->nic_out;
     t[SIM_BOUND_NIC] = c->nic_bps > 0 ? wire / c->nic_bps : 0;
-    int b = 0;
-    for (int k = 1; k < SIM_BOUNDS; k++) {
+    int b = SIM_BOUND_CPU;
+    for (int k = 0; k < SIM_BOUNDS; k++) {
         b = t[k] > t[b] ? k : b;
     }
     *bound_p = b;
     return t[b];
 }
 
-/* The node's clocks through one step: its loader may run depth steps ahead of its trainer (a
- * step's slot is free once the trainer released the step depth before it). */
-static void node_clock(sim_run_t *x, uint32_t n, uint64_t g, uint64_t epoch_step, double ingest)
+/* Rank @p r's clocks through global step @p g: its loader may run depth steps ahead of its
+ * trainer (a step's slot is free once the trainer released the step depth before it). */
+static void rank_clock(sim_run_t *x, uint32_t r, uint64_t g, uint64_t epoch_step, double ingest)
 {
     const ingot_sim_job_t *job = x->job;
-    sim_node_t *nd = &x->nodes[n];
+    sim_rank_t *rk = &x->ranks[r];
     uint32_t ring = job->depth + 1;
-    double *done = x->done + (size_t)n * ring;
+    double *done = x->done + (size_t)r * ring;
     double slot = g >= job->depth ? done[(g - job->depth) % ring] : 0;
-    double start = nd->ready > slot ? nd->ready : slot;
-    nd->ready = start + ingest;
-    double got = nd->ready > nd->trainer ? nd->ready : nd->trainer;
+    double start = rk->ready > slot ? rk->ready : slot;
+    rk->ready = start + ingest;
+    double got = rk->ready > rk->trainer ? rk->ready : rk->trainer;
     if (epoch_step == 0 && g > 0) {
-        nd->t_epoch = nd->trainer; /* ingot-bench: the epoch starts at the last release */
+        rk->t_epoch = rk->trainer; /* ingot-bench: the epoch starts at the last release */
     }
     if (g > 0) {
-        nd->stall += got - nd->trainer;
-        nd->compute += job->compute_s;
-        nd->steps++;
+        rk->stall += got - rk->trainer;
+        rk->compute += job->compute_s;
+        rk->steps++;
     }
-    nd->trainer = got + job->compute_s;
-    done[g % ring] = nd->trainer;
+    rk->trainer = got + job->compute_s;
+    done[g % ring] = rk->trainer;
     if (g == 0) {
-        nd->t_first = nd->trainer;
+        rk->t_first = rk->trainer;
     }
 }
 
-/* The epoch's figures, averaged over ranks as ingot-bench averages them (a node's ranks alike). */
+/* The epoch's figures, averaged over ranks as ingot-bench averages them. */
 static void epoch_close(sim_run_t *x, uint64_t e, ingot_sim_epoch_t *ep)
 {
     const sim_plan_t *p = &x->plan;
     double wall = 0, stall = 0, compute = 0, steps = 0;
+    for (uint32_t r = 0; r < p->world; r++) {
+        sim_rank_t *rk = &x->ranks[r];
+        wall += rk->trainer - (e == 0 ? rk->t_first : rk->t_epoch);
+        stall += rk->stall;
+        compute += rk->compute;
+        steps += (double)rk->steps;
+        rk->stall = rk->compute = 0;
+        rk->steps = 0;
+    }
     for (uint32_t n = 0; n < p->nodes; n++) {
         sim_node_t *nd = &x->nodes[n];
-        double w = nd->trainer - (e == 0 ? nd->t_first : nd->t_epoch);
-        double ranks = sim_node_ranks(p, n);
-        wall += w * ranks;
-        stall += nd->stall * ranks;
-        compute += nd->compute * ranks;
-        steps += (double)nd->steps * ranks;
         ep->node_store_max = nd->epoch_store > ep->node_store_max ? nd->epoch_store
                                                                   : ep->node_store_max;
-        nd->stall = nd->compute = 0;
-        nd->steps = nd->epoch_store = 0;
+        nd->epoch_store = 0;
     }
     ep->wall_s = wall / p->world;
     ep->stall_s = stall / p->world;
@@ -272,7 +293,6 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
     for (uint32_t n = 0; n < p->nodes; n++) {
         sim_node_t *nd = &x->nodes[n];
         nd->cpu_s = nd->store_bytes = nd->store_reqs = nd->nic_in = nd->nic_out = 0;
-        nd->link_s = nd->lat_s = nd->peer_s = 0;
     }
     for (uint32_t r = 0; r < p->world; r++) {
         INGOT_CHECK(step_rank(x, e, s, r, ep));
@@ -284,10 +304,15 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
         x->nodes[n].epoch_store += (uint64_t)x->nodes[n].store_bytes;
     }
     sim_store_step_t none = {0};
-    for (uint32_t n = 0; n < p->nodes && x->store->remote; n++) { /* the step without the rate */
-        int b;
-        double t = node_ingest(x, n, &none, &b);
-        other = t > other ? t : other;
+    if (x->store->remote) { /* the step's time without the store's limits, for its rate */
+        for (uint32_t n = 0; n < p->nodes; n++) {
+            int b;
+            double t = node_shared(x, n, &none, &b);
+            other = t > other ? t : other;
+        }
+        for (uint32_t r = 0; r < p->world; r++) {
+            other = x->ranks[r].own_s > other ? x->ranks[r].own_s : other;
+        }
     }
     sim_store_step_t ss = x->store->remote ? step_store(x, bytes, reqs, other, ep) : none;
     if (!x->store->remote) {
@@ -298,15 +323,29 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
     int slowest_bound = 0;
     for (uint32_t n = 0; n < p->nodes; n++) {
         int b;
-        double t = node_ingest(x, n, &ss, &b);
-        if (t > slowest) {
-            slowest = t;
-            slowest_bound = b;
+        double shared = node_shared(x, n, &ss, &b);
+        for (uint32_t r = p->node_first[n]; r < p->node_first[n + 1]; r++) {
+            const sim_rank_t *rk = &x->ranks[r];
+            double t = rk->own_s > shared ? rk->own_s : shared;
+            if (t > slowest) {
+                slowest = t;
+                slowest_bound = rk->own_s > shared ? rk->own_bound : b;
+            }
+            rank_clock(x, r, g, s, t);
         }
-        node_clock(x, n, g, s, t);
     }
     x->bounds[slowest_bound]++;
     return INGOT_OK;
+}
+
+/* Of what a rank reads from mapped files in epoch @p e, the share it mapped in an earlier epoch:
+ * each epoch deals every sample to one of the W ranks that read its part of the dataset, so a
+ * rank has read a given sample before with probability 1 - (1 - 1/W)^e (an expectation; pages
+ * two samples share are left out). */
+static double sim_touched(const sim_plan_t *p, uint64_t e)
+{
+    double w = p->order_nodes > 1 ? (double)p->world / p->order_nodes : (double)p->world;
+    return w <= 1 ? (e > 0 ? 1 : 0) : 1 - pow(1 - 1 / w, (double)e);
 }
 
 static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_sim_store_t *st,
@@ -323,7 +362,8 @@ static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_s
                           job->compute_s * 1e3, job->depth);
     }
     if (!(c->verify_bps > 0 && c->copy_bps > 0 && c->decode_bps > 0 && c->read_bps > 0 &&
-          c->peer_bps > 0 && c->sample_s >= 0 && c->read_s >= 0 && c->peer_s >= 0)) {
+          c->peer_bps > 0 && c->fault_bps > 0 && c->sample_s >= 0 && c->read_s >= 0 &&
+          c->peer_s >= 0)) {
         return ingot_fail(INGOT_ERR_INVALID_PARAM,
                           "ingot_sim_run: a cost is not a positive number");
     }
@@ -347,7 +387,10 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     INGOT_CHECK(ingot_sim_plan(job, cluster, store->remote, &x.plan));
     const sim_plan_t *p = &x.plan;
     x.nodes = ingot_calloc(p->nodes, sizeof(*x.nodes), "sim nodes");
-    x.done = ingot_calloc((size_t)p->nodes * (job->depth + 1), sizeof(double), "sim clocks");
+    x.ranks = ingot_calloc(p->world, sizeof(*x.ranks), "sim ranks");
+    x.done = ingot_calloc((size_t)p->world * (job->depth + 1), sizeof(double), "sim clocks");
+    double bad = store->slowdown + store->fail;
+    x.retry_lat_s = bad > 0 ? bad / (1 - bad) * store->retry_s : 0; /* per request, on average */
     x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
     x.homes = ingot_calloc(p->slice, sizeof(*x.homes), "sim slice");
     res->epochs = ingot_calloc(job->epochs, sizeof(*res->epochs), "sim epochs");
@@ -362,12 +405,14 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     res->cache_needed = p->cache_on ? p->place.needed : 0;
     res->cache_cached_bytes = p->cache_on ? p->place.cached_bytes : 0;
     for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
+        x.touched = sim_touched(p, e);
         for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
             st = sim_step(&x, e, s, &res->epochs[e]);
         }
         epoch_close(&x, e, &res->epochs[e]);
     }
     free(x.nodes);
+    free(x.ranks);
     free(x.done);
     free(x.ids);
     free(x.homes);

@@ -51,6 +51,7 @@ typedef struct sim_plan {
     ingot_cache_placement_t place;
     uint64_t cache_window; /* per rank */
     /* storage */
+    int map_files; /* shard files read out of mappings (INGOT_MAP_SHARDS) */
     int emulate;
     double emu_bw, emu_lat;
 } sim_plan_t;

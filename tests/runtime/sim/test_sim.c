@@ -24,7 +24,8 @@ static const ingot_sim_costs_t costs = {.verify_bps = 20e9,
                                         .read_bps = 10e9,
                                         .read_s = 1e-6,
                                         .peer_bps = 5e9,
-                                        .peer_s = 20e-6};
+                                        .peer_s = 20e-6,
+                                        .fault_bps = 4e9};
 
 /* The described dataset: sizes in range, tar layout, every row readable, shards filled. */
 static void case_tables(void)
