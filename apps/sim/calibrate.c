@@ -63,8 +63,8 @@ static ingot_status_t cal_pack(const char *dir, size_t size, uint64_t *n_p)
 
 /* Seconds per epoch of the loader over @p manifest, its first epoch left out (mean of the rest),
  * and its workers. */
-static ingot_status_t cal_epoch(ingot_ctx_h ctx, const char *manifest, double *s_p,
-                                double *first_p, uint32_t *workers_p)
+static ingot_status_t cal_epoch(ingot_ctx_h ctx, const char *manifest, double *s_p, double *first_p,
+                                uint32_t *workers_p)
 {
     ingot_loader_params_t p = {.field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST |
                                              INGOT_LOADER_PARAM_FIELD_BATCH |

@@ -75,6 +75,7 @@ static void json_epochs(report_json_t *j, const ingot_sim_result_t *r)
         report_json_num(j, "wall_s", x->wall_s);
         report_json_num(j, "stall_s", x->stall_s);
         report_json_u64(j, "store_requests", x->store_requests);
+        report_json_u64(j, "store_bytes", x->store_bytes);
         report_json_u64(j, "samples_read", x->samples);
         report_json_num(j, "store_gets_per_sample",
                         x->samples ? (double)x->store_requests / (double)x->samples : 0);

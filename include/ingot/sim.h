@@ -93,6 +93,7 @@ typedef struct ingot_sim_epoch {
     uint64_t    samples;
     uint64_t    bytes[INGOT_SIM_FROM]; /**< by tier, record bytes */
     uint64_t    bytes_cross;           /**< of the peer bytes, those that crossed nodes */
+    uint64_t    store_bytes;           /**< bytes the GETs moved (whole parts under a part cache) */
     uint64_t    store_requests;        /**< GETs sent to an object store, retries included */
     uint64_t    file_reads;            /**< reads of shard files (a store of files) */
     uint64_t    slowdowns;             /**< of which answered SlowDown */

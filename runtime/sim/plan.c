@@ -8,6 +8,8 @@
 #include "runtime/loader/loader_config.h"
 #include "runtime/loader/loader_impl.h"
 #include "source/disk/disk.h"
+#include "source/objstore/objstore_source.h"
+#include "client/objstore_config.h"
 #include "source/storage.h"
 #include "base/location.h"
 #include "base/log.h"
@@ -113,9 +115,12 @@ static ingot_status_t plan_order(const ingot_sim_job_t *job, sim_plan_t *p,
 /* Every sample's record and decoded bytes, read once from the manifest (the steps read arrays). */
 static ingot_status_t plan_samples(ingot_manifest_h m, sim_plan_t *p)
 {
-    p->record = ingot_calloc(p->samples ? p->samples : 1, sizeof(*p->record), "sim samples");
-    p->raw = ingot_calloc(p->samples ? p->samples : 1, sizeof(*p->raw), "sim samples");
-    if (p->record == NULL || p->raw == NULL) {
+    size_t n = p->samples ? p->samples : 1;
+    p->record = ingot_calloc(n, sizeof(*p->record), "sim samples");
+    p->raw = ingot_calloc(n, sizeof(*p->raw), "sim samples");
+    p->shard_of = ingot_calloc(n, sizeof(*p->shard_of), "sim samples");
+    p->offset = ingot_calloc(n, sizeof(*p->offset), "sim samples");
+    if (p->record == NULL || p->raw == NULL || p->shard_of == NULL || p->offset == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint64_t i = 0; i < p->samples; i++) {
@@ -130,6 +135,8 @@ static ingot_status_t plan_samples(ingot_manifest_h m, sim_plan_t *p)
         }
         p->record[i] = (uint32_t)si.length;
         p->raw[i] = (uint32_t)raw;
+        p->shard_of[i] = si.shard;
+        p->offset[i] = si.offset;
     }
     return INGOT_OK;
 }
@@ -139,9 +146,6 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
 {
     const ingot_cache_config_t *cc;
     INGOT_CHECK(ingot_cache_config(&cc));
-    if (cc->budget.bytes == 0) {
-        return INGOT_OK;
-    }
     uint64_t *windows = ingot_calloc(p->world, sizeof(*windows), "sim cache windows");
     if (windows == NULL) {
         return INGOT_ERR_NO_MEMORY;
@@ -155,7 +159,7 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
         uint64_t share = cc->budget.per_node ? sim_node_ranks(p, (uint32_t)p->node_of[r])
                                              : p->world;
         windows[r] = cc->budget.bytes / share;
-        if (windows[r] < batch_max) {
+        if (cc->budget.bytes > 0 && windows[r] < batch_max) {
             uint64_t w = windows[r];
             free(windows);
             return ingot_fail(INGOT_ERR_INVALID_PARAM,
@@ -177,8 +181,46 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
                                  .slice_of = p->slice_of};
     ingot_status_t st = ingot_cache_place(&in, &p->place);
     free(windows);
-    p->cache_on = st == INGOT_OK;
+    /* without the cache, the placement of empty windows still says what would hold it all */
+    p->cache_on = st == INGOT_OK && cc->budget.bytes > 0;
     return st;
+}
+
+/* The object store's part cache, as INGOT_S3_CACHE=auto makes it: under the locality order one
+ * per node, sized for the window, so each part its ranks read is fetched once per epoch; under
+ * the global order none (each sample its own ranged GET). Other settings are not simulated. */
+static ingot_status_t plan_parts(ingot_manifest_h m, int remote, sim_plan_t *p)
+{
+    const ingot_parts_config_t *pc;
+    const ingot_objstore_config_t *oc;
+    INGOT_CHECK(ingot_parts_config(&pc));
+    INGOT_CHECK(ingot_objstore_config(&oc));
+    if (!remote) {
+        return INGOT_OK;
+    }
+    if (!pc->budget.is_auto) {
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "INGOT_S3_CACHE=%s: only 'auto' is simulated (docs/sim.md)",
+                          pc->budget.given);
+    }
+    p->parts_on = p->mode == INGOT_ORDER_LOCALITY;
+    ingot_manifest_info_t mi;
+    INGOT_CHECK(ingot_manifest_query(m, &mi));
+    p->nshards = (uint32_t)mi.shard_count;
+    p->part_len = ingot_calloc(mi.shard_count + 1, sizeof(uint64_t), "sim parts");
+    p->part0 = ingot_calloc(mi.shard_count + 1, sizeof(uint64_t), "sim parts");
+    p->shard_size = ingot_calloc(mi.shard_count + 1, sizeof(uint64_t), "sim parts");
+    if (p->part_len == NULL || p->part0 == NULL || p->shard_size == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    for (uint32_t i = 0; i < mi.shard_count; i++) {
+        ingot_shard_info_t si;
+        INGOT_CHECK(ingot_manifest_shard_get(m, i, &si));
+        p->shard_size[i] = si.size;
+        p->part_len[i] = si.size > 0 ? ingot_objsrc_part_len(si.size, oc->part_size) : 1;
+        p->part0[i + 1] = p->part0[i] + (si.size + p->part_len[i] - 1) / p->part_len[i];
+    }
+    return INGOT_OK;
 }
 
 /* What the loader's defaults would be on a node of the cluster: readers as storage wants them,
@@ -237,6 +279,7 @@ ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluste
     st = st == INGOT_OK ? plan_threads(job, c, remote, p) : st;
     st = st == INGOT_OK ? plan_order(job, p, &mi) : st;
     st = st == INGOT_OK ? plan_samples(job->manifest, p) : st;
+    st = st == INGOT_OK ? plan_parts(job->manifest, remote, p) : st;
     st = st == INGOT_OK ? plan_cache(job, p) : st;
     if (st != INGOT_OK) {
         ingot_sim_plan_free(p);
@@ -254,5 +297,10 @@ void ingot_sim_plan_free(sim_plan_t *p)
     free(p->node_names);
     free(p->record);
     free(p->raw);
+    free(p->shard_of);
+    free(p->offset);
+    free(p->part_len);
+    free(p->part0);
+    free(p->shard_size);
     *p = (sim_plan_t){0};
 }

@@ -54,11 +54,13 @@ typedef struct sim_run {
     sim_plan_t plan;
     sim_node_t *nodes;
     sim_rank_t *ranks;
-    double *done;       /* per rank, a ring of depth + 1 trainer ends (the slots' release) */
-    double touched;     /* of a rank's reads of files this epoch, the share its mappings hold */
-    double retry_lat_s; /* a GET's added wait for the retries of the ones answered badly */
-    uint64_t *ids;      /* a slice */
-    int32_t *homes;     /* a slice's peer homes */
+    double *done;         /* per rank, a ring of depth + 1 trainer ends (the slots' release) */
+    double touched;       /* of a rank's reads of files this epoch, the share its mappings hold */
+    uint64_t *parts_seen; /* per node, a bit per part: fetched this epoch (the part cache) */
+    size_t part_words;    /* words of a node's bits */
+    double retry_lat_s;   /* a GET's added wait for the retries of the ones answered badly */
+    uint64_t *ids;        /* a slice */
+    int32_t *homes;       /* a slice's peer homes */
     uint64_t bounds[SIM_BOUNDS];
     ingot_sim_result_t *res;
 } sim_run_t;
@@ -82,6 +84,28 @@ static uint32_t distinct_homes(int32_t *homes, uint32_t n)
         d += homes[i] != homes[i - 1];
     }
     return d;
+}
+
+/* A sample read through the node's part cache: the parts it spans that the node has not fetched
+ * this epoch are fetched now, one GET each, by this rank (the cache is sized for the window, so
+ * a part fetched stays until its window is done: each leaves the store once per node and
+ * epoch). */
+static void sim_parts(sim_run_t *x, uint32_t n, uint64_t id, uint32_t len, sim_rank_step_t *rs)
+{
+    const sim_plan_t *p = &x->plan;
+    uint32_t sh = p->shard_of[id];
+    uint64_t pl = p->part_len[sh], off = p->offset[id];
+    uint64_t *seen = x->parts_seen + (size_t)n * x->part_words;
+    for (uint64_t k = off / pl; k <= (off + len - 1) / pl; k++) {
+        uint64_t g = p->part0[sh] + k;
+        if (seen[g / 64] >> (g % 64) & 1) {
+            continue;
+        }
+        seen[g / 64] |= UINT64_C(1) << (g % 64);
+        uint64_t end = (k + 1) * pl < p->shard_size[sh] ? (k + 1) * pl : p->shard_size[sh];
+        rs->store_bytes += (double)(end - k * pl);
+        rs->store_reqs += 1;
+    }
 }
 
 /* Rank @p r's slice of step @p s of epoch @p e: each sample to its tier. */
@@ -119,9 +143,14 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
             continue;
         }
         ep->bytes[INGOT_SIM_STORAGE] += len;
-        rs.store_bytes += len;
-        rs.store_reqs += 1;
+        if (p->parts_on) {
+            sim_parts(x, n, id, len, &rs);
+        } else {
+            rs.store_bytes += len;
+            rs.store_reqs += 1;
+        }
     }
+    ep->store_bytes += x->store->remote ? (uint64_t)rs.store_bytes : 0;
     rs.peer_reqs = distinct_homes(x->homes, nhomes);
     ep->samples += p->slice;
     double cpu = (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
@@ -389,6 +418,11 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     x.nodes = ingot_calloc(p->nodes, sizeof(*x.nodes), "sim nodes");
     x.ranks = ingot_calloc(p->world, sizeof(*x.ranks), "sim ranks");
     x.done = ingot_calloc((size_t)p->world * (job->depth + 1), sizeof(double), "sim clocks");
+    if (p->parts_on) {
+        x.part_words = (size_t)((p->part0[ingot_sim_nshards(p)] + 63) / 64);
+        x.parts_seen = ingot_calloc((size_t)p->nodes * x.part_words + 1, sizeof(uint64_t),
+                                    "sim parts");
+    }
     double bad = store->slowdown + store->fail;
     x.retry_lat_s = bad > 0 ? bad / (1 - bad) * store->retry_s : 0; /* per request, on average */
     x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
@@ -402,10 +436,13 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     for (uint64_t i = 0; i < p->samples; i++) {
         res->dataset_bytes += p->record[i];
     }
-    res->cache_needed = p->cache_on ? p->place.needed : 0;
+    res->cache_needed = p->place.needed;
     res->cache_cached_bytes = p->cache_on ? p->place.cached_bytes : 0;
     for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
         x.touched = sim_touched(p, e);
+        if (x.parts_seen != NULL) { /* a new epoch: every part is fetched again */
+            memset(x.parts_seen, 0, (size_t)p->nodes * x.part_words * sizeof(uint64_t));
+        }
         for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
             st = sim_step(&x, e, s, &res->epochs[e]);
         }
@@ -413,6 +450,7 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     }
     free(x.nodes);
     free(x.ranks);
+    free(x.parts_seen);
     free(x.done);
     free(x.ids);
     free(x.homes);

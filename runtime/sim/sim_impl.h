@@ -43,13 +43,22 @@ typedef struct sim_plan {
     uint32_t slice;
     uint32_t readers, workers;
     uint64_t samples;
-    uint32_t *record; /* per sample: its record's bytes (offset to the end of its data) */
-    uint8_t zstd;     /* some field is zstd-compressed: decoding costs */
-    uint32_t *raw;    /* per sample: its decoded bytes (NULL: the record's) */
+    uint32_t *record;   /* per sample: its record's bytes (offset to the end of its data) */
+    uint8_t zstd;       /* some field is zstd-compressed: decoding costs */
+    uint32_t *raw;      /* per sample: its decoded bytes (NULL: the record's) */
+    uint32_t *shard_of; /* per sample: its shard */
+    uint64_t *offset;   /* per sample: its record's offset in its shard */
     /* the peer cache */
     int cache_on;
     ingot_cache_placement_t place;
     uint64_t cache_window; /* per rank */
+    /* the object store's part cache a node's ranks share (INGOT_S3_CACHE=auto under the
+     * locality order): every shard cut as the source cuts it */
+    int parts_on;
+    uint64_t *part_len;   /* per shard */
+    uint64_t *part0;      /* per shard: its first part's global index; [nshards]: all parts */
+    uint64_t *shard_size; /* per shard */
+    uint32_t nshards;
     /* storage */
     int map_files; /* shard files read out of mappings (INGOT_MAP_SHARDS) */
     int emulate;
@@ -60,6 +69,11 @@ typedef struct sim_plan {
 ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster,
                               int remote, sim_plan_t *p);
 void ingot_sim_plan_free(sim_plan_t *p);
+static inline uint32_t ingot_sim_nshards(const sim_plan_t *p)
+{
+    return p->nshards;
+}
+
 /* Ranks of node @p n. */
 static inline uint32_t sim_node_ranks(const sim_plan_t *p, uint32_t n)
 {

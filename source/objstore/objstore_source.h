@@ -57,6 +57,10 @@ typedef struct ingot_objsrc_shape {
     double samples_mean; /**< samples per shard, on average */
 } ingot_objsrc_shape_t;
 
+/** The length of the parts a shard of @p size bytes is cut into: equal parts of at most
+ *  @p part_size and an eighth. Pure (a simulator cuts them alike). */
+uint64_t ingot_objsrc_part_len(uint64_t size, uint64_t part_size);
+
 /** The shape of @p manifest's shards in parts of @p part_size: INGOT_OK, or the manifest's error. */
 ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
                                   ingot_objsrc_shape_t *shape_p);

@@ -365,7 +365,7 @@ static const ingot_source_ops_t os_ops = {.submit = os_submit,
 
 /* The length of the parts of a shard of @p size: parts of up to an eighth over INGOT_S3_PART_SIZE,
  * all of one length but the last (no sliver of a part). */
-static uint64_t os_part_len(uint64_t size, uint64_t part_size)
+uint64_t ingot_objsrc_part_len(uint64_t size, uint64_t part_size)
 {
     uint64_t room = OS_PART_ROOM(part_size), n = (size + room - 1) / room;
     return n > 0 ? (size + n - 1) / n : part_size;
@@ -380,7 +380,8 @@ ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
     for (uint64_t i = 0; i < mi.shard_count; i++) {
         ingot_shard_info_t si;
         INGOT_CHECK(ingot_manifest_shard_get(manifest, i, &si));
-        uint64_t len = si.size > 0 ? os_part_len(si.size, part_size) : 0; /* empty: no part */
+        uint64_t len = si.size > 0 ? ingot_objsrc_part_len(si.size, part_size)
+                                   : 0; /* empty: no part */
         uint64_t parts = len > 0 ? (si.size + len - 1) / len : 1;
         sh.slot = len > sh.slot ? len : sh.slot;
         sh.largest = si.size > sh.largest ? si.size : sh.largest;
@@ -401,7 +402,8 @@ static ingot_status_t os_object(os_source_t *s, uint32_t i, char *url)
     INGOT_CHECK(ingot_objstore_object_create(s->client, url, &s->objects[i]));
     s->sizes[i] = si.size;
     s->etags[i] = ingot_manifest_shard_etag(s->manifest, i);
-    s->part_len[i] = os_part_len(si.size, s->part_size); /* an empty shard's: never used */
+    s->part_len[i] = ingot_objsrc_part_len(si.size,
+                                           s->part_size); /* an empty shard's: never used */
     if (si.size > 0 && s->part_len[i] > s->slot_room) {
         s->slot_room = s->part_len[i];
     }

@@ -30,7 +30,13 @@ CONFIGS = [
      []),
     ("emulated-4-compute", 4, {"INGOT_STORAGE_EMULATE": EMU}, ["--compute-ms", "10"]),
     ("files-4-compute", 4, {}, ["--compute-ms", "5"]),
+    # two emulated nodes of 2 ranks (tests/netns: network namespaces, tcp between them; root),
+    # the peer cache across them; the two share this machine's cores: 1 each in the simulation
+    ("nodes-2x2-cache", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_CACHE_BYTES": "110MiB"}, []),
+    ("nodes-2x2-dealt", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_ORDER": "window:4"},
+     ["--compute-ms", "10"]),
 ]
+NODES_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "netns", "nodes.sh")
 FIELDS = ("bytes_storage", "bytes_peer", "bytes_local")
 
 
@@ -77,16 +83,23 @@ def main():
             xs = []
             for k in extra:
                 xs += ["-x", k]
-            run(["mpirun", "-np", str(ranks), "--oversubscribe"] + xs +
-                [os.path.join(apps, "ingot-bench")] + common + ["--no-progress", "--json=" + out],
-                cenv)
+            bench = [os.path.join(apps, "ingot-bench")] + common + ["--no-progress",
+                                                                    "--json=" + out]
+            if name.startswith("nodes-"):
+                run([NODES_SH, os.path.join(work, "netns"), "2,2", "--", "bash", "-c",
+                     'exec mpirun $NODES_MPIRUN_ARGS -np %d %s "$@"' % (ranks, " ".join(xs)),
+                     "mpirun"] + bench, cenv)
+            else:
+                run(["mpirun", "-np", str(ranks), "--oversubscribe"] + xs + bench, cenv)
             reals.append(json.load(open(out))["epochs"])
         simf = os.path.join(work, name + "-sim.json")
-        run([os.path.join(apps, "ingot-sim")] + common +
-            ["--ranks-per-node", str(ranks), "--cores", str(a.cores), "--costs", costs,
+        cluster = (["--nodes", "2", "--ranks-per-node", "2", "--cores",
+                    str(max(1, a.cores // 2))] if name.startswith("nodes-") else
+                   ["--ranks-per-node", str(ranks), "--cores", str(a.cores)])
+        run([os.path.join(apps, "ingot-sim")] + common + cluster + ["--costs", costs,
              # Open MPI binds each rank to a core when there are at most 2, none when
              # oversubscribed
-             "--bind", "1" if ranks <= 2 else "0",
+             "--bind", "1" if ranks <= 2 or name.startswith("nodes-") else "0",
              "--json=" + simf], cenv)
         sim = json.load(open(simf))["epochs"]
         for e in range(3):

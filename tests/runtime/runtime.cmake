@@ -87,7 +87,8 @@ ingot_add_test(NAME runtime.sim.inputs LABELS unit COMMAND test_sim inputs
                ENV INGOT_GPU_SHARING=error)
 ingot_add_test(NAME runtime.sim.exact LABELS unit COMMAND test_sim exact
                ENV INGOT_CACHE_BYTES=32MiB)
-ingot_add_test(NAME runtime.sim.store LABELS unit COMMAND test_sim store
+ingot_add_test(NAME runtime.sim.store LABELS unit COMMAND test_sim store)
+ingot_add_test(NAME runtime.sim.parts LABELS unit COMMAND test_sim parts
                ENV INGOT_ORDER=window:4)
 # ingot-sim against ingot-bench on the same dataset and options, 4 ranks, peer cache on, under
 # the full order and the order dealt over 2 canonical nodes: the bytes of each tier per epoch equal.

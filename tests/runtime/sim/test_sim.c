@@ -2,10 +2,10 @@
  * ingot-sim's library (include/ingot/sim.h) without MPI: the described dataset's tables, the
  * cluster's and the cost file's bad inputs (each refused, naming what), and the exact parts of a
  * simulation: every sample of every step once, the bytes of each tier as the peer cache's
- * placement says, the dealt order reading each byte from the store once per node, a SlowDown
- * rate limit that raises the requests and the time.
+ * placement says, a SlowDown rate limit that raises the requests and the time, the dealt order
+ * reading each part of the store once per epoch through the node's part cache.
  *
- * Cases: `test_sim tables|inputs|costs|exact|store` (one process each: the INGOT_* variables
+ * Cases: `test_sim tables|inputs|costs|exact|store|parts` (one process each: the INGOT_* variables
  * are read once per process).
  */
 #include "runtime/sim/sim_impl.h"
@@ -199,8 +199,8 @@ static void case_exact(void)
            cached);
 }
 
-/* The store: the dealt order reads each byte from the store once per node of its canonical
- * nodes; a request-rate limit below the job's demand makes SlowDowns and time. */
+/* The store under the full order: a GET per sample read; a request-rate limit below the job's
+ * demand makes SlowDowns and time; SlowDowns injected make retries. */
 static void case_store(void)
 {
     ingot_manifest_h m;
@@ -216,14 +216,11 @@ static void case_store(void)
     ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
     ingot_sim_result_t r0, r1;
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r0));
-    /* INGOT_ORDER=window:4 (the environment) deals every step over the 4 nodes: each node reads
-     * a quarter of the epoch's bytes */
-    uint64_t per_node = r0.epochs[1].bytes[INGOT_SIM_STORAGE] / 4;
-    CHECK(r0.epochs[1].node_store_max == per_node);
     CHECK(r0.epochs[1].store_requests == 8192 && r0.epochs[1].slowdowns == 0);
-    st.rate = 1000; /* GET/s per prefix: far below 8 ranks x 16 samples per 1 ms step */
+    CHECK(r0.epochs[1].store_bytes == r0.epochs[1].bytes[INGOT_SIM_STORAGE]);
+    st.rate = 1000; /* GET/s per prefix: far below 8 ranks x 64 samples per 1 ms step */
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
-    CHECK(r1.epochs[1].slowdowns > 0);
+    CHECK(r1.epochs[1].slowdowns > 0 && r1.epochs[1].store_requests > 8192);
     CHECK(r1.epochs[1].wall_s > 4 * r0.epochs[1].wall_s);
     CHECK(strcmp(r1.epochs[1].bound, "store-rate") == 0);
     st.rate = 0;
@@ -231,11 +228,53 @@ static void case_store(void)
     ingot_sim_result_free(&r1);
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
     CHECK(r1.epochs[1].store_requests == 10240 && r1.epochs[1].slowdowns == 2048);
-    printf("store: a quarter of the bytes per node under the dealt order; %" PRIu64
+    CHECK(r1.epochs[1].wall_s > r0.epochs[1].wall_s);
+    printf("store: a GET a sample; the rate limit bounds the steps; %" PRIu64
            " SlowDowns at 20%%\n",
            r1.epochs[1].slowdowns);
     ingot_sim_result_free(&r0);
     ingot_sim_result_free(&r1);
+    ingot_manifest_close(m);
+}
+
+/* The order dealt over 4 nodes (INGOT_ORDER=window:4 in the environment) over an object store:
+ * each node reads its quarter through the part cache its ranks share, each part once per epoch:
+ * about the shards' bytes leave the store per epoch, in a GET per part. */
+static void case_parts(void)
+{
+    ingot_manifest_h m;
+    CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &m));
+    ingot_manifest_info_t mi;
+    CHECK_OK(ingot_manifest_query(m, &mi));
+    uint64_t shards = 0;
+    for (uint32_t i = 0; i < mi.shard_count; i++) {
+        ingot_shard_info_t si;
+        CHECK_OK(ingot_manifest_shard_get(m, i, &si));
+        shards += si.size;
+    }
+    ingot_sim_job_t job = {.manifest = m,
+                           .global_batch = 512,
+                           .epochs = 2,
+                           .seed = 3,
+                           .depth = 2,
+                           .compute_s = 0.001,
+                           .verify = 1};
+    ingot_sim_cluster_t c = {.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
+    ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
+    ingot_sim_result_t r;
+    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r));
+    for (int e = 0; e < 2; e++) {
+        const ingot_sim_epoch_t *x = &r.epochs[e];
+        /* every shard's bytes once, give or take the shards cut between two nodes' runs */
+        CHECK(x->store_bytes >= x->bytes[INGOT_SIM_STORAGE]);
+        CHECK(x->store_bytes <= shards + 4 * (9u << 20));
+        CHECK(x->store_requests <= mi.shard_count + 8 && x->store_requests >= mi.shard_count);
+        CHECK(x->node_store_max <= x->store_bytes / 4 + (9u << 20) * 2);
+    }
+    printf("parts: %" PRIu64 " GETs for %" PRIu64 " shards, %.3f of the shards' bytes\n",
+           r.epochs[1].store_requests, mi.shard_count,
+           (double)r.epochs[1].store_bytes / (double)shards);
+    ingot_sim_result_free(&r);
     ingot_manifest_close(m);
 }
 
@@ -252,8 +291,10 @@ int main(int argc, char **argv)
         case_exact();
     } else if (!strcmp(c, "store")) {
         case_store();
+    } else if (!strcmp(c, "parts")) {
+        case_parts();
     } else {
-        fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store\n");
+        fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store|parts\n");
         return 2;
     }
     return 0;
