@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +75,13 @@ static int sim_costs(const sim_args_t *a, ingot_sim_costs_t *c)
     if (rc == 0) {
         rc = ingot_sim_costs_read(path, c) == INGOT_OK ? 0 : 1;
     }
+    if (rc == 0 && a->manifest != NULL && strstr(a->manifest, "://") != NULL) {
+        /* a manifest in a bucket: its store's GETs measured here too */
+        rc = ingot_sim_calibrate_store(a->manifest, c) == INGOT_OK &&
+                     ingot_sim_costs_write(path, c) == INGOT_OK
+                 ? 0
+                 : 1;
+    }
     if (path == tmp) {
         unlink(tmp);
     } else if (rc == 0) {
@@ -101,9 +109,23 @@ int main(int argc, char **argv)
     ingot_sim_costs_t costs;
     ingot_manifest_h m = NULL;
     int rc = sim_costs(&a, &costs);
-    if (rc != 0 || (a.manifest == NULL && a.samples == 0)) {
+    if (rc != 0 || a.calibrate != NULL) {
         sim_args_free(&a);
-        return rc; /* --calibrate alone, or costs that cannot be read (said) */
+        return rc; /* --calibrate (its manifest's store measured too), or costs that cannot be
+                      read (said) */
+    }
+    /* the store's figures not given: as measured against it, else the defaults */
+    if (!a.lat_given && costs.get_s > 0) {
+        a.store.latency_s = costs.get_s;
+    }
+    if (!a.conn_given && costs.get_bps > 0) {
+        a.store.conn_bps = costs.get_bps;
+    }
+    if (!a.bw_given && costs.store_bps > 0) {
+        a.store.bw = costs.store_bps;
+    }
+    if (!a.gets_given && costs.get_rate > 0) {
+        a.store.gets_per_s = costs.get_rate;
     }
     rc = ingot_sim_cluster_check(&a.cluster) == INGOT_OK ? sim_dataset(&a, &m) : 1;
     a.job.manifest = m;

@@ -38,6 +38,8 @@ enum {
     O_RETRY,
     O_GPUS,
     O_BIND,
+    O_CONN_BW,
+    O_GETS,
     O_COSTS,
     O_CALIBRATE,
     O_JSON,
@@ -52,7 +54,7 @@ static const struct option sim_options[] = {
     {"readers", 1, 0, O_READERS}, {"workers", 1, 0, O_WORKERS}, {"verify", 1, 0, O_VERIFY},
     {"compute-ms", 1, 0, O_COMPUTE}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
     {"node-ranks", 1, 0, O_NODE_RANKS}, {"cores", 1, 0, O_CORES}, {"gpus", 1, 0, O_GPUS}, {"bind", 1, 0, O_BIND}, {"nic-bw", 1, 0, O_NIC},
-    {"disk-bw", 1, 0, O_DISK}, {"store", 1, 0, O_STORE}, {"store-bw", 1, 0, O_STORE_BW},
+    {"disk-bw", 1, 0, O_DISK}, {"store", 1, 0, O_STORE}, {"store-bw", 1, 0, O_STORE_BW}, {"store-get-bw", 1, 0, O_CONN_BW}, {"store-gets", 1, 0, O_GETS},
     {"store-latency-ms", 1, 0, O_STORE_LAT}, {"store-rate", 1, 0, O_STORE_RATE},
     {"store-prefixes", 1, 0, O_PREFIXES}, {"store-slowdown", 1, 0, O_SLOWDOWN},
     {"store-fail", 1, 0, O_FAIL}, {"store-retry-ms", 1, 0, O_RETRY}, {"costs", 1, 0, O_COSTS},
@@ -65,7 +67,8 @@ static void usage(FILE *out)
     fprintf(
         out,
         "usage: ingot-sim (--manifest FILE | --samples N [--sample-size SIZE]) [options]\n"
-        "       ingot-sim --calibrate FILE     measure this machine's stage costs into FILE\n"
+        "       ingot-sim --calibrate FILE [--manifest s3://...]   measure this machine's stage\n"
+        "                       costs (and the bucket's GETs) into FILE, and exit\n"
         "A job of ingot-bench's options on a cluster of many nodes, simulated in one process by\n"
         "the job's own planning code (docs/sim.md). The tiers and the order come from the\n"
         "INGOT_* variables, as in a job (INGOT_ORDER, INGOT_CACHE_BYTES, INGOT_STORAGE_EMULATE).\n"
@@ -89,13 +92,16 @@ static void usage(FILE *out)
         "  --disk-bw RATE       bytes/s of a node's disk, for shards on it (default: none)\n"
         "The store:\n"
         "  --store files|remote files on each node (default), or an object store over the NIC\n"
-        "  --store-bw RATE      bytes/s the whole store serves (default: no limit)\n"
-        "  --store-latency-ms MS   time to first byte of a GET (default 20)\n"
+        "  --store-bw RATE      bytes/s the whole store serves (default: measured, else none)\n"
+        "  --store-get-bw RATE  bytes/s of one GET (default: measured, else no limit)\n"
+        "  --store-gets N       GET/s the store serves in all (default: measured, else none)\n"
+        "  --store-latency-ms MS   a GET's latency (default: measured, else 20)\n"
         "  --store-rate N       GET/s per prefix before SlowDown (default 0: none; S3: 5500)\n"
         "  --store-prefixes N (1)  --store-slowdown F, --store-fail F (fractions answered badly)\n"
         "  --store-retry-ms MS  the wait before a retry (default 100)\n"
         "Costs:\n"
-        "  --costs FILE         stage costs (else measured here first, briefly)\n"
+        "  --costs FILE         stage costs (else measured here first, briefly; with a\n"
+        "                       manifest in a bucket, the store's GETs measured too)\n"
         "Output:\n"
         "  --json[=FILE]        ingot-bench's JSON schema on stdout or in FILE\n"
         "  --max-s S            refuse a simulation estimated to take longer (default 600)\n"
@@ -179,8 +185,22 @@ static int parse_cluster(int o, sim_args_t *a)
         s->remote = arg[0] == 'r';
         a->store_given = 1;
         break;
-    case O_STORE_BW: s->bw = (double)cli_size("--store-bw", arg); break;
-    case O_STORE_LAT: s->latency_s = cli_real("--store-latency-ms", arg, 0, 1e7) / 1e3; break;
+    case O_STORE_BW:
+        s->bw = (double)cli_size("--store-bw", arg);
+        a->bw_given = 1;
+        break;
+    case O_GETS:
+        s->gets_per_s = cli_real("--store-gets", arg, 0, 1e12);
+        a->gets_given = 1;
+        break;
+    case O_CONN_BW:
+        s->conn_bps = (double)cli_size("--store-get-bw", arg);
+        a->conn_given = 1;
+        break;
+    case O_STORE_LAT:
+        s->latency_s = cli_real("--store-latency-ms", arg, 0, 1e7) / 1e3;
+        a->lat_given = 1;
+        break;
     case O_STORE_RATE: s->rate = cli_real("--store-rate", arg, 0, 1e12); break;
     case O_PREFIXES: s->prefixes = (uint32_t)cli_u64("--store-prefixes", arg, 1, 1u << 30); break;
     case O_SLOWDOWN: s->slowdown = cli_real("--store-slowdown", arg, 0, 0.9); break;

@@ -75,6 +75,7 @@ static void json_epochs(report_json_t *j, const ingot_sim_result_t *r)
         report_json_num(j, "wall_s", x->wall_s);
         report_json_num(j, "stall_s", x->stall_s);
         report_json_u64(j, "store_requests", x->store_requests);
+        report_json_u64(j, "store_retries", x->store_retries);
         report_json_u64(j, "store_bytes", x->store_bytes);
         report_json_u64(j, "samples_read", x->samples);
         report_json_num(j, "store_gets_per_sample",
@@ -114,6 +115,8 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_str(j, "kind", a->store.remote ? "remote" : "files");
     report_json_num(j, "bw", a->store.bw);
     report_json_num(j, "latency_s", a->store.latency_s);
+    report_json_num(j, "get_bps", a->store.conn_bps);
+    report_json_num(j, "gets_per_s", a->store.gets_per_s);
     report_json_num(j, "rate_per_prefix", a->store.rate);
     report_json_u64(j, "prefixes", a->store.prefixes);
     report_json_num(j, "slowdown", a->store.slowdown);
@@ -129,6 +132,10 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_num(j, "peer_bps", c->peer_bps);
     report_json_num(j, "peer_s", c->peer_s);
     report_json_num(j, "fault_bps", c->fault_bps);
+    report_json_num(j, "get_s", c->get_s);
+    report_json_num(j, "get_bps", c->get_bps);
+    report_json_num(j, "store_bps", c->store_bps);
+    report_json_num(j, "get_rate", c->get_rate);
     report_json_close_object(j);
 }
 

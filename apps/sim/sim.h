@@ -18,11 +18,12 @@ typedef struct sim_args {
     ingot_sim_cluster_t cluster;
     uint32_t *node_ranks; /* --node-ranks (malloc'd), or NULL */
     ingot_sim_store_t store;
-    int store_given;       /* --store said files or remote */
-    const char *costs;     /* --costs FILE */
-    const char *calibrate; /* --calibrate FILE */
-    const char *json;      /* --json[=FILE]: "-" stdout */
-    double max_s;          /* --max-s: refuse a simulation estimated longer */
+    int store_given;                                 /* --store said files or remote */
+    int lat_given, bw_given, conn_given, gets_given; /* the store's figures given (else measured) */
+    const char *costs;                               /* --costs FILE */
+    const char *calibrate;                           /* --calibrate FILE */
+    const char *json;                                /* --json[=FILE]: "-" stdout */
+    double max_s; /* --max-s: refuse a simulation estimated longer */
 } sim_args_t;
 
 /* Parse argv; exits APP_EXIT_USAGE naming a bad option. */

@@ -41,20 +41,26 @@ typedef struct ingot_sim_costs {
     double peer_s;     /**< one peer fetch's fixed cost */
     double fault_bps;  /**< bytes/s one core maps in: a rank's first read of a mapped file's
                             pages (INGOT_MAP_SHARDS) */
+    /* The object store, measured against an endpoint (ingot_sim_calibrate_store()); 0: not
+     * measured, the store's figures come from ingot_sim_store_t alone. */
+    double get_s;     /**< a GET's time to its last byte, less its bytes: its latency */
+    double get_bps;   /**< the bytes/s of one GET */
+    double store_bps; /**< the bytes/s of 16 GETs of a part in flight together */
+    double get_rate;  /**< GET/s of 16 GETs of 128 KiB in flight together */
 } ingot_sim_costs_t;
 
 /** The store below the tiers. */
 typedef struct ingot_sim_store {
-    int      remote;         /**< 1: an object store (GETs over each node's NIC); 0: files */
-    double   bw;             /**< bytes/s the whole store serves (0: no limit) */
-    double   latency_s;      /**< a request's time to first byte */
-    double   rank_bw;        /**< bytes/s per rank (INGOT_STORAGE_EMULATE bw; 0: none) */
-    double   rank_latency_s; /**< per request per rank (INGOT_STORAGE_EMULATE lat) */
-    double   rate;           /**< requests/s per prefix before SlowDown (0: no limit) */
-    uint32_t prefixes;       /**< prefixes the shards spread over (>= 1) */
-    double   slowdown;       /**< fraction of requests answered SlowDown (503), retried */
-    double   fail;           /**< fraction of requests that fail otherwise, retried */
-    double   retry_s;        /**< the wait before a retry */
+    int      remote;     /**< 1: an object store (GETs over each node's NIC); 0: files */
+    double   bw;         /**< bytes/s the whole store serves (0: no limit) */
+    double   latency_s;  /**< a request's time to first byte */
+    double   conn_bps;   /**< bytes/s of one GET (0: no limit) */
+    double   gets_per_s; /**< GETs/s the store serves in all, queued beyond (0: no limit) */
+    double   rate;       /**< requests/s per prefix before SlowDown (0: no limit) */
+    uint32_t prefixes;   /**< prefixes the shards spread over (>= 1) */
+    double   slowdown;   /**< fraction of requests answered SlowDown (503), retried */
+    double   fail;       /**< fraction of requests that fail otherwise, retried */
+    double   retry_s;    /**< the wait before a retry */
 } ingot_sim_store_t;
 
 /** The nodes. */
@@ -94,7 +100,8 @@ typedef struct ingot_sim_epoch {
     uint64_t    bytes[INGOT_SIM_FROM]; /**< by tier, record bytes */
     uint64_t    bytes_cross;           /**< of the peer bytes, those that crossed nodes */
     uint64_t    store_bytes;           /**< bytes the GETs moved (whole parts under a part cache) */
-    uint64_t    store_requests;        /**< GETs sent to an object store, retries included */
+    uint64_t    store_requests;        /**< requests to an object store (GETs), retries apart */
+    uint64_t    store_retries;         /**< of them, asked again (SlowDown, failures) */
     uint64_t    file_reads;            /**< reads of shard files (a store of files) */
     uint64_t    slowdowns;             /**< of which answered SlowDown */
     uint64_t    node_store_max;        /**< the most bytes one node read from the store */
@@ -127,6 +134,15 @@ INGOT_API ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_si
 
 /** @brief Costs measured on this machine by a brief run of the real code (a few seconds). */
 INGOT_API ingot_status_t ingot_sim_calibrate(ingot_sim_costs_t *costs_p);
+
+/**
+ * @brief Measure the object store a manifest at @p url (s3:// or http(s)://) lives in, with the
+ *        client a loader uses: 16 GETs of 4 KiB one after another (the latency), 4 of a part
+ *        (one GET's bandwidth) and 16 parts at once (the store's), of the manifest's first
+ *        shard, into @p costs' get_s, get_bps and store_bps.
+ * @return INGOT_OK; the manifest's and the store's errors (logged, naming the URL).
+ */
+INGOT_API ingot_status_t ingot_sim_calibrate_store(const char *url, ingot_sim_costs_t *costs);
 
 /** @brief Write @p costs to @p path (INGOT_SIM_COSTS_VERSION, one "stage value" per line). */
 INGOT_API ingot_status_t ingot_sim_costs_write(const char *path, const ingot_sim_costs_t *costs);

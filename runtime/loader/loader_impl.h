@@ -26,7 +26,20 @@
 
 #define LOADER_RUN_SAMPLES_MAX 256        /* samples per coalesced request (iovec bound) */
 #define LOADER_RUN_BYTES       (4u << 20) /* coalesce up to this many bytes per request */
-#define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
+
+/* Whether a sample at @p offset of @p length bytes in @p shard joins the run [@p run_offset,
+ * +@p run_length) of @p run_count samples of @p run_shard, samples sorted by location: one storage
+ * request (the planner's rule, and ingot-sim's). */
+static inline int ingot_loader_run_joins(uint32_t run_shard, uint64_t run_offset,
+                                         uint64_t run_length, uint32_t run_count, uint32_t shard,
+                                         uint64_t offset, uint64_t length, uint64_t gap_max)
+{
+    uint64_t end = offset + length;
+    return run_shard == shard && offset >= run_offset + run_length &&
+           offset - (run_offset + run_length) <= gap_max && run_count < LOADER_RUN_SAMPLES_MAX &&
+           end - run_offset <= LOADER_RUN_BYTES;
+}
+#define LOADER_REQS_PER_READER 2 /* requests per reader: one may sit in quarantine */
 
 typedef enum loader_slot_state {
     SLOT_FREE,

@@ -66,10 +66,9 @@ static void plan_runs(ingot_loader_h l, loader_slot_t *slot, uint32_t from)
         const ingot_sample_info_t *s = &slot->info[slot->sorted[k]];
         int scatter = slot->scatter[slot->sorted[k]];
         uint64_t end = s->offset + s->length;
-        if (run != NULL && run->shard == s->shard && run->scatter == scatter &&
-            s->offset >= run->offset + run->length &&
-            s->offset - (run->offset + run->length) <= gap_max &&
-            run->count < LOADER_RUN_SAMPLES_MAX && end - run->offset <= LOADER_RUN_BYTES) {
+        if (run != NULL && run->scatter == scatter &&
+            ingot_loader_run_joins(run->shard, run->offset, run->length, run->count, s->shard,
+                                   s->offset, s->length, gap_max)) {
             run->length = end - run->offset;
             run->count++;
             continue;

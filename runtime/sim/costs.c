@@ -43,6 +43,10 @@ static const cost_field_t cost_fields[] = {
     COST(peer_bps, "bytes/s one rank fetches from a peer of its node"),
     COST(peer_s, "s per peer fetch"),
     COST(fault_bps, "bytes/s one core maps in (a first read of mapped pages)"),
+    COST(get_s, "s of a GET's latency (0: not measured)"),
+    COST(get_bps, "bytes/s of one GET (0: not measured)"),
+    COST(store_bps, "bytes/s of 16 GETs of a part at once (0: not measured)"),
+    COST(get_rate, "GET/s of 16 GETs of 128 KiB at once (0: not measured)"),
 };
 #define NCOSTS (sizeof(cost_fields) / sizeof(cost_fields[0]))
 
@@ -104,7 +108,9 @@ static ingot_status_t costs_line(const char *path, unsigned lineno, char *line, 
         if (strcmp(key, cost_fields[i].name) != 0) {
             continue;
         }
-        int rate = strstr(key, "_bps") != NULL; /* a rate must be > 0, a fixed cost >= 0 */
+        /* a rate must be > 0, a fixed cost >= 0; the store's may be 0 (not measured) */
+        int rate = (strstr(key, "_bps") != NULL || strstr(key, "_rate") != NULL) &&
+                   strncmp(key, "get_", 4) != 0 && strncmp(key, "store_", 6) != 0;
         if (n != 2 || !(rate ? v > 0 : v >= 0) || v > 1e300) {
             return ingot_fail(INGOT_ERR_FORMAT, "%s:%u: stage '%s': not a positive number", path,
                               lineno, key);

@@ -189,7 +189,7 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
 /* The object store's part cache, as INGOT_S3_CACHE=auto makes it: under the locality order one
  * per node, sized for the window, so each part its ranks read is fetched once per epoch; under
  * the global order none (each sample its own ranged GET). Other settings are not simulated. */
-static ingot_status_t plan_parts(ingot_manifest_h m, int remote, sim_plan_t *p)
+static ingot_status_t plan_parts(ingot_manifest_h m, int remote, uint32_t depth, sim_plan_t *p)
 {
     const ingot_parts_config_t *pc;
     const ingot_objstore_config_t *oc;
@@ -206,6 +206,22 @@ static ingot_status_t plan_parts(ingot_manifest_h m, int remote, sim_plan_t *p)
     p->parts_on = p->mode == INGOT_ORDER_LOCALITY;
     ingot_manifest_info_t mi;
     INGOT_CHECK(ingot_manifest_query(m, &mi));
+    if (p->parts_on) { /* its room, as the source sizes it for a job of this plan */
+        ingot_tier_config_t tc;
+        INGOT_CHECK(ingot_tier_config(&tc));
+        ingot_node_info_t node = {.node_count = (int)p->nodes};
+        ingot_tier_plan_t tp = {.node = &node,
+                                .cfg = &tc,
+                                .manifest = m,
+                                .order_mode = p->mode,
+                                .order_window = p->window,
+                                .order_nodes = p->order_nodes,
+                                .global_batch = p->global_batch,
+                                .depth = depth};
+        ingot_objsrc_shape_t sh;
+        int shared;
+        INGOT_CHECK(ingot_objsrc_cache_bytes(&tp, &sh, &p->parts_bytes, &shared));
+    }
     p->nshards = (uint32_t)mi.shard_count;
     p->part_len = ingot_calloc(mi.shard_count + 1, sizeof(uint64_t), "sim parts");
     p->part0 = ingot_calloc(mi.shard_count + 1, sizeof(uint64_t), "sim parts");
@@ -239,6 +255,7 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
         INGOT_CHECK(ingot_location_parse("s3://sim/manifest.ingot", 0, &bucket));
         loc = &bucket;
     }
+    p->coalesce_gap = lc->coalesce_gap;
     p->readers = job->readers      ? job->readers
                  : lc->readers > 0 ? (uint32_t)lc->readers
                                    : ingot_storage_readers(&tc, loc, p->mode);
@@ -279,7 +296,7 @@ ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluste
     st = st == INGOT_OK ? plan_threads(job, c, remote, p) : st;
     st = st == INGOT_OK ? plan_order(job, p, &mi) : st;
     st = st == INGOT_OK ? plan_samples(job->manifest, p) : st;
-    st = st == INGOT_OK ? plan_parts(job->manifest, remote, p) : st;
+    st = st == INGOT_OK ? plan_parts(job->manifest, remote, job->depth, p) : st;
     st = st == INGOT_OK ? plan_cache(job, p) : st;
     if (st != INGOT_OK) {
         ingot_sim_plan_free(p);

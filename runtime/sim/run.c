@@ -9,6 +9,8 @@
  * no all-reduce between them). Costs per core come from ingot_sim_costs_t.
  */
 #include "runtime/sim/sim_impl.h"
+#include "runtime/loader/loader_impl.h"
+#include "client/objstore_config.h"
 #include "base/time.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -41,6 +43,13 @@ typedef struct sim_rank {
     uint64_t steps;
 } sim_rank_t;
 
+/* A sample read from storage (its shard, its record's offset and bytes). */
+typedef struct sim_read {
+    uint32_t shard;
+    uint32_t length;
+    uint64_t offset;
+} sim_read_t;
+
 /* One rank's step. */
 typedef struct sim_rank_step {
     double store_bytes, store_reqs, peer_bytes, peer_reqs;
@@ -59,8 +68,10 @@ typedef struct sim_run {
     uint64_t *parts_seen; /* per node, a bit per part: fetched this epoch (the part cache) */
     size_t part_words;    /* words of a node's bits */
     double retry_lat_s;   /* a GET's added wait for the retries of the ones answered badly */
+    double gets_window;   /* GETs a rank's client keeps in flight (its throttle's window) */
     uint64_t *ids;        /* a slice */
     int32_t *homes;       /* a slice's peer homes */
+    sim_read_t *runs;     /* a slice's reads from storage */
     uint64_t bounds[SIM_BOUNDS];
     ingot_sim_result_t *res;
 } sim_run_t;
@@ -86,10 +97,47 @@ static uint32_t distinct_homes(int32_t *homes, uint32_t n)
     return d;
 }
 
-/* A sample read through the node's part cache: the parts it spans that the node has not fetched
- * this epoch are fetched now, one GET each, by this rank (the cache is sized for the window, so
- * a part fetched stays until its window is done: each leaves the store once per node and
- * epoch). */
+static int cmp_read(const void *a, const void *b)
+{
+    const sim_read_t *x = a, *y = b;
+    if (x->shard != y->shard) {
+        return x->shard < y->shard ? -1 : 1;
+    }
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* A rank's reads from storage in a step, as its planner makes them: sorted by location, the
+ * samples close enough joined into one request (ingot_loader_run_joins), whose bytes are read
+ * gaps included. */
+static void sim_requests(sim_run_t *x, uint32_t n, sim_rank_step_t *rs)
+{
+    qsort(x->runs, n, sizeof(*x->runs), cmp_read);
+    const sim_read_t *run = &x->runs[0];
+    uint64_t run_len = run->length;
+    uint32_t run_count = 1;
+    for (uint32_t k = 1; k <= n; k++) {
+        const sim_read_t *r = k < n ? &x->runs[k] : NULL;
+        if (r != NULL &&
+            ingot_loader_run_joins(run->shard, run->offset, run_len, run_count, r->shard, r->offset,
+                                   r->length, x->plan.coalesce_gap)) {
+            run_len = r->offset + r->length - run->offset;
+            run_count++;
+            continue;
+        }
+        rs->store_bytes += (double)run_len;
+        rs->store_reqs += 1;
+        if (r != NULL) {
+            run = r;
+            run_len = r->length;
+            run_count = 1;
+        }
+    }
+}
+
+/* A sample read through the node's part cache: the parts it spans that the node does not hold
+ * are fetched now, one GET each, by this rank. The cache is sized for the window, so a part
+ * fetched stays until its window is done (each leaves the store once per node and epoch); at an
+ * epoch's end the parts fetched stay for the next one when they all fit in its room. */
 static void sim_parts(sim_run_t *x, uint32_t n, uint64_t id, uint32_t len, sim_rank_step_t *rs)
 {
     const sim_plan_t *p = &x->plan;
@@ -118,7 +166,7 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
     sim_node_t *nd = &x->nodes[n];
     INGOT_CHECK(ingot_order_slice(p->order, e, s, p->slice_of[r], p->world, x->ids, p->slice));
     sim_rank_step_t rs = {0};
-    uint32_t nhomes = 0;
+    uint32_t nhomes = 0, nruns = 0;
     double stored = 0, raw = 0;
     for (uint32_t k = 0; k < p->slice; k++) {
         uint64_t id = x->ids[k];
@@ -146,9 +194,12 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
         if (p->parts_on) {
             sim_parts(x, n, id, len, &rs);
         } else {
-            rs.store_bytes += len;
-            rs.store_reqs += 1;
+            x->runs[nruns++] = (sim_read_t){
+                .shard = p->shard_of[id], .offset = p->offset[id], .length = len};
         }
+    }
+    if (nruns > 0) {
+        sim_requests(x, nruns, &rs);
     }
     ep->store_bytes += x->store->remote ? (uint64_t)rs.store_bytes : 0;
     rs.peer_reqs = distinct_homes(x->homes, nhomes);
@@ -171,7 +222,10 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
         t[SIM_BOUND_LINK] = rs.store_bytes / c->read_bps;
         t[SIM_BOUND_LATENCY] = rs.store_reqs * c->read_s / readers;
     } else {
-        t[SIM_BOUND_LATENCY] = rs.store_reqs * (x->store->latency_s + x->retry_lat_s) / readers;
+        /* each GET: its latency (and its retries'), then its bytes at one GET's rate */
+        double body = x->store->conn_bps > 0 ? rs.store_bytes / x->store->conn_bps : 0;
+        t[SIM_BOUND_LATENCY] = (rs.store_reqs * (x->store->latency_s + x->retry_lat_s) + body) /
+                               (readers < x->gets_window ? readers : x->gets_window);
     }
     t[SIM_BOUND_PEER] = rs.peer_bytes / c->peer_bps + rs.peer_reqs * c->peer_s / readers;
     /* a sample's fixed cost is the rank's own (one thread: it does not shrink with workers, as
@@ -222,7 +276,12 @@ static sim_store_step_t step_store(sim_run_t *x, double bytes, double reqs, doub
         all += refused;
         o.rate_s = all / cap;
     }
-    ep->store_requests += (uint64_t)llround(all);
+    if (st->gets_per_s > 0) { /* the store serves so many GETs a second in all */
+        double t = all / st->gets_per_s;
+        o.rate_s = t > o.rate_s ? t : o.rate_s;
+    }
+    ep->store_requests += (uint64_t)llround(reqs);      /* as the client counts them: */
+    ep->store_retries += (uint64_t)llround(all - reqs); /* the retries apart */
     return o;
 }
 
@@ -300,6 +359,11 @@ static void epoch_close(sim_run_t *x, uint64_t e, ingot_sim_epoch_t *ep)
         sim_node_t *nd = &x->nodes[n];
         ep->node_store_max = nd->epoch_store > ep->node_store_max ? nd->epoch_store
                                                                   : ep->node_store_max;
+        if (x->parts_seen != NULL && nd->epoch_store > p->parts_bytes) {
+            /* the parts fetched did not all fit: the next epoch (its shards shuffled again)
+             * finds none of them (the last windows' stay, but are taken as gone: a bound) */
+            memset(x->parts_seen + (size_t)n * x->part_words, 0, x->part_words * sizeof(uint64_t));
+        }
         nd->epoch_store = 0;
     }
     ep->wall_s = wall / p->world;
@@ -367,6 +431,28 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
     return INGOT_OK;
 }
 
+/* The window of GETs in flight a client's throttle settles at when a share @p f of its GETs is
+ * answered SlowDown (client/retry.c): a success widens it by 1/window, a SlowDown halves it at
+ * most once per window of requests, up to @p most (INGOT_S3_CONNECTIONS). Per window of W
+ * requests it grows by about 1 when none is answered SlowDown, (1-f)^W, and halves otherwise:
+ * it settles where (1-f)^W = (1 - (1-f)^W) W / 2 (the expectation; found by bisection). */
+static double sim_throttle_window(double f, double most)
+{
+    if (f <= 0) {
+        return most;
+    }
+    double lo = 1, hi = most;
+    for (int i = 0; i < 60; i++) {
+        double w = (lo + hi) / 2, ok = pow(1 - f, w);
+        if (ok > (1 - ok) * w / 2) {
+            lo = w;
+        } else {
+            hi = w;
+        }
+    }
+    return lo;
+}
+
 /* Of what a rank reads from mapped files in epoch @p e, the share it mapped in an earlier epoch:
  * each epoch deals every sample to one of the W ranks that read its part of the dataset, so a
  * rank has read a given sample before with probability 1 - (1 - 1/W)^e (an expectation; pages
@@ -410,6 +496,8 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
                              ingot_sim_result_t *res)
 {
     INGOT_CHECK(sim_check_inputs(job, store, costs));
+    const ingot_objstore_config_t *oc;
+    INGOT_CHECK(ingot_objstore_config(&oc));
     uint64_t t0 = ingot_time_ns();
     sim_run_t x = {.job = job, .cluster = cluster, .store = store, .costs = costs, .res = res};
     *res = (ingot_sim_result_t){0};
@@ -425,12 +513,14 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     }
     double bad = store->slowdown + store->fail;
     x.retry_lat_s = bad > 0 ? bad / (1 - bad) * store->retry_s : 0; /* per request, on average */
+    x.gets_window = sim_throttle_window(store->slowdown, (double)oc->connections);
     x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
     x.homes = ingot_calloc(p->slice, sizeof(*x.homes), "sim slice");
+    x.runs = ingot_calloc(p->slice, sizeof(*x.runs), "sim slice");
     res->epochs = ingot_calloc(job->epochs, sizeof(*res->epochs), "sim epochs");
-    ingot_status_t st = (x.nodes && x.done && x.ids && x.homes && res->epochs)
-                            ? INGOT_OK
-                            : INGOT_ERR_NO_MEMORY;
+    int have = x.nodes && x.ranks && x.done && x.ids && x.homes && x.runs && res->epochs &&
+               (!p->parts_on || x.parts_seen);
+    ingot_status_t st = have ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     res->nepochs = job->epochs;
     res->world = p->world;
     for (uint64_t i = 0; i < p->samples; i++) {
@@ -440,9 +530,7 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     res->cache_cached_bytes = p->cache_on ? p->place.cached_bytes : 0;
     for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
         x.touched = sim_touched(p, e);
-        if (x.parts_seen != NULL) { /* a new epoch: every part is fetched again */
-            memset(x.parts_seen, 0, (size_t)p->nodes * x.part_words * sizeof(uint64_t));
-        }
+
         for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
             st = sim_step(&x, e, s, &res->epochs[e]);
         }
@@ -454,6 +542,7 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     free(x.done);
     free(x.ids);
     free(x.homes);
+    free(x.runs);
     ingot_sim_plan_free(&x.plan);
     res->sim_s = (double)(ingot_time_ns() - t0) / 1e9;
     if (st != INGOT_OK) {

@@ -55,9 +55,11 @@ typedef struct sim_plan {
     /* the object store's part cache a node's ranks share (INGOT_S3_CACHE=auto under the
      * locality order): every shard cut as the source cuts it */
     int parts_on;
-    uint64_t *part_len;   /* per shard */
-    uint64_t *part0;      /* per shard: its first part's global index; [nshards]: all parts */
-    uint64_t *shard_size; /* per shard */
+    uint64_t parts_bytes;  /* the node part cache's room (INGOT_S3_CACHE=auto) */
+    uint64_t coalesce_gap; /* INGOT_COALESCE_GAP: samples this close are one request */
+    uint64_t *part_len;    /* per shard */
+    uint64_t *part0;       /* per shard: its first part's global index; [nshards]: all parts */
+    uint64_t *shard_size;  /* per shard */
     uint32_t nshards;
     /* storage */
     int map_files; /* shard files read out of mappings (INGOT_MAP_SHARDS) */

@@ -65,6 +65,16 @@ uint64_t ingot_objsrc_part_len(uint64_t size, uint64_t part_size);
 ingot_status_t ingot_objsrc_shape(ingot_manifest_h manifest, uint64_t part_size,
                                   ingot_objsrc_shape_t *shape_p);
 
+/**
+ * INGOT_S3_CACHE for the job of @p plan, in *@p bytes_p (0: none), *@p node_p whether the node's
+ * ranks share it, and the shards' shape in *@p sh: "auto" under the locality order, the parts
+ * each canonical node the node reads has in flight, at most 2GiB per canonical node but never
+ * less than one window's parts. Reads @p plan's manifest, cfg, order and batch fields, depth and
+ * node->node_count only: a simulator calls it with a plan of its own.
+ */
+ingot_status_t ingot_objsrc_cache_bytes(const ingot_tier_plan_t *plan, ingot_objsrc_shape_t *sh,
+                                        uint64_t *bytes_p, int *node_p);
+
 /** Parameters of ingot_source_objstore_create(). */
 typedef struct ingot_source_objstore_params {
     ingot_manifest_h manifest; /**< shards: URLs beside it, sizes and ETags (must outlive it) */

@@ -55,7 +55,7 @@ static uint64_t store_window_bytes(const ingot_tier_plan_t *plan, const ingot_ob
  * (store_slots_in_flight), at most 2GiB per canonical node but never less than one window's
  * parts; the global order has none (its reads are scattered over every shard). "SIZE/node": the node's, of that size. A size: this
  * process's own part cache. *node_p: whether the node's ranks share it. */
-static ingot_status_t store_cache_bytes(const ingot_tier_plan_t *plan, ingot_objsrc_shape_t *sh,
+ingot_status_t ingot_objsrc_cache_bytes(const ingot_tier_plan_t *plan, ingot_objsrc_shape_t *sh,
                                         uint64_t *bytes_p, int *node_p)
 {
     const ingot_parts_budget_t *b = &plan->cfg->parts->budget;
@@ -94,7 +94,7 @@ static ingot_status_t store_make(const ingot_tier_plan_t *plan, ingot_source_t *
     int node;
     uint64_t bytes;
     ingot_objsrc_shape_t sh;
-    INGOT_CHECK(store_cache_bytes(plan, &sh, &bytes, &node));
+    INGOT_CHECK(ingot_objsrc_cache_bytes(plan, &sh, &bytes, &node));
     ingot_source_objstore_params_t p = {.manifest = plan->manifest,
                                         .url = plan->location->text,
                                         .nreqs = plan->nreqs,
@@ -112,7 +112,8 @@ static ingot_status_t store_create(const ingot_tier_plan_t *plan, ingot_source_t
     int node;
     uint64_t bytes;
     ingot_objsrc_shape_t sh;
-    ingot_status_t st = store_cache_bytes(plan, &sh, &bytes, &node); /* alike on every rank */
+    ingot_status_t st = ingot_objsrc_cache_bytes(plan, &sh, &bytes,
+                                                 &node); /* alike on every rank */
     st = st == INGOT_OK && node ? store_check_budget(plan, &sh, bytes) : st;
     if (st != INGOT_OK) { /* every rank finds it: said once, by the hold of the loader's create */
         return ingot_mpi_agree(&plan->comm, st, "object store: the node's part cache");

@@ -14,6 +14,7 @@
 #include <ingot/sim.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 
 #define KIB 1024u
 
@@ -216,22 +217,27 @@ static void case_store(void)
     ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
     ingot_sim_result_t r0, r1;
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r0));
-    CHECK(r0.epochs[1].store_requests == 8192 && r0.epochs[1].slowdowns == 0);
-    CHECK(r0.epochs[1].store_bytes == r0.epochs[1].bytes[INGOT_SIM_STORAGE]);
+    /* a GET per request: the samples of a rank's step that lie close together are one */
+    uint64_t base = r0.epochs[1].store_requests;
+    CHECK(base <= 8192 && base > 8000 && r0.epochs[1].slowdowns == 0);
+    CHECK(r0.epochs[1].store_bytes >= r0.epochs[1].bytes[INGOT_SIM_STORAGE]);
     st.rate = 1000; /* GET/s per prefix: far below 8 ranks x 64 samples per 1 ms step */
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
-    CHECK(r1.epochs[1].slowdowns > 0 && r1.epochs[1].store_requests > 8192);
+    CHECK(r1.epochs[1].slowdowns > 0 && r1.epochs[1].store_requests == base);
+    CHECK(r1.epochs[1].store_retries == r1.epochs[1].slowdowns);
     CHECK(r1.epochs[1].wall_s > 4 * r0.epochs[1].wall_s);
     CHECK(strcmp(r1.epochs[1].bound, "store-rate") == 0);
     st.rate = 0;
     st.slowdown = 0.2; /* a fifth answered SlowDown: a quarter more requests */
     ingot_sim_result_free(&r1);
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r1));
-    CHECK(r1.epochs[1].store_requests == 10240 && r1.epochs[1].slowdowns == 2048);
+    CHECK(r1.epochs[1].store_requests == base &&
+          r1.epochs[1].store_retries == r1.epochs[1].slowdowns);
+    CHECK(llabs((long long)r1.epochs[1].slowdowns - (long long)(base / 4)) <= 16); /* per step */
     CHECK(r1.epochs[1].wall_s > r0.epochs[1].wall_s);
-    printf("store: a GET a sample; the rate limit bounds the steps; %" PRIu64
+    printf("store: %" PRIu64 " GETs for 8192 samples; the rate limit bounds the steps; %" PRIu64
            " SlowDowns at 20%%\n",
-           r1.epochs[1].slowdowns);
+           base, r1.epochs[1].slowdowns);
     ingot_sim_result_free(&r0);
     ingot_sim_result_free(&r1);
     ingot_manifest_close(m);

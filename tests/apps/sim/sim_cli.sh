@@ -1,0 +1,65 @@
+#!/bin/sh
+# ingot-sim's command line (docs/sim.md): a small described job runs and prints its table and
+# ingot-bench's JSON; each bad input exits 1 (2 for a bad option) naming what is wrong: a cluster
+# that cannot be, a cost file of another version or missing a stage, a run estimated too long.
+# usage: sim_cli.sh INGOT_SIM
+set -u
+sim=$1
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# expect CODE WORDS [VAR=VALUE] -- ARGS...: the run (VAR set) exits CODE, its stderr holds WORDS
+expect() {
+    code=$1; words=$2; shift 2
+    var=SIM_CLI_NOTHING=1
+    [ "$1" != "--" ] && { var=$1; shift; }
+    shift
+    env "$var" "$sim" "$@" > "$work/out" 2> "$work/err"; rc=$?
+    [ "$rc" = "$code" ] || fail "ingot-sim $* exited $rc, not $code: $(cat "$work/err")"
+    grep -qF -- "$words" "$work/err" || fail "ingot-sim $*: no '$words' in: $(cat "$work/err")"
+    echo "ok ($rc): $words"
+}
+# costs by hand (no calibration: quick and the same everywhere)
+cat > "$work/costs" << 'C'
+version 1
+verify_bps 2e10
+copy_bps 1e10
+decode_bps 2e9
+sample_s 2e-6
+read_bps 1e10
+read_s 1e-6
+peer_bps 5e9
+peer_s 3e-5
+fault_bps 1e11
+get_s 0
+get_bps 0
+store_bps 0
+get_rate 0
+C
+j="$work/sim.json"
+"$sim" --samples 4096 --sample-size 16KiB --nodes 2 --ranks-per-node 4 --epochs 2 \
+    --costs "$work/costs" --json="$j" > "$work/table" || fail "a described job: exit $?"
+grep -q "epoch" "$work/table" || fail "no table: $(cat "$work/table")"
+"${TEST_PYTHON:-python3}" - "$j" << 'PY' || fail "JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["tool"] == "ingot-sim" and d["ranks"] == 8, d
+e = d["epochs"]
+assert len(e) == 2 and all(x["bytes_storage"] > 0 and x["wall_s"] > 0 for x in e), e
+assert e[1]["steps"] == 8 and e[0]["steps"] == 7, e  # 4096 / 512; the run's first step left out
+print("ok: JSON of 2 epochs, 8 ranks")
+PY
+expect 1 "--nodes is 0" -- --samples 100 --nodes 0 --costs "$work/costs"
+expect 1 "--cores is 0" -- --samples 100 --cores 0 --costs "$work/costs"
+expect 1 "--node-ranks: node 1 has no ranks" -- --samples 100 --node-ranks 2,0 --costs "$work/costs"
+expect 1 "node 0 has 8 ranks and --gpus 4" INGOT_GPU_SHARING=error -- --samples 1024 \
+    --ranks-per-node 8 --gpus 4 --costs "$work/costs"
+expect 1 "--bind 4 is more than the node's --cores 2" -- --samples 100 --cores 2 --bind 4 \
+    --costs "$work/costs"
+sed 's/^version 1/version 7/' "$work/costs" > "$work/v7"
+expect 1 "cost file version 7, this ingot-sim reads version 1" -- --samples 100 --costs "$work/v7"
+grep -v '^peer_s' "$work/costs" > "$work/nopeer"
+expect 1 "stage 'peer_s'" -- --samples 100 --costs "$work/nopeer"
+expect 1 "would take about" -- --samples 1000000 --epochs 100000 --costs "$work/costs" --max-s 60
+expect 2 "--nodes" -- --samples 100 --nodes many
+expect 1 "INGOT_DISK_CACHE_BYTES" INGOT_DISK_CACHE_BYTES=1GiB -- --samples 1024 --costs "$work/costs"
+echo "sim_cli: all passed"
