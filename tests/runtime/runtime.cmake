@@ -96,3 +96,10 @@ ingot_add_test(NAME runtime.sim.vs_bench LABELS mpi TIMEOUT 240
                COMMAND ${INGOT_TEST_PYTHON} ${_r}/sim/sim_vs_bench.py ${INGOT_MPIRUN}
                        ${MPIEXEC_EXECUTABLE} $<TARGET_FILE_DIR:ingot-bench>
                        ${CMAKE_CURRENT_BINARY_DIR}/sim-vs-bench)
+# The same over an object store (SeaweedFS on loopback): the GETs and their bytes equal too, under
+# the global order and under the locality order with its node part cache.
+ingot_add_test(NAME runtime.sim.vs_bench_s3 LABELS mpi TIMEOUT 240
+               COMMAND ${INGOT_TEST_PYTHON} ${_r}/sim/sim_vs_bench.py ${INGOT_MPIRUN}
+                       ${MPIEXEC_EXECUTABLE} $<TARGET_FILE_DIR:ingot-bench>
+                       ${CMAKE_CURRENT_BINARY_DIR}/sim-vs-bench-s3 --s3 ${PROJECT_BINARY_DIR})
+set_tests_properties(runtime.sim.vs_bench_s3 PROPERTIES RESOURCE_LOCK objstore_ports)
