@@ -149,6 +149,9 @@ int main(int argc, char **argv)
     if (rc == 0 && sim_output(&a, &costs, &r) != 0) {
         rc = 1;
     }
+    if (rc == 0 && a.svg != NULL && sim_plot(a.svg, &a, &r) != 0) {
+        rc = 1;
+    }
     ingot_sim_result_free(&r);
     ingot_manifest_close(m);
     sim_args_free(&a);

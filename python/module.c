@@ -225,6 +225,13 @@ static PyMethodDef module_methods[] = {
     {"world_size", py_world_size, METH_NOARGS, "world_size(): ranks in ingot's communicator."},
     {"placement", py_placement, METH_NOARGS,
      "placement(): this rank's device, cores and NIC, as planned at init, as a dict."},
+    {"simulate", (PyCFunction)(void (*)(void))pyingot_simulate, METH_VARARGS | METH_KEYWORDS,
+     "simulate(*, manifest=None, samples=0, sample_size=112640, shard_size=256MiB, nodes=1, "
+     "ranks_per_node=1, cores=32, epochs=1, batch=0, compute_ms=0, depth=4, costs=None, "
+     "store='files', store_latency_ms=20, store_rate=0, store_prefixes=1, nic_bw=0): ingot-sim "
+     "(docs/sim.md): the job simulated on a cluster in this process, no MPI, the tiers and order "
+     "from the INGOT_* variables; a dict of its epochs in ingot-bench's JSON names. costs: a "
+     "cost file (ingot-sim --calibrate), else measured here briefly."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -34,6 +34,9 @@ PyObject *pyingot_type_name(PyObject *o);
  * reference. */
 PyObject *pyingot_tuple_of(PyObject *o, const char *msg);
 
+/* ---- sim.c: ingot.simulate() */
+PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs);
+
 /* ---- module.c */
 ingot_ctx_h pyingot_ctx(void); /* NULL before ingot.init() */
 /* 0 in the process that called ingot.init() (or before init); -1 with ingot.Error set in a

@@ -40,6 +40,7 @@ enum {
     O_BIND,
     O_CONN_BW,
     O_GETS,
+    O_SVG,
     O_COSTS,
     O_CALIBRATE,
     O_JSON,
@@ -58,7 +59,7 @@ static const struct option sim_options[] = {
     {"store-latency-ms", 1, 0, O_STORE_LAT}, {"store-rate", 1, 0, O_STORE_RATE},
     {"store-prefixes", 1, 0, O_PREFIXES}, {"store-slowdown", 1, 0, O_SLOWDOWN},
     {"store-fail", 1, 0, O_FAIL}, {"store-retry-ms", 1, 0, O_RETRY}, {"costs", 1, 0, O_COSTS},
-    {"calibrate", 1, 0, O_CALIBRATE}, {"json", 2, 0, O_JSON}, {"max-s", 1, 0, O_MAX_S},
+    {"calibrate", 1, 0, O_CALIBRATE}, {"json", 2, 0, O_JSON}, {"svg", 1, 0, O_SVG}, {"max-s", 1, 0, O_MAX_S},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 /* clang-format on */
 
@@ -104,6 +105,7 @@ static void usage(FILE *out)
         "                       manifest in a bucket, the store's GETs measured too)\n"
         "Output:\n"
         "  --json[=FILE]        ingot-bench's JSON schema on stdout or in FILE\n"
+        "  --svg FILE           a plot: bytes by tier (bars) and AU (line) per epoch\n"
         "  --max-s S            refuse a simulation estimated to take longer (default 600)\n"
         "RATE and SIZE take the syntax of every INGOT_* size (12.5GB = 12.5e9, 1GiB = 2^30).\n");
 }
@@ -228,6 +230,7 @@ void sim_args_parse(int argc, char **argv, sim_args_t *a)
         case O_COSTS: a->costs = optarg; break;
         case O_CALIBRATE: a->calibrate = optarg; break;
         case O_JSON: a->json = optarg != NULL ? optarg : "-"; break;
+        case O_SVG: a->svg = optarg; break;
         case O_MAX_S: a->max_s = cli_real("--max-s", optarg, 0, DBL_MAX); break;
         case 'h': usage(stdout); exit(0);
         default: exit(cli_usage("%s", "unknown option"));

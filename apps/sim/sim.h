@@ -23,6 +23,7 @@ typedef struct sim_args {
     const char *costs;                               /* --costs FILE */
     const char *calibrate;                           /* --calibrate FILE */
     const char *json;                                /* --json[=FILE]: "-" stdout */
+    const char *svg;                                 /* --svg FILE: the plot */
     double max_s; /* --max-s: refuse a simulation estimated longer */
 } sim_args_t;
 
@@ -33,6 +34,9 @@ void sim_args_free(sim_args_t *a);
 /* The loader's own cost per sample and per byte, measured by running it here (calibrate.c):
  * @p c's sample_s and copy_bps replaced. 0, or -1 (said). Starts and ends MPI. */
 int sim_calibrate_loader(ingot_sim_costs_t *c);
+
+/* The plot of --svg: bytes by tier and AU per epoch. 0, or -1 (said). */
+int sim_plot(const char *path, const sim_args_t *a, const ingot_sim_result_t *r);
 
 /* The table on stdout (unless the JSON goes there), and the JSON when asked. 0, or -1 when the
  * JSON file cannot be written (said). */

@@ -26,6 +26,7 @@
 
 #define LOADER_RUN_SAMPLES_MAX 256        /* samples per coalesced request (iovec bound) */
 #define LOADER_RUN_BYTES       (4u << 20) /* coalesce up to this many bytes per request */
+#define LOADER_REQS_PER_READER 2          /* requests per reader: one may sit in quarantine */
 
 /* Whether a sample at @p offset of @p length bytes in @p shard joins the run [@p run_offset,
  * +@p run_length) of @p run_count samples of @p run_shard, samples sorted by location: one storage
@@ -39,7 +40,6 @@ static inline int ingot_loader_run_joins(uint32_t run_shard, uint64_t run_offset
            offset - (run_offset + run_length) <= gap_max && run_count < LOADER_RUN_SAMPLES_MAX &&
            end - run_offset <= LOADER_RUN_BYTES;
 }
-#define LOADER_REQS_PER_READER 2 /* requests per reader: one may sit in quarantine */
 
 typedef enum loader_slot_state {
     SLOT_FREE,

@@ -16,9 +16,9 @@
 #include <sys/uio.h>
 
 #define PROBE_SMALL   4096u
-#define PROBE_LATENCY 16 /* small GETs one after another */
-#define PROBE_STREAMS 4  /* part GETs one after another */
-#define PROBE_WIDE    16 /* part GETs at once */
+#define PROBE_LATENCY 16           /* small GETs one after another */
+#define PROBE_STREAMS 4            /* part GETs one after another */
+#define PROBE_WIDE    16           /* part GETs at once */
 #define PROBE_SAMPLE  (128u << 10) /* a sample's GET, many at once: the store's GET rate */
 #define PROBE_ROUNDS  8
 
@@ -90,7 +90,7 @@ ingot_status_t ingot_sim_calibrate_store(const char *url, ingot_sim_costs_t *c)
     ingot_manifest_h m;
     INGOT_CHECK(ingot_manifest_open(url, INGOT_MANIFEST_OPEN_LAZY, &m));
     const ingot_objstore_config_t *oc;
-    ingot_shard_info_t si;
+    ingot_shard_info_t si = {0};
     char shard[4096];
     ingot_location_t loc = {0};
     probe_t pr = {0};
@@ -98,10 +98,12 @@ ingot_status_t ingot_sim_calibrate_store(const char *url, ingot_sim_costs_t *c)
     st = st == INGOT_OK ? ingot_manifest_shard_get(m, 0, &si) : st;
     st = st == INGOT_OK ? ingot_manifest_shard_path(m, 0, shard, sizeof(shard)) : st;
     if (st == INGOT_OK && si.size < PROBE_SMALL) {
-        st = ingot_fail(INGOT_ERR_INVALID_PARAM, "%s: shard 0 (%" PRIu64 " bytes) is too small "
-                        "to measure the store with", url, si.size);
+        st = ingot_fail(INGOT_ERR_INVALID_PARAM,
+                        "%s: shard 0 (%" PRIu64 " bytes) is too small "
+                        "to measure the store with",
+                        url, si.size);
     }
-    uint64_t part = st == INGOT_OK && oc->part_size < si.size ? oc->part_size : si.size;
+    uint64_t part = st != INGOT_OK ? 0 : oc->part_size < si.size ? oc->part_size : si.size;
     st = st == INGOT_OK ? ingot_location_parse(shard, INGOT_LOCATION_URL, &loc) : st;
     st = st == INGOT_OK ? ingot_objstore_shared(&loc, &pr.client) : st;
     st = st == INGOT_OK ? ingot_objstore_object_at(pr.client, &loc, &pr.object) : st;

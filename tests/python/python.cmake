@@ -19,6 +19,10 @@ if(INGOT_HAVE_PYTHON)
   ingot_add_test(NAME python.binding.single LABELS python TIMEOUT 180 ENV ${_py_env}
                  COMMAND ${_py} ${_py_dir}/test_single.py
                          $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR}/python-single)
+  # ingot.simulate(): ingot-sim's library from Python (no MPI, no init), its errors named.
+  ingot_add_test(NAME python.binding.sim LABELS python TIMEOUT 60
+                 ENV ${_py_env} INGOT_CACHE_BYTES=32MiB
+                 COMMAND ${_py} ${_py_dir}/test_sim.py ${CMAKE_CURRENT_BINARY_DIR}/python-sim)
   # The launch check under torchrun's variables (two singletons refused; WORLD_SIZE=1 not).
   ingot_add_test(NAME python.binding.launch LABELS python TIMEOUT 120 ENV ${_py_env}
                  COMMAND ${_py} ${_py_dir}/test_launch.py)

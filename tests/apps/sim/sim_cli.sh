@@ -1,6 +1,6 @@
 #!/bin/sh
-# ingot-sim's command line (docs/sim.md): a small described job runs and prints its table and
-# ingot-bench's JSON; each bad input exits 1 (2 for a bad option) naming what is wrong: a cluster
+# ingot-sim's command line (docs/sim.md): a small described job runs and prints its table,
+# ingot-bench's JSON and its plot; each bad input exits 1 (2 for a bad option) naming what is wrong: a cluster
 # that cannot be, a cost file of another version or missing a stage, a run estimated too long.
 # usage: sim_cli.sh INGOT_SIM
 set -u
@@ -37,7 +37,8 @@ get_rate 0
 C
 j="$work/sim.json"
 "$sim" --samples 4096 --sample-size 16KiB --nodes 2 --ranks-per-node 4 --epochs 2 \
-    --costs "$work/costs" --json="$j" > "$work/table" || fail "a described job: exit $?"
+    --costs "$work/costs" --json="$j" --svg "$work/plot.svg" > "$work/table" ||
+    fail "a described job: exit $?"
 grep -q "epoch" "$work/table" || fail "no table: $(cat "$work/table")"
 "${TEST_PYTHON:-python3}" - "$j" << 'PY' || fail "JSON"
 import json, sys
@@ -47,6 +48,14 @@ e = d["epochs"]
 assert len(e) == 2 and all(x["bytes_storage"] > 0 and x["wall_s"] > 0 for x in e), e
 assert e[1]["steps"] == 8 and e[0]["steps"] == 7, e  # 4096 / 512; the run's first step left out
 print("ok: JSON of 2 epochs, 8 ranks")
+PY
+"${TEST_PYTHON:-python3}" - "$work/plot.svg" << 'PY' || fail "SVG"
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+rects = d.getElementsByTagName("rect")
+lines = d.getElementsByTagName("polyline")
+assert len(rects) == 1 + 4 + 2 * 4 and len(lines) == 1, (len(rects), len(lines))  # bg, legend, bars
+print("ok: SVG of 2 epochs")
 PY
 expect 1 "--nodes is 0" -- --samples 100 --nodes 0 --costs "$work/costs"
 expect 1 "--cores is 0" -- --samples 100 --cores 0 --costs "$work/costs"
