@@ -14,7 +14,7 @@
 /* The simulator's own time, measured on the build VM (docs/sim.md): per sample of a step visited
  * (its order position, its tier) and per node-step (its resources and clocks), and per sample
  * of the dataset planned (its sizes; the peer cache's placement walks the fill epoch once). */
-#define SIM_NS_PER_VISIT    90.0
+#define SIM_NS_PER_VISIT    250.0
 #define SIM_NS_PER_NODESTEP 120.0
 #define SIM_NS_PER_SAMPLE   250.0
 

@@ -6,6 +6,7 @@
 #include "runtime/sim/sim_impl.h"
 #include "client/objstore.h"
 #include "client/objstore_config.h"
+#include "base/base_config.h"
 #include "base/location.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -110,9 +111,12 @@ ingot_status_t ingot_sim_calibrate_store(const char *url, ingot_sim_costs_t *c)
     if (st == INGOT_OK) {
         pr.size = si.size;
         pr.etag = ingot_manifest_shard_etag(m, 0);
-        pr.deadline_ns = ingot_time_ns() + 120ull * 1000000000ull;
-        pr.buf = malloc((size_t)part * PROBE_WIDE);
-        st = pr.buf != NULL ? probe_run(&pr, part, c) : INGOT_ERR_NO_MEMORY;
+        const ingot_base_config_t *bc;
+        st = ingot_base_config(&bc);
+        pr.deadline_ns = ingot_time_ns() +
+                         (st == INGOT_OK ? bc->timeout_ns : 0); /* INGOT_TIMEOUT */
+        pr.buf = st == INGOT_OK ? malloc((size_t)part * PROBE_WIDE) : NULL;
+        st = st != INGOT_OK ? st : pr.buf != NULL ? probe_run(&pr, part, c) : INGOT_ERR_NO_MEMORY;
     }
     free(pr.buf);
     ingot_objstore_object_destroy(pr.object);
