@@ -1,8 +1,9 @@
 /*
  * The plan a job of the simulated cluster would make, made by the job's own code: the ranks
  * numbered node by node, the order (INGOT_ORDER, dealt over the canonical nodes) and every
- * rank's slice (deal.c), the loader's readers and workers as it would default them, and the peer
- * cache's windows and homes (INGOT_CACHE_BYTES: source/cache/place.c).
+ * rank's slice (deal.c), the loader's readers, workers and coalescing gap as it would take them,
+ * the peer cache's windows and homes (INGOT_CACHE_BYTES: source/cache/place.c), and over an
+ * object store the shards' parts and the node part cache's room (source/objstore/).
  */
 #include "runtime/sim/sim_impl.h"
 #include "runtime/loader/loader_config.h"
@@ -21,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranks numbered node by node, as mpirun --map-by node:... lays out a job (ppr). */
+/* Ranks numbered node by node (a node's ranks consecutive), as mpirun's default mapping by slot
+ * and srun's block distribution lay out a job. */
 static ingot_status_t plan_ranks(const ingot_sim_cluster_t *c, sim_plan_t *p)
 {
     p->nodes = c->nodes;

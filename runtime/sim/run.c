@@ -2,11 +2,12 @@
  * The steps of a simulated job (include/ingot/sim.h, docs/sim.md). Each step, every rank takes
  * its slice of the order (ingot_order_slice, as the loader does) and each sample is served by the
  * tier the plan says: its peer cache home from the second epoch on (this rank's own window, a
- * rank of its node, or a rank of another node over both NICs), else storage. The bytes are
- * counted as ingot-bench counts them. Time, per node and step, is the slowest of the node's
- * resources for what the step asks of them (a roofline: they run at once), and a node's loader
- * runs up to depth steps ahead of its trainer, as ingot-bench's ranks do (each on its own clock:
- * no all-reduce between them). Costs per core come from ingot_sim_costs_t.
+ * rank of its node, or a rank of another node over both NICs), else storage, in requests joined
+ * as the planner joins them, or through the node's part cache. The bytes are counted as
+ * ingot-bench counts them. Time, per rank and step, is the slowest of the rank's own path and
+ * its node's shared resources for what the step asks of them (a roofline: they run at once), and
+ * a rank's loader runs up to depth steps ahead of its trainer, as ingot-bench's ranks do (each on
+ * its own clock: no all-reduce between them). Costs per core come from ingot_sim_costs_t.
  */
 #include "runtime/sim/sim_impl.h"
 #include "runtime/loader/loader_impl.h"
