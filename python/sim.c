@@ -59,7 +59,8 @@ static PyObject *sim_result(const ingot_sim_result_t *r)
         }
         Py_DECREF(x);
     }
-    if (!sim_set(d, "epochs", epochs) || !sim_set(d, "ranks", PyLong_FromUnsignedLongLong(r->world)) ||
+    if (!sim_set(d, "epochs", epochs) ||
+        !sim_set(d, "ranks", PyLong_FromUnsignedLongLong(r->world)) ||
         !sim_set(d, "dataset_bytes", PyLong_FromUnsignedLongLong(r->dataset_bytes)) ||
         !sim_set(d, "cache_bytes_needed", PyLong_FromUnsignedLongLong(r->cache_needed)) ||
         !sim_set(d, "sim_s", PyFloat_FromDouble(r->sim_s))) {
@@ -71,10 +72,10 @@ static PyObject *sim_result(const ingot_sim_result_t *r)
 
 PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"manifest", "samples", "sample_size", "shard_size", "nodes",
-                         "ranks_per_node", "cores", "epochs", "batch", "compute_ms", "depth",
-                         "costs", "store", "store_latency_ms", "store_rate", "store_prefixes",
-                         "nic_bw", NULL};
+    static char *kw[] = {
+        "manifest", "samples",          "sample_size", "shard_size",     "nodes",  "ranks_per_node",
+        "cores",    "epochs",           "batch",       "compute_ms",     "depth",  "costs",
+        "store",    "store_latency_ms", "store_rate",  "store_prefixes", "nic_bw", NULL};
     const char *manifest = NULL, *costs_path = NULL, *store = "files";
     unsigned long long samples = 0, sample_size = 110 * 1024, shard_size = 256ull << 20;
     unsigned long long epochs = 1, batch = 0;
@@ -82,8 +83,8 @@ PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
     double compute_ms = 0, latency_ms = 20, rate = 0, nic = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zKKKIIIKKdIzsddId", kw, &manifest, &samples,
                                      &sample_size, &shard_size, &nodes, &rpn, &cores, &epochs,
-                                     &batch, &compute_ms, &depth, &costs_path, &store,
-                                     &latency_ms, &rate, &prefixes, &nic)) {
+                                     &batch, &compute_ms, &depth, &costs_path, &store, &latency_ms,
+                                     &rate, &prefixes, &nic)) {
         return NULL;
     }
     if ((manifest == NULL) == (samples == 0)) {
@@ -109,8 +110,8 @@ PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
                            .compute_s = compute_ms / 1e3,
                            .depth = depth,
                            .verify = 1};
-    ingot_sim_cluster_t cluster = {.nodes = nodes, .ranks_per_node = rpn, .cores = cores,
-                                   .nic_bps = nic};
+    ingot_sim_cluster_t cluster = {
+        .nodes = nodes, .ranks_per_node = rpn, .cores = cores, .nic_bps = nic};
     ingot_sim_store_t sst = {.remote = store[0] == 'r',
                              .latency_s = latency_ms / 1e3,
                              .rate = rate,

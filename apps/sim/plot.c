@@ -32,8 +32,10 @@ static double plot_gib(uint64_t b)
 static void plot_axes(FILE *f, double top_gib, uint32_t nodes, uint64_t ranks)
 {
     double h = PLOT_H - PLOT_TOP - PLOT_BOTTOM;
-    fprintf(f, "<text x='%d' y='24' font-size='16'>ingot-sim: %u nodes, %" PRIu64 " ranks: bytes "
-            "by tier (bars, GiB) and AU (line) per epoch</text>\n", PLOT_LEFT, nodes, ranks);
+    fprintf(f,
+            "<text x='%d' y='24' font-size='16'>ingot-sim: %u nodes, %" PRIu64 " ranks: bytes "
+            "by tier (bars, GiB) and AU (line) per epoch</text>\n",
+            PLOT_LEFT, nodes, ranks);
     for (int t = 0; t <= PLOT_TICKS; t++) {
         double y = PLOT_TOP + h - h * t / PLOT_TICKS;
         fprintf(f, "<line x1='%d' x2='%d' y1='%.1f' y2='%.1f' stroke='#ddd'/>\n", PLOT_LEFT,
@@ -48,8 +50,9 @@ static void plot_axes(FILE *f, double top_gib, uint32_t nodes, uint64_t ranks)
     fprintf(f, "<text x='%d' y='%d' font-size='12'>AU</text>\n", PLOT_W - 30, PLOT_TOP - 8);
     for (size_t k = 0; k < PLOT_NTIERS; k++) {
         int x = PLOT_LEFT + (int)k * 110;
-        fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/>"
-                   "<text x='%d' y='%d' font-size='12'>%s</text>\n",
+        fprintf(f,
+                "<rect x='%d' y='%d' width='12' height='12' fill='%s'/>"
+                "<text x='%d' y='%d' font-size='12'>%s</text>\n",
                 x, PLOT_H - 22, plot_tiers[k].color, x + 16, PLOT_H - 12, plot_tiers[k].name);
     }
 }
@@ -70,8 +73,9 @@ int sim_plot(const char *path, const sim_args_t *a, const ingot_sim_result_t *r)
         top = sum > top ? sum : top;
     }
     top = top > 0 ? top * 1.1 : 1;
-    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
-               "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
+    fprintf(f,
+            "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+            "font-family='sans-serif'>\n<rect width='100%%' height='100%%' fill='white'/>\n",
             PLOT_W, PLOT_H);
     plot_axes(f, top, a->cluster.nodes, r->world);
     double w = PLOT_W - PLOT_LEFT - PLOT_RIGHT, h = PLOT_H - PLOT_TOP - PLOT_BOTTOM;
@@ -87,12 +91,14 @@ int sim_plot(const char *path, const sim_args_t *a, const ingot_sim_result_t *r)
         for (size_t k = 0; k < PLOT_NTIERS; k++) {
             double bh = h * plot_gib(r->epochs[e].bytes[plot_tiers[k].from]) / top;
             y -= bh;
-            fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' "
-                       "fill-opacity='0.7'/>\n",
+            fprintf(f,
+                    "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s' "
+                    "fill-opacity='0.7'/>\n",
                     x, y, slot * 0.6, bh, plot_tiers[k].color);
         }
-        fprintf(f, "<text x='%.1f' y='%.1f' font-size='11' text-anchor='middle'>epoch %" PRIu64
-                   " (%.3g s)</text>\n",
+        fprintf(f,
+                "<text x='%.1f' y='%.1f' font-size='11' text-anchor='middle'>epoch %" PRIu64
+                " (%.3g s)</text>\n",
                 PLOT_LEFT + slot * ((double)e + 0.5), PLOT_TOP + h + 16, e, r->epochs[e].wall_s);
     }
     fprintf(f, "</svg>\n");
