@@ -1,8 +1,10 @@
 /*
  * ingot-sim: an ingot-bench job on a cluster of many nodes, simulated in one process by the job's
- * own planning code with measured or given stage costs (include/ingot/sim.h, docs/sim.md). No
- * MPI is started. Exit 0; 1 for a cluster, dataset or cost file that cannot be (named), or a
- * simulation estimated longer than --max-s; 2 for a bad option.
+ * own planning code with measured or given stage costs (include/ingot/sim.h, docs/sim.md). The
+ * simulation starts no MPI; a calibration (--calibrate, or a run without --costs) measures the
+ * loader in a child process of its own, an MPI singleton (apps/sim/calibrate.c). Exit 0; 1 for a
+ * cluster, dataset or cost file that cannot be (named), or a simulation estimated longer than
+ * --max-s; 2 for a bad option.
  */
 #include "common/cli.h"
 #include "sim/sim.h"

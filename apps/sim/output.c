@@ -53,7 +53,7 @@ static void print_table(FILE *out, const sim_args_t *a, const ingot_sim_result_t
         report_table_row(out, who, 6, sim_cols, NCOLS, v);
     }
     for (uint64_t e = 0; e < r->nepochs; e++) {
-        fprintf(out, "# epoch %" PRIu64 ": the slowest node's ingest was bound by %s most often\n",
+        fprintf(out, "# epoch %" PRIu64 ": the slowest rank's steps were bound by %s most often\n",
                 e, r->epochs[e].bound);
     }
 }

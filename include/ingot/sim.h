@@ -2,14 +2,16 @@
  * @file sim.h
  * @brief ingot-sim: a cluster of many nodes simulated in one process, driven by the planning code
  *        a job runs (the order and its dealing over nodes, the per-rank partition, the peer
- *        cache's placement) and by measured or given stage costs (docs/sim.md).
+ *        cache's placement, the planner's requests, the object store's part cache) and by
+ *        measured or given stage costs (docs/sim.md).
  *
- * What is decided is decided by the job's own code, so the bytes each tier serves are exact where
- * the planning decides them alone (the order, the partition, the peer cache's homes); only time
- * is modelled: step by step, every node's ingest of a step is bound by the slowest of its
- * resources (its cores, its NIC, its disk, the store's bandwidth and request rate, the requests'
- * latency over the loader's readers), runs up to `depth` steps ahead of the trainer, and every
- * step of the trainer waits for the slowest node (the all-reduce).
+ * What is decided is decided by the job's own code, so the bytes each tier serves and the GETs
+ * are exact where the planning decides them alone; only time is modelled: step by step, each
+ * rank's ingest of a step is bound by the slowest of its own path (its link to storage, its
+ * requests over its readers, its peer fetches, a sample's fixed cost) and its node's shared
+ * resources (cores, NIC, disk) and the store's (bandwidth, GET rate, SlowDown), and its loader
+ * runs up to `depth` steps ahead of its trainer. Every rank runs on its own clock, as
+ * ingot-bench's ranks do: no all-reduce between them.
  *
  * No MPI: the calls work in a process that never called MPI_Init. Errors are returned as status
  * codes and logged, naming the field or the file.
@@ -107,7 +109,7 @@ typedef struct ingot_sim_epoch {
     uint64_t    node_store_max;        /**< the most bytes one node read from the store */
     double      wall_s, stall_s, compute_s;
     double      au;    /**< compute over wall */
-    const char *bound; /**< what bound the slowest node's ingest most often */
+    const char *bound; /**< what bound the slowest rank's steps most often */
 } ingot_sim_epoch_t;
 
 /** What a simulation found. */
@@ -132,14 +134,20 @@ typedef struct ingot_sim_result {
 INGOT_API ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_size, double jitter,
                                             uint64_t shard_size, ingot_manifest_h *manifest_p);
 
-/** @brief Costs measured on this machine by a brief run of the real code (a few seconds). */
+/**
+ * @brief Costs measured on this machine by the real code's stages, briefly (about 2 s): the hash,
+ *        copies, zstd, reads of a file in the page cache, first touches of mapped pages. The
+ *        loader's own cost per sample and per byte, which ingot-sim --calibrate measures by
+ *        running it, is not measured here (it needs MPI): sample_s is a default of 2 us.
+ */
 INGOT_API ingot_status_t ingot_sim_calibrate(ingot_sim_costs_t *costs_p);
 
 /**
  * @brief Measure the object store a manifest at @p url (s3:// or http(s)://) lives in, with the
  *        client a loader uses: 16 GETs of 4 KiB one after another (the latency), 4 of a part
  *        (one GET's bandwidth) and 16 parts at once (the store's), of the manifest's first
- *        shard, into @p costs' get_s, get_bps and store_bps.
+ *        shard, and 8 rounds of 16 GETs of 128 KiB at once (the GETs a second), into @p costs'
+ *        get_s, get_bps, store_bps and get_rate.
  * @return INGOT_OK; the manifest's and the store's errors (logged, naming the URL).
  */
 INGOT_API ingot_status_t ingot_sim_calibrate_store(const char *url, ingot_sim_costs_t *costs);
