@@ -55,6 +55,28 @@ static double *cost_at(ingot_sim_costs_t *c, size_t i)
     return (double *)((char *)c + cost_fields[i].off);
 }
 
+/* Whether @p v may be stage @p i's value: a rate > 0, a fixed cost >= 0; the store's figures
+ * may be 0 (not measured). */
+static int cost_ok(size_t i, double v)
+{
+    const char *key = cost_fields[i].name;
+    int store = strncmp(key, "get_", 4) == 0 || strncmp(key, "store_", 6) == 0;
+    int rate = !store && strstr(key, "_bps") != NULL;
+    return (rate ? v > 0 : v >= 0) && v <= 1e300;
+}
+
+ingot_status_t ingot_sim_costs_check(const ingot_sim_costs_t *c)
+{
+    for (size_t i = 0; i < NCOSTS; i++) {
+        double v = *cost_at((ingot_sim_costs_t *)c, i);
+        if (!cost_ok(i, v)) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, "costs: stage '%s' (%s) is %g",
+                              cost_fields[i].name, cost_fields[i].what, v);
+        }
+    }
+    return INGOT_OK;
+}
+
 ingot_status_t ingot_sim_costs_write(const char *path, const ingot_sim_costs_t *costs)
 {
     FILE *f = fopen(path, "w");
@@ -108,10 +130,7 @@ static ingot_status_t costs_line(const char *path, unsigned lineno, char *line, 
         if (strcmp(key, cost_fields[i].name) != 0) {
             continue;
         }
-        /* a rate must be > 0, a fixed cost >= 0; the store's may be 0 (not measured) */
-        int rate = (strstr(key, "_bps") != NULL || strstr(key, "_rate") != NULL) &&
-                   strncmp(key, "get_", 4) != 0 && strncmp(key, "store_", 6) != 0;
-        if (n != 2 || !(rate ? v > 0 : v >= 0) || v > 1e300) {
+        if (n != 2 || !cost_ok(i, v)) {
             return ingot_fail(INGOT_ERR_FORMAT, "%s:%u: stage '%s': not a positive number", path,
                               lineno, key);
         }

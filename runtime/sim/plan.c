@@ -170,7 +170,6 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
                               cc->budget.given, r, w, batch_max);
         }
     }
-    p->cache_window = windows[0];
     ingot_cache_place_in_t in = {.facts = &p->facts,
                                  .windows = windows,
                                  .per_node = cc->budget.per_node,

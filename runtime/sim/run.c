@@ -477,17 +477,23 @@ static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_s
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--compute-ms %g or --depth %u cannot be",
                           job->compute_s * 1e3, job->depth);
     }
-    if (!(c->verify_bps > 0 && c->copy_bps > 0 && c->decode_bps > 0 && c->read_bps > 0 &&
-          c->peer_bps > 0 && c->fault_bps > 0 && c->sample_s >= 0 && c->read_s >= 0 &&
-          c->peer_s >= 0)) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "ingot_sim_run: a cost is not a positive number");
-    }
-    if (st->bw < 0 || st->latency_s < 0 || st->rate < 0 || st->slowdown < 0 || st->slowdown >= 1 ||
-        st->fail < 0 || st->fail >= 1 || st->retry_s < 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "the store: bandwidth, latency, rate, retry must be >= 0 and the "
-                          "SlowDown and failure fractions in [0, 1)");
+    INGOT_CHECK(ingot_sim_costs_check(c));
+    const struct {
+        const char *name;
+        double v, most; /* the value must lie in [0, most) */
+    } fields[] = {{"--store-bw", st->bw, HUGE_VAL},
+                  {"--store-get-bw", st->conn_bps, HUGE_VAL},
+                  {"--store-gets", st->gets_per_s, HUGE_VAL},
+                  {"--store-latency-ms", st->latency_s * 1e3, HUGE_VAL},
+                  {"--store-rate", st->rate, HUGE_VAL},
+                  {"--store-retry-ms", st->retry_s * 1e3, HUGE_VAL},
+                  {"--store-slowdown", st->slowdown, 1},
+                  {"--store-fail", st->fail, 1}};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if (!(fields[i].v >= 0 && fields[i].v < fields[i].most)) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, "the store: %s %g is not in [0, %g)",
+                              fields[i].name, fields[i].v, fields[i].most);
+        }
     }
     return INGOT_OK;
 }
@@ -508,7 +514,7 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     x.ranks = ingot_calloc(p->world, sizeof(*x.ranks), "sim ranks");
     x.done = ingot_calloc((size_t)p->world * (job->depth + 1), sizeof(double), "sim clocks");
     if (p->parts_on) {
-        x.part_words = (size_t)((p->part0[ingot_sim_nshards(p)] + 63) / 64);
+        x.part_words = (size_t)((p->part0[p->nshards] + 63) / 64);
         x.parts_seen = ingot_calloc((size_t)p->nodes * x.part_words + 1, sizeof(uint64_t),
                                     "sim parts");
     }

@@ -51,7 +51,6 @@ typedef struct sim_plan {
     /* the peer cache */
     int cache_on;
     ingot_cache_placement_t place;
-    uint64_t cache_window; /* per rank */
     /* the object store's part cache a node's ranks share (INGOT_S3_CACHE=auto under the
      * locality order): every shard cut as the source cuts it */
     int parts_on;
@@ -67,15 +66,13 @@ typedef struct sim_plan {
     double emu_bw, emu_lat;
 } sim_plan_t;
 
+/* costs.c: every stage's value one a cost file may hold (named when not). */
+ingot_status_t ingot_sim_costs_check(const ingot_sim_costs_t *c);
+
 /* plan.c: the plan (@p remote: the store is an object store, whatever the manifest's place). */
 ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster,
                               int remote, sim_plan_t *p);
 void ingot_sim_plan_free(sim_plan_t *p);
-static inline uint32_t ingot_sim_nshards(const sim_plan_t *p)
-{
-    return p->nshards;
-}
-
 /* Ranks of node @p n. */
 static inline uint32_t sim_node_ranks(const sim_plan_t *p, uint32_t n)
 {

@@ -28,6 +28,29 @@ static const ingot_sim_costs_t costs = {.verify_bps = 20e9,
                                         .peer_s = 20e-6,
                                         .fault_bps = 4e9};
 
+/* The store cases' job: 8,192 samples of 64 KiB in 8 MiB shards, 2 epochs, on 4 nodes x 2 ranks
+ * over an object store of 10 ms GETs. */
+typedef struct store_case {
+    ingot_manifest_h m;
+    ingot_sim_job_t job;
+    ingot_sim_cluster_t c;
+    ingot_sim_store_t st;
+} store_case_t;
+
+static void store_case(store_case_t *k)
+{
+    CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &k->m));
+    k->job = (ingot_sim_job_t){.manifest = k->m,
+                               .global_batch = 512,
+                               .epochs = 2,
+                               .seed = 3,
+                               .depth = 2,
+                               .compute_s = 0.001,
+                               .verify = 1};
+    k->c = (ingot_sim_cluster_t){.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
+    k->st = (ingot_sim_store_t){.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
+}
+
 /* The described dataset: sizes in range, tar layout, every row readable, shards filled. */
 static void case_tables(void)
 {
@@ -148,7 +171,24 @@ static void case_costs(void)
         CHECK_CONTAINS(ingot_last_error(), bad[i].says);
         CHECK_CONTAINS(ingot_last_error(), path);
     }
-    printf("costs: round trip, %zu bad files refused by name\n", sizeof(bad) / sizeof(bad[0]));
+    /* what a caller hands ingot_sim_run() by hand is checked the same way, each value named */
+    store_case_t k;
+    store_case(&k);
+    ingot_sim_result_t r;
+    ingot_sim_costs_t zero = costs;
+    zero.copy_bps = 0;
+    CHECK_STATUS(ingot_sim_run(&k.job, &k.c, &k.st, &zero, &r), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "stage 'copy_bps'");
+    k.st.slowdown = 1.5;
+    CHECK_STATUS(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--store-slowdown 1.5");
+    k.st.slowdown = 0;
+    k.st.latency_s = -1;
+    CHECK_STATUS(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--store-latency-ms");
+    ingot_manifest_close(k.m);
+    printf("costs: round trip, %zu bad files refused by name, a run's bad costs and store too\n",
+           sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The exact parts: every sample of every step once; the peer cache's bytes as its placement. */
@@ -204,17 +244,11 @@ static void case_exact(void)
  * demand makes SlowDowns and time; SlowDowns injected make retries. */
 static void case_store(void)
 {
-    ingot_manifest_h m;
-    CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &m));
-    ingot_sim_job_t job = {.manifest = m,
-                           .global_batch = 512,
-                           .epochs = 2,
-                           .seed = 3,
-                           .depth = 2,
-                           .compute_s = 0.001,
-                           .verify = 1};
-    ingot_sim_cluster_t c = {.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
-    ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
+    store_case_t k;
+    store_case(&k);
+    ingot_sim_job_t job = k.job;
+    ingot_sim_cluster_t c = k.c;
+    ingot_sim_store_t st = k.st;
     ingot_sim_result_t r0, r1;
     CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r0));
     /* a GET per request: the samples of a rank's step that lie close together are one */
@@ -240,7 +274,7 @@ static void case_store(void)
            base, r1.epochs[1].slowdowns);
     ingot_sim_result_free(&r0);
     ingot_sim_result_free(&r1);
-    ingot_manifest_close(m);
+    ingot_manifest_close(k.m);
 }
 
 /* The order dealt over 4 nodes (INGOT_ORDER=window:4 in the environment) over an object store:
@@ -248,27 +282,18 @@ static void case_store(void)
  * about the shards' bytes leave the store per epoch, in a GET per part. */
 static void case_parts(void)
 {
-    ingot_manifest_h m;
-    CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &m));
+    store_case_t k;
+    store_case(&k);
     ingot_manifest_info_t mi;
-    CHECK_OK(ingot_manifest_query(m, &mi));
+    CHECK_OK(ingot_manifest_query(k.m, &mi));
     uint64_t shards = 0;
     for (uint32_t i = 0; i < mi.shard_count; i++) {
         ingot_shard_info_t si;
-        CHECK_OK(ingot_manifest_shard_get(m, i, &si));
+        CHECK_OK(ingot_manifest_shard_get(k.m, i, &si));
         shards += si.size;
     }
-    ingot_sim_job_t job = {.manifest = m,
-                           .global_batch = 512,
-                           .epochs = 2,
-                           .seed = 3,
-                           .depth = 2,
-                           .compute_s = 0.001,
-                           .verify = 1};
-    ingot_sim_cluster_t c = {.nodes = 4, .ranks_per_node = 2, .cores = 16, .nic_bps = 1e9};
-    ingot_sim_store_t st = {.remote = 1, .latency_s = 0.01, .prefixes = 1, .retry_s = 0.05};
     ingot_sim_result_t r;
-    CHECK_OK(ingot_sim_run(&job, &c, &st, &costs, &r));
+    CHECK_OK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r));
     for (int e = 0; e < 2; e++) {
         const ingot_sim_epoch_t *x = &r.epochs[e];
         /* every shard's bytes once, give or take the shards cut between two nodes' runs */
@@ -281,7 +306,7 @@ static void case_parts(void)
            r.epochs[1].store_requests, mi.shard_count,
            (double)r.epochs[1].store_bytes / (double)shards);
     ingot_sim_result_free(&r);
-    ingot_manifest_close(m);
+    ingot_manifest_close(k.m);
 }
 
 int main(int argc, char **argv)
