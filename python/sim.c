@@ -28,6 +28,8 @@ static PyObject *sim_epoch(const ingot_sim_epoch_t *x, uint64_t e)
         !sim_set(d, "bytes_storage", PyLong_FromUnsignedLongLong(x->bytes[INGOT_SIM_STORAGE])) ||
         !sim_set(d, "bytes_peer", PyLong_FromUnsignedLongLong(x->bytes[INGOT_SIM_PEER])) ||
         !sim_set(d, "bytes_local", PyLong_FromUnsignedLongLong(x->bytes[INGOT_SIM_LOCAL])) ||
+        !sim_set(d, "bytes_disk", PyLong_FromUnsignedLongLong(x->bytes[INGOT_SIM_DISK])) ||
+        !sim_set(d, "disk_bytes_below", PyLong_FromUnsignedLongLong(x->disk_below)) ||
         !sim_set(d, "bytes_cross_node", PyLong_FromUnsignedLongLong(x->bytes_cross)) ||
         !sim_set(d, "store_requests", PyLong_FromUnsignedLongLong(x->store_requests)) ||
         !sim_set(d, "store_retries", PyLong_FromUnsignedLongLong(x->store_retries)) ||
@@ -63,6 +65,7 @@ static PyObject *sim_result(const ingot_sim_result_t *r)
         !sim_set(d, "ranks", PyLong_FromUnsignedLongLong(r->world)) ||
         !sim_set(d, "dataset_bytes", PyLong_FromUnsignedLongLong(r->dataset_bytes)) ||
         !sim_set(d, "cache_bytes_needed", PyLong_FromUnsignedLongLong(r->cache_needed)) ||
+        !sim_set(d, "disk_bytes_needed", PyLong_FromUnsignedLongLong(r->disk_needed)) ||
         !sim_set(d, "sim_s", PyFloat_FromDouble(r->sim_s))) {
         Py_DECREF(d);
         return NULL;
@@ -72,19 +75,20 @@ static PyObject *sim_result(const ingot_sim_result_t *r)
 
 PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {
-        "manifest", "samples",          "sample_size", "shard_size",     "nodes",  "ranks_per_node",
-        "cores",    "epochs",           "batch",       "compute_ms",     "depth",  "costs",
-        "store",    "store_latency_ms", "store_rate",  "store_prefixes", "nic_bw", NULL};
+    static char *kw[] = {"manifest", "samples",          "sample_size", "shard_size",
+                         "nodes",    "ranks_per_node",   "cores",       "epochs",
+                         "batch",    "compute_ms",       "depth",       "costs",
+                         "store",    "store_latency_ms", "store_rate",  "store_prefixes",
+                         "nic_bw",   "prior_jobs",       NULL};
     const char *manifest = NULL, *costs_path = NULL, *store = "files";
     unsigned long long samples = 0, sample_size = 110 * 1024, shard_size = 256ull << 20;
     unsigned long long epochs = 1, batch = 0;
-    unsigned int nodes = 1, rpn = 1, cores = 32, depth = 4, prefixes = 1;
+    unsigned int nodes = 1, rpn = 1, cores = 32, depth = 4, prefixes = 1, prior = 0;
     double compute_ms = 0, latency_ms = 20, rate = 0, nic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zKKKIIIKKdIzsddId", kw, &manifest, &samples,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zKKKIIIKKdIzsddIdI", kw, &manifest, &samples,
                                      &sample_size, &shard_size, &nodes, &rpn, &cores, &epochs,
                                      &batch, &compute_ms, &depth, &costs_path, &store, &latency_ms,
-                                     &rate, &prefixes, &nic)) {
+                                     &rate, &prefixes, &nic, &prior)) {
         return NULL;
     }
     if ((manifest == NULL) == (samples == 0)) {
@@ -109,7 +113,8 @@ PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
                            .seed = 1,
                            .compute_s = compute_ms / 1e3,
                            .depth = depth,
-                           .verify = 1};
+                           .verify = 1,
+                           .prior_jobs = prior};
     ingot_sim_cluster_t cluster = {
         .nodes = nodes, .ranks_per_node = rpn, .cores = cores, .nic_bps = nic};
     ingot_sim_store_t sst = {.remote = store[0] == 'r',

@@ -44,7 +44,8 @@ enum {
     O_COSTS,
     O_CALIBRATE,
     O_JSON,
-    O_MAX_S
+    O_MAX_S,
+    O_PRIOR
 };
 
 /* clang-format off */
@@ -60,6 +61,7 @@ static const struct option sim_options[] = {
     {"store-prefixes", 1, 0, O_PREFIXES}, {"store-slowdown", 1, 0, O_SLOWDOWN},
     {"store-fail", 1, 0, O_FAIL}, {"store-retry-ms", 1, 0, O_RETRY}, {"costs", 1, 0, O_COSTS},
     {"calibrate", 1, 0, O_CALIBRATE}, {"json", 2, 0, O_JSON}, {"svg", 1, 0, O_SVG}, {"max-s", 1, 0, O_MAX_S},
+    {"prior-jobs", 1, 0, O_PRIOR},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 /* clang-format on */
 
@@ -83,6 +85,8 @@ static void usage(FILE *out)
         "  --epochs N (1)  --seed N (1)  --depth N (4)  --compute-ms MS (0)\n"
         "  --readers N, --workers N   per rank (default: as the loader defaults them)\n"
         "  --verify y|n         hash every sample (default y)\n"
+        "  --prior-jobs N       this job ran N times on these nodes before: the disk tier's\n"
+        "                       entries they left are found (INGOT_DISK_CACHE_BYTES; default 0)\n"
         "The cluster:\n"
         "  --nodes N (1)  --ranks-per-node R (1)  or --node-ranks R0,R1,...  (uneven nodes)\n"
         "  --cores N            per node (default 32; ranks beyond them share them)\n"
@@ -90,7 +94,8 @@ static void usage(FILE *out)
         "  --bind N             cores each rank is bound to (mpirun binds 1 rank per core up\n"
         "                       to 2 ranks; default 0: unbound, a node's ranks share its cores)\n"
         "  --nic-bw RATE        bytes/s per node each way, e.g. 12.5GB (100 Gb/s; default: none)\n"
-        "  --disk-bw RATE       bytes/s of a node's disk, for shards on it (default: none)\n"
+        "  --disk-bw RATE       bytes/s of a node's disk, for shards on it and the disk\n"
+        "                       tier's entries (default: none)\n"
         "The store:\n"
         "  --store files|remote files on each node (default), or an object store over the NIC\n"
         "  --store-bw RATE      bytes/s the whole store serves (default: measured, else none)\n"
@@ -151,6 +156,7 @@ static int parse_job(int o, sim_args_t *a)
     case O_READERS: a->job.readers = (uint32_t)cli_u64("--readers", arg, 1, 4096); break;
     case O_WORKERS: a->job.workers = (uint32_t)cli_u64("--workers", arg, 1, 4096); break;
     case O_COMPUTE: a->compute_ms = cli_real("--compute-ms", arg, 0, DBL_MAX); break;
+    case O_PRIOR: a->job.prior_jobs = (uint32_t)cli_u64("--prior-jobs", arg, 0, 1000); break;
     case O_VERIFY:
         if (strcmp(arg, "y") && strcmp(arg, "n")) {
             cli_bad("--verify", arg, "is not y or n");

@@ -10,10 +10,11 @@
 #define MIB (1024.0 * 1024.0)
 
 static const report_column_t sim_cols[] = {
-    {"steps", "", 7, 0},     {"wall", "s", 9, 3},       {"AU", "%", 6, 1},
-    {"stall", "s", 9, 3},    {"storage", "MiB", 11, 1}, {"peer", "MiB", 10, 1},
-    {"local", "MiB", 10, 1}, {"x-node", "MiB", 10, 1},  {"GETs|reads", "", 11, 0},
-    {"req/smp", "", 8, 3},   {"slowdown", "", 9, 0},    {"node max", "MiB", 10, 1},
+    {"steps", "", 7, 0},        {"wall", "s", 9, 3},       {"AU", "%", 6, 1},
+    {"stall", "s", 9, 3},       {"storage", "MiB", 11, 1}, {"peer", "MiB", 10, 1},
+    {"local", "MiB", 10, 1},    {"disk", "MiB", 10, 1},    {"x-node", "MiB", 10, 1},
+    {"GETs|reads", "", 11, 0},  {"req/smp", "", 8, 3},     {"slowdown", "", 9, 0},
+    {"node max", "MiB", 10, 1},
 };
 #define NCOLS (sizeof(sim_cols) / sizeof(sim_cols[0]))
 
@@ -32,6 +33,12 @@ static void print_table(FILE *out, const sim_args_t *a, const ingot_sim_result_t
                 " would hold all of it\n",
                 (double)r->cache_cached_bytes / MIB, r->cache_needed);
     }
+    if (r->disk_needed > 0) {
+        fprintf(out,
+                "# disk tier: INGOT_DISK_CACHE_BYTES=%" PRIu64 " per node would hold every piece "
+                "homed at the busiest node; the job after %u earlier run(s) of it\n",
+                r->disk_needed, a->job.prior_jobs);
+    }
     report_table_head(out, "epoch", 6, sim_cols, NCOLS);
     for (uint64_t e = 0; e < r->nepochs; e++) {
         const ingot_sim_epoch_t *x = &r->epochs[e];
@@ -43,6 +50,7 @@ static void print_table(FILE *out, const sim_args_t *a, const ingot_sim_result_t
             (double)x->bytes[INGOT_SIM_STORAGE] / MIB,
             (double)x->bytes[INGOT_SIM_PEER] / MIB,
             (double)x->bytes[INGOT_SIM_LOCAL] / MIB,
+            (double)x->bytes[INGOT_SIM_DISK] / MIB,
             (double)x->bytes_cross / MIB,
             (double)(x->store_requests + x->file_reads),
             x->samples ? (double)(x->store_requests + x->file_reads) / (double)x->samples : 0,
@@ -70,7 +78,11 @@ static void json_epochs(report_json_t *j, const ingot_sim_result_t *r)
         report_json_u64(j, "bytes_peer", x->bytes[INGOT_SIM_PEER]);
         report_json_u64(j, "bytes_local", x->bytes[INGOT_SIM_LOCAL]);
         report_json_u64(j, "bytes_disk", x->bytes[INGOT_SIM_DISK]);
-        report_json_u64(j, "disk_bytes_below", 0);
+        report_json_u64(j, "disk_bytes_below", x->disk_below);
+        report_json_u64(j, "disk_prefetch_bytes", x->disk_prefetch);
+        report_json_u64(j, "disk_admitted", x->disk_admitted);
+        report_json_u64(j, "disk_refused", x->disk_refused);
+        report_json_u64(j, "disk_evictions", x->disk_evictions);
         report_json_num(j, "au", x->au);
         report_json_num(j, "wall_s", x->wall_s);
         report_json_num(j, "stall_s", x->stall_s);
@@ -100,6 +112,7 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_int(j, "depth", a->job.depth);
     report_json_u64(j, "epochs", a->job.epochs);
     report_json_num(j, "compute_ms", a->compute_ms);
+    report_json_u64(j, "prior_jobs", a->job.prior_jobs);
     report_json_int(j, "readers", a->job.readers);
     report_json_int(j, "workers", a->job.workers);
     report_json_close_object(j);
@@ -164,6 +177,7 @@ int sim_output(const sim_args_t *a, const ingot_sim_costs_t *costs, const ingot_
     report_json_u64(&j, "dataset_bytes", r->dataset_bytes);
     report_json_u64(&j, "cache_cached_bytes", r->cache_cached_bytes);
     report_json_u64(&j, "cache_bytes_needed", r->cache_needed);
+    report_json_u64(&j, "disk_bytes_needed", r->disk_needed);
     report_json_num(&j, "sim_s", r->sim_s);
     report_json_close_object(&j);
     report_json_end(&j);

@@ -90,6 +90,8 @@ typedef struct ingot_sim_job {
     uint32_t depth;        /**< steps the loader runs ahead (ingot-bench's --depth) */
     uint32_t readers, workers; /**< per rank (0: the INGOT_READERS / INGOT_WORKERS values) */
     int      verify;           /**< 1: every sample hashed (INGOT_VERIFY other than off) */
+    uint32_t prior_jobs;       /**< earlier runs of this same job on these nodes: the disk tier's
+                              entries they left are found (INGOT_DISK_CACHE_BYTES) */
 } ingot_sim_job_t;
 
 /** Where a step's bytes came from, as ingot-bench counts them. */
@@ -107,6 +109,9 @@ typedef struct ingot_sim_epoch {
     uint64_t    file_reads;            /**< reads of shard files (a store of files) */
     uint64_t    slowdowns;             /**< of which answered SlowDown */
     uint64_t    node_store_max;        /**< the most bytes one node read from the store */
+    uint64_t    disk_below;            /**< bytes the disk tier read below (misses, prefetches) */
+    uint64_t    disk_prefetch;         /**< of them, the prefetchers' */
+    uint64_t    disk_admitted, disk_refused, disk_evictions; /**< fills, as the keepers decided */
     double      wall_s, stall_s, compute_s;
     double      au;    /**< compute over wall */
     const char *bound; /**< what bound the slowest rank's steps most often */
@@ -121,7 +126,9 @@ typedef struct ingot_sim_result {
     uint64_t           cache_needed;       /**< the peer cache budget (job-wide) that would hold the
                                           dataset where the fill epoch reads it */
     uint64_t           cache_cached_bytes; /**< what the configured budget holds */
-    double             sim_s;              /**< the simulator's own time */
+    uint64_t           disk_needed; /**< INGOT_DISK_CACHE_BYTES that holds every piece homed at
+                                         the busiest node (headers included); 0: no disk tier */
+    double             sim_s;       /**< the simulator's own time */
 } ingot_sim_result_t;
 
 /**

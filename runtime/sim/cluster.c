@@ -17,6 +17,8 @@
 #define SIM_NS_PER_VISIT    250.0
 #define SIM_NS_PER_NODESTEP 120.0
 #define SIM_NS_PER_SAMPLE   250.0
+/* With the disk tier, each node's keeper builds every epoch's trace from the whole order. */
+#define SIM_NS_PER_TRACE 150.0
 
 ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
 {
@@ -90,7 +92,13 @@ ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job, const ingot_sim_cl
     uint64_t batch = job->global_batch != 0 ? job->global_batch : 64 * world;
     double steps = floor((double)mi.sample_count / (double)batch) * (double)job->epochs;
     double visits = steps * (double)batch;
-    *seconds_p = (visits * SIM_NS_PER_VISIT + steps * c->nodes * SIM_NS_PER_NODESTEP +
+    const ingot_disk_config_t *dc;
+    INGOT_CHECK(ingot_disk_config(&dc));
+    double traces = dc->bytes > 0 ? (double)c->nodes * (double)mi.sample_count *
+                                        (double)(job->epochs + 1) * SIM_NS_PER_TRACE
+                                  : 0;
+    double job_ns = visits * SIM_NS_PER_VISIT + steps * c->nodes * SIM_NS_PER_NODESTEP + traces;
+    *seconds_p = (job_ns * ((double)job->prior_jobs + 1) +
                   (double)mi.sample_count * SIM_NS_PER_SAMPLE) /
                  1e9;
     return INGOT_OK;

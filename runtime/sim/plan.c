@@ -8,7 +8,6 @@
 #include "runtime/sim/sim_impl.h"
 #include "runtime/loader/loader_config.h"
 #include "runtime/loader/loader_impl.h"
-#include "source/disk/disk.h"
 #include "source/objstore/objstore_source.h"
 #include "client/objstore_config.h"
 #include "source/storage.h"
@@ -274,14 +273,6 @@ static ingot_status_t plan_threads(const ingot_sim_job_t *job, const ingot_sim_c
     p->emulate = sc->emulate.bandwidth > 0 || sc->emulate.latency_ns > 0;
     p->emu_bw = (double)sc->emulate.bandwidth;
     p->emu_lat = (double)sc->emulate.latency_ns / 1e9;
-    const ingot_disk_config_t *dc;
-    INGOT_CHECK(ingot_disk_config(&dc));
-    if (dc->bytes > 0) {
-        return ingot_fail(INGOT_ERR_UNSUPPORTED,
-                          "INGOT_DISK_CACHE_BYTES=%" PRIu64 ": the disk tier is not simulated yet "
-                          "(docs/sim.md, what is missing); unset it",
-                          dc->bytes);
-    }
     return INGOT_OK;
 }
 

@@ -29,6 +29,7 @@ typedef struct sim_node {
     double cpu_s; /* core-seconds of the loader's work */
     double store_bytes, store_reqs;
     double nic_in, nic_out; /* bytes over the NIC besides the store's */
+    double disk_io;         /* bytes the disk tier read from or wrote to this node's disk */
     uint64_t epoch_store;   /* bytes this node read from the store this epoch */
 } sim_node_t;
 
@@ -40,6 +41,7 @@ typedef struct sim_rank {
     double ready;            /* when its loader had its last step ready */
     double trainer;          /* when its trainer released its last step */
     double t_epoch, t_first; /* ingot-bench's clocks: the epoch's start, the first step's end */
+    double last_s;           /* its last step's ingest time */
     double stall, compute;
     uint64_t steps;
 } sim_rank_t;
@@ -54,6 +56,9 @@ typedef struct sim_read {
 /* One rank's step. */
 typedef struct sim_rank_step {
     double store_bytes, store_reqs, peer_bytes, peer_reqs;
+    double disk_bytes, disk_reqs; /* this node's disk tier entries read */
+    double disk_remote_reqs;      /* reads of other nodes' entries (their bytes: peer_bytes) */
+    double verified;              /* bytes the disk tier hashed for this rank */
 } sim_rank_step_t;
 
 typedef struct sim_run {
@@ -62,6 +67,8 @@ typedef struct sim_run {
     const ingot_sim_store_t *store;
     const ingot_sim_costs_t *costs;
     sim_plan_t plan;
+    sim_disk_t disk;
+    double *written; /* per node: bytes the disk tier wrote this step */
     sim_node_t *nodes;
     sim_rank_t *ranks;
     double *done;         /* per rank, a ring of depth + 1 trainer ends (the slots' release) */
@@ -107,14 +114,79 @@ static int cmp_read(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* A request of node @p n's to storage: through the node's part cache, or a read of its own. */
+static void sim_below(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
+                      sim_rank_step_t *rs);
+
+/* A request through the disk tier (disk_source.c): cut into pieces, each read from this node's
+ * entries, from its home node's, or from below (the whole piece when its keeper claims it for a
+ * fill, then pushed to its home). Returns the bytes the disks served. */
+static uint64_t sim_disk_read(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
+                              sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
+{
+    sim_disk_t *d = &x->disk;
+    uint64_t end = off + len, served = 0;
+    for (uint64_t at = off; at < end;) {
+        uint64_t k = at >> d->piece_log2, q = d->piece0[sh] + k, pend = (k + 1) << d->piece_log2;
+        uint64_t stop = pend < end ? pend : end, part = stop - at;
+        uint32_t h = (uint32_t)d->homes.home[q];
+        if (ingot_sim_disk_resident(d, q)) {
+            served += part;
+            x->nodes[h].disk_io += (double)part;
+            if (h == n) { /* read here; its blocks hashed unless the loader hashes the samples */
+                rs->disk_bytes += (double)part;
+                rs->disk_reqs += 1;
+                rs->verified += x->job->verify ? 0 : (double)part;
+            } else {
+                rs->peer_bytes += (double)part;
+                rs->disk_remote_reqs += 1;
+                x->nodes[n].nic_in += (double)part;
+                x->nodes[h].nic_out += (double)part;
+            }
+        } else if (ingot_sim_disk_claim(d, q, part)) {
+            uint64_t plen = sim_disk_piece_len(d, q);
+            sim_below(x, n, sh, k << d->piece_log2, plen, rs);
+            ep->disk_below += plen;
+            rs->verified += (double)plen; /* every sample checked before it is written */
+            if (h != n) {
+                x->nodes[n].nic_out += (double)plen;
+                x->nodes[h].nic_in += (double)plen;
+            }
+        } else {
+            sim_below(x, n, sh, at, part, rs);
+            ep->disk_below += part;
+        }
+        at = stop;
+    }
+    return served;
+}
+
+/* A joined request of @p len bytes holding @p records bytes of samples, of node @p n's rank: to
+ * storage, or through the disk tier, its bytes counted by tier as the loader counts them (the
+ * disk's share of the request's bytes, of its records). */
+static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_t len,
+                        uint64_t records, sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
+{
+    if (!x->disk.on) {
+        rs->store_bytes += (double)len;
+        rs->store_reqs += 1;
+        return;
+    }
+    uint64_t disk = sim_disk_read(x, n, run->shard, run->offset, len, rs, ep);
+    uint64_t share = (uint64_t)((unsigned __int128)records * (disk < len ? disk : len) / len);
+    ep->bytes[INGOT_SIM_DISK] += share;
+    ep->bytes[INGOT_SIM_STORAGE] += records - share;
+}
+
 /* A rank's reads from storage in a step, as its planner makes them: sorted by location, the
  * samples close enough joined into one request (ingot_loader_run_joins), whose bytes are read
  * gaps included. */
-static void sim_requests(sim_run_t *x, uint32_t n, sim_rank_step_t *rs)
+static void sim_requests(sim_run_t *x, uint32_t node, uint32_t n, sim_rank_step_t *rs,
+                         ingot_sim_epoch_t *ep)
 {
     qsort(x->runs, n, sizeof(*x->runs), cmp_read);
     const sim_read_t *run = &x->runs[0];
-    uint64_t run_len = run->length;
+    uint64_t run_len = run->length, records = run->length;
     uint32_t run_count = 1;
     for (uint32_t k = 1; k <= n; k++) {
         const sim_read_t *r = k < n ? &x->runs[k] : NULL;
@@ -122,28 +194,29 @@ static void sim_requests(sim_run_t *x, uint32_t n, sim_rank_step_t *rs)
             ingot_loader_run_joins(run->shard, run->offset, run_len, run_count, r->shard, r->offset,
                                    r->length, x->plan.coalesce_gap)) {
             run_len = r->offset + r->length - run->offset;
+            records += r->length;
             run_count++;
             continue;
         }
-        rs->store_bytes += (double)run_len;
-        rs->store_reqs += 1;
+        sim_request(x, node, run, run_len, records, rs, ep);
         if (r != NULL) {
             run = r;
-            run_len = r->length;
+            run_len = records = r->length;
             run_count = 1;
         }
     }
 }
 
-/* A sample read through the node's part cache: the parts it spans that the node does not hold
- * are fetched now, one GET each, by this rank. The cache is sized for the window, so a part
- * fetched stays until its window is done (each leaves the store once per node and epoch); at an
- * epoch's end the parts fetched stay for the next one when they all fit in its room. */
-static void sim_parts(sim_run_t *x, uint32_t n, uint64_t id, uint32_t len, sim_rank_step_t *rs)
+/* Bytes [@p off, @p off + @p len) of shard @p sh read through node @p n's part cache: the parts
+ * they span that the node does not hold are fetched now, one GET each, by this rank. The cache is
+ * sized for the window, so a part fetched stays until its window is done (each leaves the store
+ * once per node and epoch); at an epoch's end the parts fetched stay for the next one when they
+ * all fit in its room. */
+static void sim_parts(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
+                      sim_rank_step_t *rs)
 {
     const sim_plan_t *p = &x->plan;
-    uint32_t sh = p->shard_of[id];
-    uint64_t pl = p->part_len[sh], off = p->offset[id];
+    uint64_t pl = p->part_len[sh];
     uint64_t *seen = x->parts_seen + (size_t)n * x->part_words;
     for (uint64_t k = off / pl; k <= (off + len - 1) / pl; k++) {
         uint64_t g = p->part0[sh] + k;
@@ -154,6 +227,49 @@ static void sim_parts(sim_run_t *x, uint32_t n, uint64_t id, uint32_t len, sim_r
         uint64_t end = (k + 1) * pl < p->shard_size[sh] ? (k + 1) * pl : p->shard_size[sh];
         rs->store_bytes += (double)(end - k * pl);
         rs->store_reqs += 1;
+    }
+}
+
+static void sim_below(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
+                      sim_rank_step_t *rs)
+{
+    if (x->plan.parts_on) {
+        sim_parts(x, n, sh, off, len, rs);
+        return;
+    }
+    rs->store_bytes += (double)len;
+    rs->store_reqs += 1;
+}
+
+/* One read of a piece below by a prefetcher, in seconds: the link's (or a GET's) time. */
+static double sim_piece_read_s(const sim_run_t *x, uint64_t len)
+{
+    const sim_plan_t *p = &x->plan;
+    if (p->emulate) {
+        return (p->emu_bw > 0 ? (double)len / p->emu_bw : 0) + p->emu_lat;
+    }
+    if (!x->store->remote) {
+        return (double)len / x->costs->read_bps + x->costs->read_s;
+    }
+    return x->store->latency_s + (x->store->conn_bps > 0 ? (double)len / x->store->conn_bps : 0);
+}
+
+/* Node @p n's prefetcher (keeper.c) on its keeper rank @p r's link: it reads INGOT_DISK_PREFETCH
+ * percent of the time (paced), here of the rank's last step, the pieces its policy picks. */
+static void sim_prefetch(sim_run_t *x, uint32_t n, uint32_t r, sim_rank_step_t *rs,
+                         ingot_sim_epoch_t *ep)
+{
+    sim_disk_t *d = &x->disk;
+    double allow = x->ranks[r].last_s * d->prefetch_pct / 100.0;
+    uint64_t q;
+    while (allow > 0 && ingot_sim_disk_prefetch(d, n, &q)) {
+        uint64_t plen = sim_disk_piece_len(d, q);
+        uint32_t sh = sim_disk_shard_of(d, q);
+        sim_below(x, n, sh, (q - d->piece0[sh]) << d->piece_log2, plen, rs);
+        rs->verified += (double)plen; /* checked before it is written */
+        ep->disk_below += plen;
+        ep->disk_prefetch += plen;
+        allow -= sim_piece_read_s(x, plen);
     }
 }
 
@@ -191,22 +307,31 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
             }
             continue;
         }
+        if (x->disk.on) { /* the disk tier below the planner's requests, the part cache below it */
+            x->runs[nruns++] = (sim_read_t){
+                .shard = p->shard_of[id], .offset = p->offset[id], .length = len};
+            continue;
+        }
         ep->bytes[INGOT_SIM_STORAGE] += len;
         if (p->parts_on) {
-            sim_parts(x, n, id, len, &rs);
+            sim_parts(x, n, p->shard_of[id], p->offset[id], len, &rs);
         } else {
             x->runs[nruns++] = (sim_read_t){
                 .shard = p->shard_of[id], .offset = p->offset[id], .length = len};
         }
     }
     if (nruns > 0) {
-        sim_requests(x, nruns, &rs);
+        sim_requests(x, n, nruns, &rs, ep);
+    }
+    if (x->disk.on && x->disk.prefetch_pct > 0 && (int)r == x->disk.homes.node_keeper[n]) {
+        sim_prefetch(x, n, r, &rs, ep);
     }
     ep->store_bytes += x->store->remote ? (uint64_t)rs.store_bytes : 0;
-    rs.peer_reqs = distinct_homes(x->homes, nhomes);
+    rs.peer_reqs = distinct_homes(x->homes, nhomes) + rs.disk_remote_reqs;
     ep->samples += p->slice;
     double cpu = (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
-                 (p->zstd ? raw / c->decode_bps : 0) + p->slice * c->sample_s;
+                 (p->zstd ? raw / c->decode_bps : 0) + p->slice * c->sample_s +
+                 rs.verified / c->verify_bps;
     if (p->map_files) { /* the pages of files this rank maps in for the first time */
         cpu += rs.store_bytes * (1 - x->touched) / c->fault_bps;
     }
@@ -229,6 +354,7 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
                                (readers < x->gets_window ? readers : x->gets_window);
     }
     t[SIM_BOUND_PEER] = rs.peer_bytes / c->peer_bps + rs.peer_reqs * c->peer_s / readers;
+    t[SIM_BOUND_DISK] = rs.disk_bytes / c->read_bps + rs.disk_reqs * c->read_s / readers;
     /* a sample's fixed cost is the rank's own (one thread: it does not shrink with workers, as
      * calibrated); a rank bound to cores does all its work on those alone */
     t[SIM_BOUND_CPU] = p->slice * c->sample_s;
@@ -302,8 +428,10 @@ static double node_shared(sim_run_t *x, uint32_t n, const sim_store_step_t *ss, 
         in += nd->store_bytes;
         t[SIM_BOUND_STORE_BW] = ss->bw_s;
         t[SIM_BOUND_STORE_RATE] = ss->rate_s;
-    } else if (!x->store->remote && c->disk_bps > 0 && !p->emulate) {
-        t[SIM_BOUND_DISK] = nd->store_bytes / c->disk_bps; /* shards on the node's disk */
+    }
+    if (c->disk_bps > 0) { /* the disk tier's entries, and shards on the node's disk */
+        double files = !x->store->remote && !p->emulate ? nd->store_bytes : 0;
+        t[SIM_BOUND_DISK] = (nd->disk_io + files) / c->disk_bps;
     }
     double wire = in > nd->nic_out ? in : nd->nic_out;
     t[SIM_BOUND_NIC] = c->nic_bps > 0 ? wire / c->nic_bps : 0;
@@ -387,9 +515,21 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
     for (uint32_t n = 0; n < p->nodes; n++) {
         sim_node_t *nd = &x->nodes[n];
         nd->cpu_s = nd->store_bytes = nd->store_reqs = nd->nic_in = nd->nic_out = 0;
+        nd->disk_io = 0;
     }
+    uint64_t g = e * p->steps_per_epoch + s;
+    INGOT_CHECK(ingot_sim_disk_advance(&x->disk, g));
     for (uint32_t r = 0; r < p->world; r++) {
         INGOT_CHECK(step_rank(x, e, s, r, ep));
+    }
+    if (x->disk.on) { /* the step's fills written at their homes: copied, sealed (hashed) */
+        memset(x->written, 0, p->nodes * sizeof(*x->written));
+        ingot_sim_disk_settle(&x->disk, x->written, ep);
+        for (uint32_t n = 0; n < p->nodes; n++) {
+            x->nodes[n].disk_io += x->written[n];
+            x->nodes[n].cpu_s += x->written[n] / x->costs->copy_bps +
+                                 x->written[n] / x->costs->verify_bps;
+        }
     }
     double bytes = 0, reqs = 0, other = 0;
     for (uint32_t n = 0; n < p->nodes; n++) {
@@ -412,7 +552,6 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
     if (!x->store->remote) {
         ep->file_reads += (uint64_t)reqs;
     }
-    uint64_t g = e * p->steps_per_epoch + s;
     double slowest = -1;
     int slowest_bound = 0;
     for (uint32_t n = 0; n < p->nodes; n++) {
@@ -426,6 +565,7 @@ static ingot_status_t sim_step(sim_run_t *x, uint64_t e, uint64_t s, ingot_sim_e
                 slowest_bound = rk->own_s > shared ? rk->own_bound : b;
             }
             rank_clock(x, r, g, s, t);
+            x->ranks[r].last_s = t;
         }
     }
     x->bounds[slowest_bound]++;
@@ -498,6 +638,21 @@ static ingot_status_t sim_check_inputs(const ingot_sim_job_t *job, const ingot_s
     return INGOT_OK;
 }
 
+/* A job after the last one on the same nodes: what lives in memory (clocks, part caches) starts
+ * anew, the node disks keep what the last job left. */
+static ingot_status_t sim_next_job(sim_run_t *x)
+{
+    const sim_plan_t *p = &x->plan;
+    memset(x->nodes, 0, p->nodes * sizeof(*x->nodes));
+    memset(x->ranks, 0, p->world * sizeof(*x->ranks));
+    memset(x->done, 0, (size_t)p->world * (x->job->depth + 1) * sizeof(*x->done));
+    if (x->parts_seen != NULL) {
+        memset(x->parts_seen, 0, (size_t)p->nodes * x->part_words * sizeof(uint64_t));
+    }
+    memset(x->res->epochs, 0, x->job->epochs * sizeof(*x->res->epochs));
+    return ingot_sim_disk_next_job(&x->disk);
+}
+
 ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster,
                              const ingot_sim_store_t *store, const ingot_sim_costs_t *costs,
                              ingot_sim_result_t *res)
@@ -524,10 +679,14 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     x.ids = ingot_calloc(p->slice, sizeof(*x.ids), "sim slice");
     x.homes = ingot_calloc(p->slice, sizeof(*x.homes), "sim slice");
     x.runs = ingot_calloc(p->slice, sizeof(*x.runs), "sim slice");
+    x.written = ingot_calloc(p->nodes, sizeof(*x.written), "sim nodes");
     res->epochs = ingot_calloc(job->epochs, sizeof(*res->epochs), "sim epochs");
-    int have = x.nodes && x.ranks && x.done && x.ids && x.homes && x.runs && res->epochs &&
-               (!p->parts_on || x.parts_seen);
+    int have = x.nodes && x.ranks && x.done && x.ids && x.homes && x.runs && x.written &&
+               res->epochs && (!p->parts_on || x.parts_seen);
     ingot_status_t st = have ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    if (st == INGOT_OK) {
+        st = ingot_sim_disk_plan(job, p, &x.disk);
+    }
     res->nepochs = job->epochs;
     res->world = p->world;
     for (uint64_t i = 0; i < p->samples; i++) {
@@ -535,14 +694,22 @@ ingot_status_t ingot_sim_run(const ingot_sim_job_t *job, const ingot_sim_cluster
     }
     res->cache_needed = p->place.needed;
     res->cache_cached_bytes = p->cache_on ? p->place.cached_bytes : 0;
-    for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
-        x.touched = sim_touched(p, e);
-
-        for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
-            st = sim_step(&x, e, s, &res->epochs[e]);
+    res->disk_needed = x.disk.needed;
+    /* the earlier jobs leave their disk tier's entries; the last one is the job reported */
+    for (uint32_t j = 0; st == INGOT_OK && j <= job->prior_jobs; j++) {
+        if (j > 0) {
+            st = sim_next_job(&x);
         }
-        epoch_close(&x, e, &res->epochs[e]);
+        for (uint64_t e = 0; st == INGOT_OK && e < job->epochs; e++) {
+            x.touched = sim_touched(p, e);
+            for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
+                st = sim_step(&x, e, s, &res->epochs[e]);
+            }
+            epoch_close(&x, e, &res->epochs[e]);
+        }
     }
+    ingot_sim_disk_free(&x.disk);
+    free(x.written);
     free(x.nodes);
     free(x.ranks);
     free(x.parts_seen);

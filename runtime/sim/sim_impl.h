@@ -9,6 +9,7 @@
 #include <ingot/order.h>
 #include "source/cache/cache.h"
 #include "source/tier.h"
+#include "source/disk/disk.h"
 #include <stdint.h>
 
 /* Node names the simulated nodes plan under (the disk tier's homes hash them). */
@@ -66,6 +67,36 @@ typedef struct sim_plan {
     double emu_bw, emu_lat;
 } sim_plan_t;
 
+/* The node disks (INGOT_DISK_CACHE_BYTES; disk.c): the disk tier's pieces and homes, and each
+ * node keeper's policy, as a job plans them. */
+typedef struct sim_fill {
+    uint64_t piece;
+    uint64_t need; /* a prefetch's use; SIM_DISK_DEMAND: a miss's (asked of the policy) */
+} sim_fill_t;
+#define SIM_DISK_DEMAND UINT64_MAX
+
+typedef struct sim_disk {
+    int on;
+    uint64_t budget; /* per node */
+    uint32_t piece_log2;
+    uint32_t prefetch_pct;
+    int lru;
+    uint32_t nshards;
+    uint64_t npieces;
+    uint64_t *piece0;     /* per shard: its first piece; [nshards]: all */
+    uint64_t *shard_size; /* per shard */
+    ingot_disk_homes_t homes;
+    uint8_t *homed;                 /* per node, per piece: 1 when homed there */
+    struct ingot_disk_policy **pol; /* per node: its keeper's */
+    uint8_t *kept;                  /* per piece: resident when the last job ended */
+    uint64_t *usage, *claimed;      /* per node: bytes of entries, of fills claimed */
+    sim_fill_t *fills;              /* the step's fills, written at its end */
+    uint64_t nfills, fills_cap;
+    uint64_t needed; /* the budget that holds every piece homed at the busiest node */
+    const ingot_sim_job_t *job;
+    const struct sim_plan *plan;
+} sim_disk_t;
+
 /* costs.c: every stage's value one a cost file may hold (named when not). */
 ingot_status_t ingot_sim_costs_check(const ingot_sim_costs_t *c);
 
@@ -73,6 +104,41 @@ ingot_status_t ingot_sim_costs_check(const ingot_sim_costs_t *c);
 ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluster_t *cluster,
                               int remote, sim_plan_t *p);
 void ingot_sim_plan_free(sim_plan_t *p);
+
+/* disk.c: the disk tier's plan over @p p (off: d->on 0); INGOT_ERR_NO_RESOURCE, said, when its
+ * keepers' state would not fit in this machine's memory. */
+ingot_status_t ingot_sim_disk_plan(const ingot_sim_job_t *job, const sim_plan_t *p, sim_disk_t *d);
+void ingot_sim_disk_free(sim_disk_t *d);
+/* Every keeper's clock to global step @p g (the planner's: the step being read). */
+ingot_status_t ingot_sim_disk_advance(sim_disk_t *d, uint64_t g);
+/* Piece @p p's entry is at its home. */
+int ingot_sim_disk_resident(const sim_disk_t *d, uint64_t p);
+/* A miss of @p part bytes of piece @p p asks its keeper: 1 when claimed for a fill (the miss reads
+ * the whole piece and writes it through), 0 when the miss reads only its bytes. */
+int ingot_sim_disk_claim(sim_disk_t *d, uint64_t p, uint64_t part);
+/* The next piece node @p n's prefetcher reads (claimed), or 0. */
+int ingot_sim_disk_prefetch(sim_disk_t *d, uint32_t n, uint64_t *p_p);
+/* The step's fills written by their homes' keepers, admitted or refused by the policy (victims
+ * evicted); the bytes each node writes added to @p written (per node). */
+void ingot_sim_disk_settle(sim_disk_t *d, double *written, ingot_sim_epoch_t *ep);
+/* The job ended: the next one finds what it left (its keepers' policies made anew). */
+ingot_status_t ingot_sim_disk_next_job(sim_disk_t *d);
+static inline uint32_t sim_disk_shard_of(const sim_disk_t *d, uint64_t p)
+{
+    uint32_t lo = 0, hi = d->nshards;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        lo = d->piece0[mid] <= p ? mid : lo;
+        hi = d->piece0[mid] <= p ? hi : mid;
+    }
+    return lo;
+}
+static inline uint64_t sim_disk_piece_len(const sim_disk_t *d, uint64_t p)
+{
+    uint32_t s = sim_disk_shard_of(d, p);
+    uint64_t at = (p - d->piece0[s]) << d->piece_log2, size = d->shard_size[s];
+    return size - at < (UINT64_C(1) << d->piece_log2) ? size - at : UINT64_C(1) << d->piece_log2;
+}
 /* Ranks of node @p n. */
 static inline uint32_t sim_node_ranks(const sim_plan_t *p, uint32_t n)
 {

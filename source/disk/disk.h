@@ -30,6 +30,7 @@
 #define INGOT_SOURCE_DISK_DISK_H
 
 #include "source/tier.h"
+#include "source/disk/entry.h"
 #include "base/config.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,6 +74,9 @@ typedef struct ingot_disk_homes {
     int serving_nodes;
     int32_t *home; /**< per piece: its home node, or -1 (no node serves) */
 } ingot_disk_homes_t;
+
+/** The hash a piece's key weighs the nodes with (its home: ingot_disk_plan_homes()). */
+uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
 
 /**
  * The homes of @p npieces pieces whose keys hash to @p key_hash (per piece), over the nodes of

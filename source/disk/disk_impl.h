@@ -236,7 +236,6 @@ void ingot_disk_fd_drop(ingot_disk_t *d, uint64_t p);
 ingot_status_t ingot_disk_homes(ingot_disk_t *d, int usable);
 /* The rank of node @p node that serves reads of piece @p p (spread over the node's ranks). */
 int ingot_disk_home_rank(const ingot_disk_t *d, int node, uint64_t p);
-uint64_t ingot_disk_key_hash(const ingot_disk_key_t *k);
 
 /* disk_source.c */
 extern const ingot_source_ops_t ingot_disk_source_ops;

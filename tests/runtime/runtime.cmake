@@ -90,6 +90,16 @@ ingot_add_test(NAME runtime.sim.exact LABELS unit COMMAND test_sim exact
 ingot_add_test(NAME runtime.sim.store LABELS unit COMMAND test_sim store)
 ingot_add_test(NAME runtime.sim.parts LABELS unit COMMAND test_sim parts
                ENV INGOT_ORDER=window:4)
+ingot_add_test(NAME runtime.sim.disk LABELS unit COMMAND test_sim disk
+               ENV INGOT_DISK_CACHE_BYTES=1GiB)
+ingot_add_test(NAME runtime.sim.disk_small LABELS unit COMMAND test_sim disk_small
+               ENV INGOT_DISK_CACHE_BYTES=12MiB)
+ingot_add_test(NAME runtime.sim.disk_lru LABELS unit COMMAND test_sim disk_small
+               ENV INGOT_DISK_CACHE_BYTES=12MiB INGOT_DISK_CACHE_POLICY=lru)
+ingot_add_test(NAME runtime.sim.disk_bad LABELS unit COMMAND test_sim disk_bad
+               ENV INGOT_DISK_CACHE_BYTES=64KiB)
+ingot_add_test(NAME runtime.sim.disk_huge LABELS unit COMMAND test_sim disk_huge
+               ENV INGOT_DISK_CACHE_BYTES=1GiB)
 # ingot-sim against ingot-bench on the same dataset and options, 4 ranks, peer cache on, under
 # the full order and the order dealt over 2 canonical nodes: the bytes of each tier per epoch equal.
 ingot_add_test(NAME runtime.sim.vs_bench LABELS mpi TIMEOUT 240

@@ -3,7 +3,9 @@
 timing: the same dataset and options run for real by ingot-bench (4 ranks, peer cache holding
 about half the dataset, 3 epochs) and by ingot-sim. Per epoch, the steps counted, the samples and
 the bytes from storage, from peers and from the rank's own cache must be equal, byte for byte.
-With the locality order dealt over 2 canonical nodes the same holds.
+With the locality order dealt over 2 canonical nodes the same holds. With the disk tier on
+(INGOT_DISK_CACHE_BYTES holding the dataset), a job run after one that filled the disks, against
+ingot-sim --prior-jobs 1: every byte from the disks, none from storage, in every epoch.
 
 With --s3 BUILD, over an object store instead (a SeaweedFS of its own on loopback, the dataset
 uploaded and its manifest built over the bucket): the GETs of every epoch (retries apart) and the
@@ -112,17 +114,27 @@ def main():
     run([bench, "--generate", data, "--samples", "3072", "--sample-size", "16KiB", "--jitter",
          "0.5", "--shard-size", "2MiB", "--epochs", "1", "--no-progress"], env)
     manifest = os.path.join(data, "manifest.ingot")
-    cases = [("full", {"INGOT_CACHE_BYTES": "24MiB"}),
-             ("dealt", {"INGOT_CACHE_BYTES": "8MiB/node", "INGOT_ORDER": "window:4,nodes:2"})]
-    for name, extra in cases:
+    disk = {"INGOT_DISK_CACHE_BYTES": "256MiB", "INGOT_DISK_CACHE_DIR": os.path.join(work, "disk")}
+    cases = [("full", {"INGOT_CACHE_BYTES": "24MiB"}, []),
+             ("dealt", {"INGOT_CACHE_BYTES": "8MiB/node", "INGOT_ORDER": "window:4,nodes:2"}, []),
+             ("disk-second-job", disk, ["--prior-jobs", "1"])]
+    for name, extra, sim_only in cases:
         cenv = dict(env, **extra)
         common = ["--manifest", manifest, "--epochs", "3", "--batch", "128", "--seed", "5"]
         real = os.path.join(work, name + "-bench.json")
-        run([mpirun, mpiexec, "4", "-x", "INGOT_CACHE_BYTES", "-x", "INGOT_ORDER", "-x",
-             "INGOT_LOG_LEVEL", bench] + common + ["--no-progress", "--json=" + real],
-            dict(cenv, INGOT_ORDER=extra.get("INGOT_ORDER", "full")))
+        xs = []
+        for k in ("INGOT_CACHE_BYTES", "INGOT_ORDER", "INGOT_LOG_LEVEL") + tuple(disk):
+            xs += ["-x", k]
+        for job in range(1 + len(sim_only) // 2):  # the earlier jobs fill the disks
+            run([mpirun, mpiexec, "4"] + xs + [bench] + common +
+                ["--no-progress", "--json=" + real],
+                dict(cenv, INGOT_ORDER=extra.get("INGOT_ORDER", "full"),
+                     INGOT_CACHE_BYTES=extra.get("INGOT_CACHE_BYTES", "0"),
+                     INGOT_DISK_CACHE_BYTES=extra.get("INGOT_DISK_CACHE_BYTES", "0"),
+                     INGOT_DISK_CACHE_DIR=disk["INGOT_DISK_CACHE_DIR"]))
         simj = os.path.join(work, name + "-sim.json")
-        run([sim] + common + ["--ranks-per-node", "4", "--cores", "2", "--json=" + simj], cenv)
+        run([sim] + common + sim_only + ["--ranks-per-node", "4", "--cores", "2",
+                                         "--json=" + simj], cenv)
         r, s = epochs(real), epochs(simj)
         if len(r) != 3 or len(s) != 3:
             sys.exit("FAIL %s: %d real epochs, %d simulated" % (name, len(r), len(s)))
@@ -131,11 +143,15 @@ def main():
                 if r[e][k] != s[e].get(k):
                     sys.exit("FAIL %s: epoch %d %s: real %s, simulated %s\nreal %s\nsim  %s" %
                              (name, e, k, r[e][k], s[e].get(k), r, s))
-        if r[1]["bytes_peer"] + r[1]["bytes_local"] == 0 or r[1]["bytes_storage"] == 0:
+        if name.startswith("disk"):
+            if any(x["bytes_storage"] != 0 or x["bytes_disk"] == 0 for x in r):
+                sys.exit("FAIL %s: the second job should read only the disks: %s" % (name, r))
+        elif r[1]["bytes_peer"] + r[1]["bytes_local"] == 0 or r[1]["bytes_storage"] == 0:
             sys.exit("FAIL %s: the cache should hold part of the dataset: %s" % (name, r[1]))
         print("%s: 3 epochs equal: %s" % (name, " | ".join(
-            "e%d storage %d peer %d local %d" % (e, r[e]["bytes_storage"], r[e]["bytes_peer"],
-                                                 r[e]["bytes_local"]) for e in range(3))))
+            "e%d storage %d peer %d local %d disk %d" % (
+                e, r[e]["bytes_storage"], r[e]["bytes_peer"], r[e]["bytes_local"],
+                r[e]["bytes_disk"]) for e in range(3))))
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -5,8 +5,13 @@
  * placement says, a SlowDown rate limit that raises the requests and the time, the dealt order
  * reading each part of the store once per epoch through the node's part cache.
  *
- * Cases: `test_sim tables|inputs|costs|exact|store|parts` (one process each: the INGOT_* variables
- * are read once per process).
+ * The disk tier (INGOT_DISK_CACHE_BYTES): every byte from the disks once they hold the dataset, and
+ * in a job after the one that filled them; a budget smaller than a node's pieces evicting and
+ * refusing while every sample is still read once; a budget below one entry and a cluster too big
+ * for this machine's memory refused.
+ *
+ * Cases: `test_sim tables|inputs|costs|exact|store|parts|disk|disk_small|disk_bad|disk_huge` (one
+ * process each: the INGOT_* variables are read once per process).
  */
 #include "runtime/sim/sim_impl.h"
 #include "shard/synth.h"
@@ -28,16 +33,19 @@ static const ingot_sim_costs_t costs = {.verify_bps = 20e9,
                                         .peer_s = 20e-6,
                                         .fault_bps = 4e9};
 
-/* The store cases' job: 8,192 samples of 64 KiB in 8 MiB shards, 2 epochs, on 4 nodes x 2 ranks
- * over an object store of 10 ms GETs. */
-typedef struct store_case {
+/* A case's job, cluster and store. */
+typedef struct sim_case {
     ingot_manifest_h m;
+    uint64_t dataset; /* every sample's record bytes (the disk cases) */
     ingot_sim_job_t job;
     ingot_sim_cluster_t c;
     ingot_sim_store_t st;
-} store_case_t;
+} sim_case_t;
 
-static void store_case(store_case_t *k)
+/* The store cases' job: 8,192 samples of 64 KiB in 8 MiB shards, 2 epochs, on 4 nodes x 2 ranks
+ * over an object store of 10 ms GETs. */
+
+static void store_case(sim_case_t *k)
 {
     CHECK_OK(ingot_sim_describe(8192, 64 * KIB, 0, 8u << 20, &k->m));
     k->job = (ingot_sim_job_t){.manifest = k->m,
@@ -172,7 +180,7 @@ static void case_costs(void)
         CHECK_CONTAINS(ingot_last_error(), path);
     }
     /* what a caller hands ingot_sim_run() by hand is checked the same way, each value named */
-    store_case_t k;
+    sim_case_t k;
     store_case(&k);
     ingot_sim_result_t r;
     ingot_sim_costs_t zero = costs;
@@ -244,7 +252,7 @@ static void case_exact(void)
  * demand makes SlowDowns and time; SlowDowns injected make retries. */
 static void case_store(void)
 {
-    store_case_t k;
+    sim_case_t k;
     store_case(&k);
     ingot_sim_job_t job = k.job;
     ingot_sim_cluster_t c = k.c;
@@ -282,7 +290,7 @@ static void case_store(void)
  * about the shards' bytes leave the store per epoch, in a GET per part. */
 static void case_parts(void)
 {
-    store_case_t k;
+    sim_case_t k;
     store_case(&k);
     ingot_manifest_info_t mi;
     CHECK_OK(ingot_manifest_query(k.m, &mi));
@@ -309,6 +317,146 @@ static void case_parts(void)
     ingot_manifest_close(k.m);
 }
 
+/* The disk cases' job: 4,096 samples of 16 KiB +-50% in 4 MiB shards, 3 epochs, on 2 nodes x 4
+ * ranks reading files. */
+static void disk_case(sim_case_t *k)
+{
+    CHECK_OK(ingot_sim_describe(4096, 16 * KIB, 0.5, 4u << 20, &k->m));
+    k->dataset = 0;
+    for (uint64_t i = 0; i < 4096; i++) {
+        ingot_sample_info_t x;
+        CHECK_OK(ingot_manifest_sample_get(k->m, i, &x));
+        k->dataset += x.length;
+    }
+    k->job = (ingot_sim_job_t){.manifest = k->m,
+                               .global_batch = 256,
+                               .epochs = 3,
+                               .seed = 1,
+                               .depth = 4,
+                               .compute_s = 0.001,
+                               .verify = 1};
+    k->c = (ingot_sim_cluster_t){.nodes = 2, .ranks_per_node = 4, .cores = 8};
+    k->st = (ingot_sim_store_t){.prefixes = 1};
+}
+
+static uint64_t shards_bytes(ingot_manifest_h m)
+{
+    ingot_manifest_info_t mi;
+    CHECK_OK(ingot_manifest_query(m, &mi));
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < mi.shard_count; i++) {
+        ingot_shard_info_t si;
+        CHECK_OK(ingot_manifest_shard_get(m, i, &si));
+        all += si.size;
+    }
+    return all;
+}
+
+/* INGOT_DISK_CACHE_BYTES=1GiB (the environment): budgets that hold every piece. The first job's
+ * first epoch reads every sample once, from storage or from a piece an earlier step filled; from
+ * epoch 1 every byte comes from the disks, none from below; a job after it (prior_jobs) reads
+ * everything from the disks from its first step, fills nothing. A 4 KiB-header entry per piece:
+ * the budget needed lies between half the shards' bytes and all of them with headers. */
+static void case_disk(void)
+{
+    sim_case_t k;
+    disk_case(&k);
+    uint64_t shards = shards_bytes(k.m), pieces = 0;
+    ingot_sim_result_t r;
+    CHECK_OK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r));
+    CHECK(r.disk_needed >= shards / 2 && r.disk_needed < shards + (shards >> 20) * 8 * KIB);
+    const ingot_sim_epoch_t *x = &r.epochs[0];
+    CHECK(x->bytes[INGOT_SIM_DISK] + x->bytes[INGOT_SIM_STORAGE] == k.dataset);
+    CHECK(x->bytes[INGOT_SIM_DISK] > 0 && x->disk_admitted > 0 && x->disk_refused == 0);
+    CHECK(x->disk_below >= x->bytes[INGOT_SIM_STORAGE] && x->disk_evictions == 0);
+    pieces = x->disk_admitted;
+    for (uint64_t e = 1; e < 3; e++) {
+        x = &r.epochs[e];
+        CHECK(x->bytes[INGOT_SIM_DISK] == k.dataset && x->bytes[INGOT_SIM_STORAGE] == 0);
+        CHECK(x->disk_below == 0 && x->file_reads == 0 && x->disk_admitted == 0);
+    }
+    ingot_sim_result_free(&r);
+    k.job.prior_jobs = 1;
+    CHECK_OK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r));
+    for (uint64_t e = 0; e < 3; e++) {
+        x = &r.epochs[e];
+        CHECK(x->bytes[INGOT_SIM_DISK] == k.dataset && x->disk_below == 0 && x->file_reads == 0);
+        CHECK(x->disk_admitted == 0 && x->wall_s > 0);
+    }
+    printf("disk: %" PRIu64 " pieces filled in epoch 0; every byte from the disks after; the "
+           "busiest node needs %" PRIu64 " bytes\n",
+           pieces, r.disk_needed);
+    ingot_sim_result_free(&r);
+    ingot_manifest_close(k.m);
+}
+
+/* INGOT_DISK_CACHE_BYTES=12MiB (the environment): each node is home to about 32 MiB of pieces.
+ * Every epoch still reads every sample once; the pieces on a node's disk never exceed its budget;
+ * what the disks hold serves part of every later epoch, and of a second job's first. With
+ * INGOT_DISK_CACHE_POLICY=lru every miss is admitted, so pieces are evicted; the clairvoyant
+ * policy admits a fill only when it pays for its bytes (policy.h). */
+static void case_disk_small(void)
+{
+    sim_case_t k;
+    disk_case(&k);
+    ingot_sim_result_t r;
+    CHECK_OK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r));
+    CHECK(r.disk_needed > 2 * (12u << 20));
+    uint64_t refused = 0, evicted = 0, admitted = 0;
+    for (uint64_t e = 0; e < 3; e++) {
+        const ingot_sim_epoch_t *x = &r.epochs[e];
+        CHECK(x->bytes[INGOT_SIM_DISK] + x->bytes[INGOT_SIM_STORAGE] == k.dataset);
+        CHECK(x->bytes[INGOT_SIM_DISK] > 0 && x->bytes[INGOT_SIM_STORAGE] > 0);
+        refused += x->disk_refused;
+        evicted += x->disk_evictions;
+        admitted += x->disk_admitted;
+        /* resident at the end of the epoch: at most what the two budgets hold */
+        CHECK((admitted - evicted) * (INGOT_DISK_HEADER_BYTES + (1u << 20)) <=
+              2 * (12u << 20) + 2 * (1u << 20));
+    }
+    const char *policy = getenv("INGOT_DISK_CACHE_POLICY");
+    CHECK(policy == NULL || strcmp(policy, "lru") != 0 || evicted > 0);
+    uint64_t later = r.epochs[1].bytes[INGOT_SIM_DISK];
+    ingot_sim_result_free(&r);
+    k.job.prior_jobs = 1;
+    CHECK_OK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r));
+    CHECK(r.epochs[0].bytes[INGOT_SIM_DISK] > 0);
+    ingot_sim_result_free(&r);
+    printf("disk_small (%s): %" PRIu64 " bytes of epoch 1 from the disks; %" PRIu64
+           " fills admitted, %" PRIu64 " refused, %" PRIu64 " evictions\n",
+           policy != NULL ? policy : "clairvoyant", later, admitted, refused, evicted);
+    ingot_manifest_close(k.m);
+}
+
+/* Bad disk tier inputs: INGOT_DISK_CACHE_BYTES=64KiB (the environment) holds no 1 MiB piece and
+ * its header: refused as the tier refuses it; a cluster whose keepers' state would not fit here:
+ * refused before it starts, naming the nodes, the pieces and the memory. */
+static void case_disk_bad(void)
+{
+    sim_case_t k;
+    disk_case(&k);
+    ingot_sim_result_t r;
+    CHECK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r) == INGOT_ERR_CONFIG);
+    CHECK(r.epochs == NULL);
+    ingot_manifest_close(k.m);
+    printf("disk_bad: a budget below one entry refused\n");
+}
+
+/* INGOT_DISK_CACHE_BYTES=1GiB: 300,000 pieces on 2,000 nodes would take 27 GiB of keepers. */
+static void case_disk_huge(void)
+{
+    ingot_manifest_h m;
+    CHECK_OK(ingot_sim_describe(300000, 1u << 20, 0, 1u << 30, &m));
+    ingot_sim_job_t job = {
+        .manifest = m, .global_batch = 128000, .epochs = 1, .seed = 1, .depth = 2, .verify = 1};
+    ingot_sim_cluster_t c = {.nodes = 2000, .ranks_per_node = 1, .cores = 8};
+    ingot_sim_store_t st = {.prefixes = 1};
+    ingot_sim_result_t r;
+    CHECK(ingot_sim_run(&job, &c, &st, &costs, &r) == INGOT_ERR_NO_RESOURCE);
+    ingot_manifest_close(m);
+    printf("disk_huge: refused before it starts\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "";
@@ -324,8 +472,17 @@ int main(int argc, char **argv)
         case_store();
     } else if (!strcmp(c, "parts")) {
         case_parts();
+    } else if (!strcmp(c, "disk")) {
+        case_disk();
+    } else if (!strcmp(c, "disk_small")) {
+        case_disk_small();
+    } else if (!strcmp(c, "disk_bad")) {
+        case_disk_bad();
+    } else if (!strcmp(c, "disk_huge")) {
+        case_disk_huge();
     } else {
-        fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store|parts\n");
+        fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store|parts|disk|disk_small|"
+                        "disk_bad|disk_huge\n");
         return 2;
     }
     return 0;
