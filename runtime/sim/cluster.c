@@ -17,8 +17,10 @@
 #define SIM_NS_PER_VISIT    250.0
 #define SIM_NS_PER_NODESTEP 120.0
 #define SIM_NS_PER_SAMPLE   250.0
-/* With the disk tier, each node's keeper builds every epoch's trace from the whole order. */
+/* With the disk tier: every epoch's traces made in one pass over the order (per sample), and
+ * each node's keeper setting every piece's next use at each epoch (per node and piece). */
 #define SIM_NS_PER_TRACE 150.0
+#define SIM_NS_PER_PIECE 4.0
 
 ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
 {
@@ -94,9 +96,19 @@ ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job, const ingot_sim_cl
     double visits = steps * (double)batch;
     const ingot_disk_config_t *dc;
     INGOT_CHECK(ingot_disk_config(&dc));
-    double traces = dc->bytes > 0 ? (double)c->nodes * (double)mi.sample_count *
-                                        (double)(job->epochs + 1) * SIM_NS_PER_TRACE
-                                  : 0;
+    double traces = 0;
+    if (dc->bytes > 0) {
+        double bytes = 0;
+        for (uint64_t s = 0; s < mi.shard_count; s++) {
+            ingot_shard_info_t si;
+            INGOT_CHECK(ingot_manifest_shard_get(job->manifest, (uint32_t)s, &si));
+            bytes += (double)si.size;
+        }
+        double pieces = bytes / (double)(UINT64_C(1) << dc->piece_log2);
+        traces = ((double)mi.sample_count * SIM_NS_PER_TRACE +
+                  (double)c->nodes * pieces * SIM_NS_PER_PIECE) *
+                 (double)(job->epochs + 1);
+    }
     double job_ns = visits * SIM_NS_PER_VISIT + steps * c->nodes * SIM_NS_PER_NODESTEP + traces;
     *seconds_p = (job_ns * ((double)job->prior_jobs + 1) +
                   (double)mi.sample_count * SIM_NS_PER_SAMPLE) /

@@ -14,7 +14,7 @@
  *  - nothing fails: no disk fills up below the budget, no claim lapses, no piece is damaged.
  */
 #include "runtime/sim/sim_impl.h"
-#include "source/disk/policy.h"
+#include "source/disk/trace.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -23,8 +23,8 @@
 #include <string.h>
 
 /* What a keeper keeps per piece of the job (policy.c, trace.c: next use, LRU key, trace item,
- * state, the heap's place and slot, two traces' first items), and per node and piece here. */
-#define SIM_DISK_BYTES_PER_PIECE 46
+ * state, the heap's place and slot, two traces' first items). */
+#define SIM_DISK_BYTES_PER_PIECE 37
 /* The most memory the nodes' keepers may take here before the simulation is refused. */
 #define SIM_DISK_MEMORY_MAX (UINT64_C(16) << 30)
 
@@ -80,24 +80,128 @@ static ingot_status_t disk_homes(sim_disk_t *d, const uint64_t *hash, const sim_
     return st;
 }
 
-/* Each node's pieces, and the budget the busiest node needs to hold them all. */
-static ingot_status_t disk_homed(sim_disk_t *d, const sim_plan_t *p)
+/* The budget the busiest node needs to hold every piece homed there. */
+static ingot_status_t disk_needed(sim_disk_t *d, const sim_plan_t *p)
 {
-    d->homed = ingot_calloc((size_t)p->nodes * d->npieces + 1, 1, "sim disk homes");
     uint64_t *bytes = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk homes");
-    if (d->homed == NULL || bytes == NULL) {
-        free(bytes);
+    if (bytes == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint64_t q = 0; q < d->npieces; q++) {
-        int32_t h = d->homes.home[q];
-        d->homed[(size_t)h * d->npieces + q] = 1;
-        bytes[h] += entry_bytes(d, q);
+        bytes[d->homes.home[q]] += entry_bytes(d, q);
     }
     for (uint32_t n = 0; n < p->nodes; n++) {
         d->needed = bytes[n] > d->needed ? bytes[n] : d->needed;
     }
     free(bytes);
+    return INGOT_OK;
+}
+
+/* Room for @p n items in @p tr. */
+static ingot_status_t traces_reserve(sim_traces_t *tr, uint64_t n)
+{
+    if (n <= tr->cap) {
+        return INGOT_OK;
+    }
+    uint64_t cap = tr->cap ? 2 * tr->cap : 4096;
+    cap = cap > n ? cap : n;
+    uint32_t *a = realloc(tr->piece, cap * sizeof(uint32_t));
+    tr->piece = a ? a : tr->piece;
+    uint32_t *b = a ? realloc(tr->step, cap * sizeof(uint32_t)) : NULL;
+    tr->step = b ? b : tr->step;
+    uint32_t *c = b ? realloc(tr->bytes, cap * sizeof(uint32_t)) : NULL;
+    tr->bytes = c ? c : tr->bytes;
+    if (c == NULL) {
+        return INGOT_ERR_NO_MEMORY;
+    }
+    tr->cap = cap;
+    return INGOT_OK;
+}
+
+/* Epoch @p epoch's trace items of every node into @p tr, as trace.c makes one node's (the
+ * epoch's samples in order, each piece a sample's bytes touch, with those bytes), in one pass
+ * over the order: items in order, then grouped by their piece's home (a stable counting sort). */
+static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *tr)
+{
+    const sim_plan_t *p = d->plan;
+    uint32_t nodes = p->nodes;
+    tr->epoch = UINT64_MAX;
+    tr->n = 0;
+    sim_traces_t all = {0};
+    ingot_status_t st = INGOT_OK;
+    for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
+        st = ingot_order_slice(p->order, epoch, s, 0, 1, d->ids, p->global_batch);
+        for (uint64_t k = 0; st == INGOT_OK && k < p->global_batch; k++) {
+            uint64_t id = d->ids[k], off = p->offset[id], len = p->record[id];
+            uint64_t base = d->piece0[p->shard_of[id]];
+            for (uint64_t q = base + (off >> d->piece_log2);
+                 len > 0 && q <= base + ((off + len - 1) >> d->piece_log2) && st == INGOT_OK; q++) {
+                uint64_t at = (q - base) << d->piece_log2,
+                         end = at + (UINT64_C(1) << d->piece_log2);
+                uint64_t lo = off > at ? off : at, hi = off + len < end ? off + len : end;
+                st = traces_reserve(&all, all.n + 1);
+                if (st == INGOT_OK) {
+                    all.piece[all.n] = (uint32_t)q;
+                    all.step[all.n] = (uint32_t)s;
+                    all.bytes[all.n++] = (uint32_t)(hi - lo);
+                }
+            }
+        }
+    }
+    if (st == INGOT_OK && tr->first == NULL) {
+        tr->first = ingot_calloc((size_t)nodes + 1, sizeof(uint64_t), "sim disk traces");
+        st = tr->first != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+    }
+    st = st == INGOT_OK ? traces_reserve(tr, all.n) : st;
+    if (st == INGOT_OK) {
+        memset(tr->first, 0, ((size_t)nodes + 1) * sizeof(uint64_t));
+        for (uint64_t i = 0; i < all.n; i++) {
+            tr->first[d->homes.home[all.piece[i]] + 1]++;
+        }
+        for (uint32_t n = 0; n < nodes; n++) {
+            tr->first[n + 1] += tr->first[n];
+        }
+        uint64_t *at = ingot_calloc(nodes, sizeof(uint64_t), "sim disk traces");
+        st = at != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY;
+        for (uint32_t n = 0; at != NULL && n < nodes; n++) {
+            at[n] = tr->first[n];
+        }
+        for (uint64_t i = 0; at != NULL && i < all.n; i++) {
+            uint64_t j = at[d->homes.home[all.piece[i]]]++;
+            tr->piece[j] = all.piece[i];
+            tr->step[j] = all.step[i];
+            tr->bytes[j] = all.bytes[i];
+        }
+        free(at);
+    }
+    free(all.piece);
+    free(all.step);
+    free(all.bytes);
+    if (st == INGOT_OK) {
+        tr->n = all.n;
+        tr->epoch = epoch;
+    }
+    return st;
+}
+
+/* A keeper's policy asks for its node's trace of @p epoch (policy.h, trace_items). */
+static ingot_status_t disk_trace_items(void *arg, uint64_t epoch, ingot_disk_trace_t *t)
+{
+    const sim_keeper_arg_t *ka = arg;
+    sim_disk_t *d = ka->d;
+    sim_traces_t *tr = d->traces[0].epoch == epoch   ? &d->traces[0]
+                       : d->traces[1].epoch == epoch ? &d->traces[1]
+                                                     : NULL;
+    if (tr == NULL) { /* made anew in place of the older epoch's */
+        tr = d->traces[0].epoch == UINT64_MAX ||
+                     (d->traces[1].epoch != UINT64_MAX && d->traces[0].epoch < d->traces[1].epoch)
+                 ? &d->traces[0]
+                 : &d->traces[1];
+        INGOT_CHECK(traces_build(d, epoch, tr));
+    }
+    for (uint64_t i = tr->first[ka->node]; i < tr->first[ka->node + 1]; i++) {
+        INGOT_CHECK(ingot_disk_trace_add(t, tr->piece[i], tr->step[i], tr->bytes[i]));
+    }
     return INGOT_OK;
 }
 
@@ -110,13 +214,15 @@ static ingot_status_t disk_policy(sim_disk_t *d, uint32_t n)
         .manifest = d->job->manifest,
         .order = p->order,
         .pieces = {.nshards = d->nshards, .piece_log2 = d->piece_log2, .piece0 = d->piece0},
-        .homed = d->homed + (size_t)n * d->npieces,
+        .homed = NULL, /* its traces hold its node's pieces only (disk_trace_items) */
         .first_step = 0,
         .end_step = steps,
         .steps_per_epoch = p->steps_per_epoch,
         .global_batch = p->global_batch,
         .lead = d->job->depth + 2, /* keeper.c: KEEPER_LEAD_STEPS past the loader's depth */
-        .lru = d->lru};
+        .lru = d->lru,
+        .trace_items = disk_trace_items,
+        .trace_arg = &d->args[n]};
     INGOT_CHECK(ingot_disk_policy_create(&pp, &d->pol[n]));
     for (uint64_t q = 0; q < d->npieces; q++) { /* the keeper's scan */
         if (d->kept[q] && d->homes.home[q] == (int32_t)n) {
@@ -160,13 +266,20 @@ ingot_status_t ingot_sim_disk_plan(const ingot_sim_job_t *job, const sim_plan_t 
     st = st == INGOT_OK ? disk_homes(d, hash, p) : st;
     free(hash);
     INGOT_CHECK(st);
-    INGOT_CHECK(disk_homed(d, p));
+    INGOT_CHECK(disk_needed(d, p));
     d->pol = ingot_calloc(p->nodes, sizeof(*d->pol), "sim disk keepers");
     d->kept = ingot_calloc(d->npieces + 1, 1, "sim disk keepers");
     d->usage = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk keepers");
     d->claimed = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk keepers");
-    if (d->pol == NULL || d->kept == NULL || d->usage == NULL || d->claimed == NULL) {
+    d->args = ingot_calloc(p->nodes, sizeof(*d->args), "sim disk keepers");
+    d->ids = ingot_calloc(p->global_batch, sizeof(uint64_t), "sim disk traces");
+    if (d->pol == NULL || d->kept == NULL || d->usage == NULL || d->claimed == NULL ||
+        d->args == NULL || d->ids == NULL) {
         return INGOT_ERR_NO_MEMORY;
+    }
+    d->traces[0].epoch = d->traces[1].epoch = UINT64_MAX;
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        d->args[n] = (sim_keeper_arg_t){d, n};
     }
     for (uint32_t n = 0; n < p->nodes; n++) {
         INGOT_CHECK(disk_policy(d, n));
@@ -185,7 +298,14 @@ void ingot_sim_disk_free(sim_disk_t *d)
     free(d->usage);
     free(d->claimed);
     free(d->fills);
-    free(d->homed);
+    free(d->args);
+    free(d->ids);
+    for (int k = 0; k < 2; k++) {
+        free(d->traces[k].first);
+        free(d->traces[k].piece);
+        free(d->traces[k].step);
+        free(d->traces[k].bytes);
+    }
     free(d->piece0);
     free(d->shard_size);
     *d = (sim_disk_t){0};

@@ -75,7 +75,21 @@ typedef struct sim_fill {
 } sim_fill_t;
 #define SIM_DISK_DEMAND UINT64_MAX
 
-typedef struct sim_disk {
+/* An epoch's trace items of every node, computed in one pass over the order (disk.c). */
+typedef struct sim_traces {
+    uint64_t epoch;  /* UINT64_MAX: none */
+    uint64_t *first; /* per node: its items are [first[n], first[n + 1]) */
+    uint32_t *piece, *step, *bytes;
+    uint64_t n, cap;
+} sim_traces_t;
+
+typedef struct sim_disk sim_disk_t;
+typedef struct sim_keeper_arg { /* a node keeper's policy asks its traces of the simulator */
+    sim_disk_t *d;
+    uint32_t node;
+} sim_keeper_arg_t;
+
+struct sim_disk {
     int on;
     uint64_t budget; /* per node */
     uint32_t piece_log2;
@@ -86,16 +100,18 @@ typedef struct sim_disk {
     uint64_t *piece0;     /* per shard: its first piece; [nshards]: all */
     uint64_t *shard_size; /* per shard */
     ingot_disk_homes_t homes;
-    uint8_t *homed;                 /* per node, per piece: 1 when homed there */
     struct ingot_disk_policy **pol; /* per node: its keeper's */
     uint8_t *kept;                  /* per piece: resident when the last job ended */
     uint64_t *usage, *claimed;      /* per node: bytes of entries, of fills claimed */
     sim_fill_t *fills;              /* the step's fills, written at its end */
     uint64_t nfills, fills_cap;
-    uint64_t needed; /* the budget that holds every piece homed at the busiest node */
+    uint64_t needed;        /* the budget that holds every piece homed at the busiest node */
+    sim_traces_t traces[2]; /* the last two epochs' (the keepers ask for two at a time) */
+    sim_keeper_arg_t *args; /* per node */
+    uint64_t *ids;          /* a step's samples */
     const ingot_sim_job_t *job;
     const struct sim_plan *plan;
-} sim_disk_t;
+};
 
 /* costs.c: every stage's value one a cost file may hold (named when not). */
 ingot_status_t ingot_sim_costs_check(const ingot_sim_costs_t *c);

@@ -2,6 +2,7 @@
 #include "source/disk/trace.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/status.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,12 @@ static ingot_status_t pol_build(ingot_disk_policy_t *pol, ingot_disk_trace_t *t,
         t->epoch = UINT64_MAX;
         t->n = 0;
         return INGOT_OK;
+    }
+    if (pol->p.trace_items != NULL) {
+        t->n = 0;
+        t->epoch = UINT64_MAX;
+        INGOT_CHECK(pol->p.trace_items(pol->p.trace_arg, epoch, t));
+        return ingot_disk_trace_finish(t, pol->npieces, epoch);
     }
     return ingot_disk_trace_build(t, pol->p.manifest, pol->p.order, &pol->p.pieces, pol->p.homed,
                                   pol->npieces, epoch, pol->spe, pol->p.global_batch);

@@ -32,6 +32,7 @@
 #define INGOT_DISK_NEVER UINT64_MAX /* a next use that never comes in this job */
 
 typedef struct ingot_disk_policy ingot_disk_policy_t;
+struct ingot_disk_trace; /* trace.h */
 
 /** Pieces of a manifest: shard s holds pieces [piece0[s], piece0[s + 1]). */
 typedef struct ingot_disk_pieces {
@@ -44,12 +45,18 @@ typedef struct ingot_disk_policy_params {
     ingot_manifest_h manifest;
     ingot_order_h order; /* used by the policy alone (a copy of the loader's) */
     ingot_disk_pieces_t pieces;
-    const uint8_t *homed; /* per piece: 1 when this node is its home; NULL: every piece */
+    const uint8_t *homed; /* per piece: 1 when this node is its home; NULL: every piece (or
+                             the pieces trace_items gives) */
     uint64_t first_step;  /* the job's first global step (resume included) */
     uint64_t end_step;    /* one past its last */
     uint64_t steps_per_epoch, global_batch;
     uint32_t lead; /* steps ahead of the clock the prefetcher starts */
     int lru;       /* INGOT_DISK_CACHE_POLICY=lru */
+    /* NULL: each epoch's trace built from the order. Else it fills the trace's items (in the
+     * epoch's order, only this node's pieces, with ingot_disk_trace_add()): a simulator of many
+     * nodes computes every node's trace in one pass over the order. */
+    ingot_status_t (*trace_items)(void *arg, uint64_t epoch, struct ingot_disk_trace *t);
+    void *trace_arg;
 } ingot_disk_policy_params_t;
 
 /** A victim chosen to make room: a piece of this job, or another job's entry. */

@@ -2,6 +2,7 @@
 #include "source/disk/trace.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/status.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,17 @@ static ingot_status_t trace_reserve(ingot_disk_trace_t *t, uint64_t n)
     return INGOT_OK;
 }
 
+ingot_status_t ingot_disk_trace_add(ingot_disk_trace_t *t, uint64_t p, uint32_t step,
+                                    uint32_t bytes)
+{
+    INGOT_CHECK(trace_reserve(t, t->n + 1));
+    t->piece[t->n] = (uint32_t)p;
+    t->step[t->n] = step;
+    t->bytes[t->n] = bytes;
+    t->n++;
+    return INGOT_OK;
+}
+
 /* Append the pieces of sample @p id at step @p step. */
 static ingot_status_t trace_sample(ingot_disk_trace_t *t, ingot_manifest_h manifest,
                                    const ingot_disk_pieces_t *pieces, const uint8_t *homed,
@@ -57,16 +69,12 @@ static ingot_status_t trace_sample(ingot_disk_trace_t *t, ingot_manifest_h manif
         if (homed != NULL && !homed[p]) {
             continue;
         }
-        if ((st = trace_reserve(t, t->n + 1)) != INGOT_OK) {
-            return st;
-        }
         uint64_t at = (p - base) << pieces->piece_log2, end = at + (1ull << pieces->piece_log2);
         uint64_t lo = si.offset > at ? si.offset : at;
         uint64_t hi = si.offset + si.length < end ? si.offset + si.length : end;
-        t->piece[t->n] = (uint32_t)p;
-        t->step[t->n] = step;
-        t->bytes[t->n] = (uint32_t)(hi - lo);
-        t->n++;
+        if ((st = ingot_disk_trace_add(t, p, step, (uint32_t)(hi - lo))) != INGOT_OK) {
+            return st;
+        }
     }
     return INGOT_OK;
 }
@@ -84,15 +92,22 @@ static void trace_link(ingot_disk_trace_t *t, uint64_t npieces)
     }
 }
 
-ingot_status_t ingot_disk_trace_build(ingot_disk_trace_t *t, ingot_manifest_h manifest,
-                                      ingot_order_h order, const ingot_disk_pieces_t *pieces,
-                                      const uint8_t *homed, uint64_t npieces, uint64_t epoch,
-                                      uint64_t steps, uint64_t batch)
+ingot_status_t ingot_disk_trace_finish(ingot_disk_trace_t *t, uint64_t npieces, uint64_t epoch)
 {
     if (t->first == NULL &&
         (t->first = ingot_calloc(npieces ? npieces : 1, sizeof(uint32_t), "disk trace")) == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
+    trace_link(t, npieces);
+    t->epoch = epoch;
+    return INGOT_OK;
+}
+
+ingot_status_t ingot_disk_trace_build(ingot_disk_trace_t *t, ingot_manifest_h manifest,
+                                      ingot_order_h order, const ingot_disk_pieces_t *pieces,
+                                      const uint8_t *homed, uint64_t npieces, uint64_t epoch,
+                                      uint64_t steps, uint64_t batch)
+{
     uint64_t ids[TRACE_IDS_MAX];
     uint64_t chunk = batch <= TRACE_IDS_MAX ? batch : 0;
     t->n = 0;
@@ -114,9 +129,7 @@ ingot_status_t ingot_disk_trace_build(ingot_disk_trace_t *t, ingot_manifest_h ma
             }
         }
     }
-    trace_link(t, npieces);
-    t->epoch = epoch;
-    return INGOT_OK;
+    return ingot_disk_trace_finish(t, npieces, epoch);
 }
 
 void ingot_disk_trace_free(ingot_disk_trace_t *t)

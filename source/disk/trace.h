@@ -28,6 +28,12 @@ ingot_status_t ingot_disk_trace_build(ingot_disk_trace_t *t, ingot_manifest_h ma
                                       ingot_order_h order, const ingot_disk_pieces_t *pieces,
                                       const uint8_t *homed, uint64_t npieces, uint64_t epoch,
                                       uint64_t steps, uint64_t batch);
+/** Append an item: piece @p p at step @p step, @p bytes of a sample in it (a trace being filled
+ *  for ingot_disk_trace_finish()). INGOT_ERR_NO_MEMORY, INGOT_ERR_NO_RESOURCE (too many). */
+ingot_status_t ingot_disk_trace_add(ingot_disk_trace_t *t, uint64_t p, uint32_t step,
+                                    uint32_t bytes);
+/** Link the items added since the trace was emptied (t->n = 0) as epoch @p epoch's. */
+ingot_status_t ingot_disk_trace_finish(ingot_disk_trace_t *t, uint64_t npieces, uint64_t epoch);
 void ingot_disk_trace_free(ingot_disk_trace_t *t);
 
 typedef struct ingot_disk_heap {

@@ -19,6 +19,7 @@ usage: sim_check.py --build BUILD [--reps 3] [--only NAME,...] [--cores 2] [--js
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,13 @@ CONFIGS = [
     ("nodes-2x2-cache", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_CACHE_BYTES": "110MiB"}, []),
     ("nodes-2x2-dealt", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_ORDER": "window:4"},
      ["--compute-ms", "10"]),
+    # the disk tier, for a second job: each real run on empty disks fills them in a first job
+    # (not measured); the simulation is told of that job (--prior-jobs 1). A budget holding
+    # the dataset, then one holding about half of it (the clairvoyant policy keeps what pays)
+    ("disk-4-second", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_DISK_CACHE_BYTES": "1GiB"}, []),
+    ("disk-4-half", 4, {"INGOT_STORAGE_EMULATE": EMU, "INGOT_DISK_CACHE_BYTES": "112MiB"}, []),
 ]
+PRIOR_JOBS = {"disk-4-second": 1, "disk-4-half": 1}
 S3_CONFIGS = [
     ("s3-full-1", 1, {}, []),
     ("s3-full-4", 4, {}, []),
@@ -55,7 +62,7 @@ S3_CONFIGS = [
 SIM_ONLY = {"s3-slowdown-4": ["--store-slowdown", "0.2", "--store-retry-ms", "25"]}
 KEY, SECRET, BUCKET = "AKIDSIM", "sim-secret-0123456789abcdef", "sim"
 NODES_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "netns", "nodes.sh")
-FIELDS = ("bytes_storage", "bytes_peer", "bytes_local")
+FIELDS = ("bytes_storage", "bytes_peer", "bytes_local", "bytes_disk")
 
 
 def run(cmd, env):
@@ -71,13 +78,20 @@ def check(a, apps, work, env, manifest, costs, configs, only, rows):
         if only and name not in only:
             continue
         cenv = dict(env, **extra)
+        prior = PRIOR_JOBS.get(name, 0)
+        if "INGOT_DISK_CACHE_BYTES" in extra:
+            cenv["INGOT_DISK_CACHE_DIR"] = os.path.join(work, "disk-" + name)
         common = ["--manifest", manifest, "--epochs", "3", "--batch", "64"] + opts
         reals = []
-        for rep in range(a.reps):
+        for rep in range(a.reps * (prior + 1)):
             out = os.path.join(work, "%s-%d.json" % (name, rep))
             xs = []
             for k in extra:
                 xs += ["-x", k]
+            if "INGOT_DISK_CACHE_BYTES" in extra:
+                xs += ["-x", "INGOT_DISK_CACHE_DIR"]
+                if rep % (prior + 1) == 0:  # each measured job after its own earlier ones
+                    shutil.rmtree(cenv["INGOT_DISK_CACHE_DIR"], ignore_errors=True)
             bench = [os.path.join(apps, "ingot-bench")] + common + ["--no-progress",
                                                                     "--json=" + out]
             if name.startswith("nodes-"):
@@ -86,12 +100,14 @@ def check(a, apps, work, env, manifest, costs, configs, only, rows):
                      "mpirun"] + bench, cenv)
             else:
                 run(["mpirun", "-np", str(ranks), "--oversubscribe"] + xs + bench, cenv)
-            reals.append(json.load(open(out))["epochs"])
+            if rep % (prior + 1) == prior:
+                reals.append(json.load(open(out))["epochs"])
         simf = os.path.join(work, name + "-sim.json")
         cluster = (["--nodes", "2", "--ranks-per-node", "2", "--cores",
                     str(max(1, a.cores // 2))] if name.startswith("nodes-") else
                    ["--ranks-per-node", str(ranks), "--cores", str(a.cores)])
         run([os.path.join(apps, "ingot-sim")] + common + SIM_ONLY.get(name, []) + cluster +
+            ["--prior-jobs", str(prior)] +
             ["--costs", costs,
              # Open MPI binds each rank to a core when there are at most 2, none when
              # oversubscribed
@@ -184,7 +200,8 @@ def main():
     data = a.data or os.path.join(work, "data")
     env = dict(os.environ, INGOT_LOG_LEVEL="warn", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    for k in ("INGOT_STORAGE_EMULATE", "INGOT_CACHE_BYTES", "INGOT_ORDER"):
+    for k in ("INGOT_STORAGE_EMULATE", "INGOT_CACHE_BYTES", "INGOT_ORDER", "INGOT_DISK_CACHE_BYTES",
+              "INGOT_DISK_CACHE_DIR"):
         env.pop(k, None)
     if not os.path.exists(os.path.join(data, "manifest.ingot")):
         run([os.path.join(apps, "ingot-bench"), "--generate", data, "--samples", "2048",
