@@ -19,14 +19,21 @@
 
 /* The variables a calibration runs without: it measures the loader over files in the page
  * cache, with no tier, store or order of the job's. */
-static const char *const cal_unset[] = {"INGOT_CACHE_BYTES",     "INGOT_DISK_CACHE_BYTES",
-                                        "INGOT_STORAGE_EMULATE", "INGOT_ORDER",
-                                        "INGOT_READERS",         "INGOT_WORKERS"};
+static const char *const cal_unset[] = {"INGOT_CACHE_BYTES",
+                                        "INGOT_DISK_CACHE_BYTES",
+                                        "INGOT_DISK_CACHE_PIECE",
+                                        "INGOT_DISK_CACHE_POLICY",
+                                        "INGOT_DISK_PREFETCH",
+                                        "INGOT_STORAGE_EMULATE",
+                                        "INGOT_ORDER",
+                                        "INGOT_READERS",
+                                        "INGOT_WORKERS"};
 #define CAL_CHILD "SIM_CALIBRATE_CHILD" /* set in the calibrating child */
 
 /* Measure the costs in a child of this program (its own MPI singleton, the variables above
- * unset) into @p path. 0, or 1 (said). */
-static int sim_calibrate_child(const char *path)
+ * unset) into @p path: the stages and the loader (@p disk_dir NULL), or a disk tier hit in
+ * @p disk_dir (the costs already in @p path). 0, or 1 (said). */
+static int sim_calibrate_child(const char *path, const char *disk_dir)
 {
     pid_t pid = fork();
     if (pid < 0) {
@@ -37,7 +44,12 @@ static int sim_calibrate_child(const char *path)
         for (size_t i = 0; i < sizeof(cal_unset) / sizeof(cal_unset[0]); i++) {
             unsetenv(cal_unset[i]);
         }
-        setenv(CAL_CHILD, "1", 1);
+        setenv(CAL_CHILD, disk_dir != NULL ? "disk" : "1", 1);
+        if (disk_dir != NULL) { /* a budget holding the dataset; no prefetcher */
+            setenv("INGOT_DISK_CACHE_BYTES", "512MiB", 1);
+            setenv("INGOT_DISK_CACHE_DIR", disk_dir, 1);
+            setenv("INGOT_DISK_PREFETCH", "0", 1);
+        }
         setenv("INGOT_LOG_LEVEL", "error", 1); /* its binding to one core is meant */
         execl("/proc/self/exe", "ingot-sim", "--calibrate", path, (char *)NULL);
         perror("ingot-sim: exec /proc/self/exe");
@@ -55,7 +67,14 @@ static int sim_costs(const sim_args_t *a, ingot_sim_costs_t *c)
     if (a->costs != NULL) {
         return ingot_sim_costs_read(a->costs, c) == INGOT_OK ? 0 : 1;
     }
-    if (getenv(CAL_CHILD) != NULL) {
+    const char *child = getenv(CAL_CHILD);
+    if (child != NULL && strcmp(child, "disk") == 0) {
+        return ingot_sim_costs_read(a->calibrate, c) == INGOT_OK && sim_calibrate_disk(c) == 0 &&
+                       ingot_sim_costs_write(a->calibrate, c) == INGOT_OK
+                   ? 0
+                   : 1;
+    }
+    if (child != NULL) {
         if (ingot_sim_calibrate(c) != INGOT_OK || sim_calibrate_loader(c) != 0 ||
             ingot_sim_costs_write(a->calibrate, c) != INGOT_OK) {
             return 1;
@@ -73,7 +92,19 @@ static int sim_costs(const sim_args_t *a, ingot_sim_costs_t *c)
         close(fd);
         path = tmp;
     }
-    int rc = sim_calibrate_child(path);
+    int rc = sim_calibrate_child(path, NULL);
+    char disk[] = "/tmp/ingot-sim-diskXXXXXX";
+    if (rc == 0 && mkdtemp(disk) == NULL) {
+        perror("ingot-sim: mkdtemp");
+        rc = 1;
+    } else if (rc == 0) {
+        rc = sim_calibrate_child(path, disk);
+        char rm[64];
+        snprintf(rm, sizeof(rm), "rm -rf '%s'", disk);
+        if (system(rm) != 0) {
+            fprintf(stderr, "ingot-sim: could not remove %s\n", disk);
+        }
+    }
     if (rc == 0) {
         rc = ingot_sim_costs_read(path, c) == INGOT_OK ? 0 : 1;
     }

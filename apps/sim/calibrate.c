@@ -5,7 +5,9 @@
  * t = N * a + B * b, two epochs of (N, B) give a (a sample's fixed cost) and b (a byte's). These
  * replace the micro-measured sample_s and the per-byte cost besides hashing (copy_bps). The
  * process is bound to one core first, so its threads share that core and the times are
- * core-seconds (docs/sim.md, Calibration).
+ * core-seconds (docs/sim.md, Calibration). A second process runs the loader over the disk tier
+ * (its variables set by its parent): the large dataset's epochs served from the node's disk, over
+ * what the first process's costs say the same epoch from files takes, give a hit's own cost.
  */
 #include "sim/sim.h"
 #include "common/report.h"
@@ -17,11 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CAL_BYTES  (96u << 20) /* each dataset: fits the page cache, takes tens of ms */
-#define CAL_SMALL  2048u       /* bytes per sample of the first dataset */
-#define CAL_LARGE  (256u << 10)
-#define CAL_EPOCHS 4 /* the first (the pages mapped in) left out */
-#define CAL_BATCH  64
+#define CAL_BYTES       (96u << 20) /* each dataset: fits the page cache, takes tens of ms */
+#define CAL_SMALL       2048u       /* bytes per sample of the first dataset */
+#define CAL_LARGE       (256u << 10)
+#define CAL_EPOCHS      4 /* the first (the pages mapped in) left out */
+#define CAL_DISK_EPOCHS 9 /* a disk tier hit's cost is smaller than the loader's: more epochs */
+#define CAL_DISK_RUNS   3 /* loaders read from the disk; the median one is taken */
+#define CAL_BATCH       64
 
 static void cal_fill(uint8_t *buf, size_t len, uint64_t i)
 {
@@ -61,17 +65,17 @@ static ingot_status_t cal_pack(const char *dir, size_t size, uint64_t *n_p)
     return st;
 }
 
-/* Seconds per epoch of the loader over @p manifest, its first epoch left out (mean of the rest),
- * and its workers. */
-static ingot_status_t cal_epoch(ingot_ctx_h ctx, const char *manifest, double *s_p, double *first_p,
-                                uint32_t *workers_p)
+/* Seconds per epoch of the loader over @p manifest in @p epochs epochs, its first left out (mean
+ * of the rest), and its workers. */
+static ingot_status_t cal_epoch(ingot_ctx_h ctx, const char *manifest, uint64_t epochs, double *s_p,
+                                double *first_p, uint32_t *workers_p)
 {
     ingot_loader_params_t p = {.field_mask = INGOT_LOADER_PARAM_FIELD_MANIFEST |
                                              INGOT_LOADER_PARAM_FIELD_BATCH |
                                              INGOT_LOADER_PARAM_FIELD_EPOCHS,
                                .manifest_path = manifest,
                                .global_batch = CAL_BATCH,
-                               .epochs = CAL_EPOCHS};
+                               .epochs = epochs};
     ingot_loader_h l;
     ingot_status_t st = ingot_loader_create(ctx, &p, &l);
     if (st != INGOT_OK) {
@@ -99,9 +103,24 @@ static ingot_status_t cal_epoch(ingot_ctx_h ctx, const char *manifest, double *s
     ingot_loader_stats(l, &ls);
     *workers_p = ls.workers;
     ingot_loader_destroy(l);
-    *s_p = (t_end - t1) / (CAL_EPOCHS - 1);
+    *s_p = (t_end - t1) / (double)(epochs - 1);
     *first_p = steps0 > 1 ? (t1 - t0) * (double)steps0 / (double)(steps0 - 1) : *s_p;
     return st;
+}
+
+static int cal_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void cal_remove(const char *dir)
+{
+    char rm[128];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+    if (system(rm) != 0) {
+        fprintf(stderr, "ingot-sim: calibrate: could not remove %s\n", dir);
+    }
 }
 
 /* Bind this process (and the threads it starts) to the first core it may run on. */
@@ -123,6 +142,54 @@ static void cal_one_core(void)
     }
 }
 
+int sim_calibrate_disk(ingot_sim_costs_t *c)
+{
+    cal_one_core();
+    char dir[] = "/tmp/ingot-sim-calXXXXXX", large[64], path[96];
+    if (mkdtemp(dir) == NULL) {
+        perror("ingot-sim: calibrate: mkdtemp");
+        return -1;
+    }
+    snprintf(large, sizeof(large), "%s/large", dir);
+    ingot_ctx_h ctx;
+    uint64_t nl = 0;
+    double tl = 0, first = 0;
+    uint32_t workers = 1;
+    ingot_status_t st = ingot_init(NULL, &ctx);
+    int inited = st == INGOT_OK;
+    st = st == INGOT_OK ? cal_pack(large, CAL_LARGE, &nl) : st;
+    snprintf(path, sizeof(path), "%s/" INGOT_PACK_MANIFEST_NAME, large);
+    /* a first loader fills the disk; the next ones read every epoch from it: the median of
+     * CAL_DISK_RUNS loaders' epochs */
+    st = st == INGOT_OK ? cal_epoch(ctx, path, 2, &tl, &first, &workers) : st;
+    double runs[CAL_DISK_RUNS];
+    for (int i = 0; i < CAL_DISK_RUNS && st == INGOT_OK; i++) {
+        st = cal_epoch(ctx, path, CAL_DISK_EPOCHS, &runs[i], &first, &workers);
+    }
+    if (st == INGOT_OK) {
+        qsort(runs, CAL_DISK_RUNS, sizeof(runs[0]), cal_cmp);
+        tl = runs[CAL_DISK_RUNS / 2];
+    }
+    if (inited) {
+        ingot_finalize(ctx);
+    }
+    cal_remove(dir);
+    if (st != INGOT_OK) {
+        return -1; /* said by the library */
+    }
+    double bl = (double)nl * CAL_LARGE;
+    double files = (double)nl * c->sample_s + bl / c->copy_bps + bl / c->verify_bps;
+    double extra = (tl - files) / bl;
+    if (extra > 0) {
+        c->disk_bps = 1 / extra;
+    }
+    printf("# ingot-sim: the disk tier here: %.4f s an epoch of %" PRIu64 " samples of %u B "
+           "from the node's disk (the median of %d loaders), %.4f s from files: %.3f ns a byte "
+           "more\n",
+           tl, nl, CAL_LARGE, CAL_DISK_RUNS, files, extra > 0 ? extra * 1e9 : 0);
+    return 0;
+}
+
 int sim_calibrate_loader(ingot_sim_costs_t *c)
 {
     cal_one_core();
@@ -142,17 +209,13 @@ int sim_calibrate_loader(ingot_sim_costs_t *c)
     st = st == INGOT_OK ? cal_pack(small, CAL_SMALL, &ns) : st;
     st = st == INGOT_OK ? cal_pack(large, CAL_LARGE, &nl) : st;
     snprintf(path, sizeof(path), "%s/" INGOT_PACK_MANIFEST_NAME, small);
-    st = st == INGOT_OK ? cal_epoch(ctx, path, &ts, &first, &workers) : st;
+    st = st == INGOT_OK ? cal_epoch(ctx, path, CAL_EPOCHS, &ts, &first, &workers) : st;
     snprintf(path, sizeof(path), "%s/" INGOT_PACK_MANIFEST_NAME, large);
-    st = st == INGOT_OK ? cal_epoch(ctx, path, &tl, &first, &workers) : st;
+    st = st == INGOT_OK ? cal_epoch(ctx, path, CAL_EPOCHS, &tl, &first, &workers) : st;
     if (inited) {
         ingot_finalize(ctx);
     }
-    char rm[128];
-    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
-    if (system(rm) != 0) {
-        fprintf(stderr, "ingot-sim: calibrate: could not remove %s\n", dir);
-    }
+    cal_remove(dir);
     if (st != INGOT_OK) {
         return -1; /* said by the library */
     }

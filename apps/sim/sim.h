@@ -34,6 +34,9 @@ void sim_args_free(sim_args_t *a);
 /* The loader's own cost per sample and per byte, measured by running it here (calibrate.c):
  * @p c's sample_s and copy_bps replaced. 0, or -1 (said). Starts and ends MPI. */
 int sim_calibrate_loader(ingot_sim_costs_t *c);
+/* A disk tier hit's cost beyond a file read's, measured by running the loader over the disk tier
+ * (the process's INGOT_DISK_CACHE_* set by its parent): @p c's disk_bps replaced. 0, or -1. */
+int sim_calibrate_disk(ingot_sim_costs_t *c);
 
 /* The plot of --svg: bytes by tier and AU per epoch. 0, or -1 (said). */
 int sim_plot(const char *path, const sim_args_t *a, const ingot_sim_result_t *r);

@@ -28,7 +28,7 @@
 INGOT_BEGIN_DECLS
 
 /** Format version of cost files (ingot_sim_costs_write()); a file of another is refused. */
-#define INGOT_SIM_COSTS_VERSION 1
+#define INGOT_SIM_COSTS_VERSION 2
 
 /** What each stage of the loader costs on one core, or one node's device, measured by
  *  ingot_sim_calibrate() or given by hand. Times in seconds, rates in bytes per second. */
@@ -43,6 +43,9 @@ typedef struct ingot_sim_costs {
     double peer_s;     /**< one peer fetch's fixed cost */
     double fault_bps;  /**< bytes/s one core maps in: a rank's first read of a mapped file's
                             pages (INGOT_MAP_SHARDS) */
+    double disk_bps;   /**< bytes/s of a disk tier hit's work on one core beyond a read of the
+                            same bytes from a file (its entry read into a buffer, checked,
+                            copied into place), measured by running the tier */
     /* The object store, measured against an endpoint (ingot_sim_calibrate_store()); 0: not
      * measured, the store's figures come from ingot_sim_store_t alone. */
     double get_s;     /**< a GET's time to its last byte, less its bytes: its latency */

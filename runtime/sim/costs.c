@@ -3,7 +3,7 @@
  * the loader runs (the content hash, a copy, zstd's decoding, reads of a file), or read from a
  * cost file written by an earlier calibration or by hand, for hardware this machine is not.
  *
- * A cost file: '#' comments, then "version 1", then one "stage value" line per stage, every stage
+ * A cost file: '#' comments, then "version 2", then one "stage value" line per stage, every stage
  * once. Anything else is refused, naming the file, the line and the stage.
  */
 #include "runtime/sim/sim_impl.h"
@@ -43,6 +43,7 @@ static const cost_field_t cost_fields[] = {
     COST(peer_bps, "bytes/s one rank fetches from a peer of its node"),
     COST(peer_s, "s per peer fetch"),
     COST(fault_bps, "bytes/s one core maps in (a first read of mapped pages)"),
+    COST(disk_bps, "bytes/s of a disk tier hit's work beyond a file read's, one core"),
     COST(get_s, "s of a GET's latency (0: not measured)"),
     COST(get_bps, "bytes/s of one GET (0: not measured)"),
     COST(store_bps, "bytes/s of 16 GETs of a part at once (0: not measured)"),
@@ -333,6 +334,9 @@ ingot_status_t ingot_sim_calibrate(ingot_sim_costs_t *costs_p)
     c.sample_s = 2e-6;
     c.peer_bps = c.copy_bps / 2;
     c.peer_s = 30e-6;
+    /* a disk tier hit, until the tier itself is run (ingot-sim --calibrate): the entry's bytes
+     * read into a buffer, then copied into place */
+    c.disk_bps = 1 / (1 / c.read_bps + 1 / c.copy_bps);
     ZSTD_freeDCtx(dctx);
     free(frame);
     free(a);

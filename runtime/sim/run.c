@@ -59,6 +59,7 @@ typedef struct sim_rank_step {
     double disk_bytes, disk_reqs; /* this node's disk tier entries read */
     double disk_remote_reqs;      /* reads of other nodes' entries (their bytes: peer_bytes) */
     double verified;              /* bytes the disk tier hashed for this rank */
+    double disk_cpu;              /* core-seconds of this rank's disk tier reads */
 } sim_rank_step_t;
 
 typedef struct sim_run {
@@ -121,8 +122,8 @@ static void sim_below(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint6
 /* A request through the disk tier (disk_source.c): cut into pieces, each read from this node's
  * entries, from its home node's, or from below (the whole piece when its keeper claims it for a
  * fill, then pushed to its home). Returns the bytes the disks served. */
-static uint64_t sim_disk_read(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
-                              sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
+static uint64_t sim_disk_read(sim_run_t *x, uint32_t r, uint32_t n, uint32_t sh, uint64_t off,
+                              uint64_t len, sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
 {
     sim_disk_t *d = &x->disk;
     uint64_t end = off + len, served = 0;
@@ -133,11 +134,14 @@ static uint64_t sim_disk_read(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t of
         if (ingot_sim_disk_resident(d, q)) {
             served += part;
             x->nodes[h].disk_io += (double)part;
+            /* a hit's work beyond a file read's (disk_bps): by this rank, or its home's server */
             if (h == n) { /* read here; its blocks hashed unless the loader hashes the samples */
                 rs->disk_bytes += (double)part;
                 rs->disk_reqs += 1;
+                rs->disk_cpu += (double)part / x->costs->disk_bps;
                 rs->verified += x->job->verify ? 0 : (double)part;
             } else {
+                x->nodes[h].cpu_s += (double)part / x->costs->disk_bps;
                 rs->peer_bytes += (double)part;
                 rs->disk_remote_reqs += 1;
                 x->nodes[n].nic_in += (double)part;
@@ -164,7 +168,7 @@ static uint64_t sim_disk_read(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t of
 /* A joined request of @p len bytes holding @p records bytes of samples, of node @p n's rank: to
  * storage, or through the disk tier, its bytes counted by tier as the loader counts them (the
  * disk's share of the request's bytes, of its records). */
-static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_t len,
+static void sim_request(sim_run_t *x, uint32_t r, uint32_t n, const sim_read_t *run, uint64_t len,
                         uint64_t records, sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
 {
     if (!x->disk.on) {
@@ -172,7 +176,7 @@ static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_
         rs->store_reqs += 1;
         return;
     }
-    uint64_t disk = sim_disk_read(x, n, run->shard, run->offset, len, rs, ep);
+    uint64_t disk = sim_disk_read(x, r, n, run->shard, run->offset, len, rs, ep);
     uint64_t share = (uint64_t)((unsigned __int128)records * (disk < len ? disk : len) / len);
     ep->bytes[INGOT_SIM_DISK] += share;
     ep->bytes[INGOT_SIM_STORAGE] += records - share;
@@ -181,8 +185,8 @@ static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_
 /* A rank's reads from storage in a step, as its planner makes them: sorted by location, the
  * samples close enough joined into one request (ingot_loader_run_joins), whose bytes are read
  * gaps included. */
-static void sim_requests(sim_run_t *x, uint32_t node, uint32_t n, sim_rank_step_t *rs,
-                         ingot_sim_epoch_t *ep)
+static void sim_requests(sim_run_t *x, uint32_t rank, uint32_t node, uint32_t n,
+                         sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
 {
     qsort(x->runs, n, sizeof(*x->runs), cmp_read);
     const sim_read_t *run = &x->runs[0];
@@ -198,7 +202,7 @@ static void sim_requests(sim_run_t *x, uint32_t node, uint32_t n, sim_rank_step_
             run_count++;
             continue;
         }
-        sim_request(x, node, run, run_len, records, rs, ep);
+        sim_request(x, rank, node, run, run_len, records, rs, ep);
         if (r != NULL) {
             run = r;
             run_len = records = r->length;
@@ -321,7 +325,7 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
         }
     }
     if (nruns > 0) {
-        sim_requests(x, n, nruns, &rs, ep);
+        sim_requests(x, r, n, nruns, &rs, ep);
     }
     if (x->disk.on && x->disk.prefetch_pct > 0 && (int)r == x->disk.homes.node_keeper[n]) {
         sim_prefetch(x, n, r, &rs, ep);
@@ -331,7 +335,7 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
     ep->samples += p->slice;
     double cpu = (x->job->verify ? stored / c->verify_bps : 0) + stored / c->copy_bps +
                  (p->zstd ? raw / c->decode_bps : 0) + p->slice * c->sample_s +
-                 rs.verified / c->verify_bps;
+                 rs.verified / c->verify_bps + rs.disk_cpu;
     if (p->map_files) { /* the pages of files this rank maps in for the first time */
         cpu += rs.store_bytes * (1 - x->touched) / c->fault_bps;
     }

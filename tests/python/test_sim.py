@@ -19,8 +19,8 @@ def main():
     os.makedirs(work)
     costs = os.path.join(work, "costs")
     with open(costs, "w") as f:
-        f.write("version 1\nverify_bps 2e10\ncopy_bps 1e10\ndecode_bps 2e9\nsample_s 2e-6\n"
-                "read_bps 1e10\nread_s 1e-6\npeer_bps 5e9\npeer_s 3e-5\nfault_bps 1e11\n"
+        f.write("version 2\nverify_bps 2e10\ncopy_bps 1e10\ndecode_bps 2e9\nsample_s 2e-6\n"
+                "read_bps 1e10\nread_s 1e-6\npeer_bps 5e9\npeer_s 3e-5\nfault_bps 1e11\ndisk_bps 5e9\n"
                 "get_s 0\nget_bps 0\nstore_bps 0\nget_rate 0\n")
     r = ingot.simulate(samples=4096, sample_size=16384, shard_size=1 << 20, nodes=2,
                        ranks_per_node=4, cores=8, epochs=3, batch=256, compute_ms=1,

@@ -20,7 +20,7 @@ expect() {
 }
 # costs by hand (no calibration: quick and the same everywhere)
 cat > "$work/costs" << 'C'
-version 1
+version 2
 verify_bps 2e10
 copy_bps 1e10
 decode_bps 2e9
@@ -30,6 +30,7 @@ read_s 1e-6
 peer_bps 5e9
 peer_s 3e-5
 fault_bps 1e11
+disk_bps 5e9
 get_s 0
 get_bps 0
 store_bps 0
@@ -64,11 +65,25 @@ expect 1 "node 0 has 8 ranks and --gpus 4" INGOT_GPU_SHARING=error -- --samples 
     --ranks-per-node 8 --gpus 4 --costs "$work/costs"
 expect 1 "--bind 4 is more than the node's --cores 2" -- --samples 100 --cores 2 --bind 4 \
     --costs "$work/costs"
-sed 's/^version 1/version 7/' "$work/costs" > "$work/v7"
-expect 1 "cost file version 7, this ingot-sim reads version 1" -- --samples 100 --costs "$work/v7"
+sed 's/^version 2/version 7/' "$work/costs" > "$work/v7"
+expect 1 "cost file version 7, this ingot-sim reads version 2" -- --samples 100 --costs "$work/v7"
 grep -v '^peer_s' "$work/costs" > "$work/nopeer"
 expect 1 "stage 'peer_s'" -- --samples 100 --costs "$work/nopeer"
 expect 1 "would take about" -- --samples 1000000 --epochs 100000 --costs "$work/costs" --max-s 60
 expect 2 "--nodes" -- --samples 100 --nodes many
-expect 1 "INGOT_DISK_CACHE_BYTES" INGOT_DISK_CACHE_BYTES=1GiB -- --samples 1024 --costs "$work/costs"
+expect 1 "INGOT_DISK_CACHE_BYTES=65536 holds no entry" INGOT_DISK_CACHE_BYTES=64KiB -- \
+    --samples 1024 --costs "$work/costs"
+expect 2 "--prior-jobs" -- --samples 100 --prior-jobs -1
+# the disk tier: a job after one that filled the disks reads everything from them
+INGOT_DISK_CACHE_BYTES=1GiB "$sim" --samples 4096 --sample-size 16KiB --nodes 2 \
+    --ranks-per-node 4 --epochs 2 --prior-jobs 1 --costs "$work/costs" --json="$j" > /dev/null ||
+    fail "the disk tier: exit $?"
+"${TEST_PYTHON:-python3}" - "$j" << 'PY' || fail "JSON of the disk tier"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["epochs"]
+assert all(x["bytes_disk"] > 0 and x["bytes_storage"] == 0 for x in e), e
+assert d["aggregate"]["disk_bytes_needed"] > 0 and d["args"]["prior_jobs"] == 1, d
+print("ok: a second job from the disks")
+PY
 echo "sim_cli: all passed"

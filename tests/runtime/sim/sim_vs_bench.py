@@ -65,11 +65,12 @@ def s3_main(mpirun, mpiexec, bindir, work, build):
         env["AWS_ENDPOINT_URL"] = sw.endpoint
         costs = os.path.join(work, "costs")
         with open(costs, "w") as f:  # by hand: no calibration needed for counts
-            f.write("version 1\n" + "".join("%s %s\n" % kv for kv in (
+            f.write("version 2\n" + "".join("%s %s\n" % kv for kv in (
                 ("verify_bps", "2e10"), ("copy_bps", "1e10"), ("decode_bps", "2e9"),
                 ("sample_s", "2e-6"), ("read_bps", "1e10"), ("read_s", "1e-6"),
-                ("peer_bps", "5e9"), ("peer_s", "3e-5"), ("fault_bps", "1e11"), ("get_s", "0"),
-                ("get_bps", "0"), ("store_bps", "0"), ("get_rate", "0"))))
+                ("peer_bps", "5e9"), ("peer_s", "3e-5"), ("fault_bps", "1e11"),
+                ("disk_bps", "5e9"), ("get_s", "0"), ("get_bps", "0"), ("store_bps", "0"),
+                ("get_rate", "0"))))
         fields = ("steps", "bytes_storage", "store_requests", "store_bytes")
         for name, order in (("s3-full", "full"), ("s3-window", "window:4")):
             cenv = dict(env, INGOT_ORDER=order)

@@ -31,7 +31,8 @@ static const ingot_sim_costs_t costs = {.verify_bps = 20e9,
                                         .read_s = 1e-6,
                                         .peer_bps = 5e9,
                                         .peer_s = 20e-6,
-                                        .fault_bps = 4e9};
+                                        .fault_bps = 4e9,
+                                        .disk_bps = 5e9};
 
 /* A case's job, cluster and store. */
 typedef struct sim_case {
@@ -161,13 +162,13 @@ static void case_costs(void)
     const struct {
         const char *text, *says;
     } bad[] = {
-        {"version 2\n", "cost file version 2, this ingot-sim reads version 1"},
+        {"version 3\n", "cost file version 3, this ingot-sim reads version 2"},
         {"verify_bps 1e9\n", "no 'version' line first"},
-        {"version 1\nverify_bps 1e9\n", "stage 'copy_bps'"},
-        {"version 1\nverify_bps 1e9\nfrobnicate 3\n", "unknown stage 'frobnicate'"},
-        {"version 1\nverify_bps fast\n", "stage 'verify_bps': not a positive number"},
-        {"version 1\nverify_bps 0\n", "stage 'verify_bps': not a positive number"},
-        {"version 1\nverify_bps 1e9\nverify_bps 2e9\n", "given twice"},
+        {"version 2\nverify_bps 1e9\n", "stage 'copy_bps'"},
+        {"version 2\nverify_bps 1e9\nfrobnicate 3\n", "unknown stage 'frobnicate'"},
+        {"version 2\nverify_bps fast\n", "stage 'verify_bps': not a positive number"},
+        {"version 2\nverify_bps 0\n", "stage 'verify_bps': not a positive number"},
+        {"version 2\nverify_bps 1e9\nverify_bps 2e9\n", "given twice"},
         {"", "(empty)"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
