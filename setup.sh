@@ -198,7 +198,9 @@ case "$mode" in
     [ $failed = 0 ] || echo "=== an earlier tier FAILED (see above); the main tier runs anyway"
     echo "=== tier main (unit, mpi, apps): ctest"
     set +e
-    (cd build-test && ctest --output-on-failure -j "$JOBS")
+    # one slot more than cores: an MPI test takes 2 (its ranks fill the cores, mostly waiting)
+    # and one test of another label runs beside it (tests/CMakeLists.txt)
+    (cd build-test && ctest --output-on-failure -j "$((JOBS + 1))")
     rc=$?
     set -e
     [ $rc = 0 ] && [ $failed = 0 ]

@@ -32,7 +32,8 @@ endif()
 set_target_properties(${_lint_targets} ${_lint_apps} PROPERTIES EXPORT_COMPILE_COMMANDS ON)
 ingot_add_test(NAME build.lint.analyze LABELS lint
                COMMAND ${_bd}/lint/analyze.sh ${PROJECT_BINARY_DIR})
-set_tests_properties(build.lint.analyze PROPERTIES PROCESSORS 2) # clang-tidy -j 2
+# clang-tidy -j 2; started first (its COST), so the short tests of other labels run beside it
+set_tests_properties(build.lint.analyze PROPERTIES PROCESSORS 2 COST 10000)
 # The configuration tables a static link keeps: all of them (the build generates their list).
 add_executable(static_tables ${_bd}/config/static_tables.c)
 target_link_libraries(static_tables PRIVATE ingot_static)

@@ -4,7 +4,8 @@
 # checkpoint/requeue protocol (SIGUSR1, exit 85, scontrol requeue, SLURM_RESTART_COUNT, resume)
 # with tests/slurm/fake_trainer.sh, then slurm/ingot-train.sbatch: ingot-train uninterrupted and
 # signalled, requeued and resumed to the same accuracy. Skipped (77) when not root or Slurm/munge
-# is not installed. Label mpi: it runs MPI ranks (RUN_SERIAL); RESOURCE_LOCK slurm.
+# is not installed. Label mpi: it runs MPI ranks (one at a time: tests/CMakeLists.txt); RESOURCE_LOCK
+# slurm.
 ingot_add_test(NAME slurm.job.run LABELS mpi slow TIMEOUT 300
                COMMAND ${INGOT_TESTS}/slurm/cluster.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-job --
                        ${INGOT_TESTS}/slurm/job.sh
