@@ -160,7 +160,10 @@ int main(int argc, char **argv)
     if (!a.gets_given && costs.get_rate > 0) {
         a.store.gets_per_s = costs.get_rate;
     }
-    rc = ingot_sim_cluster_check(&a.cluster) == INGOT_OK ? sim_dataset(&a, &m) : 1;
+    if (a.topology != NULL && ingot_sim_cluster_topology(&a.cluster, a.topology) != INGOT_OK) {
+        rc = 1; /* said, naming the file or the node */
+    }
+    rc = rc == 0 && ingot_sim_cluster_check(&a.cluster) == INGOT_OK ? sim_dataset(&a, &m) : 1;
     a.job.manifest = m;
     double est = 0;
     if (rc == 0 && ingot_sim_estimate(&a.job, &a.cluster, &est) != INGOT_OK) {

@@ -79,16 +79,16 @@ PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
                          "nodes",    "ranks_per_node",   "cores",       "epochs",
                          "batch",    "compute_ms",       "depth",       "costs",
                          "store",    "store_latency_ms", "store_rate",  "store_prefixes",
-                         "nic_bw",   "prior_jobs",       NULL};
-    const char *manifest = NULL, *costs_path = NULL, *store = "files";
+                         "nic_bw",   "prior_jobs",       "topology",    NULL};
+    const char *manifest = NULL, *costs_path = NULL, *store = "files", *topology = NULL;
     unsigned long long samples = 0, sample_size = 110 * 1024, shard_size = 256ull << 20;
     unsigned long long epochs = 1, batch = 0;
     unsigned int nodes = 1, rpn = 1, cores = 32, depth = 4, prefixes = 1, prior = 0;
     double compute_ms = 0, latency_ms = 20, rate = 0, nic = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zKKKIIIKKdIzsddIdI", kw, &manifest, &samples,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zKKKIIIKKdIzsddIdIz", kw, &manifest, &samples,
                                      &sample_size, &shard_size, &nodes, &rpn, &cores, &epochs,
                                      &batch, &compute_ms, &depth, &costs_path, &store, &latency_ms,
-                                     &rate, &prefixes, &nic, &prior)) {
+                                     &rate, &prefixes, &nic, &prior, &topology)) {
         return NULL;
     }
     if ((manifest == NULL) == (samples == 0)) {
@@ -123,6 +123,9 @@ PyObject *pyingot_simulate(PyObject *self, PyObject *args, PyObject *kwargs)
                              .prefixes = prefixes,
                              .retry_s = 0.1};
     ingot_sim_result_t r = {0};
+    if (st == INGOT_OK && topology != NULL) {
+        st = ingot_sim_cluster_topology(&cluster, topology);
+    }
     if (st == INGOT_OK) {
         Py_BEGIN_ALLOW_THREADS st = ingot_sim_run(&job, &cluster, &sst, &costs, &r);
         Py_END_ALLOW_THREADS

@@ -45,7 +45,9 @@ enum {
     O_CALIBRATE,
     O_JSON,
     O_MAX_S,
-    O_PRIOR
+    O_PRIOR,
+    O_MEMORY,
+    O_TOPOLOGY
 };
 
 /* clang-format off */
@@ -61,7 +63,8 @@ static const struct option sim_options[] = {
     {"store-prefixes", 1, 0, O_PREFIXES}, {"store-slowdown", 1, 0, O_SLOWDOWN},
     {"store-fail", 1, 0, O_FAIL}, {"store-retry-ms", 1, 0, O_RETRY}, {"costs", 1, 0, O_COSTS},
     {"calibrate", 1, 0, O_CALIBRATE}, {"json", 2, 0, O_JSON}, {"svg", 1, 0, O_SVG}, {"max-s", 1, 0, O_MAX_S},
-    {"prior-jobs", 1, 0, O_PRIOR},
+    {"prior-jobs", 1, 0, O_PRIOR}, {"memory", 1, 0, O_MEMORY},
+    {"topology", 1, 0, O_TOPOLOGY},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 /* clang-format on */
 
@@ -96,6 +99,10 @@ static void usage(FILE *out)
         "  --nic-bw RATE        bytes/s per node each way, e.g. 12.5GB (100 Gb/s; default: none)\n"
         "  --disk-bw RATE       bytes/s of a node's disk, for shards on it and the disk\n"
         "                       tier's entries (default: none)\n"
+        "  --topology XML       a node's hwloc XML export: its cores and GPUs (they replace\n"
+        "                       --cores, --gpus), the ranks placed on it as a job places them\n"
+        "  --memory SIZE        per node: a job whose batch slots, peer cache windows and\n"
+        "                       part cache take more is refused (default: not checked)\n"
         "The store:\n"
         "  --store files|remote files on each node (default), or an object store over the NIC\n"
         "  --store-bw RATE      bytes/s the whole store serves (default: measured, else none)\n"
@@ -186,6 +193,8 @@ static int parse_cluster(int o, sim_args_t *a)
     case O_BIND: c->bind_cores = (uint32_t)cli_u64("--bind", arg, 0, 1u << 20); break;
     case O_NIC: c->nic_bps = (double)cli_size("--nic-bw", arg); break;
     case O_DISK: c->disk_bps = (double)cli_size("--disk-bw", arg); break;
+    case O_MEMORY: c->memory = (double)cli_size("--memory", arg); break;
+    case O_TOPOLOGY: a->topology = arg; break;
     case O_STORE:
         if (strcmp(arg, "files") && strcmp(arg, "remote")) {
             cli_bad("--store", arg, "is not files or remote");

@@ -120,9 +120,12 @@ static void json_inputs(report_json_t *j, const sim_args_t *a, const ingot_sim_c
     report_json_u64(j, "nodes", a->cluster.nodes);
     report_json_u64(j, "ranks_per_node", a->cluster.ranks_of ? 0 : a->cluster.ranks_per_node);
     report_json_u64(j, "cores", a->cluster.cores);
+    report_json_u64(j, "gpus", a->cluster.gpus);
     report_json_u64(j, "bind_cores", a->cluster.bind_cores);
     report_json_num(j, "nic_bps", a->cluster.nic_bps);
     report_json_num(j, "disk_bps", a->cluster.disk_bps);
+    report_json_num(j, "memory", a->cluster.memory);
+    report_json_str(j, "topology", a->topology != NULL ? a->topology : "");
     report_json_close_object(j);
     report_json_object(j, "store");
     report_json_str(j, "kind", a->store.remote ? "remote" : "files");

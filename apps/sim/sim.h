@@ -24,7 +24,8 @@ typedef struct sim_args {
     const char *calibrate;                           /* --calibrate FILE */
     const char *json;                                /* --json[=FILE]: "-" stdout */
     const char *svg;                                 /* --svg FILE: the plot */
-    double max_s; /* --max-s: refuse a simulation estimated longer */
+    double max_s;         /* --max-s: refuse a simulation estimated longer */
+    const char *topology; /* --topology FILE: a node's hwloc XML */
 } sim_args_t;
 
 /* Parse argv; exits APP_EXIT_USAGE naming a bad option. */

@@ -80,6 +80,8 @@ typedef struct ingot_sim_cluster {
                               the node's ranks share its cores */
     double   nic_bps;      /**< per node, each way (0: no limit) */
     double   disk_bps;     /**< per node's local disk (0: no limit) */
+    double   memory;       /**< bytes per node the job may hold (0: not checked): its ranks'
+                                batch slots, peer cache windows and the node part cache */
 } ingot_sim_cluster_t;
 
 /** The job. */
@@ -178,6 +180,17 @@ INGOT_API ingot_status_t ingot_sim_costs_read(const char *path, ingot_sim_costs_
  *        INGOT_GPU_SHARING=error, which the placement refuses), logged.
  */
 INGOT_API ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *cluster);
+
+/**
+ * @brief A node's hardware from an hwloc XML export (such as tests/fixtures/topology/'s): its
+ *        cores and GPUs replace @p cluster's, and the placement of every node's ranks on it is
+ *        planned as ingot_init() plans it (INGOT_PLACEMENT, INGOT_GPUS, INGOT_GPU_SHARING,
+ *        INGOT_INGEST_CORES): ranks it cannot place are refused as a job's would be.
+ * @return INGOT_OK; the XML's errors (naming the file); the placement's (INGOT_ERR_NO_DEVICE:
+ *         more ranks than GPUs under INGOT_GPU_SHARING=error...), logged naming the node.
+ */
+INGOT_API ingot_status_t ingot_sim_cluster_topology(ingot_sim_cluster_t *cluster,
+                                                    const char          *xml_path);
 
 /**
  * @brief Estimate a simulation's own time in seconds on this machine (its samples visited and its

@@ -3,11 +3,13 @@
  * and the estimate of a simulation's own time said before it starts.
  */
 #include "runtime/sim/sim_impl.h"
+#include "topology/topo.h"
 #include "shard/synth.h"
 #include "base/log.h"
 #include "base/status.h"
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ingot/config.h>
 
@@ -18,7 +20,7 @@
 #define SIM_NS_PER_NODESTEP 120.0
 #define SIM_NS_PER_SAMPLE   250.0
 /* With the disk tier: every epoch's traces made in one pass over the order (per sample), and
- * each node's keeper setting every piece's next use at each epoch (per node and piece). */
+ * the keepers setting each of their pieces' next use at each epoch (per piece). */
 #define SIM_NS_PER_TRACE 150.0
 #define SIM_NS_PER_PIECE 4.0
 
@@ -38,9 +40,10 @@ ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--bind %u is more than the node's --cores %u",
                           c->bind_cores, c->cores);
     }
-    if (c->nic_bps < 0 || c->disk_bps < 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM, "--nic-bw %g or --disk-bw %g is negative",
-                          c->nic_bps, c->disk_bps);
+    if (c->nic_bps < 0 || c->disk_bps < 0 || c->memory < 0) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                          "--nic-bw %g, --disk-bw %g or --memory %g is negative", c->nic_bps,
+                          c->disk_bps, c->memory);
     }
     char sharing[16] = "";
     int sharing_error = ingot_config_get("INGOT_GPU_SHARING", sharing, sizeof(sharing)) ==
@@ -81,6 +84,42 @@ ingot_status_t ingot_sim_describe(uint64_t samples, uint64_t sample_size, double
     return ingot_manifest_synth(&d, manifest_p);
 }
 
+ingot_status_t ingot_sim_cluster_topology(ingot_sim_cluster_t *c, const char *xml)
+{
+    if (c == NULL || xml == NULL) {
+        return ingot_fail(INGOT_ERR_INVALID_PARAM, "ingot_sim_cluster_topology: NULL argument");
+    }
+    const ingot_topo_config_t *cfg;
+    INGOT_CHECK(ingot_topo_config(&cfg));
+    ingot_topo_t *topo = NULL;
+    INGOT_CHECK(ingot_topo_load(xml, &topo));
+    uint64_t mask = 0;
+    ingot_status_t st = ingot_topo_gpu_mask(topo, cfg->gpus, getenv("CUDA_VISIBLE_DEVICES"), &mask);
+    c->cores = (uint32_t)topo->ncores;
+    c->gpus = (uint32_t)topo->ngpus;
+    uint32_t planned = 0; /* the last node's ranks planned (nodes alike are planned once) */
+    for (uint32_t n = 0; st == INGOT_OK && n < c->nodes; n++) {
+        uint32_t k = c->ranks_of != NULL ? c->ranks_of[n] : c->ranks_per_node;
+        if (k == 0 || k == planned) {
+            continue; /* a node without ranks: ingot_sim_cluster_check() names it */
+        }
+        ingot_plan_params_t p;
+        ingot_topo_plan_params_from_config(cfg, mask, &p);
+        ingot_plan_t *plan = NULL;
+        st = ingot_topo_plan(topo, (int)k, &p, &plan);
+        ingot_topo_plan_destroy(plan);
+        if (st != INGOT_OK) {
+            st = ingot_fail(st,
+                            "node %u: its %u ranks cannot be placed on the node of %s (%d "
+                            "cores, %d GPUs), as a job's would not be",
+                            n, k, xml, topo->ncores, topo->ngpus);
+        }
+        planned = k;
+    }
+    ingot_topo_destroy(topo);
+    return st;
+}
+
 ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c,
                                   double *seconds_p)
 {
@@ -105,8 +144,7 @@ ingot_status_t ingot_sim_estimate(const ingot_sim_job_t *job, const ingot_sim_cl
             bytes += (double)si.size;
         }
         double pieces = bytes / (double)(UINT64_C(1) << dc->piece_log2);
-        traces = ((double)mi.sample_count * SIM_NS_PER_TRACE +
-                  (double)c->nodes * pieces * SIM_NS_PER_PIECE) *
+        traces = ((double)mi.sample_count * SIM_NS_PER_TRACE + pieces * SIM_NS_PER_PIECE) *
                  (double)(job->epochs + 1);
     }
     double job_ns = visits * SIM_NS_PER_VISIT + steps * c->nodes * SIM_NS_PER_NODESTEP + traces;

@@ -4,7 +4,8 @@
  * by rendezvous hashing over the simulated nodes' names (ingot_disk_plan_homes), and on each node
  * its keeper's policy (source/disk/policy.h: the traces of the known order, clairvoyant admission
  * and eviction or LRU, the claims' and fills' admission, what to prefetch), asked as the keeper
- * asks it. Only time is simulated; where the tier decides by timing, the simulator decides so:
+ * asks it, each keeper numbering only the pieces homed at its node (so the keepers' state is one
+ * entry per piece of the job, whatever the nodes). Only time is simulated; where the tier decides by timing, the simulator decides so:
  *  - a step's reads ask in rank order: the first miss of an absent piece the policy would admit
  *    claims it (it reads the piece whole), a later miss of a claimed piece reads its own bytes;
  *  - the fills of a step are written by their keepers at its end, before the next step reads
@@ -22,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a keeper keeps per piece of the job (policy.c, trace.c: next use, LRU key, trace item,
- * state, the heap's place and slot, two traces' first items). */
-#define SIM_DISK_BYTES_PER_PIECE 37
+/* What the keepers keep per piece of the job (policy.c, trace.c: next use, LRU key, trace item,
+ * state, the heap's place and slot, two traces' first items; here its local and global index). */
+#define SIM_DISK_BYTES_PER_PIECE 49
 /* The most memory the nodes' keepers may take here before the simulation is refused. */
 #define SIM_DISK_MEMORY_MAX (UINT64_C(16) << 30)
 
@@ -80,15 +81,30 @@ static ingot_status_t disk_homes(sim_disk_t *d, const uint64_t *hash, const sim_
     return st;
 }
 
-/* The budget the busiest node needs to hold every piece homed there. */
+/* Each node's pieces numbered by their home (local, global), and the budget the busiest node
+ * needs to hold every piece homed there. */
 static ingot_status_t disk_needed(sim_disk_t *d, const sim_plan_t *p)
 {
     uint64_t *bytes = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk homes");
-    if (bytes == NULL) {
+    d->local = ingot_calloc(d->npieces + 1, sizeof(uint32_t), "sim disk homes");
+    d->global = ingot_calloc(d->npieces + 1, sizeof(uint64_t), "sim disk homes");
+    d->local0 = ingot_calloc((size_t)p->nodes + 1, sizeof(uint64_t), "sim disk homes");
+    d->counts = ingot_calloc(2 * (size_t)p->nodes, sizeof(uint64_t), "sim disk homes");
+    if (bytes == NULL || d->local == NULL || d->global == NULL || d->local0 == NULL ||
+        d->counts == NULL) {
+        free(bytes);
         return INGOT_ERR_NO_MEMORY;
     }
     for (uint64_t q = 0; q < d->npieces; q++) {
-        bytes[d->homes.home[q]] += entry_bytes(d, q);
+        int32_t h = d->homes.home[q];
+        bytes[h] += entry_bytes(d, q);
+        d->local[q] = (uint32_t)d->counts[2 * (size_t)h + 1]++;
+    }
+    for (uint32_t n = 0; n < p->nodes; n++) {
+        d->local0[n + 1] = d->local0[n] + d->counts[2 * (size_t)n + 1];
+    }
+    for (uint64_t q = 0; q < d->npieces; q++) {
+        d->global[d->local0[d->homes.home[q]] + d->local[q]] = q;
     }
     for (uint32_t n = 0; n < p->nodes; n++) {
         d->needed = bytes[n] > d->needed ? bytes[n] : d->needed;
@@ -120,7 +136,8 @@ static ingot_status_t traces_reserve(sim_traces_t *tr, uint64_t n)
 
 /* Epoch @p epoch's trace items of every node into @p tr, as trace.c makes one node's (the
  * epoch's samples in order, each piece a sample's bytes touch, with those bytes), in one pass
- * over the order: items in order, then grouped by their piece's home (a stable counting sort). */
+ * over the order: items in order, then grouped by their piece's home (a stable counting sort),
+ * each piece by its local index. */
 static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *tr)
 {
     const sim_plan_t *p = d->plan;
@@ -168,7 +185,7 @@ static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *
         }
         for (uint64_t i = 0; at != NULL && i < all.n; i++) {
             uint64_t j = at[d->homes.home[all.piece[i]]]++;
-            tr->piece[j] = all.piece[i];
+            tr->piece[j] = d->local[all.piece[i]]; /* as its keeper numbers it */
             tr->step[j] = all.step[i];
             tr->bytes[j] = all.bytes[i];
         }
@@ -213,7 +230,7 @@ static ingot_status_t disk_policy(sim_disk_t *d, uint32_t n)
     ingot_disk_policy_params_t pp = {
         .manifest = d->job->manifest,
         .order = p->order,
-        .pieces = {.nshards = d->nshards, .piece_log2 = d->piece_log2, .piece0 = d->piece0},
+        .pieces = {.nshards = 1, .piece_log2 = d->piece_log2, .piece0 = &d->counts[2 * (size_t)n]},
         .homed = NULL, /* its traces hold its node's pieces only (disk_trace_items) */
         .first_step = 0,
         .end_step = steps,
@@ -224,9 +241,9 @@ static ingot_status_t disk_policy(sim_disk_t *d, uint32_t n)
         .trace_items = disk_trace_items,
         .trace_arg = &d->args[n]};
     INGOT_CHECK(ingot_disk_policy_create(&pp, &d->pol[n]));
-    for (uint64_t q = 0; q < d->npieces; q++) { /* the keeper's scan */
-        if (d->kept[q] && d->homes.home[q] == (int32_t)n) {
-            ingot_disk_policy_set(d->pol[n], q, INGOT_DISK_RESIDENT);
+    for (uint64_t i = 0; i < d->local0[n + 1] - d->local0[n]; i++) { /* the keeper's scan */
+        if (d->kept[d->global[d->local0[n] + i]]) {
+            ingot_disk_policy_set(d->pol[n], i, INGOT_DISK_RESIDENT);
         }
     }
     return INGOT_OK;
@@ -253,14 +270,13 @@ ingot_status_t ingot_sim_disk_plan(const ingot_sim_job_t *job, const sim_plan_t 
     }
     uint64_t *hash = NULL;
     ingot_status_t st = disk_pieces(d, job->manifest, &hash);
-    double mem = (double)p->nodes * (double)d->npieces * SIM_DISK_BYTES_PER_PIECE;
+    double mem = (double)d->npieces * SIM_DISK_BYTES_PER_PIECE;
     if (st == INGOT_OK && mem > (double)SIM_DISK_MEMORY_MAX) {
         st = ingot_fail(INGOT_ERR_NO_RESOURCE,
-                        "the disk tier of %u nodes over %" PRIu64 " pieces of 2^%u bytes "
-                        "would take %.1f GiB here (each node's keeper keeps state per piece of "
-                        "the job; at most %.0f GiB): simulate fewer nodes or larger pieces "
-                        "(INGOT_DISK_CACHE_PIECE)",
-                        p->nodes, d->npieces, d->piece_log2, mem / (1u << 30),
+                        "the disk tier over %" PRIu64 " pieces of 2^%u bytes would take %.1f GiB "
+                        "here (the keepers keep state per piece of the job; at most %.0f GiB): "
+                        "simulate it with larger pieces (INGOT_DISK_CACHE_PIECE)",
+                        d->npieces, d->piece_log2, mem / (1u << 30),
                         (double)SIM_DISK_MEMORY_MAX / (1u << 30));
     }
     st = st == INGOT_OK ? disk_homes(d, hash, p) : st;
@@ -308,6 +324,10 @@ void ingot_sim_disk_free(sim_disk_t *d)
     }
     free(d->piece0);
     free(d->shard_size);
+    free(d->local);
+    free(d->local0);
+    free(d->global);
+    free(d->counts);
     *d = (sim_disk_t){0};
 }
 
@@ -321,7 +341,7 @@ ingot_status_t ingot_sim_disk_advance(sim_disk_t *d, uint64_t g)
 
 int ingot_sim_disk_resident(const sim_disk_t *d, uint64_t p)
 {
-    return ingot_disk_policy_state(d->pol[d->homes.home[p]], p) == INGOT_DISK_RESIDENT;
+    return ingot_disk_policy_state(d->pol[d->homes.home[p]], d->local[p]) == INGOT_DISK_RESIDENT;
 }
 
 /* room.c, claim.c: the budget takes @p bytes at all; it has room for one more whole piece beside
@@ -343,7 +363,7 @@ static void disk_add_fill(sim_disk_t *d, uint64_t p, uint64_t need)
         uint64_t cap = d->fills_cap ? 2 * d->fills_cap : 256;
         sim_fill_t *f = realloc(d->fills, cap * sizeof(*f));
         if (f == NULL) { /* the fill is dropped, as a full queue drops it: the piece stays absent */
-            ingot_disk_policy_set(d->pol[d->homes.home[p]], p, INGOT_DISK_ABSENT);
+            ingot_disk_policy_set(d->pol[d->homes.home[p]], d->local[p], INGOT_DISK_ABSENT);
             d->claimed[d->homes.home[p]] -= entry_bytes(d, p);
             return;
         }
@@ -357,16 +377,17 @@ int ingot_sim_disk_claim(sim_disk_t *d, uint64_t p, uint64_t part)
 {
     uint32_t h = (uint32_t)d->homes.home[p];
     ingot_disk_policy_t *pol = d->pol[h];
-    if (ingot_disk_policy_state(pol, p) != INGOT_DISK_ABSENT) {
+    uint64_t lp = d->local[p];
+    if (ingot_disk_policy_state(pol, lp) != INGOT_DISK_ABSENT) {
         return 0; /* claimed by an earlier miss of the step: its own bytes only */
     }
     uint64_t plen = sim_disk_piece_len(d, p), extra = plen - (part < plen ? part : plen);
     if (!disk_fits(d, entry_bytes(d, p)) ||
-        !ingot_disk_policy_pays(pol, p, disk_has_room(d, h), ingot_disk_policy_need(pol, p),
+        !ingot_disk_policy_pays(pol, lp, disk_has_room(d, h), ingot_disk_policy_need(pol, lp),
                                 extra)) {
         return 0;
     }
-    ingot_disk_policy_set(pol, p, INGOT_DISK_FILLING);
+    ingot_disk_policy_set(pol, lp, INGOT_DISK_FILLING);
     d->claimed[h] += entry_bytes(d, p);
     disk_add_fill(d, p, SIM_DISK_DEMAND);
     return 1;
@@ -374,11 +395,12 @@ int ingot_sim_disk_claim(sim_disk_t *d, uint64_t p, uint64_t part)
 
 int ingot_sim_disk_prefetch(sim_disk_t *d, uint32_t n, uint64_t *p_p)
 {
-    uint64_t need;
+    uint64_t need, lp;
     if (!disk_fits(d, INGOT_DISK_HEADER_BYTES + (UINT64_C(1) << d->piece_log2)) ||
-        !ingot_disk_policy_prefetch(d->pol[n], disk_has_room(d, n), p_p, &need)) {
+        !ingot_disk_policy_prefetch(d->pol[n], disk_has_room(d, n), &lp, &need)) {
         return 0;
     }
+    *p_p = d->global[d->local0[n] + lp];
     d->claimed[n] += entry_bytes(d, *p_p);
     disk_add_fill(d, *p_p, need);
     return 1;
@@ -393,7 +415,7 @@ static int disk_room(sim_disk_t *d, uint32_t n, uint64_t bytes, uint64_t need,
         if (!ingot_disk_policy_victim(d->pol[n], need, &v)) {
             return 0;
         }
-        uint64_t gone = v.foreign ? v.bytes : entry_bytes(d, v.piece);
+        uint64_t gone = v.foreign ? v.bytes : entry_bytes(d, d->global[d->local0[n] + v.piece]);
         d->usage[n] = gone < d->usage[n] ? d->usage[n] - gone : 0;
         ep->disk_evictions++;
     }
@@ -406,8 +428,9 @@ void ingot_sim_disk_settle(sim_disk_t *d, double *written, ingot_sim_epoch_t *ep
         uint64_t p = d->fills[i].piece, bytes = entry_bytes(d, p);
         uint32_t h = (uint32_t)d->homes.home[p];
         ingot_disk_policy_t *pol = d->pol[h];
-        uint64_t need = d->fills[i].need != SIM_DISK_DEMAND ? d->fills[i].need
-                                                            : ingot_disk_policy_need(pol, p);
+        uint64_t need = d->fills[i].need != SIM_DISK_DEMAND
+                            ? d->fills[i].need
+                            : ingot_disk_policy_need(pol, d->local[p]);
         d->claimed[h] -= bytes; /* the claim settles, either way */
         int admit = disk_fits(d, bytes) && disk_room(d, h, bytes, need, ep);
         if (admit) {
@@ -417,7 +440,7 @@ void ingot_sim_disk_settle(sim_disk_t *d, double *written, ingot_sim_epoch_t *ep
         } else {
             ep->disk_refused++;
         }
-        ingot_disk_policy_set(pol, p, admit ? INGOT_DISK_RESIDENT : INGOT_DISK_ABSENT);
+        ingot_disk_policy_set(pol, d->local[p], admit ? INGOT_DISK_RESIDENT : INGOT_DISK_ABSENT);
     }
     d->nfills = 0;
 }

@@ -142,8 +142,32 @@ static ingot_status_t plan_samples(ingot_manifest_h m, sim_plan_t *p)
     return INGOT_OK;
 }
 
+/* What the job holds in a node's memory (its ranks' batch slots, depth + 1 of the largest
+ * batch; their peer cache windows; the node's part cache), against the node's --memory. */
+static ingot_status_t plan_memory(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c,
+                                  const sim_plan_t *p, const uint64_t *windows, uint64_t batch_max)
+{
+    for (uint32_t n = 0; c->memory > 0 && n < p->nodes; n++) {
+        double slots = 0, cache = 0;
+        for (uint32_t r = p->node_first[n]; r < p->node_first[n + 1]; r++) {
+            slots += (double)(job->depth + 1) * (double)batch_max;
+            cache += p->cache_on ? (double)windows[r] : 0;
+        }
+        double parts = p->parts_on ? (double)p->parts_bytes : 0;
+        if (slots + cache + parts > c->memory) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM,
+                              "node %u: its %u ranks' batch slots (%.0f bytes), peer cache "
+                              "windows (%.0f, INGOT_CACHE_BYTES) and the part cache (%.0f) take "
+                              "more than --memory %.0f",
+                              n, sim_node_ranks(p, n), slots, cache, parts, c->memory);
+        }
+    }
+    return INGOT_OK;
+}
+
 /* The peer cache: every rank's window as the cache sizes it, then every sample's home. */
-static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
+static ingot_status_t plan_cache(const ingot_sim_job_t *job, const ingot_sim_cluster_t *c,
+                                 sim_plan_t *p)
 {
     const ingot_cache_config_t *cc;
     INGOT_CHECK(ingot_cache_config(&cc));
@@ -180,9 +204,10 @@ static ingot_status_t plan_cache(const ingot_sim_job_t *job, sim_plan_t *p)
                                  .slice = p->slice,
                                  .slice_of = p->slice_of};
     ingot_status_t st = ingot_cache_place(&in, &p->place);
-    free(windows);
     /* without the cache, the placement of empty windows still says what would hold it all */
     p->cache_on = st == INGOT_OK && cc->budget.bytes > 0;
+    st = st == INGOT_OK ? plan_memory(job, c, p, windows, batch_max) : st;
+    free(windows);
     return st;
 }
 
@@ -289,7 +314,7 @@ ingot_status_t ingot_sim_plan(const ingot_sim_job_t *job, const ingot_sim_cluste
     st = st == INGOT_OK ? plan_order(job, p, &mi) : st;
     st = st == INGOT_OK ? plan_samples(job->manifest, p) : st;
     st = st == INGOT_OK ? plan_parts(job->manifest, remote, job->depth, p) : st;
-    st = st == INGOT_OK ? plan_cache(job, p) : st;
+    st = st == INGOT_OK ? plan_cache(job, c, p) : st;
     if (st != INGOT_OK) {
         ingot_sim_plan_free(p);
     }

@@ -122,8 +122,8 @@ static void sim_below(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint6
 /* A request through the disk tier (disk_source.c): cut into pieces, each read from this node's
  * entries, from its home node's, or from below (the whole piece when its keeper claims it for a
  * fill, then pushed to its home). Returns the bytes the disks served. */
-static uint64_t sim_disk_read(sim_run_t *x, uint32_t r, uint32_t n, uint32_t sh, uint64_t off,
-                              uint64_t len, sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
+static uint64_t sim_disk_read(sim_run_t *x, uint32_t n, uint32_t sh, uint64_t off, uint64_t len,
+                              sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
 {
     sim_disk_t *d = &x->disk;
     uint64_t end = off + len, served = 0;
@@ -168,7 +168,7 @@ static uint64_t sim_disk_read(sim_run_t *x, uint32_t r, uint32_t n, uint32_t sh,
 /* A joined request of @p len bytes holding @p records bytes of samples, of node @p n's rank: to
  * storage, or through the disk tier, its bytes counted by tier as the loader counts them (the
  * disk's share of the request's bytes, of its records). */
-static void sim_request(sim_run_t *x, uint32_t r, uint32_t n, const sim_read_t *run, uint64_t len,
+static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_t len,
                         uint64_t records, sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
 {
     if (!x->disk.on) {
@@ -176,7 +176,7 @@ static void sim_request(sim_run_t *x, uint32_t r, uint32_t n, const sim_read_t *
         rs->store_reqs += 1;
         return;
     }
-    uint64_t disk = sim_disk_read(x, r, n, run->shard, run->offset, len, rs, ep);
+    uint64_t disk = sim_disk_read(x, n, run->shard, run->offset, len, rs, ep);
     uint64_t share = (uint64_t)((unsigned __int128)records * (disk < len ? disk : len) / len);
     ep->bytes[INGOT_SIM_DISK] += share;
     ep->bytes[INGOT_SIM_STORAGE] += records - share;
@@ -185,8 +185,8 @@ static void sim_request(sim_run_t *x, uint32_t r, uint32_t n, const sim_read_t *
 /* A rank's reads from storage in a step, as its planner makes them: sorted by location, the
  * samples close enough joined into one request (ingot_loader_run_joins), whose bytes are read
  * gaps included. */
-static void sim_requests(sim_run_t *x, uint32_t rank, uint32_t node, uint32_t n,
-                         sim_rank_step_t *rs, ingot_sim_epoch_t *ep)
+static void sim_requests(sim_run_t *x, uint32_t node, uint32_t n, sim_rank_step_t *rs,
+                         ingot_sim_epoch_t *ep)
 {
     qsort(x->runs, n, sizeof(*x->runs), cmp_read);
     const sim_read_t *run = &x->runs[0];
@@ -202,7 +202,7 @@ static void sim_requests(sim_run_t *x, uint32_t rank, uint32_t node, uint32_t n,
             run_count++;
             continue;
         }
-        sim_request(x, rank, node, run, run_len, records, rs, ep);
+        sim_request(x, node, run, run_len, records, rs, ep);
         if (r != NULL) {
             run = r;
             run_len = records = r->length;
@@ -325,7 +325,7 @@ static ingot_status_t step_rank(sim_run_t *x, uint64_t e, uint64_t s, uint32_t r
         }
     }
     if (nruns > 0) {
-        sim_requests(x, r, n, nruns, &rs, ep);
+        sim_requests(x, n, nruns, &rs, ep);
     }
     if (x->disk.on && x->disk.prefetch_pct > 0 && (int)r == x->disk.homes.node_keeper[n]) {
         sim_prefetch(x, n, r, &rs, ep);

@@ -100,6 +100,11 @@ struct sim_disk {
     uint64_t *piece0;     /* per shard: its first piece; [nshards]: all */
     uint64_t *shard_size; /* per shard */
     ingot_disk_homes_t homes;
+    /* each keeper numbers its node's pieces alone (its policy's state is per piece it keeps) */
+    uint32_t *local;  /* per piece: its index among its home's pieces */
+    uint64_t *local0; /* per node: its pieces are global[local0[n] .. local0[n + 1]) */
+    uint64_t *global; /* the nodes' pieces, node by node, by local index */
+    uint64_t *counts; /* per node: {0, its pieces}, its keeper's piece0 */
     struct ingot_disk_policy **pol; /* per node: its keeper's */
     uint8_t *kept;                  /* per piece: resident when the last job ended */
     uint64_t *usage, *claimed;      /* per node: bytes of entries, of fills claimed */

@@ -109,6 +109,8 @@ ingot_add_test(NAME apps.train.disk_twice LABELS mpi TIMEOUT 180
                COMMAND ${_a}/train/train_disk.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ingot-train>
                        $<TARGET_FILE:ingot-manifest> ${CMAKE_CURRENT_BINARY_DIR})
 
-# ingot-sim's command line: a described job's table and JSON, and each bad input named.
+# ingot-sim's command line: a described job's table and JSON, a node from an hwloc XML, and each
+# bad input named.
 ingot_add_test(NAME apps.sim.cli LABELS cli TIMEOUT 120
-               COMMAND sh ${_a}/sim/sim_cli.sh $<TARGET_FILE:ingot-sim>)
+               COMMAND sh ${_a}/sim/sim_cli.sh $<TARGET_FILE:ingot-sim>
+                       ${INGOT_TESTS}/fixtures/topology)

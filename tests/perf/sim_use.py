@@ -9,7 +9,11 @@ prefixes, no bandwidth limit of its own; nodes of 64 cores and a 100 Gb/s NIC):
             a step, 2 epochs.
 Each under the full order and under the order dealt over the nodes (window:16), with and without
 the peer cache that holds the dataset; then the node count swept for the first (8 samples per GPU
-whatever the count), under both orders, its second epoch (whose first step counts).
+whatever the count), under both orders, its second epoch (whose first step counts). Then (disk)
+the node disks: the budget that holds every piece homed at the busiest node (its disk_bytes_needed),
+the first job with it, a second job (--prior-jobs 1), and a second job on half of it (the
+clairvoyant policy keeps what pays); the 10 TB job in 64 MiB pieces (1 MiB ones would need 35 GiB
+of keepers' state here).
 
 usage: sim_use.py --build BUILD [--costs FILE] [--only NAME,...]
 """
@@ -48,15 +52,32 @@ def row(name, order, cache, doc):
     eps = doc["epochs"]
     cells = []
     for e in eps:
+        disk = (", disks %.0f GiB" % (e["bytes_disk"] / gib)) if e.get("bytes_disk") else ""
         cells.append("%.1f s, AU %.2f, %.0f GiB from the store (%.2f GETs/sample), node max "
                      "%.1f GiB, peer %.0f GiB (%.0f across nodes), bound by %s" %
                      (e["wall_s"], e["au"], e["bytes_storage"] / gib,
                       e["store_gets_per_sample"], e["store_node_bytes_max"] / gib,
-                      e["bytes_peer"] / gib, e["bytes_cross_node"] / gib, e["bound"]))
+                      e["bytes_peer"] / gib, e["bytes_cross_node"] / gib, e["bound"]) + disk)
     print("| %s | %s | %s | %s | %.0f |" % (name, order, cache, " / ".join(cells),
                                             doc["aggregate"]["sim_s"]))
     sys.stdout.flush()
     return doc
+
+
+def disks(app, env, costs):
+    """The node disks of both jobs under both orders: the budget that holds each node's pieces."""
+    for name, args in JOBS.items():
+        denv = dict(env, INGOT_DISK_CACHE_PIECE="64MiB") if name == "big" else dict(env)
+        for order in ("full", "window:16"):
+            oenv = dict(denv, INGOT_ORDER=order, INGOT_DISK_CACHE_BYTES="1000TiB")
+            doc = sim(app, args + ["--epochs", "2"], oenv, costs)
+            need = doc["aggregate"]["disk_bytes_needed"]
+            row(name + ", first job", order, "disk %.1f GiB a node" % (need / (1 << 30)), doc)
+            for budget, label in ((need, "all"), (need // 2, "half")):
+                benv = dict(oenv, INGOT_DISK_CACHE_BYTES=str(budget))
+                row(name + ", second job", order, "disk %.1f GiB a node (%s)" %
+                    (budget / (1 << 30), label),
+                    sim(app, args + ["--epochs", "2", "--prior-jobs", "1"], benv, costs))
 
 
 def main():
@@ -83,6 +104,8 @@ def main():
             need = doc["aggregate"]["cache_bytes_needed"]
             cenv = dict(oenv, INGOT_CACHE_BYTES=str(need))
             row(name, order, "%.0f GiB (all)" % (need / (1 << 30)), sim(app, args, cenv, costs))
+    if not only or "disk" in only:
+        disks(app, env, costs)
     if only and "sweep" not in only:
         return
     print()

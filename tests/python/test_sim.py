@@ -39,7 +39,9 @@ def main():
           % (cached, total))
     for kwargs, words in (({"samples": 100, "nodes": 0, "costs": costs}, "--nodes is 0"),
                           ({"samples": 100, "costs": os.path.join(work, "none")}, "cannot read"),
-                          ({"samples": 100, "cores": 0, "costs": costs}, "--cores is 0")):
+                          ({"samples": 100, "cores": 0, "costs": costs}, "--cores is 0"),
+                          ({"samples": 100, "costs": costs,
+                            "topology": os.path.join(work, "no-such.xml")}, "no-such.xml")):
         try:
             ingot.simulate(**kwargs)
         except ingot.Error as err:

@@ -2,9 +2,11 @@
 # ingot-sim's command line (docs/sim.md): a small described job runs and prints its table,
 # ingot-bench's JSON and its plot; each bad input exits 1 (2 for a bad option) naming what is wrong: a cluster
 # that cannot be, a cost file of another version or missing a stage, a run estimated too long.
-# usage: sim_cli.sh INGOT_SIM
+# A node from an hwloc XML (a DGX H100 fixture): its cores and GPUs, its ranks placed as a job's.
+# usage: sim_cli.sh INGOT_SIM FIXTURES_TOPOLOGY_DIR
 set -u
 sim=$1
+topo=$2
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # expect CODE WORDS [VAR=VALUE] -- ARGS...: the run (VAR set) exits CODE, its stderr holds WORDS
@@ -74,6 +76,20 @@ expect 2 "--nodes" -- --samples 100 --nodes many
 expect 1 "INGOT_DISK_CACHE_BYTES=65536 holds no entry" INGOT_DISK_CACHE_BYTES=64KiB -- \
     --samples 1024 --costs "$work/costs"
 expect 2 "--prior-jobs" -- --samples 100 --prior-jobs -1
+# a node of the DGX H100 fixture: 112 cores and 8 GPUs, 8 ranks placed one per GPU
+"$sim" --samples 4096 --sample-size 16KiB --nodes 2 --ranks-per-node 8 --topology \
+    "$topo/dgx-h100.xml" --costs "$work/costs" --json="$j" > /dev/null || fail "--topology: exit $?"
+"${TEST_PYTHON:-python3}" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["cluster"]
+assert c["cores"] == 112 and c["gpus"] == 8 and c["topology"].endswith("dgx-h100.xml"), c
+print("ok: a node of", c["topology"], c["cores"], "cores")' "$j" || fail "--topology JSON"
+expect 1 "node 0: its 16 ranks cannot be placed on the node of" INGOT_GPU_SHARING=error -- \
+    --samples 1024 --ranks-per-node 16 --topology "$topo/dgx-h100.xml" --costs "$work/costs"
+expect 1 "no-such.xml" -- --samples 1024 --topology "$topo/no-such.xml" --costs "$work/costs"
+expect 1 "INGOT_CACHE_BYTES) and the part cache (0) take more than --memory" \
+    INGOT_CACHE_BYTES=64GiB -- --samples 1024 --ranks-per-node 4 --memory 16GiB \
+    --costs "$work/costs"
 # the disk tier: a job after one that filled the disks reads everything from them
 INGOT_DISK_CACHE_BYTES=1GiB "$sim" --samples 4096 --sample-size 16KiB --nodes 2 \
     --ranks-per-node 4 --epochs 2 --prior-jobs 1 --costs "$work/costs" --json="$j" > /dev/null ||

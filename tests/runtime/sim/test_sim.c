@@ -443,17 +443,20 @@ static void case_disk_bad(void)
     printf("disk_bad: a budget below one entry refused\n");
 }
 
-/* INGOT_DISK_CACHE_BYTES=1GiB: 300,000 pieces on 2,000 nodes would take 27 GiB of keepers. */
+/* INGOT_DISK_CACHE_BYTES=1GiB: 500,000 samples of 1 GiB (500 TB, in as many shards) make 500
+ * million 1 MiB pieces, whose keepers' state would take 23 GiB: refused before it starts, naming
+ * the pieces and the memory. */
 static void case_disk_huge(void)
 {
     ingot_manifest_h m;
-    CHECK_OK(ingot_sim_describe(300000, 1u << 20, 0, 1u << 30, &m));
+    CHECK_OK(ingot_sim_describe(500000, 1u << 30, 0, 1u << 30, &m));
     ingot_sim_job_t job = {
-        .manifest = m, .global_batch = 128000, .epochs = 1, .seed = 1, .depth = 2, .verify = 1};
-    ingot_sim_cluster_t c = {.nodes = 2000, .ranks_per_node = 1, .cores = 8};
+        .manifest = m, .global_batch = 1000, .epochs = 1, .seed = 1, .depth = 2, .verify = 1};
+    ingot_sim_cluster_t c = {.nodes = 2, .ranks_per_node = 1, .cores = 8};
     ingot_sim_store_t st = {.prefixes = 1};
     ingot_sim_result_t r;
-    CHECK(ingot_sim_run(&job, &c, &st, &costs, &r) == INGOT_ERR_NO_RESOURCE);
+    CHECK_STATUS(ingot_sim_run(&job, &c, &st, &costs, &r), INGOT_ERR_NO_RESOURCE);
+    CHECK_CONTAINS(ingot_last_error(), "pieces of 2^20 bytes would take");
     ingot_manifest_close(m);
     printf("disk_huge: refused before it starts\n");
 }
