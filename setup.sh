@@ -169,10 +169,33 @@ fuzz_tier() {
   CC=clang configure build-fuzz -DINGOT_FUZZ=ON -DINGOT_SANITIZE=address,undefined \
     -DINGOT_FUZZ_SECONDS="$FUZZ_SECONDS" -DINGOT_WITH_CUDA=OFF || return
   build build-fuzz || return
-  # This tree is also the host-only build (CUDA off): its unit tests run here too. Two at a time:
-  # a libFuzzer target is one single-threaded process that stops after FUZZ_SECONDS, and each
-  # writes only into folders of its own (tests/CMakeLists.txt, ingot_fuzz_target).
-  (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L 'fuzz|unit' -LE install --output-on-failure -j 2)
+  # This tree is also the host-only build (CUDA off): its unit tests run here.
+  (cd build-fuzz && UCX_MEM_EVENTS=no ctest -L unit -LE install --output-on-failure -j 2)
+}
+
+# The fuzz targets run beside the main tier at a low CPU priority: each is one single-threaded
+# process that fuzzes for FUZZ_SECONDS of wall time and writes only into folders of its own
+# (tests/CMakeLists.txt, ingot_fuzz_target), and the main tier's tests (mostly ranks waiting on
+# each other) leave most of the cores idle, which the fuzzers take. At nice 10 a test that wants a
+# core gets about nine tenths of it, and a fuzzer kept waiting still gets a tenth (an input's
+# 10 s timeout is not a starved fuzzer's). Their output and status are reported after the main
+# tier.
+FUZZ_LOG=build-fuzz/fuzz-targets.log
+fuzz_targets_start() {
+  rm -f "$FUZZ_LOG" "$FUZZ_LOG.rc"
+  (
+    cd build-fuzz || exit
+    rc=0
+    nice -n 10 env UCX_MEM_EVENTS=no ctest -L fuzz --output-on-failure -j 2 > fuzz-targets.log \
+      2>&1 || rc=$?
+    echo "$rc" > fuzz-targets.log.rc
+  ) &
+  FUZZ_PID=$!
+}
+fuzz_targets_wait() {
+  wait "$FUZZ_PID" 2> /dev/null || true
+  cat "$FUZZ_LOG" 2> /dev/null
+  [ "$(cat "$FUZZ_LOG.rc" 2> /dev/null)" = 0 ]
 }
 
 case "$mode" in
@@ -193,15 +216,28 @@ case "$mode" in
     phase "configure+build (main)" main_tree
     phase "tier asan+ubsan (unit)" sanitizer_tier build-asan address,undefined || failed=1
     phase "tier tsan (unit)" sanitizer_tier build-tsan thread || failed=1
-    phase "tier fuzz (${FUZZ_SECONDS}s/target)" fuzz_tier || failed=1
+    fuzzing=0
+    if phase "tier fuzz: host-only unit" fuzz_tier; then
+      fuzz_targets_start
+      fuzzing=1
+    else
+      failed=1
+    fi
     print_phases
     [ $failed = 0 ] || echo "=== an earlier tier FAILED (see above); the main tier runs anyway"
-    echo "=== tier main (unit, mpi, apps): ctest"
+    echo "=== tier main (unit, mpi, apps): ctest; the fuzz targets (${FUZZ_SECONDS}s each) beside it"
     set +e
     # one slot more than cores: an MPI test takes 2 (its ranks fill the cores, mostly waiting)
     # and one test of another label runs beside it (tests/CMakeLists.txt)
+    t0=$SECONDS
     (cd build-test && ctest --output-on-failure -j "$((JOBS + 1))")
     rc=$?
+    echo "=== tier main: $((SECONDS - t0))s"
+    if [ $fuzzing = 1 ]; then
+      echo "=== tier fuzz targets (${FUZZ_SECONDS}s/target, beside the main tier)"
+      fuzz_targets_wait || { echo "=== tier fuzz targets FAILED"; failed=1; }
+      echo "=== tier fuzz targets: ended $((SECONDS - t0))s after the main tier started"
+    fi
     set -e
     [ $rc = 0 ] && [ $failed = 0 ]
     ;;

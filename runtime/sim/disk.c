@@ -283,7 +283,7 @@ ingot_status_t ingot_sim_disk_plan(const ingot_sim_job_t *job, const sim_plan_t 
     free(hash);
     INGOT_CHECK(st);
     INGOT_CHECK(disk_needed(d, p));
-    d->pol = ingot_calloc(p->nodes, sizeof(*d->pol), "sim disk keepers");
+    d->pol = ingot_calloc(p->nodes, sizeof(ingot_disk_policy_t *), "sim disk keepers");
     d->kept = ingot_calloc(d->npieces + 1, 1, "sim disk keepers");
     d->usage = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk keepers");
     d->claimed = ingot_calloc(p->nodes, sizeof(uint64_t), "sim disk keepers");
