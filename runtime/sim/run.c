@@ -177,9 +177,9 @@ static void sim_request(sim_run_t *x, uint32_t n, const sim_read_t *run, uint64_
         return;
     }
     uint64_t disk = sim_disk_read(x, n, run->shard, run->offset, len, rs, ep);
-    uint64_t share = len > 0 ? (uint64_t)((unsigned __int128)records * (disk < len ? disk : len) /
-                                          len)
-                             : 0;
+    uint64_t share = len > 0
+                         ? (uint64_t)((unsigned __int128)records * (disk < len ? disk : len) / len)
+                         : 0;
     ep->bytes[INGOT_SIM_DISK] += share;
     ep->bytes[INGOT_SIM_STORAGE] += records - share;
 }
