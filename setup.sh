@@ -225,7 +225,7 @@ case "$mode" in
     fi
     print_phases
     [ $failed = 0 ] || echo "=== an earlier tier FAILED (see above); the main tier runs anyway"
-    echo "=== tier main (unit, mpi, apps): ctest; the fuzz targets (${FUZZ_SECONDS}s each) beside it"
+    echo "=== tier main (unit, mpi, apps): ctest; the fuzz targets (${FUZZ_SECONDS}s) beside it"
     set +e
     # one slot more than cores: an MPI test takes 2 (its ranks fill the cores, mostly waiting)
     # and one test of another label runs beside it (tests/CMakeLists.txt)

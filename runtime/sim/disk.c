@@ -5,7 +5,8 @@
  * its keeper's policy (source/disk/policy.h: the traces of the known order, clairvoyant admission
  * and eviction or LRU, the claims' and fills' admission, what to prefetch), asked as the keeper
  * asks it, each keeper numbering only the pieces homed at its node (so the keepers' state is one
- * entry per piece of the job, whatever the nodes). Only time is simulated; where the tier decides by timing, the simulator decides so:
+ * entry per piece of the job, whatever the nodes). Only time is simulated; where the tier decides
+ * by timing, the simulator decides so:
  *  - a step's reads ask in rank order: the first miss of an absent piece the policy would admit
  *    claims it (it reads the piece whole), a later miss of a claimed piece reads its own bytes;
  *  - the fills of a step are written by their keepers at its end, before the next step reads
