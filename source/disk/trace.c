@@ -98,6 +98,13 @@ ingot_status_t ingot_disk_trace_finish(ingot_disk_trace_t *t, uint64_t npieces, 
         (t->first = ingot_calloc(npieces ? npieces : 1, sizeof(uint32_t), "disk trace")) == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
+    for (uint64_t i = 0; i < t->n; i++) { /* a caller's items (trace_items) name its pieces */
+        if (t->piece[i] >= npieces) {
+            return ingot_fail(INGOT_ERR_INTERNAL,
+                              "disk tier: a trace item names piece %u of %" PRIu64, t->piece[i],
+                              npieces);
+        }
+    }
     trace_link(t, npieces);
     t->epoch = epoch;
     return INGOT_OK;

@@ -32,7 +32,8 @@ ingot_status_t ingot_disk_trace_build(ingot_disk_trace_t *t, ingot_manifest_h ma
  *  for ingot_disk_trace_finish()). INGOT_ERR_NO_MEMORY, INGOT_ERR_NO_RESOURCE (too many). */
 ingot_status_t ingot_disk_trace_add(ingot_disk_trace_t *t, uint64_t p, uint32_t step,
                                     uint32_t bytes);
-/** Link the items added since the trace was emptied (t->n = 0) as epoch @p epoch's. */
+/** Link the items added since the trace was emptied (t->n = 0) as epoch @p epoch's.
+ *  INGOT_ERR_NO_MEMORY; INGOT_ERR_INTERNAL for an item past @p npieces. */
 ingot_status_t ingot_disk_trace_finish(ingot_disk_trace_t *t, uint64_t npieces, uint64_t epoch);
 void ingot_disk_trace_free(ingot_disk_trace_t *t);
 
