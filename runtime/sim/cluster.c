@@ -40,10 +40,15 @@ ingot_status_t ingot_sim_cluster_check(const ingot_sim_cluster_t *c)
         return ingot_fail(INGOT_ERR_INVALID_PARAM, "--bind %u is more than the node's --cores %u",
                           c->bind_cores, c->cores);
     }
-    if (c->nic_bps < 0 || c->disk_bps < 0 || c->memory < 0) {
-        return ingot_fail(INGOT_ERR_INVALID_PARAM,
-                          "--nic-bw %g, --disk-bw %g or --memory %g is negative", c->nic_bps,
-                          c->disk_bps, c->memory);
+    const struct {
+        const char *name;
+        double v;
+    } sizes[] = {{"--nic-bw", c->nic_bps}, {"--disk-bw", c->disk_bps}, {"--memory", c->memory}};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        if (!(sizes[i].v >= 0)) {
+            return ingot_fail(INGOT_ERR_INVALID_PARAM, "the cluster: %s %g is not a size",
+                              sizes[i].name, sizes[i].v);
+        }
     }
     char sharing[16] = "";
     int sharing_error = ingot_config_get("INGOT_GPU_SHARING", sharing, sizeof(sharing)) ==

@@ -114,38 +114,15 @@ static ingot_status_t disk_needed(sim_disk_t *d, const sim_plan_t *p)
     return INGOT_OK;
 }
 
-/* Room for @p n items in @p tr. */
-static ingot_status_t traces_reserve(sim_traces_t *tr, uint64_t n)
-{
-    if (n <= tr->cap) {
-        return INGOT_OK;
-    }
-    uint64_t cap = tr->cap ? 2 * tr->cap : 4096;
-    cap = cap > n ? cap : n;
-    uint32_t *a = realloc(tr->piece, cap * sizeof(uint32_t));
-    tr->piece = a ? a : tr->piece;
-    uint32_t *b = a ? realloc(tr->step, cap * sizeof(uint32_t)) : NULL;
-    tr->step = b ? b : tr->step;
-    uint32_t *c = b ? realloc(tr->bytes, cap * sizeof(uint32_t)) : NULL;
-    tr->bytes = c ? c : tr->bytes;
-    if (c == NULL) {
-        return INGOT_ERR_NO_MEMORY;
-    }
-    tr->cap = cap;
-    return INGOT_OK;
-}
-
 /* Epoch @p epoch's trace items of every node into @p tr, as trace.c makes one node's (the
  * epoch's samples in order, each piece a sample's bytes touch, with those bytes), in one pass
- * over the order: items in order, then grouped by their piece's home (a stable counting sort),
- * each piece by its local index. */
+ * over the order, then grouped by their piece's home (a stable counting sort of their indexes). */
 static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *tr)
 {
     const sim_plan_t *p = d->plan;
     uint32_t nodes = p->nodes;
     tr->epoch = UINT64_MAX;
-    tr->n = 0;
-    sim_traces_t all = {0};
+    tr->all.n = 0;
     ingot_status_t st = INGOT_OK;
     for (uint64_t s = 0; st == INGOT_OK && s < p->steps_per_epoch; s++) {
         st = ingot_order_slice(p->order, epoch, s, 0, 1, d->ids, p->global_batch);
@@ -157,12 +134,7 @@ static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *
                 uint64_t at = (q - base) << d->piece_log2,
                          end = at + (UINT64_C(1) << d->piece_log2);
                 uint64_t lo = off > at ? off : at, hi = off + len < end ? off + len : end;
-                st = traces_reserve(&all, all.n + 1);
-                if (st == INGOT_OK) {
-                    all.piece[all.n] = (uint32_t)q;
-                    all.step[all.n] = (uint32_t)s;
-                    all.bytes[all.n++] = (uint32_t)(hi - lo);
-                }
+                st = ingot_disk_trace_add(&tr->all, q, (uint32_t)s, (uint32_t)(hi - lo));
             }
         }
     }
@@ -170,35 +142,26 @@ static ingot_status_t traces_build(sim_disk_t *d, uint64_t epoch, sim_traces_t *
         tr->first = ingot_calloc((size_t)nodes + 1, sizeof(uint64_t), "sim disk traces");
         st = tr->first != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY;
     }
-    st = st == INGOT_OK ? traces_reserve(tr, all.n) : st;
+    uint32_t *by_home = st == INGOT_OK ? realloc(tr->by_home, (tr->all.n + 1) * sizeof(uint32_t))
+                                       : NULL;
+    uint64_t *at = st == INGOT_OK ? ingot_calloc(nodes, sizeof(uint64_t), "sim disk traces") : NULL;
+    tr->by_home = by_home != NULL ? by_home : tr->by_home;
+    st = st == INGOT_OK && (by_home == NULL || at == NULL) ? INGOT_ERR_NO_MEMORY : st;
     if (st == INGOT_OK) {
         memset(tr->first, 0, ((size_t)nodes + 1) * sizeof(uint64_t));
-        for (uint64_t i = 0; i < all.n; i++) {
-            tr->first[d->homes.home[all.piece[i]] + 1]++;
+        for (uint64_t i = 0; i < tr->all.n; i++) {
+            tr->first[d->homes.home[tr->all.piece[i]] + 1]++;
         }
         for (uint32_t n = 0; n < nodes; n++) {
             tr->first[n + 1] += tr->first[n];
-        }
-        uint64_t *at = ingot_calloc(nodes, sizeof(uint64_t), "sim disk traces");
-        st = at != NULL ? INGOT_OK : INGOT_ERR_NO_MEMORY;
-        for (uint32_t n = 0; at != NULL && n < nodes; n++) {
             at[n] = tr->first[n];
         }
-        for (uint64_t i = 0; at != NULL && i < all.n; i++) {
-            uint64_t j = at[d->homes.home[all.piece[i]]]++;
-            tr->piece[j] = d->local[all.piece[i]]; /* as its keeper numbers it */
-            tr->step[j] = all.step[i];
-            tr->bytes[j] = all.bytes[i];
+        for (uint64_t i = 0; i < tr->all.n; i++) {
+            tr->by_home[at[d->homes.home[tr->all.piece[i]]]++] = (uint32_t)i;
         }
-        free(at);
-    }
-    free(all.piece);
-    free(all.step);
-    free(all.bytes);
-    if (st == INGOT_OK) {
-        tr->n = all.n;
         tr->epoch = epoch;
     }
+    free(at);
     return st;
 }
 
@@ -217,8 +180,10 @@ static ingot_status_t disk_trace_items(void *arg, uint64_t epoch, ingot_disk_tra
                  : &d->traces[1];
         INGOT_CHECK(traces_build(d, epoch, tr));
     }
-    for (uint64_t i = tr->first[ka->node]; i < tr->first[ka->node + 1]; i++) {
-        INGOT_CHECK(ingot_disk_trace_add(t, tr->piece[i], tr->step[i], tr->bytes[i]));
+    const ingot_disk_trace_t *all = &tr->all;
+    for (uint64_t k = tr->first[ka->node]; k < tr->first[ka->node + 1]; k++) {
+        uint32_t i = tr->by_home[k]; /* its piece as its keeper numbers it */
+        INGOT_CHECK(ingot_disk_trace_add(t, d->local[all->piece[i]], all->step[i], all->bytes[i]));
     }
     return INGOT_OK;
 }
@@ -319,9 +284,8 @@ void ingot_sim_disk_free(sim_disk_t *d)
     free(d->ids);
     for (int k = 0; k < 2; k++) {
         free(d->traces[k].first);
-        free(d->traces[k].piece);
-        free(d->traces[k].step);
-        free(d->traces[k].bytes);
+        free(d->traces[k].by_home);
+        ingot_disk_trace_free(&d->traces[k].all);
     }
     free(d->piece0);
     free(d->shard_size);

@@ -10,6 +10,7 @@
 #include "source/cache/cache.h"
 #include "source/tier.h"
 #include "source/disk/disk.h"
+#include "source/disk/trace.h"
 #include <stdint.h>
 
 /* Node names the simulated nodes plan under (the disk tier's homes hash them). */
@@ -77,10 +78,10 @@ typedef struct sim_fill {
 
 /* An epoch's trace items of every node, computed in one pass over the order (disk.c). */
 typedef struct sim_traces {
-    uint64_t epoch;  /* UINT64_MAX: none */
-    uint64_t *first; /* per node: its items are [first[n], first[n + 1]) */
-    uint32_t *piece, *step, *bytes;
-    uint64_t n, cap;
+    uint64_t epoch;         /* UINT64_MAX: none */
+    ingot_disk_trace_t all; /* the epoch's items in order, pieces by their global index */
+    uint32_t *by_home;      /* the items' indexes grouped by their piece's home, in order */
+    uint64_t *first;        /* per node: its items are by_home[first[n] .. first[n + 1]) */
 } sim_traces_t;
 
 typedef struct sim_disk sim_disk_t;

@@ -132,6 +132,14 @@ static void case_inputs(void)
     CHECK_CONTAINS(ingot_last_error(), "node 0 has 8 ranks and --gpus 4");
     c.gpus = 8;
     CHECK_OK(ingot_sim_cluster_check(&c));
+    c.memory = -1; /* a size given by a library caller, not the command line */
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--memory -1 is not a size");
+    c.memory = 0;
+    c.nic_bps = NAN;
+    CHECK_STATUS(ingot_sim_cluster_check(&c), INGOT_ERR_INVALID_PARAM);
+    CHECK_CONTAINS(ingot_last_error(), "--nic-bw nan is not a size");
+    c.nic_bps = 0;
     /* a simulation that would take hours says so before it starts */
     ingot_manifest_h m;
     CHECK_OK(ingot_sim_describe(100000, 110 * KIB, 0, 256u << 20, &m));
