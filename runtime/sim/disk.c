@@ -223,6 +223,10 @@ ingot_status_t ingot_sim_disk_plan(const ingot_sim_job_t *job, const sim_plan_t 
     if (dc->bytes == 0) {
         return INGOT_OK;
     }
+    if (dc->fill != INGOT_DISK_FILL_WHOLE) {
+        return ingot_fail(INGOT_ERR_UNSUPPORTED,
+                          "INGOT_DISK_CACHE_FILL=parts: only 'whole' is simulated (docs/sim.md)");
+    }
     d->on = 1;
     d->budget = dc->bytes;
     d->piece_log2 = dc->piece_log2;

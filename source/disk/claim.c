@@ -4,7 +4,9 @@
  * piece for that fill (FILLING) when it is absent and the policy would admit it (room in the
  * budget, counting the claims in flight, or a victim needed later than the piece). So only one
  * rank reads a piece whole, and nobody reads whole a piece the policy would refuse: such a miss
- * reads only its own bytes from below. A claim not written within INGOT_TIMEOUT (its rank died,
+ * reads only its own bytes from below. With INGOT_DISK_CACHE_FILL=parts the claim is for an
+ * assembly (assemble.c): every miss on the piece reads its own bytes and hands them over, until
+ * the piece is whole. A claim not written within INGOT_TIMEOUT (its rank died,
  * its push was lost) lapses and the piece can be claimed again.
  */
 #include "source/disk/disk_impl.h"
@@ -80,29 +82,45 @@ static int claim_lock(ingot_disk_t *d, int how)
 int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how)
 {
     disk_keeper_t *k = d->keeper;
-    int lapsed, want = DISK_WANT_THERE;
+    int lapsed = 0, want = DISK_WANT_THERE;
     if (!claim_lock(d, how)) {
-        return DISK_WANT_NO; /* the asker reads only its own bytes from below */
+        return DISK_WANT_BUSY; /* asked again, or the asker reads only its own bytes below */
     }
     if (how == DISK_WAIT) {
         (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));
     }
-    if (claim_state(d, p, &lapsed) == INGOT_DISK_ABSENT) {
+    if (ingot_disk_asm_has(d, p)) {
+        want = DISK_WANT_PART; /* its claim stands as long as it is assembled */
+    } else if (claim_state(d, p, &lapsed) == INGOT_DISK_ABSENT) {
         /* none that could never fit (fills off, a budget in effect below the piece), nor one
-         * that reads below more than it saves: the bytes of the piece the miss does not need */
+         * that reads below more than it saves: the bytes of the piece the miss does not need,
+         * none when it is assembled from the misses' own bytes */
         uint64_t plen = ingot_disk_piece_len(d, p), extra = plen - (len < plen ? len : plen);
-        want = ingot_disk_room_fits(d, claim_size(d, p)) &&
-                       ingot_disk_policy_pays(k->pol, p, ingot_disk_keeper_has_room(d),
-                                              ingot_disk_policy_need(k->pol, p), extra)
-                   ? DISK_WANT_FILL
+        int parts = d->parts,
+            room = ingot_disk_keeper_has_room(d); /* fills off: room_fits says no */
+        /* an assembled piece serves once this epoch's uses of it are over: its victims must be
+         * needed after that */
+        uint64_t from = parts ? ingot_disk_policy_need_later(k->pol, p)
+                              : ingot_disk_policy_need(k->pol, p);
+        /* an assembly claimed after the epoch's first misses of the piece (their bytes were not
+         * handed over) is whole only in the next epoch, holding its room meanwhile: only with
+         * room to spare and a next epoch */
+        int whole_soon = !parts || ingot_disk_policy_fresh(k->pol, p) ||
+                         (room && from != INGOT_DISK_NEVER);
+        want = whole_soon && ingot_disk_room_fits(d, claim_size(d, p)) &&
+                       ingot_disk_policy_pays(k->pol, p, room, from, parts ? 0 : extra)
+                   ? (parts ? DISK_WANT_PART : DISK_WANT_FILL)
                    : DISK_WANT_NO;
-    }
-    if (want == DISK_WANT_FILL) {
-        if (lapsed) {
-            atomic_fetch_sub(&k->claimed, claim_size(d, p)); /* the old claim's, taken over */
+        if (want == DISK_WANT_PART && !ingot_disk_asm_open(d, p, !room, from)) {
+            want = DISK_WANT_NO;
         }
-        ingot_disk_policy_set(k->pol, p, INGOT_DISK_FILLING);
-        ingot_disk_keeper_claim_locked(d, p);
+        if (want != DISK_WANT_NO) {
+            if (lapsed) {
+                atomic_fetch_sub(&k->claimed, claim_size(d, p)); /* the old claim's, taken over */
+            }
+            ingot_disk_policy_set(k->pol, p, INGOT_DISK_FILLING);
+            ingot_disk_keeper_claim_locked(d, p);
+        }
     }
     pthread_mutex_unlock(&k->lock);
     return want;

@@ -72,6 +72,10 @@ disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d)
 
 void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b)
 {
+    if (b->credit) { /* a part's, handed over or dropped: its credit back */
+        b->credit = 0;
+        atomic_fetch_sub(&d->parts_out, 1);
+    }
     /* The ring has room for every buffer, but a try could still find a slot that a preempted
      * consumer has not handed back yet (the buffer would be lost): wait that moment out. */
     (void)ingot_mpmc_push_wait(b->rx ? &d->free_rx : &d->free_bufs, b, INGOT_DEADLINE_NONE, NULL);
@@ -80,7 +84,7 @@ void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b)
 static ingot_status_t disk_bufs(ingot_disk_t *d)
 {
     size_t each = INGOT_DISK_HEADER_BYTES + d->piece_bytes + DISK_SLACK;
-    d->nbufs = d->p.nreqs / 2 + DISK_OUTBOX + DISK_SPARE_BUFS;
+    d->nbufs = d->p.nreqs / 2 + (d->parts ? DISK_PARTS_OUT : DISK_OUTBOX) + DISK_SPARE_BUFS;
     /* the node's lowest rank becomes its keeper: room for its writers' queue of pushes, and the
      * pushes its writers hold, too */
     d->nrx = DISK_RX_BUFS + (d->p.node->local_rank == 0 ? DISK_FILL_QUEUE + DISK_WRITERS : 0);
@@ -173,6 +177,12 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
     ingot_disk_bad_t bad;
     disk_fd_ref_t ref;
     ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
+    if (st == INGOT_OK && ref.o->layout != 0 && ref.o->layout != ingot_disk_layout(d, p)) {
+        /* assembled for a manifest that lays the piece out otherwise: its zeros between that
+         * manifest's samples may be bytes of this one's, so not for this job (a miss) */
+        ingot_disk_fd_put(d, &ref);
+        return INGOT_ERR_NOT_FOUND;
+    }
     if (st == INGOT_OK) {
         st = ingot_disk_entry_blocks_read(ref.o, off, len, window, room, shift_p, check, &bad);
         if (st == INGOT_ERR_CORRUPT && !ingot_disk_fd_linked(&ref)) {
@@ -239,6 +249,7 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
     d->budget = cfg->bytes;
     d->lru = cfg->policy == INGOT_DISK_POLICY_LRU;
     d->prefetch_pct = (int)cfg->prefetch;
+    d->parts = cfg->fill == INGOT_DISK_FILL_PARTS;
     d->piece_log2 = cfg->piece_log2;
     d->piece_bytes = 1ull << d->piece_log2;
     ingot_log_expand_path(cfg->dir, d->dir, sizeof(d->dir));
@@ -250,8 +261,8 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
                           d->budget, d->piece_bytes, INGOT_DISK_HEADER_BYTES,
                           INGOT_DISK_HEADER_BYTES + d->piece_bytes);
     }
-    if ((st = disk_pieces(d)) != INGOT_OK || (st = disk_bufs(d)) != INGOT_OK ||
-        (st = ingot_disk_fds_init(d)) != INGOT_OK) {
+    if ((st = disk_pieces(d)) != INGOT_OK || (st = ingot_disk_spans_build(d)) != INGOT_OK ||
+        (st = disk_bufs(d)) != INGOT_OK || (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;
     }
     char why[PATH_MAX + 512];
@@ -280,6 +291,7 @@ static void disk_free(ingot_disk_t *d)
     free(d->piece0);
     free(d->shard_hash);
     free(d->shard_size);
+    ingot_disk_spans_free(d);
     ingot_disk_homes_free(&d->homes);
     free(d->homed);
     free((void *)d->piece_hits);
@@ -402,6 +414,8 @@ void ingot_disk_destroy(ingot_disk_t *d)
      * within the first half, so that the barrier's watchdog fires only for a rank really gone */
     ingot_disk_pusher_drain(d);
     (void)INGOT_MPI_CALL("disk tier: destroy", MPI_Barrier, d->p.comm);
+    /* every part handed over: what the assemblies still miss read, before reads stop */
+    ingot_disk_keeper_finish(d, 75);
     ingot_abort_raise(&d->abort);
     ingot_disk_serve_stop(d);
     ingot_disk_keeper_destroy(d); /* pending fills written, or dropped at the end */
@@ -431,7 +445,12 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .bad_entries = atomic_load(&d->bad_entries),
                               .fill_errors = atomic_load(&d->fill_errors),
                               .damaged_fills = atomic_load(&d->damaged_fills),
-                              .keeper_busy = atomic_load(&d->keeper_busy)};
+                              .keeper_busy = atomic_load(&d->keeper_busy),
+                              .parts = atomic_load(&d->parts_in),
+                              .parts_dropped = atomic_load(&d->parts_dropped),
+                              .asm_below = atomic_load(&d->asm_below),
+                              .assembled = atomic_load(&d->assembled),
+                              .assembling = atomic_load(&d->assembling)};
 }
 
 /* The keeper's ", in effect N bytes[, fills off]" into @p buf; "" on other ranks. */
@@ -457,17 +476,21 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
     snprintf(buf, len,
              "disk tier: folder %s (%s), budget %" PRIu64 " bytes per node%s, pieces of %" PRIu64
              " bytes, %" PRIu64 " of the %" PRIu64 " pieces homed on this node (%d nodes), policy "
-             "%s, prefetch %d%%%s\n"
+             "%s, fill %s, prefetch %d%%%s\n"
              "disk tier counters: hits %" PRIu64 " (%" PRIu64 " from other nodes), misses %" PRIu64
              ", bytes from disk %" PRIu64 ", bytes from below %" PRIu64 ", admitted %" PRIu64
              ", refused %" PRIu64 ", evictions %" PRIu64 ", prefetched %" PRIu64 " (%" PRIu64
              " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 ", damaged fills %" PRIu64
-             ", keeper busy %" PRIu64 "\n",
+             ", keeper busy %" PRIu64 ", parts %" PRIu64 " bytes (%" PRIu64 " dropped, %" PRIu64
+             " bytes read below to complete pieces), assembled %" PRIu64
+             ", being assembled %" PRIu64 "\n",
              d->dir, d->usable ? "serving" : "not usable", d->budget,
              disk_effect_text(d, effect, sizeof(effect)), d->piece_bytes, homed, d->npieces,
-             d->nnodes, ingot_disk_policy_names[d->lru], d->prefetch_pct,
-             d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits, s.misses,
-             s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions, s.prefetched,
-             s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills, s.keeper_busy);
+             d->nnodes, ingot_disk_policy_names[d->lru],
+             ingot_disk_fill_names[d->parts ? INGOT_DISK_FILL_PARTS : INGOT_DISK_FILL_WHOLE],
+             d->prefetch_pct, d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits,
+             s.misses, s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions,
+             s.prefetched, s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills,
+             s.keeper_busy, s.parts, s.parts_dropped, s.asm_below, s.assembled, s.assembling);
     return buf;
 }

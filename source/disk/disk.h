@@ -43,6 +43,12 @@ typedef enum ingot_disk_policy_kind {
     INGOT_DISK_POLICY_LRU = 1
 } ingot_disk_policy_kind_t;
 
+/** INGOT_DISK_CACHE_FILL values: how a missed piece gets its entry. */
+typedef enum ingot_disk_fill_kind {
+    INGOT_DISK_FILL_WHOLE = 0, /**< read whole from below by the first miss (the default) */
+    INGOT_DISK_FILL_PARTS = 1  /**< assembled from the samples misses read (assemble.c) */
+} ingot_disk_fill_kind_t;
+
 /** The disk tier's INGOT_* table, parsed once (disk_config.c). */
 typedef struct ingot_disk_config {
     char *dir;           /**< INGOT_DISK_CACHE_DIR (%u, %h not yet expanded) */
@@ -50,7 +56,8 @@ typedef struct ingot_disk_config {
     uint64_t bytes;      /**< INGOT_DISK_CACHE_BYTES: per node */
     uint32_t piece_log2; /**< INGOT_DISK_CACHE_PIECE: a power of two, 4KiB to 64MiB */
     ingot_disk_policy_kind_t policy;
-    int64_t prefetch; /**< INGOT_DISK_PREFETCH: percent */
+    ingot_disk_fill_kind_t fill; /**< INGOT_DISK_CACHE_FILL */
+    int64_t prefetch;            /**< INGOT_DISK_PREFETCH: percent */
 } ingot_disk_config_t;
 
 extern ingot_config_table_t ingot_disk_config_table;

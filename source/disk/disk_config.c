@@ -16,6 +16,9 @@
 const char *const ingot_disk_policy_names[] = {[INGOT_DISK_POLICY_CLAIRVOYANT] = "clairvoyant",
                                                [INGOT_DISK_POLICY_LRU] = "lru",
                                                [INGOT_DISK_POLICY_LRU + 1] = NULL};
+const char *const ingot_disk_fill_names[] = {[INGOT_DISK_FILL_WHOLE] = "whole",
+                                             [INGOT_DISK_FILL_PARTS] = "parts",
+                                             [INGOT_DISK_FILL_PARTS + 1] = NULL};
 
 static const ingot_config_field_t piece_size_field = {
     .name = "DISK_CACHE_PIECE", .dfl = "1MiB", .type = INGOT_CONFIG_SIZE, .max = INT64_MAX};
@@ -83,7 +86,7 @@ static const ingot_config_field_t disk_fields[] = {
     {"DISK_CACHE_PIECE", "1MiB",
      "Bytes of shard per disk-tier entry: aligned slices of a shard, named by the shard's "
      "content hash and the slice's index, so a second manifest holding the same shard finds "
-     "them. A miss reads the whole piece from storage; each 1/256 of it (at least 4KiB) carries "
+     "them (INGOT_DISK_CACHE_FILL says how a missed one is made). Each 1/256 of it (at least 4KiB) carries "
      "its own hash, so a hit reads little more than it needs. Jobs share entries at the same "
      "piece size only.",
      JOB, INGOT_CONFIG_TYPED, F(piece_log2), 0, 0, NULL, NULL, &piece_codec, NULL},
@@ -94,6 +97,16 @@ static const ingot_config_field_t disk_fields[] = {
      "needed sooner; Belady with bypass) or 'lru' (least recently used, always admitting: for "
      "comparison, the worst policy for epochs).",
      JOB, INGOT_CONFIG_ENUM, F(policy), 0, 0, ingot_disk_policy_names, NULL, NULL, NULL},
+    {"DISK_CACHE_FILL", "whole",
+     "How a missed piece gets its entry: 'whole' (the first miss reads the whole piece and "
+     "writes it through: its other samples hit as soon as it is written, at the cost of the "
+     "piece's bytes the miss did not need) or 'parts' (the misses read only their own samples "
+     "from storage, as without the tier, and hand them to the piece's keeper, which writes the "
+     "entry once every sample of the piece has come: each byte is read from storage once, but "
+     "the entry serves only from then on; what a piece still misses when its uses of the epoch "
+     "are past, the keeper reads itself; its bytes between samples are zeros, so a manifest "
+     "laying the shard out otherwise reads it as a miss). docs/tiers.md compares them.",
+     JOB, INGOT_CONFIG_ENUM, F(fill), 0, 0, ingot_disk_fill_names, NULL, NULL, NULL},
     {"DISK_PREFETCH", "25",
      "Percent of the time the disk tier's prefetcher (on one rank per node) may spend reading "
      "storage ahead of the loader, along the known order and within the budget (0: none). It "
@@ -102,6 +115,7 @@ static const ingot_config_field_t disk_fields[] = {
 };
 
 _Static_assert(sizeof(ingot_disk_policy_kind_t) == sizeof(int), "enum variables are stored as int");
+_Static_assert(sizeof(ingot_disk_fill_kind_t) == sizeof(int), "enum variables are stored as int");
 
 INGOT_CONFIG_MODULE(ingot_disk, "disk", INGOT_CONFIG_ORDER_RUNTIME + 3, disk_fields,
                     ingot_disk_config_t, NULL)

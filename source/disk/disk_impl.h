@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 extern const char *const ingot_disk_policy_names[];
+extern const char *const ingot_disk_fill_names[];
 
 #define DISK_SLACK      8192 /* room past a piece for an O_DIRECT read from below */
 #define DISK_FILL_QUEUE 16   /* pieces waiting for the keeper's writers */
@@ -23,15 +24,25 @@ extern const char *const ingot_disk_policy_names[];
  * several overlap (the filesystem commits their syncs together); one writer held 4 ranks' fills
  * of 32 KiB pieces to about 2,000 a second on this VM's disk. */
 #define DISK_WRITERS     4
-#define DISK_PUSH_SHARE  50  /* percent of destroy's INGOT_TIMEOUT the pushes may take */
-#define DISK_SERVE_QUEUE 64  /* peers' reads waiting for this rank's server */
-#define DISK_OUTBOX      8   /* buffers for pieces waiting to be handed to their keeper */
-#define DISK_FD_SLOTS    256 /* entries kept open per process (fdcache.c) */
-#define DISK_SPARE_BUFS  8   /* buffers besides one per reader and the outbox: the prefetcher */
-#define DISK_RX_BUFS     16  /* buffers for peers: reads this rank's server answers, pushes */
+#define DISK_PUSH_SHARE  50 /* percent of destroy's INGOT_TIMEOUT the pushes may take */
+#define DISK_SERVE_QUEUE 64 /* peers' reads waiting for this rank's server */
+#define DISK_OUTBOX      8  /* buffers for pieces waiting to be handed to their keeper */
+/* Parts (assemble.c) a rank has on their way to their keeper at once: the outbox's share of its
+ * buffers (this many with INGOT_DISK_CACHE_FILL=parts, where every miss hands one over), so that
+ * the reads keep theirs however far the pusher and the keeper's writers lag; a part that finds
+ * none free within DISK_PARTS_WAIT_NS is dropped (its piece completed later). */
+#define DISK_PARTS_OUT         16
+#define DISK_PARTS_WAIT_NS     (2 * 1000000ull) /* a part's wait for a credit, at most */
+#define DISK_BUSY_WAIT_NS      (5 * 1000000ull) /* a want's asking again while its keeper is busy */
+#define DISK_COMPLETE_RUNS     64 /* reads below per piece to complete it, at most (runs merged) */
+#define DISK_COMPLETE_INFLIGHT 4  /* completing reads in flight (of the spare buffers) */
+#define DISK_COMPLETE_QUIET_NS (100 * 1000000ull) /* no part for this long: none is on its way */
+#define DISK_FD_SLOTS          256                /* entries kept open per process (fdcache.c) */
+#define DISK_SPARE_BUFS        8 /* buffers besides one per reader and the outbox: the prefetcher */
+#define DISK_RX_BUFS           16 /* buffers for peers: reads this rank's server answers, pushes */
 
 /* What a buffer holds for the keeper's writer. */
-enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH };
+enum { DISK_FILL_DEMAND, DISK_FILL_PREFETCH, DISK_FILL_PUSH, DISK_FILL_PART };
 
 /* A piece buffer: the entry's header then the piece (and slack), 4096-aligned; taken from the
  * rank's own pool for a read or a fill, or from its pool for peers (rx) for a peer's read or a
@@ -44,8 +55,11 @@ typedef struct disk_buf {
     int rx; /* from the pool for peers */
     ingot_disk_key_t key;
     uint64_t piece;              /* this job's piece id, or UINT64_MAX (another manifest's) */
+    uint64_t off;                /* where the payload lies in the piece (a part's; else 0) */
     uint64_t len;                /* payload bytes */
+    uint64_t layout;             /* an assembled piece's layout (entry.h), else 0 */
     int kind;                    /* DISK_FILL_* */
+    int credit;                  /* a part holding one of DISK_PARTS_OUT (given back at put) */
     uint64_t need;               /* a prefetch: the step it is needed at */
     ingot_transport_call_t call; /* the server's: the peer's read it answers */
     struct ingot_disk *d;
@@ -70,6 +84,39 @@ typedef struct disk_fd_ref {
     disk_fd_slot_t *slot;
 } disk_fd_ref_t;
 
+/* A record's bytes within a piece (assemble.c): [off, off + len) of the piece. */
+typedef struct disk_span {
+    uint32_t off, len;
+} disk_span_t;
+
+/* A piece being assembled (assemble.c): its slot of the keeper's assembly file. */
+typedef struct disk_slot {
+    uint64_t piece;
+    uint64_t left;     /* bytes of its spans not yet in */
+    uint64_t need;     /* when it serves first (claimed without room: what its victims outlast) */
+    uint64_t last_ns;  /* when its last part came */
+    uint32_t inflight; /* parts being written into it */
+    int completing;    /* its missing spans are being read from below */
+    int owed;          /* claimed without room: room to be made before its first part */
+    int failed;        /* its errno when a write failed, -1 when no room was made: dropped once
+                          nothing is in flight */
+} disk_slot_t;
+
+/* The keeper's assemblies (assemble.c), under the keeper's lock. */
+typedef struct disk_asm {
+    int fd;               /* the assembly file (a locked temporary), or -1 */
+    ingot_disk_key_t key; /* its name's */
+    uint32_t *slot_of;    /* per piece: its slot, or DISK_NO_SLOT */
+    disk_slot_t *slots;
+    uint32_t nslots, cap;
+    uint32_t *free, nfree; /* slots given back */
+    uint32_t owed;         /* slots owed room (DISK_OWED_MAX at most) */
+    uint8_t *done;         /* per span: in the slot */
+} disk_asm_t;
+
+#define DISK_NO_SLOT  UINT32_MAX
+#define DISK_OWED_MAX DISK_FILL_QUEUE /* assemblies claimed without room, not yet made room for */
+
 /* The node's keeper (keeper.c): the policy, the writer of fills, the prefetcher. */
 typedef struct disk_keeper {
     ingot_disk_policy_t *pol;
@@ -91,6 +138,7 @@ typedef struct disk_keeper {
     _Atomic uint64_t writing; /* bytes of the fills the writers are writing (not in the ledger) */
     uint32_t *claimed_at;     /* per piece: when claimed (s since t0), so a claim can lapse */
     uint64_t t0;
+    disk_asm_t as; /* INGOT_DISK_CACHE_FILL=parts: the pieces being assembled */
 } disk_keeper_t;
 
 /* The tier's counters on this rank. */
@@ -111,6 +159,11 @@ typedef struct ingot_disk_stats {
     uint64_t damaged_fills;  /* pieces from below that did not verify: never written */
     uint64_t keeper_busy;    /* peers' wants, pushes and releases that found the keeper's lock
                                 held and were answered "busy" rather than waiting (keeper) */
+    uint64_t parts;          /* samples' bytes handed to the keeper for assembly (keeper) */
+    uint64_t parts_dropped;  /* parts this rank did not hand over (DISK_PARTS_OUT on their way) */
+    uint64_t asm_below;      /* of bytes_below: the spans assemblies missed, read by the keeper */
+    uint64_t assembled;      /* pieces whose every sample came, written (keeper) */
+    uint64_t assembling;     /* pieces being assembled now (keeper) */
 } ingot_disk_stats_t;
 
 struct ingot_disk {
@@ -129,6 +182,9 @@ struct ingot_disk {
     ingot_disk_pieces_t pieces;
     uint64_t *piece0, *shard_hash, *shard_size;
     uint64_t npieces;
+    int parts;          /* INGOT_DISK_CACHE_FILL=parts */
+    uint64_t *span0;    /* per piece: its records' spans are spans[span0[p] .. span0[p + 1]) */
+    disk_span_t *spans; /* in offset order within each piece (assemble.c) */
     /* nodes and homes (home.c) */
     int node, nnodes, usable;       /* this node's id; the job's nodes; this node's folder serves */
     ingot_disk_homes_t homes;       /* the plan: what the fields below point into */
@@ -162,10 +218,14 @@ struct ingot_disk {
     ingot_abort_t abort;
     /* counters */
     _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
-        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills, keeper_busy;
-    _Atomic uint32_t *piece_hits; /* per piece: reads this rank served from its node's folder */
-    _Atomic int *node_failed;     /* per node: a read or push to it failed; left alone since */
-    _Atomic uint64_t replies_out; /* the server's replies not yet sent */
+        evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills, keeper_busy,
+        parts_in, assembled, assembling;
+    _Atomic uint32_t *piece_hits;   /* per piece: reads this rank served from its node's folder */
+    _Atomic int *node_failed;       /* per node: a read or push to it failed; left alone since */
+    _Atomic uint64_t replies_out;   /* the server's replies not yet sent */
+    _Atomic uint32_t parts_out;     /* parts on their way to their keeper (DISK_PARTS_OUT) */
+    _Atomic uint64_t parts_dropped; /* parts not handed over: DISK_PARTS_OUT were on their way */
+    _Atomic uint64_t asm_below;     /* bytes the keeper read below to complete assemblies */
     _Atomic uint64_t end_ns; /* set by destroy: when all of it must be done (now + INGOT_TIMEOUT);
                                      0 until then (disk_deadline) */
     _Atomic int said_bad, said_fill, said_push, said_damaged;
@@ -244,8 +304,13 @@ extern const ingot_source_ops_t ingot_disk_source_ops;
  * object store); the deadline as the request's. */
 ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
                                      uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns);
-/* Whether whole piece @p p, read from below into @p b, may be written: every sample it holds
- * whole verifies against the manifest (those cut by its edges are checked by the loader, which
+/* The same in two halves, so that several reads are in flight at once: submitted (the status of
+ * the submit), then waited for with that status (as ingot_disk_read_below() returns). */
+ingot_status_t ingot_disk_read_below_submit(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                            uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns);
+ingot_status_t ingot_disk_read_below_wait(ingot_disk_t *d, disk_buf_t *b, ingot_status_t st);
+/* Whether piece @p p's bytes in @p b ([b->off, b->off + b->len), read from below or assembled)
+ * may be written: every sample they hold whole verifies against the manifest (those cut by its edges are checked by the loader, which
  * removes the entry when they fail). One that does not was damaged on its way in: counted, said
  * once, never written. */
 int ingot_disk_piece_sound(ingot_disk_t *d, uint64_t p, disk_buf_t *b);
@@ -262,8 +327,49 @@ void ingot_disk_keeper_offer(ingot_disk_t *d, disk_buf_t *b);
  * tries again); the caller counts a refusal when it gives up. */
 int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns);
 
+/* The writer's admission and write of one whole piece in @p b (keeper.c), settling its claim. */
+void ingot_disk_keeper_fill(ingot_disk_t *d, disk_buf_t *b);
+/* At destroy, before the keeper stops (every rank's parts handed over): the writers' queue
+ * drained, then what the assemblies still miss read from below and written (within the first
+ * @p share percent of destroy's INGOT_TIMEOUT). */
+void ingot_disk_keeper_finish(ingot_disk_t *d, int share);
+/* Make room for what the writers and assemblies hold (ledger and keeper's locks taken here),
+ * evicting only pieces needed after @p need: 1 when there is room. */
+int ingot_disk_keeper_pay(ingot_disk_t *d, uint64_t need);
+/* Count a failed fill (@p why names it): a full disk shrinks the budget, a read-only folder turns
+ * fills off, any other failure is said once. */
+void ingot_disk_keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why);
+
+/* assemble.c: pieces assembled from the samples misses read */
+/* Every piece's spans, in offset order, from the manifest (every rank: readers check layouts). */
+ingot_status_t ingot_disk_spans_build(ingot_disk_t *d);
+void ingot_disk_spans_free(ingot_disk_t *d);
+/* The layout of piece @p p: a hash of its spans, never 0 (entry.h). */
+uint64_t ingot_disk_layout(const ingot_disk_t *d, uint64_t p);
+/* The keeper's assemblies: set up (with the folder open; INGOT_OK with parts off when the
+ * assembly file cannot be made, said once), and ended (what is still being assembled dropped,
+ * the file removed). */
+ingot_status_t ingot_disk_asm_create(ingot_disk_t *d);
+void ingot_disk_asm_destroy(ingot_disk_t *d);
+/* Whether piece @p p is being assembled. Keeper's lock held. */
+int ingot_disk_asm_has(const ingot_disk_t *d, uint64_t p);
+/* Give piece @p p a slot to be assembled in, claimed without room (@p owed: room made before its
+ * first part, for a piece that serves from @p need): 1, or 0 when none can be had (DISK_OWED_MAX
+ * slots owed room already). Keeper's lock held. */
+int ingot_disk_asm_open(ingot_disk_t *d, uint64_t p, int owed, uint64_t need);
+/* Read from below the spans still missing of the pieces being assembled that have no use ahead
+ * in the clock's epoch and got no part for DISK_COMPLETE_QUIET_NS (their uses of the epoch were
+ * all missed: what is missing was lost on the way or missed before the claim), or of every one
+ * when @p all (the job's end), and hand them to the writers, until @p deadline_ns. The
+ * prefetcher's thread, and destroy before it stops the keeper. */
+void ingot_disk_asm_complete(ingot_disk_t *d, int all, uint64_t deadline_ns);
+/* The writer's part of a piece being assembled (@p b: its bytes [b->off, b->off + b->len)): written
+ * into its slot; the piece's entry written once its every span is in. Dropped when the piece is not
+ * being assembled (written already, or dropped). */
+void ingot_disk_keeper_part(ingot_disk_t *d, disk_buf_t *b);
+
 /* claim.c: the keeper's answers to "shall I read piece p whole and hand it to you?" */
-enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO };
+enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO, DISK_WANT_PART, DISK_WANT_BUSY };
 /* How a caller takes the keeper's lock: waiting (a reader, a writer, the prefetcher), or only if
  * it is free (the transport's progress thread, which holds the transport's lock and must never
  * wait behind an eviction's unlinks or an epoch's trace; a busy answer is counted). */
@@ -271,7 +377,9 @@ enum { DISK_WAIT, DISK_TRY };
 /* DISK_WANT_FILL (the piece is claimed for the asker's fill), DISK_WANT_THERE (resident, or on
  * its way), DISK_WANT_NO (the policy would not admit it: no room, or a fill that would read
  * below more than it saves, the miss needing @p len of the piece's bytes; or DISK_TRY found the
- * keeper busy).
+ * keeper busy), DISK_WANT_PART (INGOT_DISK_CACHE_FILL=parts: the piece is being assembled, or now
+ * claimed for assembly: the asker reads its own bytes and hands them to the keeper),
+ * DISK_WANT_BUSY (DISK_TRY found the keeper's lock taken: the asker may ask again).
  * DISK_WAIT also moves the policy's clock first (an epoch's roll builds a trace). */
 int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how);
 /* Whether piece @p p is claimed for a fill (a push of it is welcome): 1 or 0, or -1 when the

@@ -44,8 +44,8 @@ static void disk_sub_late(ingot_source_req_t *sub, int late)
     }
 }
 
-ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
-                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns)
+ingot_status_t ingot_disk_read_below_submit(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                            uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns)
 {
     uint32_t shard = ingot_disk_shard_of(d, p);
     uint64_t first = d->piece0[shard], plen = ingot_disk_piece_len(d, p);
@@ -64,7 +64,16 @@ ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, 
                                   .cb = disk_sub_late,
                                   .arg = b,
                                   .done_ev = &b->ev};
-    ingot_status_t st = ingot_source_submit(d->below, &b->sub);
+    b->key = ingot_disk_key(d, p);
+    b->piece = p;
+    b->off = off;
+    b->layout = 0;
+    b->kind = DISK_FILL_DEMAND;
+    return ingot_source_submit(d->below, &b->sub);
+}
+
+ingot_status_t ingot_disk_read_below_wait(ingot_disk_t *d, disk_buf_t *b, ingot_status_t st)
+{
     int quarantined = 0;
     if (st == INGOT_OK) {
         st = ingot_source_wait(d->below, &b->sub, &b->ev, &d->abort, &quarantined);
@@ -75,20 +84,25 @@ ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, 
     if (st == INGOT_OK && b->sub.retry) {
         st = b->sub.status != INGOT_OK ? b->sub.status : INGOT_ERR_NOT_FOUND;
     }
+    uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
     if (st == INGOT_OK && b->sub.shift != 0) { /* an O_DIRECT window: the piece where it belongs */
         memmove(payload, payload + b->sub.shift, (size_t)b->len);
     }
-    b->key = ingot_disk_key(d, p);
-    b->piece = p;
-    b->kind = DISK_FILL_DEMAND;
     atomic_fetch_add(&d->bytes_below, st == INGOT_OK ? b->len : 0);
     return st;
+}
+
+ingot_status_t ingot_disk_read_below(ingot_disk_t *d, uint64_t p, uint64_t off, uint64_t len,
+                                     uint64_t epoch, disk_buf_t *b, uint64_t deadline_ns)
+{
+    return ingot_disk_read_below_wait(
+        d, b, ingot_disk_read_below_submit(d, p, off, len, epoch, b, deadline_ns));
 }
 
 int ingot_disk_piece_sound(ingot_disk_t *d, uint64_t p, disk_buf_t *b)
 {
     uint32_t shard = ingot_disk_shard_of(d, p);
-    uint64_t start = (p - d->piece0[shard]) << d->piece_log2, end = start + b->len;
+    uint64_t start = ((p - d->piece0[shard]) << d->piece_log2) + b->off, end = start + b->len;
     const uint8_t *payload = b->mem + INGOT_DISK_HEADER_BYTES;
     ingot_shard_info_t si;
     int sound = ingot_manifest_shard_get(d->p.manifest, shard, &si) == INGOT_OK;
@@ -162,6 +176,29 @@ static ingot_status_t piece_from_disk(ingot_disk_t *d, uint64_t p, uint64_t off,
     return st;
 }
 
+/* One of the DISK_PARTS_OUT credits of a part on its way to its keeper: waited for a moment
+ * (DISK_PARTS_WAIT_NS, never past @p deadline_ns), as a whole fill waits for a buffer when the
+ * writers lag; 0 when none came (the keeper's writers stuck: the part is dropped). */
+static int part_credit(ingot_disk_t *d, uint64_t deadline_ns)
+{
+    uint64_t until = ingot_deadline_after(DISK_PARTS_WAIT_NS);
+    until = until < deadline_ns ? until : deadline_ns;
+    for (;;) {
+        uint32_t out = atomic_load(&d->parts_out);
+        if (out < DISK_PARTS_OUT) {
+            if (atomic_compare_exchange_weak(&d->parts_out, &out, out + 1)) {
+                return 1;
+            }
+            continue;
+        }
+        if (ingot_time_ns() >= until || ingot_abort_is_raised(&d->abort)) {
+            return 0;
+        }
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* One piece's part of a request: [off, off + len) of piece @p p into @p dst. *@p cached_p: the
  * bytes served from a disk. */
 static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint64_t p, uint64_t off,
@@ -181,8 +218,13 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
         return INGOT_OK;
     }
     atomic_fetch_add(&d->misses, 1);
-    /* the whole piece when its keeper wants it written through, else only these bytes */
-    int whole = ingot_disk_want(d, p, len, req->deadline_ns) == DISK_WANT_FILL;
+    /* the whole piece when its keeper wants it written through, else only these bytes; with
+     * INGOT_DISK_CACHE_FILL=parts always only these, handed to the keeper without asking it
+     * first (it decides when they come: no round trip on the miss's way) */
+    int want = !d->parts         ? ingot_disk_want(d, p, len, req->deadline_ns)
+               : d->home[p] >= 0 ? DISK_WANT_PART
+                                 : DISK_WANT_NO;
+    int whole = want == DISK_WANT_FILL, part = want == DISK_WANT_PART;
     st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
                                req->deadline_ns);
     if (st != INGOT_OK) {
@@ -196,14 +238,22 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
         return st;
     }
     dst_copy(dst, b->mem + INGOT_DISK_HEADER_BYTES + (whole ? off : 0), len);
-    if (whole && !ingot_disk_piece_sound(d, p, b)) {
-        ingot_disk_release_claim(d, p, ingot_deadline_after(INGOT_NSEC_PER_SEC));
-        whole = 0; /* served as read (the loader reads a bad sample again), never written */
+    if ((whole || part) && !ingot_disk_piece_sound(d, p, b)) {
+        if (whole) { /* a part's piece stays claimed for a sound copy of its samples */
+            ingot_disk_release_claim(d, p, ingot_deadline_after(INGOT_NSEC_PER_SEC));
+        }
+        whole = part = 0; /* served as read (the loader reads a bad sample again), never written */
     }
-    if (!whole) {
+    if (part && !part_credit(d, req->deadline_ns)) {
+        atomic_fetch_add(&d->parts_dropped, 1);
+        part = 0; /* the reads keep their buffers: a later miss brings these bytes */
+    }
+    if (!whole && !part) {
         ingot_disk_buf_put(d, b);
         return INGOT_OK;
     }
+    b->kind = part ? DISK_FILL_PART : DISK_FILL_DEMAND;
+    b->credit = part;
     ingot_disk_write_through(d, p, b, req->deadline_ns); /* the buffer goes with it */
     return INGOT_OK;
 }

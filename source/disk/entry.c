@@ -42,6 +42,7 @@ typedef struct entry_head {
     uint32_t pad;
     uint64_t checksum; /* XXH3 of the header's fixed part (this field and hits zero) and hashes */
     uint64_t hits;     /* written in place; outside the checksum */
+    uint64_t layout;   /* an assembled entry's layout (version 2), else 0 (entry.h) */
 } entry_head_t;
 
 #define ENTRY_HASHES_OFF 128
@@ -103,12 +104,13 @@ static uint64_t entry_checksum(const uint8_t *hdr)
     return ingot_hash64(copy, n);
 }
 
-void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len)
+void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len, uint64_t layout)
 {
     uint8_t *hdr = buf;
     const uint8_t *data = hdr + INGOT_DISK_HEADER_BYTES;
     uint32_t block = ingot_disk_block_bytes(key->piece_log2);
-    entry_head_t h = {.version = INGOT_DISK_ENTRY_VERSION,
+    entry_head_t h = {.version = layout != 0 ? INGOT_DISK_ENTRY_ASSEMBLED
+                                             : INGOT_DISK_ENTRY_VERSION,
                       .header_bytes = INGOT_DISK_HEADER_BYTES,
                       .shard_hash = key->shard_hash,
                       .piece = key->piece,
@@ -116,7 +118,8 @@ void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len)
                       .block_bytes = block,
                       .length = len,
                       .created_ns = entry_now_real(),
-                      .nblocks = entry_blocks(len, block)};
+                      .nblocks = entry_blocks(len, block),
+                      .layout = layout};
     memcpy(h.magic, entry_magic, sizeof(h.magic));
     memset(hdr, 0, INGOT_DISK_HEADER_BYTES);
     for (uint32_t b = 0; b < h.nblocks; b++) {
@@ -172,12 +175,14 @@ static int entry_make_fan(int dirfd, const char *fan, mode_t mode)
 
 /* Create the temporary of @p name exclusively (INGOT_DISK_FILE_MODE exactly) and lock it (an
  * orphan found in the way is removed once); -1 with errno (EEXIST: a live writer holds it). */
-static int entry_create_fill(int dirfd, const char *fill, int shared)
+static int entry_create_fill(int dirfd, const char *fill, int shared, int rdwr)
 {
     char fan[3] = {fill[0], fill[1], '\0'};
     mode_t mode = INGOT_DISK_FILE_MODE(shared);
     for (int tries = 0; tries < 2; tries++) {
-        int fd = openat(dirfd, fill, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        int fd = openat(dirfd, fill,
+                        (rdwr ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        mode);
         if (fd < 0 && errno == ENOENT) {
             if (entry_make_fan(dirfd, fan, INGOT_DISK_DIR_MODE(shared)) != 0 && errno != EEXIST) {
                 return -1;
@@ -213,6 +218,13 @@ static int entry_create_fill(int dirfd, const char *fill, int shared)
     return -1;
 }
 
+int ingot_disk_entry_temp(int dirfd, const ingot_disk_key_t *key, int shared)
+{
+    char fill[INGOT_DISK_NAME_MAX];
+    ingot_disk_entry_name(key, 1, fill, sizeof(fill));
+    return entry_create_fill(dirfd, fill, shared, 1);
+}
+
 /* Rename the temporary to the entry unless the entry exists; EEXIST when it does. */
 static int entry_publish(int dirfd, const char *fill, const char *name)
 {
@@ -240,7 +252,7 @@ ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, con
     if (faccessat(dirfd, f->name, F_OK, 0) == 0) {
         return INGOT_ERR_EXISTS;
     }
-    f->fd = entry_create_fill(dirfd, f->fill, shared);
+    f->fd = entry_create_fill(dirfd, f->fill, shared, 0);
     if (f->fd < 0) {
         int err = errno;
         snprintf(why, whylen, "%s: create failed: %s", f->fill, strerror(err));
@@ -298,12 +310,14 @@ static ingot_status_t entry_head_check(const uint8_t *hdr, const ingot_disk_key_
         snprintf(bad->why, sizeof(bad->why), "not an entry (magic)");
         return INGOT_ERR_FORMAT;
     }
-    if (h->version != INGOT_DISK_ENTRY_VERSION) {
-        snprintf(bad->why, sizeof(bad->why), "format version %u (this build reads version %u)",
-                 h->version, INGOT_DISK_ENTRY_VERSION);
+    if (h->version != INGOT_DISK_ENTRY_VERSION && h->version != INGOT_DISK_ENTRY_ASSEMBLED) {
+        snprintf(bad->why, sizeof(bad->why),
+                 "format version %u (this build reads versions %u and %u)", h->version,
+                 INGOT_DISK_ENTRY_VERSION, INGOT_DISK_ENTRY_ASSEMBLED);
         return INGOT_ERR_FORMAT;
     }
-    if (h->nblocks > INGOT_DISK_BLOCKS_MAX || entry_checksum(hdr) != h->checksum) {
+    if (h->nblocks > INGOT_DISK_BLOCKS_MAX || entry_checksum(hdr) != h->checksum ||
+        (h->layout != 0) != (h->version == INGOT_DISK_ENTRY_ASSEMBLED)) {
         snprintf(bad->why, sizeof(bad->why), "header fails its checksum");
         return INGOT_ERR_CORRUPT;
     }
@@ -428,6 +442,7 @@ ingot_status_t ingot_disk_entry_open(int dirfd, const ingot_disk_key_t *key, uin
     o->fd = entry_open(dirfd, key, expect_len, o->hdr, &h, &st, bad);
     o->length = h.length;
     o->block_bytes = h.block_bytes;
+    o->layout = h.layout;
     /* the header went through the page cache (read again and again); the blocks go around it */
     o->direct = o->fd >= 0 && direct && fcntl(o->fd, F_SETFL, O_DIRECT) == 0;
     return st;

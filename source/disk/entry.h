@@ -6,8 +6,14 @@
  * help from the manifest.
  *
  *   [0, 4096)          header: "INGOTDC1", version, key, length, block size, created, hits,
- *                      header checksum, then one XXH3-64 per block
+ *                      header checksum, layout, then one XXH3-64 per block
  *   [4096, 4096 + len) the piece's bytes, as stored in the shard
+ *
+ * An entry written whole (version 1, layout 0) holds every byte of its piece. One assembled from
+ * the samples that misses read (version 2, assemble.c) holds the bytes of the samples its layout
+ * names (the spans of the manifest's records within the piece, hashed: a nonzero layout) and zeros
+ * between them (the shard's own headers and padding, which no sample read needs): a reader uses
+ * it only when its own manifest lays the piece out the same (ingot_disk_layout()).
  *
  * Entries are immutable once visible: written under a temporary name ("<name>.fill", created
  * exclusively and flock'ed by its writer for its whole life), fdatasync'ed, then renamed without
@@ -23,12 +29,13 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define INGOT_DISK_ENTRY_VERSION 1    /* the format this build writes and reads */
-#define INGOT_DISK_HEADER_BYTES  4096 /* the header, also the O_DIRECT alignment */
-#define INGOT_DISK_BLOCKS_MAX    256  /* check blocks per piece at most */
-#define INGOT_DISK_BLOCK_MIN     4096 /* and their smallest size */
-#define INGOT_DISK_NAME_MAX      64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
-#define INGOT_DISK_FILL_SUFFIX   ".fill"
+#define INGOT_DISK_ENTRY_VERSION   1    /* the format of a piece written whole */
+#define INGOT_DISK_ENTRY_ASSEMBLED 2    /* and of one assembled from samples (layout below) */
+#define INGOT_DISK_HEADER_BYTES    4096 /* the header, also the O_DIRECT alignment */
+#define INGOT_DISK_BLOCKS_MAX      256  /* check blocks per piece at most */
+#define INGOT_DISK_BLOCK_MIN       4096 /* and their smallest size */
+#define INGOT_DISK_NAME_MAX        64   /* "ab/<16 hex>-<log2>-<index hex>.fill" and its NUL */
+#define INGOT_DISK_FILL_SUFFIX     ".fill"
 
 /* The modes of what the tier makes, set exactly (fchmod) whatever the umask: a user's own, or,
  * when the folder is shared (INGOT_DISK_CACHE_SHARED), its group's too; set-group-ID folders, so
@@ -64,9 +71,18 @@ int ingot_disk_entry_parse(const char *dir, const char *name, ingot_disk_key_t *
 
 /**
  * Write the header of an entry into @p buf[0, INGOT_DISK_HEADER_BYTES), for @p len payload bytes
- * already at buf + INGOT_DISK_HEADER_BYTES (the hashes of its blocks).
+ * already at buf + INGOT_DISK_HEADER_BYTES (the hashes of its blocks); @p layout: 0 for a piece
+ * held whole, else the layout of an assembled one (its samples' bytes only, zeros between).
  */
-void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len);
+void ingot_disk_entry_seal(void *buf, const ingot_disk_key_t *key, uint64_t len, uint64_t layout);
+
+/**
+ * A temporary of @p key ("<name>.fill") for reading and writing, created exclusively (an orphan
+ * in the way removed) and locked for as long as the descriptor lives, as a fill's: a scan takes
+ * it for a live writer's until it is closed, then for an orphan. The keeper's assembly file.
+ * The descriptor, or -1 with errno (EEXIST: a live writer holds it).
+ */
+int ingot_disk_entry_temp(int dirfd, const ingot_disk_key_t *key, int shared);
 
 /** An entry written and not yet published (ingot_disk_entry_fill()): its temporary, open and
  *  locked, and both its names (relative to the folder). */
@@ -138,6 +154,7 @@ typedef struct ingot_disk_open {
     int direct;           /**< its blocks are read with O_DIRECT */
     uint64_t length;      /**< payload bytes */
     uint32_t block_bytes; /**< check-block size */
+    uint64_t layout;      /**< 0: the piece whole; else its samples' layout (assembled) */
 } ingot_disk_open_t;
 
 /**

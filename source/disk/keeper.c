@@ -92,6 +92,20 @@ static ingot_status_t keeper_ledger_lock(ingot_disk_t *d)
     return ingot_disk_ledger_lock_until(&d->folder, ingot_disk_deadline(d, 100));
 }
 
+int ingot_disk_keeper_pay(ingot_disk_t *d, uint64_t need)
+{
+    disk_keeper_t *k = d->keeper;
+    if (keeper_ledger_lock(d) != INGOT_OK) {
+        return 0;
+    }
+    pthread_mutex_lock(&k->lock);
+    int room = keeper_room(d, atomic_load(&k->writing), need);
+    pthread_mutex_unlock(&k->lock);
+    atomic_store(&k->usage, ingot_disk_ledger_usage(&d->folder));
+    ingot_disk_ledger_unlock(&d->folder);
+    return room;
+}
+
 /* Publish a written fill of @p bytes and count it in the ledger, the two under the ledger's lock:
  * a start-up scan (which holds it) or an eviction by another job sees the entry and its count
  * together, never one without the other (a scan between them counted the entry twice). Should
@@ -138,7 +152,7 @@ static void keeper_shrink(ingot_disk_t *d, const char *why)
 
 /* Count every failed fill. A full disk shrinks the budget in effect, a folder that takes no file
  * turns fills off (each said once there); any other failure is said once here. */
-static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why)
+void ingot_disk_keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why)
 {
     atomic_fetch_add(&d->fill_errors, 1);
     if (st == INGOT_ERR_NO_RESOURCE) {
@@ -152,8 +166,7 @@ static void keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *w
     }
 }
 
-/* Admit and write one fill (a writer thread). */
-static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
+void ingot_disk_keeper_fill(ingot_disk_t *d, disk_buf_t *b)
 {
     disk_keeper_t *k = d->keeper;
     uint64_t p = b->piece != UINT64_MAX ? b->piece : ingot_disk_piece_of(d, &b->key);
@@ -167,7 +180,7 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     pthread_mutex_unlock(&k->lock);
     if (keeper_ledger_lock(d) != INGOT_OK) {
         ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
-        keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
+        ingot_disk_keeper_fill_failed(d, INGOT_ERR_TIMED_OUT, "the ledger stayed locked");
         return;
     }
     uint64_t bytes = INGOT_DISK_HEADER_BYTES + b->len;
@@ -189,7 +202,7 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
     ingot_status_t st = INGOT_ERR_NO_RESOURCE;
     if (admit) { /* written outside the ledger's lock: the writers' syncs overlap */
         ingot_disk_fill_t fill;
-        ingot_disk_entry_seal(b->mem, &b->key, b->len);
+        ingot_disk_entry_seal(b->mem, &b->key, b->len, b->layout);
         st = ingot_disk_entry_fill(d->folder.fd, &b->key, b->mem, b->len, d->folder.shared, &fill,
                                    why, sizeof(why));
         st = st == INGOT_OK ? keeper_publish(d, &fill, bytes, why, sizeof(why)) : st;
@@ -203,7 +216,7 @@ static void keeper_fill(ingot_disk_t *d, disk_buf_t *b)
         atomic_fetch_add(&d->refused, 1);
     }
     if (admit && st != INGOT_OK && st != INGOT_ERR_EXISTS) {
-        keeper_fill_failed(d, st, why);
+        ingot_disk_keeper_fill_failed(d, st, why);
     }
     /* another job writing it counts as there */
     ingot_disk_keeper_settle(d, p,
@@ -225,13 +238,15 @@ static void keeper_write_one(void *arg, void *item)
     disk_buf_t *b = item;
     if (atomic_load(&d->keeper->dropping)) { /* destroy's INGOT_TIMEOUT is up: not written */
         uint64_t p = b->piece != UINT64_MAX ? b->piece : ingot_disk_piece_of(d, &b->key);
-        if (p != UINT64_MAX) {
+        if (p != UINT64_MAX && b->kind != DISK_FILL_PART) { /* an assembly ends with the keeper */
             ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
         }
         atomic_fetch_add(&d->refused, 1);
         atomic_fetch_add(&d->keeper->dropped, 1);
+    } else if (b->kind == DISK_FILL_PART) {
+        ingot_disk_keeper_part(d, b);
     } else {
-        keeper_fill(d, b);
+        ingot_disk_keeper_fill(d, b);
     }
     keeper_done_one(d, b);
 }
@@ -254,7 +269,9 @@ int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns
     if (!queued) {
         atomic_fetch_sub(&k->pending, 1);
         ingot_event_notify(&k->idle);
-        if (deadline_ns != 0) { /* a try (a push) keeps its claim: its pusher tries again */
+        /* a try (a push) keeps its claim: its pusher tries again; a part's piece stays claimed
+         * for the parts still to come */
+        if (deadline_ns != 0 && b->kind != DISK_FILL_PART) {
             ingot_disk_keeper_settle(d, b->piece, INGOT_DISK_ABSENT);
         }
         ingot_disk_buf_put(d, b);
@@ -284,6 +301,17 @@ static void keeper_pace(ingot_disk_t *d, uint64_t took_ns)
     }
 }
 
+/* Wait a while (KEEPER_IDLE_NS at most) for the clock to move past @p before. */
+static void keeper_idle(ingot_disk_t *d, uint64_t before)
+{
+    uint64_t deadline = ingot_deadline_after(KEEPER_IDLE_NS);
+    while (atomic_load(&d->keeper->now) == before && ingot_time_ns() < deadline &&
+           !ingot_abort_is_raised(&d->abort)) {
+        struct timespec ts = {0, 2 * INGOT_NSEC_PER_MSEC};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The next piece to prefetch (1), or 0 after waiting a while for the clock. */
 static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
 {
@@ -300,21 +328,24 @@ static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
     }
     pthread_mutex_unlock(&k->lock);
     if (!got) {
-        uint64_t deadline = ingot_deadline_after(KEEPER_IDLE_NS);
-        while (atomic_load(&k->now) == before && ingot_time_ns() < deadline &&
-               !ingot_abort_is_raised(&d->abort)) {
-            struct timespec ts = {0, 2 * INGOT_NSEC_PER_MSEC};
-            nanosleep(&ts, NULL);
-        }
+        keeper_idle(d, before);
     }
     return got;
 }
 
+/* The prefetcher's thread: the assemblies an epoch left unfinished completed, then the pieces
+ * needed next read ahead within INGOT_DISK_PREFETCH percent of the time. */
 static void *keeper_prefetch_main(void *arg)
 {
     ingot_disk_t *d = arg;
     while (!ingot_abort_is_raised(&d->abort)) {
         uint64_t p, need;
+        /* the assemblies of an epoch that is over: what they miss read now */
+        ingot_disk_asm_complete(d, 0, ingot_deadline_after(d->p.timeout_ns));
+        if (d->prefetch_pct == 0) { /* started for the assemblies alone */
+            keeper_idle(d, atomic_load(&d->keeper->now));
+            continue;
+        }
         if (!keeper_next(d, &p, &need)) {
             continue;
         }
@@ -353,7 +384,7 @@ static ingot_status_t keeper_threads(ingot_disk_t *d)
         INGOT_CHECK(ingot_thread_start(&k->writers[k->writers_started], "ingot-dwrite",
                                        keeper_writer_main, d, 0));
     }
-    if (d->prefetch_pct > 0) {
+    if (d->prefetch_pct > 0 || d->parts) { /* with assemblies: their completion too */
         INGOT_CHECK(ingot_thread_start(&k->prefetcher, "ingot-dfetch", keeper_prefetch_main, d, 0));
         k->prefetcher_started = 1;
     }
@@ -371,6 +402,7 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
     ingot_event_init(&k->idle);
     atomic_store(&k->budget, d->budget); /* until the scan measures the filesystem */
     k->t0 = ingot_time_ns();
+    k->as.fd = -1;
     k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
     if (k->claimed_at == NULL) {
         return INGOT_ERR_NO_MEMORY;
@@ -393,6 +425,9 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
     if (st == INGOT_OK) {
         st = keeper_scan(d);
     }
+    if (st == INGOT_OK) {
+        st = ingot_disk_asm_create(d);
+    }
     return st == INGOT_OK ? keeper_threads(d) : st;
 }
 
@@ -407,6 +442,18 @@ void ingot_disk_advance(ingot_disk_t *d, uint64_t step)
 static bool keeper_drained(void *arg)
 {
     return atomic_load(&((disk_keeper_t *)arg)->pending) == 0;
+}
+
+void ingot_disk_keeper_finish(ingot_disk_t *d, int share)
+{
+    disk_keeper_t *k = d->keeper;
+    if (k == NULL || !d->parts) {
+        return;
+    }
+    uint64_t deadline = ingot_disk_deadline(d, share);
+    if (ingot_event_wait_until(&k->idle, keeper_drained, k, deadline, NULL) == INGOT_OK) {
+        ingot_disk_asm_complete(d, 1, deadline);
+    }
 }
 
 void ingot_disk_keeper_destroy(ingot_disk_t *d)
@@ -434,6 +481,7 @@ void ingot_disk_keeper_destroy(ingot_disk_t *d)
                    "were dropped (their pieces come from below next time)",
                    atomic_load(&k->dropped));
     }
+    ingot_disk_asm_destroy(d);
     ingot_disk_policy_destroy(k->pol);
     ingot_mpmc_cleanup(&k->fills);
     free(k->claimed_at);

@@ -150,6 +150,26 @@ uint64_t ingot_disk_policy_need(const ingot_disk_policy_t *pol, uint64_t p)
     return i != INGOT_DISK_NONE ? base + t->step[i] : pol_next_epoch_use(pol, p);
 }
 
+uint64_t ingot_disk_policy_need_later(const ingot_disk_policy_t *pol, uint64_t p)
+{
+    return pol_next_epoch_use(pol, p);
+}
+
+int ingot_disk_policy_fresh(const ingot_disk_policy_t *pol, uint64_t p)
+{
+    const ingot_disk_trace_t *t = &pol->tr[0];
+    if (t->epoch == UINT64_MAX || t->first[p] == INGOT_DISK_NONE) {
+        return 0;
+    }
+    uint64_t first = pol_epoch_start(pol, t->epoch) + t->step[t->first[p]];
+    return first + pol->p.lead + POLICY_SKEW_STEPS >= pol->now;
+}
+
+int ingot_disk_policy_ahead(const ingot_disk_policy_t *pol, uint64_t p)
+{
+    return pol->cur[p] != INGOT_DISK_NONE;
+}
+
 int ingot_disk_policy_state(const ingot_disk_policy_t *pol, uint64_t p)
 {
     return pol->state[p];

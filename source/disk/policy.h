@@ -80,6 +80,15 @@ uint64_t ingot_disk_policy_now(const ingot_disk_policy_t *pol);
 /** When piece @p p is needed after the use being served now (a few steps of skew between the
  *  ranks' clocks allowed); INGOT_DISK_NEVER when not again in this job. */
 uint64_t ingot_disk_policy_need(const ingot_disk_policy_t *pol, uint64_t p);
+/** When piece @p p is needed once this epoch's uses of it are over (its first use in a later
+ *  epoch): from when a piece assembled from this epoch's misses serves. */
+uint64_t ingot_disk_policy_need_later(const ingot_disk_policy_t *pol, uint64_t p);
+/** Whether piece @p p's first use in the clock's epoch is recent (within the loader's lead and
+ *  the ranks' skew): a miss now is likely its first of the epoch, so every later one can bring
+ *  its bytes and a piece assembled from them is whole by the epoch's end. */
+int ingot_disk_policy_fresh(const ingot_disk_policy_t *pol, uint64_t p);
+/** Whether piece @p p has a use ahead of the clock in the clock's epoch. */
+int ingot_disk_policy_ahead(const ingot_disk_policy_t *pol, uint64_t p);
 
 /** Piece states. */
 enum { INGOT_DISK_ABSENT = 0, INGOT_DISK_RESIDENT = 1, INGOT_DISK_FILLING = 2 };

@@ -16,13 +16,16 @@
 #define SERVE_LOG2_SHIFT  56           /* key[1]: the piece's log2 above its index */
 #define SERVE_WANT        (1ull << 63) /* key[1]: a keeper is asked whether it wants the piece */
 #define SERVE_RELEASE     (1ull << 62) /* key[1]: a claim given up (its fill was dropped) */
-#define SERVE_BUSY_MIN_NS 1000000L     /* a pusher's first pause when its keeper is busy */
-#define SERVE_BUSY_MAX_NS 64000000L    /* and its longest */
+#define SERVE_PART        SERVE_WANT /* key[1] of a push: a part, its offset in its first 8 bytes */
+#define SERVE_BUSY_MIN_NS 1000000L   /* a pusher's first pause when its keeper is busy */
+#define SERVE_BUSY_MAX_NS 64000000L  /* and its longest */
 
 /* A keeper's answer to a want, as the reply's status. */
 static const ingot_status_t serve_want_status[] = {[DISK_WANT_FILL] = INGOT_ERR_NOT_FOUND,
                                                    [DISK_WANT_THERE] = INGOT_ERR_EXISTS,
-                                                   [DISK_WANT_NO] = INGOT_ERR_NO_RESOURCE};
+                                                   [DISK_WANT_NO] = INGOT_ERR_NO_RESOURCE,
+                                                   [DISK_WANT_PART] = INGOT_ERR_MISMATCH,
+                                                   [DISK_WANT_BUSY] = INGOT_ERR_BUSY};
 
 static void serve_key(const ingot_disk_key_t *k, uint64_t key[2])
 {
@@ -68,21 +71,32 @@ static ingot_status_t serve_call(void *arg, const ingot_transport_call_t *call)
     return INGOT_OK;
 }
 
-/* Bytes a rank wrote through to this node (progress thread): to the keeper's writer. */
+/* Bytes a rank wrote through to this node (progress thread): to the keeper's writer. A whole
+ * piece, or a part of one being assembled (SERVE_PART: its offset in the piece first). */
 static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], const void *data,
                                  size_t len)
 {
     ingot_disk_t *d = arg;
     ingot_disk_key_t k = serve_unkey(key);
-    uint64_t p = ingot_disk_piece_of(d, &k);
+    uint64_t p = ingot_disk_piece_of(d, &k), off = 0;
+    int part = (key[1] & SERVE_PART) != 0;
     (void)from;
     if (d->keeper == NULL || p == UINT64_MAX || !d->homed[p]) {
         return INGOT_ERR_NOT_FOUND;
     }
-    if (len != ingot_disk_piece_len(d, p)) {
+    uint64_t plen = ingot_disk_piece_len(d, p);
+    if (part) {
+        if (len <= sizeof(off)) {
+            return INGOT_ERR_FORMAT;
+        }
+        memcpy(&off, data, sizeof(off));
+        data = (const uint8_t *)data + sizeof(off);
+        len -= sizeof(off);
+    }
+    if (part ? off > plen || len > plen - off : len != plen) {
         return INGOT_ERR_FORMAT;
     }
-    int claimed = ingot_disk_keeper_claimed(d, p);
+    int claimed = part ? 1 : ingot_disk_keeper_claimed(d, p); /* a part's slot: at the writer */
     if (claimed < 0) {
         return INGOT_ERR_NO_RESOURCE; /* the keeper busy: the pusher tries again */
     }
@@ -96,8 +110,10 @@ static ingot_status_t serve_push(void *arg, int from, const uint64_t key[2], con
     memcpy(b->mem + INGOT_DISK_HEADER_BYTES, data, len);
     b->key = k;
     b->piece = p;
+    b->off = off;
     b->len = len;
-    b->kind = DISK_FILL_PUSH;
+    b->layout = 0;
+    b->kind = part ? DISK_FILL_PART : DISK_FILL_PUSH;
     /* no wait in progress: a full queue is the pusher's to retry, the claim kept for it */
     return ingot_disk_keeper_queue(d, b, 0) ? INGOT_OK : INGOT_ERR_NO_RESOURCE;
 }
@@ -220,17 +236,29 @@ int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t len, uint64_t deadline
         return DISK_WANT_NO;
     }
     ingot_disk_key_t k = ingot_disk_key(d, p);
-    uint64_t key[2], word;
+    uint64_t key[2], word, until = ingot_deadline_after(DISK_BUSY_WAIT_NS);
+    long pause_ns = SERVE_BUSY_MIN_NS / 8;
     serve_key(&k, key);
     key[1] |= SERVE_WANT;
-    ingot_status_t st = serve_op(d, keeper, key, len, &word, NULL, 0, deadline_ns); /* len: off */
-    for (int w = DISK_WANT_FILL; w <= DISK_WANT_NO; w++) {
-        if (st == serve_want_status[w]) {
-            return w;
+    for (;;) {
+        ingot_status_t st = serve_op(d, keeper, key, len, &word, NULL, 0, deadline_ns); /* off */
+        if (st == serve_want_status[DISK_WANT_BUSY]) {
+            if (ingot_time_ns() >= until) {
+                return DISK_WANT_NO; /* busy a while: this miss reads only its own bytes */
+            }
+            struct timespec busy = {0, pause_ns}; /* a moment: the keeper's lock is held short */
+            nanosleep(&busy, NULL);
+            pause_ns *= 2;
+            continue;
         }
+        for (int w = DISK_WANT_FILL; w <= DISK_WANT_PART; w++) {
+            if (st == serve_want_status[w]) {
+                return w;
+            }
+        }
+        serve_node_failed(d, home, keeper, st);
+        return DISK_WANT_NO;
     }
-    serve_node_failed(d, home, keeper, st);
-    return DISK_WANT_NO;
 }
 
 ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,
@@ -277,11 +305,18 @@ static void pusher_one(void *arg, void *item)
     }
     uint64_t deadline = ingot_disk_deadline(d, DISK_PUSH_SHARE), key[2];
     serve_key(&b->key, key);
+    int part = b->kind == DISK_FILL_PART;
+    uint8_t *src = b->mem + INGOT_DISK_HEADER_BYTES;
+    if (part) { /* its offset travels before its bytes, in the header's room */
+        key[1] |= SERVE_PART;
+        src -= sizeof(b->off);
+        memcpy(src, &b->off, sizeof(b->off));
+    }
     ingot_status_t st = INGOT_ERR_CANCELED; /* past destroy's share: dropped, its claim lapses */
     long pause_ns = SERVE_BUSY_MIN_NS;
     while (keeper >= 0 && d->svc != NULL && !atomic_load(&d->node_failed[home]) &&
            ingot_time_ns() < deadline) {
-        st = serve_op(d, keeper, key, 0, NULL, b->mem + INGOT_DISK_HEADER_BYTES, b->len, deadline);
+        st = serve_op(d, keeper, key, 0, NULL, src, b->len + (part ? sizeof(b->off) : 0), deadline);
         if (st != INGOT_ERR_NO_RESOURCE || ingot_time_ns() >= deadline) {
             break;
         }
@@ -296,7 +331,9 @@ static void pusher_one(void *arg, void *item)
         atomic_fetch_add(&d->refused, 1);
     } else if (st != INGOT_OK) {
         atomic_fetch_add(&d->refused, 1);
-        ingot_disk_release_claim(d, b->piece, deadline);
+        if (!part) { /* a part's piece stays claimed for the parts to come */
+            ingot_disk_release_claim(d, b->piece, deadline);
+        }
     }
     ingot_disk_buf_put(d, b);
 }
@@ -317,9 +354,12 @@ void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64
     b->piece = p;
     if (d->home[p] < 0 || !d->pusher_started ||
         ingot_mpmc_push_wait(&d->outbox, b, deadline_ns, &d->abort) != INGOT_OK) {
+        int part = b->kind == DISK_FILL_PART;
         atomic_fetch_add(&d->refused, 1);
         ingot_disk_buf_put(d, b);
-        ingot_disk_release_claim(d, p, deadline_ns);
+        if (!part) { /* a part's piece stays claimed for the parts to come */
+            ingot_disk_release_claim(d, p, deadline_ns);
+        }
     }
 }
 

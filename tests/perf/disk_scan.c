@@ -37,7 +37,7 @@ static void make_folder(const char *dir, uint64_t n)
         memcpy(fan, name, 2);
         fan[2] = '\0';
         (void)mkdirat(f.fd, fan, 0755);
-        ingot_disk_entry_seal(buf, &k, PIECE);
+        ingot_disk_entry_seal(buf, &k, PIECE, 0);
         int fd = openat(f.fd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         CHECK(fd >= 0 && write(fd, buf, INGOT_DISK_HEADER_BYTES + PIECE) ==
                              (ssize_t)(INGOT_DISK_HEADER_BYTES + PIECE));

@@ -100,6 +100,8 @@ ingot_add_test(NAME runtime.sim.disk_bad LABELS unit COMMAND test_sim disk_bad
                ENV INGOT_DISK_CACHE_BYTES=64KiB)
 ingot_add_test(NAME runtime.sim.disk_huge LABELS unit COMMAND test_sim disk_huge
                ENV INGOT_DISK_CACHE_BYTES=1GiB)
+ingot_add_test(NAME runtime.sim.disk_fill LABELS unit COMMAND test_sim disk_fill
+               ENV INGOT_DISK_CACHE_BYTES=12MiB INGOT_DISK_CACHE_FILL=parts)
 # ingot-sim against ingot-bench on the same dataset and options, 4 ranks, peer cache on, under
 # the full order and the order dealt over 2 canonical nodes: the bytes of each tier per epoch equal.
 ingot_add_test(NAME runtime.sim.vs_bench LABELS mpi TIMEOUT 240

@@ -51,9 +51,12 @@ ingot_unit_test(NAME source.disk.destroy_bound SRC ${_s}/disk/test_destroy.c
 # Several readers through the tier in one process (MPI singleton): the tsan tier's race check.
 ingot_unit_test(NAME source.disk.threads SRC ${_s}/disk/test_disk_threads.c
                 ENV ASAN_OPTIONS=detect_leaks=0)
+# The same with pieces assembled from the misses' parts (the keeper's slots, its completing reads).
+ingot_unit_test(NAME source.disk.threads_parts SRC ${_s}/disk/test_disk_threads.c
+                ENV ASAN_OPTIONS=detect_leaks=0 INGOT_DISK_CACHE_FILL=parts)
 ingot_test_exe(test_disk ${_s}/disk/test_disk.c)
 set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "readonly" "missing" "corrupt"
-    "kill" "scan_mid_fill" "two_jobs" "budgets" "erofs_mount" "budget_piece" "modes" "folder_group"
+    "kill" "scan_mid_fill" "two_jobs" "budgets" "erofs_mount" "budget_piece" "modes" "parts" "folder_group"
     "folder_world" "folder_link_own" "folder_link_else" "folder_fanout" "folder_foreign" "shared")
 if(INGOT_FAULT_INJECTION)
   list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs" "busy_keeper" "kill_keeper")

@@ -8,10 +8,10 @@
  * The disk tier (INGOT_DISK_CACHE_BYTES): every byte from the disks once they hold the dataset, and
  * in a job after the one that filled them; a budget smaller than a node's pieces evicting and
  * refusing while every sample is still read once; a budget below one entry and a cluster too big
- * for this machine's memory refused.
+ * for this machine's memory refused, and pieces assembled from the misses' bytes (not simulated).
  *
- * Cases: `test_sim tables|inputs|costs|exact|store|parts|disk|disk_small|disk_bad|disk_huge` (one
- * process each: the INGOT_* variables are read once per process).
+ * Cases: `test_sim tables|inputs|costs|exact|store|parts|disk|disk_small|disk_bad|disk_huge|
+ * disk_fill` (one process each: the INGOT_* variables are read once per process).
  */
 #include "runtime/sim/sim_impl.h"
 #include "shard/synth.h"
@@ -451,6 +451,20 @@ static void case_disk_bad(void)
     printf("disk_bad: a budget below one entry refused\n");
 }
 
+/* INGOT_DISK_CACHE_FILL=parts (the environment): pieces assembled from the misses' own bytes are
+ * not simulated: refused, naming the variable, before anything runs. */
+static void case_disk_fill(void)
+{
+    sim_case_t k;
+    disk_case(&k);
+    ingot_sim_result_t r;
+    CHECK(ingot_sim_run(&k.job, &k.c, &k.st, &costs, &r) == INGOT_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(ingot_last_error(), "INGOT_DISK_CACHE_FILL=parts");
+    CHECK(r.epochs == NULL);
+    ingot_manifest_close(k.m);
+    printf("disk_fill: INGOT_DISK_CACHE_FILL=parts refused\n");
+}
+
 /* INGOT_DISK_CACHE_BYTES=1GiB: 500,000 samples of 1 GiB (500 TB, in as many shards) make 500
  * million 1 MiB pieces, whose keepers' state would take 23 GiB: refused before it starts, naming
  * the pieces and the memory. */
@@ -492,9 +506,11 @@ int main(int argc, char **argv)
         case_disk_bad();
     } else if (!strcmp(c, "disk_huge")) {
         case_disk_huge();
+    } else if (!strcmp(c, "disk_fill")) {
+        case_disk_fill();
     } else {
         fprintf(stderr, "usage: test_sim tables|inputs|costs|exact|store|parts|disk|disk_small|"
-                        "disk_bad|disk_huge\n");
+                        "disk_bad|disk_huge|disk_fill\n");
         return 2;
     }
     return 0;

@@ -3,7 +3,8 @@
  * exclusive, one writer per piece; a fill written, then published), reads checked block by block,
  * every kind of damage caught (truncated, extended, a flipped byte, a damaged header, an older
  * format, a renamed entry), temporaries of dead writers removed but never a live one's, the
- * ledger, the scan, an entry removed under its reader (emptied), and the folder refused when
+ * ledger, the scan, an entry removed under its reader (emptied), an assembled entry (format 2, its
+ * layout) and the keeper's assembly file, and the folder refused when
  * read-only (fault site) or on a filesystem shared between nodes (statfs), but not when full (its
  * filesystem measured); what it makes has its modes whatever the umask, and folders not to be
  * trusted (writable by a group or others, a symbolic link, a fan-out folder that is a file or a
@@ -39,7 +40,7 @@ static void put(ingot_disk_folder_t *f, uint64_t piece, uint64_t len)
     for (uint64_t i = 0; i < len; i++) {
         entry[INGOT_DISK_HEADER_BYTES + i] = (uint8_t)(i * 7 + piece);
     }
-    ingot_disk_entry_seal(entry, &k, len);
+    ingot_disk_entry_seal(entry, &k, len, 0);
     CHECK_OK(ingot_disk_entry_write(f->fd, &k, entry, len, f->shared, why, sizeof(why)));
 }
 
@@ -157,7 +158,7 @@ static void test_writers(ingot_disk_folder_t *f)
 {
     ingot_disk_key_t k = key_of(20);
     char p[PATH_MAX + 64];
-    ingot_disk_entry_seal(entry, &k, 100);
+    ingot_disk_entry_seal(entry, &k, 100, 0);
     pid_t live = hold_fill(f, 20); /* another job fills piece 20 right now */
     CHECK_STATUS(ingot_disk_entry_write(f->fd, &k, entry, 100, 0, why, sizeof(why)),
                  INGOT_ERR_EXISTS);
@@ -179,6 +180,59 @@ static void test_writers(ingot_disk_folder_t *f)
                  INGOT_ERR_EXISTS);
 }
 
+/* An assembled entry (INGOT_DISK_CACHE_FILL=parts): format version 2 carrying its layout, read
+ * and checked like any other; a header claiming version 2 without a layout, or a layout under
+ * version 1, fails its check. The keeper's assembly file, a temporary held open and locked, is a
+ * live writer's to a scan until its holder is gone, then an orphan. */
+static void test_assembled(ingot_disk_folder_t *f)
+{
+    ingot_disk_key_t k = key_of(30);
+    ingot_disk_bad_t bad;
+    ingot_disk_open_t o;
+    for (uint64_t i = 0; i < PIECE; i++) {
+        entry[INGOT_DISK_HEADER_BYTES + i] = (uint8_t)(i * 7 + 30);
+    }
+    ingot_disk_entry_seal(entry, &k, PIECE, 0x5eed);
+    uint32_t version;
+    memcpy(&version, entry + 8, sizeof(version));
+    CHECK(version == INGOT_DISK_ENTRY_ASSEMBLED);
+    CHECK_OK(ingot_disk_entry_write(f->fd, &k, entry, PIECE, 0, why, sizeof(why)));
+    CHECK_OK(get(f, 30, PIECE, 100, 5000, &bad));
+    CHECK_OK(ingot_disk_entry_open(f->fd, &k, PIECE, 0, &o, &bad));
+    CHECK(o.layout == 0x5eed);
+    ingot_disk_entry_close(&o);
+    CHECK(ingot_disk_folder_remove(f, &k) == INGOT_DISK_HEADER_BYTES + PIECE);
+    put(f, 31, 100); /* written whole: version 1, no layout */
+    CHECK_OK(ingot_disk_entry_open(f->fd, &(ingot_disk_key_t){key_of(31).shard_hash, 31, LOG2}, 100,
+                                   0, &o, &bad));
+    CHECK(o.layout == 0);
+    ingot_disk_entry_close(&o);
+    uint64_t len;
+    uint32_t block;
+    ingot_disk_entry_seal(entry, &k, 100, 0x5eed);
+    version = INGOT_DISK_ENTRY_VERSION; /* the layout of an assembled entry under version 1 */
+    memcpy(entry + 8, &version, sizeof(version));
+    CHECK_STATUS(ingot_disk_entry_head_check(entry, &k, 100, &len, &block, &bad),
+                 INGOT_ERR_CORRUPT);
+    ingot_disk_entry_seal(entry, &k, 100, 0);
+    version = INGOT_DISK_ENTRY_ASSEMBLED; /* version 2 without a layout */
+    memcpy(entry + 8, &version, sizeof(version));
+    CHECK_STATUS(ingot_disk_entry_head_check(entry, &k, 100, &len, &block, &bad),
+                 INGOT_ERR_CORRUPT);
+    /* the assembly file */
+    ingot_disk_key_t a = key_of(32);
+    int fd = ingot_disk_entry_temp(f->fd, &a, 0);
+    CHECK(fd >= 0);
+    CHECK(pwrite(fd, "part", 4, 3 * PIECE + 10) == 4); /* a slot's part, past what went before */
+    ingot_disk_scan_t scan;
+    CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
+    CHECK(scan.fills_live == 1 && scan.orphans == 0);
+    CHECK(ingot_disk_entry_temp(f->fd, &a, 0) < 0 && errno == EEXIST); /* one holder */
+    close(fd);
+    CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
+    CHECK(scan.fills_live == 0 && scan.orphans == 1);
+}
+
 /* A fill written and not yet published is a live writer's temporary to a scan, no entry and no
  * orphan (the keeper publishes it, and counts it, under the ledger's lock); published, an entry. */
 static void test_fill_publish(ingot_disk_folder_t *f)
@@ -187,7 +241,7 @@ static void test_fill_publish(ingot_disk_folder_t *f)
     ingot_disk_fill_t fill;
     ingot_disk_scan_t before, scan;
     CHECK_OK(ingot_disk_folder_scan(f, 0, NULL, NULL, &before));
-    ingot_disk_entry_seal(entry, &k, 100);
+    ingot_disk_entry_seal(entry, &k, 100, 0);
     CHECK_OK(ingot_disk_entry_fill(f->fd, &k, entry, 100, 0, &fill, why, sizeof(why)));
     CHECK_OK(ingot_disk_folder_scan(f, 1, NULL, NULL, &scan));
     CHECK(scan.entries == before.entries && scan.fills_live == before.fills_live + 1 &&
@@ -263,7 +317,7 @@ static void test_folders(const char *root)
     CHECK_OK(ingot_fault_arm("disk_write:1:ENOSPC", err, sizeof(err)));
     CHECK_OK(ingot_disk_folder_open(path, 1, 0, &f, why, sizeof(why)));
     ingot_disk_key_t k = key_of(30);
-    ingot_disk_entry_seal(entry, &k, 100);
+    ingot_disk_entry_seal(entry, &k, 100, 0);
     CHECK_STATUS(ingot_disk_entry_write(f.fd, &k, entry, 100, 0, why, sizeof(why)),
                  INGOT_ERR_NO_RESOURCE);
     ingot_disk_scan_t scan; /* nothing left behind */
@@ -354,6 +408,7 @@ int main(void)
     test_damage(&f);
     test_writers(&f);
     test_fill_publish(&f);
+    test_assembled(&f);
     test_ledger(&f);
     test_remove_open(&f);
     ingot_disk_folder_close(&f);
