@@ -13,8 +13,10 @@ time and the bytes from the bucket (medians) and their ratios to no tier's. A ru
 because SeaweedFS answered a ranged GET with the whole object (HTTP 200, which the client refuses:
 seen under load) is run once more, and said.
 
+--fill: INGOT_DISK_CACHE_FILL of the --budgets runs (whole, the default, or parts).
+
 usage: tests/perf/disk_objstore.py [--build build] [--reps 3] [--samples 1024] [--budgets]
-       [--ranks "1 4"]
+       [--ranks "1 4"] [--fill whole|parts]
 """
 import argparse
 import json
@@ -83,7 +85,7 @@ def bench_epochs(args, sw, work, manifest, name, np, budget):
            "ingot-bench"), "--manifest", manifest, "--batch", "64", "--epochs", "3",
            "--no-progress", f"--json={path}"]
     e = env_for(sw, work, INGOT_DISK_CACHE_DIR=os.path.join(work, "cache"),
-                INGOT_DISK_CACHE_BYTES=str(budget))
+                INGOT_DISK_CACHE_BYTES=str(budget), INGOT_DISK_CACHE_FILL=args.fill)
     p = subprocess.run(cmd, env=e, capture_output=True, text=True)
     if p.returncode != 0 and "ignored the Range header" in p.stdout + p.stderr:
         print(f"# {name}: SeaweedFS answered a ranged GET with HTTP 200 (refused); run again",
@@ -122,6 +124,7 @@ def main():
     ap.add_argument("--samples", type=int, default=1024)
     ap.add_argument("--budgets", action="store_true")
     ap.add_argument("--ranks", default="1 4")
+    ap.add_argument("--fill", default="whole", choices=("whole", "parts"))
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix="ingot-disk-objstore.", dir="/var/tmp")

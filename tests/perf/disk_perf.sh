@@ -21,6 +21,8 @@
 #            loader's from storage; the tier: its own reads below, disk_bytes_below) as medians,
 #            and their ratios to no tier's (goals: every epoch <= 1.05 in time, <= 1 in bytes;
 #            from epoch 2 at 50%, time <= 0.6)
+#   budget_fill  the same, pieces read whole against pieces assembled from the misses' own bytes
+#            (INGOT_DISK_CACHE_FILL=whole, parts), the clairvoyant policy
 #   budget_nodes  the same on two emulated nodes of 2 ranks (tests/netns), no tier against
 #            cluster budgets of 50% and 100% (each node's folder half of it), clairvoyant
 #   policy   a budget of half the dataset, 4 epochs (a fresh shuffle each), no prefetch, a fresh
@@ -120,28 +122,32 @@ nodes)
     BENCH_ARGS="--epochs 1" bench nodes22b 4 "${nd[@]}" "${remote_store[@]}"
     echo "## two nodes: job 1 on 2 x 2 $(remote nodes22) bytes from the remote; job 2 on 2 x 1 $(remote nodes21), on 2 x 2 $(remote nodes22b) (goal 0)"
     ;;
-budget)
+budget | budget_fill)
+    # budget: the two policies; budget_fill: pieces read whole against pieces assembled from the
+    # misses' own bytes (INGOT_DISK_CACHE_FILL), both clairvoyant, prefetch at its default
+    if [ "$section" = budget ]; then knob=INGOT_DISK_CACHE_POLICY vals="clairvoyant lru"; else
+        knob=INGOT_DISK_CACHE_FILL vals="whole parts"; fi
     for np in $BUDGET_NP; do
         for r in $(seq "$REPS"); do
-            BENCH_ARGS="--epochs 3 --batch 64" bench "budget-$np-none-$r" "$np" \
+            BENCH_ARGS="--epochs 3 --batch 64" bench "$section-$np-none-$r" "$np" \
                 -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
             for pct in 25 50 75 100; do
-                for pol in clairvoyant lru; do
+                for v in $vals; do
                     rm -rf "$work/cache"
-                    BENCH_ARGS="--epochs 3 --batch 64" bench "budget-$np-$pct-$pol-$r" "$np" \
+                    BENCH_ARGS="--epochs 3 --batch 64" bench "$section-$np-$pct-$v-$r" "$np" \
                         -x INGOT_DISK_CACHE_DIR="$work/cache" \
                         -x INGOT_DISK_CACHE_BYTES=$((dataset * (1048576 + 4096) / 1048576 * pct / 100)) \
-                        -x INGOT_DISK_CACHE_POLICY=$pol -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+                        -x "$knob=$v" -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
                 done
             done
         done
     done
-    echo "## budgets against no tier: 3 epochs, medians of $REPS (time s, MiB from below; ratio to no tier), load $(cut -d' ' -f1 /proc/loadavg)"
-    $py - "$work" "$REPS" "$BUDGET_NP" << 'PY'
+    echo "## $section against no tier ($knob): 3 epochs, medians of $REPS (time s, MiB from below; ratio to no tier), load $(cut -d' ' -f1 /proc/loadavg)"
+    $py - "$work" "$REPS" "$BUDGET_NP" "$section" "$vals" << 'PY'
 import json, statistics as st, sys
-work, reps, nps = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+work, reps, nps, section, vals = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4], sys.argv[5].split()
 def load(name):
-    runs = [json.load(open(f"{work}/budget-{name}-{r}.json")) for r in range(1, reps + 1)]
+    runs = [json.load(open(f"{work}/{section}-{name}-{r}.json")) for r in range(1, reps + 1)]
     epochs = len(runs[0]["epochs"])
     wall = [st.median(x["epochs"][e]["wall_s"] for x in runs) for e in range(epochs)]
     tier = "none" not in name
@@ -149,12 +155,12 @@ def load(name):
     return wall, below
 for np in nps:
     w0, b0 = load(f"{np}-none")
-    print(f"| {np} rank(s) | budget | policy | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(w0))) + " |")
+    print(f"| {np} rank(s) | budget | variant | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(w0))) + " |")
     print("| " + " | ".join(["no tier", "-", "-"] + [f"{w:.2f} | {b:.0f}" for w, b in zip(w0, b0)]) + " |")
     for pct in (25, 50, 75, 100):
-        for pol in ("clairvoyant", "lru"):
-            w, b = load(f"{np}-{pct}-{pol}")
-            print("| " + " | ".join([f"{np}", f"{pct}%", pol] + [f"{x:.2f} ({x / y:.2f}) | {c:.0f} ({c / d:.2f})" for x, y, c, d in zip(w, w0, b, b0)]) + " |")
+        for v in vals:
+            w, b = load(f"{np}-{pct}-{v}")
+            print("| " + " | ".join([f"{np}", f"{pct}%", v] + [f"{x:.2f} ({x / y:.2f}) | {c:.0f} ({c / d:.2f})" for x, y, c, d in zip(w, w0, b, b0)]) + " |")
 PY
     ;;
 budget_nodes)
