@@ -327,7 +327,8 @@ static void asm_dropped(ingot_disk_t *d, uint64_t p, int err)
 }
 
 /* The next slot to complete from @p from on (its piece's missing spans merged into at most
- * DISK_COMPLETE_RUNS runs in @p runs, *@p nruns; marked completing), or DISK_NO_SLOT. Lock held. */
+ * DISK_COMPLETE_RUNS runs in @p runs, *@p nruns; marked completing until a part comes, so that
+ * one whose completing reads were lost is looked at again), or DISK_NO_SLOT. Lock held. */
 static uint32_t asm_next_incomplete(ingot_disk_t *d, uint32_t from, int all, disk_span_t *runs,
                                     uint32_t *nruns)
 {
@@ -444,6 +445,7 @@ void ingot_disk_keeper_part(ingot_disk_t *d, disk_buf_t *b)
     if (s != DISK_NO_SLOT) {
         as->slots[s].inflight++;
         as->slots[s].last_ns = ingot_time_ns();
+        as->slots[s].completing = 0; /* looked at again once quiet, should a part still miss */
     }
     pthread_mutex_unlock(&k->lock);
     if (s == DISK_NO_SLOT) {

@@ -96,7 +96,7 @@ typedef struct disk_slot {
     uint64_t need;     /* when it serves first (claimed without room: what its victims outlast) */
     uint64_t last_ns;  /* when its last part came */
     uint32_t inflight; /* parts being written into it */
-    int completing;    /* its missing spans are being read from below */
+    int completing;    /* its missing spans are being read from below (until a part comes) */
     int owed;          /* claimed without room: room to be made before its first part */
     int failed;        /* its errno when a write failed, -1 when no room was made: dropped once
                           nothing is in flight */
