@@ -2,9 +2,10 @@
  * Pieces assembled from the samples that misses read anyway (INGOT_DISK_CACHE_FILL=parts): an
  * entry that costs no byte read from below beyond what the misses needed.
  *
- * Every rank knows each piece's layout: the spans of the manifest's records within it, in offset
- * order (built at create; a reader uses an assembled entry only when its own layout matches the
- * one in the entry's header). Every miss reads only its own bytes from below, serves them, and
+ * Every rank of a job in this mode knows each piece's layout: the spans of the manifest's records
+ * within it, in offset order (built at create; a reader opens an assembled entry only when its
+ * own layout matches the one in the entry's header: in the other mode the piece's shard is walked
+ * for it then). Every miss reads only its own bytes from below, serves them, and
  * hands them to the piece's keeper as a whole fill is handed, without asking first (no round trip
  * on the miss's way): the keeper claims the piece when a part comes and the policy admits it
  * (ingot_disk_keeper_want()), or drops the part. It writes each part into the piece's slot of its
@@ -43,9 +44,11 @@ static int span_cmp(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+typedef void (*span_fn)(void *arg, uint64_t p, disk_span_t sp);
+
 /* Call @p fn for every piece sample @p s of shard row @p shard touches, with its span there. */
 static void spans_of(const ingot_disk_t *d, uint32_t shard, const ingot_sample_info_t *s,
-                     void (*fn)(ingot_disk_t *, uint64_t, disk_span_t), ingot_disk_t *arg)
+                     span_fn fn, void *arg)
 {
     uint64_t end = s->offset + s->length;
     for (uint64_t at = s->offset; at < end;) {
@@ -59,27 +62,30 @@ static void spans_of(const ingot_disk_t *d, uint32_t shard, const ingot_sample_i
     }
 }
 
-static void span_count(ingot_disk_t *d, uint64_t p, disk_span_t sp)
+static void span_count(void *arg, uint64_t p, disk_span_t sp)
 {
+    ingot_disk_t *d = arg;
     (void)sp;
     d->span0[p + 1]++;
 }
 
-static void span_put(ingot_disk_t *d, uint64_t p, disk_span_t sp)
+static void span_put(void *arg, uint64_t p, disk_span_t sp)
 {
+    ingot_disk_t *d = arg;
     d->spans[d->span0[p]++] = sp; /* span0 holds each piece's cursor during the fill */
 }
 
-/* Walk every record of the manifest with @p fn. */
-static ingot_status_t spans_walk(ingot_disk_t *d, void (*fn)(ingot_disk_t *, uint64_t, disk_span_t))
+/* Walk the records of shard rows [@p s0, @p s1) with @p fn. */
+static ingot_status_t spans_walk(const ingot_disk_t *d, uint32_t s0, uint32_t s1, span_fn fn,
+                                 void *arg)
 {
-    for (uint32_t shard = 0; shard < d->pieces.nshards; shard++) {
+    for (uint32_t shard = s0; shard < s1; shard++) {
         ingot_shard_info_t si;
         INGOT_CHECK(ingot_manifest_shard_get(d->p.manifest, shard, &si));
         for (uint64_t i = si.first_sample; i < si.first_sample + si.sample_count; i++) {
             ingot_sample_info_t s;
             INGOT_CHECK(ingot_manifest_sample_get(d->p.manifest, i, &s));
-            spans_of(d, shard, &s, fn, d);
+            spans_of(d, shard, &s, fn, arg);
         }
     }
     return INGOT_OK;
@@ -91,7 +97,7 @@ ingot_status_t ingot_disk_spans_build(ingot_disk_t *d)
     if (d->span0 == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    INGOT_CHECK(spans_walk(d, span_count));
+    INGOT_CHECK(spans_walk(d, 0, d->pieces.nshards, span_count, d));
     for (uint64_t p = 0; p < d->npieces; p++) {
         d->span0[p + 1] += d->span0[p];
     }
@@ -100,7 +106,7 @@ ingot_status_t ingot_disk_spans_build(ingot_disk_t *d)
     if (d->spans == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
-    INGOT_CHECK(spans_walk(d, span_put));
+    INGOT_CHECK(spans_walk(d, 0, d->pieces.nshards, span_put, d));
     /* each cursor ended at the next piece's start: shifted back, they are the starts again */
     memmove(d->span0 + 1, d->span0, d->npieces * sizeof(uint64_t));
     d->span0[0] = 0;
@@ -119,12 +125,56 @@ void ingot_disk_spans_free(ingot_disk_t *d)
     d->spans = NULL;
 }
 
+/* The layout of @p n spans in offset order of a piece of @p plen bytes: never 0. */
+static uint64_t layout_hash(const disk_span_t *sp, uint64_t n, uint64_t plen)
+{
+    uint64_t h = ingot_hash64(sp, (size_t)n * sizeof(*sp)) ^ plen;
+    return h != 0 ? h : 1;
+}
+
+/* One piece's spans gathered from its shard's records (ingot_disk_layout() without the index). */
+typedef struct span_list {
+    uint64_t p;
+    disk_span_t *sp;
+    uint64_t n, cap;
+    int failed;
+} span_list_t;
+
+static void span_gather(void *arg, uint64_t p, disk_span_t sp)
+{
+    span_list_t *l = arg;
+    if (p != l->p || l->failed) {
+        return;
+    }
+    if (l->n == l->cap) {
+        uint64_t cap = l->cap ? l->cap * 2 : 64;
+        disk_span_t *grown = realloc(l->sp, cap * sizeof(*grown));
+        if (grown == NULL) {
+            l->failed = 1;
+            return;
+        }
+        l->sp = grown;
+        l->cap = cap;
+    }
+    l->sp[l->n++] = sp;
+}
+
 uint64_t ingot_disk_layout(const ingot_disk_t *d, uint64_t p)
 {
-    const disk_span_t *sp = d->spans + d->span0[p];
-    uint64_t n = d->span0[p + 1] - d->span0[p];
-    uint64_t h = ingot_hash64(sp, (size_t)n * sizeof(*sp)) ^ ingot_disk_piece_len(d, p);
-    return h != 0 ? h : 1;
+    uint64_t plen = ingot_disk_piece_len(d, p);
+    if (d->spans != NULL) {
+        return layout_hash(d->spans + d->span0[p], d->span0[p + 1] - d->span0[p], plen);
+    }
+    /* no index (INGOT_DISK_CACHE_FILL=whole): the piece's shard walked, at an entry's open */
+    uint32_t shard = ingot_disk_shard_of(d, p);
+    span_list_t l = {.p = p};
+    uint64_t h = 0; /* a failed walk matches no layout: the entry is a miss */
+    if (spans_walk(d, shard, shard + 1, span_gather, &l) == INGOT_OK && !l.failed) {
+        qsort(l.sp, l.n, sizeof(disk_span_t), span_cmp);
+        h = layout_hash(l.sp, l.n, plen);
+    }
+    free(l.sp);
+    return h;
 }
 
 /* ---- the keeper's assemblies */

@@ -177,12 +177,6 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
     ingot_disk_bad_t bad;
     disk_fd_ref_t ref;
     ingot_status_t st = ingot_disk_fd_get(d, p, &ref, &bad);
-    if (st == INGOT_OK && ref.o->layout != 0 && ref.o->layout != ingot_disk_layout(d, p)) {
-        /* assembled for a manifest that lays the piece out otherwise: its zeros between that
-         * manifest's samples may be bytes of this one's, so not for this job (a miss) */
-        ingot_disk_fd_put(d, &ref);
-        return INGOT_ERR_NOT_FOUND;
-    }
     if (st == INGOT_OK) {
         st = ingot_disk_entry_blocks_read(ref.o, off, len, window, room, shift_p, check, &bad);
         if (st == INGOT_ERR_CORRUPT && !ingot_disk_fd_linked(&ref)) {
@@ -261,7 +255,8 @@ static ingot_status_t disk_setup(ingot_disk_t *d, int *usable_p)
                           d->budget, d->piece_bytes, INGOT_DISK_HEADER_BYTES,
                           INGOT_DISK_HEADER_BYTES + d->piece_bytes);
     }
-    if ((st = disk_pieces(d)) != INGOT_OK || (st = ingot_disk_spans_build(d)) != INGOT_OK ||
+    if ((st = disk_pieces(d)) != INGOT_OK ||
+        (d->parts && (st = ingot_disk_spans_build(d)) != INGOT_OK) ||
         (st = disk_bufs(d)) != INGOT_OK || (st = ingot_disk_fds_init(d)) != INGOT_OK) {
         return st;
     }

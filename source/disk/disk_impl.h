@@ -184,7 +184,7 @@ struct ingot_disk {
     uint64_t npieces;
     int parts;          /* INGOT_DISK_CACHE_FILL=parts */
     uint64_t *span0;    /* per piece: its records' spans are spans[span0[p] .. span0[p + 1]) */
-    disk_span_t *spans; /* in offset order within each piece (assemble.c) */
+    disk_span_t *spans; /* in offset order within each piece (assemble.c); NULL unless parts */
     /* nodes and homes (home.c) */
     int node, nnodes, usable;       /* this node's id; the job's nodes; this node's folder serves */
     ingot_disk_homes_t homes;       /* the plan: what the fields below point into */
@@ -281,7 +281,8 @@ ingot_status_t ingot_disk_read_local(ingot_disk_t *d, uint64_t p, uint64_t off, 
 ingot_status_t ingot_disk_fds_init(ingot_disk_t *d);
 void ingot_disk_fds_fini(ingot_disk_t *d);
 /* Piece @p p's entry, open and its header checked: INGOT_OK with *@p ref (give it back with
- * ingot_disk_fd_put()); as ingot_disk_entry_open() otherwise. */
+ * ingot_disk_fd_put()); INGOT_ERR_NOT_FOUND also for an entry assembled for another layout
+ * (checked once, at its open); as ingot_disk_entry_open() otherwise. */
 ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref,
                                  ingot_disk_bad_t *bad);
 void ingot_disk_fd_put(ingot_disk_t *d, disk_fd_ref_t *ref);
@@ -341,10 +342,13 @@ int ingot_disk_keeper_pay(ingot_disk_t *d, uint64_t need);
 void ingot_disk_keeper_fill_failed(ingot_disk_t *d, ingot_status_t st, const char *why);
 
 /* assemble.c: pieces assembled from the samples misses read */
-/* Every piece's spans, in offset order, from the manifest (every rank: readers check layouts). */
+/* Every piece's spans, in offset order, from the manifest (every rank, INGOT_DISK_CACHE_FILL=parts:
+ * the keeper's assemblies and every reader's layouts). */
 ingot_status_t ingot_disk_spans_build(ingot_disk_t *d);
 void ingot_disk_spans_free(ingot_disk_t *d);
-/* The layout of piece @p p: a hash of its spans, never 0 (entry.h). */
+/* The layout of piece @p p as this job's manifest lays it out: a hash of its spans, never 0
+ * (entry.h); without the spans built, its shard's records walked (an assembled entry's open), and
+ * 0 when that fails (matching no entry). */
 uint64_t ingot_disk_layout(const ingot_disk_t *d, uint64_t p);
 /* The keeper's assemblies: set up (with the folder open; INGOT_OK with parts off when the
  * assembly file cannot be made, said once), and ended (what is still being assembled dropped,

@@ -103,6 +103,13 @@ ingot_status_t ingot_disk_fd_get(ingot_disk_t *d, uint64_t p, disk_fd_ref_t *ref
     if (st != INGOT_OK) {
         return st;
     }
+    if (scratch.layout != 0 && scratch.layout != ingot_disk_layout(d, p)) {
+        /* assembled for a manifest that lays the piece out otherwise: its zeros between that
+         * manifest's records may be bytes of this one's, so not for this job (a miss; checked
+         * once, here: a kept entry passed it) */
+        ingot_disk_entry_close(&scratch);
+        return INGOT_ERR_NOT_FOUND;
+    }
     pthread_mutex_lock(&d->fds_lock);
     int kept = fds_keep(s, p, &scratch);
     pthread_mutex_unlock(&d->fds_lock);

@@ -10,7 +10,9 @@
 #   parts        INGOT_DISK_CACHE_FILL: a cold epoch of pieces read whole, then one of pieces
 #                assembled from the misses' own bytes: pieces assembled, entries of format
 #                version 2, no temporary left; three epochs complete them, and the next jobs (either
-#                mode) read nothing from storage
+#                mode) read nothing from storage; sealed again under another layout (as another
+#                manifest would find them), they are misses in either mode, never bad, every
+#                sample right
 #   small        a budget of half the dataset, 4 epochs: evictions, no failure, usage in budget
 #   enospc       every write of an entry after the second fails with ENOSPC: said once, the job
 #                goes on from storage, the budget in effect shrinks (to nothing, the disk taking
@@ -259,6 +261,17 @@ parts)
     INGOT_DISK_CACHE_FILL=parts ok complete 4 any "${opts[@]}"
     INGOT_DISK_CACHE_FILL=parts ok again 4 warm "${opts[@]}"
     INGOT_DISK_CACHE_FILL=whole ok whole_again 2 warm "${opts[@]}"
+    # the same entries as a manifest laying the pieces out otherwise finds them (sealed again
+    # under another layout): misses, in either mode, never their zeros served nor an entry
+    # taken for bad; every sample right (test_disk checks each byte)
+    n=$("$exe" relayout "$cache" | awk '{print $2}')
+    [ "${n:-0}" -gt 0 ] || fail "relayout: no assembled entry to seal again"
+    for fill in whole parts; do
+        INGOT_DISK_CACHE_FILL=$fill ok "other_$fill" 2 any "${opts[@]}"
+        grep -q "^disk epoch 0 storage [1-9]" "$work/other_$fill.out" ||
+            fail "other_$fill: entries of another layout served, not missed"
+        [ "$(counter "other_$fill" bad)" = 0 ] || fail "other_$fill: entries of another layout taken for bad"
+    done
     ;;
 small)
     export INGOT_DISK_CACHE_BYTES=1536KiB TEST_DISK_EPOCHS=4 # about half of the 3 MiB of pieces

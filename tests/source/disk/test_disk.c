@@ -2,6 +2,9 @@
  * The node's disk tier through the loader (INGOT_DISK_CACHE_BYTES and friends set by the calling
  * script), on 1 to 4 ranks, over a dataset the test packs once (rank 0) in DIR/data:
  *   test_disk DIR ZSTD [pack]     (pack: only pack the dataset, for jobs started together)
+ *   test_disk relayout FOLDER     (no MPI: every assembled entry of FOLDER sealed again under
+ *                                  another layout, as a manifest laying its pieces out otherwise
+ *                                  would find it; prints how many)
  * Every epoch: every sample exactly once over all ranks, each byte and label as packed, each
  * record counted once by tier. Rank 0 prints, summed over ranks:
  *   disk epoch E storage S disk D peer P local L
@@ -24,11 +27,14 @@
 #include "common/test.h"
 #include "common/loader_data.h"
 #include "common/mpi_checks.h"
+#include "source/disk/entry.h"
 #include <ingot/ingot.h>
 #include <ingot/loader.h>
 #include <ingot/order.h>
 #include <ingot/shard.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,8 +143,60 @@ static void disk_counters(ingot_loader_h l, uint64_t *c)
     memcpy(c, v, sizeof(v));
 }
 
+/* Seal the assembled entry at @p path (name @p name in fan-out folder @p fan) again under another
+ * layout, checksum and block hashes right: 1 when it was an assembled one. */
+static int relayout_one(const char *path, const char *fan, const char *name)
+{
+    ingot_disk_key_t key;
+    if (ingot_disk_entry_parse(fan, name, &key) != 0) {
+        return 0; /* a temporary, or not an entry */
+    }
+    int fd = open(path, O_RDWR);
+    struct stat sb;
+    CHECK(fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size >= INGOT_DISK_HEADER_BYTES);
+    uint8_t *e = malloc((size_t)sb.st_size);
+    CHECK(e != NULL && pread(fd, e, (size_t)sb.st_size, 0) == sb.st_size);
+    uint32_t version;
+    memcpy(&version, e + 8, sizeof(version));
+    int assembled = version == INGOT_DISK_ENTRY_ASSEMBLED;
+    if (assembled) {
+        ingot_disk_entry_seal(e, &key, (uint64_t)sb.st_size - INGOT_DISK_HEADER_BYTES, 0x1a7e);
+        CHECK(pwrite(fd, e, INGOT_DISK_HEADER_BYTES, 0) == INGOT_DISK_HEADER_BYTES);
+    }
+    free(e);
+    close(fd);
+    return assembled;
+}
+
+static int relayout(const char *folder)
+{
+    DIR *top = opendir(folder);
+    CHECK(top != NULL);
+    struct dirent *f, *e;
+    int n = 0;
+    while ((f = readdir(top)) != NULL) {
+        char fan[1024];
+        snprintf(fan, sizeof(fan), "%s/%s", folder, f->d_name);
+        DIR *sub = strlen(f->d_name) == 2 && f->d_name[0] != '.' ? opendir(fan) : NULL;
+        while (sub != NULL && (e = readdir(sub)) != NULL) {
+            char path[2048];
+            snprintf(path, sizeof(path), "%s/%s", fan, e->d_name);
+            n += e->d_name[0] != '.' && relayout_one(path, f->d_name, e->d_name);
+        }
+        if (sub != NULL) {
+            closedir(sub);
+        }
+    }
+    closedir(top);
+    printf("relayout: %d assembled entries sealed under another layout\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "relayout") == 0) {
+        return relayout(argv[2]);
+    }
     CHECK(argc == 3 || argc == 4);
     ingot_ctx_h ctx;
     CHECK_OK(ingot_init(NULL, &ctx));
