@@ -24,7 +24,8 @@
 #   budget_fill  the same, pieces read whole against pieces assembled from the misses' own bytes
 #            (INGOT_DISK_CACHE_FILL=whole, parts), the clairvoyant policy
 #   budget_nodes  the same on two emulated nodes of 2 ranks (tests/netns), no tier against
-#            cluster budgets of 50% and 100% (each node's folder half of it), clairvoyant
+#            cluster budgets of 50% and 100% (each node's folder half of it), clairvoyant, each
+#            INGOT_DISK_CACHE_FILL of NODES_FILLS ("whole parts")
 #   policy   a budget of half the dataset, 4 epochs (a fresh shuffle each), no prefetch, a fresh
 #            folder per run, pieces of POLICY_PIECE (32 KiB: most pieces within one sample, read
 #            once an epoch, the issue's simulated trace; with 1 MiB pieces of ~9 samples each a
@@ -51,6 +52,7 @@ build=$(realpath "$1"); work=${2:-$(mktemp -d "${TMPDIR:-/var/tmp}/ingot-diskper
 shift $(( $# >= 2 ? 2 : 1 )); sections=${*:-"twice ranks nodes policy prefetch scan objstore"}
 REPS=${REPS:-3} SAMPLES=${SAMPLES:-1024} SCAN_N=${SCAN_N:-100000}
 POLICY_PIECE=${POLICY_PIECE:-32KiB} POLICY_NP=${POLICY_NP:-4} BUDGET_NP=${BUDGET_NP:-"1 4"}
+NODES_FILLS=${NODES_FILLS:-"whole parts"} # budget_nodes: INGOT_DISK_CACHE_FILL of its runs
 bench=$build/apps/ingot-bench
 emulate=bw=50MiB/s,lat=5ms
 # shellcheck source=tests/perf/perf_lib.sh
@@ -177,17 +179,19 @@ budget_nodes)
         BENCH_ARGS="--epochs 3 --batch 64" bench "budget-nodes-none-$r" 4 \
             -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
         for pct in 50 100; do
-            rm -rf "$work"/cache-node-*
-            BENCH_ARGS="--epochs 3 --batch 64" bench "budget-nodes-$pct-clairvoyant-$r" 4 \
-                -x INGOT_DISK_CACHE_DIR="$work/cache-node-%h" \
-                -x INGOT_DISK_CACHE_BYTES=$((dataset * (1048576 + 4096) / 1048576 * pct / 200)) \
-                -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+            for fill in $NODES_FILLS; do
+                rm -rf "$work"/cache-node-*
+                BENCH_ARGS="--epochs 3 --batch 64" bench "budget-nodes-$pct-$fill-$r" 4 \
+                    -x INGOT_DISK_CACHE_DIR="$work/cache-node-%h" \
+                    -x INGOT_DISK_CACHE_BYTES=$((dataset * (1048576 + 4096) / 1048576 * pct / 200)) \
+                    -x INGOT_DISK_CACHE_FILL="$fill" -x INGOT_STORAGE_EMULATE=bw=100MiB/s,lat=2ms
+            done
         done
     done
     echo "## two nodes of 2 ranks, cluster budgets of 50% and 100% (each node half), 3 epochs, medians of $REPS, load $(cut -d' ' -f1 /proc/loadavg)"
-    $py - "$work" "$REPS" << 'PY'
+    $py - "$work" "$REPS" "$NODES_FILLS" << 'PY'
 import json, statistics as st, sys
-work, reps = sys.argv[1], int(sys.argv[2])
+work, reps, fills = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 def load(name):
     runs = [json.load(open(f"{work}/budget-nodes-{name}-{r}.json")) for r in range(1, reps + 1)]
     tier = name != "none"
@@ -195,10 +199,11 @@ def load(name):
              st.median((x["epochs"][e]["disk_bytes_below"] if tier else x["epochs"][e]["bytes_storage"]) / 2**20 for x in runs))
             for e in range(len(runs[0]["epochs"]))]
 base = load("none")
-print("| 2 x 2 ranks | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(base))) + " |")
-print("| no tier | " + " | ".join(f"{w:.2f} | {b:.0f}" for w, b in base) + " |")
+print("| 2 x 2 ranks | fill | " + " | ".join(f"epoch {e} s (x) | MiB below (x)" for e in range(len(base))) + " |")
+print("| no tier | | " + " | ".join(f"{w:.2f} | {b:.0f}" for w, b in base) + " |")
 for pct in (50, 100):
-    print(f"| {pct}% | " + " | ".join(f"{w:.2f} ({w / w0:.2f}) | {b:.0f} ({b / b0:.2f})" for (w, b), (w0, b0) in zip(load(f"{pct}-clairvoyant"), base)) + " |")
+    for fill in fills:
+        print(f"| {pct}% | {fill} | " + " | ".join(f"{w:.2f} ({w / w0:.2f}) | {b:.0f} ({b / b0:.2f})" for (w, b), (w0, b0) in zip(load(f"{pct}-{fill}"), base)) + " |")
 PY
     ;;
 policy)
