@@ -170,7 +170,9 @@ uint64_t ingot_disk_layout(const ingot_disk_t *d, uint64_t p)
     span_list_t l = {.p = p};
     uint64_t h = 0; /* a failed walk matches no layout: the entry is a miss */
     if (spans_walk(d, shard, shard + 1, span_gather, &l) == INGOT_OK && !l.failed) {
-        qsort(l.sp, l.n, sizeof(disk_span_t), span_cmp);
+        if (l.n > 1) {
+            qsort(l.sp, l.n, sizeof(disk_span_t), span_cmp);
+        }
         h = layout_hash(l.sp, l.n, plen);
     }
     free(l.sp);

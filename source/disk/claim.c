@@ -84,7 +84,7 @@ int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how)
     disk_keeper_t *k = d->keeper;
     int lapsed = 0, want = DISK_WANT_THERE;
     if (!claim_lock(d, how)) {
-        return DISK_WANT_BUSY; /* asked again, or the asker reads only its own bytes below */
+        return DISK_WANT_NO; /* the asker reads only its own bytes from below */
     }
     if (how == DISK_WAIT) {
         (void)ingot_disk_policy_advance(k->pol, atomic_load(&k->now));

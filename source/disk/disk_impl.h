@@ -33,7 +33,6 @@ extern const char *const ingot_disk_fill_names[];
  * none free within DISK_PARTS_WAIT_NS is dropped (its piece completed later). */
 #define DISK_PARTS_OUT         16
 #define DISK_PARTS_WAIT_NS     (2 * 1000000ull) /* a part's wait for a credit, at most */
-#define DISK_BUSY_WAIT_NS      (5 * 1000000ull) /* a want's asking again while its keeper is busy */
 #define DISK_COMPLETE_RUNS     64 /* reads below per piece to complete it, at most (runs merged) */
 #define DISK_COMPLETE_INFLIGHT 4  /* completing reads in flight (of the spare buffers) */
 #define DISK_COMPLETE_QUIET_NS (100 * 1000000ull) /* no part for this long: none is on its way */
@@ -373,7 +372,7 @@ void ingot_disk_asm_complete(ingot_disk_t *d, int all, uint64_t deadline_ns);
 void ingot_disk_keeper_part(ingot_disk_t *d, disk_buf_t *b);
 
 /* claim.c: the keeper's answers to "shall I read piece p whole and hand it to you?" */
-enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO, DISK_WANT_PART, DISK_WANT_BUSY };
+enum { DISK_WANT_FILL, DISK_WANT_THERE, DISK_WANT_NO, DISK_WANT_PART };
 /* How a caller takes the keeper's lock: waiting (a reader, a writer, the prefetcher), or only if
  * it is free (the transport's progress thread, which holds the transport's lock and must never
  * wait behind an eviction's unlinks or an epoch's trace; a busy answer is counted). */
@@ -382,8 +381,7 @@ enum { DISK_WAIT, DISK_TRY };
  * its way), DISK_WANT_NO (the policy would not admit it: no room, or a fill that would read
  * below more than it saves, the miss needing @p len of the piece's bytes; or DISK_TRY found the
  * keeper busy), DISK_WANT_PART (INGOT_DISK_CACHE_FILL=parts: the piece is being assembled, or now
- * claimed for assembly: the asker reads its own bytes and hands them to the keeper),
- * DISK_WANT_BUSY (DISK_TRY found the keeper's lock taken: the asker may ask again).
+ * claimed for assembly: the asker reads its own bytes and hands them to the keeper).
  * DISK_WAIT also moves the policy's clock first (an epoch's roll builds a trace). */
 int ingot_disk_keeper_want(ingot_disk_t *d, uint64_t p, uint64_t len, int how);
 /* Whether piece @p p is claimed for a fill (a push of it is welcome): 1 or 0, or -1 when the

@@ -24,8 +24,7 @@
 static const ingot_status_t serve_want_status[] = {[DISK_WANT_FILL] = INGOT_ERR_NOT_FOUND,
                                                    [DISK_WANT_THERE] = INGOT_ERR_EXISTS,
                                                    [DISK_WANT_NO] = INGOT_ERR_NO_RESOURCE,
-                                                   [DISK_WANT_PART] = INGOT_ERR_MISMATCH,
-                                                   [DISK_WANT_BUSY] = INGOT_ERR_BUSY};
+                                                   [DISK_WANT_PART] = INGOT_ERR_MISMATCH};
 
 static void serve_key(const ingot_disk_key_t *k, uint64_t key[2])
 {
@@ -236,29 +235,17 @@ int ingot_disk_want(ingot_disk_t *d, uint64_t p, uint64_t len, uint64_t deadline
         return DISK_WANT_NO;
     }
     ingot_disk_key_t k = ingot_disk_key(d, p);
-    uint64_t key[2], word, until = ingot_deadline_after(DISK_BUSY_WAIT_NS);
-    long pause_ns = SERVE_BUSY_MIN_NS / 8;
+    uint64_t key[2], word;
     serve_key(&k, key);
     key[1] |= SERVE_WANT;
-    for (;;) {
-        ingot_status_t st = serve_op(d, keeper, key, len, &word, NULL, 0, deadline_ns); /* off */
-        if (st == serve_want_status[DISK_WANT_BUSY]) {
-            if (ingot_time_ns() >= until) {
-                return DISK_WANT_NO; /* busy a while: this miss reads only its own bytes */
-            }
-            struct timespec busy = {0, pause_ns}; /* a moment: the keeper's lock is held short */
-            nanosleep(&busy, NULL);
-            pause_ns *= 2;
-            continue;
+    ingot_status_t st = serve_op(d, keeper, key, len, &word, NULL, 0, deadline_ns); /* len: off */
+    for (int w = DISK_WANT_FILL; w <= DISK_WANT_PART; w++) {
+        if (st == serve_want_status[w]) {
+            return w;
         }
-        for (int w = DISK_WANT_FILL; w <= DISK_WANT_PART; w++) {
-            if (st == serve_want_status[w]) {
-                return w;
-            }
-        }
-        serve_node_failed(d, home, keeper, st);
-        return DISK_WANT_NO;
     }
+    serve_node_failed(d, home, keeper, st);
+    return DISK_WANT_NO;
 }
 
 ingot_status_t ingot_disk_read_home(ingot_disk_t *d, uint64_t p, int home, uint64_t off,
