@@ -16,16 +16,20 @@
 # Where no CUDA device is usable the GPU steps skip (their tests exit 77) and the plumbing still
 # runs: that is how it is checked on the build machine.
 #
-# On the build machine:
-#   ../shared/tools/gpu-bundle.sh --ucx-cuda -- -DINGOT_TEST_PYTHON=/opt/torch/.venv/bin/python3
+# On the build machine (the bundle is about 30 MiB; 64 MiB may travel):
+#   FMNIST_SMALL=1 ../shared/tools/gpu-bundle.sh --ucx-cuda -- \
+#       -DINGOT_TEST_PYTHON=/opt/torch/.venv/bin/python3 -DINGOT_TESTS_LINK_SHARED=ON
+# INGOT_TESTS_LINK_SHARED is needed: without it every test links the static library whole (1.3 MB
+# each, stripped) and the bundle is 63 MiB, which the script refuses (2026-11-29). With it, the whole
+# of Fashion-MNIST fits too (about 52 MiB): leave FMNIST_SMALL out and
 #   mkdir -p .gpu-bundle/fashion-mnist && cp /usr/share/datasets/fashion-mnist/* .gpu-bundle/fashion-mnist/
-#   du -sh .gpu-bundle     # 64 MiB may travel
 # With the device tool (carry [".gpu-bundle"], timeout_s 480):
 #   . .gpu-bundle/on-device.sh && tests/perf/gpu_run.sh must should could
 # usage: tests/perf/gpu_run.sh [must] [should] [could]      (default: all three, in that order)
 # env: OUT (the device tool's $OUT; else a temporary folder), BUILD (/tmp/ingot-gpu/build), REL (a
 # Release tree for the figures; default BUILD, whose fault injection each figure's log then says),
-# TORCH_PY (/opt/torch/.venv/bin/python3, else python3), BUDGET_S (420), JOBS (8), FMNIST (the
+# TORCH_PY (/opt/torch/.venv/bin/python3, else python3), BUDGET_S (420), JOBS (8), MPI_JOBS (4:
+# the MPI tests at once; one at a time they took 484 s on the 2-core VM), FMNIST (the
 # Fashion-MNIST idx files: the Debian package's folder, else .gpu-bundle/fashion-mnist).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,6 +40,7 @@ py=${TORCH_PY:-/opt/torch/.venv/bin/python3}
 [ -x "$py" ] || py=python3
 BUDGET_S=${BUDGET_S:-420}
 JOBS=${JOBS:-8}
+MPI_JOBS=${MPI_JOBS:-4}
 fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
 [ -r "$fm/train-images-idx3-ubyte.gz" ] || fm=$src/.gpu-bundle/fashion-mnist
 tiers=${*:-"must should could"}
@@ -150,11 +155,12 @@ train_blas() { # ingot-train on 1 rank, 2 epochs: cuBLAS against CBLAS, samples/
 
 must() {
     env_steps
-    # the main tier's MPI tests (4 ranks each, one at a time) run beside everything else
+    # the main tier's MPI tests (most of 4 ranks; MPI_JOBS at a time, as the main tier runs them
+    # 3 at a time on 2 cores in CI) run beside everything else
     local mpi_log=$out/main-mpi.log mpi_limit
     mpi_limit=$(($(left) - 30))
     (cd "$build" && timeout -k 10 "$mpi_limit" ctest --output-on-failure --timeout 150 \
-        -L mpi -LE 'gpu|lint|layers|install' > "$mpi_log" 2>&1 < /dev/null
+        -j "$MPI_JOBS" -L mpi -LE 'gpu|lint|layers|install' > "$mpi_log" 2>&1 < /dev/null
     echo "exit $?" >> "$mpi_log") &
     local mpi_pid=$!
     step main-host 240 env -C "$build" ctest --output-on-failure --timeout 180 -j "$JOBS" \
