@@ -14,10 +14,15 @@ rm -rf "$work"; mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { for f in "$work"/*.out; do echo "=== $f"; tail -40 "$f"; done; echo "FAIL: $*"; exit 1; }
 
-clone() { # clone NAME: a copy of the source tree's files
+clone() { # clone NAME: a copy of the source tree's files (all of them in a tree git does not
+    # know, as the GPU bundle's, copied from git's list)
     mkdir -p "$work/$1"
-    (cd "$src" && git ls-files --cached --others --exclude-standard -z |
-        tar --null -T - -cf -) | tar -xf - -C "$work/$1" || fail "copying the tree into $1"
+    if git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
+        (cd "$src" && git ls-files --cached --others --exclude-standard -z |
+            tar --null -T - -cf -) | tar -xf - -C "$work/$1" || fail "copying the tree into $1"
+    else
+        tar -C "$src" -cf - . | tar -xf - -C "$work/$1" || fail "copying the tree into $1"
+    fi
 }
 demo() { # demo CLONE OUT: the README's command, reduced
     (cd "$work/$1" && DEMO_BIN=$bin DEMO_EPOCHS=1 DEMO_SAMPLES=256 timeout -k 5 300 \
