@@ -30,8 +30,10 @@ static void home_give_up(ingot_cache_t *c, int home, const char *why)
     }
 }
 
-/* Complete @p req after its home answered @p st. */
-static void finish(ingot_cache_t *c, ingot_source_req_t *req, int home, ingot_status_t st)
+/* Complete @p req after its home answered @p st; @p unfilled: it timed out because the home's
+ * window was not filled within INGOT_TIMEOUT (said by home_wait_ready), not for a silent home. */
+static void finish(ingot_cache_t *c, ingot_source_req_t *req, int home, ingot_status_t st,
+                   int unfilled)
 {
     uint64_t ms = ingot_transport_peer_timeout(c->transport) / 1000000;
     if (st == INGOT_OK) {
@@ -40,17 +42,24 @@ static void finish(ingot_cache_t *c, ingot_source_req_t *req, int home, ingot_st
         /* unreachable with this UCX_TLS, or its key or reply malformed: logged with the rank */
         ingot_source_complete(req, st);
     } else if (st == INGOT_ERR_TIMED_OUT && c->policy == INGOT_PEER_FAILURE_ABORT) {
-        ingot_error("cache: rank %d (host %s) did not answer a read of %" PRIu64 " bytes within "
-                    "INGOT_PEER_TIMEOUT (%" PRIu64 " ms); INGOT_PEER_FAILURE=abort ends the job "
-                    "('storage' would read its samples from storage instead)",
-                    home, ingot_transport_host(c->transport, home), req->length, ms);
+        if (!unfilled) {
+            ingot_error("cache: rank %d (host %s) did not answer a read of %" PRIu64
+                        " bytes within INGOT_PEER_TIMEOUT (%" PRIu64 " ms); "
+                        "INGOT_PEER_FAILURE=abort ends the job ('storage' would read its "
+                        "samples from storage instead)",
+                        home, ingot_transport_host(c->transport, home), req->length, ms);
+        }
         ingot_abort_raise(c->plan.peer_lost); /* the trainer's reductions wait on it too */
         ingot_source_complete(req, st);
     } else {
         char why[160];
         if (st == INGOT_ERR_TIMED_OUT) {
-            snprintf(why, sizeof(why), "did not answer within INGOT_PEER_TIMEOUT (%" PRIu64 " ms)",
-                     ms);
+            if (unfilled) {
+                snprintf(why, sizeof(why), "has not filled its window within INGOT_TIMEOUT");
+            } else {
+                snprintf(why, sizeof(why),
+                         "did not answer within INGOT_PEER_TIMEOUT (%" PRIu64 " ms)", ms);
+            }
             home_give_up(c, home, why);
         } else {
             ingot_warn("cache: a read of %" PRIu64 " bytes from rank %d (host %s) failed (%s); "
@@ -85,11 +94,13 @@ static void op_done(ingot_transport_op_t *op)
     int home = cr->home;
     ingot_status_t st = cr->sync_st != INGOT_OK ? cr->sync_st : atomic_load(&op->status);
     atomic_store(&cr->busy, 0);
-    finish(c, req, home, st);
+    finish(c, req, home, st, 0);
 }
 
-/* Wait until @p home has filled its window (it may still be in the fill epoch). */
-static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadline_ns)
+/* Wait until @p home has filled its window (it may still be in the fill epoch); *@p unfilled_p
+ * set when it has not by @p deadline_ns (said here). */
+static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadline_ns,
+                                      int *unfilled_p)
 {
     for (;;) {
         int state = atomic_load(&c->home_state[home]);
@@ -113,6 +124,7 @@ static ingot_status_t home_wait_ready(ingot_cache_t *c, int home, uint64_t deadl
             ingot_error("cache: rank %d (host %s) has not filled its cache window within "
                         "INGOT_TIMEOUT (it is still in epoch %" PRIu64 ", or stopped)",
                         home, ingot_transport_host(c->transport, home), c->fill_epoch);
+            *unfilled_p = 1;
             return INGOT_ERR_TIMED_OUT;
         }
         struct timespec pause = {0, 1000000};
@@ -208,9 +220,10 @@ static ingot_status_t cache_submit(ingot_source_t *src, ingot_source_req_t *req)
             return INGOT_OK;
         }
     }
-    ingot_status_t st = home_wait_ready(c, home, req->deadline_ns);
+    int unfilled = 0;
+    ingot_status_t st = home_wait_ready(c, home, req->deadline_ns, &unfilled);
     if (st != INGOT_OK) {
-        finish(c, req, home, st);
+        finish(c, req, home, st, unfilled);
         return INGOT_OK;
     }
     if (home == c->rank) {
