@@ -338,10 +338,9 @@ int ingot_disk_keeper_queue(ingot_disk_t *d, disk_buf_t *b, uint64_t deadline_ns
 
 /* The writer's admission and write of one whole piece in @p b (keeper.c), settling its claim. */
 void ingot_disk_keeper_fill(ingot_disk_t *d, disk_buf_t *b);
-/* At destroy, before the keeper stops (every rank's parts handed over): the pieces its rank's
- * misses passed over read from below and queued, then (assemblies) the writers' queue drained and
- * what the assemblies still miss read and written (within the first @p share percent of destroy's
- * INGOT_TIMEOUT). */
+/* At destroy, before the keeper stops (every rank's parts handed over): the writers' queue
+ * drained, then what the assemblies still miss read from below and written (within the first
+ * @p share percent of destroy's INGOT_TIMEOUT). */
 void ingot_disk_keeper_finish(ingot_disk_t *d, int share);
 /* A miss of the keeper's rank on piece @p p passed its fill over: the keeper fills it later. */
 void ingot_disk_keeper_defer(ingot_disk_t *d, uint64_t p);
