@@ -23,14 +23,13 @@ typedef struct fault_rule {
 } fault_rule_t;
 
 static const char *const site_names[INGOT_FAULT_SITE_LAST] = {
-    "malloc",     "mmap",         "mlock",       "cuda_pin",    "open",
-    "pread",      "thread",       "cuda_malloc", "cache_fill",  "peer_key",
-    "peer_read",  "disk_write",   "disk_folder", "disk_statfs", "arrival",
-    "part_fetch", "disk_publish", "disk_hold",   "disk_slow",
+    "malloc",      "mmap",        "mlock",      "cuda_pin",   "open",         "pread",
+    "thread",      "cuda_malloc", "cache_fill", "peer_key",   "peer_read",    "disk_write",
+    "disk_folder", "disk_statfs", "arrival",    "part_fetch", "disk_publish", "disk_hold",
 };
 static const int site_default_errno[INGOT_FAULT_SITE_LAST] = {
-    ENOMEM, ENOMEM, ENOMEM, ENOMEM,  EACCES, EIO,   EAGAIN, ENOMEM, EIO,   EINVAL,
-    EINVAL, ENOSPC, EROFS,  EREMOTE, EINTR,  EINTR, EINTR,  EINTR,  EINTR,
+    ENOMEM, ENOMEM, ENOMEM, ENOMEM, EACCES,  EIO,   EAGAIN, ENOMEM, EIO,
+    EINVAL, EINVAL, ENOSPC, EROFS,  EREMOTE, EINTR, EINTR,  EINTR,  EINTR,
 };
 
 static const struct {
@@ -60,10 +59,9 @@ static int parse_rule(char *tok, fault_rule_t *rule, char *err, size_t errlen)
     }
     if (s == INGOT_FAULT_SITE_LAST) {
         snprintf(err, errlen,
-                 "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, pread, "
-                 "thread, cuda_malloc, cache_fill, peer_key, peer_read, disk_write, "
-                 "disk_folder, disk_statfs, arrival, part_fetch, disk_publish, disk_hold, "
-                 "disk_slow)",
+                 "unknown site '%s' (sites: malloc, mmap, mlock, cuda_pin, open, "
+                 "pread, thread, cuda_malloc, cache_fill, peer_key, peer_read, disk_write, "
+                 "disk_folder, disk_statfs, arrival, part_fetch, disk_publish, disk_hold)",
                  site);
         return -1;
     }

@@ -18,8 +18,6 @@
  * written and synced, before its rename: a keeper stopped, or then killed, mid-fill.
  * disk_hold: the nth fill the node's keeper admits holds the keeper's lock for 3 s, as a long
  * eviction or an epoch's trace rebuild would.
- * disk_slow: the nth disk-tier entry written syncs 100 ms late, as on a loaded disk ("1+": every
- * one, writers that lag behind the misses).
  * Actions: an errno name (ENOMEM, EIO, EAGAIN, EPERM, ENOSPC, EINVAL, ENOENT, EACCES, EROFS,
  * EDQUOT) or
  * "fail" (the site's natural errno).
@@ -48,7 +46,6 @@ typedef enum ingot_fault_site {
     INGOT_FAULT_PART_FETCH,
     INGOT_FAULT_DISK_PUBLISH,
     INGOT_FAULT_DISK_HOLD,
-    INGOT_FAULT_DISK_SLOW,
     INGOT_FAULT_SITE_LAST
 } ingot_fault_site_t;
 

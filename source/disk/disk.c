@@ -64,11 +64,6 @@ disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d)
     return ingot_mpmc_try_pop(&d->free_bufs, &b) ? b : NULL;
 }
 
-int ingot_disk_buf_spare(ingot_disk_t *d)
-{
-    return ingot_mpmc_size(&d->free_bufs) >= d->p.nreqs / 2;
-}
-
 disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d)
 {
     void *b = NULL;
@@ -450,8 +445,7 @@ void ingot_disk_stats(const ingot_disk_t *d, ingot_disk_stats_t *s)
                               .parts_dropped = atomic_load(&d->parts_dropped),
                               .asm_below = atomic_load(&d->asm_below),
                               .assembled = atomic_load(&d->assembled),
-                              .assembling = atomic_load(&d->assembling),
-                              .lagged = atomic_load(&d->lagged)};
+                              .assembling = atomic_load(&d->assembling)};
 }
 
 /* The keeper's ", in effect N bytes[, fills off]" into @p buf; "" on other ranks. */
@@ -484,7 +478,7 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
              " bytes), bad entries %" PRIu64 ", failed fills %" PRIu64 ", damaged fills %" PRIu64
              ", keeper busy %" PRIu64 ", parts %" PRIu64 " bytes (%" PRIu64 " dropped, %" PRIu64
              " bytes read below to complete pieces), assembled %" PRIu64
-             ", being assembled %" PRIu64 ", fills passed over for lagging writers %" PRIu64 "\n",
+             ", being assembled %" PRIu64 "\n",
              d->dir, d->usable ? "serving" : "not usable", d->budget,
              disk_effect_text(d, effect, sizeof(effect)), d->piece_bytes, homed, d->npieces,
              d->nnodes, ingot_disk_policy_names[d->lru],
@@ -492,7 +486,6 @@ const char *ingot_disk_report(const ingot_disk_t *d, char *buf, size_t len)
              d->prefetch_pct, d->keeper ? ", keeper of this node" : "", s.hits, s.remote_hits,
              s.misses, s.bytes_disk, s.bytes_below, s.admitted, s.refused, s.evictions,
              s.prefetched, s.prefetch_bytes, s.bad_entries, s.fill_errors, s.damaged_fills,
-             s.keeper_busy, s.parts, s.parts_dropped, s.asm_below, s.assembled, s.assembling,
-             s.lagged);
+             s.keeper_busy, s.parts, s.parts_dropped, s.asm_below, s.assembled, s.assembling);
     return buf;
 }

@@ -136,9 +136,6 @@ typedef struct disk_keeper {
     _Atomic uint64_t claimed; /* bytes of the pieces claimed for fills not yet written */
     _Atomic uint64_t writing; /* bytes of the fills the writers are writing (not in the ledger) */
     uint32_t *claimed_at;     /* per piece: when claimed (s since t0), so a claim can lapse */
-    _Atomic unsigned char *deferred; /* per piece: a miss of this rank passed its fill over (the
-                                        pool was down to the readers'): filled later here */
-    _Atomic uint64_t ndeferred;
     uint64_t t0;
     disk_asm_t as; /* INGOT_DISK_CACHE_FILL=parts: the pieces being assembled */
 } disk_keeper_t;
@@ -166,9 +163,6 @@ typedef struct ingot_disk_stats {
     uint64_t asm_below;      /* of bytes_below: the spans assemblies missed, read by the keeper */
     uint64_t assembled;      /* pieces whose every sample came, written (keeper) */
     uint64_t assembling;     /* pieces being assembled now (keeper) */
-    uint64_t lagged;         /* misses of the keeper's rank not made whole-piece fills: the pool
-                                was down to the readers' buffers (the writers lag); the keeper
-                                fills those pieces later */
 } ingot_disk_stats_t;
 
 struct ingot_disk {
@@ -224,7 +218,7 @@ struct ingot_disk {
     /* counters */
     _Atomic uint64_t hits, remote_hits, misses, bytes_disk, bytes_below, admitted, refused,
         evictions, prefetched, prefetch_bytes, bad_entries, fill_errors, damaged_fills, keeper_busy,
-        parts_in, assembled, assembling, lagged;
+        parts_in, assembled, assembling;
     _Atomic uint32_t *piece_hits;   /* per piece: reads this rank served from its node's folder */
     _Atomic int *node_failed;       /* per node: a read or push to it failed; left alone since */
     _Atomic uint64_t replies_out;   /* the server's replies not yet sent */
@@ -266,9 +260,6 @@ uint64_t ingot_disk_piece_of(const ingot_disk_t *d, const ingot_disk_key_t *key)
 /* A buffer from the pool, waiting until @p deadline_ns: NULL past it or at destroy. */
 disk_buf_t *ingot_disk_buf_get(ingot_disk_t *d, uint64_t deadline_ns);
 disk_buf_t *ingot_disk_buf_try(ingot_disk_t *d);
-/* Whether a fill or a prefetch may keep a buffer of the pool now: one stays free for every reader
- * besides (buffers held by lagging writers never make a read wait). */
-int ingot_disk_buf_spare(ingot_disk_t *d);
 /* A buffer for a peer's read or push, or NULL (none free: the peer hears "busy"). */
 disk_buf_t *ingot_disk_buf_rx(ingot_disk_t *d);
 void ingot_disk_buf_put(ingot_disk_t *d, disk_buf_t *b);
@@ -342,8 +333,6 @@ void ingot_disk_keeper_fill(ingot_disk_t *d, disk_buf_t *b);
  * drained, then what the assemblies still miss read from below and written (within the first
  * @p share percent of destroy's INGOT_TIMEOUT). */
 void ingot_disk_keeper_finish(ingot_disk_t *d, int share);
-/* A miss of the keeper's rank on piece @p p passed its fill over: the keeper fills it later. */
-void ingot_disk_keeper_defer(ingot_disk_t *d, uint64_t p);
 /* Make room for what the writers and assemblies hold (ledger and keeper's locks taken here),
  * evicting only pieces needed after @p need: 1 when there is room. */
 int ingot_disk_keeper_pay(ingot_disk_t *d, uint64_t need);

@@ -218,19 +218,12 @@ static ingot_status_t disk_piece(ingot_disk_t *d, ingot_source_req_t *req, uint6
         return INGOT_OK;
     }
     atomic_fetch_add(&d->misses, 1);
-    /* the whole piece when its keeper wants it written through, else only these bytes; on the
-     * keeper's rank only while the pool can spare the buffer (else the keeper fills the piece
-     * later: its writers lagging cost its reads nothing); with INGOT_DISK_CACHE_FILL=parts
-     * always only these, handed to the keeper without asking it first (it decides when they
-     * come: no round trip on the miss's way) */
-    int spare = d->parts || d->keeper == NULL || d->home[p] != d->node || ingot_disk_buf_spare(d);
-    if (!spare) {
-        atomic_fetch_add(&d->lagged, 1);
-        ingot_disk_keeper_defer(d, p);
-    }
-    int want = d->parts ? (d->home[p] >= 0 ? DISK_WANT_PART : DISK_WANT_NO)
-               : spare  ? ingot_disk_want(d, p, len, req->deadline_ns)
-                        : DISK_WANT_NO;
+    /* the whole piece when its keeper wants it written through, else only these bytes; with
+     * INGOT_DISK_CACHE_FILL=parts always only these, handed to the keeper without asking it
+     * first (it decides when they come: no round trip on the miss's way) */
+    int want = !d->parts         ? ingot_disk_want(d, p, len, req->deadline_ns)
+               : d->home[p] >= 0 ? DISK_WANT_PART
+                                 : DISK_WANT_NO;
     int whole = want == DISK_WANT_FILL, part = want == DISK_WANT_PART;
     st = ingot_disk_read_below(d, p, whole ? 0 : off, whole ? UINT64_MAX : len, req->epoch, b,
                                req->deadline_ns);

@@ -260,10 +260,6 @@ ingot_status_t ingot_disk_entry_fill(int dirfd, const ingot_disk_key_t *key, con
     }
     int err = entry_write_all(f->fd, buf, INGOT_DISK_HEADER_BYTES + (size_t)len);
     const char *what = "write";
-    if (ingot_fault_check(INGOT_FAULT_DISK_SLOW) != 0) { /* tests: a loaded disk */
-        struct timespec late = {0, 100 * 1000000L};
-        nanosleep(&late, NULL);
-    }
     if (err == 0 && fdatasync(f->fd) != 0) {
         err = errno;
         what = "fdatasync";

@@ -333,57 +333,6 @@ static int keeper_next(ingot_disk_t *d, uint64_t *p_p, uint64_t *need_p)
     return got;
 }
 
-void ingot_disk_keeper_defer(ingot_disk_t *d, uint64_t p)
-{
-    disk_keeper_t *k = d->keeper;
-    if (atomic_exchange(&k->deferred[p], 1) == 0) {
-        atomic_fetch_add(&k->ndeferred, 1);
-    }
-}
-
-/* Fill the pieces whose misses passed their fill over: each read whole from below, as a
- * miss's fill is, while the pool can spare a buffer (@p end: at the job's end, waiting for
- * buffers until @p deadline_ns). */
-static void keeper_deferred(ingot_disk_t *d, int end, uint64_t deadline_ns)
-{
-    disk_keeper_t *k = d->keeper;
-    uint64_t spe = d->p.steps_per_epoch ? d->p.steps_per_epoch : 1;
-    for (uint64_t p = 0; p < d->npieces && atomic_load(&k->ndeferred) > 0; p++) {
-        if (!atomic_load(&k->deferred[p])) {
-            continue;
-        }
-        if (ingot_time_ns() >= deadline_ns || ingot_abort_is_raised(&d->abort) ||
-            (!end && !ingot_disk_buf_spare(d))) {
-            return;
-        }
-        if (atomic_exchange(&k->deferred[p], 0) == 0) {
-            continue; /* taken by the other caller (the prefetcher, destroy) */
-        }
-        atomic_fetch_sub(&k->ndeferred, 1);
-        uint64_t plen = ingot_disk_piece_len(d, p);
-        if (ingot_disk_keeper_want(d, p, plen, DISK_WAIT) != DISK_WANT_FILL) {
-            continue; /* resident by now, or no longer admitted */
-        }
-        disk_buf_t *b = ingot_disk_buf_get(d, deadline_ns);
-        ingot_status_t st = b ? ingot_disk_read_below(d, p, 0, UINT64_MAX,
-                                                      atomic_load(&k->now) / spe, b, deadline_ns)
-                              : INGOT_ERR_CANCELED;
-        if (st == INGOT_OK && !ingot_disk_piece_sound(d, p, b)) {
-            st = INGOT_ERR_CORRUPT;
-        }
-        if (st != INGOT_OK) {
-            ingot_disk_keeper_settle(d, p, INGOT_DISK_ABSENT);
-            if (b != NULL && atomic_load(&b->sub.state) != INGOT_SOURCE_REQ_QUARANTINED) {
-                ingot_disk_buf_put(d, b);
-            }
-            continue;
-        }
-        b->kind = DISK_FILL_DEMAND;
-        b->piece = p;
-        (void)ingot_disk_keeper_queue(d, b, deadline_ns); /* a full queue past it: dropped */
-    }
-}
-
 /* The prefetcher's thread: the assemblies an epoch left unfinished completed, then the pieces
  * needed next read ahead within INGOT_DISK_PREFETCH percent of the time. */
 static void *keeper_prefetch_main(void *arg)
@@ -393,12 +342,7 @@ static void *keeper_prefetch_main(void *arg)
         uint64_t p, need;
         /* the assemblies of an epoch that is over: what they miss read now */
         ingot_disk_asm_complete(d, 0, ingot_deadline_after(d->p.timeout_ns));
-        keeper_deferred(d, 0, ingot_deadline_after(d->p.timeout_ns));
         if (d->prefetch_pct == 0) { /* started for the assemblies alone */
-            keeper_idle(d, atomic_load(&d->keeper->now));
-            continue;
-        }
-        if (!ingot_disk_buf_spare(d)) { /* the pool down to the readers' (the writers lag) */
             keeper_idle(d, atomic_load(&d->keeper->now));
             continue;
         }
@@ -460,8 +404,7 @@ ingot_status_t ingot_disk_keeper_create(ingot_disk_t *d)
     k->t0 = ingot_time_ns();
     k->as.fd = -1;
     k->claimed_at = ingot_calloc(d->npieces ? d->npieces : 1, sizeof(uint32_t), "disk claims");
-    k->deferred = ingot_calloc(d->npieces ? d->npieces : 1, 1, "disk deferred fills");
-    if (k->claimed_at == NULL || k->deferred == NULL) {
+    if (k->claimed_at == NULL) {
         return INGOT_ERR_NO_MEMORY;
     }
     atomic_store(&k->now, d->p.start_step);
@@ -504,13 +447,11 @@ static bool keeper_drained(void *arg)
 void ingot_disk_keeper_finish(ingot_disk_t *d, int share)
 {
     disk_keeper_t *k = d->keeper;
-    if (k == NULL) {
+    if (k == NULL || !d->parts) {
         return;
     }
     uint64_t deadline = ingot_disk_deadline(d, share);
-    keeper_deferred(d, 1, deadline); /* the fills its rank's misses passed over */
-    if (d->parts &&
-        ingot_event_wait_until(&k->idle, keeper_drained, k, deadline, NULL) == INGOT_OK) {
+    if (ingot_event_wait_until(&k->idle, keeper_drained, k, deadline, NULL) == INGOT_OK) {
         ingot_disk_asm_complete(d, 1, deadline);
     }
 }
@@ -544,7 +485,6 @@ void ingot_disk_keeper_destroy(ingot_disk_t *d)
     ingot_disk_policy_destroy(k->pol);
     ingot_mpmc_cleanup(&k->fills);
     free(k->claimed_at);
-    free((void *)k->deferred);
     pthread_mutex_destroy(&k->lock);
     free(k);
     d->keeper = NULL;

@@ -336,9 +336,8 @@ static void *pusher_main(void *arg)
 void ingot_disk_write_through(ingot_disk_t *d, uint64_t p, disk_buf_t *b, uint64_t deadline_ns)
 {
     /* claimed for this rank; the queue holds every buffer of the pool, so a fill is never dropped
-     * for want of room: when the writers lag, the pool runs dry and the next misses wait for a
-     * buffer (the tier's back-pressure), except on the keeper's rank, whose misses pass their
-     * fills over then and leave them to the keeper (disk_source.c) */
+     * for want of room: when the writer lags, the pool runs dry and the next misses wait for a
+     * buffer (the tier's only back-pressure) */
     b->piece = p;
     if (d->home[p] < 0 || !d->pusher_started ||
         ingot_mpmc_push_wait(&d->outbox, b, deadline_ns, &d->abort) != INGOT_OK) {

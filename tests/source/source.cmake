@@ -59,8 +59,7 @@ set(_disk_cases "jobs default" "jobs tcp,self" "jobs posix,cma,self" "small" "re
     "kill" "scan_mid_fill" "two_jobs" "budgets" "erofs_mount" "budget_piece" "modes" "parts" "folder_group"
     "folder_world" "folder_link_own" "folder_link_else" "folder_fanout" "folder_foreign" "shared")
 if(INGOT_FAULT_INJECTION)
-  list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs" "busy_keeper" "slow_keeper"
-       "kill_keeper")
+  list(APPEND _disk_cases "enospc" "nfs" "enospc_mid" "edquot" "erofs" "busy_keeper" "kill_keeper")
 endif()
 foreach(c ${_disk_cases})
   separate_arguments(_args UNIX_COMMAND "${c}")

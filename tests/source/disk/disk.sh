@@ -75,11 +75,6 @@
 #                peers' INGOT_PEER_TIMEOUT of 2 s: the progress thread answers its peers "busy"
 #                rather than waiting, no rank gives the keeper up, nothing fails; and the same
 #                with the peer cache on under INGOT_PEER_FAILURE=abort: the job ends well
-#   slow_keeper  every entry syncs 100 ms late (fault site disk_slow), with the peer cache under
-#                INGOT_PEER_FAILURE=abort: the keeper's writers lag behind the misses, and its
-#                rank's own reads do not wait for buffers they hold (a miss passes its fill over
-#                when the pool is down to the readers' buffers, counted); the keeper fills those
-#                pieces later, by destroy at the latest: the next job reads nothing below
 # Every job checks every byte and label it delivers (test_disk.c); after every job that ran alone
 # and ended, each folder's ledger counts exactly its entries' bytes (ledger_exact); fault cases
 # run with INGOT_TIMEOUT=5s.
@@ -731,15 +726,6 @@ busy_keeper)
     rm -rf "$cache"
     ok busy_abort 4 cold "${hold[@]}" -x INGOT_CACHE_BYTES=64MiB -x INGOT_PEER_FAILURE=abort
     ! grep "failed a disk-tier request\|did not answer" "$work/busy_abort.out" || fail "a rank gave its keeper up"
-    ;;
-slow_keeper)
-    # the job is over before its writers are (they end at destroy): "any", then the next job
-    ok slow 4 any -x INGOT_FAULT=disk_slow:1+:fail -x INGOT_CACHE_BYTES=64MiB \
-        -x INGOT_PEER_FAILURE=abort
-    lagged=$(grep -o "fills passed over for lagging writers [0-9]*" "$work/slow.out" | awk '{print $NF}')
-    [ "${lagged:-0}" -gt 0 ] || fail "no fill passed over: the writers did not lag behind the misses"
-    grep -q "bad 0 failed 0" "$work/slow.out" || fail "bad entries or failed fills"
-    ok slow_warm 4 warm
     ;;
 *) fail "unknown case $case_" ;;
 esac
