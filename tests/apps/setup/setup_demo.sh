@@ -14,8 +14,8 @@ rm -rf "$work"; mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 fail() { for f in "$work"/*.out; do echo "=== $f"; tail -40 "$f"; done; echo "FAIL: $*"; exit 1; }
 
-clone() { # clone NAME: a copy of the source tree's files (all of them in a tree git does not
-    # know, as the GPU bundle's, copied from git's list)
+clone() { # clone NAME: a copy of the source tree's files: git's list in a checkout, every file
+    # in a tree git does not know (the GPU bundle's, itself copied from that list)
     mkdir -p "$work/$1"
     if git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
         (cd "$src" && git ls-files --cached --others --exclude-standard -z |
